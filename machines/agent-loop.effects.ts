@@ -1,0 +1,33 @@
+/**
+ * The effect a resting snapshot announces, derived from the snapshot alone. A live run takes
+ * its effects from the actions `transition()` returns; a resumed run has only the snapshot, and
+ * this function gives the same answer (the crash tests check the two agree on every path).
+ */
+import { openCalls } from './agent-loop.logic.ts';
+import type { AgentContext, AgentStateName } from './agent-loop.types.ts';
+
+export type AnnouncedEffect = 'requestModelReply' | 'runPendingTools' | 'requestTurnClose';
+
+export const EFFECT_ACTIONS: readonly AnnouncedEffect[] = ['requestModelReply', 'runPendingTools', 'requestTurnClose'];
+
+export function announcedEffectOf(state: AgentStateName, context: AgentContext): AnnouncedEffect | null {
+  switch (state) {
+    case 'awaitingModel':
+    case 'closed':
+      return 'requestModelReply';
+    case 'pendingTool':
+    case 'effectRecorded':
+      return openCalls(context).length > 0 ? 'runPendingTools' : 'requestTurnClose';
+    default:
+      return null;
+  }
+}
+
+/** The one effect among the actions a transition returned, if any. */
+export function effectOfActions(actions: readonly { type: string }[]): AnnouncedEffect | null {
+  const effects = actions.map((action) => action.type).filter((type): type is AnnouncedEffect =>
+    (EFFECT_ACTIONS as readonly string[]).includes(type),
+  );
+  if (effects.length > 1) throw new Error(`a transition announced several effects: ${effects.join(', ')}`);
+  return effects[0] ?? null;
+}

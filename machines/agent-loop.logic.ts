@@ -1,0 +1,112 @@
+/** Pure helpers behind the machine's named actions and guards (no I/O, no time, no randomness). */
+import type {
+  AgentContext,
+  ContentBlock,
+  Message,
+  ModelReply,
+  PendingCall,
+  RunFailure,
+  TextBlock,
+  TokenUsage,
+  ToolOutcome,
+  ToolResultBlock,
+  ToolUseBlock,
+} from './agent-loop.types.ts';
+
+export function isToolUseBlock(block: ContentBlock): block is ToolUseBlock {
+  return block.type === 'tool_use' && typeof block.id === 'string' && typeof block.name === 'string';
+}
+
+export function isTextBlock(block: ContentBlock): block is TextBlock {
+  return block.type === 'text' && typeof block.text === 'string';
+}
+
+export function toolUsesOf(reply: ModelReply): ToolUseBlock[] {
+  return reply.content.filter(isToolUseBlock);
+}
+
+export function pendingCallsOf(reply: ModelReply): PendingCall[] {
+  // The input object is shared with the assistant message on purpose: the journal codec
+  // recognises it by identity and does not write it twice.
+  return toolUsesOf(reply).map((block) => ({ id: block.id, name: block.name, input: block.input }));
+}
+
+export function textOf(content: string | ContentBlock[]): string {
+  if (typeof content === 'string') return content;
+  return content
+    .filter(isTextBlock)
+    .map((block) => block.text)
+    .join('\n')
+    .trim();
+}
+
+export function addUsage(total: TokenUsage, more: TokenUsage): TokenUsage {
+  return {
+    input: total.input + more.input,
+    output: total.output + more.output,
+    cacheRead: total.cacheRead + more.cacheRead,
+    cacheWrite: total.cacheWrite + more.cacheWrite,
+  };
+}
+
+export function assistantMessageOf(reply: ModelReply): Message {
+  return { role: 'assistant', content: reply.content };
+}
+
+export function toolResultBlockOf(outcome: ToolOutcome): ToolResultBlock {
+  const block: ToolResultBlock = { type: 'tool_result', tool_use_id: outcome.tool_use_id, content: outcome.content };
+  if (outcome.is_error) block.is_error = true;
+  return block;
+}
+
+/**
+ * The user message that closes a turn: one tool_result per pending call, in the order the model
+ * named them (not the order they finished), and nothing else, as the Messages API requires.
+ */
+export function toolResultsMessageOf(pending: PendingCall[], results: ToolOutcome[]): Message {
+  const byId = new Map(results.map((outcome) => [outcome.tool_use_id, outcome]));
+  const content = pending.map((call) => {
+    const outcome = byId.get(call.id);
+    if (!outcome) throw new Error(`closing a turn without a result for ${call.id}`);
+    return toolResultBlockOf(outcome);
+  });
+  return { role: 'user', content };
+}
+
+export function openCalls(context: Pick<AgentContext, 'pending' | 'results'>): PendingCall[] {
+  const recorded = new Set(context.results.map((outcome) => outcome.tool_use_id));
+  return context.pending.filter((call) => !recorded.has(call.id));
+}
+
+export function failureForStopReason(reply: ModelReply): RunFailure {
+  switch (reply.stop_reason) {
+    case 'max_tokens':
+      return {
+        reason: 'max_tokens',
+        message:
+          'The model hit max_tokens before finishing its reply; nothing in the cut-off reply was executed. ' +
+          'Resume with a larger --max-tokens to ask again.',
+        retryable: true,
+      };
+    case 'refusal':
+      return {
+        reason: 'refusal',
+        message: 'The model refused to continue this task (stop_reason=refusal). Nothing more was executed.',
+        retryable: false,
+      };
+    case 'model_context_window_exceeded':
+      return {
+        reason: 'context_window_exceeded',
+        message:
+          "The conversation no longer fits the model's context window (stop_reason=model_context_window_exceeded). " +
+          'Nothing more was executed.',
+        retryable: false,
+      };
+    default:
+      return {
+        reason: 'unknown_stop_reason',
+        message: `The model stopped with stop_reason=${String(reply.stop_reason)}, which this version does not handle. Nothing in that reply was executed.`,
+        retryable: true,
+      };
+  }
+}

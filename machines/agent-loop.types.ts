@@ -1,0 +1,149 @@
+/**
+ * The data the agent loop machine carries. Shapes follow the Anthropic Messages API closely
+ * enough that `messages` can be sent as-is, but blocks the loop does not interpret (thinking,
+ * server tool blocks, citations…) pass through untouched as open records.
+ */
+
+/** Any content block as the API returns it; the loop only looks inside `tool_use` and `text`. */
+export interface ContentBlock {
+  type: string;
+  [field: string]: unknown;
+}
+
+export interface TextBlock extends ContentBlock {
+  type: 'text';
+  text: string;
+}
+
+export interface ToolUseBlock extends ContentBlock {
+  type: 'tool_use';
+  id: string;
+  name: string;
+  input: unknown;
+}
+
+/** What a tool_result carries: plain text, or content blocks (text, image…). */
+export type ToolResultContent = string | ContentBlock[];
+
+export interface ToolResultBlock extends ContentBlock {
+  type: 'tool_result';
+  tool_use_id: string;
+  content: ToolResultContent;
+  is_error?: boolean;
+}
+
+export interface Message {
+  role: 'user' | 'assistant';
+  content: string | ContentBlock[];
+}
+
+export type StopReason =
+  | 'end_turn'
+  | 'stop_sequence'
+  | 'tool_use'
+  | 'max_tokens'
+  | 'pause_turn'
+  | 'refusal'
+  | 'model_context_window_exceeded';
+
+export interface TokenUsage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+/** One reply of the model, reduced to what the loop needs and what must be sent back. */
+export interface ModelReply {
+  content: ContentBlock[];
+  /** A string outside {@link StopReason} is a stop reason this version does not know: the run fails clearly. */
+  stop_reason: StopReason | (string & {}) | null;
+  usage: TokenUsage;
+  model?: string;
+}
+
+/** A tool call the model named and the loop has not closed yet. */
+export interface PendingCall {
+  id: string;
+  name: string;
+  input: unknown;
+}
+
+/**
+ * How a call's result came to be. Every kind is a final answer for that tool_use_id; none is a
+ * placeholder written before the work it describes.
+ * - ran: the tool ran and returned
+ * - threw: the tool ran and threw
+ * - timed-out: the tool ran past its time limit and was abandoned
+ * - rejected: the tool was not run (unknown tool, input not matching its schema)
+ * - verified: on resume, the tool's verify() confirmed the effect had happened
+ * - unknown: on resume, a side-effecting call with no record and no way to check
+ */
+export type OutcomeKind = 'ran' | 'threw' | 'timed-out' | 'rejected' | 'verified' | 'unknown';
+
+/** The recorded result of one call: a ledger entry, keyed by `tool_use_id`. */
+export interface ToolOutcome {
+  tool_use_id: string;
+  name: string;
+  kind: OutcomeKind;
+  content: ToolResultContent;
+  is_error: boolean;
+}
+
+export type FailureReason =
+  | 'max_tokens'
+  | 'refusal'
+  | 'context_window_exceeded'
+  | 'invalid_reply'
+  | 'unknown_stop_reason';
+
+export interface RunFailure {
+  reason: FailureReason;
+  message: string;
+  /** Whether asking the model again (after a resume, perhaps with other settings) can help. */
+  retryable: boolean;
+}
+
+export interface AgentContext {
+  task: string;
+  system: string | null;
+  maxTurns: number;
+  /** Number of tool-using replies acted on so far (turn N is the N-th such reply). */
+  turn: number;
+  usage: TokenUsage;
+  /** Append-only: the store relies on it to write only what is new. */
+  messages: Message[];
+  /** This turn's calls, in the order the model gave them; empty outside a turn. */
+  pending: PendingCall[];
+  /** This turn's recorded outcomes, in the order they were recorded. */
+  results: ToolOutcome[];
+  /** A tool_use reply that arrived when MAX_TURNS was reached: kept so a resume with more turns can act on it. */
+  heldReply: ModelReply | null;
+  finalText: string | null;
+  failure: RunFailure | null;
+}
+
+export interface AgentInput {
+  task: string;
+  system?: string | null;
+  maxTurns: number;
+}
+
+export type AgentEvent =
+  | { type: 'MODEL_REPLY'; reply: ModelReply }
+  | { type: 'MODEL_REPLY_INVALID'; reason: string; usage: TokenUsage }
+  | { type: 'TOOL_RESULT'; outcome: ToolOutcome }
+  | { type: 'CLOSE_TURN' };
+
+export type AgentStateName =
+  | 'awaitingModel'
+  | 'pendingTool'
+  | 'effectRecorded'
+  | 'closed'
+  | 'done'
+  | 'stoppedAtMaxTurns'
+  | 'failed';
+
+export const FINAL_STATES: readonly AgentStateName[] = ['done', 'stoppedAtMaxTurns', 'failed'];
+
+export const ZERO_USAGE: TokenUsage = Object.freeze({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0 });

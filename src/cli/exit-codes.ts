@@ -1,0 +1,20 @@
+/** The command line's exit codes (documented in the README). */
+export const EXIT = {
+  done: 0,
+  /** Something unexpected: a bug. */
+  internal: 1,
+  /** Refused: bad arguments, or a store that cannot be used as asked (missing, damaged, locked, another version, an unfinished run in the way). */
+  refused: 2,
+  /** The model could not be reached or answered with an error after retries; the run is intact and resumable. */
+  modelFailed: 3,
+  /** The store could not be written (disk full, permissions); the run is intact up to the last save. */
+  storeWriteFailed: 4,
+  /** The run reached MAX_TURNS; resume with a larger --max-turns to go on. */
+  stoppedAtMaxTurns: 5,
+  /** The run ended in the failed state (refusal, max_tokens, context window…); see the message. */
+  runFailed: 6,
+  /** Interrupted by Ctrl-C or SIGTERM; resumable. */
+  interrupted: 130,
+  /** A simulated crash (CRASH_AFTER). */
+  simulatedCrash: 137,
+} as const;

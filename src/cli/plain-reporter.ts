@@ -1,0 +1,108 @@
+/**
+ * The plain log: the lesson's lines on stdout, everything else on stderr (alerts always,
+ * details with --verbose). Pure formatting plus two writers, so the TUI can reuse the lines.
+ */
+import type { ReconcileOutcomeName } from '../store/journal-record.ts';
+import type { RunEvent, RunObserver, RunResult } from '../runtime/run-events.ts';
+
+export interface Writers {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+const RECONCILE_PHRASES: Record<ReconcileOutcomeName, string> = {
+  reused: 'ledger hit, reusing result, not re-running',
+  're-ran-read-only': 'ledger miss, read-only tool, re-running',
+  'unknown-reported': 'ledger miss with side effects, unresolvable, appending is_error',
+  'verified-done': 'ledger miss with side effects, verified as done, not re-running',
+  'verified-not-done-ran': 'ledger miss with side effects, verified as not done, running it now',
+};
+
+/** The stdout line for an event, if it has one. */
+export function plainLine(event: RunEvent): string | null {
+  switch (event.type) {
+    case 'saved':
+      if (event.point === 'save-a') return `[turn ${event.turn}][save A] pending=${event.pending.map((c) => c.name).join(',')}`;
+      if (event.point === 'save-b') {
+        if (!event.closesResumedTurn) return `[turn ${event.turn}][save B]`;
+        const results = event.recordedIds.length > 1 ? "this turn's tool results" : "this turn's tool result";
+        return `[turn ${event.turn}][save B] filled in ${results} after resume`;
+      }
+      return null;
+    case 'resumed':
+      return `[resume] read turn=${event.turn} pending=${event.pending.map((c) => c.name).join(',') || 'none'}`;
+    case 'reconciled':
+      return `[resume][reconcile] tool_use_id=${event.call.id} name=${event.call.name} ${RECONCILE_PHRASES[event.decision]}`;
+    case 'finished':
+      return resultLine(event.result);
+    default:
+      return null;
+  }
+}
+
+export function resultLine(result: RunResult): string {
+  switch (result.status) {
+    case 'done':
+      return `[done] ${result.text ?? ''}`;
+    case 'stoppedAtMaxTurns':
+      return (
+        `[stop] reached MAX_TURNS=${result.maxTurns} at turn ${result.turn}; the run is saved. ` +
+        `Resume with --resume --max-turns ${result.maxTurns + 10} (any number above ${result.turn}) to go on.`
+      );
+    case 'failed':
+      return `[failed] ${result.failure?.message ?? 'the run failed'}`;
+  }
+}
+
+/** The stderr line for an event: alerts always, the rest only when verbose. */
+export function detailLine(event: RunEvent, verbose: boolean): string | null {
+  switch (event.type) {
+    case 'ledger-write-failed':
+      return (
+        `[ALERT] ledger write failed for tool_use_id=${event.call.id} (${event.call.name}): ${event.error.message}\n` +
+        `[ALERT] ${event.call.name} DID run; its real result goes on to the model. If this process dies before checkpoint B, ` +
+        `a resume cannot know it ran${event.call.readOnly ? '' : ' and will not run it again'}: check ${event.call.id} by hand.`
+      );
+    case 'resumed':
+      return event.tornTail
+        ? `[resume] the journal's last record was cut off by a crash (${event.tornTail.bytes} bytes at byte ${event.tornTail.offset}); ` +
+            `recovered to the last complete record.${event.tornTail.keptAt ? ` The cut bytes are kept in ${event.tornTail.keptAt}.` : ''}`
+        : null;
+    case 'started': {
+      const lines = [];
+      if (event.archivedPrevious) lines.push(`[start] the previous run was moved to ${event.archivedPrevious}`);
+      if (verbose) lines.push(`[start] run ${event.runId} in ${event.location} (model ${event.model}, MAX_TURNS=${event.maxTurns})`);
+      return lines.length ? lines.join('\n') : null;
+    }
+    case 'reopened':
+      return `[resume] reopened the run (was ${event.previousState}) with MAX_TURNS=${event.maxTurns}`;
+    case 'reconciled':
+      return event.detail ? `[resume][reconcile] ${event.call.id}: ${event.detail}` : null;
+    default:
+      break;
+  }
+  if (!verbose) return null;
+  switch (event.type) {
+    case 'saved':
+      return `[save] ${event.label} state=${event.state} record=${event.seq} bytes=${event.bytes}`;
+    case 'model-call':
+      return `[model] request (turn ${event.turn})`;
+    case 'model-reply':
+      return `[model] reply stop_reason=${event.stopReason} tokens in=${event.usage.input} out=${event.usage.output}`;
+    case 'tool-started':
+      return `[tool] ${event.call.name} ${event.call.id} started`;
+    case 'tool-finished':
+      return `[tool] ${event.call.name} ${event.call.id} ${event.outcome.kind} in ${event.ms} ms`;
+    default:
+      return null;
+  }
+}
+
+export function plainReporter(writers: Writers, verbose: boolean): RunObserver {
+  return (event) => {
+    const line = plainLine(event);
+    if (line !== null) writers.out(line);
+    const detail = detailLine(event, verbose);
+    if (detail !== null) writers.err(detail);
+  };
+}

@@ -1,0 +1,111 @@
+/**
+ * The lesson's three tools. write_report is the side effect: it writes report.txt atomically
+ * and appends one audit line per real execution to report-audit.log, so a second write of the
+ * same call would be plain to see.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { defineTool, type ToolDefinition } from '../tools/tool.ts';
+
+export const NOTES_FILE = 'sales-notes.txt';
+export const REPORT_FILE = 'report.txt';
+export const AUDIT_FILE = 'report-audit.log';
+
+export interface DemoToolOptions {
+  /** Milliseconds each tool takes, so a person can watch a run. */
+  paceMs?: number;
+  /** Let write_report check report.txt on resume (default). Off: the lesson's plain "unknown state" branch. */
+  verify?: boolean;
+}
+
+export function demoTools(dir: string, options: DemoToolOptions = {}): ToolDefinition[] {
+  const pace = () => (options.paceMs ? new Promise((resolve) => setTimeout(resolve, options.paceMs)) : Promise.resolve());
+  const readNotes = defineTool<Record<string, never>>({
+    name: 'read_notes',
+    description: `Read the sales notes (${NOTES_FILE}) and return their text.`,
+    inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+    readOnly: true,
+    async run() {
+      await pace();
+      return fs.readFileSync(path.join(dir, NOTES_FILE), 'utf8');
+    },
+  });
+  const countWords = defineTool<{ text: string }>({
+    name: 'count_words',
+    description: 'Count the words in a text.',
+    inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false },
+    readOnly: true,
+    async run({ text }) {
+      await pace();
+      return `${wordCount(text)} words`;
+    },
+  });
+  const writeReport = defineTool<{ content: string }>({
+    name: 'write_report',
+    description: `Write the finished report to ${REPORT_FILE}, replacing what is there.`,
+    inputSchema: {
+      type: 'object',
+      properties: { content: { type: 'string', minLength: 1 } },
+      required: ['content'],
+      additionalProperties: false,
+    },
+    readOnly: false,
+    async run({ content }, context) {
+      await pace();
+      writeFileDurably(path.join(dir, REPORT_FILE), content);
+      const audit = `${new Date().toISOString()} tool_use_id=${context.toolUseId} idempotency_key=${context.idempotencyKey} bytes=${Buffer.byteLength(content)}\n`;
+      appendDurably(path.join(dir, AUDIT_FILE), audit);
+      return `Wrote ${Buffer.byteLength(content)} bytes to ${REPORT_FILE}.`;
+    },
+    ...(options.verify === false
+      ? {}
+      : {
+          async verify({ content }: { content: string }) {
+            let current: string;
+            try {
+              current = fs.readFileSync(path.join(dir, REPORT_FILE), 'utf8');
+            } catch {
+              return { happened: false };
+            }
+            if (current !== content) return { happened: false };
+            return {
+              happened: true,
+              result: `${REPORT_FILE} already holds this report (${Buffer.byteLength(content)} bytes): it was written before the resume, and was not written again.`,
+            };
+          },
+        }),
+  });
+  return [readNotes, countWords, writeReport];
+}
+
+export function wordCount(text: string): number {
+  return text.split(/\s+/).filter(Boolean).length;
+}
+
+function writeFileDurably(file: string, content: string): void {
+  const tmp = `${file}.tmp-${process.pid}`;
+  const fd = fs.openSync(tmp, 'w');
+  try {
+    fs.writeSync(fd, content);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.renameSync(tmp, file);
+  const dirFd = fs.openSync(path.dirname(file), 'r');
+  try {
+    fs.fsyncSync(dirFd);
+  } finally {
+    fs.closeSync(dirFd);
+  }
+}
+
+function appendDurably(file: string, line: string): void {
+  const fd = fs.openSync(file, 'a');
+  try {
+    fs.writeSync(fd, line);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}

@@ -1,0 +1,37 @@
+/** What the loop needs from a model: one reply to one request. */
+import type { Message, ModelReply } from '../../machines/agent-loop.types.ts';
+
+export interface ToolSpec {
+  name: string;
+  description: string;
+  input_schema: Record<string, unknown>;
+}
+
+export interface ModelRequest {
+  system: string | null;
+  messages: readonly Message[];
+  tools: readonly ToolSpec[];
+  maxTokens: number;
+}
+
+export interface Model {
+  /** The model's name as shown to users (and sent to the API for a real model). */
+  readonly name: string;
+  createMessage(request: ModelRequest): Promise<ModelReply>;
+}
+
+/**
+ * A model call that failed for good (retries, if any, are used up). The run stops; its store
+ * is intact, and a resume asks again.
+ */
+export class ModelCallError extends Error {
+  override readonly name: string = 'ModelCallError';
+  constructor(
+    message: string,
+    readonly status: number | null,
+    /** Whether the same request may succeed later (rate limits, overload, network). */
+    readonly transient: boolean,
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * A model that needs no key and no network: its replies are scripted. The reply is chosen by
+ * where the conversation stands (how many assistant messages it holds), not by how many calls
+ * this process made, so a resumed process gets exactly the reply the crashed one would have.
+ */
+import type { ContentBlock, Message, ModelReply, TokenUsage } from '../../machines/agent-loop.types.ts';
+import type { Model, ModelRequest } from './model.ts';
+import { ModelCallError } from './model.ts';
+
+export type ScriptedStep = ModelReply | ((messages: readonly Message[]) => ModelReply);
+
+export interface ScriptedModelOptions {
+  name?: string;
+  /** Milliseconds each reply takes, so a person can watch a run. */
+  paceMs?: number;
+}
+
+export class ScriptExhaustedError extends ModelCallError {
+  override readonly name = 'ScriptExhaustedError';
+  constructor(
+    readonly scriptLength: number,
+    readonly requestedStep: number,
+  ) {
+    super(
+      `The scripted model holds ${scriptLength} replies and was asked for reply ${requestedStep} ` +
+        `(the conversation already has ${requestedStep - 1} assistant messages). ` +
+        `Give the script more replies, or run with a real model (--model).`,
+      null,
+      false,
+    );
+  }
+}
+
+export function scriptedModel(steps: readonly ScriptedStep[], options: ScriptedModelOptions = {}): Model {
+  return {
+    name: options.name ?? 'scripted',
+    async createMessage(request: ModelRequest): Promise<ModelReply> {
+      if (options.paceMs) await new Promise((resolve) => setTimeout(resolve, options.paceMs));
+      const index = request.messages.reduce((n, message) => (message.role === 'assistant' ? n + 1 : n), 0);
+      const step = steps[index];
+      if (step === undefined) throw new ScriptExhaustedError(steps.length, index + 1);
+      return typeof step === 'function' ? step(request.messages) : step;
+    },
+  };
+}
+
+export interface ScriptedCall {
+  id: string;
+  name: string;
+  input: unknown;
+}
+
+/** A reply that asks for one or more tool calls (several: parallel tool use). */
+export function toolUseReply(calls: ScriptedCall[], text?: string): ModelReply {
+  const content: ContentBlock[] = [];
+  if (text) content.push({ type: 'text', text });
+  for (const call of calls) content.push({ type: 'tool_use', id: call.id, name: call.name, input: call.input });
+  return { content, stop_reason: 'tool_use', usage: scriptedUsage(content) };
+}
+
+/** A reply that ends the turn with a final answer. */
+export function endTurnReply(text: string): ModelReply {
+  const content: ContentBlock[] = [{ type: 'text', text }];
+  return { content, stop_reason: 'end_turn', usage: scriptedUsage(content) };
+}
+
+/** Any other reply, e.g. one that stops for max_tokens, pause_turn or refusal. */
+export function stopReply(stopReason: string, text = ''): ModelReply {
+  const content: ContentBlock[] = text ? [{ type: 'text', text }] : [];
+  return { content, stop_reason: stopReason, usage: scriptedUsage(content) };
+}
+
+/** Deterministic, cheap token figures so usage accounting can be checked without a real model. */
+function scriptedUsage(content: ContentBlock[]): TokenUsage {
+  return { input: 100, output: Math.ceil(JSON.stringify(content).length / 4), cacheRead: 0, cacheWrite: 0 };
+}

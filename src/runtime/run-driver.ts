@@ -1,0 +1,320 @@
+/**
+ * Drives one run: compute the next snapshot with the pure `transition()`, make it durable, and
+ * only then carry out the effect it announced (a model call, a tool run, closing the turn),
+ * feeding the outcome back as the next event.
+ */
+import { transition, type SnapshotFrom } from 'xstate';
+import type { AnnouncedEffect } from '../../machines/agent-loop.effects.ts';
+import { announcedEffectOf, effectOfActions } from '../../machines/agent-loop.effects.ts';
+import { openCalls, toolUsesOf } from '../../machines/agent-loop.logic.ts';
+import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
+import type { AgentEvent, AgentStateName, ModelReply, PendingCall, ToolOutcome } from '../../machines/agent-loop.types.ts';
+import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
+import type { Model } from '../model/model.ts';
+import { replyProblem } from '../model/reply-check.ts';
+import type { ReconcileDecision } from '../reconcile/reconcile.ts';
+import { planReconcile, unknownStateMessage } from '../reconcile/reconcile.ts';
+import { StoreWriteError } from '../store/errors.ts';
+import type { DurableView } from '../store/journal-codec.ts';
+import { encodeRecord, ledgerEntriesOf } from '../store/journal-codec.ts';
+import type { JournalRecord, RecordEvent, RecordNote, ReconcileOutcomeName } from '../store/journal-record.ts';
+import { pointOf } from '../store/record-points.ts';
+import type { AppendReceipt, RecoveredTornTail, RunStore } from '../store/store.ts';
+import { executeCall, outcome, verifyCall } from '../tools/execute-call.ts';
+import type { ToolRegistry } from '../tools/tool-registry.ts';
+import type { CrashPoints } from './crash-points.ts';
+import type { CallView, RunEvent, RunObserver, RunResult, RunStatusName } from './run-events.ts';
+
+export type AgentSnapshot = SnapshotFrom<typeof agentLoopMachine>;
+
+export interface DriverParts {
+  store: RunStore;
+  model: Model;
+  registry: ToolRegistry;
+  crash: CrashPoints;
+  observer: RunObserver;
+  toolTimeoutMs: number;
+  maxTokens: number;
+}
+
+export class RunDriver {
+  private readonly usedToolUseIds = new Set<string>();
+  /** Set on resume into an open turn: its checkpoint B is the one that fills in the turn. */
+  private closingResumedTurn = false;
+
+  constructor(
+    private readonly parts: DriverParts,
+    readonly runId: string,
+    private snapshot: AgentSnapshot,
+    private durable: DurableView,
+    private seq: number,
+  ) {
+    for (const message of snapshot.context.messages) {
+      if (message.role !== 'assistant' || typeof message.content === 'string') continue;
+      for (const block of message.content) if (block.type === 'tool_use') this.usedToolUseIds.add(block.id as string);
+    }
+  }
+
+  get state(): AgentStateName {
+    return this.snapshot.value as AgentStateName;
+  }
+
+  /** Reports the record that created the run (it was written by the store's create()). */
+  announceCreated(record: JournalRecord, receipt: AppendReceipt): void {
+    this.reportSaved(record, receipt);
+  }
+
+  /** Runs effects until the machine rests in a final state. */
+  async drive(first: AnnouncedEffect | null): Promise<RunResult> {
+    let effect = first;
+    while (effect) {
+      switch (effect) {
+        case 'requestModelReply':
+          effect = await this.askModel();
+          break;
+        case 'runPendingTools': {
+          const call = openCalls(this.snapshot.context)[0];
+          if (!call) throw new Error(`runPendingTools announced in ${this.state} with no open call`);
+          effect = await this.recordOutcome(call, await this.runCall(call));
+          break;
+        }
+        case 'requestTurnClose':
+          effect = await this.step({ type: 'CLOSE_TURN' });
+          break;
+      }
+    }
+    if (this.snapshot.status !== 'done') throw new Error(`the machine rests in ${this.state} without announcing an effect`);
+    return this.finish();
+  }
+
+  /**
+   * Picks a loaded run up where it stopped: settles the calls of an open turn, reopens a run
+   * stopped at MAX_TURNS (given more turns) or failed for a reason worth retrying, and goes on.
+   */
+  async resume(maxTurns: number | undefined, tornTail: RecoveredTornTail | null): Promise<RunResult> {
+    const context = this.snapshot.context;
+    this.emit({
+      type: 'resumed',
+      runId: this.runId,
+      state: this.state,
+      turn: context.turn,
+      maxTurns: context.maxTurns,
+      pending: context.pending.map((call) => this.callView(call)),
+      model: this.parts.model.name,
+      location: this.parts.store.location,
+      tornTail,
+    });
+    if (this.snapshot.status === 'done') {
+      if (!this.mayReopen(maxTurns)) return this.finish();
+      await this.reopen('awaitingModel', maxTurns ?? context.maxTurns);
+    } else if (maxTurns !== undefined && maxTurns !== context.maxTurns) {
+      await this.reopen(this.state, maxTurns);
+    }
+    if (this.state === 'pendingTool' || this.state === 'effectRecorded') await this.reconcileOpenTurn();
+    return this.drive(announcedEffectOf(this.state, this.snapshot.context));
+  }
+
+  private finish(): RunResult {
+    const result = this.result();
+    this.emit({ type: 'finished', result });
+    return result;
+  }
+
+  result(): RunResult {
+    const context = this.snapshot.context;
+    return {
+      runId: this.runId,
+      status: this.state as RunStatusName,
+      text: context.finalText,
+      failure: context.failure,
+      turn: context.turn,
+      maxTurns: context.maxTurns,
+      usage: context.usage,
+    };
+  }
+
+  private mayReopen(maxTurns: number | undefined): boolean {
+    const context = this.snapshot.context;
+    if (this.state === 'stoppedAtMaxTurns') return maxTurns !== undefined && maxTurns > context.turn;
+    if (this.state === 'failed') return context.failure?.retryable === true;
+    return false;
+  }
+
+  private async reopen(state: AgentStateName, maxTurns: number): Promise<void> {
+    const previousState = this.state;
+    const context = { ...this.snapshot.context, maxTurns, failure: null };
+    this.snapshot = agentLoopMachine.resolveState({ value: state, context });
+    await this.persist('REOPEN', { reopened: { maxTurns, previousState } });
+    this.emit({ type: 'reopened', previousState, maxTurns });
+  }
+
+  private async reconcileOpenTurn(): Promise<void> {
+    const { registry } = this.parts;
+    const decisions = planReconcile(this.snapshot.context.pending, this.durable.ledger, (name) => {
+      const tool = registry.get(name);
+      return tool ? { readOnly: tool.readOnly, canVerify: typeof tool.verify === 'function' } : undefined;
+    });
+    this.closingResumedTurn = true;
+    for (const decision of decisions) await this.carryOut(decision);
+  }
+
+  private async carryOut(decision: ReconcileDecision): Promise<void> {
+    const { call } = decision;
+    switch (decision.kind) {
+      case 'reuse':
+        this.reportReconciled(call, 'reused', null);
+        if (!this.snapshot.context.results.some((o) => o.tool_use_id === call.id)) {
+          await this.recordOutcome(call, decision.outcome, this.reconcileNote(call, 'reused'));
+        }
+        return;
+      case 'rerun':
+        this.reportReconciled(call, 're-ran-read-only', null);
+        await this.recordOutcome(call, await this.runCall(call), this.reconcileNote(call, 're-ran-read-only'));
+        return;
+      case 'verify': {
+        const verdict = await verifyCall(this.parts.registry, this.runId, call, this.parts.toolTimeoutMs);
+        if ('cannotTell' in verdict) {
+          await this.reportUnknown(call, `${verdict.cannotTell}, and no result was recorded for it`);
+        } else if (verdict.answer.happened) {
+          this.reportReconciled(call, 'verified-done', null);
+          const content =
+            verdict.answer.result ?? `${call.name} had already taken effect before the resume (confirmed by checking); it was not run again.`;
+          await this.recordOutcome(call, outcome(call, 'verified', content, false), this.reconcileNote(call, 'verified-done'));
+        } else {
+          this.reportReconciled(call, 'verified-not-done-ran', null);
+          await this.recordOutcome(call, await this.runCall(call), this.reconcileNote(call, 'verified-not-done-ran'));
+        }
+        return;
+      }
+      case 'report-unknown':
+        await this.reportUnknown(call, decision.why);
+        return;
+    }
+  }
+
+  private async reportUnknown(call: PendingCall, why: string): Promise<void> {
+    this.reportReconciled(call, 'unknown-reported', why);
+    await this.recordOutcome(
+      call,
+      outcome(call, 'unknown', unknownStateMessage(call, why), true),
+      this.reconcileNote(call, 'unknown-reported'),
+    );
+  }
+
+  private reconcileNote(call: PendingCall, decision: ReconcileOutcomeName): RecordNote {
+    return { reconcile: { tool_use_id: call.id, name: call.name, decision } };
+  }
+
+  private reportReconciled(call: PendingCall, decision: ReconcileOutcomeName, detail: string | null): void {
+    this.emit({ type: 'reconciled', call: this.callView(call), decision, detail });
+  }
+
+  private async askModel(): Promise<AnnouncedEffect | null> {
+    const context = this.snapshot.context;
+    let reply: ModelReply;
+    if (context.heldReply && this.state === 'awaitingModel') {
+      // The reply that met MAX_TURNS, reopened with more turns: act on it; its tokens were counted.
+      reply = { ...context.heldReply, usage: ZERO_USAGE };
+    } else {
+      this.emit({ type: 'model-call', turn: context.turn });
+      reply = await this.parts.model.createMessage({
+        system: context.system,
+        messages: context.messages,
+        tools: this.parts.registry.specs,
+        maxTokens: this.parts.maxTokens,
+      });
+      this.emit({ type: 'model-reply', stopReason: reply.stop_reason, usage: reply.usage });
+      this.parts.crash.pass('model-reply');
+    }
+    const problem = replyProblem(reply, this.usedToolUseIds);
+    const event: AgentEvent = problem
+      ? { type: 'MODEL_REPLY_INVALID', reason: problem, usage: reply.usage ?? ZERO_USAGE }
+      : { type: 'MODEL_REPLY', reply };
+    const effect = await this.step(event);
+    if (!problem) for (const block of toolUsesOf(reply)) this.usedToolUseIds.add(block.id);
+    return effect;
+  }
+
+  private async runCall(call: PendingCall): Promise<ToolOutcome> {
+    const view = this.callView(call);
+    const startedAt = Date.now();
+    this.emit({ type: 'tool-started', call: view, at: startedAt });
+    const result = await executeCall(this.parts.registry, this.runId, call, this.parts.toolTimeoutMs);
+    this.emit({ type: 'tool-finished', call: view, outcome: result, ms: Date.now() - startedAt });
+    this.parts.crash.pass('tool-return');
+    return result;
+  }
+
+  /**
+   * Records a call's outcome: the ledger write. If the write fails, the outcome is still the
+   * truth about a call that happened, so it goes on to the model as it is (an is_error instead
+   * would make the model try again under a new id and repeat the effect); the user is alerted.
+   */
+  private async recordOutcome(call: PendingCall, result: ToolOutcome, note?: RecordNote): Promise<AnnouncedEffect | null> {
+    const [next, actions] = transition(agentLoopMachine, this.snapshot, { type: 'TOOL_RESULT', outcome: result });
+    if (next === this.snapshot) throw new Error(`the machine did not take the result of ${call.id} in ${this.state}`);
+    this.snapshot = next;
+    try {
+      await this.persist('TOOL_RESULT', note);
+    } catch (error) {
+      if (!(error instanceof StoreWriteError)) throw error;
+      this.emit({ type: 'ledger-write-failed', call: this.callView(call), error });
+    }
+    return effectOfActions(actions);
+  }
+
+  private async step(event: AgentEvent): Promise<AnnouncedEffect | null> {
+    const [next, actions] = transition(agentLoopMachine, this.snapshot, event);
+    if (next === this.snapshot) throw new Error(`the machine did not take ${event.type} in ${this.state}`);
+    this.snapshot = next;
+    await this.persist(event.type);
+    return effectOfActions(actions);
+  }
+
+  /** Appends the transition to the journal; resolves once it is durable. */
+  private async persist(event: RecordEvent, note?: RecordNote): Promise<void> {
+    const state = this.state;
+    const context = this.snapshot.context;
+    const record = encodeRecord(this.durable, { seq: this.seq, at: Date.now(), event, state, context, note });
+    const receipt = await this.parts.store.append(record);
+    for (const entry of ledgerEntriesOf(record)) this.durable.ledger.set(entry.tool_use_id, entry);
+    this.durable = { state, context, ledger: this.durable.ledger };
+    this.seq += 1;
+    this.reportSaved(record, receipt);
+  }
+
+  private reportSaved(record: JournalRecord, receipt: AppendReceipt): void {
+    const point = pointOf(record);
+    const label = this.parts.crash.reach(point);
+    const context = this.snapshot.context;
+    const closesResumedTurn = point === 'save-b' && this.closingResumedTurn;
+    if (point === 'save-b') this.closingResumedTurn = false;
+    this.emit({
+      type: 'saved',
+      point,
+      label,
+      seq: record.seq,
+      state: record.state,
+      event: record.event,
+      turn: context.turn,
+      maxTurns: context.maxTurns,
+      pending: context.pending.map((call) => this.callView(call)),
+      recordedIds: context.results.map((o) => o.tool_use_id),
+      ledgerEntries: this.durable.ledger.size,
+      usage: context.usage,
+      bytes: receipt.bytes,
+      at: record.at,
+      closesResumedTurn,
+    });
+    this.parts.crash.fireIfArmed(label);
+  }
+
+  private callView(call: PendingCall): CallView {
+    const tool = this.parts.registry.get(call.name);
+    return { ...call, readOnly: tool ? tool.readOnly : null };
+  }
+
+  private emit(event: RunEvent): void {
+    this.parts.observer(event);
+  }
+}

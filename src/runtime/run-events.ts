@@ -1,0 +1,75 @@
+/**
+ * What a run reports as it goes, for the plain log, the TUI and tests. The runtime only emits;
+ * how it looks is the reporters' business.
+ */
+import type {
+  AgentStateName,
+  PendingCall,
+  RunFailure,
+  TokenUsage,
+  ToolOutcome,
+} from '../../machines/agent-loop.types.ts';
+import type { StoreWriteError } from '../store/errors.ts';
+import type { ReconcileOutcomeName, RecordEvent } from '../store/journal-record.ts';
+import type { PointName } from '../store/record-points.ts';
+import type { RecoveredTornTail } from '../store/store.ts';
+
+export type RunStatusName = 'done' | 'stoppedAtMaxTurns' | 'failed';
+
+export interface RunResult {
+  runId: string;
+  status: RunStatusName;
+  /** The model's final answer, when done. */
+  text: string | null;
+  failure: RunFailure | null;
+  turn: number;
+  maxTurns: number;
+  usage: TokenUsage;
+}
+
+export interface CallView extends PendingCall {
+  /** null when the tool is not known to this process. */
+  readOnly: boolean | null;
+}
+
+export type RunEvent =
+  | { type: 'started'; runId: string; task: string; model: string; maxTurns: number; location: string; archivedPrevious: string | null }
+  | {
+      type: 'resumed';
+      runId: string;
+      state: AgentStateName;
+      turn: number;
+      maxTurns: number;
+      pending: CallView[];
+      model: string;
+      location: string;
+      tornTail: RecoveredTornTail | null;
+    }
+  | { type: 'reopened'; previousState: AgentStateName; maxTurns: number }
+  | { type: 'reconciled'; call: CallView; decision: ReconcileOutcomeName; detail: string | null }
+  | {
+      type: 'saved';
+      point: PointName;
+      label: string;
+      seq: number;
+      state: AgentStateName;
+      event: RecordEvent;
+      turn: number;
+      maxTurns: number;
+      pending: CallView[];
+      recordedIds: string[];
+      ledgerEntries: number;
+      usage: TokenUsage;
+      bytes: number;
+      at: number;
+      /** True for the checkpoint B that closes a turn left open by the crash this process resumed from. */
+      closesResumedTurn: boolean;
+    }
+  | { type: 'model-call'; turn: number }
+  | { type: 'model-reply'; stopReason: string | null; usage: TokenUsage }
+  | { type: 'tool-started'; call: CallView; at: number }
+  | { type: 'tool-finished'; call: CallView; outcome: ToolOutcome; ms: number }
+  | { type: 'ledger-write-failed'; call: CallView; error: StoreWriteError }
+  | { type: 'finished'; result: RunResult };
+
+export type RunObserver = (event: RunEvent) => void;

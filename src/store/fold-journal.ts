@@ -1,0 +1,22 @@
+/** Rebuilds the durable view of a run from its loaded journal. */
+import { StoreCorruptError } from './errors.ts';
+import type { DurableView } from './journal-codec.ts';
+import { applyRecord, JournalDecodeError } from './journal-codec.ts';
+import type { LoadedRun, StoredRecord } from './store.ts';
+
+export function foldJournal(location: string, loaded: LoadedRun, visit?: (view: DurableView, stored: StoredRecord) => void): DurableView {
+  let view: DurableView | null = null;
+  for (const stored of loaded.records) {
+    try {
+      view = applyRecord(view, stored.record);
+    } catch (error) {
+      if (error instanceof JournalDecodeError) {
+        throw new StoreCorruptError(location, stored.record.seq + 2, stored.offset, error.problem);
+      }
+      throw error;
+    }
+    visit?.(view, stored);
+  }
+  if (!view) throw new StoreCorruptError(location, 2, 0, 'the journal holds no record');
+  return view;
+}

@@ -1,0 +1,78 @@
+/**
+ * The journal's bytes: one JSON document per line, each prefixed with its CRC-32 so a damaged
+ * line is told apart from a good one. A crash while appending leaves at most one line without
+ * its trailing newline: that torn tail is the only damage a kill can cause, and the only
+ * damage that is recovered from rather than refused.
+ */
+import { crc32 } from 'node:zlib';
+
+const NEWLINE = 0x0a;
+const CRC_HEX = 8;
+
+export function frameLine(document: unknown): Buffer {
+  const json = Buffer.from(JSON.stringify(document), 'utf8');
+  const line = Buffer.allocUnsafe(CRC_HEX + 1 + json.length + 1);
+  line.write(crc32(json).toString(16).padStart(CRC_HEX, '0'), 0, 'latin1');
+  line[CRC_HEX] = 0x20;
+  json.copy(line, CRC_HEX + 1);
+  line[line.length - 1] = NEWLINE;
+  return line;
+}
+
+export interface FramedLine {
+  document: unknown;
+  offset: number;
+  bytes: number;
+}
+
+export interface TornTail {
+  offset: number;
+  bytes: number;
+}
+
+export interface FramedJournal {
+  lines: FramedLine[];
+  /** Bytes after the last complete line (a write cut short by a crash), if any. */
+  tornTail: TornTail | null;
+  /** Length of the intact prefix: where the next append must start. */
+  goodLength: number;
+}
+
+export class FrameError extends Error {
+  override readonly name = 'FrameError';
+  constructor(
+    readonly line: number,
+    readonly offset: number,
+    readonly problem: string,
+  ) {
+    super(`line ${line} (byte ${offset}): ${problem}`);
+  }
+}
+
+export function parseFrames(buffer: Buffer): FramedJournal {
+  const lines: FramedLine[] = [];
+  let pos = 0;
+  while (pos < buffer.length) {
+    const end = buffer.indexOf(NEWLINE, pos);
+    if (end === -1) return { lines, tornTail: { offset: pos, bytes: buffer.length - pos }, goodLength: pos };
+    lines.push({ document: parseLine(buffer, pos, end, lines.length + 1), offset: pos, bytes: end + 1 - pos });
+    pos = end + 1;
+  }
+  return { lines, tornTail: null, goodLength: pos };
+}
+
+function parseLine(buffer: Buffer, start: number, end: number, lineNo: number): unknown {
+  if (end - start < CRC_HEX + 2 || buffer[start + CRC_HEX] !== 0x20) {
+    throw new FrameError(lineNo, start, 'not a journal line (expected a checksum, a space and a JSON document)');
+  }
+  const expected = Number.parseInt(buffer.toString('latin1', start, start + CRC_HEX), 16);
+  const body = buffer.subarray(start + CRC_HEX + 1, end);
+  if (Number.isNaN(expected) || crc32(body) !== expected) {
+    throw new FrameError(lineNo, start, 'checksum mismatch (the line was changed after it was written)');
+  }
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch (error) {
+    throw new FrameError(lineNo, start, `checksum matches but the JSON does not parse (${(error as Error).message})`);
+  }
+}

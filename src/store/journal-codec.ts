@@ -1,0 +1,253 @@
+/**
+ * Turns machine snapshots into journal records (only what changed) and folds records back into
+ * the snapshot. Pure: the stores only move the bytes.
+ *
+ * Changes are found by object identity, which is cheap and exact for a machine whose actions
+ * only ever append to `messages` and `results`. Anything that is not a plain append falls back
+ * to writing the changed tail from the first differing item, so correctness never depends on
+ * the fast path.
+ */
+import { toolResultBlockOf } from '../../machines/agent-loop.logic.ts';
+import type {
+  AgentContext,
+  AgentStateName,
+  ContentBlock,
+  Message,
+  PendingCall,
+  ToolOutcome,
+} from '../../machines/agent-loop.types.ts';
+import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
+import type {
+  EncodedBlock,
+  EncodedMessage,
+  EncodedPendingCall,
+  JournalRecord,
+  ListEdit,
+  RecordEvent,
+  RecordNote,
+} from './journal-record.ts';
+import { isLedgerRef } from './journal-record.ts';
+
+/** What is durable: the snapshot as of the last record, plus every ledger entry of the run. */
+export interface DurableView {
+  state: AgentStateName;
+  context: AgentContext;
+  ledger: Map<string, ToolOutcome>;
+}
+
+export interface TransitionToEncode {
+  seq: number;
+  at: number;
+  event: RecordEvent;
+  state: AgentStateName;
+  context: AgentContext;
+  note?: RecordNote;
+}
+
+export class JournalDecodeError extends Error {
+  override readonly name = 'JournalDecodeError';
+  constructor(
+    readonly seq: number,
+    readonly problem: string,
+  ) {
+    super(`record ${seq}: ${problem}`);
+  }
+}
+
+export function encodeRecord(prev: DurableView | null, next: TransitionToEncode): JournalRecord {
+  const before = prev?.context;
+  const ctx = next.context;
+  const record: JournalRecord = {
+    seq: next.seq,
+    at: next.at,
+    state: next.state,
+    event: next.event,
+    turn: ctx.turn,
+    maxTurns: ctx.maxTurns,
+    usage: ctx.usage,
+  };
+  if (!before || before.task !== ctx.task) record.task = ctx.task;
+  if (!before || before.system !== ctx.system) record.system = ctx.system;
+
+  // Ledger entries first: a tool_result in a new message may point at an entry added right here.
+  const ledgerAfter = prev ? new LedgerOverlay(prev.ledger) : new LedgerOverlay(new Map());
+  if (!before || before.results !== ctx.results) {
+    const edit = listEdit(before?.results ?? [], ctx.results);
+    if (edit) {
+      record.results = edit;
+      for (const outcome of edit.add) ledgerAfter.add(outcome);
+    }
+  }
+  if (!before || before.messages !== ctx.messages) {
+    const edit = listEdit(before?.messages ?? [], ctx.messages);
+    if (edit) record.messages = { from: edit.from, add: edit.add.map((m) => encodeMessage(m, ledgerAfter)) };
+  }
+  if (!before || before.pending !== ctx.pending) record.pending = encodePending(ctx.pending, ctx.messages);
+  if (!before || before.heldReply !== ctx.heldReply) record.heldReply = ctx.heldReply;
+  if (!before || before.finalText !== ctx.finalText) record.finalText = ctx.finalText;
+  if (!before || before.failure !== ctx.failure) record.failure = ctx.failure;
+  if (next.note) record.note = next.note;
+  return record;
+}
+
+/** Ledger entries this record adds (the effect writes it carries). */
+export function ledgerEntriesOf(record: JournalRecord): ToolOutcome[] {
+  return record.results?.add ?? [];
+}
+
+/**
+ * Folds records into the durable view. `into` is mutated when given (folding a long journal
+ * record by record must not copy the message list each time).
+ */
+export function applyRecord(into: DurableView | null, record: JournalRecord): DurableView {
+  const view: DurableView = into ?? {
+    state: record.state,
+    context: emptyContext(),
+    ledger: new Map(),
+  };
+  const ctx = view.context;
+  if (record.seq !== 0 && into === null) throw new JournalDecodeError(record.seq, 'the first record of a run must be record 0');
+  view.state = record.state;
+  ctx.turn = record.turn;
+  ctx.maxTurns = record.maxTurns;
+  ctx.usage = record.usage;
+  if (record.task !== undefined) ctx.task = record.task;
+  if (record.system !== undefined) ctx.system = record.system;
+  if (record.results) {
+    const edit = record.results;
+    checkEdit(record.seq, 'results', edit, ctx.results.length);
+    ctx.results.length = edit.from;
+    for (const outcome of edit.add) {
+      ctx.results.push(outcome);
+      view.ledger.set(outcome.tool_use_id, outcome);
+    }
+  }
+  if (record.messages) {
+    const edit = record.messages;
+    checkEdit(record.seq, 'messages', edit, ctx.messages.length);
+    ctx.messages.length = edit.from;
+    for (const message of edit.add) ctx.messages.push(decodeMessage(record.seq, message, view.ledger));
+  }
+  if (record.pending) ctx.pending = decodePending(record.seq, record.pending, ctx.messages);
+  if (record.heldReply !== undefined) ctx.heldReply = record.heldReply;
+  if (record.finalText !== undefined) ctx.finalText = record.finalText;
+  if (record.failure !== undefined) ctx.failure = record.failure;
+  return view;
+}
+
+/** A context the machine can take: arrays copied so later appends by the fold cannot leak in. */
+export function snapshotContextOf(view: DurableView): AgentContext {
+  const ctx = view.context;
+  return { ...ctx, messages: ctx.messages.slice(), pending: ctx.pending.slice(), results: ctx.results.slice() };
+}
+
+function emptyContext(): AgentContext {
+  return {
+    task: '',
+    system: null,
+    maxTurns: 0,
+    turn: 0,
+    usage: { ...ZERO_USAGE },
+    messages: [],
+    pending: [],
+    results: [],
+    heldReply: null,
+    finalText: null,
+    failure: null,
+  };
+}
+
+function listEdit<T>(before: readonly T[], after: readonly T[]): ListEdit<T> | null {
+  let from = before.length;
+  const isAppend = after.length >= before.length && (before.length === 0 || after[before.length - 1] === before[before.length - 1]);
+  if (!isAppend) {
+    from = 0;
+    const limit = Math.min(before.length, after.length);
+    while (from < limit && after[from] === before[from]) from++;
+  }
+  if (from === after.length && from === before.length) return null;
+  return { from, add: after.slice(from) };
+}
+
+function checkEdit(seq: number, field: string, edit: ListEdit<unknown>, currentLength: number): void {
+  if (!Number.isInteger(edit.from) || edit.from < 0 || edit.from > currentLength || !Array.isArray(edit.add)) {
+    throw new JournalDecodeError(seq, `${field} edit starts at ${edit.from} but only ${currentLength} exist`);
+  }
+}
+
+/** Ledger lookups while encoding one record: the durable ledger plus what this record adds. */
+class LedgerOverlay {
+  private readonly added = new Map<string, ToolOutcome>();
+  constructor(private readonly base: Map<string, ToolOutcome>) {}
+  add(outcome: ToolOutcome): void {
+    this.added.set(outcome.tool_use_id, outcome);
+  }
+  get(id: string): ToolOutcome | undefined {
+    return this.added.get(id) ?? this.base.get(id);
+  }
+}
+
+function encodeMessage(message: Message, ledger: LedgerOverlay): EncodedMessage {
+  if (typeof message.content === 'string') return message;
+  let changed = false;
+  const content = message.content.map((block): EncodedBlock => {
+    if (block.type !== 'tool_result' || typeof block.tool_use_id !== 'string') return block;
+    const outcome = ledger.get(block.tool_use_id);
+    if (!outcome || !sameAsLedger(block, outcome)) return block;
+    changed = true;
+    return { $ledger: block.tool_use_id };
+  });
+  return changed ? { role: message.role, content } : message;
+}
+
+function sameAsLedger(block: ContentBlock, outcome: ToolOutcome): boolean {
+  const keys = Object.keys(block);
+  const expectedKeys = outcome.is_error ? 4 : 3;
+  return (
+    keys.length === expectedKeys &&
+    block.content === outcome.content &&
+    (block.is_error === true) === outcome.is_error
+  );
+}
+
+function decodeMessage(seq: number, message: EncodedMessage, ledger: Map<string, ToolOutcome>): Message {
+  if (typeof message.content === 'string') return message as Message;
+  let changed = false;
+  const content = message.content.map((block): ContentBlock => {
+    if (!isLedgerRef(block)) return block;
+    const outcome = ledger.get(block.$ledger);
+    if (!outcome) throw new JournalDecodeError(seq, `refers to ledger entry ${block.$ledger}, which no earlier record holds`);
+    changed = true;
+    return toolResultBlockOf(outcome);
+  });
+  return changed ? { role: message.role, content } : (message as Message);
+}
+
+function encodePending(pending: PendingCall[], messages: Message[]): EncodedPendingCall[] {
+  const inputsInMessage = toolUseInputsOfLastAssistant(messages);
+  return pending.map((call) =>
+    inputsInMessage.has(call.id) && inputsInMessage.get(call.id) === call.input
+      ? { id: call.id, name: call.name }
+      : { id: call.id, name: call.name, input: call.input },
+  );
+}
+
+function decodePending(seq: number, pending: EncodedPendingCall[], messages: Message[]): PendingCall[] {
+  if (pending.length === 0) return [];
+  let inputs: Map<string, unknown> | null = null;
+  return pending.map((call) => {
+    if ('input' in call) return { id: call.id, name: call.name, input: call.input };
+    inputs ??= toolUseInputsOfLastAssistant(messages);
+    if (!inputs.has(call.id)) throw new JournalDecodeError(seq, `pending call ${call.id} has no tool_use block in the last assistant message`);
+    return { id: call.id, name: call.name, input: inputs.get(call.id) };
+  });
+}
+
+function toolUseInputsOfLastAssistant(messages: Message[]): Map<string, unknown> {
+  const inputs = new Map<string, unknown>();
+  const last = messages[messages.length - 1];
+  if (last && last.role === 'assistant' && Array.isArray(last.content)) {
+    for (const block of last.content) if (block.type === 'tool_use') inputs.set(block.id as string, block.input);
+  }
+  return inputs;
+}

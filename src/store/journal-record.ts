@@ -1,0 +1,97 @@
+/**
+ * One persisted transition of a run. A record holds only what changed since the previous one
+ * (new messages, the new ledger entry, the small scalars), so the cost of saving a transition
+ * does not grow with the length of the history. Folding the records in order rebuilds the
+ * machine's snapshot.
+ */
+import type {
+  AgentStateName,
+  ContentBlock,
+  Message,
+  ModelReply,
+  RunFailure,
+  TokenUsage,
+  ToolOutcome,
+} from '../../machines/agent-loop.types.ts';
+
+export const JOURNAL_FORMAT = 'durable-agent/journal';
+/** Bump when a record written by this version could not be read correctly by an older one. */
+export const JOURNAL_VERSION = 1;
+
+export interface JournalHeader {
+  format: typeof JOURNAL_FORMAT;
+  version: number;
+  runId: string;
+  createdAt: number;
+}
+
+/** A list field changed: keep the first `from` items, then append `add`. */
+export interface ListEdit<T> {
+  from: number;
+  add: T[];
+}
+
+/** A tool_result block whose content is the ledger entry of the same id, written once, in the ledger. */
+export interface LedgerRef {
+  $ledger: string;
+}
+
+export type EncodedBlock = ContentBlock | LedgerRef;
+
+export interface EncodedMessage {
+  role: Message['role'];
+  content: string | EncodedBlock[];
+}
+
+/** A pending call; `input` is left out when it is the input of the same tool_use block in messages. */
+export interface EncodedPendingCall {
+  id: string;
+  name: string;
+  input?: unknown;
+}
+
+/** Why the runtime made a transition, when it is not plain from the event (resume decisions). */
+export interface RecordNote {
+  reconcile?: ReconcileNote;
+  reopened?: { maxTurns: number; previousState: AgentStateName };
+}
+
+export interface ReconcileNote {
+  tool_use_id: string;
+  name: string;
+  decision: ReconcileOutcomeName;
+}
+
+export type ReconcileOutcomeName =
+  | 'reused'
+  | 're-ran-read-only'
+  | 'verified-done'
+  | 'verified-not-done-ran'
+  | 'unknown-reported';
+
+export type RecordEvent = 'START' | 'REOPEN' | 'MODEL_REPLY' | 'MODEL_REPLY_INVALID' | 'TOOL_RESULT' | 'CLOSE_TURN';
+
+export interface JournalRecord {
+  seq: number;
+  /** Epoch milliseconds when the record was handed to the store. */
+  at: number;
+  state: AgentStateName;
+  event: RecordEvent;
+  turn: number;
+  maxTurns: number;
+  usage: TokenUsage;
+  task?: string;
+  system?: string | null;
+  messages?: ListEdit<EncodedMessage>;
+  pending?: EncodedPendingCall[];
+  /** Ledger entries written by this transition (appended to the turn's results after `from`). */
+  results?: ListEdit<ToolOutcome>;
+  heldReply?: ModelReply | null;
+  finalText?: string | null;
+  failure?: RunFailure | null;
+  note?: RecordNote;
+}
+
+export function isLedgerRef(block: EncodedBlock): block is LedgerRef {
+  return typeof (block as LedgerRef).$ledger === 'string' && !('type' in block);
+}

@@ -1,0 +1,50 @@
+/**
+ * A store that keeps the journal in memory: for tests of the loop's logic and to measure the
+ * loop without persistence. It is not durable and says so in its location.
+ */
+import { StoreMissingError } from './errors.ts';
+import type { JournalHeader, JournalRecord } from './journal-record.ts';
+import type { AppendReceipt, LoadedRun, RunLock, RunStore, StoredRecord } from './store.ts';
+
+export class MemoryStore implements RunStore {
+  readonly location: string;
+  private header: JournalHeader | null = null;
+  private records: StoredRecord[] = [];
+  private readonly archived: StoredRecord[][] = [];
+
+  constructor(name = 'memory') {
+    this.location = `${name} (in memory, not durable)`;
+  }
+
+  async exists(): Promise<boolean> {
+    return this.header !== null;
+  }
+
+  async load(): Promise<LoadedRun> {
+    if (!this.header) throw new StoreMissingError(this.location);
+    return { header: this.header, records: this.records.slice(), tornTail: null, totalBytes: 0 };
+  }
+
+  async create(header: JournalHeader, first: JournalRecord): Promise<AppendReceipt> {
+    if (this.header) throw new Error(`a run already exists in ${this.location}`);
+    this.header = header;
+    this.records = [{ record: first, bytes: 0, offset: 0 }];
+    return { bytes: 0 };
+  }
+
+  async append(record: JournalRecord): Promise<AppendReceipt> {
+    this.records.push({ record, bytes: 0, offset: this.records.length });
+    return { bytes: 0 };
+  }
+
+  async lock(): Promise<RunLock> {
+    return { holder: 'this process', release: async () => {} };
+  }
+
+  async archive(): Promise<string> {
+    this.archived.push(this.records);
+    this.header = null;
+    this.records = [];
+    return `${this.location} archive #${this.archived.length}`;
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * Every persisted transition is a named point: what just became durable. The crash harness
+ * counts them (`after-save-a:3`), the plain log and the history print them.
+ */
+import type { JournalRecord } from './journal-record.ts';
+
+export type PointName =
+  | 'save-start'
+  | 'save-reopen'
+  | 'save-a'
+  | 'effect-write'
+  | 'save-b'
+  | 'save-pause'
+  | 'save-done'
+  | 'save-max-turns'
+  | 'save-failed';
+
+export function pointOf(record: Pick<JournalRecord, 'event' | 'state'>): PointName {
+  switch (record.event) {
+    case 'START':
+      return 'save-start';
+    case 'REOPEN':
+      return 'save-reopen';
+    case 'TOOL_RESULT':
+      return 'effect-write';
+    case 'CLOSE_TURN':
+      return 'save-b';
+    case 'MODEL_REPLY':
+    case 'MODEL_REPLY_INVALID':
+      switch (record.state) {
+        case 'pendingTool':
+          return 'save-a';
+        case 'awaitingModel':
+          return 'save-pause';
+        case 'done':
+          return 'save-done';
+        case 'stoppedAtMaxTurns':
+          return 'save-max-turns';
+        default:
+          return 'save-failed';
+      }
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * Runs one tool call and turns whatever happens into an outcome for the ledger. Nothing a tool
+ * does can break the loop: unknown tools, bad input, a throw and a hang all become an is_error
+ * tool_result the model can read.
+ */
+import { createHash } from 'node:crypto';
+import type { PendingCall, ToolOutcome, ToolResultContent } from '../../machines/agent-loop.types.ts';
+import type { ToolContext, VerifyAnswer } from './tool.ts';
+import type { ToolRegistry } from './tool-registry.ts';
+
+export const DEFAULT_TOOL_TIMEOUT_MS = 120_000;
+
+export function idempotencyKeyFor(runId: string, toolUseId: string): string {
+  return `da_${createHash('sha256').update(`${runId}/${toolUseId}`).digest('hex').slice(0, 32)}`;
+}
+
+export function toolContextFor(runId: string, call: PendingCall, signal: AbortSignal): ToolContext {
+  return { toolUseId: call.id, idempotencyKey: idempotencyKeyFor(runId, call.id), runId, signal };
+}
+
+export async function executeCall(
+  registry: ToolRegistry,
+  runId: string,
+  call: PendingCall,
+  defaultTimeoutMs = DEFAULT_TOOL_TIMEOUT_MS,
+): Promise<ToolOutcome> {
+  const tool = registry.get(call.name);
+  if (!tool) {
+    return outcome(call, 'rejected', `Unknown tool "${call.name}". The tools available are: ${registry.names.join(', ') || 'none'}.`, true);
+  }
+  const problem = registry.inputProblem(call.name, call.input);
+  if (problem) {
+    return outcome(call, 'rejected', `Invalid input for ${call.name}: ${problem}. The tool was not run; call it again with input that matches its schema.`, true);
+  }
+  const timeoutMs = tool.timeoutMs ?? defaultTimeoutMs;
+  const controller = new AbortController();
+  const result = await withTimeout(
+    async () => tool.run(call.input, toolContextFor(runId, call, controller.signal)),
+    timeoutMs,
+    controller,
+  );
+  if (result.kind === 'timed-out') {
+    const hint = tool.readOnly ? '' : ' It may still take effect: check before calling it again.';
+    return outcome(call, 'timed-out', `${call.name} did not finish within ${timeoutMs} ms and was abandoned.${hint}`, true);
+  }
+  if (result.kind === 'threw') return outcome(call, 'threw', `${call.name} failed: ${messageOf(result.error)}`, true);
+  return outcome(call, 'ran', toResultContent(result.value), false);
+}
+
+/** Asks a tool whether a call's effect already happened; undefined when it cannot tell. */
+export async function verifyCall(
+  registry: ToolRegistry,
+  runId: string,
+  call: PendingCall,
+  defaultTimeoutMs = DEFAULT_TOOL_TIMEOUT_MS,
+): Promise<{ answer: VerifyAnswer } | { cannotTell: string }> {
+  const tool = registry.get(call.name);
+  if (!tool?.verify) return { cannotTell: 'the tool offers no verify()' };
+  const controller = new AbortController();
+  const verify = tool.verify.bind(tool);
+  const result = await withTimeout(
+    async () => verify(call.input, toolContextFor(runId, call, controller.signal)),
+    tool.timeoutMs ?? defaultTimeoutMs,
+    controller,
+  );
+  if (result.kind === 'timed-out') return { cannotTell: 'verify() timed out' };
+  if (result.kind === 'threw') return { cannotTell: `verify() failed: ${messageOf(result.error)}` };
+  const answer = result.value;
+  if (!answer || typeof answer.happened !== 'boolean') return { cannotTell: 'verify() could not tell' };
+  return { answer };
+}
+
+export function outcome(call: PendingCall, kind: ToolOutcome['kind'], content: ToolResultContent, isError: boolean): ToolOutcome {
+  return { tool_use_id: call.id, name: call.name, kind, content, is_error: isError };
+}
+
+type Settled<T> = { kind: 'value'; value: T } | { kind: 'threw'; error: unknown } | { kind: 'timed-out' };
+
+async function withTimeout<T>(work: () => Promise<T>, ms: number, controller: AbortController): Promise<Settled<T>> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<Settled<T>>((resolve) => {
+    timer = setTimeout(() => {
+      controller.abort(new Error(`timed out after ${ms} ms`));
+      resolve({ kind: 'timed-out' });
+    }, ms);
+  });
+  const settled = work().then(
+    (value): Settled<T> => ({ kind: 'value', value }),
+    (error: unknown): Settled<T> => ({ kind: 'threw', error }),
+  );
+  try {
+    return await Promise.race([settled, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function toResultContent(value: unknown): ToolResultContent {
+  if (typeof value === 'string') return value;
+  if (value === undefined || value === null) return '(no output)';
+  if (Array.isArray(value) && value.every((block) => block && typeof block === 'object' && typeof block.type === 'string')) {
+    return value;
+  }
+  return JSON.stringify(value, null, 2);
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

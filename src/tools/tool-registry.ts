@@ -1,0 +1,43 @@
+/** The tools of one run: lookup by name, input validation, and the specs sent to the model. */
+import { Ajv, type ValidateFunction } from 'ajv';
+import type { ToolSpec } from '../model/model.ts';
+import type { ToolDefinition } from './tool.ts';
+
+export class ToolRegistry {
+  private readonly tools = new Map<string, ToolDefinition>();
+  private readonly validators = new Map<string, ValidateFunction>();
+  readonly specs: readonly ToolSpec[];
+
+  constructor(tools: readonly ToolDefinition[]) {
+    const ajv = new Ajv({ allErrors: true, strict: false });
+    for (const tool of tools) {
+      if (this.tools.has(tool.name)) throw new Error(`Two tools are named "${tool.name}"; tool names must be unique.`);
+      let validate: ValidateFunction;
+      try {
+        validate = ajv.compile(tool.inputSchema);
+      } catch (error) {
+        throw new Error(`Tool "${tool.name}" has an invalid input schema: ${(error as Error).message}`);
+      }
+      this.tools.set(tool.name, tool);
+      this.validators.set(tool.name, validate);
+    }
+    this.specs = tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: tool.inputSchema }));
+  }
+
+  get(name: string): ToolDefinition | undefined {
+    return this.tools.get(name);
+  }
+
+  get names(): string[] {
+    return [...this.tools.keys()];
+  }
+
+  /** Null when the input matches the tool's schema, else what is wrong with it. */
+  inputProblem(name: string, input: unknown): string | null {
+    const validate = this.validators.get(name);
+    if (!validate || validate(input)) return null;
+    return (validate.errors ?? [])
+      .map((error) => `${error.instancePath || 'input'} ${error.message ?? 'is invalid'}`)
+      .join('; ');
+  }
+}

@@ -1,0 +1,49 @@
+/** How a user defines a tool the agent may call. */
+import type { ToolResultContent } from '../../machines/agent-loop.types.ts';
+
+export type JsonSchema = Record<string, unknown>;
+
+export interface ToolContext {
+  readonly toolUseId: string;
+  /**
+   * Stable for this call across crashes and resumes (derived from the run and the tool_use_id):
+   * hand it to the outside world (an API's Idempotency-Key, a unique column) so that a repeat
+   * of the same call cannot repeat its effect.
+   */
+  readonly idempotencyKey: string;
+  readonly runId: string;
+  /** Aborted when the call runs past its time limit. */
+  readonly signal: AbortSignal;
+}
+
+/** What verify() found: whether the call's effect had happened before the resume. */
+export interface VerifyAnswer {
+  happened: boolean;
+  /** The result to give the model when it had happened; a default sentence otherwise. */
+  result?: ToolResultContent;
+}
+
+export interface ToolDefinition<Input = any> {
+  name: string;
+  description: string;
+  /** JSON Schema of the input; input that does not match is rejected before the tool runs. */
+  inputSchema: JsonSchema;
+  /** True when running the tool twice does no harm: a resume then simply runs it again. */
+  readOnly: boolean;
+  /** Per-call time limit in milliseconds (default: the runtime's). */
+  timeoutMs?: number;
+  run(input: Input, context: ToolContext): Promise<unknown> | unknown;
+  /**
+   * Optional: checks whether the effect of this call already happened. Resolving undefined (or
+   * throwing) means it cannot tell; the resume then reports the state as unknown.
+   */
+  verify?(input: Input, context: ToolContext): Promise<VerifyAnswer | undefined> | VerifyAnswer | undefined;
+}
+
+export function defineTool<Input = any>(definition: ToolDefinition<Input>): ToolDefinition<Input> {
+  if (!/^[a-zA-Z0-9_-]{1,64}$/.test(definition.name)) {
+    throw new Error(`Tool name "${definition.name}" is not allowed: use 1 to 64 letters, digits, "_" or "-".`);
+  }
+  if (typeof definition.run !== 'function') throw new Error(`Tool "${definition.name}" has no run(input, context) function.`);
+  return definition;
+}
