@@ -1,6 +1,5 @@
 /** The command line: parse, run the command, turn its outcome or error into an exit code. */
-import { MissingApiKeyError } from '../model/anthropic-model.ts';
-import { ModelCallError } from '../model/model.ts';
+import { MissingApiKeyError, ModelCallError } from '../model/model.ts';
 import { CrashSpecError } from '../runtime/crash-points.ts';
 import {
   RunExistsError,

@@ -63,11 +63,15 @@ export function detailLine(event: RunEvent, verbose: boolean): string | null {
         `[ALERT] ${event.call.name} DID run; its real result goes on to the model. If this process dies before checkpoint B, ` +
         `a resume cannot know it ran${event.call.readOnly ? '' : ' and will not run it again'}: check ${event.call.id} by hand.`
       );
-    case 'resumed':
-      return event.tornTail
-        ? `[resume] the journal's last record was cut off by a crash (${event.tornTail.bytes} bytes at byte ${event.tornTail.offset}); ` +
-            `recovered to the last complete record.${event.tornTail.keptAt ? ` The cut bytes are kept in ${event.tornTail.keptAt}.` : ''}`
-        : null;
+    case 'resumed': {
+      const cut = event.tornTail;
+      if (!cut) return null;
+      const kept = cut.keptAt ? ` The cut bytes are kept in ${cut.keptAt}.` : '';
+      return cut.lostCommittedRecord === null
+        ? `[resume] the journal's last record was cut off by a crash (${cut.bytes} bytes at byte ${cut.offset}); recovered to the last complete record.${kept}`
+        : `[resume] WARNING: the journal's last record (record ${cut.lostCommittedRecord}) is cut short although it had been saved: ` +
+            `the file was truncated after the fact. Recovered to the record before it.${kept}`;
+    }
     case 'started': {
       const lines = [];
       if (event.archivedPrevious) lines.push(`[start] the previous run was moved to ${event.archivedPrevious}`);

@@ -21,16 +21,6 @@ export interface AnthropicModelOptions {
 export const DEFAULT_MAX_RETRIES = 4;
 export const DEFAULT_TIMEOUT_MS = 120_000;
 
-export class MissingApiKeyError extends Error {
-  override readonly name = 'MissingApiKeyError';
-  constructor(readonly model: string) {
-    super(
-      `--model ${model} talks to the Anthropic API and needs ANTHROPIC_API_KEY set in the environment ` +
-        `(it is read from there only and never stored). Nothing was run. Without --model, the demo uses a scripted model that needs no key.`,
-    );
-  }
-}
-
 export function anthropicModel(options: AnthropicModelOptions): Model {
   const client = new Anthropic({
     apiKey: options.apiKey,

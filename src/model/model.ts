@@ -35,3 +35,14 @@ export class ModelCallError extends Error {
     super(message);
   }
 }
+
+/** A real model was asked for without a key; nothing has run. */
+export class MissingApiKeyError extends Error {
+  override readonly name = 'MissingApiKeyError';
+  constructor(readonly model: string) {
+    super(
+      `--model ${model} talks to the Anthropic API and needs ANTHROPIC_API_KEY set in the environment ` +
+        `(it is read from there only and never stored). Nothing was run. Without --model, the demo uses a scripted model that needs no key.`,
+    );
+  }
+}

@@ -1,16 +1,18 @@
 /**
  * The embedded store: one append-only journal file per run directory.
  *
- * Durability: every record is written with one write and made durable with fdatasync before
- * append() resolves; the journal is created complete (header + first record) in a temporary
- * file, fsynced, linked into place (which fails if a journal exists) and the directory fsynced.
+ * Layout: a header line, a fixed-width commit mark, then one checksummed record per line.
+ * Durability: a record is written after the last one, the commit mark is rewritten in place
+ * to count it, and one fdatasync makes both durable before append() resolves. The journal is
+ * created complete (header, mark, first record) in a temporary file, fsynced, linked into
+ * place (which fails if a journal exists) and the directory fsynced.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { StoreCorruptError, StoreMissingError, StoreWriteError } from './errors.ts';
-import { FrameError, frameLine, parseFrames } from './framing.ts';
-import { journalFromFrames } from './journal-reader.ts';
+import { StoreMissingError, StoreWriteError } from './errors.ts';
+import { type CommitMark, frameCommitMark, frameLine } from './framing.ts';
 import type { JournalHeader, JournalRecord } from './journal-record.ts';
+import { readJournal } from './journal-reader.ts';
 import { acquireLockFile } from './lock-file.ts';
 import { pointOf } from './record-points.ts';
 import type { AppendReceipt, LoadedRun, LoadOptions, RecoveredTornTail, RunLock, RunStore } from './store.ts';
@@ -23,12 +25,17 @@ export interface FileStoreOptions {
 
 export const JOURNAL_FILE = 'journal.jsonl';
 
+/** Where this process appends; known only after create() or a repairing load(). */
+interface AppendPosition {
+  fd: number | null;
+  markOffset: number;
+  mark: CommitMark;
+}
+
 export class FileStore implements RunStore {
   readonly location: string;
   readonly journalPath: string;
-  private fd: number | null = null;
-  /** Length of the journal's intact prefix as this process knows it; appends start there. */
-  private goodLength = -1;
+  private position: AppendPosition | null = null;
   private readonly faults: WriteFaultPlan;
 
   constructor(
@@ -52,31 +59,32 @@ export class FileStore implements RunStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new StoreMissingError(this.journalPath);
       throw error;
     }
-    let framed;
-    try {
-      framed = parseFrames(buffer);
-    } catch (error) {
-      if (error instanceof FrameError) throw new StoreCorruptError(this.journalPath, error.line, error.offset, error.problem);
-      throw error;
-    }
-    const { header, records } = journalFromFrames(this.journalPath, framed);
+    const journal = readJournal(this.journalPath, buffer);
     let tornTail: RecoveredTornTail | null = null;
-    if (framed.tornTail) {
-      tornTail = { ...framed.tornTail, keptAt: options.repair ? this.cutTornTail(buffer, framed.goodLength) : null };
+    if (journal.cutEnd) {
+      const keptAt = options.repair && journal.cutEnd.bytes > 0 ? this.keepCutBytes(buffer, journal.goodLength) : null;
+      tornTail = { offset: journal.cutEnd.offset, bytes: journal.cutEnd.bytes, lostCommittedRecord: journal.cutEnd.lostCommittedRecord, keptAt };
     }
-    if (options.repair || this.goodLength >= 0) this.goodLength = framed.goodLength;
-    return { header, records, tornTail, totalBytes: framed.goodLength };
+    if (options.repair) {
+      this.close();
+      const mark = { records: journal.records.length, bytes: journal.goodLength };
+      this.position = { fd: fs.openSync(this.journalPath, 'r+'), markOffset: journal.markOffset, mark };
+      if (journal.cutEnd || journal.mark.records !== mark.records) this.rewriteEnd(mark);
+    }
+    return { header: journal.header, records: journal.records, tornTail, totalBytes: journal.goodLength };
   }
 
   async create(header: JournalHeader, first: JournalRecord): Promise<AppendReceipt> {
     fs.mkdirSync(this.dir, { recursive: true });
     const head = frameLine(header);
     const body = frameLine(first);
+    const markOffset = head.length;
+    const mark = { records: 1, bytes: head.length + frameCommitMark({ records: 0, bytes: 0 }).length + body.length };
     const tmp = `${this.journalPath}.new-${process.pid}`;
     try {
       const fd = fs.openSync(tmp, 'w');
       try {
-        writeAll(fd, Buffer.concat([head, body]));
+        writeAll(fd, Buffer.concat([head, frameCommitMark(mark), body]), 0);
         fs.fsyncSync(fd);
       } finally {
         fs.closeSync(fd);
@@ -88,27 +96,31 @@ export class FileStore implements RunStore {
       fs.rmSync(tmp, { force: true });
       throw new StoreWriteError(this.journalPath, 'the new run', error);
     }
-    this.goodLength = head.length + body.length;
+    this.close();
+    this.position = { fd: null, markOffset, mark };
     return { bytes: body.length };
   }
 
   async append(record: JournalRecord): Promise<AppendReceipt> {
-    if (this.goodLength < 0) throw new Error('FileStore.append before load({ repair: true }) or create()');
+    const position = this.position;
+    if (!position) throw new Error('FileStore.append before create() or load({ repair: true })');
     const line = frameLine(record);
+    const next = { records: position.mark.records + 1, bytes: position.mark.bytes + line.length };
     try {
-      const fd = this.openForAppend();
+      position.fd ??= fs.openSync(this.journalPath, 'r+');
       const fault = this.faults.check(record);
       if (fault) {
-        writeAll(fd, line.subarray(0, line.length >> 1));
+        writeAll(position.fd, line.subarray(0, line.length >> 1), position.mark.bytes);
         throw fault;
       }
-      writeAll(fd, line);
-      fs.fdatasyncSync(fd);
+      writeAll(position.fd, line, position.mark.bytes);
+      writeAll(position.fd, frameCommitMark(next), position.markOffset);
+      fs.fdatasyncSync(position.fd);
     } catch (error) {
-      this.undoPartialWrite();
+      this.undoPartialWrite(position);
       throw new StoreWriteError(this.journalPath, describeRecord(record), error);
     }
-    this.goodLength += line.length;
+    position.mark = next;
     return { bytes: line.length };
   }
 
@@ -125,39 +137,39 @@ export class FileStore implements RunStore {
     fs.renameSync(this.journalPath, target);
     fsyncDir(archiveDir);
     fsyncDir(this.dir);
-    this.goodLength = -1;
+    this.position = null;
     return target;
   }
 
   close(): void {
-    if (this.fd !== null) fs.closeSync(this.fd);
-    this.fd = null;
+    if (this.position?.fd != null) fs.closeSync(this.position.fd);
+    this.position = null;
   }
 
-  private openForAppend(): number {
-    this.fd ??= fs.openSync(this.journalPath, 'a');
-    return this.fd;
-  }
-
-  /** A failed write may have left part of a line: cut it off so the next record starts clean. */
-  private undoPartialWrite(): void {
+  /** A failed write may have left part of a record: cut it off so the next one starts clean. */
+  private undoPartialWrite(position: AppendPosition): void {
     try {
-      if (this.fd !== null) {
-        fs.ftruncateSync(this.fd, this.goodLength);
-        fs.fdatasyncSync(this.fd);
-      }
+      if (position.fd !== null) this.rewriteEnd(position.mark);
     } catch {
-      // If even that fails the next load will see a torn tail, which it recovers from.
+      // If even that fails, the next load sees a cut-off end, which it recovers from.
     }
   }
 
-  /** Keeps the torn bytes beside the journal (nothing is thrown away) and cuts them off. */
-  private cutTornTail(buffer: Buffer, goodLength: number): string {
-    const keptAt = `${this.journalPath}.torn-${Date.now()}`;
-    fs.writeFileSync(keptAt, buffer.subarray(goodLength));
-    const fd = fs.openSync(this.journalPath, 'r+');
+  /** Makes the file end where the mark says, durably. */
+  private rewriteEnd(mark: CommitMark): void {
+    const position = this.position!;
+    position.fd ??= fs.openSync(this.journalPath, 'r+');
+    fs.ftruncateSync(position.fd, mark.bytes);
+    writeAll(position.fd, frameCommitMark(mark), position.markOffset);
+    fs.fsyncSync(position.fd);
+  }
+
+  /** Keeps the cut-off bytes beside the journal: nothing the user ran is thrown away. */
+  private keepCutBytes(buffer: Buffer, goodLength: number): string {
+    const keptAt = `${this.journalPath}.cut-${Date.now()}`;
+    const fd = fs.openSync(keptAt, 'w');
     try {
-      fs.ftruncateSync(fd, goodLength);
+      writeAll(fd, buffer.subarray(goodLength), 0);
       fs.fsyncSync(fd);
     } finally {
       fs.closeSync(fd);
@@ -167,9 +179,11 @@ export class FileStore implements RunStore {
   }
 }
 
-function writeAll(fd: number, buffer: Buffer): void {
+function writeAll(fd: number, buffer: Buffer, position: number): void {
   let offset = 0;
-  while (offset < buffer.length) offset += fs.writeSync(fd, buffer, offset, buffer.length - offset);
+  while (offset < buffer.length) {
+    offset += fs.writeSync(fd, buffer, offset, buffer.length - offset, position + offset);
+  }
 }
 
 function fsyncDir(dir: string): void {

@@ -49,13 +49,13 @@ export class FrameError extends Error {
   }
 }
 
-export function parseFrames(buffer: Buffer): FramedJournal {
+export function parseFrames(buffer: Buffer, start = 0, firstLineNo = 1): FramedJournal {
   const lines: FramedLine[] = [];
-  let pos = 0;
+  let pos = start;
   while (pos < buffer.length) {
     const end = buffer.indexOf(NEWLINE, pos);
     if (end === -1) return { lines, tornTail: { offset: pos, bytes: buffer.length - pos }, goodLength: pos };
-    lines.push({ document: parseLine(buffer, pos, end, lines.length + 1), offset: pos, bytes: end + 1 - pos });
+    lines.push({ document: parseLine(buffer, pos, end, firstLineNo + lines.length), offset: pos, bytes: end + 1 - pos });
     pos = end + 1;
   }
   return { lines, tornTail: null, goodLength: pos };
@@ -76,3 +76,35 @@ function parseLine(buffer: Buffer, start: number, end: number, lineNo: number): 
     throw new FrameError(lineNo, start, `checksum matches but the JSON does not parse (${(error as Error).message})`);
   }
 }
+
+/**
+ * The commit mark: a fixed-width line right after the header, rewritten in place by every
+ * append (before the same fdatasync). It says how many records were committed, so a journal
+ * cut short by something other than a crash (records lost from its end) is told apart from a
+ * torn last write, which only a crash mid-append leaves.
+ */
+export interface CommitMark {
+  records: number;
+  bytes: number;
+}
+
+const MARK_PREFIX = '@commit ';
+export const COMMIT_MARK_BYTES = MARK_PREFIX.length + 10 + 1 + 12 + 1 + CRC_HEX + 1;
+
+export function frameCommitMark(mark: CommitMark): Buffer {
+  const body = `${String(mark.records).padStart(10, '0')} ${String(mark.bytes).padStart(12, '0')}`;
+  const text = `${MARK_PREFIX}${body} ${crc32(body).toString(16).padStart(CRC_HEX, '0')}\n`;
+  return Buffer.from(text, 'latin1');
+}
+
+export function parseCommitMark(buffer: Buffer, offset: number, lineNo: number): CommitMark {
+  const text = buffer.toString('latin1', offset, offset + COMMIT_MARK_BYTES);
+  const match = /^@commit (\d{10}) (\d{12}) ([0-9a-f]{8})\n$/.exec(text);
+  if (!match) throw new FrameError(lineNo, offset, 'the commit mark is missing or malformed');
+  const [, records, bytes, crc] = match as unknown as [string, string, string, string];
+  if (crc32(`${records} ${bytes}`) !== Number.parseInt(crc, 16)) {
+    throw new FrameError(lineNo, offset, 'the commit mark fails its checksum');
+  }
+  return { records: Number(records), bytes: Number(bytes) };
+}
+

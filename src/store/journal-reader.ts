@@ -1,7 +1,13 @@
-/** Checks a journal's framed lines and turns them into a header and records, or refuses it. */
+/**
+ * Reads a journal file's bytes into a header and records, or refuses them. The one kind of
+ * damage recovered from is a cut-off end of the file: the record a crash interrupted (not yet
+ * committed), or, said as such, the last committed record. Anything more, or any damage inside,
+ * is refused: a half-right state is never guessed.
+ */
 import type { AgentStateName } from '../../machines/agent-loop.types.ts';
 import { StoreCorruptError, StoreVersionError } from './errors.ts';
-import type { FramedJournal } from './framing.ts';
+import type { CommitMark } from './framing.ts';
+import { COMMIT_MARK_BYTES, FrameError, parseCommitMark, parseFrames } from './framing.ts';
 import type { JournalHeader, JournalRecord, RecordEvent } from './journal-record.ts';
 import { JOURNAL_FORMAT, JOURNAL_VERSION } from './journal-record.ts';
 import type { StoredRecord } from './store.ts';
@@ -17,24 +23,71 @@ const STATES = new Set<AgentStateName>([
 ]);
 const EVENTS = new Set<RecordEvent>(['START', 'REOPEN', 'MODEL_REPLY', 'MODEL_REPLY_INVALID', 'TOOL_RESULT', 'CLOSE_TURN']);
 
-export function journalFromFrames(location: string, framed: FramedJournal): { header: JournalHeader; records: StoredRecord[] } {
-  const [first, ...rest] = framed.lines;
-  if (!first) throw new StoreCorruptError(location, 1, 0, 'the journal has no header line');
-  const header = first.document as Partial<JournalHeader> | null;
+export interface CutEnd {
+  offset: number;
+  bytes: number;
+  /** Set when the record lost had been committed (the file was cut after the fact, not by a crash mid-write). */
+  lostCommittedRecord: number | null;
+}
+
+export interface ReadJournal {
+  header: JournalHeader;
+  mark: CommitMark;
+  markOffset: number;
+  records: StoredRecord[];
+  /** The end of the file that a resume drops, if it is cut off. */
+  cutEnd: CutEnd | null;
+  /** Where the intact journal ends: the next record goes there. */
+  goodLength: number;
+}
+
+export function readJournal(location: string, buffer: Buffer): ReadJournal {
+  try {
+    return readFrames(location, buffer);
+  } catch (error) {
+    if (error instanceof FrameError) throw new StoreCorruptError(location, error.line, error.offset, error.problem);
+    throw error;
+  }
+}
+
+function readFrames(location: string, buffer: Buffer): ReadJournal {
+  const headerEnd = buffer.indexOf(0x0a);
+  if (headerEnd === -1) throw new StoreCorruptError(location, 1, 0, 'the journal has no complete header line');
+  const [headerLine] = parseFrames(buffer.subarray(0, headerEnd + 1)).lines;
+  const header = headerLine?.document as Partial<JournalHeader> | null;
   if (!header || typeof header !== 'object' || header.format !== JOURNAL_FORMAT) {
     throw new StoreCorruptError(location, 1, 0, `the first line is not a ${JOURNAL_FORMAT} header`);
   }
   if (header.version !== JOURNAL_VERSION) throw new StoreVersionError(location, header.version, JOURNAL_VERSION);
   if (typeof header.runId !== 'string') throw new StoreCorruptError(location, 1, 0, 'the header has no run id');
 
-  const records: StoredRecord[] = [];
-  rest.forEach((line, index) => {
+  const markOffset = headerEnd + 1;
+  const mark = parseCommitMark(buffer, markOffset, 2);
+  const framed = parseFrames(buffer, markOffset + COMMIT_MARK_BYTES, 3);
+  const records: StoredRecord[] = framed.lines.map((line, index) => {
     const problem = recordProblem(line.document, index);
-    if (problem) throw new StoreCorruptError(location, index + 2, line.offset, problem);
-    records.push({ record: line.document as JournalRecord, bytes: line.bytes, offset: line.offset });
+    if (problem) throw new StoreCorruptError(location, index + 3, line.offset, problem);
+    return { record: line.document as JournalRecord, bytes: line.bytes, offset: line.offset };
   });
-  if (records.length === 0) throw new StoreCorruptError(location, 2, first.bytes, 'the journal holds a header but no record');
-  return { header: header as JournalHeader, records };
+
+  const complete = records.length;
+  let cutEnd: CutEnd | null = null;
+  if (complete < mark.records - 1) {
+    throw new StoreCorruptError(
+      location,
+      complete + 3,
+      framed.goodLength,
+      `the file ends after record ${complete - 1}, but ${mark.records} records were committed (${mark.bytes} bytes): ` +
+        `records ${complete} to ${mark.records - 1} are missing. A crash can only cut off the record being written, so the file was cut short afterwards`,
+    );
+  }
+  if (complete === mark.records - 1) {
+    cutEnd = { offset: framed.goodLength, bytes: buffer.length - framed.goodLength, lostCommittedRecord: complete };
+  } else if (framed.tornTail) {
+    cutEnd = { ...framed.tornTail, lostCommittedRecord: null };
+  }
+  if (complete === 0) throw new StoreCorruptError(location, 3, framed.goodLength, 'the journal holds no complete record');
+  return { header: header as JournalHeader, mark, markOffset, records, cutEnd, goodLength: framed.goodLength };
 }
 
 function recordProblem(document: unknown, index: number): string | null {

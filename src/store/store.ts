@@ -21,6 +21,12 @@ export interface StoredRecord {
 export interface RecoveredTornTail extends TornTail {
   /** Where the cut-off bytes were kept, if they were kept. */
   keptAt: string | null;
+  /**
+   * Null for the usual case: a crash interrupted the write of a record that was never committed.
+   * Otherwise the number of a committed record that was lost because the file was cut short
+   * afterwards; the run was recovered to the record before it.
+   */
+  lostCommittedRecord: number | null;
 }
 
 export interface LoadedRun {

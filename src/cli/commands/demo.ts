@@ -4,8 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { demoScript, DEMO_TASK, ensureSampleNotes } from '../../demo/demo-task.ts';
 import { demoTools } from '../../demo/demo-tools.ts';
-import { anthropicModel, MissingApiKeyError } from '../../model/anthropic-model.ts';
-import type { Model } from '../../model/model.ts';
+import { MissingApiKeyError, type Model } from '../../model/model.ts';
 import { scriptedModel } from '../../model/scripted-model.ts';
 import { type CrashHandler, CrashPoints } from '../../runtime/crash-points.ts';
 import { resumeRun, startRun } from '../../runtime/run-api.ts';
@@ -20,7 +19,7 @@ export const STATE_DIR = '.durable-agent';
 export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   if (args.listCrashPoints) return listCrashPoints(writers);
   const dir = path.resolve(args.dir);
-  const model = demoModel(args, env);
+  const model = await demoModel(args, env);
   const parts = {
     store: new FileStore(path.join(dir, STATE_DIR), { writeFaults: env.DURABLE_AGENT_FAIL_WRITE }),
     model,
@@ -51,10 +50,12 @@ export function exitCodeOf(result: RunResult): number {
   }
 }
 
-function demoModel(args: DemoArgs, env: NodeJS.ProcessEnv): Model {
+async function demoModel(args: DemoArgs, env: NodeJS.ProcessEnv): Promise<Model> {
   if (!args.model) return scriptedModel(demoScript(), { name: 'scripted-demo', paceMs: args.paceMs });
   const apiKey = env.ANTHROPIC_API_KEY;
   if (!apiKey) throw new MissingApiKeyError(args.model);
+  // Loaded only when asked for: the SDK takes longer to load than the whole scripted demo takes to run.
+  const { anthropicModel } = await import('../../model/anthropic-model.ts');
   return anthropicModel({ model: args.model, apiKey, ...(env.ANTHROPIC_BASE_URL ? { baseURL: env.ANTHROPIC_BASE_URL } : {}) });
 }
 
