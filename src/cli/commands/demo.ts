@@ -29,6 +29,7 @@ export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writer
     onCrash: exitOnCrash(env.CRASH_MODE, writers),
     ...(args.maxTokens ? { maxTokens: args.maxTokens } : {}),
   };
+  exitOnInterrupt(writers);
   let result: RunResult;
   if (args.resume) {
     result = await resumeRun({ ...parts, ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}) });
@@ -72,6 +73,19 @@ function exitOnCrash(mode: string | undefined, writers: Writers): CrashHandler {
     writers.out(`[kill] simulated kill at ${label}`);
     process.exit(EXIT.simulatedCrash);
   };
+}
+
+/**
+ * Ctrl-C or SIGTERM mid-run is a crash like any other: everything up to the last save is on
+ * disk and a resume reconciles the rest. Say so and leave; the lock is taken over on resume.
+ */
+function exitOnInterrupt(writers: Writers): void {
+  const stop = (signal: string) => {
+    writers.err(`[interrupted] ${signal}: the run is saved up to its last checkpoint. Resume it with: durable-agent demo --resume`);
+    process.exit(EXIT.interrupted);
+  };
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
 }
 
 /** Runs the whole demo in a scratch directory and prints every crash label it passed, in order. */

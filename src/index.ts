@@ -1,0 +1,45 @@
+/** durable-agent's public API: everything the CLI does goes through these. */
+export { agentLoopMachine } from '../machines/agent-loop.machine.ts';
+export type {
+  AgentContext,
+  AgentStateName,
+  ContentBlock,
+  Message,
+  ModelReply,
+  PendingCall,
+  RunFailure,
+  StopReason,
+  TokenUsage,
+  ToolOutcome,
+  ToolResultContent,
+} from '../machines/agent-loop.types.ts';
+export { defineTool } from './tools/tool.ts';
+export type { ToolContext, ToolDefinition, VerifyAnswer } from './tools/tool.ts';
+export { idempotencyKeyFor } from './tools/execute-call.ts';
+export type { Model, ModelRequest, ToolSpec } from './model/model.ts';
+export { MissingApiKeyError, ModelCallError } from './model/model.ts';
+export { endTurnReply, scriptedModel, ScriptExhaustedError, stopReply, toolUseReply } from './model/scripted-model.ts';
+export type { ScriptedStep } from './model/scripted-model.ts';
+export { DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS, resumeRun, startRun } from './runtime/run-api.ts';
+export type { ResumeOptions, RunParts, StartOptions } from './runtime/run-api.ts';
+export type { RunEvent, RunObserver, RunResult } from './runtime/run-events.ts';
+export { readRunHistory, readRunStatus } from './runtime/run-status.ts';
+export type { HistoryStep, RunStatus } from './runtime/run-status.ts';
+export { CrashPoints, CrashSpecError, SimulatedCrash } from './runtime/crash-points.ts';
+export type { RunStore } from './store/store.ts';
+export { FileStore } from './store/file-store.ts';
+export { MemoryStore } from './store/memory-store.ts';
+export {
+  RunExistsError,
+  RunLockedError,
+  StoreCorruptError,
+  StoreMissingError,
+  StoreVersionError,
+  StoreWriteError,
+} from './store/errors.ts';
+
+/** A real Claude model; loaded on demand because the SDK is slow to import. */
+export async function anthropicModel(options: import('./model/anthropic-model.ts').AnthropicModelOptions) {
+  const { anthropicModel: create } = await import('./model/anthropic-model.ts');
+  return create(options);
+}
