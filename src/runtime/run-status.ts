@@ -83,7 +83,7 @@ export async function readRunHistory(store: RunStore): Promise<HistoryStep[]> {
       point: pointOf(record),
       state: record.state,
       event: record.event,
-      turn: record.turn,
+      turn: view.context.turn,
       bytes: stored.bytes,
       pending: view.context.pending.map((call) => call.name),
       ledgerEntries: view.ledger.size,

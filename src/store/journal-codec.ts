@@ -62,10 +62,10 @@ export function encodeRecord(prev: DurableView | null, next: TransitionToEncode)
     at: next.at,
     state: next.state,
     event: next.event,
-    turn: ctx.turn,
-    maxTurns: ctx.maxTurns,
-    usage: ctx.usage,
   };
+  if (!before || before.turn !== ctx.turn) record.turn = ctx.turn;
+  if (!before || before.maxTurns !== ctx.maxTurns) record.maxTurns = ctx.maxTurns;
+  if (!before || before.usage !== ctx.usage) record.usage = ctx.usage;
   if (!before || before.task !== ctx.task) record.task = ctx.task;
   if (!before || before.system !== ctx.system) record.system = ctx.system;
 
@@ -108,9 +108,9 @@ export function applyRecord(into: DurableView | null, record: JournalRecord): Du
   const ctx = view.context;
   if (record.seq !== 0 && into === null) throw new JournalDecodeError(record.seq, 'the first record of a run must be record 0');
   view.state = record.state;
-  ctx.turn = record.turn;
-  ctx.maxTurns = record.maxTurns;
-  ctx.usage = record.usage;
+  if (record.turn !== undefined) ctx.turn = record.turn;
+  if (record.maxTurns !== undefined) ctx.maxTurns = record.maxTurns;
+  if (record.usage !== undefined) ctx.usage = record.usage;
   if (record.task !== undefined) ctx.task = record.task;
   if (record.system !== undefined) ctx.system = record.system;
   if (record.results) {

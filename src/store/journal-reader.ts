@@ -96,8 +96,9 @@ function recordProblem(document: unknown, index: number): string | null {
   if (record.seq !== index) return `record number ${String(record.seq)} where ${index} was expected (a record is missing or repeated)`;
   if (!STATES.has(record.state as AgentStateName)) return `unknown state ${JSON.stringify(record.state)}`;
   if (!EVENTS.has(record.event as RecordEvent)) return `unknown event ${JSON.stringify(record.event)}`;
-  if (typeof record.turn !== 'number' || typeof record.maxTurns !== 'number' || typeof record.usage !== 'object') {
-    return 'the record lacks its turn, max turns or usage';
+  if (typeof record.at !== 'number') return 'the record has no time';
+  if (index === 0 && (typeof record.turn !== 'number' || typeof record.maxTurns !== 'number' || typeof record.usage !== 'object')) {
+    return 'the first record lacks its turn, max turns or usage';
   }
   return null;
 }

@@ -77,9 +77,10 @@ export interface JournalRecord {
   at: number;
   state: AgentStateName;
   event: RecordEvent;
-  turn: number;
-  maxTurns: number;
-  usage: TokenUsage;
+  /** Counters are written when they change (always in record 0). */
+  turn?: number;
+  maxTurns?: number;
+  usage?: TokenUsage;
   task?: string;
   system?: string | null;
   messages?: ListEdit<EncodedMessage>;
