@@ -30,9 +30,9 @@ export function acquireLockFile(path: string, location: string): RunLock {
   for (let attempt = 0; attempt < 5; attempt++) {
     try {
       const fd = fs.openSync(path, 'wx');
+      // Not fsynced: a lock only has to outlive its holder's process, not the machine.
       try {
         fs.writeSync(fd, text);
-        fs.fsyncSync(fd);
       } finally {
         fs.closeSync(fd);
       }

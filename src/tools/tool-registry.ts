@@ -3,18 +3,34 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import type { ToolSpec } from '../model/model.ts';
 import type { ToolDefinition } from './tool.ts';
 
+/**
+ * Compiling a schema costs far more than a whole scripted run; a process that drives many runs
+ * (a worker, a test suite) compiles each distinct schema once.
+ */
+const ajv = new Ajv({ allErrors: true, strict: false });
+const compiled = new Map<string, ValidateFunction>();
+
+function validatorFor(schema: Record<string, unknown>): ValidateFunction {
+  const key = JSON.stringify(schema);
+  let validate = compiled.get(key);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    compiled.set(key, validate);
+  }
+  return validate;
+}
+
 export class ToolRegistry {
   private readonly tools = new Map<string, ToolDefinition>();
   private readonly validators = new Map<string, ValidateFunction>();
   readonly specs: readonly ToolSpec[];
 
   constructor(tools: readonly ToolDefinition[]) {
-    const ajv = new Ajv({ allErrors: true, strict: false });
     for (const tool of tools) {
       if (this.tools.has(tool.name)) throw new Error(`Two tools are named "${tool.name}"; tool names must be unique.`);
       let validate: ValidateFunction;
       try {
-        validate = ajv.compile(tool.inputSchema);
+        validate = validatorFor(tool.inputSchema);
       } catch (error) {
         throw new Error(`Tool "${tool.name}" has an invalid input schema: ${(error as Error).message}`);
       }

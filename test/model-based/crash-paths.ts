@@ -1,0 +1,278 @@
+/**
+ * Walks the agent loop machine with @xstate/graph and turns every path into a scenario the real
+ * runtime can play (the model's replies, each tool's behaviour, the ledger writes that fail) and
+ * the crash labels the runtime passes at every step of it.
+ */
+import { getShortestPaths, getSimplePaths, type StatePath } from '@xstate/graph';
+import { type AnyTransitionDefinition, type SnapshotFrom, transition } from 'xstate';
+import { type AnnouncedEffect, announcedEffectOf, effectOfActions } from '../../machines/agent-loop.effects.ts';
+import { openCalls } from '../../machines/agent-loop.logic.ts';
+import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
+import type { AgentEvent, AgentStateName, ModelReply } from '../../machines/agent-loop.types.ts';
+import { endTurnReply, stopReply, toolUseReply } from '../../src/model/scripted-model.ts';
+
+export type Snapshot = SnapshotFrom<typeof agentLoopMachine>;
+
+/** A machine event plus what the scenario needs to make the runtime produce it. */
+export type PathEvent =
+  | { type: 'MODEL_REPLY'; reply: ModelReply; label: string }
+  | { type: 'MODEL_REPLY_INVALID'; reason: string; usage: ModelReply['usage']; reply: ModelReply; label: string }
+  | { type: 'TOOL_RESULT'; outcome: Extract<AgentEvent, { type: 'TOOL_RESULT' }>['outcome']; behaviour: ToolBehaviour; label: string }
+  | { type: 'CLOSE_TURN'; label: string };
+
+/** ok: returns; throws: throws; ledger-write-fails: returns, and its ledger write fails with ENOSPC. */
+export type ToolBehaviour = 'ok' | 'throws' | 'ledger-write-fails';
+
+export interface Scenario {
+  maxTurns: number;
+  /** The model's replies in order; the scripted model ends the turn after them. */
+  replies: ModelReply[];
+  behaviours: Record<string, ToolBehaviour>;
+  /** Which ledger write attempts fail (1-based, counted over the uninterrupted run). */
+  failingEffectWrites: number[];
+}
+
+export interface PathStep {
+  from: AgentStateName;
+  to: AgentStateName;
+  event: PathEvent;
+  /** Crash labels the runtime passes while taking this step, in order. */
+  labels: string[];
+  /** The machine's transition definitions this step took (none for the initial state). */
+  transitions: readonly AnyTransitionDefinition[];
+  /** What the live transition announced, and what the resting snapshot announces on its own. */
+  effects: { returned: AnnouncedEffect | null; announced: AnnouncedEffect | null };
+}
+
+export interface CrashPath {
+  id: number;
+  source: 'shortest' | 'simple';
+  steps: PathStep[];
+  scenario: Scenario;
+  scenarioKey: string;
+}
+
+export const FINISH_TEXT = 'finished';
+const PAUSE_TEXT = 'searching…';
+
+/** The events offered in each state: realistic payloads, bounded so the graph is finite. */
+export function eventsFor(snapshot: Snapshot): PathEvent[] {
+  const state = snapshot.value as AgentStateName;
+  const context = snapshot.context;
+  if (state === 'awaitingModel' || state === 'closed') {
+    const t = context.turn + 1;
+    const cutOff: ModelReply = { ...toolUseReply([{ id: `t${t}_cut`, name: 'send_email', input: { to: 'cut' } }]), stop_reason: 'max_tokens' };
+    const invalid: ModelReply = { content: [{ type: 'text', text: 'I will use a tool.' }], stop_reason: 'tool_use', usage: { input: 100, output: 9, cacheRead: 0, cacheWrite: 0 } };
+    const events: PathEvent[] = [
+      { type: 'MODEL_REPLY', label: 'reply: lookup', reply: toolUseReply([{ id: `t${t}_lookup`, name: 'lookup', input: { q: `q${t}` } }]) },
+      { type: 'MODEL_REPLY', label: 'reply: send_email', reply: toolUseReply([{ id: `t${t}_email`, name: 'send_email', input: { to: `to${t}` } }]) },
+      {
+        type: 'MODEL_REPLY',
+        label: 'reply: lookup + charge_card',
+        reply: toolUseReply([
+          { id: `t${t}_lookup`, name: 'lookup', input: { q: `p${t}` } },
+          { id: `t${t}_charge`, name: 'charge_card', input: { amount: t } },
+        ]),
+      },
+      { type: 'MODEL_REPLY', label: 'reply: end_turn', reply: endTurnReply(FINISH_TEXT) },
+      { type: 'MODEL_REPLY', label: 'reply: max_tokens', reply: cutOff },
+      { type: 'MODEL_REPLY', label: 'reply: refusal', reply: stopReply('refusal') },
+      { type: 'MODEL_REPLY_INVALID', label: 'reply: invalid', reason: 'stop_reason is tool_use but the reply names no tool', usage: invalid.usage, reply: invalid },
+    ];
+    if (t === 1) {
+      events.push({
+        type: 'MODEL_REPLY',
+        label: 'reply: three tools',
+        reply: toolUseReply([
+          { id: `t${t}_lookup`, name: 'lookup', input: { q: 'three' } },
+          { id: `t${t}_email`, name: 'send_email', input: { to: 'three' } },
+          { id: `t${t}_charge`, name: 'charge_card', input: { amount: 3 } },
+        ]),
+      });
+    }
+    // One pause per run keeps the graph finite (each pause adds a message).
+    if (!context.messages.some((m) => m.role === 'assistant' && JSON.stringify(m.content).includes(PAUSE_TEXT))) {
+      events.push({ type: 'MODEL_REPLY', label: 'reply: pause_turn', reply: stopReply('pause_turn', PAUSE_TEXT) });
+    }
+    return events;
+  }
+  if (state === 'pendingTool' || state === 'effectRecorded') {
+    const call = openCalls(context)[0];
+    if (!call) return [{ type: 'CLOSE_TURN', label: 'close turn' }];
+    // The runtime runs calls one at a time in the model's order: only the first open call can finish next.
+    // A turn of three calls is walked with every call succeeding, to keep the graph small.
+    const behaviours = context.pending.length > 2 ? (['ok'] as const) : (['ok', 'throws', 'ledger-write-fails'] as const);
+    return behaviours.map((behaviour) => ({
+      type: 'TOOL_RESULT',
+      label: `${call.name} ${behaviour === 'ok' ? 'ran' : behaviour}`,
+      behaviour,
+      outcome: {
+        tool_use_id: call.id,
+        name: call.name,
+        kind: behaviour === 'throws' ? 'threw' : 'ran',
+        content: behaviour,
+        is_error: behaviour === 'throws',
+      },
+    }));
+  }
+  return [];
+}
+
+/** States that differ only in message text are the same state for the walk. */
+function serializeState(snapshot: Snapshot): string {
+  const c = snapshot.context;
+  return JSON.stringify([
+    snapshot.value,
+    c.turn,
+    c.messages.length,
+    c.pending.map((call) => call.id),
+    c.results.map((o) => `${o.tool_use_id}:${o.content as string}`),
+    c.heldReply !== null,
+    c.failure?.reason ?? null,
+  ]);
+}
+
+function serializeEvent(event: PathEvent): string {
+  return event.type === 'TOOL_RESULT' ? `${event.label}:${event.outcome.tool_use_id}` : event.label;
+}
+
+function walk(kind: 'shortest' | 'simple', maxTurns: number): StatePath<Snapshot, PathEvent & AgentEvent>[] {
+  const options = {
+    input: { task: 'the task', maxTurns },
+    events: eventsFor as unknown as (s: Snapshot) => AgentEvent[],
+    serializeState: serializeState as (s: Snapshot) => string,
+    serializeEvent: serializeEvent as unknown as (e: AgentEvent) => string,
+  };
+  const paths = kind === 'shortest' ? getShortestPaths(agentLoopMachine, options) : getSimplePaths(agentLoopMachine, options);
+  return paths as unknown as StatePath<Snapshot, PathEvent & AgentEvent>[];
+}
+
+/**
+ * The paths the crash suite covers: every simple path with MAX_TURNS=1 (all of turn 1 and the
+ * MAX_TURNS stop) and the shortest path to every state with MAX_TURNS=2 (a second turn, ids
+ * across turns, a stop after two turns).
+ */
+export interface GeneratedPaths {
+  /** Paths the walks produced, before merging. */
+  walked: number;
+  /**
+   * One path per distinct scenario: a path that is a prefix of a longer one with the same
+   * scenario (same replies, tool behaviours and faults) crashes the runtime at a subset of the
+   * same points, so the longest stands for both.
+   */
+  paths: CrashPath[];
+}
+
+export function generateCrashPaths(): GeneratedPaths {
+  const byScenario = new Map<string, CrashPath>();
+  let walked = 0;
+  const sources: Array<['simple' | 'shortest', number]> = [
+    ['simple', 1],
+    ['shortest', 2],
+  ];
+  for (const [kind, maxTurns] of sources) {
+    for (const path of walk(kind, maxTurns)) {
+      walked += 1;
+      const crashPath = toCrashPath(path, kind, maxTurns, 0);
+      const known = byScenario.get(crashPath.scenarioKey);
+      if (!known || known.steps.length < crashPath.steps.length) byScenario.set(crashPath.scenarioKey, crashPath);
+    }
+  }
+  const paths = [...byScenario.values()].map((path, index) => ({ ...path, id: index + 1 }));
+  return { walked, paths };
+}
+
+function toCrashPath(path: StatePath<Snapshot, PathEvent & AgentEvent>, source: 'simple' | 'shortest', maxTurns: number, id: number): CrashPath {
+  const scenario: Scenario = { maxTurns, replies: [], behaviours: {}, failingEffectWrites: [] };
+  const counts = new Map<string, number>();
+  const next = (point: string) => {
+    const n = (counts.get(point) ?? 0) + 1;
+    counts.set(point, n);
+    return `after-${point}:${n}`;
+  };
+  let effectWriteAttempts = 0;
+  const steps: PathStep[] = [];
+  // The first step is the initial state (reached by xstate.init): the record that creates the run.
+  const [first, ...rest] = path.steps;
+  const initial = first!.state;
+  steps.push({
+    from: 'awaitingModel',
+    to: initial.value as AgentStateName,
+    event: { type: 'CLOSE_TURN', label: 'start' } as PathEvent,
+    labels: [next('save-start')],
+    transitions: [],
+    effects: { returned: 'requestModelReply', announced: announcedEffectOf(initial.value as AgentStateName, initial.context) },
+  });
+  let from = initial.value as AgentStateName;
+  let before: Snapshot = initial;
+  for (const step of rest) {
+    const event = step.event as PathEvent;
+    const to = step.state.value as AgentStateName;
+    const transitions = agentLoopMachine.getTransitionData(before, event as AgentEvent);
+    const [, actions] = transition(agentLoopMachine, before, event as AgentEvent);
+    const effects = { returned: effectOfActions(actions), announced: announcedEffectOf(to, step.state.context) };
+    before = step.state;
+    const labels: string[] = [];
+    switch (event.type) {
+      case 'MODEL_REPLY':
+      case 'MODEL_REPLY_INVALID':
+        scenario.replies.push(event.reply);
+        labels.push(next('model-reply'), next(replyPoint(to)));
+        break;
+      case 'TOOL_RESULT':
+        effectWriteAttempts += 1;
+        scenario.behaviours[event.outcome.tool_use_id] = event.behaviour;
+        labels.push(next('tool-return'));
+        if (event.behaviour === 'ledger-write-fails') scenario.failingEffectWrites.push(effectWriteAttempts);
+        else labels.push(next('effect-write'));
+        break;
+      case 'CLOSE_TURN':
+        labels.push(next('save-b'));
+        break;
+    }
+    steps.push({ from, to, event, labels, transitions, effects });
+    from = to;
+  }
+  return { id, source, steps, scenario, scenarioKey: JSON.stringify(scenario) };
+}
+
+function replyPoint(to: AgentStateName): string {
+  switch (to) {
+    case 'pendingTool':
+      return 'save-a';
+    case 'awaitingModel':
+      return 'save-pause';
+    case 'done':
+      return 'save-done';
+    case 'stoppedAtMaxTurns':
+      return 'save-max-turns';
+    default:
+      return 'save-failed';
+  }
+}
+
+/** How a step reads in a test name: `closed -[reply: send_email]-> pendingTool`. */
+export function describeStep(step: PathStep): string {
+  return `${step.from} -[${step.event.label}]-> ${step.to}`;
+}
+
+export function describeTrace(path: CrashPath, crashStep: number, label: string): string {
+  return path.steps
+    .map((step, i) => `${i === crashStep ? '✂' : ' '} ${String(i).padStart(2)} ${describeStep(step)}  [${step.labels.join(', ')}]${i === crashStep ? `  ← crashed at ${label}` : ''}`)
+    .join('\n');
+}
+
+/** Every transition the machine defines, per state: what the coverage test expects to see taken. */
+export function machineTransitions(): Map<string, AnyTransitionDefinition[]> {
+  const byState = new Map<string, AnyTransitionDefinition[]>();
+  for (const [key, node] of Object.entries(agentLoopMachine.root.states)) {
+    byState.set(key, [...node.transitions.values()].flat());
+  }
+  return byState;
+}
+
+export function describeTransition(definition: AnyTransitionDefinition): string {
+  const guard = definition.guard ? ` [${typeof definition.guard === 'string' ? definition.guard : JSON.stringify(definition.guard)}]` : '';
+  const targets = (definition.target ?? []).map((node) => node.key).join(',');
+  return `${definition.source.key} -${definition.eventType}${guard}-> ${targets || '(self)'}`;
+}

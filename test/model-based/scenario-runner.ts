@@ -1,0 +1,117 @@
+/**
+ * Plays a crash-path scenario on the real runtime with a real file store: uninterrupted, crashed
+ * at a label, and resumed from the store alone in a fresh runtime. The tools act on a "world"
+ * that outlives the crash (as the outside world does) and count every real execution.
+ */
+import path from 'node:path';
+import { endTurnReply, scriptedModel } from '../../src/model/scripted-model.ts';
+import { CrashPoints, SimulatedCrash } from '../../src/runtime/crash-points.ts';
+import { resumeRun, startRun } from '../../src/runtime/run-api.ts';
+import type { RunEvent, RunResult } from '../../src/runtime/run-events.ts';
+import { FileStore } from '../../src/store/file-store.ts';
+import { defineTool, type ToolDefinition } from '../../src/tools/tool.ts';
+import { ExecutionCounter } from '../helpers/counting-tools.ts';
+import { FINISH_TEXT, type Scenario } from './crash-paths.ts';
+
+export interface World {
+  /** Every call of a tool's run(), whether it got as far as its effect or threw first. */
+  attempts: ExecutionCounter;
+  /** Side effects that took place (a tool that throws does so before its effect). */
+  effects: ExecutionCounter;
+  /** Idempotency keys of charges that happened, for charge_card's verify(). */
+  charged: Set<string>;
+}
+
+export function newWorld(): World {
+  return { attempts: new ExecutionCounter(), effects: new ExecutionCounter(), charged: new Set() };
+}
+
+export const READ_ONLY_TOOLS = new Set(['lookup']);
+
+export function scenarioTools(scenario: Scenario, world: World): ToolDefinition[] {
+  const act = (name: string, toolUseId: string, key: string, result: string): string => {
+    world.attempts.record(toolUseId, key);
+    if (scenario.behaviours[toolUseId] === 'throws') throw new Error(`${name} failed on purpose`);
+    if (!READ_ONLY_TOOLS.has(name)) world.effects.record(toolUseId, key);
+    return result;
+  };
+  return [
+    defineTool<{ q: string }>({
+      name: 'lookup',
+      description: 'read-only',
+      inputSchema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
+      readOnly: true,
+      run: ({ q }, ctx) => act('lookup', ctx.toolUseId, ctx.idempotencyKey, `answer to ${q}`),
+    }),
+    defineTool<{ to: string }>({
+      name: 'send_email',
+      description: 'side effect, cannot be checked',
+      inputSchema: { type: 'object', properties: { to: { type: 'string' } }, required: ['to'] },
+      readOnly: false,
+      run: ({ to }, ctx) => act('send_email', ctx.toolUseId, ctx.idempotencyKey, `sent to ${to}`),
+    }),
+    defineTool<{ amount: number }>({
+      name: 'charge_card',
+      description: 'side effect, can be checked',
+      inputSchema: { type: 'object', properties: { amount: { type: 'number' } }, required: ['amount'] },
+      readOnly: false,
+      run: ({ amount }, ctx) => {
+        const result = act('charge_card', ctx.toolUseId, ctx.idempotencyKey, `charged ${amount}`);
+        world.charged.add(ctx.idempotencyKey);
+        return result;
+      },
+      verify: (_input, ctx) => ({ happened: world.charged.has(ctx.idempotencyKey) }),
+    }),
+  ];
+}
+
+export interface Played {
+  result: RunResult | null;
+  crashedAt: string | null;
+  events: RunEvent[];
+  /** Every crash label the run passed, in order. */
+  passed: string[];
+}
+
+export function storeDir(dir: string): string {
+  return path.join(dir, '.durable-agent');
+}
+
+function parts(scenario: Scenario, dir: string, world: World, withFaults: boolean, events: RunEvent[]) {
+  const faults = scenario.failingEffectWrites.map((n) => `effect-write:${n}`).join(',');
+  return {
+    store: new FileStore(storeDir(dir), withFaults && faults ? { writeFaults: faults } : {}),
+    model: scriptedModel([...scenario.replies, endTurnReply(FINISH_TEXT)]),
+    tools: scenarioTools(scenario, world),
+    observer: (event: RunEvent) => events.push(event),
+    toolTimeoutMs: 5_000,
+  };
+}
+
+/** Starts the scenario in a fresh directory; with a label, the run is crashed right after it. */
+export async function playScenario(scenario: Scenario, dir: string, world: World, crashAfter?: string): Promise<Played> {
+  const events: RunEvent[] = [];
+  const crashPoints = new CrashPoints(crashAfter);
+  const base = parts(scenario, dir, world, true, events);
+  try {
+    const result = await startRun({ ...base, task: 'the task', maxTurns: scenario.maxTurns, crashPoints });
+    return { result, crashedAt: null, events, passed: crashPoints.passed };
+  } catch (error) {
+    if (error instanceof SimulatedCrash) return { result: null, crashedAt: error.label, events, passed: crashPoints.passed };
+    throw error;
+  } finally {
+    base.store.close();
+  }
+}
+
+/** Resumes from the store alone, with a fresh runtime and no write faults (the disk has recovered). */
+export async function resumeScenario(scenario: Scenario, dir: string, world: World): Promise<Played> {
+  const events: RunEvent[] = [];
+  const base = parts(scenario, dir, world, false, events);
+  try {
+    const result = await resumeRun(base);
+    return { result, crashedAt: null, events, passed: [] };
+  } finally {
+    base.store.close();
+  }
+}
