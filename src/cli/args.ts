@@ -17,6 +17,7 @@ export interface DemoArgs {
   listCrashPoints: boolean;
   verify: boolean;
   paceMs: number;
+  jitterMs: number;
 }
 
 export interface StatusArgs {
@@ -42,6 +43,7 @@ const FLAGS: Record<string, Record<string, FlagType>> = {
     'list-crash-points': 'boolean',
     'no-verify': 'boolean',
     pace: 'count',
+    jitter: 'count',
   },
   status: { dir: 'string', json: 'boolean' },
   history: { dir: 'string', json: 'boolean' },
@@ -49,7 +51,7 @@ const FLAGS: Record<string, Record<string, FlagType>> = {
 
 export const USAGE = `Usage:
   durable-agent demo [--dir DIR] [--resume | --fresh] [--model NAME] [--max-turns N] [--max-tokens N]
-                     [--plain] [--verbose] [--no-verify] [--pace MS] [--list-crash-points]
+                     [--plain] [--verbose] [--no-verify] [--pace MS] [--jitter MS] [--list-crash-points]
   durable-agent status [--dir DIR] [--json]
   durable-agent history [--dir DIR] [--json]
 
@@ -84,6 +86,7 @@ export function parseArgs(argv: readonly string[], cwd: string): CliArgs {
     listCrashPoints: values['list-crash-points'] === true,
     verify: values['no-verify'] !== true,
     paceMs: typeof values.pace === 'number' ? values.pace : 0,
+    jitterMs: typeof values.jitter === 'number' ? values.jitter : 0,
   };
 }
 

@@ -6,20 +6,19 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { defineTool, type ToolDefinition } from '../tools/tool.ts';
+import { type Pace, stepDelay } from '../util/pace.ts';
 
 export const NOTES_FILE = 'sales-notes.txt';
 export const REPORT_FILE = 'report.txt';
 export const AUDIT_FILE = 'report-audit.log';
 
-export interface DemoToolOptions {
-  /** Milliseconds each tool takes, so a person can watch a run. */
-  paceMs?: number;
+export interface DemoToolOptions extends Pace {
   /** Let write_report check report.txt on resume (default). Off: the lesson's plain "unknown state" branch. */
   verify?: boolean;
 }
 
 export function demoTools(dir: string, options: DemoToolOptions = {}): ToolDefinition[] {
-  const pace = () => (options.paceMs ? new Promise((resolve) => setTimeout(resolve, options.paceMs)) : Promise.resolve());
+  const pace = () => stepDelay(options);
   const readNotes = defineTool<Record<string, never>>({
     name: 'read_notes',
     description: `Read the sales notes (${NOTES_FILE}) and return their text.`,

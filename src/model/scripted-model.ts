@@ -6,13 +6,12 @@
 import type { ContentBlock, Message, ModelReply, TokenUsage } from '../../machines/agent-loop.types.ts';
 import type { Model, ModelRequest } from './model.ts';
 import { ModelCallError } from './model.ts';
+import { type Pace, stepDelay } from '../util/pace.ts';
 
 export type ScriptedStep = ModelReply | ((messages: readonly Message[]) => ModelReply);
 
-export interface ScriptedModelOptions {
+export interface ScriptedModelOptions extends Pace {
   name?: string;
-  /** Milliseconds each reply takes, so a person can watch a run. */
-  paceMs?: number;
 }
 
 export class ScriptExhaustedError extends ModelCallError {
@@ -35,7 +34,7 @@ export function scriptedModel(steps: readonly ScriptedStep[], options: ScriptedM
   return {
     name: options.name ?? 'scripted',
     async createMessage(request: ModelRequest): Promise<ModelReply> {
-      if (options.paceMs) await new Promise((resolve) => setTimeout(resolve, options.paceMs));
+      await stepDelay(options);
       const index = request.messages.reduce((n, message) => (message.role === 'assistant' ? n + 1 : n), 0);
       const step = steps[index];
       if (step === undefined) throw new ScriptExhaustedError(steps.length, index + 1);

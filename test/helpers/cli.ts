@@ -42,8 +42,14 @@ export function startCli(args: string[], options: { cwd: string; env?: Record<st
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const done = new Promise<CliRun>((resolve) =>
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
-  );
+  const done = new Promise<CliRun>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
   return { child, done, output: () => stdout };
+}
+
+/** Like runCli, without blocking the event loop (for tests that run concurrently). */
+export async function runCliAsync(args: string[], options: { cwd: string; env?: Record<string, string | undefined> }): Promise<CliRun> {
+  return startCli(args, options).done;
 }

@@ -1,17 +1,20 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach } from 'vitest';
+import { afterAll } from 'vitest';
 
 const made: string[] = [];
 
-/** A fresh directory under the system temp dir, removed after the test. */
+/**
+ * A fresh directory under the system temp dir. Removed when the test file is done (not after
+ * each test: tests that run concurrently would remove each other's directories).
+ */
 export function tempDir(prefix = 'da-test-'): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   made.push(dir);
   return dir;
 }
 
-afterEach(() => {
+afterAll(() => {
   for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 });

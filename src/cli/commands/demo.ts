@@ -23,7 +23,7 @@ export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writer
   const parts = {
     store: new FileStore(path.join(dir, STATE_DIR), { writeFaults: env.DURABLE_AGENT_FAIL_WRITE }),
     model,
-    tools: demoTools(dir, { paceMs: args.paceMs, verify: args.verify }),
+    tools: demoTools(dir, { paceMs: args.paceMs, jitterMs: args.jitterMs, verify: args.verify }),
     observer: plainReporter(writers, args.verbose),
     crashAfter: env.CRASH_AFTER,
     onCrash: exitOnCrash(env.CRASH_MODE, writers),
@@ -52,7 +52,7 @@ export function exitCodeOf(result: RunResult): number {
 }
 
 async function demoModel(args: DemoArgs, env: NodeJS.ProcessEnv): Promise<Model> {
-  if (!args.model) return scriptedModel(demoScript(), { name: 'scripted-demo', paceMs: args.paceMs });
+  if (!args.model) return scriptedModel(demoScript(), { name: 'scripted-demo', paceMs: args.paceMs, jitterMs: args.jitterMs });
   const apiKey = env.ANTHROPIC_API_KEY;
   if (!apiKey) throw new MissingApiKeyError(args.model);
   // Loaded only when asked for: the SDK takes longer to load than the whole scripted demo takes to run.
