@@ -61,7 +61,14 @@ export async function startRun(options: StartOptions): Promise<RunResult> {
     const runId = randomUUID();
     const maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
     const [snapshot, actions] = initialTransition(agentLoopMachine, { task: options.task, system: options.system ?? null, maxTurns });
-    const record = encodeRecord(null, { seq: 0, at: Date.now(), event: 'START', state: 'awaitingModel', context: snapshot.context });
+    const record = encodeRecord(null, {
+      seq: 0,
+      at: Date.now(),
+      event: 'START',
+      state: 'awaitingModel',
+      context: snapshot.context,
+      note: { started: { pid: process.pid } },
+    });
     const receipt = await store.create({ format: JOURNAL_FORMAT, version: JOURNAL_VERSION, runId, createdAt: record.at }, record);
     const driver = new RunDriver(parts, runId, snapshot, { state: 'awaitingModel', context: snapshot.context, ledger: new Map() }, 1);
     parts.observer({

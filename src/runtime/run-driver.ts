@@ -17,7 +17,7 @@ import { planReconcile, unknownStateMessage } from '../reconcile/reconcile.ts';
 import { StoreWriteError } from '../store/errors.ts';
 import type { DurableView } from '../store/journal-codec.ts';
 import { encodeRecord, ledgerEntriesOf } from '../store/journal-codec.ts';
-import type { JournalRecord, RecordEvent, RecordNote, ReconcileOutcomeName } from '../store/journal-record.ts';
+import type { JournalRecord, RecordEvent, RecordNote, ReconcileOutcomeName, ResumeNote } from '../store/journal-record.ts';
 import { pointOf } from '../store/record-points.ts';
 import type { AppendReceipt, RecoveredTornTail, RunStore } from '../store/store.ts';
 import { executeCall, outcome, verifyCall } from '../tools/execute-call.ts';
@@ -41,6 +41,8 @@ export class RunDriver {
   private readonly usedToolUseIds = new Set<string>();
   /** Set on resume into an open turn: its checkpoint B is the one that fills in the turn. */
   private closingResumedTurn = false;
+  /** Set on resume until this process writes its first record, which carries it. */
+  private pendingResumeNote: ResumeNote | null = null;
 
   constructor(
     private readonly parts: DriverParts,
@@ -93,6 +95,11 @@ export class RunDriver {
    */
   async resume(maxTurns: number | undefined, tornTail: RecoveredTornTail | null): Promise<RunResult> {
     const context = this.snapshot.context;
+    this.pendingResumeNote = {
+      pid: process.pid,
+      fromSeq: this.seq - 1,
+      cutEnd: tornTail && { offset: tornTail.offset, bytes: tornTail.bytes, lostCommittedRecord: tornTail.lostCommittedRecord },
+    };
     this.emit({
       type: 'resumed',
       runId: this.runId,
@@ -275,8 +282,11 @@ export class RunDriver {
   private async persist(event: RecordEvent, note?: RecordNote): Promise<void> {
     const state = this.state;
     const context = this.snapshot.context;
-    const record = encodeRecord(this.durable, { seq: this.seq, at: Date.now(), event, state, context, note });
+    const resumed = this.pendingResumeNote;
+    const fullNote = resumed ? { ...note, resumed } : note;
+    const record = encodeRecord(this.durable, { seq: this.seq, at: Date.now(), event, state, context, note: fullNote });
     const receipt = await this.parts.store.append(record);
+    this.pendingResumeNote = null;
     for (const entry of ledgerEntriesOf(record)) this.durable.ledger.set(entry.tool_use_id, entry);
     this.durable = { state, context, ledger: this.durable.ledger };
     this.seq += 1;

@@ -54,6 +54,21 @@ export interface EncodedPendingCall {
 export interface RecordNote {
   reconcile?: ReconcileNote;
   reopened?: { maxTurns: number; previousState: AgentStateName };
+  /** On the first record of a run: which process started it. */
+  started?: { pid: number };
+  /**
+   * On the first record a resuming process writes: the process before it stopped (crashed,
+   * was killed or interrupted) after record `fromSeq`, and this one took over from there.
+   */
+  resumed?: ResumeNote;
+}
+
+export interface ResumeNote {
+  pid: number;
+  /** The last record the previous process wrote. */
+  fromSeq: number;
+  /** A cut-off end the resume dropped, if there was one. */
+  cutEnd: { offset: number; bytes: number; lostCommittedRecord: number | null } | null;
 }
 
 export interface ReconcileNote {

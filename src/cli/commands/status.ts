@@ -1,6 +1,6 @@
 /** `durable-agent status` and `durable-agent history`: read a run's store and print it. */
 import path from 'node:path';
-import { readRunHistory, readRunStatus } from '../../runtime/run-status.ts';
+import { type HistoryStep, readRunHistory, readRunStatus } from '../../runtime/run-status.ts';
 import { FileStore } from '../../store/file-store.ts';
 import type { StatusArgs } from '../args.ts';
 import { EXIT } from '../exit-codes.ts';
@@ -56,8 +56,17 @@ export async function historyCommand(args: StatusArgs, writers: Writers): Promis
     step.point,
     step.pending.join(',') || '-',
     formatBytes(step.bytes),
-    step.note?.reconcile ? `${step.note.reconcile.decision} ${step.note.reconcile.tool_use_id}` : step.note?.reopened ? `reopened, MAX_TURNS=${step.note.reopened.maxTurns}` : '',
+    historyNote(step),
   ]);
   for (const line of tableLines(['#', 'time', 'turn', 'state', 'event', 'saved', 'pending', 'bytes', 'note'], rows)) writers.out(line);
   return EXIT.done;
+}
+
+function historyNote(step: HistoryStep): string {
+  const parts: string[] = [];
+  const note = step.note;
+  if (note?.resumed) parts.push(`resumed by pid ${note.resumed.pid} after record ${note.resumed.fromSeq}`);
+  if (note?.reconcile) parts.push(`${note.reconcile.decision} ${note.reconcile.tool_use_id}`);
+  if (note?.reopened) parts.push(`reopened, MAX_TURNS=${note.reopened.maxTurns}`);
+  return parts.join('; ');
 }
