@@ -1,0 +1,186 @@
+/** Pure text for the live view: every string it shows is made here and tested without ink. */
+import type { AgentStateName } from '../../machines/agent-loop.types.ts';
+import type { ReconcileOutcomeName } from '../store/journal-record.ts';
+import type { PointName } from '../store/record-points.ts';
+import type { CallLine, RunView } from './run-view.ts';
+
+/** The loop's four working states, in the order a turn passes them. */
+export const LOOP_STATES: ReadonlyArray<{ state: AgentStateName; label: string }> = [
+  { state: 'awaitingModel', label: 'awaitingModel' },
+  { state: 'pendingTool', label: 'pendingTool (A)' },
+  { state: 'effectRecorded', label: 'effectRecorded' },
+  { state: 'closed', label: 'closed (B)' },
+];
+
+const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+const SPINNER_STEP_MS = 80;
+
+export function spinnerFrame(elapsedMs: number): string {
+  return SPINNER[Math.floor(Math.max(0, elapsedMs) / SPINNER_STEP_MS) % SPINNER.length]!;
+}
+
+/** "0.4 s", "12 s", "3 min 05 s": tenths while it is short enough for them to matter. */
+export function formatDuration(ms: number): string {
+  const clamped = Math.max(0, ms);
+  if (clamped < 10_000) return `${(Math.floor(clamped / 100) / 10).toFixed(1)} s`;
+  const seconds = Math.floor(clamped / 1000);
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min ${String(seconds % 60).padStart(2, '0')} s`;
+  return `${Math.floor(minutes / 60)} h ${String(minutes % 60).padStart(2, '0')} min`;
+}
+
+/** A bar of `width` cells, filled in proportion to done/total. */
+export function progressBar(done: number, total: number, width: number): string {
+  const cells = Math.max(1, width);
+  const filled = total > 0 ? Math.min(cells, Math.round((Math.max(0, done) / total) * cells)) : 0;
+  return '█'.repeat(filled) + '░'.repeat(cells - filled);
+}
+
+/** The bar's width for a terminal: as wide as there is room for, between 8 and 30 cells. */
+export function barWidth(columns: number): number {
+  // label column (9) + "turn 999 of 999" (15) + spaces (2)
+  return Math.max(8, Math.min(30, columns - 26));
+}
+
+export function formatCost(usd: number): string {
+  if (usd === 0) return '$0';
+  if (usd < 0.01) return `$${usd.toFixed(4)}`;
+  if (usd < 10) return `$${usd.toFixed(3)}`;
+  return `$${usd.toFixed(2)}`;
+}
+
+export function formatCount(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+/** What a save point made durable, in the words of the lesson. */
+export function checkpointName(point: PointName): string {
+  switch (point) {
+    case 'save-start':
+      return 'run created';
+    case 'save-a':
+      return 'checkpoint A';
+    case 'effect-write':
+      return 'ledger entry';
+    case 'save-b':
+      return 'checkpoint B';
+    case 'save-pause':
+      return 'pause_turn reply';
+    case 'save-done':
+      return 'final answer';
+    case 'save-max-turns':
+      return 'stop at MAX_TURNS';
+    case 'save-failed':
+      return 'failure';
+    case 'save-reopen':
+      return 'reopened run';
+  }
+}
+
+export function pluralize(count: number, one: string, many: string): string {
+  return `${formatCount(count)} ${count === 1 ? one : many}`;
+}
+
+export type Tone = 'good' | 'redo' | 'warn';
+
+/** How a dangling call was settled on resume, short enough for a narrow terminal. */
+export const RECONCILE_LABELS: Record<ReconcileOutcomeName, { text: string; tone: Tone }> = {
+  reused: { text: 'reused from the ledger, not re-run', tone: 'good' },
+  're-ran-read-only': { text: 'no ledger entry, read-only: re-run', tone: 'redo' },
+  'verified-done': { text: 'verified as done, not re-run', tone: 'good' },
+  'verified-not-done-ran': { text: 'verified as not done: run now', tone: 'redo' },
+  'unknown-reported': { text: 'unknown side effect: reported to the model (is_error), not re-run', tone: 'warn' },
+};
+
+export function toolKind(readOnly: boolean | null): string {
+  if (readOnly === null) return 'unknown tool';
+  return readOnly ? 'read-only' : 'side effect';
+}
+
+/** The status column of one call of the turn. */
+export function callStatusText(call: CallLine, now: number): string {
+  const onResume = call.reconciled ? ' (on resume)' : '';
+  switch (call.status) {
+    case 'waiting':
+      return 'waiting';
+    case 'running':
+      return `running ${formatDuration(now - (call.startedAt ?? now))}`;
+    case 'returned':
+      return `${outcomeText(call)}, writing its ledger entry`;
+    case 'recorded':
+      return `${call.reconciled === 'reused' ? 'reused' : outcomeText(call)}, in the ledger${onResume}`;
+    case 'unrecorded':
+      return `${outcomeText(call)}, ledger write FAILED`;
+  }
+}
+
+function outcomeText(call: CallLine): string {
+  const took = call.ms !== null ? ` in ${formatDuration(call.ms)}` : '';
+  switch (call.outcome) {
+    case null:
+      return 'recorded';
+    case 'ran':
+      return `ran${took}`;
+    case 'threw':
+      return `threw${took}`;
+    case 'timed-out':
+      return `timed out${took}`;
+    case 'rejected':
+      return 'rejected';
+    case 'verified':
+      return 'verified';
+    case 'unknown':
+      return 'state unknown';
+  }
+}
+
+/** What the process is doing right now, for the "now" row. */
+export function activityText(view: RunView, now: number): string {
+  if (view.modelCall) return `asking the model · ${formatDuration(now - view.modelCall.since)}`;
+  const running = view.calls.find((call) => call.status === 'running');
+  if (running) return `running ${running.name}`;
+  const returned = view.calls.find((call) => call.status === 'returned');
+  if (returned) return `recording ${returned.name} in the ledger`;
+  if (view.state === 'pendingTool' || view.state === 'effectRecorded') {
+    return view.calls.every((call) => call.status === 'recorded' || call.status === 'unrecorded')
+      ? 'closing the turn (checkpoint B)'
+      : 'settling the calls';
+  }
+  if (view.state === null) return 'starting';
+  return 'saving';
+}
+
+/** How the view ended, in parts (the first is the verdict); null while the run goes on. */
+export function endingText(view: RunView): { parts: string[]; tone: 'good' | 'warn' | 'bad' } | null {
+  const ending = view.ending;
+  if (!ending) return null;
+  switch (ending.kind) {
+    case 'finished': {
+      const { result } = ending;
+      const turns = `after ${pluralize(result.turn, 'turn', 'turns')}`;
+      if (result.status === 'done') return { parts: ['✔ done', turns], tone: 'good' };
+      if (result.status === 'stoppedAtMaxTurns') return { parts: [`■ stopped at MAX_TURNS=${result.maxTurns}`, turns], tone: 'warn' };
+      return { parts: ['✖ failed', result.failure?.message ?? 'the run failed'], tone: 'bad' };
+    }
+    case 'exited': {
+      const how = ending.code === 137 ? 'killed' : ending.code === 130 ? 'interrupted' : 'stopped';
+      return { parts: [`✖ ${how} (exit ${ending.code})`, savedUpTo(view)], tone: 'bad' };
+    }
+    case 'ended-early':
+      return { parts: ['✖ stopped before the end (see below)', savedUpTo(view)], tone: 'bad' };
+  }
+}
+
+function savedUpTo(view: RunView): string {
+  return view.lastSave
+    ? `the run is saved up to its ${checkpointName(view.lastSave.point)} (record ${view.lastSave.seq})`
+    : 'the run is saved up to its last checkpoint';
+}
+
+/** Whether a resume command is worth showing: the run stopped and can go on. */
+export function showsResumeHint(view: RunView): boolean {
+  const ending = view.ending;
+  if (!ending) return false;
+  return ending.kind !== 'finished';
+}

@@ -1,0 +1,52 @@
+/**
+ * List prices of a few Claude models, in US dollars per million tokens, for an estimated cost
+ * in the live view. An estimate only: cache writes are priced at the 5-minute rate, long-context
+ * and batch rates are ignored, and prices change. Models not listed (and the scripted model)
+ * get no cost at all rather than a guess.
+ */
+import type { TokenUsage } from '../../machines/agent-loop.types.ts';
+
+export interface ModelPrice {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+const OPUS_4: ModelPrice = { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 };
+const OPUS_4_5: ModelPrice = { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 };
+const SONNET: ModelPrice = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 };
+const HAIKU_4_5: ModelPrice = { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 };
+const HAIKU_3_5: ModelPrice = { input: 0.8, output: 4, cacheRead: 0.08, cacheWrite: 1 };
+
+const PRICES: Readonly<Record<string, ModelPrice>> = {
+  'claude-opus-4-5': OPUS_4_5,
+  'claude-opus-4-1': OPUS_4,
+  'claude-opus-4-0': OPUS_4,
+  'claude-opus-4': OPUS_4,
+  'claude-sonnet-4-5': SONNET,
+  'claude-sonnet-4-0': SONNET,
+  'claude-sonnet-4': SONNET,
+  'claude-3-7-sonnet': SONNET,
+  'claude-haiku-4-5': HAIKU_4_5,
+  'claude-3-5-haiku': HAIKU_3_5,
+};
+
+/** The price of a model by its API name; a dated snapshot (…-20250929) or …-latest is priced as its family. */
+export function priceOf(model: string): ModelPrice | null {
+  const family = model.replace(/-(\d{8}|latest)$/, '');
+  return PRICES[family] ?? null;
+}
+
+/** Estimated US dollars for the usage so far, or null when the model's price is not known. */
+export function estimateCost(model: string, usage: TokenUsage): number | null {
+  const price = priceOf(model);
+  if (!price) return null;
+  const perToken = (perMillion: number) => perMillion / 1_000_000;
+  return (
+    usage.input * perToken(price.input) +
+    usage.output * perToken(price.output) +
+    usage.cacheRead * perToken(price.cacheRead) +
+    usage.cacheWrite * perToken(price.cacheWrite)
+  );
+}

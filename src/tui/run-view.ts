@@ -1,0 +1,262 @@
+/**
+ * The live view's state, folded from the run's events: pure, so every frame the TUI draws can
+ * be rebuilt from an event list in a test. The permanent log carries exactly the plain lines
+ * (plainLine / detailLine), so nothing the plain output says is missing from the terminal.
+ */
+import type { AgentStateName, OutcomeKind, TokenUsage } from '../../machines/agent-loop.types.ts';
+import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
+import { detailLine, plainLine } from '../cli/plain-reporter.ts';
+import type { CallView, RunEvent, RunResult } from '../runtime/run-events.ts';
+import type { ReconcileOutcomeName } from '../store/journal-record.ts';
+import type { PointName } from '../store/record-points.ts';
+
+/**
+ * Where one call of the turn stands. waiting: not started; running; returned: the tool is done,
+ * its ledger entry not yet durable; recorded: in the ledger; unrecorded: it ran but the ledger
+ * write failed.
+ */
+export type CallStatus = 'waiting' | 'running' | 'returned' | 'recorded' | 'unrecorded';
+
+export interface CallLine {
+  id: string;
+  name: string;
+  readOnly: boolean | null;
+  status: CallStatus;
+  startedAt: number | null;
+  ms: number | null;
+  outcome: OutcomeKind | null;
+  /** How a resume settled it, when it did. */
+  reconciled: ReconcileOutcomeName | null;
+}
+
+export interface ReconcileLine {
+  id: string;
+  name: string;
+  readOnly: boolean | null;
+  decision: ReconcileOutcomeName;
+  detail: string | null;
+}
+
+export interface LastSave {
+  point: PointName;
+  label: string;
+  seq: number;
+  state: AgentStateName;
+  bytes: number;
+  at: number;
+}
+
+export type LogTone = 'save-a' | 'save-b' | 'resume' | 'reconcile' | 'done' | 'stopped' | 'failed' | 'detail' | 'alert' | 'notice';
+
+export interface LogEntry {
+  id: number;
+  text: string;
+  tone: LogTone;
+}
+
+/**
+ * How the run view ended: the run finished (done, stopped, failed); the process is exiting
+ * without a finish (a simulated kill, Ctrl-C); or the command ended early on an error.
+ */
+export type Ending = { kind: 'finished'; result: RunResult } | { kind: 'exited'; code: number } | { kind: 'ended-early' };
+
+export interface RunView {
+  verbose: boolean;
+  /** The command line that resumes this run, shown when the process stops before the end. */
+  resumeHint: string;
+  runId: string | null;
+  task: string | null;
+  model: string | null;
+  location: string | null;
+  /** Where the run stood when this process picked it up. */
+  resumedAt: { turn: number; state: AgentStateName; pending: string[] } | null;
+  state: AgentStateName | null;
+  turn: number;
+  maxTurns: number;
+  calls: CallLine[];
+  reconciled: ReconcileLine[];
+  /** Null after a resume until this process saves (the 'resumed' event does not carry them). */
+  usage: TokenUsage | null;
+  ledgerEntries: number | null;
+  lastSave: LastSave | null;
+  /** What this process appended to the journal. */
+  written: { records: number; bytes: number };
+  /** Set while a model call is out. */
+  modelCall: { turn: number; since: number } | null;
+  log: LogEntry[];
+  ending: Ending | null;
+}
+
+export type ViewAction =
+  | { type: 'event'; event: RunEvent; at: number }
+  /** A line the command prints itself (the [kill] line, the interrupt notice). */
+  | { type: 'print'; stream: 'out' | 'err'; text: string }
+  /** The process is exiting now (process.exit from a crash or interrupt handler). */
+  | { type: 'exit'; code: number }
+  /** The command is done with the run view. */
+  | { type: 'close' };
+
+export interface ViewSettings {
+  verbose: boolean;
+  resumeHint: string;
+  /** The task, when the command knows it (the 'resumed' event does not carry it). */
+  task: string | null;
+}
+
+export function initialView(settings: ViewSettings): RunView {
+  return {
+    verbose: settings.verbose,
+    resumeHint: settings.resumeHint,
+    runId: null,
+    task: settings.task,
+    model: null,
+    location: null,
+    resumedAt: null,
+    state: null,
+    turn: 0,
+    maxTurns: 0,
+    calls: [],
+    reconciled: [],
+    usage: null,
+    ledgerEntries: null,
+    lastSave: null,
+    written: { records: 0, bytes: 0 },
+    modelCall: null,
+    log: [],
+    ending: null,
+  };
+}
+
+export function reduceView(view: RunView, action: ViewAction): RunView {
+  switch (action.type) {
+    case 'event':
+      return logEvent(applyEvent(view, action.event, action.at), action.event);
+    case 'print':
+      return appendLog(view, action.text, action.stream === 'out' ? 'notice' : 'alert');
+    case 'exit':
+      return view.ending ? view : { ...view, modelCall: null, ending: { kind: 'exited', code: action.code } };
+    case 'close':
+      return view.ending ? view : { ...view, modelCall: null, ending: { kind: 'ended-early' } };
+  }
+}
+
+function applyEvent(view: RunView, event: RunEvent, at: number): RunView {
+  switch (event.type) {
+    case 'started':
+      return {
+        ...view,
+        runId: event.runId,
+        task: event.task,
+        model: event.model,
+        location: event.location,
+        maxTurns: event.maxTurns,
+        state: 'awaitingModel',
+        usage: ZERO_USAGE,
+        ledgerEntries: 0,
+      };
+    case 'resumed':
+      return {
+        ...view,
+        runId: event.runId,
+        model: event.model,
+        location: event.location,
+        state: event.state,
+        turn: event.turn,
+        maxTurns: event.maxTurns,
+        resumedAt: { turn: event.turn, state: event.state, pending: event.pending.map((call) => call.name) },
+        calls: event.pending.map((call) => newCall(call, 'waiting')),
+      };
+    case 'reopened':
+      return { ...view, maxTurns: event.maxTurns };
+    case 'reconciled':
+      return {
+        ...view,
+        reconciled: [
+          ...view.reconciled,
+          { id: event.call.id, name: event.call.name, readOnly: event.call.readOnly, decision: event.decision, detail: event.detail },
+        ],
+        calls: updateCall(view.calls, event.call, (call) => ({
+          ...call,
+          reconciled: event.decision,
+          // A ledger hit is durable already; every other decision is followed by its own ledger write.
+          status: event.decision === 'reused' ? 'recorded' : call.status,
+          outcome: event.decision === 'unknown-reported' ? 'unknown' : event.decision === 'verified-done' ? 'verified' : call.outcome,
+        })),
+      };
+    case 'saved':
+      return {
+        ...view,
+        state: event.state,
+        turn: event.turn,
+        maxTurns: event.maxTurns,
+        usage: event.usage,
+        ledgerEntries: event.ledgerEntries,
+        lastSave: { point: event.point, label: event.label, seq: event.seq, state: event.state, bytes: event.bytes, at: event.at },
+        written: { records: view.written.records + 1, bytes: view.written.bytes + event.bytes },
+        calls: callsAfterSave(view.calls, event),
+      };
+    case 'model-call':
+      return { ...view, modelCall: { turn: event.turn, since: at } };
+    case 'model-reply':
+      return { ...view, modelCall: null };
+    case 'tool-started':
+      return { ...view, calls: updateCall(view.calls, event.call, (call) => ({ ...call, status: 'running', startedAt: event.at, ms: null })) };
+    case 'tool-finished':
+      return {
+        ...view,
+        calls: updateCall(view.calls, event.call, (call) => ({ ...call, status: 'returned', ms: event.ms, outcome: event.outcome.kind })),
+      };
+    case 'ledger-write-failed':
+      return { ...view, calls: updateCall(view.calls, event.call, (call) => ({ ...call, status: 'unrecorded' })) };
+    case 'finished':
+      return { ...view, modelCall: null, ending: { kind: 'finished', result: event.result } };
+  }
+}
+
+/** A checkpoint A opens a new list of calls; the ledger writes after it mark them recorded. */
+function callsAfterSave(calls: readonly CallLine[], event: Extract<RunEvent, { type: 'saved' }>): CallLine[] {
+  if (event.point === 'save-a') return event.pending.map((call) => newCall(call, 'waiting'));
+  const known = new Map(calls.map((call) => [call.id, call]));
+  // After a resume into a turn, the first save may name calls this view has not seen yet.
+  const base = event.pending.length > 0 ? event.pending.map((call) => known.get(call.id) ?? newCall(call, 'waiting')) : [...calls];
+  const recorded = new Set(event.recordedIds);
+  return base.map((call) => (recorded.has(call.id) && call.status !== 'unrecorded' ? { ...call, status: 'recorded' } : call));
+}
+
+function newCall(call: CallView, status: CallStatus): CallLine {
+  return { id: call.id, name: call.name, readOnly: call.readOnly, status, startedAt: null, ms: null, outcome: null, reconciled: null };
+}
+
+function updateCall(calls: readonly CallLine[], target: CallView, change: (call: CallLine) => CallLine): CallLine[] {
+  const found = calls.some((call) => call.id === target.id);
+  const list = found ? calls : [...calls, newCall(target, 'waiting')];
+  return list.map((call) => (call.id === target.id ? change(call) : call));
+}
+
+function logEvent(view: RunView, event: RunEvent): RunView {
+  let next = view;
+  const line = plainLine(event);
+  if (line !== null) next = appendLog(next, line, toneOf(event));
+  const detail = detailLine(event, view.verbose);
+  if (detail !== null) next = appendLog(next, detail, event.type === 'ledger-write-failed' ? 'alert' : 'detail');
+  return next;
+}
+
+function toneOf(event: RunEvent): LogTone {
+  switch (event.type) {
+    case 'saved':
+      return event.point === 'save-a' ? 'save-a' : 'save-b';
+    case 'resumed':
+      return 'resume';
+    case 'reconciled':
+      return 'reconcile';
+    case 'finished':
+      return event.result.status === 'done' ? 'done' : event.result.status === 'failed' ? 'failed' : 'stopped';
+    default:
+      return 'detail';
+  }
+}
+
+function appendLog(view: RunView, text: string, tone: LogTone): RunView {
+  return { ...view, log: [...view.log, { id: view.log.length, text, tone }] };
+}
