@@ -1,0 +1,30 @@
+/** @jsxRuntime automatic @jsxImportSource react */
+/** The machine's states in a row, the current one marked; wraps on a narrow terminal. */
+import { Box, Text } from 'ink';
+import type { AgentStateName } from '../../../machines/agent-loop.types.ts';
+import { LOOP_STATES } from '../format.ts';
+
+export function StateRow({ state }: { state: AgentStateName | null }) {
+  const final = state !== null && !LOOP_STATES.some((step) => step.state === state) ? state : null;
+  const steps = [...LOOP_STATES, ...(final ? [{ state: final, label: final }] : [])];
+  return (
+    <Box flexWrap="wrap">
+      {steps.map((step, index) => (
+        <Box key={step.state}>
+          {step.state === state ? (
+            <Text bold color={final ? finalColor(final) : 'cyan'}>
+              ▶ {step.label}
+            </Text>
+          ) : (
+            <Text dimColor>{step.label}</Text>
+          )}
+          {index < steps.length - 1 ? <Text dimColor> → </Text> : null}
+        </Box>
+      ))}
+    </Box>
+  );
+}
+
+function finalColor(state: AgentStateName): string {
+  return state === 'done' ? 'green' : state === 'failed' ? 'red' : 'yellow';
+}

@@ -1,0 +1,23 @@
+/** @jsxRuntime automatic @jsxImportSource react */
+/** Tokens so far and, where the model's price is known, an estimated cost. */
+import { Text } from 'ink';
+import type { TokenUsage } from '../../../machines/agent-loop.types.ts';
+import { formatCost, formatCount } from '../format.ts';
+import { estimateCost } from '../prices.ts';
+import { Segments } from './Segments.tsx';
+
+export function UsageLine({ usage, model }: { usage: TokenUsage | null; model: string | null }) {
+  if (!usage) return <Text dimColor>not known until this process saves</Text>;
+  const cost = model ? estimateCost(model, usage) : null;
+  return (
+    <Segments
+      parts={[
+        `in ${formatCount(usage.input)}`,
+        `out ${formatCount(usage.output)}`,
+        `cache read ${formatCount(usage.cacheRead)}`,
+        `cache write ${formatCount(usage.cacheWrite)}`,
+        cost !== null ? <Text color="magenta">≈ {formatCost(cost)} (estimate)</Text> : null,
+      ]}
+    />
+  );
+}
