@@ -18,6 +18,7 @@ import type { Writers } from './plain-reporter.ts';
 export const stdWriters: Writers = {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
+  terminal: process.stdout,
 };
 
 export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, writers: Writers = stdWriters): Promise<number> {

@@ -8,6 +8,8 @@ import type { RunEvent, RunObserver, RunResult } from '../runtime/run-events.ts'
 export interface Writers {
   out(line: string): void;
   err(line: string): void;
+  /** The stream out() writes to, when it is the process's own stdout: a terminal there may show the TUI. */
+  terminal?: NodeJS.WriteStream;
 }
 
 const RECONCILE_PHRASES: Record<ReconcileOutcomeName, string> = {

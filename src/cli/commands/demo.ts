@@ -12,7 +12,8 @@ import type { RunResult } from '../../runtime/run-events.ts';
 import { FileStore } from '../../store/file-store.ts';
 import { type DemoArgs, UsageError } from '../args.ts';
 import { EXIT } from '../exit-codes.ts';
-import { plainReporter, type Writers } from '../plain-reporter.ts';
+import type { Writers } from '../plain-reporter.ts';
+import { openRunReporter } from '../run-reporter.ts';
 
 export const STATE_DIR = '.durable-agent';
 
@@ -20,24 +21,34 @@ export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writer
   if (args.listCrashPoints) return listCrashPoints(writers);
   const dir = path.resolve(args.dir);
   const model = await demoModel(args, env);
+  const reporter = await openRunReporter(writers, env, { plain: args.plain, verbose: args.verbose, task: DEMO_TASK, resumeHint: resumeCommandFor(dir) });
   const parts = {
     store: new FileStore(path.join(dir, STATE_DIR), { writeFaults: env.DURABLE_AGENT_FAIL_WRITE }),
     model,
     tools: demoTools(dir, { paceMs: args.paceMs, jitterMs: args.jitterMs, verify: args.verify }),
-    observer: plainReporter(writers, args.verbose),
+    observer: reporter.observer,
     crashAfter: env.CRASH_AFTER,
-    onCrash: exitOnCrash(env.CRASH_MODE, writers),
+    onCrash: exitOnCrash(env.CRASH_MODE, reporter.writers),
     ...(args.maxTokens ? { maxTokens: args.maxTokens } : {}),
   };
-  exitOnInterrupt(writers);
+  exitOnInterrupt(reporter.writers);
   let result: RunResult;
-  if (args.resume) {
-    result = await resumeRun({ ...parts, ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}) });
-  } else {
-    ensureSampleNotes(dir);
-    result = await startRun({ ...parts, task: DEMO_TASK, fresh: args.fresh, ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}) });
+  try {
+    if (args.resume) {
+      result = await resumeRun({ ...parts, ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}) });
+    } else {
+      ensureSampleNotes(dir);
+      result = await startRun({ ...parts, task: DEMO_TASK, fresh: args.fresh, ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}) });
+    }
+  } finally {
+    reporter.close(); // before main prints an error: the terminal must be the TUI's no more
   }
   return exitCodeOf(result);
+}
+
+/** The command that picks this demo run up again, as the TUI shows it when the process stops early. */
+function resumeCommandFor(dir: string): string {
+  return dir === process.cwd() ? 'durable-agent demo --resume' : `durable-agent demo --resume --dir ${JSON.stringify(dir)}`;
 }
 
 export function exitCodeOf(result: RunResult): number {
