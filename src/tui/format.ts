@@ -112,6 +112,8 @@ export function callStatusText(call: CallLine, now: number): string {
       return `${call.reconciled === 'reused' ? 'reused' : outcomeText(call)}, in the ledger${onResume}`;
     case 'unrecorded':
       return `${outcomeText(call)}, ledger write FAILED`;
+    case 'cut-off':
+      return call.outcome === null ? 'cut off while running: no result recorded' : `${outcomeText(call)}, cut off before its ledger entry`;
   }
 }
 
@@ -174,7 +176,7 @@ export function endingText(view: RunView): { parts: string[]; tone: 'good' | 'wa
 
 function savedUpTo(view: RunView): string {
   return view.lastSave
-    ? `the run is saved up to its ${checkpointName(view.lastSave.point)} (record ${view.lastSave.seq})`
+    ? `the run is saved up to record ${view.lastSave.seq} (${checkpointName(view.lastSave.point)})`
     : 'the run is saved up to its last checkpoint';
 }
 

@@ -13,9 +13,9 @@ import type { PointName } from '../store/record-points.ts';
 /**
  * Where one call of the turn stands. waiting: not started; running; returned: the tool is done,
  * its ledger entry not yet durable; recorded: in the ledger; unrecorded: it ran but the ledger
- * write failed.
+ * write failed; cut-off: the process ended while it was running or before its entry was written.
  */
-export type CallStatus = 'waiting' | 'running' | 'returned' | 'recorded' | 'unrecorded';
+export type CallStatus = 'waiting' | 'running' | 'returned' | 'recorded' | 'unrecorded' | 'cut-off';
 
 export interface CallLine {
   id: string;
@@ -134,9 +134,9 @@ export function reduceView(view: RunView, action: ViewAction): RunView {
     case 'print':
       return appendLog(view, action.text, action.stream === 'out' ? 'notice' : 'alert');
     case 'exit':
-      return view.ending ? view : { ...view, modelCall: null, ending: { kind: 'exited', code: action.code } };
+      return view.ending ? view : { ...cutOff(view), ending: { kind: 'exited', code: action.code } };
     case 'close':
-      return view.ending ? view : { ...view, modelCall: null, ending: { kind: 'ended-early' } };
+      return view.ending ? view : { ...cutOff(view), ending: { kind: 'ended-early' } };
   }
 }
 
@@ -221,6 +221,12 @@ function callsAfterSave(calls: readonly CallLine[], event: Extract<RunEvent, { t
   const base = event.pending.length > 0 ? event.pending.map((call) => known.get(call.id) ?? newCall(call, 'waiting')) : [...calls];
   const recorded = new Set(event.recordedIds);
   return base.map((call) => (recorded.has(call.id) && call.status !== 'unrecorded' ? { ...call, status: 'recorded' } : call));
+}
+
+/** The process ends here: nothing is in flight any more, and what was in flight has no entry. */
+function cutOff(view: RunView): RunView {
+  const inFlight = (call: CallLine) => call.status === 'running' || call.status === 'returned';
+  return { ...view, modelCall: null, calls: view.calls.map((call) => (inFlight(call) ? { ...call, status: 'cut-off' } : call)) };
 }
 
 function newCall(call: CallView, status: CallStatus): CallLine {

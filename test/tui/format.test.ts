@@ -107,6 +107,8 @@ describe('words for the loop', () => {
       'state unknown, in the ledger (on resume)',
     );
     expect(callStatusText(call({ status: 'unrecorded', outcome: 'ran', ms: 100 }), 0)).toBe('ran in 0.1 s, ledger write FAILED');
+    expect(callStatusText(call({ status: 'cut-off' }), 0)).toBe('cut off while running: no result recorded');
+    expect(callStatusText(call({ status: 'cut-off', outcome: 'ran', ms: 100 }), 0)).toBe('ran in 0.1 s, cut off before its ledger entry');
   });
 
   it('says what the process is doing', () => {
@@ -140,7 +142,7 @@ describe('the ending', () => {
     const base = reduceView(view(), { type: 'print', stream: 'out', text: 'x' });
     const lastSave = { point: 'save-a' as const, label: 'after-save-a:3', seq: 7, state: 'pendingTool' as const, bytes: 805, at: 0 };
     const killed = { ...base, lastSave, ending: { kind: 'exited' as const, code: 137 } };
-    expect(endingText(killed)).toEqual({ parts: ['✖ killed (exit 137)', 'the run is saved up to its checkpoint A (record 7)'], tone: 'bad' });
+    expect(endingText(killed)).toEqual({ parts: ['✖ killed (exit 137)', 'the run is saved up to record 7 (checkpoint A)'], tone: 'bad' });
     expect(showsResumeHint(killed)).toBe(true);
     expect(endingText({ ...killed, ending: { kind: 'exited', code: 130 } })?.parts[0]).toBe('✖ interrupted (exit 130)');
     expect(endingText({ ...killed, ending: { kind: 'ended-early' } })?.parts[0]).toBe('✖ stopped before the end (see below)');

@@ -114,7 +114,7 @@ describe('when the process stops', () => {
     view = reduceView(view, { type: 'print', stream: 'out', text: '[kill] simulated kill at after-effect-write:3' });
     view = reduceView(view, { type: 'exit', code: 137 });
     const text = frame(view, view.lastSave!.at);
-    expect(text).toMatch(/now\s+✖ killed \(exit 137\) · the run is saved up to its ledger entry \(record 8\)\n\s+resume with: durable-agent demo --resume/);
+    expect(text).toMatch(/now\s+✖ killed \(exit 137\) · the run is saved up to record 8 \(ledger entry\)\n\s+resume with: durable-agent demo --resume/);
     expect(text).not.toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/);
   });
 });
@@ -134,6 +134,9 @@ describe('on a narrow terminal (40 columns)', () => {
     }
     const panel = frame(viewOf(resumed, (e) => e.type === 'saved'), 0, 40);
     expect(panel).toContain('│ ✔ write_report toolu_03 ·');
-    expect(panel.replace(/[│\s]+/g, ' ')).toContain('reused from the ledger, not re-run');
+    const flat = panel.replace(/[│\s]+/g, ' ');
+    expect(flat).toContain('resumed at turn 3 (effectRecorded) · dangling: write_report');
+    expect(flat).toContain('reused from the ledger, not re-run');
+    expect(panel, 'no empty line inside the box').not.toMatch(/│ +│/);
   });
 });

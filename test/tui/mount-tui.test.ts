@@ -84,7 +84,7 @@ describe('the mounted TUI', () => {
     hook!(137); // what process.exit(137) runs, synchronously
     const text = terminal.text;
     expect(text).toContain('[kill] simulated kill at after-save-a:2');
-    expect(text).toContain('✖ killed (exit 137) · the run is saved up to its checkpoint A (record 4)');
+    expect(text).toContain('✖ killed (exit 137) · the run is saved up to record 4 (checkpoint A)');
     expect(text).toContain('resume with: durable-agent demo --resume');
     expect(exitListeners()).toHaveLength(before.length);
   });

@@ -107,6 +107,16 @@ describe('the live state', () => {
     expect(reduceView(half, { type: 'exit', code: 137 }).ending).toEqual({ kind: 'exited', code: 137 });
     expect(reduceView(half, { type: 'close' }).ending).toEqual({ kind: 'ended-early' });
   });
+
+  it('marks what was in flight as cut off when the process ends mid-step', async () => {
+    const { events } = await runDemo();
+    const running = reduceView(viewOf(events, toolStarted('toolu_01')), { type: 'exit', code: 130 });
+    expect(running.calls[0]?.status).toBe('cut-off');
+    const returned = reduceView(viewOf(events, (e) => e.type === 'tool-finished'), { type: 'close' });
+    expect(returned.calls[0]).toMatchObject({ status: 'cut-off', outcome: 'ran' });
+    const asking = reduceView(viewOf(events, (e) => e.type === 'model-call'), { type: 'exit', code: 137 });
+    expect(asking.modelCall).toBeNull();
+  });
 });
 
 describe('on resume', () => {

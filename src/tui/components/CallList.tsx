@@ -37,5 +37,7 @@ function CallIcon({ call, now }: { call: CallLine; now: number }) {
       return <Text color="green">✔</Text>;
     case 'unrecorded':
       return <Text color="red">⚠</Text>;
+    case 'cut-off':
+      return <Text color="red">✖</Text>;
   }
 }

@@ -8,12 +8,15 @@ import type { ReactNode } from 'react';
 
 export function Segments({ parts }: { parts: ReadonlyArray<ReactNode | null> }) {
   const shown = parts.filter((part) => part !== null && part !== false);
+  // The separator ends its part and the gap is the layout's, so a line never starts or ends with a stray space.
   return (
-    <Box flexWrap="wrap">
+    <Box flexWrap="wrap" columnGap={1}>
       {shown.map((part, index) => (
         <Box key={index}>
-          <Text>{part}</Text>
-          {index < shown.length - 1 ? <Text dimColor> · </Text> : null}
+          <Text>
+            {part}
+            {index < shown.length - 1 ? <Text dimColor> ·</Text> : null}
+          </Text>
         </Box>
       ))}
     </Box>

@@ -8,9 +8,9 @@ export function StateRow({ state }: { state: AgentStateName | null }) {
   const final = state !== null && !LOOP_STATES.some((step) => step.state === state) ? state : null;
   const steps = [...LOOP_STATES, ...(final ? [{ state: final, label: final }] : [])];
   return (
-    <Box flexWrap="wrap">
+    <Box flexWrap="wrap" columnGap={1}>
       {steps.map((step, index) => (
-        <Box key={step.state}>
+        <Text key={step.state}>
           {step.state === state ? (
             <Text bold color={final ? finalColor(final) : 'cyan'}>
               ▶ {step.label}
@@ -18,8 +18,8 @@ export function StateRow({ state }: { state: AgentStateName | null }) {
           ) : (
             <Text dimColor>{step.label}</Text>
           )}
-          {index < steps.length - 1 ? <Text dimColor> → </Text> : null}
-        </Box>
+          {index < steps.length - 1 ? <Text dimColor> →</Text> : null}
+        </Text>
       ))}
     </Box>
   );
