@@ -150,7 +150,8 @@ export function activityText(view: RunView, now: number): string {
       : 'settling the calls';
   }
   if (view.state === null) return 'starting';
-  return 'saving';
+  if (view.state === 'closed' || view.state === 'awaitingModel') return 'about to ask the model';
+  return 'finishing';
 }
 
 /** How the view ended, in parts (the first is the verdict); null while the run goes on. */

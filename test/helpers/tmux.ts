@@ -98,7 +98,8 @@ export class TmuxPane {
   }
 
   private tmux(args: string[]): Promise<{ stdout: string; stderr: string }> {
-    return run('tmux', ['-L', this.socket, ...args], { env: this.env, timeout: 30_000 });
+    // -u: UTF-8 whatever the locale, or the TUI's ▶ and spinners would read back as "_".
+    return run('tmux', ['-u', '-L', this.socket, ...args], { env: this.env, timeout: 30_000 });
   }
 }
 

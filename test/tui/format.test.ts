@@ -113,6 +113,7 @@ describe('words for the loop', () => {
 
   it('says what the process is doing', () => {
     expect(activityText(view(), 0)).toBe('starting');
+    expect(activityText(view({ state: 'closed' }), 0)).toBe('about to ask the model');
     expect(activityText(view({ state: 'closed', modelCall: { turn: 1, since: 1_000 } }), 3_500)).toBe('asking the model · 2.5 s');
     expect(activityText(view({ state: 'pendingTool', calls: [call({ status: 'running', startedAt: 0 })] }), 10)).toBe('running read_notes');
     expect(activityText(view({ state: 'pendingTool', calls: [call({ status: 'returned' })] }), 10)).toBe('recording read_notes in the ledger');
