@@ -51,6 +51,17 @@ export async function resumeDemo(run: DemoRun, options: { verify?: boolean } = {
   return events;
 }
 
+/** What the demo prints, uninterrupted, in plain mode. */
+export const DEMO_PLAIN_LINES = [
+  '[turn 1][save A] pending=read_notes',
+  '[turn 1][save B]',
+  '[turn 2][save A] pending=count_words',
+  '[turn 2][save B]',
+  '[turn 3][save A] pending=write_report',
+  '[turn 3][save B]',
+  '[done] Report written to report.txt, task complete.',
+];
+
 export const SETTINGS = { verbose: false, resumeHint: 'durable-agent demo --resume', task: DEMO_TASK };
 
 /** The view after the events up to and including the first that matches `until` (all of them without it). */

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { plainReporter } from '../../src/cli/plain-reporter.ts';
 import type { RunEvent } from '../../src/runtime/run-events.ts';
 import { initialView, reduceView } from '../../src/tui/run-view.ts';
-import { resumeDemo, runDemo, SETTINGS, viewOf } from './demo-events.ts';
+import { DEMO_PLAIN_LINES, resumeDemo, runDemo, SETTINGS, viewOf } from './demo-events.ts';
 
 function plainOut(events: readonly RunEvent[], verbose = false): { out: string[]; err: string[] } {
   const out: string[] = [];
@@ -25,15 +25,7 @@ describe('the permanent log', () => {
       expect(view.log.filter((e) => e.tone !== 'detail').map((e) => e.text)).toEqual(out);
       expect(view.log.filter((e) => e.tone === 'detail').map((e) => e.text)).toEqual(err);
     }
-    expect(viewOf(events).log.map((e) => e.text)).toEqual([
-      '[turn 1][save A] pending=read_notes',
-      '[turn 1][save B]',
-      '[turn 2][save A] pending=count_words',
-      '[turn 2][save B]',
-      '[turn 3][save A] pending=write_report',
-      '[turn 3][save B]',
-      '[done] Report written to report.txt, task complete.',
-    ]);
+    expect(viewOf(events).log.map((e) => e.text)).toEqual(DEMO_PLAIN_LINES);
   });
 
   it('adds the lines the command prints itself, and numbers every entry', () => {
