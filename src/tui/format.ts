@@ -144,11 +144,13 @@ export function activityText(view: RunView, now: number): string {
   if (running) return `running ${running.name}`;
   const returned = view.calls.find((call) => call.status === 'returned');
   if (returned) return `recording ${returned.name} in the ledger`;
-  if (view.state === 'pendingTool' || view.state === 'effectRecorded') {
-    return view.calls.every((call) => call.status === 'recorded' || call.status === 'unrecorded')
-      ? 'closing the turn (checkpoint B)'
-      : 'settling the calls';
+  const waiting = view.calls.find((call) => call.status === 'waiting');
+  if (waiting) {
+    // In the turn a resume picked up, a call without a decision yet is being reconciled (verify may take a while).
+    const reconciling = view.resumedAt?.turn === view.turn && waiting.reconciled === null;
+    return reconciling ? `reconciling ${waiting.name}` : `about to run ${waiting.name}`;
   }
+  if (view.state === 'pendingTool' || view.state === 'effectRecorded') return 'closing the turn (checkpoint B)';
   if (view.state === null) return 'starting';
   if (view.state === 'closed' || view.state === 'awaitingModel') return 'about to ask the model';
   return 'finishing';

@@ -118,6 +118,10 @@ describe('words for the loop', () => {
     expect(activityText(view({ state: 'pendingTool', calls: [call({ status: 'running', startedAt: 0 })] }), 10)).toBe('running read_notes');
     expect(activityText(view({ state: 'pendingTool', calls: [call({ status: 'returned' })] }), 10)).toBe('recording read_notes in the ledger');
     expect(activityText(view({ state: 'effectRecorded', calls: [call({ status: 'recorded' })] }), 10)).toBe('closing the turn (checkpoint B)');
+    expect(activityText(view({ state: 'pendingTool', turn: 2, calls: [call()] }), 10)).toBe('about to run read_notes');
+    const resumed = { state: 'pendingTool' as const, turn: 2, resumedAt: { turn: 2, state: 'pendingTool' as const, pending: ['read_notes'] } };
+    expect(activityText(view({ ...resumed, calls: [call()] }), 10)).toBe('reconciling read_notes');
+    expect(activityText(view({ ...resumed, calls: [call({ reconciled: 'verified-not-done-ran' })] }), 10)).toBe('about to run read_notes');
   });
 });
 
