@@ -21,7 +21,7 @@ const STATES = new Set<AgentStateName>([
   'stoppedAtMaxTurns',
   'failed',
 ]);
-const EVENTS = new Set<RecordEvent>(['START', 'REOPEN', 'MODEL_REPLY', 'MODEL_REPLY_INVALID', 'TOOL_RESULT', 'CLOSE_TURN']);
+const EVENTS = new Set<RecordEvent>(['START', 'REOPEN', 'MODEL_USAGE', 'MODEL_REPLY', 'MODEL_REPLY_INVALID', 'TOOL_RESULT', 'CLOSE_TURN']);
 
 export interface CutEnd {
   offset: number;
