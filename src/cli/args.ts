@@ -17,6 +17,7 @@ export interface DemoArgs {
   listCrashPoints: boolean;
   verify: boolean;
   paceMs: number;
+  api: ApiArgs;
   jitterMs: number;
 }
 
@@ -26,7 +27,28 @@ export interface StatusArgs {
   json: boolean;
 }
 
-export type CliArgs = DemoArgs | StatusArgs | { command: 'help' } | { command: 'version' };
+export interface RunArgs {
+  command: 'run';
+  dir: string;
+  task: string | null;
+  model: string | null;
+  systemFile: string | null;
+  resume: boolean;
+  fresh: boolean;
+  maxTurns: number | null;
+  maxTokens: number | null;
+  plain: boolean;
+  verbose: boolean;
+  api: ApiArgs;
+}
+
+/** How a real model is called. */
+export interface ApiArgs {
+  maxRetries: number | null;
+  timeoutMs: number | null;
+}
+
+export type CliArgs = DemoArgs | RunArgs | StatusArgs | { command: 'help' } | { command: 'version' };
 
 type FlagType = 'boolean' | 'string' | 'count';
 
@@ -42,8 +64,24 @@ const FLAGS: Record<string, Record<string, FlagType>> = {
     verbose: 'boolean',
     'list-crash-points': 'boolean',
     'no-verify': 'boolean',
+    'max-retries': 'count',
+    timeout: 'count',
     pace: 'count',
     jitter: 'count',
+  },
+  run: {
+    dir: 'string',
+    task: 'string',
+    model: 'string',
+    system: 'string',
+    resume: 'boolean',
+    fresh: 'boolean',
+    'max-turns': 'count',
+    'max-tokens': 'count',
+    plain: 'boolean',
+    verbose: 'boolean',
+    'max-retries': 'count',
+    timeout: 'count',
   },
   status: { dir: 'string', json: 'boolean' },
   history: { dir: 'string', json: 'boolean' },
@@ -52,12 +90,18 @@ const FLAGS: Record<string, Record<string, FlagType>> = {
 export const USAGE = `Usage:
   durable-agent demo [--dir DIR] [--resume | --fresh] [--model NAME] [--max-turns N] [--max-tokens N]
                      [--plain] [--verbose] [--no-verify] [--pace MS] [--jitter MS] [--list-crash-points]
+  durable-agent run --task TEXT --model NAME [--dir DIR] [--system FILE] [--max-turns N] [--max-tokens N]
+                    [--resume | --fresh] [--plain] [--verbose] [--max-retries N] [--timeout MS]
   durable-agent status [--dir DIR] [--json]
   durable-agent history [--dir DIR] [--json]
 
 The demo runs the lesson's task in DIR (default: the current directory), with its state in
 DIR/.durable-agent/. It uses a scripted model unless --model names a real one
 (then ANTHROPIC_API_KEY must be set). Kill it at any moment and run it again with --resume.
+
+run gives a real model (ANTHROPIC_API_KEY) your task and three tools on the files of DIR:
+list_files, read_file and write_file. --max-retries (default 4) and --timeout (ms per attempt,
+default 600000) set how the Anthropic API is called; ANTHROPIC_BASE_URL points it elsewhere.
 
 Crash drills: CRASH_AFTER=after-<point>:<n> stops the process right after the n-th pass of a
 point (see --list-crash-points); CRASH_MODE=sigkill makes that a real SIGKILL.`;
@@ -73,6 +117,30 @@ export function parseArgs(argv: readonly string[], cwd: string): CliArgs {
   const dir = typeof values.dir === 'string' ? values.dir : cwd;
   if (command === 'status' || command === 'history') return { command, dir, json: values.json === true };
   if (values.resume && values.fresh) throw new UsageError('--resume and --fresh contradict each other: resume the run, or discard it and start over.');
+  const api: ApiArgs = {
+    maxRetries: typeof values['max-retries'] === 'number' ? values['max-retries'] : null,
+    timeoutMs: typeof values.timeout === 'number' ? values.timeout : null,
+  };
+  if (command === 'run') {
+    const task = typeof values.task === 'string' ? values.task : null;
+    if (values.resume && task !== null) throw new UsageError('--task is stored with the run: --resume takes it from there. Drop --task, or start a new run with --fresh.');
+    if (!values.resume && task === null) throw new UsageError('run needs --task "what to do" (or --resume to go on with a stored run).');
+    if (typeof values.model !== 'string') throw new UsageError('run needs --model NAME (a Claude model, e.g. claude-sonnet-4-5); the demo is the command that runs without one.');
+    return {
+      command: 'run',
+      dir,
+      task,
+      model: values.model,
+      systemFile: typeof values.system === 'string' ? values.system : null,
+      resume: values.resume === true,
+      fresh: values.fresh === true,
+      maxTurns: typeof values['max-turns'] === 'number' ? values['max-turns'] : null,
+      maxTokens: typeof values['max-tokens'] === 'number' ? values['max-tokens'] : null,
+      plain: values.plain === true,
+      verbose: values.verbose === true,
+      api,
+    };
+  }
   return {
     command: 'demo',
     dir,
@@ -87,6 +155,7 @@ export function parseArgs(argv: readonly string[], cwd: string): CliArgs {
     verify: values['no-verify'] !== true,
     paceMs: typeof values.pace === 'number' ? values.pace : 0,
     jitterMs: typeof values.jitter === 'number' ? values.jitter : 0,
+    api,
   };
 }
 

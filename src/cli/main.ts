@@ -11,6 +11,7 @@ import {
 } from '../store/errors.ts';
 import { parseArgs, USAGE, UsageError } from './args.ts';
 import { demoCommand } from './commands/demo.ts';
+import { runCommand } from './commands/run.ts';
 import { historyCommand, statusCommand } from './commands/status.ts';
 import { EXIT } from './exit-codes.ts';
 import type { Writers } from './plain-reporter.ts';
@@ -33,6 +34,8 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
         return EXIT.done;
       case 'demo':
         return await demoCommand(args, env, writers);
+      case 'run':
+        return await runCommand(args, env, writers);
       case 'status':
         return await statusCommand(args, writers);
       case 'history':
