@@ -25,6 +25,35 @@ export interface StatusArgs {
   command: 'status' | 'history';
   dir: string;
   json: boolean;
+  /** Set: list the runs of a fleet in PostgreSQL instead of the run in DIR. */
+  databaseUrl: string | null;
+}
+
+export interface DbArgs {
+  command: 'db';
+  action: 'migrate';
+  databaseUrl: string | null;
+}
+
+export interface SubmitArgs {
+  command: 'submit';
+  kind: 'demo';
+  databaseUrl: string | null;
+  count: number;
+  model: string | null;
+  maxTurns: number | null;
+  paceMs: number;
+  jitterMs: number;
+}
+
+export interface WorkerArgs {
+  command: 'worker';
+  databaseUrl: string | null;
+  concurrency: number;
+  exitWhenIdle: boolean;
+  leaseMs: number | null;
+  pollMs: number | null;
+  api: ApiArgs;
 }
 
 export interface RunArgs {
@@ -48,7 +77,7 @@ export interface ApiArgs {
   timeoutMs: number | null;
 }
 
-export type CliArgs = DemoArgs | RunArgs | StatusArgs | { command: 'help' } | { command: 'version' };
+export type CliArgs = DemoArgs | RunArgs | StatusArgs | DbArgs | SubmitArgs | WorkerArgs | { command: 'help' } | { command: 'version' };
 
 type FlagType = 'boolean' | 'string' | 'count';
 
@@ -83,8 +112,19 @@ const FLAGS: Record<string, Record<string, FlagType>> = {
     'max-retries': 'count',
     timeout: 'count',
   },
-  status: { dir: 'string', json: 'boolean' },
+  status: { dir: 'string', json: 'boolean', 'database-url': 'string' },
   history: { dir: 'string', json: 'boolean' },
+  db: { 'database-url': 'string' },
+  submit: { 'database-url': 'string', count: 'count', model: 'string', 'max-turns': 'count', pace: 'count', jitter: 'count' },
+  worker: {
+    'database-url': 'string',
+    concurrency: 'count',
+    'exit-when-idle': 'boolean',
+    'lease-ms': 'count',
+    'poll-ms': 'count',
+    'max-retries': 'count',
+    timeout: 'count',
+  },
 };
 
 export const USAGE = `Usage:
@@ -94,6 +134,12 @@ export const USAGE = `Usage:
                     [--resume | --fresh] [--plain] [--verbose] [--max-retries N] [--timeout MS]
   durable-agent status [--dir DIR] [--json]
   durable-agent history [--dir DIR] [--json]
+
+Fleets (PostgreSQL; the URL may also come from DURABLE_AGENT_DATABASE_URL):
+  durable-agent db migrate --database-url URL
+  durable-agent submit demo --database-url URL [--count N] [--model NAME] [--max-turns N] [--pace MS] [--jitter MS]
+  durable-agent worker --database-url URL [--concurrency K] [--exit-when-idle] [--lease-ms MS] [--poll-ms MS]
+  durable-agent status --database-url URL [--json]
 
 The demo runs the lesson's task in DIR (default: the current directory), with its state in
 DIR/.durable-agent/. It uses a scripted model unless --model names a real one
@@ -112,10 +158,37 @@ export function parseArgs(argv: readonly string[], cwd: string): CliArgs {
   if (command === 'version' || command === '--version') return { command: 'version' };
   const spec = FLAGS[command];
   if (!spec) throw new UsageError(`Unknown command "${command}". Run durable-agent --help for usage.`);
-  const values = parseFlags(command, spec, rest);
+  const { values } = parseFlags(command, spec, rest, POSITIONALS[command] ?? []);
   if (values.help) return { command: 'help' };
   const dir = typeof values.dir === 'string' ? values.dir : cwd;
-  if (command === 'status' || command === 'history') return { command, dir, json: values.json === true };
+  const databaseUrl = typeof values['database-url'] === 'string' ? values['database-url'] : null;
+  const count = (name: string) => (typeof values[name] === 'number' ? (values[name] as number) : null);
+  if (command === 'status' || command === 'history') return { command, dir, json: values.json === true, databaseUrl };
+  if (command === 'db') return { command, action: 'migrate', databaseUrl };
+  if (command === 'submit') {
+    return {
+      command,
+      kind: 'demo',
+      databaseUrl,
+      count: count('count') ?? 1,
+      model: typeof values.model === 'string' ? values.model : null,
+      maxTurns: count('max-turns'),
+      paceMs: count('pace') ?? 0,
+      jitterMs: count('jitter') ?? 0,
+    };
+  }
+  if (command === 'worker') {
+    return {
+      command,
+      databaseUrl,
+      concurrency: count('concurrency') ?? 1,
+      exitWhenIdle: values['exit-when-idle'] === true,
+      leaseMs: count('lease-ms'),
+      pollMs: count('poll-ms'),
+      api: { maxRetries: count('max-retries'), timeoutMs: count('timeout') },
+    };
+  }
+
   if (values.resume && values.fresh) throw new UsageError('--resume and --fresh contradict each other: resume the run, or discard it and start over.');
   const api: ApiArgs = {
     maxRetries: typeof values['max-retries'] === 'number' ? values['max-retries'] : null,
@@ -159,15 +232,31 @@ export function parseArgs(argv: readonly string[], cwd: string): CliArgs {
   };
 }
 
-function parseFlags(command: string, spec: Record<string, FlagType>, args: readonly string[]): Record<string, string | number | boolean> {
+/** The words some commands take besides options, in order: `db migrate`, `submit demo`. */
+const POSITIONALS: Record<string, string[]> = { db: ['migrate'], submit: ['demo'] };
+
+function parseFlags(
+  command: string,
+  spec: Record<string, FlagType>,
+  args: readonly string[],
+  expected: readonly string[],
+): { values: Record<string, string | number | boolean>; positionals: string[] } {
   const values: Record<string, string | number | boolean> = {};
+  const positionals: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (arg === '--help' || arg === '-h') {
       values.help = true;
       continue;
     }
-    if (!arg.startsWith('--')) throw new UsageError(`Unexpected argument "${arg}" for ${command}. Run durable-agent --help for usage.`);
+    if (!arg.startsWith('--')) {
+      if (positionals.length < expected.length && arg === expected[positionals.length]) {
+        positionals.push(arg);
+        continue;
+      }
+      const wanted = expected.length ? ` (expected: ${command} ${expected.join(' ')})` : '';
+      throw new UsageError(`Unexpected argument "${arg}" for ${command}${wanted}. Run durable-agent --help for usage.`);
+    }
     const eq = arg.indexOf('=');
     const name = arg.slice(2, eq === -1 ? undefined : eq);
     const type = spec[name];
@@ -186,8 +275,11 @@ function parseFlags(command: string, spec: Record<string, FlagType>, args: reado
       values[name] = raw;
     }
   }
-  for (const name of ['max-turns', 'max-tokens'] as const) {
+  for (const name of ['max-turns', 'max-tokens', 'count', 'concurrency', 'lease-ms'] as const) {
     if (values[name] === 0) throw new UsageError(`--${name} must be at least 1.`);
   }
-  return values;
+  if (positionals.length < expected.length && !values.help) {
+    throw new UsageError(`${command} needs: ${command} ${expected.join(' ')}. Run durable-agent --help for usage.`);
+  }
+  return { values, positionals };
 }

@@ -27,8 +27,18 @@ import type { CallView, RunEvent, RunObserver, RunResult, RunStatusName } from '
 
 export type AgentSnapshot = SnapshotFrom<typeof agentLoopMachine>;
 
+/** The run was asked to stop between two steps; everything it did is saved and a resume goes on. */
+export class RunStoppedError extends Error {
+  override readonly name = 'RunStoppedError';
+  constructor(readonly why: string) {
+    super(`The run stopped between two steps (${why}); everything it did is saved, and a resume goes on from there.`);
+  }
+}
+
 export interface DriverParts {
   store: RunStore;
+  /** Aborted to stop the run at the next step boundary (everything done so far is saved). */
+  signal: AbortSignal | undefined;
   model: Model;
   registry: ToolRegistry;
   crash: CrashPoints;
@@ -70,6 +80,7 @@ export class RunDriver {
   async drive(first: AnnouncedEffect | null): Promise<RunResult> {
     let effect = first;
     while (effect) {
+      this.stopIfAsked();
       switch (effect) {
         case 'requestModelReply':
           effect = await this.askModel();
@@ -256,6 +267,7 @@ export class RunDriver {
   }
 
   private async runCall(call: PendingCall): Promise<ToolOutcome> {
+    await this.parts.store.assertOwnership?.();
     const view = this.callView(call);
     const startedAt = Date.now();
     this.emit({ type: 'tool-started', call: view, at: startedAt });
@@ -330,6 +342,12 @@ export class RunDriver {
       closesResumedTurn,
     });
     this.parts.crash.fireIfArmed(label);
+  }
+
+  private stopIfAsked(): void {
+    const signal = this.parts.signal;
+    if (!signal?.aborted) return;
+    throw signal.reason instanceof Error ? signal.reason : new RunStoppedError(String(signal.reason ?? 'asked to stop'));
   }
 
   private callView(call: PendingCall): CallView {

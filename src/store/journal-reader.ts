@@ -90,7 +90,7 @@ function readFrames(location: string, buffer: Buffer): ReadJournal {
   return { header: header as JournalHeader, mark, markOffset, records, cutEnd, goodLength: framed.goodLength };
 }
 
-function recordProblem(document: unknown, index: number): string | null {
+export function recordProblem(document: unknown, index: number): string | null {
   if (!document || typeof document !== 'object') return 'the line is not a record';
   const record = document as Partial<JournalRecord>;
   if (record.seq !== index) return `record number ${String(record.seq)} where ${index} was expected (a record is missing or repeated)`;

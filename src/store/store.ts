@@ -72,4 +72,9 @@ export interface RunStore {
   lock(): Promise<RunLock>;
   /** Moves the run aside (never deletes it) so a new one can start; returns where it went. */
   archive(): Promise<string>;
+  /**
+   * Optional: throws if this process no longer owns the run (a fleet store whose lease was taken
+   * over). Checked before each tool call, so a worker cut off from its run does not act for it.
+   */
+  assertOwnership?(): Promise<void>;
 }

@@ -163,13 +163,16 @@ export interface GeneratedPaths {
   paths: CrashPath[];
 }
 
-export function generateCrashPaths(): GeneratedPaths {
+export type PathSource = ['simple' | 'shortest', number];
+
+export const ALL_PATHS: readonly PathSource[] = [
+  ['simple', 1],
+  ['shortest', 2],
+];
+
+export function generateCrashPaths(sources: readonly PathSource[] = ALL_PATHS): GeneratedPaths {
   const byScenario = new Map<string, CrashPath>();
   let walked = 0;
-  const sources: Array<['simple' | 'shortest', number]> = [
-    ['simple', 1],
-    ['shortest', 2],
-  ];
   for (const [kind, maxTurns] of sources) {
     for (const path of walk(kind, maxTurns)) {
       walked += 1;
