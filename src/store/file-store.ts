@@ -9,6 +9,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { fsyncDir } from '../util/durable-file.ts';
 import { StoreMissingError, StoreWriteError } from './errors.ts';
 import { type CommitMark, frameCommitMark, frameLine } from './framing.ts';
 import type { JournalHeader, JournalRecord } from './journal-record.ts';
@@ -186,14 +187,6 @@ function writeAll(fd: number, buffer: Buffer, position: number): void {
   }
 }
 
-function fsyncDir(dir: string): void {
-  const fd = fs.openSync(dir, 'r');
-  try {
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
 
 function describeRecord(record: JournalRecord): string {
   const point = pointOf(record);

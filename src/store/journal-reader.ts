@@ -4,7 +4,7 @@
  * committed), or, said as such, the last committed record. Anything more, or any damage inside,
  * is refused: a half-right state is never guessed.
  */
-import type { AgentStateName } from '../../machines/agent-loop.types.ts';
+import { AGENT_STATES, type AgentStateName } from '../../machines/agent-loop.types.ts';
 import { StoreCorruptError, StoreVersionError } from './errors.ts';
 import type { CommitMark } from './framing.ts';
 import { COMMIT_MARK_BYTES, FrameError, parseCommitMark, parseFrames } from './framing.ts';
@@ -12,15 +12,7 @@ import type { JournalHeader, JournalRecord, RecordEvent } from './journal-record
 import { JOURNAL_FORMAT, JOURNAL_VERSION } from './journal-record.ts';
 import type { StoredRecord } from './store.ts';
 
-const STATES = new Set<AgentStateName>([
-  'awaitingModel',
-  'pendingTool',
-  'effectRecorded',
-  'closed',
-  'done',
-  'stoppedAtMaxTurns',
-  'failed',
-]);
+const STATES = new Set<AgentStateName>(AGENT_STATES);
 const EVENTS = new Set<RecordEvent>(['START', 'REOPEN', 'MODEL_USAGE', 'MODEL_REPLY', 'MODEL_REPLY_INVALID', 'TOOL_RESULT', 'CLOSE_TURN']);
 
 export interface CutEnd {

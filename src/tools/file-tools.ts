@@ -4,6 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { writeFileDurably } from '../util/durable-file.ts';
 import { defineTool, type ToolDefinition } from './tool.ts';
 
 const STATE_DIR = '.durable-agent';
@@ -74,15 +75,7 @@ export function fileTools(dir: string): ToolDefinition[] {
     run({ path: requested, content }) {
       const full = resolveInside(dir, requested);
       fs.mkdirSync(path.dirname(full), { recursive: true });
-      const tmp = `${full}.tmp-${process.pid}`;
-      const fd = fs.openSync(tmp, 'w');
-      try {
-        fs.writeSync(fd, content);
-        fs.fsyncSync(fd);
-      } finally {
-        fs.closeSync(fd);
-      }
-      fs.renameSync(tmp, full);
+      writeFileDurably(full, content);
       return `Wrote ${Buffer.byteLength(content)} bytes to ${requested}.`;
     },
     verify({ path: requested, content }) {

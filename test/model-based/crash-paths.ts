@@ -10,6 +10,7 @@ import { openCalls } from '../../machines/agent-loop.logic.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
 import type { AgentEvent, AgentStateName, ModelReply } from '../../machines/agent-loop.types.ts';
 import { endTurnReply, stopReply, toolUseReply } from '../../src/model/scripted-model.ts';
+import { pointOf } from '../../src/store/record-points.ts';
 
 export type Snapshot = SnapshotFrom<typeof agentLoopMachine>;
 
@@ -220,7 +221,7 @@ function toCrashPath(path: StatePath<Snapshot, PathEvent & AgentEvent>, source: 
       case 'MODEL_REPLY':
       case 'MODEL_REPLY_INVALID':
         scenario.replies.push(event.reply);
-        labels.push(next('model-reply'), next(replyPoint(to)));
+        labels.push(next('model-reply'), next(pointOf({ event: 'MODEL_REPLY', state: to })));
         break;
       case 'TOOL_RESULT':
         effectWriteAttempts += 1;
@@ -239,20 +240,6 @@ function toCrashPath(path: StatePath<Snapshot, PathEvent & AgentEvent>, source: 
   return { id, source, steps, scenario, scenarioKey: JSON.stringify(scenario) };
 }
 
-function replyPoint(to: AgentStateName): string {
-  switch (to) {
-    case 'pendingTool':
-      return 'save-a';
-    case 'awaitingModel':
-      return 'save-pause';
-    case 'done':
-      return 'save-done';
-    case 'stoppedAtMaxTurns':
-      return 'save-max-turns';
-    default:
-      return 'save-failed';
-  }
-}
 
 /** How a step reads in a test name: `closed -[reply: send_email]-> pendingTool`. */
 export function describeStep(step: PathStep): string {
