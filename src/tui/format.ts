@@ -75,6 +75,8 @@ export function checkpointName(point: PointName): string {
       return 'failure';
     case 'save-reopen':
       return 'reopened run';
+    case 'model-reply':
+      return "reply's token count";
   }
 }
 

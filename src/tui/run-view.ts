@@ -191,7 +191,7 @@ function applyEvent(view: RunView, event: RunEvent, at: number): RunView {
         maxTurns: event.maxTurns,
         usage: event.usage,
         ledgerEntries: event.ledgerEntries,
-        lastSave: { point: event.point, label: event.label, seq: event.seq, state: event.state, bytes: event.bytes, at: event.at },
+        lastSave: durable(event) ? { point: event.point, label: event.label, seq: event.seq, state: event.state, bytes: event.bytes, at: event.at } : view.lastSave,
         written: { records: view.written.records + 1, bytes: view.written.bytes + event.bytes },
         calls: callsAfterSave(view.calls, event),
       };
@@ -211,6 +211,15 @@ function applyEvent(view: RunView, event: RunEvent, at: number): RunView {
     case 'finished':
       return { ...view, modelCall: null, ending: { kind: 'finished', result: event.result } };
   }
+}
+
+/**
+ * Whether a save is durable when reported. The record that counts a reply's tokens is written
+ * without waiting for the disk (the next checkpoint makes it durable), so it is not shown as
+ * the last safe point.
+ */
+function durable(event: Extract<RunEvent, { type: 'saved' }>): boolean {
+  return event.point !== 'model-reply';
 }
 
 /** A checkpoint A opens a new list of calls; the ledger writes after it mark them recorded. */

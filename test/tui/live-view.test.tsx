@@ -34,8 +34,9 @@ describe('while a call is pending', () => {
     expect(text).toMatch(/state\s+awaitingModel → ▶ pendingTool \(A\) → effectRecorded → closed \(B\)/);
     expect(text).toMatch(/turn\s+2 of 20 ███░+/);
     expect(text).toMatch(/tools\s+[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] count_words toolu_02 · read-only · running 1\.2 s/);
-    expect(text).toMatch(/saved\s+checkpoint A \(pendingTool\) · record 4 · \d+ B · 1\.2 s ago/);
-    expect(text).toMatch(/ledger\s+1 entry · this process wrote 5 records · \d+ B/);
+    const seq = view.lastSave!.seq;
+    expect(text).toMatch(new RegExp(`saved\\s+checkpoint A \\(pendingTool\\) · record ${seq} · \\d+ B · 1\\.2 s ago`));
+    expect(text).toMatch(new RegExp(`ledger\\s+1 entry · this process wrote ${seq + 1} records · \\d+ B`));
     expect(text).toMatch(/now\s+running count_words/);
     // the scripted model has no price: no cost at all
     expect(text).toMatch(/tokens\s+in 200 · out \d+ · cache read 0 · cache write 0\n/);
@@ -68,7 +69,7 @@ describe('after checkpoint B', () => {
     const text = frame(view, view.lastSave!.at + 2_000);
     expect(text).toContain('awaitingModel → pendingTool (A) → effectRecorded → ▶ closed (B)');
     expect(text).toMatch(/✔ read_notes toolu_01 · read-only · ran in [\d.]+ s, in the ledger/);
-    expect(text).toMatch(/saved\s+checkpoint B \(closed\) · record 3 · \d+ B · 2\.0 s ago/);
+    expect(text).toMatch(new RegExp(`saved\\s+checkpoint B \\(closed\\) · record ${view.lastSave!.seq} · \\d+ B · 2\\.0 s ago`));
   });
 
   it('keeps the finished turns above the live view as the plain lines', async () => {
@@ -114,7 +115,9 @@ describe('when the process stops', () => {
     view = reduceView(view, { type: 'print', stream: 'out', text: '[kill] simulated kill at after-effect-write:3' });
     view = reduceView(view, { type: 'exit', code: 137 });
     const text = frame(view, view.lastSave!.at);
-    expect(text).toMatch(/now\s+✖ killed \(exit 137\) · the run is saved up to record 8 \(ledger entry\)\n\s+resume with: durable-agent demo --resume/);
+    expect(text).toMatch(
+      new RegExp(`now\\s+✖ killed \\(exit 137\\) · the run is saved up to record ${view.lastSave!.seq} \\(ledger entry\\)\\n\\s+resume with: durable-agent demo --resume`),
+    );
     expect(text).not.toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/);
   });
 });

@@ -84,7 +84,8 @@ describe('the mounted TUI', () => {
     hook!(137); // what process.exit(137) runs, synchronously
     const text = terminal.text;
     expect(text).toContain('[kill] simulated kill at after-save-a:2');
-    expect(text).toContain('✖ killed (exit 137) · the run is saved up to record 4 (checkpoint A)');
+    const lastA = events.findLast((e) => e.type === 'saved' && e.point === 'save-a');
+    expect(text).toContain(`✖ killed (exit 137) · the run is saved up to record ${lastA?.type === 'saved' ? lastA.seq : '?'} (checkpoint A)`);
     expect(text).toContain('resume with: durable-agent demo --resume');
     expect(exitListeners()).toHaveLength(before.length);
   });

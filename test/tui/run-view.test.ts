@@ -54,6 +54,17 @@ describe('the live state', () => {
     expect(viewOf(events, (e) => e.type === 'model-reply').modelCall).toBeNull();
   });
 
+  it("counts a reply's tokens at once, but keeps the last durable save as the last safe point", async () => {
+    const { events } = await runDemo();
+    const before = viewOf(events, (e) => e.type === 'model-reply');
+    const counted = viewOf(events, saved('model-reply', 0));
+    expect(before.usage).toEqual({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0 });
+    expect(counted.usage?.input).toBe(100);
+    expect(counted.written.records).toBe(before.written.records + 1);
+    expect(counted.lastSave).toEqual(before.lastSave);
+    expect(counted.lastSave?.point).toBe('save-start');
+  });
+
   it('shows a call as waiting at checkpoint A, running, returned, then recorded', async () => {
     const { events } = await runDemo();
     const atA = viewOf(events, saved('save-a', 2));
