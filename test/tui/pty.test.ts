@@ -4,7 +4,9 @@
  * the way to resume on screen. Paced so each step lasts long enough to be seen on a slow machine.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { endTurnReply, toolUseReply } from '../../src/model/scripted-model.ts';
 import { BIN } from '../helpers/cli.ts';
+import { assistantTurns, FakeAnthropic } from '../helpers/fake-anthropic.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { TmuxPane } from '../helpers/tmux.ts';
 import { DEMO_PLAIN_LINES } from './demo-events.ts';
@@ -76,5 +78,34 @@ describe('the TUI in a terminal', () => {
     expect(screen).toContain('resume with: durable-agent demo --resume');
     expect(screen).not.toMatch(SPINNER);
     expect(await pane.cursorVisible()).toBe(true);
+  });
+
+  it('shows `run` with a real model (over loopback HTTP): its name, the task and an estimated cost, never the key', async () => {
+    const key = 'sk-ant-test-tui-0123456789';
+    const usage = { input: 1_000, output: 200, cacheRead: 0, cacheWrite: 0 };
+    const server = new FakeAnthropic((request) => ({
+      reply:
+        assistantTurns(request) === 0
+          ? { ...toolUseReply([{ id: 'toolu_a', name: 'list_files', input: {} }]), usage }
+          : { ...endTurnReply('There is one file.'), usage },
+    }));
+    const url = await server.start();
+    try {
+      const dir = tempDir();
+      const pane = await start(dir, ['run', '--task', 'List the files here.', '--model', 'claude-sonnet-4-5'], {
+        env: { ANTHROPIC_API_KEY: key, ANTHROPIC_BASE_URL: url },
+      });
+      expect(await pane.exitStatus()).toBe(0);
+      const screen = await pane.screen();
+      expect(screen).toContain('[done] There is one file.');
+      expect(screen).toMatch(/durable-agent · claude-sonnet-4-5 · run [0-9a-f]{8}/);
+      expect(screen).toMatch(/task\s+List the files here\./);
+      // 2,000 input tokens at $3 and 400 output tokens at $15 per million
+      expect(screen).toMatch(/tokens\s+in 2,000 · out 400 · cache read 0 · cache write 0 · ≈ \$0\.012 \(estimate\)/);
+      expect(screen).not.toContain(key);
+      expect(await pane.cursorVisible()).toBe(true);
+    } finally {
+      await server.stop();
+    }
   });
 });
