@@ -104,7 +104,7 @@ export async function resumeRun(options: ResumeOptions): Promise<RunResult> {
       { state: view.state, context: snapshot.context, ledger: view.ledger },
       loaded.records.length,
     );
-    return await driver.resume(options.maxTurns, loaded.tornTail);
+    return await driver.resume(options.maxTurns, loaded.tornTail, loaded.records[loaded.records.length - 1]!);
   } finally {
     await lock.release();
   }

@@ -19,7 +19,7 @@ import type { DurableView } from '../store/journal-codec.ts';
 import { encodeRecord, ledgerEntriesOf } from '../store/journal-codec.ts';
 import type { JournalRecord, RecordEvent, RecordNote, ReconcileOutcomeName, ResumeNote } from '../store/journal-record.ts';
 import { pointOf } from '../store/record-points.ts';
-import type { AppendOptions, AppendReceipt, RecoveredTornTail, RunStore } from '../store/store.ts';
+import type { AppendOptions, AppendReceipt, RecoveredTornTail, RunStore, StoredRecord } from '../store/store.ts';
 import { executeCall, outcome, verifyCall } from '../tools/execute-call.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 import type { CrashPoints } from './crash-points.ts';
@@ -104,7 +104,7 @@ export class RunDriver {
    * Picks a loaded run up where it stopped: settles the calls of an open turn, reopens a run
    * stopped at MAX_TURNS (given more turns) or failed for a reason worth retrying, and goes on.
    */
-  async resume(maxTurns: number | undefined, tornTail: RecoveredTornTail | null): Promise<RunResult> {
+  async resume(maxTurns: number | undefined, tornTail: RecoveredTornTail | null, lastStored: StoredRecord): Promise<RunResult> {
     const context = this.snapshot.context;
     this.pendingResumeNote = {
       pid: process.pid,
@@ -121,6 +121,10 @@ export class RunDriver {
       model: this.parts.model.name,
       location: this.parts.store.location,
       tornTail,
+      task: context.task,
+      usage: context.usage,
+      ledgerEntries: this.durable.ledger.size,
+      lastSave: { seq: lastStored.record.seq, point: pointOf(lastStored.record), at: lastStored.record.at, bytes: lastStored.bytes },
     });
     if (this.snapshot.status === 'done') {
       if (!this.mayReopen(maxTurns)) return this.finish();
@@ -315,10 +319,10 @@ export class RunDriver {
     for (const entry of ledgerEntriesOf(record)) this.durable.ledger.set(entry.tool_use_id, entry);
     this.durable = { state, context, ledger: this.durable.ledger };
     this.seq += 1;
-    this.reportSaved(record, receipt);
+    this.reportSaved(record, receipt, options?.sync !== false);
   }
 
-  private reportSaved(record: JournalRecord, receipt: AppendReceipt): void {
+  private reportSaved(record: JournalRecord, receipt: AppendReceipt, durable = true): void {
     const point = pointOf(record);
     const label = this.parts.crash.reach(point);
     const context = this.snapshot.context;
@@ -339,6 +343,7 @@ export class RunDriver {
       usage: context.usage,
       bytes: receipt.bytes,
       at: record.at,
+      durable,
       closesResumedTurn,
     });
     this.parts.crash.fireIfArmed(label);

@@ -44,6 +44,11 @@ export type RunEvent =
       model: string;
       location: string;
       tornTail: RecoveredTornTail | null;
+      task: string;
+      usage: TokenUsage;
+      ledgerEntries: number;
+      /** The last record on disk when this process picked the run up. */
+      lastSave: { seq: number; point: PointName; at: number; bytes: number };
     }
   | { type: 'reopened'; previousState: AgentStateName; maxTurns: number }
   | { type: 'reconciled'; call: CallView; decision: ReconcileOutcomeName; detail: string | null }
@@ -62,6 +67,8 @@ export type RunEvent =
       usage: TokenUsage;
       bytes: number;
       at: number;
+      /** False for bookkeeping written without waiting for the disk (a reply's tokens); it becomes durable with the next save. */
+      durable: boolean;
       /** True for the checkpoint B that closes a turn left open by the crash this process resumed from. */
       closesResumedTurn: boolean;
     }

@@ -75,7 +75,7 @@ export interface RunView {
   maxTurns: number;
   calls: CallLine[];
   reconciled: ReconcileLine[];
-  /** Null after a resume until this process saves (the 'resumed' event does not carry them). */
+  /** Null until the run's first event says them. */
   usage: TokenUsage | null;
   ledgerEntries: number | null;
   lastSave: LastSave | null;
@@ -99,7 +99,7 @@ export type ViewAction =
 export interface ViewSettings {
   verbose: boolean;
   resumeHint: string;
-  /** The task, when the command knows it (the 'resumed' event does not carry it). */
+  /** The task, when the command knows it before the run's first event. */
   task: string | null;
 }
 
@@ -165,6 +165,10 @@ function applyEvent(view: RunView, event: RunEvent, at: number): RunView {
         maxTurns: event.maxTurns,
         resumedAt: { turn: event.turn, state: event.state, pending: event.pending.map((call) => call.name) },
         calls: event.pending.map((call) => newCall(call, 'waiting')),
+        task: event.task,
+        usage: event.usage,
+        ledgerEntries: event.ledgerEntries,
+        lastSave: { ...event.lastSave, label: 'before the resume', state: event.state },
       };
     case 'reopened':
       return { ...view, maxTurns: event.maxTurns };
@@ -213,13 +217,9 @@ function applyEvent(view: RunView, event: RunEvent, at: number): RunView {
   }
 }
 
-/**
- * Whether a save is durable when reported. The record that counts a reply's tokens is written
- * without waiting for the disk (the next checkpoint makes it durable), so it is not shown as
- * the last safe point.
- */
+/** A record written without waiting for the disk (a reply's tokens) is not shown as the last safe point. */
 function durable(event: Extract<RunEvent, { type: 'saved' }>): boolean {
-  return event.point !== 'model-reply';
+  return event.durable;
 }
 
 /** A checkpoint A opens a new list of calls; the ledger writes after it mark them recorded. */

@@ -32,7 +32,7 @@ export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writer
     onCrash: exitOnCrash(env.CRASH_MODE, reporter.writers),
     ...(args.maxTokens ? { maxTokens: args.maxTokens } : {}),
   };
-  exitOnInterrupt(reporter.writers);
+  exitOnInterrupt(reporter.writers, resumeCommandFor(dir));
   let result: RunResult;
   try {
     if (args.resume) {
@@ -47,9 +47,14 @@ export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writer
   return exitCodeOf(result);
 }
 
-/** The command that picks this demo run up again, as the TUI shows it when the process stops early. */
+/** The command that picks this demo run up again, shown when the process stops early. */
 function resumeCommandFor(dir: string): string {
-  return dir === process.cwd() ? 'durable-agent demo --resume' : `durable-agent demo --resume --dir ${JSON.stringify(dir)}`;
+  return `durable-agent demo --resume${dirOption(dir)}`;
+}
+
+/** ` --dir "…"` unless the run is in the current directory. */
+export function dirOption(dir: string): string {
+  return path.resolve(dir) === process.cwd() ? '' : ` --dir ${JSON.stringify(path.resolve(dir))}`;
 }
 
 export function exitCodeOf(result: RunResult): number {
@@ -87,7 +92,7 @@ export function exitOnCrash(mode: string | undefined, writers: Writers): CrashHa
  * Ctrl-C or SIGTERM mid-run is a crash like any other: everything up to the last save is on
  * disk and a resume reconciles the rest. Say so and leave; the lock is taken over on resume.
  */
-export function exitOnInterrupt(writers: Writers, resumeCommand = 'durable-agent demo --resume'): void {
+export function exitOnInterrupt(writers: Writers, resumeCommand: string): void {
   const stop = (signal: string) => {
     writers.err(`[interrupted] ${signal}: the run is saved up to its last checkpoint. Resume it with: ${resumeCommand}`);
     process.exit(EXIT.interrupted);

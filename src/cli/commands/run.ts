@@ -9,13 +9,13 @@ import { type RunArgs, UsageError } from '../args.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { realModel } from '../real-model.ts';
 import { openRunReporter } from '../run-reporter.ts';
-import { exitCodeOf, exitOnCrash, exitOnInterrupt, STATE_DIR } from './demo.ts';
+import { dirOption, exitCodeOf, exitOnCrash, exitOnInterrupt, STATE_DIR } from './demo.ts';
 
 export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   const dir = path.resolve(args.dir);
   const system = args.systemFile ? readSystemPrompt(args.systemFile) : null;
   const model = await realModel(args.model!, env, args.api);
-  const resumeCommand = `durable-agent run --resume --model ${args.model}${args.dir === process.cwd() ? '' : ` --dir ${args.dir}`}`;
+  const resumeCommand = `durable-agent run --resume --model ${args.model}${dirOption(dir)}`;
   const reporter = await openRunReporter(writers, env, { plain: args.plain, verbose: args.verbose, task: args.task, resumeHint: resumeCommand });
   const parts = {
     store: new FileStore(path.join(dir, STATE_DIR), { writeFaults: env.DURABLE_AGENT_FAIL_WRITE }),
