@@ -88,7 +88,8 @@ describe('on resume', () => {
     const view = viewOf(await resumeDemo(run), (e) => e.type === 'reconciled');
     const text = frame(view, 0);
     expect(text).toMatch(/╭─+╮\n│ resumed at turn 3 \(effectRecorded\) · dangling: write_report +│\n│ ✔ write_report toolu_03 · reused from the ledger, not re-run +│\n╰─+╯/);
-    expect(text).toMatch(/tokens\s+not known until this process saves/);
+    expect(text).toMatch(/tokens\s+in 300 · out 282 · cache read 0 · cache write 0/);
+    expect(text).toMatch(/ledger\s+3 entries/);
   });
 
   it('warns about a side effect whose state is unknown, with the reason', async () => {

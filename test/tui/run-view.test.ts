@@ -128,7 +128,10 @@ describe('on resume', () => {
     const events = await resumeDemo(run);
     const view = viewOf(events, (e) => e.type === 'reconciled');
     expect(view.resumedAt).toEqual({ turn: 3, state: 'effectRecorded', pending: ['write_report'] });
-    expect(view.usage).toBeNull(); // not carried by 'resumed': unknown until this process saves
+    // Where the run stood comes with the resume: tokens, ledger and the last save before it.
+    expect(view.usage).toEqual({ input: 300, output: 282, cacheRead: 0, cacheWrite: 0 });
+    expect(view.ledgerEntries).toBe(3);
+    expect(view.lastSave).toMatchObject({ point: 'effect-write', state: 'effectRecorded' });
     expect(view.reconciled).toEqual([{ id: 'toolu_03', name: 'write_report', readOnly: false, decision: 'reused', detail: null }]);
     expect(view.calls[0]).toMatchObject({ status: 'recorded', reconciled: 'reused' });
     expect(viewOf(events).log.map((e) => e.text)).toEqual(plainOut(events).out);

@@ -30,7 +30,7 @@ export function LedgerLine({ view }: { view: RunView }) {
   return (
     <Segments
       parts={[
-        view.ledgerEntries === null ? <Text dimColor>entries not known until this process saves</Text> : pluralize(view.ledgerEntries, 'entry', 'entries'),
+        view.ledgerEntries === null ? <Text dimColor>entries not known yet</Text> : pluralize(view.ledgerEntries, 'entry', 'entries'),
         <Text dimColor>this process wrote {pluralize(view.written.records, 'record', 'records')}</Text>,
         <Text dimColor>{formatBytes(view.written.bytes)}</Text>,
       ]}

@@ -7,7 +7,7 @@ import { estimateCost } from '../prices.ts';
 import { Segments } from './Segments.tsx';
 
 export function UsageLine({ usage, model }: { usage: TokenUsage | null; model: string | null }) {
-  if (!usage) return <Text dimColor>not known until this process saves</Text>;
+  if (!usage) return <Text dimColor>not known yet</Text>;
   const cost = model ? estimateCost(model, usage) : null;
   return (
     <Segments
