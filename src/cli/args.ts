@@ -26,7 +26,17 @@ export interface StatusArgs {
   json: boolean;
 }
 
-export type CliArgs = DemoArgs | StatusArgs | { command: 'help' } | { command: 'version' };
+export interface VizArgs {
+  command: 'viz';
+  dir: string;
+  /** Where the page goes; by default DIR/.durable-agent/viz.html. */
+  out: string | null;
+  open: boolean;
+  /** Print the machine as Stately Studio source instead of writing the page. */
+  stately: boolean;
+}
+
+export type CliArgs = DemoArgs | StatusArgs | VizArgs | { command: 'help' } | { command: 'version' };
 
 type FlagType = 'boolean' | 'string' | 'count';
 
@@ -47,6 +57,7 @@ const FLAGS: Record<string, Record<string, FlagType>> = {
   },
   status: { dir: 'string', json: 'boolean' },
   history: { dir: 'string', json: 'boolean' },
+  viz: { dir: 'string', out: 'string', open: 'boolean', stately: 'boolean' },
 };
 
 export const USAGE = `Usage:
@@ -54,6 +65,7 @@ export const USAGE = `Usage:
                      [--plain] [--verbose] [--no-verify] [--pace MS] [--jitter MS] [--list-crash-points]
   durable-agent status [--dir DIR] [--json]
   durable-agent history [--dir DIR] [--json]
+  durable-agent viz [--dir DIR] [--out FILE.html] [--open] | viz --stately
 
 The demo runs the lesson's task in DIR (default: the current directory), with its state in
 DIR/.durable-agent/. It uses a scripted model unless --model names a real one
@@ -72,6 +84,7 @@ export function parseArgs(argv: readonly string[], cwd: string): CliArgs {
   if (values.help) return { command: 'help' };
   const dir = typeof values.dir === 'string' ? values.dir : cwd;
   if (command === 'status' || command === 'history') return { command, dir, json: values.json === true };
+  if (command === 'viz') return vizArgs(dir, values);
   if (values.resume && values.fresh) throw new UsageError('--resume and --fresh contradict each other: resume the run, or discard it and start over.');
   return {
     command: 'demo',
@@ -88,6 +101,14 @@ export function parseArgs(argv: readonly string[], cwd: string): CliArgs {
     paceMs: typeof values.pace === 'number' ? values.pace : 0,
     jitterMs: typeof values.jitter === 'number' ? values.jitter : 0,
   };
+}
+
+function vizArgs(dir: string, values: Record<string, string | number | boolean>): VizArgs {
+  const stately = values.stately === true;
+  if (stately && (values.out !== undefined || values.open)) {
+    throw new UsageError('--stately prints the machine to stdout; it takes no --out or --open (redirect it: > agent-loop.stately.js).');
+  }
+  return { command: 'viz', dir, out: typeof values.out === 'string' ? values.out : null, open: values.open === true, stately };
 }
 
 function parseFlags(command: string, spec: Record<string, FlagType>, args: readonly string[]): Record<string, string | number | boolean> {

@@ -12,6 +12,7 @@ import {
 import { parseArgs, USAGE, UsageError } from './args.ts';
 import { demoCommand } from './commands/demo.ts';
 import { historyCommand, statusCommand } from './commands/status.ts';
+import { vizCommand } from './commands/viz.ts';
 import { EXIT } from './exit-codes.ts';
 import type { Writers } from './plain-reporter.ts';
 
@@ -37,6 +38,8 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
         return await statusCommand(args, writers);
       case 'history':
         return await historyCommand(args, writers);
+      case 'viz':
+        return await vizCommand(args, writers, env);
     }
   } catch (error) {
     return reportError(error, writers, verbose);
