@@ -32,7 +32,9 @@ export function runViewOf(location: string, loaded: LoadedRun, graph: MachineGra
     if (record.note?.resumed || processes.length === 0) {
       const resumed = record.note?.resumed;
       const pid = resumed?.pid ?? record.note?.started?.pid ?? null;
-      if (processes.length > 0) processes[processes.length - 1]!.end = 'stopped';
+      // The process before ended where its last record left the run: at rest in a final state
+      // (a run reopened with more turns), or anywhere else, stopped by a kill, crash or error.
+      if (previous) processes[processes.length - 1]!.end = isFinal(previous.state) ? 'finished' : 'stopped';
       processes.push({
         pid,
         firstSeq: record.seq,
@@ -81,7 +83,7 @@ export function runViewOf(location: string, loaded: LoadedRun, graph: MachineGra
   });
 
   const lastProcess = processes[processes.length - 1]!;
-  const finished = (FINAL_STATES as readonly AgentStateName[]).includes(final.state);
+  const finished = isFinal(final.state);
   lastProcess.end = finished ? 'finished' : 'open';
   for (const process of processes) if (process.resume) process.resume.decisions = resumeDecisions(process, steps);
 
@@ -134,6 +136,10 @@ function resumeDecisions(process: ProcessView, steps: readonly StepView[]): Reco
     else if (call.recorded) decisions.push({ toolUseId: call.id, name: call.name, decision: 'reused', phrase: RECONCILE_PHRASES.reused, seq: null });
   }
   return decisions;
+}
+
+function isFinal(state: AgentStateName): boolean {
+  return (FINAL_STATES as readonly AgentStateName[]).includes(state);
 }
 
 function takenEdge(edges: Map<string, Set<string>>, from: AgentStateName, record: JournalRecord): string | null {

@@ -20,7 +20,9 @@ export function renderTimeline(run: RunView): Timeline {
   run.steps.forEach((step, index) => {
     const process = run.processes[step.process]!;
     if (process.firstSeq === step.seq && process.resume) {
-      list.append(stoppedMarker(run.processes[step.process - 1] ?? null, process.resume.fromSeq), resumedMarker(process, step.process));
+      const before = run.processes[step.process - 1] ?? null;
+      if (before?.end !== 'finished') list.append(stoppedMarker(before, process.resume.fromSeq));
+      list.append(resumedMarker(process, step.process));
     }
     const item = stepItem(step, index, startedAt);
     items.push(item);
