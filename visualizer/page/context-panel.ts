@@ -58,10 +58,9 @@ export function renderContext(run: RunView, index: number): HTMLElement {
           'table',
           { class: 'ledger' },
           h('thead', {}, h('tr', {}, h('th', {}, 'tool_use_id'), h('th', {}, 'tool'), h('th', {}, 'outcome'), h('th', {}, 'result'))),
-          h(
-            'tbody',
-            {},
-            ...ledger.map((entry) =>
+          recentRows(
+            ledger,
+            (entry) =>
               h(
                 'tr',
                 { class: written.has(entry.toolUseId) ? 'new' : undefined, 'data-entry': entry.toolUseId },
@@ -70,13 +69,48 @@ export function renderContext(run: RunView, index: number): HTMLElement {
                 h('td', {}, entry.isError ? `${entry.kind} (is_error)` : entry.kind, h('span', { class: 'dim' }, ` · record ${entry.seq}`)),
                 h('td', {}, collapsible(entry.content)),
               ),
-            ),
+            ['entry', 'entries'],
           ),
         )
       : h('p', { class: 'empty' }, 'empty'),
     h('h3', {}, `Messages (${messageIds.length})`),
-    h('ol', { class: 'messages' }, ...messageIds.map((id) => messageItem(run.messages[id]!, added.has(id)))),
+    recentList(messageIds, (id) => messageItem(run.messages[id]!, added.has(id)), ['message', 'messages']),
   );
+}
+
+/**
+ * Long runs have hundreds of messages and ledger entries: a step shows the most recent ones
+ * (where the step's changes are) and builds the rest only when asked, so stepping stays quick.
+ * Returns the button that shows the rest, for the caller to place, or null when all are shown.
+ */
+const RECENT = 12;
+
+function appendRecent<T>(container: HTMLElement, items: readonly T[], render: (item: T) => HTMLElement, noun: [string, string]): HTMLElement | null {
+  const hidden = items.slice(0, Math.max(0, items.length - RECENT));
+  container.append(...items.slice(hidden.length).map(render));
+  if (hidden.length === 0) return null;
+  const more = h('button', { type: 'button', class: 'show-earlier' }, `show the ${hidden.length} earlier ${hidden.length === 1 ? noun[0] : noun[1]}`);
+  more.addEventListener('click', () => container.prepend(...hidden.map(render)), { once: true });
+  return more;
+}
+
+function recentList<T>(items: readonly T[], render: (item: T) => HTMLElement, noun: [string, string]): HTMLElement {
+  const list = h('ol', { class: 'messages' });
+  const more = appendRecent(list, items, render, noun);
+  more?.addEventListener('click', () => more.remove());
+  return more ? h('div', {}, more, list) : list;
+}
+
+function recentRows<T>(items: readonly T[], render: (item: T) => HTMLElement, noun: [string, string]): HTMLElement {
+  const body = h('tbody', {});
+  const more = appendRecent(body, items, render, noun);
+  if (more) {
+    // A button cannot sit in a table body by itself: it gets a row of its own.
+    const row = h('tr', { class: 'show-earlier-row' }, h('td', { colspan: '4' }, more));
+    more.addEventListener('click', () => row.remove());
+    body.prepend(row);
+  }
+  return body;
 }
 
 function fact(term: string, value: string): HTMLElement[] {
