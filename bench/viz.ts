@@ -10,11 +10,9 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { agentLoopMachine } from '../machines/agent-loop.machine.ts';
-import { endTurnReply, scriptedModel, toolUseReply } from '../src/model/scripted-model.ts';
-import { startRun } from '../src/runtime/run-api.ts';
 import { FileStore } from '../src/store/file-store.ts';
-import { defineTool } from '../src/tools/tool.ts';
 import { launchChromium } from '../test/helpers/chromium.ts';
+import { lookupRun } from '../test/helpers/lookup-run.ts';
 import { layoutDiagram } from '../visualizer/diagram-layout.ts';
 import { machineGraphOf } from '../visualizer/machine-graph.ts';
 import { runViewOf } from '../visualizer/run-timeline.ts';
@@ -35,18 +33,7 @@ console.log(`layout, again                  ${since(start)}`);
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'viz-bench-'));
 try {
   const store = new FileStore(path.join(dir, '.durable-agent'));
-  const result = 'x'.repeat(2000);
-  const lookup = defineTool<{ n: number }>({
-    name: 'lookup',
-    description: 'Look a number up.',
-    inputSchema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] },
-    readOnly: true,
-    async run({ n }) {
-      return `${n} ${result}`;
-    },
-  });
-  const replies = Array.from({ length: turns }, (_, i) => toolUseReply([{ id: `toolu_${i}`, name: 'lookup', input: { n: i } }]));
-  await startRun({ store, model: scriptedModel([...replies, endTurnReply('done')]), tools: [lookup], task: 'bench', maxTurns: turns });
+  await lookupRun(store, turns, ` ${'x'.repeat(2000)}`);
 
   const loaded = await store.load();
   start = performance.now();

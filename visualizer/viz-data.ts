@@ -4,8 +4,8 @@
  * which imports these types (and nothing from Node).
  */
 import type { AgentStateName, OutcomeKind, TokenUsage } from '../machines/agent-loop.types.ts';
-import type { ReconcileOutcomeName, RecordEvent } from '../src/store/journal-record.ts';
-import type { PointName } from '../src/store/record-points.ts';
+import type { HistoryStep } from '../src/runtime/run-status.ts';
+import type { ReconcileOutcomeName } from '../src/store/journal-record.ts';
 import type { StateRole } from './machine-graph.ts';
 
 export interface VizPageData {
@@ -81,16 +81,9 @@ export interface ReconcileView {
   seq: number | null;
 }
 
-/** One persisted transition: one journal record. */
-export interface StepView {
-  seq: number;
-  at: number;
-  point: PointName;
-  state: AgentStateName;
-  event: RecordEvent;
-  turn: number;
+/** One persisted transition: one journal record (what `history` prints of it, and more). */
+export interface StepView extends Pick<HistoryStep, 'seq' | 'at' | 'point' | 'state' | 'event' | 'turn' | 'bytes'> {
   maxTurns: number;
-  bytes: number;
   /** The tools this step is about (the calls a checkpoint A opened, the call an effect write recorded…). */
   tools: string[];
   /** The diagram arrow this transition took, if the machine has one (START and REOPEN are the runtime's). */

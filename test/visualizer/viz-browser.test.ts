@@ -9,14 +9,12 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
 import type { HistoryStep } from '../../src/runtime/run-status.ts';
-import { endTurnReply, scriptedModel, toolUseReply } from '../../src/model/scripted-model.ts';
-import { startRun } from '../../src/runtime/run-api.ts';
 import { FileStore } from '../../src/store/file-store.ts';
-import { defineTool } from '../../src/tools/tool.ts';
 import { edgesOf, machineGraphOf } from '../../visualizer/machine-graph.ts';
 import { vizPage } from '../../visualizer/viz-page.ts';
 import { launchChromium } from '../helpers/chromium.ts';
 import { REPO, runCliAsync } from '../helpers/cli.ts';
+import { LOOKUP_DONE, LOOKUP_TASK, lookupRun } from '../helpers/lookup-run.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 const ARTIFACTS = path.join(REPO, 'test', 'artifacts');
@@ -166,17 +164,7 @@ describe('a longer run', () => {
     const turns = 14;
     const dir = tempDir('da-viz-long-');
     const store = new FileStore(path.join(dir, '.durable-agent'));
-    const lookup = defineTool<{ n: number }>({
-      name: 'lookup',
-      description: 'Look a number up.',
-      inputSchema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] },
-      readOnly: true,
-      async run({ n }) {
-        return `entry ${n}`;
-      },
-    });
-    const replies = Array.from({ length: turns }, (_, i) => toolUseReply([{ id: `toolu_${i}`, name: 'lookup', input: { n: i } }]));
-    await startRun({ store, model: scriptedModel([...replies, endTurnReply('looked up')]), tools: [lookup], task: 'Look them up.', maxTurns: turns });
+    await lookupRun(store, turns);
     const file = path.join(dir, 'viz.html');
     fs.writeFileSync(file, (await vizPage(store)).html);
 
@@ -184,11 +172,11 @@ describe('a longer run', () => {
     await page.goto(pathToFileURL(file).href);
     const messages = page.locator('ol.messages > li');
     await expect(messages.count()).resolves.toBe(12);
-    await expect(messages.last().textContent()).resolves.toContain('looked up');
+    await expect(messages.last().textContent()).resolves.toContain(LOOKUP_DONE);
     const messageCount = 1 + 2 * turns + 1;
     await page.getByRole('button', { name: `show the ${messageCount - 12} earlier messages` }).click();
     await expect(messages.count()).resolves.toBe(messageCount);
-    await expect(messages.first().textContent()).resolves.toContain('Look them up.');
+    await expect(messages.first().textContent()).resolves.toContain(LOOKUP_TASK);
 
     const ledgerRows = page.locator('table.ledger tbody tr[data-entry]');
     await expect(ledgerRows.count()).resolves.toBe(12);
