@@ -144,6 +144,16 @@ export type AgentStateName =
   | 'stoppedAtMaxTurns'
   | 'failed';
 
+export const AGENT_STATES: readonly AgentStateName[] = [
+  'awaitingModel',
+  'pendingTool',
+  'effectRecorded',
+  'closed',
+  'done',
+  'stoppedAtMaxTurns',
+  'failed',
+];
+
 export const FINAL_STATES: readonly AgentStateName[] = ['done', 'stoppedAtMaxTurns', 'failed'];
 
 export const ZERO_USAGE: TokenUsage = Object.freeze({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0 });

@@ -330,12 +330,13 @@ describe('status and history', () => {
       turn: 3,
       pending: [{ id: 'toolu_03', name: 'write_report', recorded: true }],
       ledgerEntries: 3,
-      lastSave: { point: 'effect-write', seq: 8 },
+      lastSave: { point: 'effect-write', seq: 11 },
     });
     expect(status.usage.input).toBeGreaterThan(0);
     const history = JSON.parse(runCli(['history', '--json'], { cwd: dir }).stdout);
+    const turn = ['model-reply', 'save-a', 'effect-write'];
     expect(history.map((step: { point: string }) => step.point)).toEqual([
-      'save-start', 'save-a', 'effect-write', 'save-b', 'save-a', 'effect-write', 'save-b', 'save-a', 'effect-write',
+      'save-start', ...turn, 'save-b', ...turn, 'save-b', ...turn,
     ]);
   });
 

@@ -245,6 +245,24 @@ describe('the model', () => {
     expect((await readRunStatus(store)).usage).toEqual(result.usage);
   });
 
+  it('a reply that arrived just before a crash is asked for again on resume, and its tokens count too', async () => {
+    const { tools } = countingTools();
+    const store = newStore();
+    const replies = () => {
+      const steps = [toolUseReply([{ id: 'c1', name: 'lookup', input: { q: 'a' } }]), endTurnReply('x')];
+      steps[0]!.usage = { input: 10, output: 5, cacheRead: 1, cacheWrite: 2 };
+      steps[1]!.usage = { input: 20, output: 7, cacheRead: 0, cacheWrite: 0 };
+      return steps;
+    };
+    const first = countingModel(replies());
+    await expect(startRun({ store, model: first, tools, task: 't', crashAfter: 'after-model-reply:1' })).rejects.toThrow(SimulatedCrash);
+    expect(await readRunStatus(store)).toMatchObject({ state: 'awaitingModel', usage: { input: 10, output: 5, cacheRead: 1, cacheWrite: 2 } });
+    const second = countingModel(replies());
+    const result = await resumeRun({ store, model: second, tools });
+    expect(second.calls).toBe(2);
+    expect(result.usage).toEqual({ input: 40, output: 17, cacheRead: 2, cacheWrite: 4 });
+  });
+
   it('continues after pause_turn, sending the paused content back', async () => {
     const { tools } = countingTools();
     const store = newStore();

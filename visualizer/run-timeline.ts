@@ -70,7 +70,7 @@ export function runViewOf(location: string, loaded: LoadedRun, graph: MachineGra
       pending: context.pending.map((call) => ({ id: call.id, name: call.name, input: jsonText(call.input), recorded: recorded.has(call.id) })),
       ledgerSize: view.ledger.size,
       ledgerWritten,
-      next: nextEffectOf(record.state, context),
+      next: record.event === 'MODEL_USAGE' ? USAGE_COUNTED : nextEffectOf(record.state, context),
       usage: context.usage,
       process,
       reconcile: note?.reconcile
@@ -160,6 +160,9 @@ function toolsOf(record: JournalRecord, context: AgentContext, previous: StepVie
       return [];
   }
 }
+
+/** A MODEL_USAGE record counts a reply's tokens before the reply itself is saved. */
+const USAGE_COUNTED = 'save the reply whose tokens this record counted (a resume from here asks the model again)';
 
 function nextEffectOf(state: AgentStateName, context: AgentContext): string | null {
   switch (announcedEffectOf(state, context)) {

@@ -9,8 +9,11 @@ import {
   StoreVersionError,
   StoreWriteError,
 } from '../store/errors.ts';
+import { DatabaseUrlMissingError } from '../store/pg/database-url.ts';
+import { SchemaVersionError } from '../store/pg/schema.ts';
 import { parseArgs, USAGE, UsageError } from './args.ts';
 import { demoCommand } from './commands/demo.ts';
+import { runCommand } from './commands/run.ts';
 import { historyCommand, statusCommand } from './commands/status.ts';
 import { vizCommand } from './commands/viz.ts';
 import { EXIT } from './exit-codes.ts';
@@ -34,8 +37,16 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
         return EXIT.done;
       case 'demo':
         return await demoCommand(args, env, writers);
+      case 'run':
+        return await runCommand(args, env, writers);
       case 'status':
-        return await statusCommand(args, writers);
+        return args.databaseUrl !== null ? await (await fleet()).fleetStatusCommand(args, env, writers) : await statusCommand(args, writers);
+      case 'db':
+        return await (await fleet()).dbCommand(args, env, writers);
+      case 'submit':
+        return await (await fleet()).submitCommand(args, env, writers);
+      case 'worker':
+        return await (await fleet()).workerCommand(args, env, writers);
       case 'history':
         return await historyCommand(args, writers);
       case 'viz':
@@ -46,8 +57,18 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
   }
 }
 
+/** The fleet commands load pg; the others do not pay for it. */
+const fleet = () => import('./commands/fleet.ts');
+
+function isDatabaseUnreachable(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'ETIMEDOUT' || code === '3D000' || code === '28P01' || code === '28000';
+}
+
 const REFUSALS = [
   UsageError,
+  DatabaseUrlMissingError,
+  SchemaVersionError,
   CrashSpecError,
   MissingApiKeyError,
   RunExistsError,
@@ -69,6 +90,10 @@ function reportError(error: unknown, writers: Writers, verbose: boolean): number
   }
   if (error instanceof StoreWriteError) {
     writers.err(`durable-agent: ${message}`);
+    return EXIT.storeWriteFailed;
+  }
+  if (isDatabaseUnreachable(error)) {
+    writers.err(`durable-agent: cannot reach the database (${message}). Nothing was changed; check the URL and that PostgreSQL is running.`);
     return EXIT.storeWriteFailed;
   }
   writers.err(`durable-agent: unexpected error: ${message}`);

@@ -25,8 +25,8 @@ export function ensureSampleNotes(dir: string): boolean {
   return true;
 }
 
-/** Four replies: read the notes, count their words, write the report, say it is done. */
-export function demoScript(): ScriptedStep[] {
+/** Four replies: read the notes, count their words, write the report, say it is done (in `doneText`). */
+export function demoScript(doneText = DEMO_DONE_TEXT): ScriptedStep[] {
   return [
     () => toolUseReply([{ id: 'toolu_01', name: 'read_notes', input: {} }], `I'll read ${NOTES_FILE} first.`),
     (messages) =>
@@ -46,7 +46,7 @@ export function demoScript(): ScriptedStep[] {
           `I could not confirm that ${REPORT_FILE} was written (${resultText(messages, 'toolu_03')}). Please check ${REPORT_FILE} before running the task again.`,
         );
       }
-      return endTurnReply(DEMO_DONE_TEXT);
+      return endTurnReply(doneText);
     },
   ];
 }

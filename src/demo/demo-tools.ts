@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { defineTool, type ToolDefinition } from '../tools/tool.ts';
+import { appendDurably, writeFileDurably } from '../util/durable-file.ts';
 import { type Pace, stepDelay } from '../util/pace.ts';
 
 export const NOTES_FILE = 'sales-notes.txt';
@@ -79,32 +80,4 @@ export function demoTools(dir: string, options: DemoToolOptions = {}): ToolDefin
 
 export function wordCount(text: string): number {
   return text.split(/\s+/).filter(Boolean).length;
-}
-
-function writeFileDurably(file: string, content: string): void {
-  const tmp = `${file}.tmp-${process.pid}`;
-  const fd = fs.openSync(tmp, 'w');
-  try {
-    fs.writeSync(fd, content);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.renameSync(tmp, file);
-  const dirFd = fs.openSync(path.dirname(file), 'r');
-  try {
-    fs.fsyncSync(dirFd);
-  } finally {
-    fs.closeSync(dirFd);
-  }
-}
-
-function appendDurably(file: string, line: string): void {
-  const fd = fs.openSync(file, 'a');
-  try {
-    fs.writeSync(fd, line);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
 }

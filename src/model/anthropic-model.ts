@@ -1,51 +1,57 @@
 /**
  * A real Claude model through @anthropic-ai/sdk. The key comes from the caller (the CLI reads
- * ANTHROPIC_API_KEY) and lives only in the client object: never in a request the loop
- * records, a checkpoint, a log line or an error message.
+ * ANTHROPIC_API_KEY) and lives only in the SDK client: never in a request the loop records, a
+ * checkpoint, a log line or an error message.
+ *
+ * Retries are the SDK's: 408, 409, 429, 5xx (529 overloaded included) and dropped connections
+ * and timeouts are retried with exponential backoff that honours retry-after / retry-after-ms;
+ * 400, 401, 403, 404 and 413 are not. When retries run out the call fails with ModelCallError
+ * and the run stops with its store intact: a resume asks again.
  */
-import Anthropic, { APIConnectionError, APIError } from '@anthropic-ai/sdk';
-import type { ContentBlock, ModelReply } from '../../machines/agent-loop.types.ts';
+import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } from '@anthropic-ai/sdk';
+import type { ContentBlock, Message, ModelReply } from '../../machines/agent-loop.types.ts';
 import type { Model, ModelRequest } from './model.ts';
 import { ModelCallError } from './model.ts';
 
 export interface AnthropicModelOptions {
   model: string;
   apiKey: string;
+  /** Another endpoint (a proxy, a gateway, a test server); default: the SDK's, or ANTHROPIC_BASE_URL as the CLI passes it. */
   baseURL?: string;
-  /** Retries the SDK makes on 408/409/429/5xx and connection errors, with backoff honouring retry-after. */
+  /** Retries after the first attempt of each call (default 4). */
   maxRetries?: number;
-  /** Per-request time limit in milliseconds. */
+  /** Time limit of one attempt in milliseconds (default 10 minutes, as the SDK's). */
   timeoutMs?: number;
 }
 
 export const DEFAULT_MAX_RETRIES = 4;
-export const DEFAULT_TIMEOUT_MS = 120_000;
+export const DEFAULT_TIMEOUT_MS = 600_000;
 
 export function anthropicModel(options: AnthropicModelOptions): Model {
   const client = new Anthropic({
     apiKey: options.apiKey,
-    baseURL: options.baseURL,
+    ...(options.baseURL ? { baseURL: options.baseURL } : {}),
     maxRetries: options.maxRetries ?? DEFAULT_MAX_RETRIES,
     timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
   });
   return {
     name: options.model,
     async createMessage(request: ModelRequest): Promise<ModelReply> {
-      let message;
+      let message: Anthropic.Messages.Message;
       try {
         message = await client.messages.create({
           model: options.model,
           max_tokens: request.maxTokens,
           ...(request.system ? { system: request.system } : {}),
-          ...(request.tools.length > 0 ? { tools: request.tools as Anthropic.Messages.Tool[] } : {}),
-          messages: request.messages as Anthropic.Messages.MessageParam[],
+          ...(request.tools.length > 0 ? { tools: request.tools as unknown as Anthropic.Messages.Tool[] } : {}),
+          messages: withCacheBreakpoint(request.messages) as unknown as Anthropic.Messages.MessageParam[],
         });
       } catch (error) {
         throw toModelCallError(error, options.model);
       }
       const usage = message.usage;
       return {
-        content: message.content as unknown as ContentBlock[],
+        content: (message.content as unknown as ContentBlock[]).map(withoutNulls),
         stop_reason: message.stop_reason,
         usage: {
           input: usage.input_tokens ?? 0,
@@ -59,17 +65,67 @@ export function anthropicModel(options: AnthropicModelOptions): Model {
   };
 }
 
-function toModelCallError(error: unknown, model: string): ModelCallError {
+/**
+ * Marks the end of the conversation so far as a prompt-cache breakpoint: the next request of
+ * the loop (the same prefix plus one turn) reads it from the cache instead of paying for it
+ * again. The breakpoint goes on the last block of the last user message (text or tool_result
+ * blocks, which may carry one). The stored messages are not changed.
+ */
+export function withCacheBreakpoint(messages: readonly Message[]): Message[] {
+  const copy = messages.slice();
+  for (let i = copy.length - 1; i >= 0; i--) {
+    const message = copy[i]!;
+    if (message.role !== 'user') continue;
+    const blocks: ContentBlock[] =
+      typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content.slice();
+    const last = blocks[blocks.length - 1];
+    if (!last) return copy;
+    blocks[blocks.length - 1] = { ...last, cache_control: { type: 'ephemeral' } };
+    copy[i] = { role: 'user', content: blocks };
+    return copy;
+  }
+  return copy;
+}
+
+/** The API returns optional fields as null (e.g. a text block's citations); they are not sent back. */
+function withoutNulls(block: ContentBlock): ContentBlock {
+  const entries = Object.entries(block).filter(([, value]) => value !== null && value !== undefined);
+  return Object.fromEntries(entries) as ContentBlock;
+}
+
+export function toModelCallError(error: unknown, model: string): ModelCallError {
+  if (error instanceof APIConnectionTimeoutError) {
+    return new ModelCallError(
+      `The Anthropic API did not answer in time for ${model}, and retries are used up. The run is saved: resume it later (--timeout raises the limit).`,
+      null,
+      true,
+    );
+  }
   if (error instanceof APIConnectionError) {
-    return new ModelCallError(`Could not reach the Anthropic API for ${model}: ${error.message}. The run is saved; resume it when the network is back.`, null, true);
+    return new ModelCallError(
+      `Could not reach the Anthropic API for ${model} (${error.message}), and retries are used up. The run is saved: resume it when the network is back.`,
+      null,
+      true,
+    );
   }
   if (error instanceof APIError) {
     const status = typeof error.status === 'number' ? error.status : null;
     const transient = status === null || status === 408 || status === 409 || status === 429 || status >= 500;
+    const apiMessage = apiErrorMessage(error);
     const advice = transient
       ? 'Retries are used up; the run is saved: resume it later.'
-      : 'This will not go away by retrying: fix the request (model name, key, permissions), then resume.';
-    return new ModelCallError(`The Anthropic API answered ${status ?? 'with an error'} for ${model}: ${error.message}. ${advice}`, status, transient);
+      : status === 401 || status === 403
+        ? 'Check ANTHROPIC_API_KEY and its permissions, then resume: the run is saved.'
+        : 'Retrying the same request will not help: fix it (model name, --max-tokens…), then resume: the run is saved.';
+    return new ModelCallError(`The Anthropic API answered ${status ?? 'with an error'} for ${model}: ${apiMessage}. ${advice}`, status, transient);
   }
-  return new ModelCallError(`The model call for ${model} failed: ${error instanceof Error ? error.message : String(error)}`, null, false);
+  const message = error instanceof Error ? error.message : String(error);
+  return new ModelCallError(`The model call for ${model} failed: ${message}. The run is saved: resume it after fixing the cause.`, null, false);
+}
+
+/** The API's own words ("invalid x-api-key", "overloaded"…), without the SDK's wrapping. */
+function apiErrorMessage(error: APIError): string {
+  const body = error.error as { error?: { message?: unknown } } | undefined;
+  const inner = body?.error?.message;
+  return typeof inner === 'string' && inner ? inner : error.message;
 }

@@ -7,7 +7,7 @@
  */
 import type { PointName } from '../store/record-points.ts';
 
-export type CrashPointName = PointName | 'model-reply' | 'tool-return';
+export type CrashPointName = PointName | 'tool-return';
 
 export const CRASH_POINT_NAMES: readonly CrashPointName[] = [
   'save-start',

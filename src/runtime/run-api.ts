@@ -37,6 +37,8 @@ export interface RunParts {
   crashPoints?: CrashPoints;
   toolTimeoutMs?: number;
   maxTokens?: number;
+  /** Abort to stop the run at the next step boundary (SIGTERM in a worker, a lost lease). */
+  signal?: AbortSignal;
 }
 
 export interface StartOptions extends RunParts {
@@ -124,6 +126,7 @@ async function clearFinishedRun(store: RunStore, fresh: boolean): Promise<string
 function driverParts(options: RunParts): DriverParts {
   return {
     store: options.store,
+    signal: options.signal,
     model: options.model,
     registry: new ToolRegistry(options.tools),
     crash: options.crashPoints ?? new CrashPoints(options.crashAfter, options.onCrash),

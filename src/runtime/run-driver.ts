@@ -6,9 +6,9 @@
 import { transition, type SnapshotFrom } from 'xstate';
 import type { AnnouncedEffect } from '../../machines/agent-loop.effects.ts';
 import { announcedEffectOf, effectOfActions } from '../../machines/agent-loop.effects.ts';
-import { openCalls, toolUsesOf } from '../../machines/agent-loop.logic.ts';
+import { addUsage, openCalls, toolUsesOf } from '../../machines/agent-loop.logic.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
-import type { AgentEvent, AgentStateName, ModelReply, PendingCall, ToolOutcome } from '../../machines/agent-loop.types.ts';
+import type { AgentEvent, AgentStateName, ModelReply, PendingCall, TokenUsage, ToolOutcome } from '../../machines/agent-loop.types.ts';
 import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 import type { Model } from '../model/model.ts';
 import { replyProblem } from '../model/reply-check.ts';
@@ -19,7 +19,7 @@ import type { DurableView } from '../store/journal-codec.ts';
 import { encodeRecord, ledgerEntriesOf } from '../store/journal-codec.ts';
 import type { JournalRecord, RecordEvent, RecordNote, ReconcileOutcomeName, ResumeNote } from '../store/journal-record.ts';
 import { pointOf } from '../store/record-points.ts';
-import type { AppendReceipt, RecoveredTornTail, RunStore } from '../store/store.ts';
+import type { AppendOptions, AppendReceipt, RecoveredTornTail, RunStore } from '../store/store.ts';
 import { executeCall, outcome, verifyCall } from '../tools/execute-call.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 import type { CrashPoints } from './crash-points.ts';
@@ -27,8 +27,18 @@ import type { CallView, RunEvent, RunObserver, RunResult, RunStatusName } from '
 
 export type AgentSnapshot = SnapshotFrom<typeof agentLoopMachine>;
 
+/** The run was asked to stop between two steps; everything it did is saved and a resume goes on. */
+export class RunStoppedError extends Error {
+  override readonly name = 'RunStoppedError';
+  constructor(readonly why: string) {
+    super(`The run stopped between two steps (${why}); everything it did is saved, and a resume goes on from there.`);
+  }
+}
+
 export interface DriverParts {
   store: RunStore;
+  /** Aborted to stop the run at the next step boundary (everything done so far is saved). */
+  signal: AbortSignal | undefined;
   model: Model;
   registry: ToolRegistry;
   crash: CrashPoints;
@@ -70,6 +80,7 @@ export class RunDriver {
   async drive(first: AnnouncedEffect | null): Promise<RunResult> {
     let effect = first;
     while (effect) {
+      this.stopIfAsked();
       switch (effect) {
         case 'requestModelReply':
           effect = await this.askModel();
@@ -220,18 +231,19 @@ export class RunDriver {
     const context = this.snapshot.context;
     let reply: ModelReply;
     if (context.heldReply && this.state === 'awaitingModel') {
-      // The reply that met MAX_TURNS, reopened with more turns: act on it; its tokens were counted.
-      reply = { ...context.heldReply, usage: ZERO_USAGE };
+      // The reply that met MAX_TURNS, reopened with more turns: act on it (its tokens were counted).
+      reply = context.heldReply;
     } else {
       this.emit({ type: 'model-call', turn: context.turn });
-      reply = await this.parts.model.createMessage({
+      const received = await this.parts.model.createMessage({
         system: context.system,
         messages: context.messages,
         tools: this.parts.registry.specs,
         maxTokens: this.parts.maxTokens,
       });
-      this.emit({ type: 'model-reply', stopReason: reply.stop_reason, usage: reply.usage });
-      this.parts.crash.pass('model-reply');
+      this.emit({ type: 'model-reply', stopReason: received.stop_reason, usage: received.usage });
+      await this.countUsage(received.usage);
+      reply = { ...received, usage: ZERO_USAGE };
     }
     const problem = replyProblem(reply, this.usedToolUseIds);
     const event: AgentEvent = problem
@@ -242,7 +254,20 @@ export class RunDriver {
     return effect;
   }
 
+  /**
+   * Counts a reply's tokens the moment it arrives, in a record of its own written without
+   * waiting for the disk (a killed process keeps it; the next checkpoint makes it durable). A
+   * crash before checkpoint A then loses the reply, which a resume asks for again, but not what
+   * it cost: usage counts both calls.
+   */
+  private async countUsage(usage: TokenUsage): Promise<void> {
+    const context = this.snapshot.context;
+    this.snapshot = agentLoopMachine.resolveState({ value: this.state, context: { ...context, usage: addUsage(context.usage, usage) } });
+    await this.persist('MODEL_USAGE', undefined, { sync: false });
+  }
+
   private async runCall(call: PendingCall): Promise<ToolOutcome> {
+    await this.parts.store.assertOwnership?.();
     const view = this.callView(call);
     const startedAt = Date.now();
     this.emit({ type: 'tool-started', call: view, at: startedAt });
@@ -279,13 +304,13 @@ export class RunDriver {
   }
 
   /** Appends the transition to the journal; resolves once it is durable. */
-  private async persist(event: RecordEvent, note?: RecordNote): Promise<void> {
+  private async persist(event: RecordEvent, note?: RecordNote, options?: AppendOptions): Promise<void> {
     const state = this.state;
     const context = this.snapshot.context;
     const resumed = this.pendingResumeNote;
     const fullNote = resumed ? { ...note, resumed } : note;
     const record = encodeRecord(this.durable, { seq: this.seq, at: Date.now(), event, state, context, note: fullNote });
-    const receipt = await this.parts.store.append(record);
+    const receipt = await this.parts.store.append(record, options);
     this.pendingResumeNote = null;
     for (const entry of ledgerEntriesOf(record)) this.durable.ledger.set(entry.tool_use_id, entry);
     this.durable = { state, context, ledger: this.durable.ledger };
@@ -317,6 +342,12 @@ export class RunDriver {
       closesResumedTurn,
     });
     this.parts.crash.fireIfArmed(label);
+  }
+
+  private stopIfAsked(): void {
+    const signal = this.parts.signal;
+    if (!signal?.aborted) return;
+    throw signal.reason instanceof Error ? signal.reason : new RunStoppedError(String(signal.reason ?? 'asked to stop'));
   }
 
   private callView(call: PendingCall): CallView {

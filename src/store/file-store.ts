@@ -9,13 +9,14 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { fsyncDir } from '../util/durable-file.ts';
 import { StoreMissingError, StoreWriteError } from './errors.ts';
 import { type CommitMark, frameCommitMark, frameLine } from './framing.ts';
 import type { JournalHeader, JournalRecord } from './journal-record.ts';
 import { readJournal } from './journal-reader.ts';
 import { acquireLockFile } from './lock-file.ts';
 import { pointOf } from './record-points.ts';
-import type { AppendReceipt, LoadedRun, LoadOptions, RecoveredTornTail, RunLock, RunStore } from './store.ts';
+import type { AppendOptions, AppendReceipt, LoadedRun, LoadOptions, RecoveredTornTail, RunLock, RunStore } from './store.ts';
 import { WriteFaultPlan } from './write-faults.ts';
 
 export interface FileStoreOptions {
@@ -101,7 +102,7 @@ export class FileStore implements RunStore {
     return { bytes: body.length };
   }
 
-  async append(record: JournalRecord): Promise<AppendReceipt> {
+  async append(record: JournalRecord, options: AppendOptions = {}): Promise<AppendReceipt> {
     const position = this.position;
     if (!position) throw new Error('FileStore.append before create() or load({ repair: true })');
     const line = frameLine(record);
@@ -115,7 +116,7 @@ export class FileStore implements RunStore {
       }
       writeAll(position.fd, line, position.mark.bytes);
       writeAll(position.fd, frameCommitMark(next), position.markOffset);
-      fs.fdatasyncSync(position.fd);
+      if (options.sync !== false) fs.fdatasyncSync(position.fd);
     } catch (error) {
       this.undoPartialWrite(position);
       throw new StoreWriteError(this.journalPath, describeRecord(record), error);
@@ -186,14 +187,6 @@ function writeAll(fd: number, buffer: Buffer, position: number): void {
   }
 }
 
-function fsyncDir(dir: string): void {
-  const fd = fs.openSync(dir, 'r');
-  try {
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
 
 function describeRecord(record: JournalRecord): string {
   const point = pointOf(record);

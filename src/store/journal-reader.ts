@@ -4,7 +4,7 @@
  * committed), or, said as such, the last committed record. Anything more, or any damage inside,
  * is refused: a half-right state is never guessed.
  */
-import type { AgentStateName } from '../../machines/agent-loop.types.ts';
+import { AGENT_STATES, type AgentStateName } from '../../machines/agent-loop.types.ts';
 import { StoreCorruptError, StoreVersionError } from './errors.ts';
 import type { CommitMark } from './framing.ts';
 import { COMMIT_MARK_BYTES, FrameError, parseCommitMark, parseFrames } from './framing.ts';
@@ -12,16 +12,8 @@ import type { JournalHeader, JournalRecord, RecordEvent } from './journal-record
 import { JOURNAL_FORMAT, JOURNAL_VERSION } from './journal-record.ts';
 import type { StoredRecord } from './store.ts';
 
-const STATES = new Set<AgentStateName>([
-  'awaitingModel',
-  'pendingTool',
-  'effectRecorded',
-  'closed',
-  'done',
-  'stoppedAtMaxTurns',
-  'failed',
-]);
-const EVENTS = new Set<RecordEvent>(['START', 'REOPEN', 'MODEL_REPLY', 'MODEL_REPLY_INVALID', 'TOOL_RESULT', 'CLOSE_TURN']);
+const STATES = new Set<AgentStateName>(AGENT_STATES);
+const EVENTS = new Set<RecordEvent>(['START', 'REOPEN', 'MODEL_USAGE', 'MODEL_REPLY', 'MODEL_REPLY_INVALID', 'TOOL_RESULT', 'CLOSE_TURN']);
 
 export interface CutEnd {
   offset: number;
@@ -90,7 +82,7 @@ function readFrames(location: string, buffer: Buffer): ReadJournal {
   return { header: header as JournalHeader, mark, markOffset, records, cutEnd, goodLength: framed.goodLength };
 }
 
-function recordProblem(document: unknown, index: number): string | null {
+export function recordProblem(document: unknown, index: number): string | null {
   if (!document || typeof document !== 'object') return 'the line is not a record';
   const record = document as Partial<JournalRecord>;
   if (record.seq !== index) return `record number ${String(record.seq)} where ${index} was expected (a record is missing or repeated)`;

@@ -84,7 +84,12 @@ export type ReconcileOutcomeName =
   | 'verified-not-done-ran'
   | 'unknown-reported';
 
-export type RecordEvent = 'START' | 'REOPEN' | 'MODEL_REPLY' | 'MODEL_REPLY_INVALID' | 'TOOL_RESULT' | 'CLOSE_TURN';
+/**
+ * Machine events, plus two records the runtime writes outside the machine's graph: REOPEN (a
+ * resume changed the run's settings or reopened a finished run) and MODEL_USAGE (a reply's
+ * tokens, counted the moment it arrives so that a crash before checkpoint A does not lose them).
+ */
+export type RecordEvent = 'START' | 'REOPEN' | 'MODEL_USAGE' | 'MODEL_REPLY' | 'MODEL_REPLY_INVALID' | 'TOOL_RESULT' | 'CLOSE_TURN';
 
 export interface JournalRecord {
   seq: number;

@@ -7,6 +7,7 @@ import type { JournalRecord } from './journal-record.ts';
 export type PointName =
   | 'save-start'
   | 'save-reopen'
+  | 'model-reply'
   | 'save-a'
   | 'effect-write'
   | 'save-b'
@@ -21,6 +22,8 @@ export function pointOf(record: Pick<JournalRecord, 'event' | 'state'>): PointNa
       return 'save-start';
     case 'REOPEN':
       return 'save-reopen';
+    case 'MODEL_USAGE':
+      return 'model-reply';
     case 'TOOL_RESULT':
       return 'effect-write';
     case 'CLOSE_TURN':

@@ -41,6 +41,15 @@ export interface AppendReceipt {
   bytes: number;
 }
 
+export interface AppendOptions {
+  /**
+   * False for bookkeeping that may be lost with the machine but not with the process: the
+   * record is written (a killed process keeps it) without waiting for the disk. It becomes
+   * durable with the next synced append.
+   */
+  sync?: boolean;
+}
+
 export interface RunLock {
   /** Who holds it, for messages. */
   readonly holder: string;
@@ -59,8 +68,13 @@ export interface RunStore {
   load(options?: LoadOptions): Promise<LoadedRun>;
   /** Creates the journal with its header and first record, atomically; fails if one exists. */
   create(header: JournalHeader, first: JournalRecord): Promise<AppendReceipt>;
-  append(record: JournalRecord): Promise<AppendReceipt>;
+  append(record: JournalRecord, options?: AppendOptions): Promise<AppendReceipt>;
   lock(): Promise<RunLock>;
   /** Moves the run aside (never deletes it) so a new one can start; returns where it went. */
   archive(): Promise<string>;
+  /**
+   * Optional: throws if this process no longer owns the run (a fleet store whose lease was taken
+   * over). Checked before each tool call, so a worker cut off from its run does not act for it.
+   */
+  assertOwnership?(): Promise<void>;
 }

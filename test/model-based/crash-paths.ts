@@ -10,6 +10,7 @@ import { openCalls } from '../../machines/agent-loop.logic.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
 import type { AgentEvent, AgentStateName, ModelReply } from '../../machines/agent-loop.types.ts';
 import { endTurnReply, stopReply, toolUseReply } from '../../src/model/scripted-model.ts';
+import { pointOf } from '../../src/store/record-points.ts';
 
 export type Snapshot = SnapshotFrom<typeof agentLoopMachine>;
 
@@ -163,13 +164,16 @@ export interface GeneratedPaths {
   paths: CrashPath[];
 }
 
-export function generateCrashPaths(): GeneratedPaths {
+export type PathSource = ['simple' | 'shortest', number];
+
+export const ALL_PATHS: readonly PathSource[] = [
+  ['simple', 1],
+  ['shortest', 2],
+];
+
+export function generateCrashPaths(sources: readonly PathSource[] = ALL_PATHS): GeneratedPaths {
   const byScenario = new Map<string, CrashPath>();
   let walked = 0;
-  const sources: Array<['simple' | 'shortest', number]> = [
-    ['simple', 1],
-    ['shortest', 2],
-  ];
   for (const [kind, maxTurns] of sources) {
     for (const path of walk(kind, maxTurns)) {
       walked += 1;
@@ -217,7 +221,7 @@ function toCrashPath(path: StatePath<Snapshot, PathEvent & AgentEvent>, source: 
       case 'MODEL_REPLY':
       case 'MODEL_REPLY_INVALID':
         scenario.replies.push(event.reply);
-        labels.push(next('model-reply'), next(replyPoint(to)));
+        labels.push(next('model-reply'), next(pointOf({ event: 'MODEL_REPLY', state: to })));
         break;
       case 'TOOL_RESULT':
         effectWriteAttempts += 1;
@@ -236,20 +240,6 @@ function toCrashPath(path: StatePath<Snapshot, PathEvent & AgentEvent>, source: 
   return { id, source, steps, scenario, scenarioKey: JSON.stringify(scenario) };
 }
 
-function replyPoint(to: AgentStateName): string {
-  switch (to) {
-    case 'pendingTool':
-      return 'save-a';
-    case 'awaitingModel':
-      return 'save-pause';
-    case 'done':
-      return 'save-done';
-    case 'stoppedAtMaxTurns':
-      return 'save-max-turns';
-    default:
-      return 'save-failed';
-  }
-}
 
 /** How a step reads in a test name: `closed -[reply: send_email]-> pendingTool`. */
 export function describeStep(step: PathStep): string {

@@ -9,6 +9,7 @@ import { CrashPoints, SimulatedCrash } from '../../src/runtime/crash-points.ts';
 import { resumeRun, startRun } from '../../src/runtime/run-api.ts';
 import type { RunEvent, RunResult } from '../../src/runtime/run-events.ts';
 import { FileStore } from '../../src/store/file-store.ts';
+import type { RunStore } from '../../src/store/store.ts';
 import { defineTool, type ToolDefinition } from '../../src/tools/tool.ts';
 import { ExecutionCounter } from '../helpers/counting-tools.ts';
 import { FINISH_TEXT, type Scenario } from './crash-paths.ts';
@@ -73,14 +74,26 @@ export interface Played {
   passed: string[];
 }
 
-export function storeDir(dir: string): string {
-  return path.join(dir, '.durable-agent');
+/** Where scenario runs are stored: a fresh store per key (a directory, a run id). */
+export interface ScenarioStores {
+  readonly name: string;
+  open(key: string, writeFaults?: string): RunStore;
+  /** Releases what open() holds (a file descriptor); the journal stays. */
+  close(store: RunStore): void;
 }
 
-function parts(scenario: Scenario, dir: string, world: World, withFaults: boolean, events: RunEvent[]) {
+export function fileStores(): ScenarioStores {
+  return {
+    name: 'file store',
+    open: (dir, writeFaults) => new FileStore(path.join(dir, '.durable-agent'), writeFaults ? { writeFaults } : {}),
+    close: (store) => (store as FileStore).close(),
+  };
+}
+
+function parts(scenario: Scenario, key: string, world: World, withFaults: boolean, events: RunEvent[], stores: ScenarioStores) {
   const faults = scenario.failingEffectWrites.map((n) => `effect-write:${n}`).join(',');
   return {
-    store: new FileStore(storeDir(dir), withFaults && faults ? { writeFaults: faults } : {}),
+    store: stores.open(key, withFaults && faults ? faults : undefined),
     model: scriptedModel([...scenario.replies, endTurnReply(FINISH_TEXT)]),
     tools: scenarioTools(scenario, world),
     observer: (event: RunEvent) => events.push(event),
@@ -88,11 +101,11 @@ function parts(scenario: Scenario, dir: string, world: World, withFaults: boolea
   };
 }
 
-/** Starts the scenario in a fresh directory; with a label, the run is crashed right after it. */
-export async function playScenario(scenario: Scenario, dir: string, world: World, crashAfter?: string): Promise<Played> {
+/** Starts the scenario under a fresh key; with a label, the run is crashed right after it. */
+export async function playScenario(scenario: Scenario, key: string, world: World, stores: ScenarioStores, crashAfter?: string): Promise<Played> {
   const events: RunEvent[] = [];
   const crashPoints = new CrashPoints(crashAfter);
-  const base = parts(scenario, dir, world, true, events);
+  const base = parts(scenario, key, world, true, events, stores);
   try {
     const result = await startRun({ ...base, task: 'the task', maxTurns: scenario.maxTurns, crashPoints });
     return { result, crashedAt: null, events, passed: crashPoints.passed };
@@ -100,18 +113,18 @@ export async function playScenario(scenario: Scenario, dir: string, world: World
     if (error instanceof SimulatedCrash) return { result: null, crashedAt: error.label, events, passed: crashPoints.passed };
     throw error;
   } finally {
-    base.store.close();
+    stores.close(base.store);
   }
 }
 
 /** Resumes from the store alone, with a fresh runtime and no write faults (the disk has recovered). */
-export async function resumeScenario(scenario: Scenario, dir: string, world: World): Promise<Played> {
+export async function resumeScenario(scenario: Scenario, key: string, world: World, stores: ScenarioStores): Promise<Played> {
   const events: RunEvent[] = [];
-  const base = parts(scenario, dir, world, false, events);
+  const base = parts(scenario, key, world, false, events, stores);
   try {
     const result = await resumeRun(base);
     return { result, crashedAt: null, events, passed: [] };
   } finally {
-    base.store.close();
+    stores.close(base.store);
   }
 }

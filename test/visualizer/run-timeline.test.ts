@@ -64,8 +64,11 @@ describe('the lesson’s run: killed after the third ledger write, resumed', () 
     expect(view.steps.map((s) => [s.seq, s.state, s.event, s.point, s.turn, s.bytes])).toEqual(
       history.map((h) => [h.seq, h.state, h.event, h.point, h.turn, h.bytes]),
     );
-    expect(view.steps[0]!.edge).toBeNull(); // START is the runtime's, not a machine transition
-    expect(view.steps.slice(1).map((s) => s.edge)).toEqual([
+    // START, REOPEN and MODEL_USAGE are the runtime's records, not machine transitions: no arrow.
+    const runtimeOnly = new Set(['START', 'REOPEN', 'MODEL_USAGE']);
+    for (const step of view.steps.filter((s) => runtimeOnly.has(s.event))) expect(step.edge, `record ${step.seq}`).toBeNull();
+    const transitions = view.steps.filter((s) => !runtimeOnly.has(s.event));
+    expect(transitions.map((s) => s.edge)).toEqual([
       'awaitingModel->pendingTool',
       'pendingTool->effectRecorded',
       'effectRecorded->closed',
@@ -77,8 +80,8 @@ describe('the lesson’s run: killed after the third ledger write, resumed', () 
       'effectRecorded->closed',
       'closed->done',
     ]);
-    expect(view.steps.map((s) => s.tools.join(','))).toEqual([
-      '', 'read_notes', 'read_notes', 'read_notes', 'count_words', 'count_words', 'count_words',
+    expect(transitions.map((s) => s.tools.join(','))).toEqual([
+      'read_notes', 'read_notes', 'read_notes', 'count_words', 'count_words', 'count_words',
       'write_report', 'write_report', 'write_report', '',
     ]);
     expect(view.finished).toBe(true);
@@ -88,18 +91,21 @@ describe('the lesson’s run: killed after the third ledger write, resumed', () 
   it('splits the run into the killed process and the resuming one, and shows the ledger hit it reused', async () => {
     const { store } = await crashThenResume('after-effect-write:3');
     const view = await viewOf(store);
+    const history = await readRunHistory(store);
+    const killedAt = history.filter((h) => h.point === 'effect-write')[2]!.seq;
+    const lastSeq = history[history.length - 1]!.seq;
     expect(view.processes).toHaveLength(2);
     const [first, second] = view.processes as [RunView['processes'][0], RunView['processes'][0]];
-    expect(first).toMatchObject({ firstSeq: 0, lastSeq: 8, end: 'stopped', resume: null, pid: process.pid });
-    expect(second).toMatchObject({ firstSeq: 9, lastSeq: 10, end: 'finished', pid: process.pid });
+    expect(first).toMatchObject({ firstSeq: 0, lastSeq: killedAt, end: 'stopped', resume: null, pid: process.pid });
+    expect(second).toMatchObject({ firstSeq: killedAt + 1, lastSeq, end: 'finished', pid: process.pid });
     expect(second.resume).toEqual({
-      fromSeq: 8,
+      fromSeq: killedAt,
       cutEnd: null,
       decisions: [
         { toolUseId: 'toolu_03', name: 'write_report', decision: 'reused', phrase: 'ledger hit, reusing result, not re-running', seq: null },
       ],
     });
-    expect(view.steps.map((s) => s.process)).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1]);
+    expect(view.steps.map((s) => s.process)).toEqual(history.map((h) => (h.seq <= killedAt ? 0 : 1)));
   });
 
   it('rebuilds the context at every step: pending calls, ledger, messages', async () => {
@@ -127,6 +133,10 @@ describe('the lesson’s run: killed after the third ledger write, resumed', () 
     const effect = view.steps[saveA.seq + 1]!;
     expect(effect.pending[0]!.recorded).toBe(true);
     expect(effect.ledgerWritten).toEqual(['toolu_03']);
+    // A reply's tokens are counted in a record of their own before the reply is saved.
+    const usageSteps = view.steps.filter((s) => s.event === 'MODEL_USAGE');
+    expect(usageSteps.length).toBeGreaterThan(0);
+    for (const step of usageSteps) expect(step.next).toBe('save the reply whose tokens this record counted (a resume from here asks the model again)');
     // The last message is the model's answer, as text.
     const last = messagesAt(view, view.steps.length - 1).at(-1)!;
     expect(last).toEqual({ role: 'assistant', blocks: [{ kind: 'text', text: 'Report written to report.txt, task complete.' }] });
@@ -138,23 +148,27 @@ describe('other ways a run is resumed', () => {
     const { store } = await crashThenResume('after-save-a:3', { verify: false });
     const view = await viewOf(store);
     const decisions = view.processes[1]!.resume!.decisions;
+    // Its first record is the reconcile's: nothing else is written before the open call is settled.
+    const settledAt = view.processes[1]!.firstSeq;
     expect(decisions).toEqual([
       {
         toolUseId: 'toolu_03',
         name: 'write_report',
         decision: 'unknown-reported',
         phrase: 'ledger miss with side effects, unresolvable, appending is_error',
-        seq: 8,
+        seq: settledAt,
       },
     ]);
-    expect(view.steps[8]!.reconcile).toEqual(decisions[0]);
-    expect(view.ledger.find((e) => e.toolUseId === 'toolu_03')).toMatchObject({ kind: 'unknown', isError: true, seq: 8 });
+    expect(view.steps[settledAt]!.reconcile).toEqual(decisions[0]);
+    expect(view.ledger.find((e) => e.toolUseId === 'toolu_03')).toMatchObject({ kind: 'unknown', isError: true, seq: settledAt });
   });
 
   it('shows a read-only call that had returned but was not recorded as run again', async () => {
     const { store } = await crashThenResume('after-tool-return:1');
     const view = await viewOf(store);
-    expect(view.processes[1]!.resume!.decisions.map((d) => [d.toolUseId, d.decision, d.seq])).toEqual([['toolu_01', 're-ran-read-only', 2]]);
+    expect(view.processes[1]!.resume!.decisions.map((d) => [d.toolUseId, d.decision, d.seq])).toEqual([
+      ['toolu_01', 're-ran-read-only', view.processes[1]!.firstSeq],
+    ]);
   });
 
   it('shows a run that is not finished, and a record cut off mid-write at the end of the journal', async () => {
@@ -166,7 +180,8 @@ describe('other ways a run is resumed', () => {
     expect(view.state).toBe('pendingTool');
     expect(view.processes.map((p) => p.end)).toEqual(['open']);
     expect(view.tornTail).toEqual({ offset: expect.any(Number), bytes: 22 });
-    expect(view.steps).toHaveLength(5);
+    expect(view.steps.map((s) => s.seq)).toEqual((await readRunHistory(run.store)).map((h) => h.seq));
+    expect(view.steps.at(-1)!.point).toBe('save-a');
   });
 
   it('shows a run reopened with more turns after it stopped at MAX_TURNS', async () => {

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { demoScript, DEMO_TASK, ensureSampleNotes } from '../../demo/demo-task.ts';
 import { demoTools } from '../../demo/demo-tools.ts';
-import { MissingApiKeyError, type Model } from '../../model/model.ts';
+import type { Model } from '../../model/model.ts';
 import { scriptedModel } from '../../model/scripted-model.ts';
 import { type CrashHandler, CrashPoints } from '../../runtime/crash-points.ts';
 import { resumeRun, startRun } from '../../runtime/run-api.ts';
@@ -12,6 +12,7 @@ import type { RunResult } from '../../runtime/run-events.ts';
 import { FileStore } from '../../store/file-store.ts';
 import { type DemoArgs, UsageError } from '../args.ts';
 import { EXIT } from '../exit-codes.ts';
+import { realModel } from '../real-model.ts';
 import { plainReporter, type Writers } from '../plain-reporter.ts';
 
 export const STATE_DIR = '.durable-agent';
@@ -53,18 +54,14 @@ export function exitCodeOf(result: RunResult): number {
 
 async function demoModel(args: DemoArgs, env: NodeJS.ProcessEnv): Promise<Model> {
   if (!args.model) return scriptedModel(demoScript(), { name: 'scripted-demo', paceMs: args.paceMs, jitterMs: args.jitterMs });
-  const apiKey = env.ANTHROPIC_API_KEY;
-  if (!apiKey) throw new MissingApiKeyError(args.model);
-  // Loaded only when asked for: the SDK takes longer to load than the whole scripted demo takes to run.
-  const { anthropicModel } = await import('../../model/anthropic-model.ts');
-  return anthropicModel({ model: args.model, apiKey, ...(env.ANTHROPIC_BASE_URL ? { baseURL: env.ANTHROPIC_BASE_URL } : {}) });
+  return realModel(args.model, env, args.api);
 }
 
 /**
  * An armed crash point ends the process on the spot, like a kill: no unwinding, no cleanup
  * (the run's lock stays behind and is taken over by the next process, as after a real kill).
  */
-function exitOnCrash(mode: string | undefined, writers: Writers): CrashHandler {
+export function exitOnCrash(mode: string | undefined, writers: Writers): CrashHandler {
   if (mode !== undefined && mode !== '' && mode !== 'exit' && mode !== 'sigkill') {
     throw new UsageError(`CRASH_MODE=${mode} is not a crash mode: use "exit" (print [kill] and exit 137, the default) or "sigkill".`);
   }
@@ -79,9 +76,9 @@ function exitOnCrash(mode: string | undefined, writers: Writers): CrashHandler {
  * Ctrl-C or SIGTERM mid-run is a crash like any other: everything up to the last save is on
  * disk and a resume reconciles the rest. Say so and leave; the lock is taken over on resume.
  */
-function exitOnInterrupt(writers: Writers): void {
+export function exitOnInterrupt(writers: Writers, resumeCommand = 'durable-agent demo --resume'): void {
   const stop = (signal: string) => {
-    writers.err(`[interrupted] ${signal}: the run is saved up to its last checkpoint. Resume it with: durable-agent demo --resume`);
+    writers.err(`[interrupted] ${signal}: the run is saved up to its last checkpoint. Resume it with: ${resumeCommand}`);
     process.exit(EXIT.interrupted);
   };
   process.once('SIGINT', () => stop('SIGINT'));

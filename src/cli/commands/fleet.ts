@@ -1,0 +1,88 @@
+/** The fleet commands: migrate the schema, submit runs, run a worker, list runs. */
+import { migrate } from '../../store/pg/schema.ts';
+import { databaseUrlOf, describeDatabase, openDatabase, openPool } from '../../store/pg/pool.ts';
+import { listRuns, type QueuedRun, submitRuns } from '../../fleet/run-queue.ts';
+import { scriptedDemoModel, Worker } from '../../fleet/worker.ts';
+import { DEFAULT_LEASE_MS } from '../../store/pg/pg-store.ts';
+import { DEFAULT_MAX_TURNS } from '../../runtime/run-api.ts';
+import type { DbArgs, StatusArgs, SubmitArgs, WorkerArgs } from '../args.ts';
+import { EXIT } from '../exit-codes.ts';
+import { tableLines } from '../format.ts';
+import type { Writers } from '../plain-reporter.ts';
+import { realModel } from '../real-model.ts';
+
+export async function dbCommand(args: DbArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
+  const url = databaseUrlOf(args.databaseUrl, env, 'db migrate');
+  const pool = openPool(url, 1);
+  try {
+    const { from, to } = await migrate(pool);
+    writers.out(from === to ? `schema of ${describeDatabase(url)} is at version ${to}: nothing to do` : `schema of ${describeDatabase(url)} migrated from version ${from} to ${to}`);
+    return EXIT.done;
+  } finally {
+    await pool.end();
+  }
+}
+
+export async function submitCommand(args: SubmitArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
+  const url = databaseUrlOf(args.databaseUrl, env, 'submit');
+  const pool = await openDatabase(url, 2);
+  try {
+    const ids = await submitRuns(pool, { kind: 'demo', model: args.model, maxTurns: args.maxTurns ?? DEFAULT_MAX_TURNS, paceMs: args.paceMs, jitterMs: args.jitterMs }, args.count);
+    for (const id of ids) writers.out(id);
+    writers.err(`[submit] ${ids.length} demo run(s) queued in ${describeDatabase(url)}; start workers with: durable-agent worker --database-url URL`);
+    return EXIT.done;
+  } finally {
+    await pool.end();
+  }
+}
+
+export async function workerCommand(args: WorkerArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
+  const url = databaseUrlOf(args.databaseUrl, env, 'worker');
+  const pool = await openDatabase(url, args.concurrency * 3 + 2);
+  const worker = new Worker({
+    pool,
+    concurrency: args.concurrency,
+    leaseMs: args.leaseMs ?? DEFAULT_LEASE_MS,
+    exitWhenIdle: args.exitWhenIdle,
+    pollMs: args.pollMs ?? 500,
+    log: (line) => writers.out(line),
+    modelFor: (spec) => (spec.model ? realModel(spec.model, env, args.api) : Promise.resolve(scriptedDemoModel(spec))),
+  });
+  const onSignal = (signal: string) => () => worker.stop(signal);
+  process.once('SIGTERM', onSignal('SIGTERM'));
+  process.once('SIGINT', onSignal('SIGINT'));
+  try {
+    await worker.run();
+    return EXIT.done;
+  } finally {
+    await pool.end().catch(() => {});
+  }
+}
+
+export async function fleetStatusCommand(args: StatusArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
+  const url = databaseUrlOf(args.databaseUrl, env, 'status');
+  const pool = await openDatabase(url, 1);
+  let runs: QueuedRun[];
+  try {
+    runs = await listRuns(pool);
+  } finally {
+    await pool.end();
+  }
+  if (args.json) {
+    writers.out(JSON.stringify(runs, null, 2));
+    return EXIT.done;
+  }
+  const rows = runs.map((run) => [
+    run.id,
+    run.state,
+    String(run.turn),
+    String(run.records),
+    run.leaseActive ? (run.worker ?? '-') : '-',
+    String(run.leaseEpoch),
+    run.leaseActive ? (run.leaseExpiresAt ?? '-') : '-',
+  ]);
+  for (const line of tableLines(['run', 'state', 'turn', 'records', 'worker', 'epoch', 'lease until'], rows)) writers.out(line);
+  const done = runs.filter((run) => run.state === 'done').length;
+  writers.out(`${runs.length} runs: ${done} done, ${runs.filter((r) => !r.finished).length} unfinished, ${runs.filter((r) => r.leaseActive).length} leased`);
+  return EXIT.done;
+}

@@ -1,0 +1,17 @@
+/** The real model a command asks for: the key from the environment only, the SDK loaded on demand. */
+import { MissingApiKeyError, type Model } from '../model/model.ts';
+import type { ApiArgs } from './args.ts';
+
+export async function realModel(name: string, env: NodeJS.ProcessEnv, api: ApiArgs): Promise<Model> {
+  const apiKey = env.ANTHROPIC_API_KEY;
+  if (!apiKey) throw new MissingApiKeyError(name);
+  // Loaded only when asked for: the SDK takes longer to load than a whole scripted demo takes to run.
+  const { anthropicModel } = await import('../model/anthropic-model.ts');
+  return anthropicModel({
+    model: name,
+    apiKey,
+    ...(env.ANTHROPIC_BASE_URL ? { baseURL: env.ANTHROPIC_BASE_URL } : {}),
+    ...(api.maxRetries !== null ? { maxRetries: api.maxRetries } : {}),
+    ...(api.timeoutMs !== null ? { timeoutMs: api.timeoutMs } : {}),
+  });
+}

@@ -1,0 +1,81 @@
+/**
+ * The demo's tools for a fleet: the notes are the sample notes, and write_report stores the
+ * report in PostgreSQL under the call's idempotency key (a repeat does nothing) and appends one
+ * audit row per real execution, so anyone can count executions. Its write is fenced: it runs in
+ * one transaction that first checks the worker still holds the run's lease.
+ */
+import type { Pool } from 'pg';
+import { SAMPLE_NOTES } from '../demo/demo-task.ts';
+import { wordCount } from '../demo/demo-tools.ts';
+import { type Lease, LeaseLostError } from '../store/pg/leases.ts';
+import { defineTool, type ToolDefinition } from '../tools/tool.ts';
+import { type Pace, stepDelay } from '../util/pace.ts';
+
+export function fleetDemoTools(pool: Pool, lease: Lease, pace: Pace = {}): ToolDefinition[] {
+  return [
+    defineTool<Record<string, never>>({
+      name: 'read_notes',
+      description: 'Read the sales notes and return their text.',
+      inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+      readOnly: true,
+      async run() {
+        await stepDelay(pace);
+        return SAMPLE_NOTES;
+      },
+    }),
+    defineTool<{ text: string }>({
+      name: 'count_words',
+      description: 'Count the words in a text.',
+      inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false },
+      readOnly: true,
+      async run({ text }) {
+        await stepDelay(pace);
+        return `${wordCount(text)} words`;
+      },
+    }),
+    defineTool<{ content: string }>({
+      name: 'write_report',
+      description: 'Store the finished report.',
+      inputSchema: { type: 'object', properties: { content: { type: 'string', minLength: 1 } }, required: ['content'], additionalProperties: false },
+      readOnly: false,
+      async run({ content }, ctx) {
+        await stepDelay(pace);
+        const client = await pool.connect();
+        try {
+          await client.query('BEGIN');
+          const { rows } = await client.query<{ lease_epoch: string; lease_owner: string | null }>(
+            'SELECT lease_epoch, lease_owner FROM da_runs WHERE id = $1 FOR UPDATE',
+            [lease.runId],
+          );
+          const row = rows[0];
+          if (!row || Number(row.lease_epoch) !== lease.epoch) {
+            throw new LeaseLostError(lease.runId, lease.epoch, row ? Number(row.lease_epoch) : null, row?.lease_owner ?? null);
+          }
+          await client.query(
+            'INSERT INTO demo_reports (idempotency_key, run_id, content) VALUES ($1, $2, $3) ON CONFLICT (idempotency_key) DO NOTHING',
+            [ctx.idempotencyKey, lease.runId, content],
+          );
+          await client.query(
+            'INSERT INTO demo_report_audit (idempotency_key, run_id, tool_use_id, worker, lease_epoch) VALUES ($1, $2, $3, $4, $5)',
+            [ctx.idempotencyKey, lease.runId, ctx.toolUseId, lease.owner, lease.epoch],
+          );
+          await client.query('COMMIT');
+        } catch (error) {
+          await client.query('ROLLBACK').catch(() => {});
+          throw error;
+        } finally {
+          client.release();
+        }
+        return `Stored the report (${Buffer.byteLength(content)} bytes).`;
+      },
+      async verify({ content }, ctx) {
+        const { rows } = await pool.query<{ content: string }>('SELECT content FROM demo_reports WHERE idempotency_key = $1', [ctx.idempotencyKey]);
+        const stored = rows[0];
+        if (!stored) return { happened: false };
+        return stored.content === content
+          ? { happened: true, result: 'The report was already stored before the resume; it was not stored again.' }
+          : { happened: false };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,180 @@
+/**
+ * A fleet worker: claims runs from PostgreSQL (FOR UPDATE SKIP LOCKED), drives each under a
+ * lease it keeps renewed, and lets go of it when the run is done or it stops. A run whose
+ * worker died is claimed by another once the lease expires, and resumed through the same
+ * reconcile as the CLI. A worker that finds its lease taken over stops driving that run.
+ */
+import os from 'node:os';
+import { randomBytes } from 'node:crypto';
+import type { Pool } from 'pg';
+import { demoScript, DEMO_TASK } from '../demo/demo-task.ts';
+import type { Model } from '../model/model.ts';
+import { scriptedModel } from '../model/scripted-model.ts';
+import { resumeRun, startRun } from '../runtime/run-api.ts';
+import type { RunEvent } from '../runtime/run-events.ts';
+import { RunStoppedError } from '../runtime/run-driver.ts';
+import { claimNextRun, type Lease, LeaseKeeper, LeaseLostError, releaseLease } from '../store/pg/leases.ts';
+import { PgRunStore } from '../store/pg/pg-store.ts';
+import type { ToolDefinition } from '../tools/tool.ts';
+import { fleetDemoTools } from './fleet-demo-tools.ts';
+import type { RunSpec } from './run-queue.ts';
+import { unfinishedRunCount } from './run-queue.ts';
+
+export interface WorkerOptions {
+  pool: Pool;
+  concurrency: number;
+  leaseMs: number;
+  /** Exit once no run is left unfinished in the queue and none is being driven here. */
+  exitWhenIdle: boolean;
+  /** How often to look for work when there is none. */
+  pollMs: number;
+  log: (line: string) => void;
+  /** Builds the model a run's spec names (a real one needs the API key). */
+  modelFor: (spec: RunSpec) => Promise<Model>;
+  id?: string;
+}
+
+interface ActiveRun {
+  lease: Lease;
+  controller: AbortController;
+  done: Promise<void>;
+}
+
+export class Worker {
+  readonly id: string;
+  private readonly active = new Map<string, ActiveRun>();
+  private stopping = false;
+  private wake: (() => void) | null = null;
+
+  constructor(private readonly options: WorkerOptions) {
+    this.id = options.id ?? `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  }
+
+  /** Runs until stop() or, with exitWhenIdle, until the queue is empty. */
+  async run(): Promise<void> {
+    const { log } = this.options;
+    log(`[worker ${this.id}] started: concurrency ${this.options.concurrency}, lease ${this.options.leaseMs} ms`);
+    while (!this.stopping) {
+      let claimed = false;
+      while (!this.stopping && this.active.size < this.options.concurrency) {
+        const lease = await this.tryClaim();
+        if (!lease) break;
+        claimed = true;
+        this.drive(lease);
+      }
+      if (!claimed && this.options.exitWhenIdle && this.active.size === 0 && (await this.queueIsEmpty())) break;
+      await this.nap();
+    }
+    await Promise.all([...this.active.values()].map((run) => run.done));
+    log(`[worker ${this.id}] stopped`);
+  }
+
+  /** Graceful stop: no new claims; each run stops after its current step, saved, and its lease is released. */
+  stop(why: string): void {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.options.log(`[worker ${this.id}] stopping (${why}): finishing the current step of ${this.active.size} run(s)`);
+    for (const run of this.active.values()) run.controller.abort(new RunStoppedError(why));
+    this.wake?.();
+  }
+
+  private async tryClaim(): Promise<Lease | null> {
+    try {
+      return await claimNextRun(this.options.pool, this.id, this.options.leaseMs);
+    } catch (error) {
+      this.options.log(`[worker ${this.id}] cannot claim runs right now (${messageOf(error)}); retrying`);
+      return null;
+    }
+  }
+
+  private async queueIsEmpty(): Promise<boolean> {
+    try {
+      return (await unfinishedRunCount(this.options.pool)) === 0;
+    } catch {
+      return false;
+    }
+  }
+
+  private nap(): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, this.options.pollMs);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+
+  private drive(lease: Lease): void {
+    const controller = new AbortController();
+    const done = this.driveRun(lease, controller).finally(() => {
+      this.active.delete(lease.runId);
+      this.wake?.();
+    });
+    this.active.set(lease.runId, { lease, controller, done });
+  }
+
+  private async driveRun(lease: Lease, controller: AbortController): Promise<void> {
+    const { pool, log, leaseMs } = this.options;
+    const tag = `[worker ${this.id}] run ${lease.runId}`;
+    const keeper = new LeaseKeeper(pool, lease, leaseMs, (error) => controller.abort(error)).start();
+    let lost = false;
+    try {
+      const store = new PgRunStore(pool, lease.runId, { lease });
+      const spec = await this.specOf(lease.runId);
+      const parts = {
+        store,
+        model: await this.options.modelFor(spec),
+        tools: this.toolsFor(spec, lease),
+        observer: (event: RunEvent) => this.report(tag, event),
+        signal: controller.signal,
+      };
+      const resuming = await store.exists();
+      log(`${tag}: claimed (lease epoch ${lease.epoch}), ${resuming ? 'resuming' : 'starting'}`);
+      const result = resuming
+        ? await resumeRun(parts)
+        : await startRun({ ...parts, task: DEMO_TASK, maxTurns: spec.maxTurns });
+      log(`${tag}: ${result.status}${result.text ? `: ${result.text}` : result.failure ? `: ${result.failure.message}` : ''}`);
+    } catch (error) {
+      if (error instanceof LeaseLostError) {
+        lost = true;
+        log(`${tag}: fenced off: ${error.message}`);
+      } else if (error instanceof RunStoppedError) {
+        log(`${tag}: stopped between two steps, saved; releasing the lease`);
+      } else {
+        log(`${tag}: stopped by an error, the run is saved up to its last step and will be resumed: ${messageOf(error)}`);
+      }
+    } finally {
+      keeper.stop();
+      if (!lost && !keeper.isLost) await releaseLease(pool, lease).catch(() => {});
+    }
+  }
+
+  private async specOf(runId: string): Promise<RunSpec> {
+    const { rows } = await this.options.pool.query<{ spec: RunSpec }>('SELECT spec FROM da_runs WHERE id = $1', [runId]);
+    const spec = rows[0]?.spec;
+    if (!spec || spec.kind !== 'demo') throw new Error(`run ${runId} has a spec this worker cannot drive: ${JSON.stringify(spec)}`);
+    return spec;
+  }
+
+  private toolsFor(spec: RunSpec, lease: Lease): ToolDefinition[] {
+    return fleetDemoTools(this.options.pool, lease, { paceMs: spec.paceMs, jitterMs: spec.jitterMs });
+  }
+
+  private report(tag: string, event: RunEvent): void {
+    if (event.type === 'reconciled') this.options.log(`${tag}: reconcile ${event.call.id} ${event.call.name}: ${event.decision}`);
+    if (event.type === 'ledger-write-failed') this.options.log(`${tag}: [ALERT] ledger write failed for ${event.call.id}: ${event.error.message}`);
+  }
+}
+
+export const FLEET_DONE_TEXT = 'Report stored in demo_reports, task complete.';
+
+/** The model a demo spec names: the scripted demo model, paced as asked. */
+export function scriptedDemoModel(spec: RunSpec): Model {
+  return scriptedModel(demoScript(FLEET_DONE_TEXT), { name: 'scripted-demo', paceMs: spec.paceMs, jitterMs: spec.jitterMs });
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,131 @@
+/**
+ * Leases on runs: who drives a run, until when, under which epoch. Every claim bumps the epoch;
+ * every write of a run carries the epoch it was made under and is refused once a newer lease
+ * exists (fencing), so a worker that was frozen past its lease cannot write a thing.
+ */
+import type { Pool } from 'pg';
+
+export interface Lease {
+  runId: string;
+  owner: string;
+  epoch: number;
+}
+
+export class LeaseLostError extends Error {
+  override readonly name = 'LeaseLostError';
+  constructor(
+    readonly runId: string,
+    readonly epoch: number,
+    readonly currentEpoch: number | null,
+    readonly currentOwner: string | null,
+  ) {
+    super(
+      `This worker's lease on run ${runId} (epoch ${epoch}) is no longer valid` +
+        (currentEpoch !== null && currentEpoch !== epoch ? `: another lease took over (epoch ${currentEpoch}${currentOwner ? `, ${currentOwner}` : ''})` : '') +
+        '. It stopped driving the run and wrote nothing more for it; the current holder goes on from the last record.',
+    );
+  }
+}
+
+/** Claims the oldest unfinished run whose lease is free or expired; null when there is none. */
+export async function claimNextRun(pool: Pool, owner: string, leaseMs: number): Promise<Lease | null> {
+  const { rows } = await pool.query<{ id: string; lease_epoch: string }>(
+    `UPDATE da_runs SET lease_owner = $1, lease_epoch = lease_epoch + 1,
+            lease_expires_at = now() + $2 * interval '1 millisecond', updated_at = now()
+      WHERE id = (
+        SELECT id FROM da_runs
+         WHERE NOT finished AND (lease_expires_at IS NULL OR lease_expires_at < now())
+         ORDER BY created_at, id
+         FOR UPDATE SKIP LOCKED
+         LIMIT 1)
+      RETURNING id, lease_epoch`,
+    [owner, leaseMs],
+  );
+  const row = rows[0];
+  return row ? { runId: row.id, owner, epoch: Number(row.lease_epoch) } : null;
+}
+
+/** Claims one given run if its lease is free or expired; null when someone else holds it. */
+export async function claimRun(pool: Pool, runId: string, owner: string, leaseMs: number): Promise<Lease | null> {
+  const { rows } = await pool.query<{ lease_epoch: string }>(
+    `UPDATE da_runs SET lease_owner = $2, lease_epoch = lease_epoch + 1,
+            lease_expires_at = now() + $3 * interval '1 millisecond', updated_at = now()
+      WHERE id = $1 AND (lease_expires_at IS NULL OR lease_expires_at < now())
+      RETURNING lease_epoch`,
+    [runId, owner, leaseMs],
+  );
+  const row = rows[0];
+  return row ? { runId, owner, epoch: Number(row.lease_epoch) } : null;
+}
+
+/** Extends a lease; false when it was lost (taken over, or the run is gone). */
+export async function renewLease(pool: Pool, lease: Lease, leaseMs: number): Promise<boolean> {
+  const { rowCount } = await pool.query(
+    `UPDATE da_runs SET lease_expires_at = now() + $3 * interval '1 millisecond'
+      WHERE id = $1 AND lease_epoch = $2`,
+    [lease.runId, lease.epoch, leaseMs],
+  );
+  return rowCount === 1;
+}
+
+export async function releaseLease(pool: Pool, lease: Lease): Promise<void> {
+  await pool.query(
+    `UPDATE da_runs SET lease_owner = NULL, lease_expires_at = NULL WHERE id = $1 AND lease_epoch = $2`,
+    [lease.runId, lease.epoch],
+  );
+}
+
+/** Throws LeaseLostError unless the lease is still the run's current one. */
+export async function assertLease(pool: Pool, lease: Lease): Promise<void> {
+  const { rows } = await pool.query<{ lease_epoch: string; lease_owner: string | null }>(
+    'SELECT lease_epoch, lease_owner FROM da_runs WHERE id = $1',
+    [lease.runId],
+  );
+  const row = rows[0];
+  if (!row || Number(row.lease_epoch) !== lease.epoch) {
+    throw new LeaseLostError(lease.runId, lease.epoch, row ? Number(row.lease_epoch) : null, row?.lease_owner ?? null);
+  }
+}
+
+/**
+ * Keeps a lease alive while a run is driven: renews it every third of its length and reports
+ * once if it is lost (so the driver can stop at the next step rather than at its next write).
+ */
+export class LeaseKeeper {
+  private timer: NodeJS.Timeout | null = null;
+  private lost = false;
+
+  constructor(
+    private readonly pool: Pool,
+    readonly lease: Lease,
+    private readonly leaseMs: number,
+    private readonly onLost: (error: LeaseLostError) => void,
+  ) {}
+
+  start(): this {
+    this.timer = setInterval(() => void this.renew(), Math.max(50, Math.floor(this.leaseMs / 3)));
+    this.timer.unref();
+    return this;
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  get isLost(): boolean {
+    return this.lost;
+  }
+
+  private async renew(): Promise<void> {
+    if (this.lost) return;
+    try {
+      if (await renewLease(this.pool, this.lease, this.leaseMs)) return;
+    } catch {
+      return; // the database is unreachable for now: the next renewal tries again; writes are fenced anyway
+    }
+    this.lost = true;
+    this.stop();
+    this.onLost(new LeaseLostError(this.lease.runId, this.lease.epoch, null, null));
+  }
+}

@@ -1,0 +1,34 @@
+/** Opening the database: one pool per process, that survives the server restarting. */
+import pg from 'pg';
+import { migrate } from './schema.ts';
+export { databaseUrlOf, DatabaseUrlMissingError } from './database-url.ts';
+
+/** Where a URL points, without its password, for messages. */
+export function describeDatabase(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.hostname}:${parsed.port || 5432}${parsed.pathname}`;
+  } catch {
+    return 'the database';
+  }
+}
+
+export function openPool(url: string, max = 10): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 10_000 });
+  // An idle connection dropped by a server restart must not bring the process down: the pool
+  // opens a new one on the next query.
+  pool.on('error', () => {});
+  return pool;
+}
+
+/** Opens the pool and brings the schema up to date (first use migrates). */
+export async function openDatabase(url: string, max = 10): Promise<pg.Pool> {
+  const pool = openPool(url, max);
+  try {
+    await migrate(pool);
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw error;
+  }
+  return pool;
+}

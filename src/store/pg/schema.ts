@@ -1,0 +1,93 @@
+/**
+ * The PostgreSQL schema, created and migrated by the program itself (`durable-agent db migrate`,
+ * and on first use). Each migration runs once, in order, under an advisory lock so that workers
+ * starting together do not race; the schema version is recorded in da_schema.
+ */
+import type { Pool } from 'pg';
+
+export const SCHEMA_VERSION = 1;
+
+const MIGRATIONS: Record<number, string> = {
+  1: `
+    CREATE TABLE da_runs (
+      id               text PRIMARY KEY,
+      spec             jsonb NOT NULL,
+      header           jsonb,
+      state            text NOT NULL DEFAULT 'queued',
+      turn             integer NOT NULL DEFAULT 0,
+      records          integer NOT NULL DEFAULT 0,
+      finished         boolean NOT NULL DEFAULT false,
+      lease_owner      text,
+      lease_epoch      bigint NOT NULL DEFAULT 0,
+      lease_expires_at timestamptz,
+      created_at       timestamptz NOT NULL DEFAULT now(),
+      updated_at       timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE INDEX da_runs_claimable ON da_runs (created_at) WHERE NOT finished;
+    CREATE TABLE da_records (
+      run_id     text NOT NULL REFERENCES da_runs (id) ON UPDATE CASCADE ON DELETE CASCADE,
+      seq        integer NOT NULL,
+      epoch      bigint NOT NULL,
+      body       text NOT NULL,
+      bytes      integer NOT NULL,
+      written_at timestamptz NOT NULL DEFAULT now(),
+      PRIMARY KEY (run_id, seq)
+    );
+    CREATE TABLE demo_reports (
+      idempotency_key text PRIMARY KEY,
+      run_id          text NOT NULL,
+      content         text NOT NULL,
+      written_at      timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE TABLE demo_report_audit (
+      id              bigserial PRIMARY KEY,
+      idempotency_key text NOT NULL,
+      run_id          text NOT NULL,
+      tool_use_id     text NOT NULL,
+      worker          text NOT NULL,
+      lease_epoch     bigint NOT NULL,
+      at              timestamptz NOT NULL DEFAULT now()
+    );
+  `,
+};
+
+export class SchemaVersionError extends Error {
+  override readonly name = 'SchemaVersionError';
+  constructor(
+    readonly databaseVersion: number,
+    readonly programVersion: number,
+  ) {
+    super(
+      `The database's durable-agent schema is at version ${databaseVersion}, newer than this program's ${programVersion}. ` +
+        `Nothing was changed: run a durable-agent release that knows schema ${databaseVersion}.`,
+    );
+  }
+}
+
+export interface MigrationResult {
+  from: number;
+  to: number;
+}
+
+export async function migrate(pool: Pool): Promise<MigrationResult> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query("SELECT pg_advisory_xact_lock(hashtext('durable-agent schema'))");
+    await client.query('CREATE TABLE IF NOT EXISTS da_schema (version integer PRIMARY KEY, migrated_at timestamptz NOT NULL DEFAULT now())');
+    const { rows } = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM da_schema');
+    const from = rows[0]?.version ?? 0;
+    if (from > SCHEMA_VERSION) throw new SchemaVersionError(from, SCHEMA_VERSION);
+    for (let version = from + 1; version <= SCHEMA_VERSION; version++) {
+      await client.query(MIGRATIONS[version]!);
+      await client.query('INSERT INTO da_schema (version) VALUES ($1)', [version]);
+    }
+    await client.query('COMMIT');
+    return { from, to: SCHEMA_VERSION };
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * A private PostgreSQL server for the tests: a fresh cluster in a temp dir, on 127.0.0.1 and a
+ * free port, started with Debian's initdb and pg_ctl (as the postgres user when run as root, as
+ * initdb requires). It can be restarted mid-test and is removed afterwards.
+ *
+ * Where no PostgreSQL binaries exist, `postgresAvailable()` says so; a test file then reports
+ * itself skipped, loudly, unless DURABLE_AGENT_REQUIRE_PG is set (as .ci/run sets it), in which
+ * case it fails.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+export interface PostgresServer {
+  url: string;
+  port: number;
+  restart(): void;
+  stop(): void;
+}
+
+export function postgresBinDir(): string | null {
+  if (process.env.DURABLE_AGENT_PG_BIN) return process.env.DURABLE_AGENT_PG_BIN;
+  const root = '/usr/lib/postgresql';
+  if (!fs.existsSync(root)) return null;
+  const versions = fs.readdirSync(root).filter((v) => fs.existsSync(path.join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a));
+  return versions[0] ? path.join(root, versions[0], 'bin') : null;
+}
+
+export function postgresAvailable(): boolean {
+  const available = postgresBinDir() !== null;
+  if (!available && process.env.DURABLE_AGENT_REQUIRE_PG) {
+    throw new Error('DURABLE_AGENT_REQUIRE_PG is set but no PostgreSQL server binaries were found (apt-get install postgresql).');
+  }
+  if (!available) {
+    console.warn('[postgres] SKIPPED: no PostgreSQL server binaries on this machine (apt-get install postgresql; .ci/run does).');
+  }
+  return available;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as net.AddressInfo).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startPostgres(): Promise<PostgresServer> {
+  const bin = postgresBinDir();
+  if (!bin) throw new Error('no PostgreSQL binaries found');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'da-pg-'));
+  const data = path.join(dir, 'data');
+  const port = await freePort();
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot) execFileSync('chown', ['-R', 'postgres:postgres', dir]);
+  const run = (tool: string, args: string[]) => {
+    const command = asRoot ? 'runuser' : path.join(bin, tool);
+    const argv = asRoot ? ['-u', 'postgres', '--', path.join(bin, tool), ...args] : args;
+    const result = spawnSync(command, argv, { encoding: 'utf8' });
+    if (result.status !== 0) throw new Error(`${tool} failed: ${result.stderr || result.stdout}`);
+  };
+  run('initdb', ['-D', data, '-U', 'da', '--auth=trust', '-E', 'UTF8', '--no-sync']);
+  const options = `-p ${port} -c listen_addresses=127.0.0.1 -k ${dir} -c max_connections=200`;
+  const start = () => run('pg_ctl', ['-D', data, '-o', options, '-l', path.join(dir, 'log'), '-w', 'start']);
+  start();
+  return {
+    url: `postgresql://da@127.0.0.1:${port}/postgres`,
+    port,
+    restart() {
+      run('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
+      start();
+    },
+    stop() {
+      try {
+        run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}

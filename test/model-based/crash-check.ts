@@ -1,0 +1,142 @@
+/**
+ * One crash-and-resume check of a generated path at one crash label, for any store: crash the
+ * real runtime there, resume from the store alone, and hold the result to the invariants.
+ */
+import { expect } from 'vitest';
+import type { Message, ToolOutcome } from '../../machines/agent-loop.types.ts';
+import type { RunEvent } from '../../src/runtime/run-events.ts';
+import { foldJournal } from '../../src/store/fold-journal.ts';
+import { toolResultOf, toolUseProblems } from '../helpers/messages.ts';
+import { type CrashPath, describeStep, describeTrace } from './crash-paths.ts';
+import { newWorld, playScenario, READ_ONLY_TOOLS, resumeScenario, type ScenarioStores } from './scenario-runner.ts';
+
+export interface CrashCase {
+  name: string;
+  path: CrashPath;
+  stepIndex: number;
+  label: string;
+}
+
+export function crashCases(paths: CrashPath[]): CrashCase[] {
+  return paths.flatMap((crashPath) =>
+    crashPath.steps.flatMap((step, stepIndex) =>
+      step.labels.map((label) => ({
+        name: `${describeStep(step)} ✂ ${label} (path ${crashPath.id}${stepIndex > 1 ? `, step ${stepIndex}` : ''})`,
+        path: crashPath,
+        stepIndex,
+        label,
+      })),
+    ),
+  );
+}
+
+export interface Baseline {
+  status: string;
+  messages: Message[];
+  passed: string[];
+}
+
+/** The scenario played without a crash, once per path: what every crashed-and-resumed run is held to. */
+export class Baselines {
+  private readonly cache = new Map<number, Promise<Baseline>>();
+  constructor(
+    private readonly stores: ScenarioStores,
+    private readonly freshKey: () => string,
+  ) {}
+
+  of(crashPath: CrashPath): Promise<Baseline> {
+    let baseline = this.cache.get(crashPath.id);
+    if (!baseline) {
+      baseline = (async () => {
+        const key = this.freshKey();
+        const played = await playScenario(crashPath.scenario, key, newWorld(), this.stores);
+        const store = this.stores.open(key);
+        const view = foldJournal(store.location, await store.load());
+        this.stores.close(store);
+        return { status: played.result!.status, messages: view.context.messages, passed: played.passed };
+      })();
+      this.cache.set(crashPath.id, baseline);
+    }
+    return baseline;
+  }
+}
+
+export async function checkCrash(crash: CrashCase, stores: ScenarioStores, baselines: Baselines, key: string): Promise<void> {
+  try {
+    await checkCrashInvariants(crash, stores, baselines, key);
+  } catch (error) {
+    const trace = describeTrace(crash.path, crash.stepIndex, crash.label);
+    (error as Error).message += `\n\nevent trace of path ${crash.path.id} on the ${stores.name} (scenario ${crash.path.scenarioKey}):\n${trace}`;
+    throw error;
+  }
+}
+
+async function checkCrashInvariants(crash: CrashCase, stores: ScenarioStores, baselines: Baselines, key: string): Promise<void> {
+  const { scenario } = crash.path;
+  const baseline = await baselines.of(crash.path);
+  const world = newWorld();
+
+  const crashed = await playScenario(scenario, key, world, stores, crash.label);
+  expect(crashed.crashedAt).toBe(crash.label);
+
+  // 4. A crash at a transition boundary leaves a store that loads, with nothing cut off.
+  const atCrashStore = stores.open(key);
+  const loaded = await atCrashStore.load();
+  stores.close(atCrashStore);
+  expect(loaded.tornTail).toBeNull();
+  const atCrash = foldJournal(atCrashStore.location, loaded);
+  const attemptsAtCrash = new Map(world.attempts.runs);
+  const effectsAtCrash = new Map(world.effects.runs);
+  const openTurn = atCrash.state === 'pendingTool' || atCrash.state === 'effectRecorded';
+  const openCalls = openTurn ? atCrash.context.pending : [];
+
+  const resumed = await resumeScenario(scenario, key, world, stores);
+  const finalStore = stores.open(key);
+  const final = foldJournal(finalStore.location, await finalStore.load());
+  stores.close(finalStore);
+  const messages = final.context.messages;
+
+  // 1. Valid for the Messages API: every tool_use answered once, in the next message, results first.
+  expect(toolUseProblems(messages)).toEqual([]);
+
+  // 2. No side effect took place twice for one tool_use_id.
+  for (const [id, runs] of world.effects.runs) expect(runs, `effects of ${id}`).toBeLessThanOrEqual(1);
+
+  // 3. Each call left open by the crash was settled by the right branch.
+  const decisions = reconcileDecisions(resumed.events);
+  expect([...decisions.keys()]).toEqual(openCalls.map((call) => call.id));
+  for (const call of openCalls) {
+    const recorded: ToolOutcome | undefined = atCrash.ledger.get(call.id);
+    const ranOnResume = world.attempts.of(call.id) - (attemptsAtCrash.get(call.id) ?? 0);
+    const result = toolResultOf(messages, call.id);
+    if (recorded) {
+      expect(decisions.get(call.id)).toBe('reused');
+      expect(result?.content).toEqual(recorded.content);
+      expect(ranOnResume).toBe(0);
+    } else if (READ_ONLY_TOOLS.has(call.name)) {
+      expect(decisions.get(call.id)).toBe('re-ran-read-only');
+      expect(ranOnResume).toBe(1);
+    } else if (call.name === 'charge_card') {
+      const happened = (effectsAtCrash.get(call.id) ?? 0) > 0;
+      expect(decisions.get(call.id)).toBe(happened ? 'verified-done' : 'verified-not-done-ran');
+      expect(ranOnResume).toBe(happened ? 0 : 1);
+    } else {
+      expect(decisions.get(call.id)).toBe('unknown-reported');
+      expect(result).toMatchObject({ is_error: true });
+      expect(String(result?.content)).toContain('is unknown');
+      expect(ranOnResume).toBe(0);
+    }
+  }
+
+  // 5. Where every open call's result was recorded (or could be recomputed), the run ends exactly as the uninterrupted one.
+  expect(resumed.result?.status).toBe(baseline.status);
+  if ([...decisions.values()].every((d) => d === 'reused' || d === 're-ran-read-only')) {
+    expect(messages).toEqual(baseline.messages);
+  }
+}
+
+function reconcileDecisions(events: RunEvent[]): Map<string, string> {
+  const decisions = new Map<string, string>();
+  for (const event of events) if (event.type === 'reconciled') decisions.set(event.call.id, event.decision);
+  return decisions;
+}
