@@ -29,6 +29,16 @@ export interface StatusArgs {
   databaseUrl: string | null;
 }
 
+export interface VizArgs {
+  command: 'viz';
+  dir: string;
+  /** Where the page goes; by default DIR/.durable-agent/viz.html. */
+  out: string | null;
+  open: boolean;
+  /** Print the machine as Stately Studio source instead of writing the page. */
+  stately: boolean;
+}
+
 export interface DbArgs {
   command: 'db';
   action: 'migrate';
@@ -77,7 +87,7 @@ export interface ApiArgs {
   timeoutMs: number | null;
 }
 
-export type CliArgs = DemoArgs | RunArgs | StatusArgs | DbArgs | SubmitArgs | WorkerArgs | { command: 'help' } | { command: 'version' };
+export type CliArgs = DemoArgs | RunArgs | StatusArgs | DbArgs | SubmitArgs | WorkerArgs | VizArgs | { command: 'help' } | { command: 'version' };
 
 type FlagType = 'boolean' | 'string' | 'count';
 
@@ -114,6 +124,7 @@ const FLAGS: Record<string, Record<string, FlagType>> = {
   },
   status: { dir: 'string', json: 'boolean', 'database-url': 'string' },
   history: { dir: 'string', json: 'boolean' },
+  viz: { dir: 'string', out: 'string', open: 'boolean', stately: 'boolean' },
   db: { 'database-url': 'string' },
   submit: { 'database-url': 'string', count: 'count', model: 'string', 'max-turns': 'count', pace: 'count', jitter: 'count' },
   worker: {
@@ -134,6 +145,7 @@ export const USAGE = `Usage:
                     [--resume | --fresh] [--plain] [--verbose] [--max-retries N] [--timeout MS]
   durable-agent status [--dir DIR] [--json]
   durable-agent history [--dir DIR] [--json]
+  durable-agent viz [--dir DIR] [--out FILE.html] [--open] | viz --stately
 
 Fleets (PostgreSQL; the URL may also come from DURABLE_AGENT_DATABASE_URL):
   durable-agent db migrate --database-url URL
@@ -164,6 +176,7 @@ export function parseArgs(argv: readonly string[], cwd: string): CliArgs {
   const databaseUrl = typeof values['database-url'] === 'string' ? values['database-url'] : null;
   const count = (name: string) => (typeof values[name] === 'number' ? (values[name] as number) : null);
   if (command === 'status' || command === 'history') return { command, dir, json: values.json === true, databaseUrl };
+  if (command === 'viz') return vizArgs(dir, values);
   if (command === 'db') return { command, action: 'migrate', databaseUrl };
   if (command === 'submit') {
     return {
@@ -231,6 +244,15 @@ export function parseArgs(argv: readonly string[], cwd: string): CliArgs {
     api,
   };
 }
+
+function vizArgs(dir: string, values: Record<string, string | number | boolean>): VizArgs {
+  const stately = values.stately === true;
+  if (stately && (values.out !== undefined || values.open)) {
+    throw new UsageError('--stately prints the machine to stdout; it takes no --out or --open (redirect it: > agent-loop.stately.js).');
+  }
+  return { command: 'viz', dir, out: typeof values.out === 'string' ? values.out : null, open: values.open === true, stately };
+}
+
 
 /** The words some commands take besides options, in order: `db migrate`, `submit demo`. */
 const POSITIONALS: Record<string, string[]> = { db: ['migrate'], submit: ['demo'] };

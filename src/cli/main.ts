@@ -15,6 +15,7 @@ import { parseArgs, USAGE, UsageError } from './args.ts';
 import { demoCommand } from './commands/demo.ts';
 import { runCommand } from './commands/run.ts';
 import { historyCommand, statusCommand } from './commands/status.ts';
+import { vizCommand } from './commands/viz.ts';
 import { EXIT } from './exit-codes.ts';
 import type { Writers } from './plain-reporter.ts';
 
@@ -49,6 +50,8 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
         return await (await fleet()).workerCommand(args, env, writers);
       case 'history':
         return await historyCommand(args, writers);
+      case 'viz':
+        return await vizCommand(args, writers, env);
     }
   } catch (error) {
     return reportError(error, writers, verbose);

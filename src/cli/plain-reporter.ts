@@ -12,7 +12,7 @@ export interface Writers {
   terminal?: NodeJS.WriteStream;
 }
 
-const RECONCILE_PHRASES: Record<ReconcileOutcomeName, string> = {
+export const RECONCILE_PHRASES: Record<ReconcileOutcomeName, string> = {
   reused: 'ledger hit, reusing result, not re-running',
   're-ran-read-only': 'ledger miss, read-only tool, re-running',
   'unknown-reported': 'ledger miss with side effects, unresolvable, appending is_error',

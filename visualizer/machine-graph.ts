@@ -1,0 +1,171 @@
+/**
+ * The agent loop machine read as a graph: its states (with the role each plays in durability)
+ * and its transitions, in the order the machine defines them. Pure: it reads the machine
+ * definition through @xstate/graph and never runs it. The diagram and the Stately source are
+ * both drawn from this one reading, so they cannot disagree about what the machine is.
+ */
+import { toDirectedGraph } from '@xstate/graph';
+import type { AnyStateMachine } from 'xstate';
+import type { AgentStateName } from '../machines/agent-loop.types.ts';
+
+/** What a state means for durability; shown as a badge on the diagram. */
+export type StateRole = 'model-call' | 'checkpoint-a' | 'ledger' | 'checkpoint-b' | 'final';
+
+/** Checked against the machine by the tests: a state added to the machine must get a role here. */
+export const STATE_ROLES: Record<AgentStateName, StateRole> = {
+  awaitingModel: 'model-call',
+  pendingTool: 'checkpoint-a',
+  effectRecorded: 'ledger',
+  closed: 'checkpoint-b',
+  done: 'final',
+  stoppedAtMaxTurns: 'final',
+  failed: 'final',
+};
+
+export const ROLE_BADGES: Record<StateRole, string> = {
+  'model-call': 'asks the model',
+  'checkpoint-a': 'checkpoint A',
+  ledger: 'ledger entry',
+  'checkpoint-b': 'checkpoint B',
+  final: 'final',
+};
+
+export interface GraphTransition {
+  event: string;
+  target: string;
+  /** The guard as a name; a higher-order guard reads `a && b`, `a || b` or `!a`. */
+  guard: string | null;
+  /** Unguarded, but tried after guarded transitions on the same event: taken when none of them is. */
+  otherwise: boolean;
+  actions: string[];
+  reenter: boolean;
+}
+
+export interface GraphState {
+  name: string;
+  role: StateRole | null;
+  initial: boolean;
+  final: boolean;
+  description: string | null;
+  entry: string[];
+  /** In the machine's order (the order guards are tried in). */
+  transitions: GraphTransition[];
+}
+
+export interface MachineGraph {
+  id: string;
+  states: GraphState[];
+}
+
+/** One arrow on the diagram: every transition between the same two states, drawn once. */
+export interface GraphEdge {
+  id: string;
+  source: string;
+  target: string;
+  transitions: GraphTransition[];
+}
+
+export function machineGraphOf(machine: AnyStateMachine): MachineGraph {
+  const root = toDirectedGraph(machine);
+  const initial = machine.root.config.initial;
+  const states = root.children.map((node): GraphState => {
+    const stateNode = node.stateNode;
+    if (node.children.length > 0) {
+      throw new Error(`state ${stateNode.key} has child states; the visualizer draws flat machines only`);
+    }
+    return {
+      name: stateNode.key,
+      role: (STATE_ROLES as Record<string, StateRole>)[stateNode.key] ?? null,
+      initial: stateNode.key === initial,
+      final: stateNode.type === 'final',
+      description: stateNode.description ?? null,
+      entry: stateNode.entry.map(actionName),
+      transitions: node.edges.map((edge, index) => {
+        const guard = edge.transition.guard === undefined ? null : guardName(edge.transition.guard);
+        const guardedBefore = node.edges.slice(0, index).some((other) => other.label.text === edge.label.text && other.transition.guard !== undefined);
+        return {
+          event: edge.label.text,
+          target: edge.target.key,
+          guard,
+          otherwise: guard === null && guardedBefore,
+          actions: edge.transition.actions.map(actionName),
+          reenter: edge.transition.reenter === true,
+        };
+      }),
+    };
+  });
+  return { id: machine.id, states };
+}
+
+/** The arrows to draw: transitions grouped by source and target, in the machine's order. */
+export function edgesOf(graph: MachineGraph): GraphEdge[] {
+  const edges = new Map<string, GraphEdge>();
+  for (const state of graph.states) {
+    for (const transition of state.transitions) {
+      const id = edgeId(state.name, transition.target);
+      const edge = edges.get(id) ?? { id, source: state.name, target: transition.target, transitions: [] };
+      edge.transitions.push(transition);
+      edges.set(id, edge);
+    }
+  }
+  return [...edges.values()];
+}
+
+export function edgeId(source: string, target: string): string {
+  return `${source}->${target}`;
+}
+
+/**
+ * An arrow's label as short lines: each event, then each of its guards in the order they are
+ * tried (a long `a && b` split after its first part). Short lines keep the diagram narrow
+ * enough to stay readable when scaled to fit a panel.
+ */
+export function edgeLabelLines(edge: GraphEdge): string[] {
+  const lines: string[] = [];
+  const events = [...new Set(edge.transitions.map((t) => t.event))];
+  for (const event of events) {
+    lines.push(event);
+    const guards = edge.transitions.filter((t) => t.event === event).map((t) => t.guard ?? (t.otherwise ? 'otherwise' : null));
+    if (!guards.some((guard) => guard !== null)) continue;
+    for (const guard of guards) lines.push(...wrapGuard(`[${guard ?? 'always'}]`));
+  }
+  return lines;
+}
+
+const GUARD_LINE = 20;
+
+function wrapGuard(text: string): string[] {
+  if (text.length <= GUARD_LINE) return [text];
+  const parts = text.split(/ (?=&& |\|\| )/);
+  return parts.map((part, i) => (i === 0 ? part : ` ${part}`));
+}
+
+function actionName(action: unknown): string {
+  if (typeof action === 'string') return action;
+  if (action && typeof action === 'object' && typeof (action as { type?: unknown }).type === 'string') return (action as { type: string }).type;
+  if (typeof action === 'function' && action.name) return action.name;
+  throw new Error('the machine has an inline (unnamed) action; name it in setup() so it can be drawn and exported');
+}
+
+interface HigherOrderGuard {
+  (...args: never[]): unknown;
+  guards: unknown[];
+}
+
+function guardName(guard: unknown): string {
+  if (typeof guard === 'string') return guard;
+  if (typeof guard === 'function' && Array.isArray((guard as HigherOrderGuard).guards)) {
+    // Compound parts keep their parentheses: !(a && b) is not !a && b.
+    const parts = (guard as HigherOrderGuard).guards.map(guardName).map((part) => (part.includes(' ') ? `(${part})` : part));
+    switch (guard.name) {
+      case 'and':
+        return parts.join(' && ');
+      case 'or':
+        return parts.join(' || ');
+      case 'not':
+        return `!${parts[0]}`;
+    }
+  }
+  if (guard && typeof guard === 'object' && typeof (guard as { type?: unknown }).type === 'string') return (guard as { type: string }).type;
+  throw new Error('the machine has an inline (unnamed) guard; name it in setup() so it can be drawn and exported');
+}

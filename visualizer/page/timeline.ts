@@ -1,0 +1,119 @@
+/**
+ * The timeline: one item per persisted transition (`li.step`), with markers between them where
+ * a process stopped and where the next one resumed (`li.marker`), and how it settled the calls
+ * it found open.
+ */
+import { formatBytes } from '../../src/cli/format.ts';
+import type { ProcessView, ReconcileView, RunView, StepView } from '../viz-data.ts';
+import { formatClock, formatOffset, h } from './dom.ts';
+
+export interface Timeline {
+  list: HTMLOListElement;
+  /** One per step, in step order. */
+  items: HTMLLIElement[];
+}
+
+export function renderTimeline(run: RunView): Timeline {
+  const list = h('ol', { class: 'timeline', role: 'listbox', tabindex: '0', 'aria-label': 'Persisted transitions' });
+  const items: HTMLLIElement[] = [];
+  const startedAt = run.steps[0]?.at ?? 0;
+  run.steps.forEach((step, index) => {
+    const process = run.processes[step.process]!;
+    if (process.firstSeq === step.seq && process.resume) {
+      const before = run.processes[step.process - 1] ?? null;
+      if (before?.end !== 'finished') list.append(stoppedMarker(before, process.resume.fromSeq));
+      list.append(resumedMarker(process, step.process));
+    }
+    const item = stepItem(step, index, startedAt);
+    items.push(item);
+    list.append(item);
+  });
+  const last = run.steps[run.steps.length - 1];
+  if (last && !run.finished) list.append(openEndMarker(run, last));
+  if (run.tornTail) {
+    list.append(
+      h(
+        'li',
+        { class: 'marker torn', role: 'presentation' },
+        h('strong', {}, '✂ cut-off record'),
+        ` ${run.tornTail.bytes} bytes at byte ${run.tornTail.offset} were being written when the process stopped; a resume drops them (and keeps them beside the journal).`,
+      ),
+    );
+  }
+  return { list, items };
+}
+
+function stepItem(step: StepView, index: number, startedAt: number): HTMLLIElement {
+  const notes: Array<Node | string> = [];
+  if (step.reconcile) notes.push(reconcileLine(step.reconcile));
+  if (step.reopened) notes.push(h('span', { class: 'note-reopen' }, `reopened (was ${step.reopened.previousState}) with MAX_TURNS=${step.reopened.maxTurns}`));
+  return h(
+    'li',
+    {
+      class: `step point-${step.point}${step.reconcile ? ' has-reconcile' : ''}`,
+      role: 'option',
+      'aria-selected': 'false',
+      'data-index': String(index),
+      'data-seq': String(step.seq),
+      'data-state': step.state,
+      title: `record ${step.seq}: ${step.point}, ${formatClock(step.at)}`,
+    },
+    h('span', { class: 'col-seq' }, String(step.seq)),
+    h('span', { class: 'col-turn' }, String(step.turn)),
+    h('span', { class: 'col-state' }, step.state),
+    h('span', { class: 'col-event' }, step.event),
+    h('span', { class: 'col-tool' }, step.tools.join(', ') || '–'),
+    h('span', { class: 'col-bytes' }, formatBytes(step.bytes)),
+    h('span', { class: 'col-time' }, formatOffset(step.at - startedAt)),
+    notes.length ? h('span', { class: 'col-note' }, ...notes) : null,
+  );
+}
+
+function stoppedMarker(before: ProcessView | null, fromSeq: number): HTMLLIElement {
+  const who = before?.pid ? `process ${before.pid}` : 'the process';
+  return h(
+    'li',
+    { class: 'marker crash', role: 'presentation' },
+    h('strong', {}, '⚡ stopped'),
+    ` ${who} stopped after record ${fromSeq} (killed, crashed or interrupted: the journal keeps what was saved, not why it stopped).`,
+  );
+}
+
+function resumedMarker(process: ProcessView, index: number): HTMLLIElement {
+  const resume = process.resume!;
+  const lines: Array<Node | string> = [
+    h('strong', {}, '↻ resumed'),
+    ` process ${process.pid ?? '?'} (the run's process ${index + 1}) read the journal up to record ${resume.fromSeq} and took over.`,
+  ];
+  if (resume.cutEnd) {
+    lines.push(
+      h(
+        'span',
+        { class: 'marker-line' },
+        resume.cutEnd.lostCommittedRecord === null
+          ? `It dropped a record cut off mid-write (${resume.cutEnd.bytes} bytes).`
+          : `It found committed record ${resume.cutEnd.lostCommittedRecord} cut short and recovered to the record before it.`,
+      ),
+    );
+  }
+  for (const decision of resume.decisions) lines.push(h('span', { class: 'marker-line' }, reconcileLine(decision)));
+  return h('li', { class: 'marker resume', role: 'presentation' }, ...lines);
+}
+
+function openEndMarker(run: RunView, last: StepView): HTMLLIElement {
+  return h(
+    'li',
+    { class: 'marker open', role: 'presentation' },
+    h('strong', {}, '… not finished'),
+    ` the run rests in ${run.state} after record ${last.seq}: its process stopped there or is still running. A resume picks it up from this record.`,
+  );
+}
+
+export function reconcileLine(decision: ReconcileView): HTMLElement {
+  return h(
+    'span',
+    { class: `reconcile decision-${decision.decision}` },
+    `[reconcile] ${decision.toolUseId} ${decision.name}: ${decision.phrase}`,
+    decision.seq === null ? ' (already in the turn: nothing to write)' : '',
+  );
+}

@@ -1,0 +1,212 @@
+/**
+ * A run's history read from its journal: one step per persisted transition, with the context
+ * as of that step, which process wrote it, where a process stopped and how the next one
+ * settled the calls it found open. Pure: it folds a loaded journal and touches nothing.
+ */
+import { announcedEffectOf } from '../machines/agent-loop.effects.ts';
+import { openCalls } from '../machines/agent-loop.logic.ts';
+import type { AgentContext, AgentStateName, ContentBlock, Message, ToolResultContent } from '../machines/agent-loop.types.ts';
+import { FINAL_STATES } from '../machines/agent-loop.types.ts';
+import { RECONCILE_PHRASES } from '../src/cli/plain-reporter.ts';
+import { foldJournal } from '../src/store/fold-journal.ts';
+import type { JournalRecord } from '../src/store/journal-record.ts';
+import { pointOf } from '../src/store/record-points.ts';
+import type { LoadedRun } from '../src/store/store.ts';
+import type { MachineGraph } from './machine-graph.ts';
+import { edgeId, edgesOf } from './machine-graph.ts';
+import type { BlockView, LedgerEntryView, MessageView, ProcessView, ReconcileView, RunView, StepView } from './viz-data.ts';
+
+export function runViewOf(location: string, loaded: LoadedRun, graph: MachineGraph): RunView {
+  const edges = new Map(edgesOf(graph).map((edge) => [edge.id, new Set(edge.transitions.map((t) => t.event))]));
+  const messageIndex = new Map<Message, number>();
+  const messages: MessageView[] = [];
+  const ledgerOrder: string[] = [];
+  const ledgerFirstSeq = new Map<string, number>();
+  const steps: StepView[] = [];
+  const processes: ProcessView[] = [];
+  let previous: StepView | null = null;
+
+  const final = foldJournal(location, loaded, (view, stored) => {
+    const { record } = stored;
+    const context = view.context;
+    if (record.note?.resumed || processes.length === 0) {
+      const resumed = record.note?.resumed;
+      const pid = resumed?.pid ?? record.note?.started?.pid ?? null;
+      // The process before ended where its last record left the run: at rest in a final state
+      // (a run reopened with more turns), or anywhere else, stopped by a kill, crash or error.
+      if (previous) processes[processes.length - 1]!.end = isFinal(previous.state) ? 'finished' : 'stopped';
+      processes.push({
+        pid,
+        firstSeq: record.seq,
+        lastSeq: record.seq,
+        resume: resumed ? { fromSeq: resumed.fromSeq, cutEnd: resumed.cutEnd, decisions: [] } : null,
+        end: 'open',
+      });
+    }
+    const process = processes.length - 1;
+    processes[process]!.lastSeq = record.seq;
+
+    const ledgerWritten = (record.results?.add ?? []).map((outcome) => outcome.tool_use_id);
+    for (const id of ledgerWritten) {
+      if (!ledgerFirstSeq.has(id)) {
+        ledgerFirstSeq.set(id, record.seq);
+        ledgerOrder.push(id);
+      }
+    }
+    const recorded = new Set(context.results.map((outcome) => outcome.tool_use_id));
+    const note = record.note;
+    const step: StepView = {
+      seq: record.seq,
+      at: record.at,
+      point: pointOf(record),
+      state: record.state,
+      event: record.event,
+      turn: context.turn,
+      maxTurns: context.maxTurns,
+      bytes: stored.bytes,
+      tools: toolsOf(record, context, previous),
+      edge: previous ? takenEdge(edges, previous.state, record) : null,
+      messageEdit: record.messages ? { from: record.messages.from, add: context.messages.slice(record.messages.from).map(intern) } : null,
+      pending: context.pending.map((call) => ({ id: call.id, name: call.name, input: jsonText(call.input), recorded: recorded.has(call.id) })),
+      ledgerSize: view.ledger.size,
+      ledgerWritten,
+      next: record.event === 'MODEL_USAGE' ? USAGE_COUNTED : nextEffectOf(record.state, context),
+      usage: context.usage,
+      process,
+      reconcile: note?.reconcile
+        ? { toolUseId: note.reconcile.tool_use_id, name: note.reconcile.name, decision: note.reconcile.decision, phrase: RECONCILE_PHRASES[note.reconcile.decision], seq: record.seq }
+        : null,
+      reopened: note?.reopened ?? null,
+    };
+    steps.push(step);
+    previous = step;
+  });
+
+  const lastProcess = processes[processes.length - 1]!;
+  const finished = isFinal(final.state);
+  lastProcess.end = finished ? 'finished' : 'open';
+  for (const process of processes) if (process.resume) process.resume.decisions = resumeDecisions(process, steps);
+
+  return {
+    runId: loaded.header.runId,
+    location,
+    task: final.context.task,
+    state: final.state,
+    finished,
+    turn: final.context.turn,
+    maxTurns: final.context.maxTurns,
+    journalBytes: loaded.totalBytes,
+    finalText: final.context.finalText,
+    failure: final.context.failure?.message ?? null,
+    tornTail: loaded.tornTail && { offset: loaded.tornTail.offset, bytes: loaded.tornTail.bytes },
+    messages,
+    ledger: ledgerOrder.map((id): LedgerEntryView => {
+      const outcome = final.ledger.get(id)!;
+      return { toolUseId: id, name: outcome.name, kind: outcome.kind, isError: outcome.is_error, content: contentText(outcome.content), seq: ledgerFirstSeq.get(id)! };
+    }),
+    steps,
+    processes,
+  };
+
+  function intern(message: Message): number {
+    // The fold keeps earlier messages as the same objects: a message is turned into text once.
+    let index = messageIndex.get(message);
+    if (index === undefined) {
+      index = messages.length;
+      messages.push(messageViewOf(message));
+      messageIndex.set(message, index);
+    }
+    return index;
+  }
+}
+
+/**
+ * How a resuming process settled the turn it found open. A decision that needed a write is in
+ * the journal (the record's reconcile note); a ledger hit already in the turn's results needed
+ * none, and the reconcile rule makes it a reuse, so it is read from the turn as it stood.
+ */
+function resumeDecisions(process: ProcessView, steps: readonly StepView[]): ReconcileView[] {
+  const before = steps[process.resume!.fromSeq];
+  if (!before || (before.state !== 'pendingTool' && before.state !== 'effectRecorded')) return [];
+  const ours = steps.filter((step) => step.seq >= process.firstSeq && step.seq <= process.lastSeq);
+  const decisions: ReconcileView[] = [];
+  for (const call of before.pending) {
+    const written = ours.find((step) => step.reconcile?.toolUseId === call.id)?.reconcile;
+    if (written) decisions.push(written);
+    else if (call.recorded) decisions.push({ toolUseId: call.id, name: call.name, decision: 'reused', phrase: RECONCILE_PHRASES.reused, seq: null });
+  }
+  return decisions;
+}
+
+function isFinal(state: AgentStateName): boolean {
+  return (FINAL_STATES as readonly AgentStateName[]).includes(state);
+}
+
+function takenEdge(edges: Map<string, Set<string>>, from: AgentStateName, record: JournalRecord): string | null {
+  const id = edgeId(from, record.state);
+  return edges.get(id)?.has(record.event) ? id : null;
+}
+
+function toolsOf(record: JournalRecord, context: AgentContext, previous: StepView | null): string[] {
+  switch (record.event) {
+    case 'TOOL_RESULT':
+      return (record.results?.add ?? []).map((outcome) => outcome.name);
+    case 'MODEL_REPLY':
+      return record.state === 'pendingTool' ? context.pending.map((call) => call.name) : [];
+    case 'CLOSE_TURN':
+      // Closing empties the turn's calls: name the ones it closed.
+      return previous?.pending.map((call) => call.name) ?? [];
+    default:
+      return [];
+  }
+}
+
+/** A MODEL_USAGE record counts a reply's tokens before the reply itself is saved. */
+const USAGE_COUNTED = 'save the reply whose tokens this record counted (a resume from here asks the model again)';
+
+function nextEffectOf(state: AgentStateName, context: AgentContext): string | null {
+  switch (announcedEffectOf(state, context)) {
+    case 'requestModelReply':
+      return context.heldReply && state === 'awaitingModel' ? 'act on the held reply' : 'ask the model';
+    case 'runPendingTools': {
+      const call = openCalls(context)[0]!;
+      return `run ${call.name} (${call.id}), then write its ledger entry`;
+    }
+    case 'requestTurnClose':
+      return "close the turn: put its tool_results in messages (checkpoint B)";
+    case null:
+      return null;
+  }
+}
+
+function messageViewOf(message: Message): MessageView {
+  const content: ContentBlock[] = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
+  return { role: message.role, blocks: content.map(blockViewOf) };
+}
+
+function blockViewOf(block: ContentBlock): BlockView {
+  switch (block.type) {
+    case 'text':
+      return { kind: 'text', text: String(block.text ?? '') };
+    case 'tool_use':
+      return { kind: 'tool_use', id: String(block.id), name: String(block.name), input: jsonText(block.input) };
+    case 'tool_result':
+      return {
+        kind: 'tool_result',
+        toolUseId: String(block.tool_use_id),
+        content: contentText(block.content as ToolResultContent),
+        isError: block.is_error === true,
+      };
+    default:
+      return { kind: 'other', type: block.type, json: jsonText(block) };
+  }
+}
+
+function contentText(content: ToolResultContent): string {
+  if (typeof content === 'string') return content;
+  return content.map((block) => (block.type === 'text' && typeof block.text === 'string' ? block.text : jsonText(block))).join('\n');
+}
+
+function jsonText(value: unknown): string {
+  return JSON.stringify(value, null, 2) ?? 'undefined';
+}

@@ -1,0 +1,123 @@
+/**
+ * The data the page is built from: the machine (for the legend and highlighting) and one run's
+ * history. Plain JSON, written into the page by the generator and read by the page's script,
+ * which imports these types (and nothing from Node).
+ */
+import type { AgentStateName, OutcomeKind, TokenUsage } from '../machines/agent-loop.types.ts';
+import type { HistoryStep } from '../src/runtime/run-status.ts';
+import type { ReconcileOutcomeName } from '../src/store/journal-record.ts';
+import type { StateRole } from './machine-graph.ts';
+
+export interface VizPageData {
+  machine: MachineView;
+  run: RunView | null;
+  /** Why there is no run to show (the page still draws the machine). */
+  noRun: string | null;
+}
+
+export interface MachineView {
+  id: string;
+  states: Array<{ name: string; role: StateRole | null; final: boolean; description: string | null }>;
+  edges: Array<{ id: string; source: string; target: string; events: string[] }>;
+}
+
+export interface RunView {
+  runId: string;
+  location: string;
+  task: string;
+  state: AgentStateName;
+  finished: boolean;
+  turn: number;
+  maxTurns: number;
+  journalBytes: number;
+  finalText: string | null;
+  failure: string | null;
+  /** A record cut off mid-write after the last complete one (a resume drops it). */
+  tornTail: { offset: number; bytes: number } | null;
+  /** Every message of the run once; steps refer to them by index. */
+  messages: MessageView[];
+  /** Every ledger entry of the run once, in the order they were first written. */
+  ledger: LedgerEntryView[];
+  steps: StepView[];
+  processes: ProcessView[];
+}
+
+export type BlockView =
+  | { kind: 'text'; text: string }
+  | { kind: 'tool_use'; id: string; name: string; input: string }
+  | { kind: 'tool_result'; toolUseId: string; content: string; isError: boolean }
+  | { kind: 'other'; type: string; json: string };
+
+export interface MessageView {
+  role: 'user' | 'assistant';
+  blocks: BlockView[];
+}
+
+export interface LedgerEntryView {
+  toolUseId: string;
+  name: string;
+  kind: OutcomeKind;
+  isError: boolean;
+  content: string;
+  /** The record that first wrote it. */
+  seq: number;
+}
+
+export interface PendingCallView {
+  id: string;
+  name: string;
+  input: string;
+  /** Its outcome is in this turn's results (and the ledger). */
+  recorded: boolean;
+}
+
+export interface ReconcileView {
+  toolUseId: string;
+  name: string;
+  decision: ReconcileOutcomeName;
+  /** What the resume printed for it. */
+  phrase: string;
+  /** The record that carried the decision out, or null when it needed no write (a ledger hit already in the turn). */
+  seq: number | null;
+}
+
+/** One persisted transition: one journal record (what `history` prints of it, and more). */
+export interface StepView extends Pick<HistoryStep, 'seq' | 'at' | 'point' | 'state' | 'event' | 'turn' | 'bytes'> {
+  maxTurns: number;
+  /** The tools this step is about (the calls a checkpoint A opened, the call an effect write recorded…). */
+  tools: string[];
+  /** The diagram arrow this transition took, if the machine has one (START and REOPEN are the runtime's). */
+  edge: string | null;
+  /** How this record changed the message list: keep `from` messages, then append these (indexes into RunView.messages). */
+  messageEdit: { from: number; add: number[] } | null;
+  pending: PendingCallView[];
+  /** The ledger at this step is RunView.ledger's first `ledgerSize` entries. */
+  ledgerSize: number;
+  /** Tool_use_ids whose ledger entries this record wrote. */
+  ledgerWritten: string[];
+  /** The effect this snapshot announces, in words (what the runtime does next), or null in a final state. */
+  next: string | null;
+  usage: TokenUsage;
+  /** Index into RunView.processes. */
+  process: number;
+  reconcile: ReconcileView | null;
+  reopened: { maxTurns: number; previousState: AgentStateName } | null;
+}
+
+/** One process that drove the run: the one that started it, then one per resume that wrote a record. */
+export interface ProcessView {
+  pid: number | null;
+  firstSeq: number;
+  lastSeq: number;
+  /** Set for a process that took over after another stopped. */
+  resume: {
+    /** The last record of the process before. */
+    fromSeq: number;
+    /** A cut-off record the resume dropped. */
+    cutEnd: { offset: number; bytes: number; lostCommittedRecord: number | null } | null;
+    /** How each call of the turn left open was settled, in order. */
+    decisions: ReconcileView[];
+  } | null;
+  /** How it ended, as far as the journal tells. */
+  end: 'finished' | 'stopped' | 'open';
+}

@@ -1,0 +1,48 @@
+/**
+ * The visualizer's one entry point: the machine and (when there is one) a run's journal in,
+ * the self-contained HTML page out. Reading the store takes no lock and changes nothing.
+ */
+import { agentLoopMachine } from '../machines/agent-loop.machine.ts';
+import type { RunStore } from '../src/store/store.ts';
+import { layoutDiagram } from './diagram-layout.ts';
+import { diagramSvg } from './diagram-svg.ts';
+import type { MachineGraph } from './machine-graph.ts';
+import { edgesOf, machineGraphOf } from './machine-graph.ts';
+import { pageHtml } from './page-html.ts';
+import { runViewOf } from './run-timeline.ts';
+import type { MachineView, RunView } from './viz-data.ts';
+
+export interface VizPage {
+  html: string;
+  graph: MachineGraph;
+  run: RunView | null;
+}
+
+export async function vizPage(store: RunStore): Promise<VizPage> {
+  const graph = machineGraphOf(agentLoopMachine);
+  const [diagram, run] = await Promise.all([layoutDiagram(graph), readRun(store, graph)]);
+  const html = await pageHtml({
+    title: run ? `durable-agent · run ${run.runId}` : 'durable-agent · the agent loop',
+    graph,
+    svg: diagramSvg(diagram, `The ${graph.id} state machine`),
+    data: {
+      machine: machineViewOf(graph),
+      run,
+      noRun: run ? null : `No run in ${store.location}: the page shows the machine only.`,
+    },
+  });
+  return { html, graph, run };
+}
+
+async function readRun(store: RunStore, graph: MachineGraph): Promise<RunView | null> {
+  if (!(await store.exists())) return null;
+  return runViewOf(store.location, await store.load(), graph);
+}
+
+function machineViewOf(graph: MachineGraph): MachineView {
+  return {
+    id: graph.id,
+    states: graph.states.map((state) => ({ name: state.name, role: state.role, final: state.final, description: state.description })),
+    edges: edgesOf(graph).map((edge) => ({ id: edge.id, source: edge.source, target: edge.target, events: [...new Set(edge.transitions.map((t) => t.event))] })),
+  };
+}
