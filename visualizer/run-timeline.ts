@@ -76,6 +76,13 @@ export function runViewOf(location: string, loaded: LoadedRun, graph: MachineGra
       reconcile: note?.reconcile
         ? { toolUseId: note.reconcile.tool_use_id, name: note.reconcile.name, decision: note.reconcile.decision, phrase: RECONCILE_PHRASES[note.reconcile.decision], seq: record.seq }
         : null,
+      reused: (note?.reused ?? []).map((reuse) => ({
+        toolUseId: reuse.tool_use_id,
+        name: reuse.name,
+        decision: reuse.decision,
+        phrase: RECONCILE_PHRASES[reuse.decision],
+        seq: null,
+      })),
       reopened: note?.reopened ?? null,
     };
     steps.push(step);
@@ -121,9 +128,10 @@ export function runViewOf(location: string, loaded: LoadedRun, graph: MachineGra
 }
 
 /**
- * How a resuming process settled the turn it found open. A decision that needed a write is in
- * the journal (the record's reconcile note); a ledger hit already in the turn's results needed
- * none, and the reconcile rule makes it a reuse, so it is read from the turn as it stood.
+ * How a resuming process settled the turn it found open, as the journal notes it: a decision
+ * that needed a write in that record's reconcile note, a ledger hit reused (nothing to write)
+ * on the next record the process wrote. Should a process have stopped before writing anything
+ * more, a recorded call is still a reuse by the reconcile rule.
  */
 function resumeDecisions(process: ProcessView, steps: readonly StepView[]): ReconcileView[] {
   const before = steps[process.resume!.fromSeq];
@@ -131,7 +139,9 @@ function resumeDecisions(process: ProcessView, steps: readonly StepView[]): Reco
   const ours = steps.filter((step) => step.seq >= process.firstSeq && step.seq <= process.lastSeq);
   const decisions: ReconcileView[] = [];
   for (const call of before.pending) {
-    const written = ours.find((step) => step.reconcile?.toolUseId === call.id)?.reconcile;
+    const written =
+      ours.find((step) => step.reconcile?.toolUseId === call.id)?.reconcile ??
+      ours.flatMap((step) => step.reused).find((reuse) => reuse.toolUseId === call.id);
     if (written) decisions.push(written);
     else if (call.recorded) decisions.push({ toolUseId: call.id, name: call.name, decision: 'reused', phrase: RECONCILE_PHRASES.reused, seq: null });
   }

@@ -101,6 +101,8 @@ export interface StepView extends Pick<HistoryStep, 'seq' | 'at' | 'point' | 'st
   /** Index into RunView.processes. */
   process: number;
   reconcile: ReconcileView | null;
+  /** Ledger hits a resume reused (nothing to write for them) noted on this record. */
+  reused: ReconcileView[];
   reopened: { maxTurns: number; previousState: AgentStateName } | null;
 }
 

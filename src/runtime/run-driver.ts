@@ -17,7 +17,7 @@ import { planReconcile, unknownStateMessage } from '../reconcile/reconcile.ts';
 import { StoreWriteError } from '../store/errors.ts';
 import type { DurableView } from '../store/journal-codec.ts';
 import { encodeRecord, ledgerEntriesOf } from '../store/journal-codec.ts';
-import type { JournalRecord, RecordEvent, RecordNote, ReconcileOutcomeName, ResumeNote } from '../store/journal-record.ts';
+import type { JournalRecord, ReconcileNote, RecordEvent, RecordNote, ReconcileOutcomeName, ResumeNote } from '../store/journal-record.ts';
 import { pointOf } from '../store/record-points.ts';
 import type { AppendOptions, AppendReceipt, RecoveredTornTail, RunStore, StoredRecord } from '../store/store.ts';
 import { executeCall, outcome, verifyCall } from '../tools/execute-call.ts';
@@ -53,6 +53,8 @@ export class RunDriver {
   private closingResumedTurn = false;
   /** Set on resume until this process writes its first record, which carries it. */
   private pendingResumeNote: ResumeNote | null = null;
+  /** Ledger hits a resume reused since the last record; the next record notes them. */
+  private pendingReuses: ReconcileNote[] = [];
 
   constructor(
     private readonly parts: DriverParts,
@@ -187,6 +189,8 @@ export class RunDriver {
         this.reportReconciled(call, 'reused', null);
         if (!this.snapshot.context.results.some((o) => o.tool_use_id === call.id)) {
           await this.recordOutcome(call, decision.outcome, this.reconcileNote(call, 'reused'));
+        } else {
+          this.pendingReuses.push({ tool_use_id: call.id, name: call.name, decision: 'reused' });
         }
         return;
       case 'rerun':
@@ -312,10 +316,12 @@ export class RunDriver {
     const state = this.state;
     const context = this.snapshot.context;
     const resumed = this.pendingResumeNote;
-    const fullNote = resumed ? { ...note, resumed } : note;
+    const reused = this.pendingReuses.length ? this.pendingReuses : null;
+    const fullNote = resumed || reused ? { ...note, ...(resumed ? { resumed } : {}), ...(reused ? { reused } : {}) } : note;
     const record = encodeRecord(this.durable, { seq: this.seq, at: Date.now(), event, state, context, note: fullNote });
     const receipt = await this.parts.store.append(record, options);
     this.pendingResumeNote = null;
+    this.pendingReuses = [];
     for (const entry of ledgerEntriesOf(record)) this.durable.ledger.set(entry.tool_use_id, entry);
     this.durable = { state, context, ledger: this.durable.ledger };
     this.seq += 1;

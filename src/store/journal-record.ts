@@ -57,6 +57,11 @@ export interface RecordNote {
   /** On the first record of a run: which process started it. */
   started?: { pid: number };
   /**
+   * Calls a resume settled from the ledger since the previous record: nothing was written for
+   * them (their outcome was already there), so the decision is noted on the next record.
+   */
+  reused?: ReconcileNote[];
+  /**
    * On the first record a resuming process writes: the process before it stopped (crashed,
    * was killed or interrupted) after record `fromSeq`, and this one took over from there.
    */

@@ -3,15 +3,14 @@
  * free port, started with Debian's initdb and pg_ctl (as the postgres user when run as root, as
  * initdb requires). It can be restarted mid-test and is removed afterwards.
  *
- * Where no PostgreSQL binaries exist, `postgresAvailable()` says so; a test file then reports
- * itself skipped, loudly, unless DURABLE_AGENT_REQUIRE_PG is set (as .ci/run sets it), in which
- * case it fails.
+ * Where no PostgreSQL binaries exist, `postgresAvailable()` says so (see system-tools.ts).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { systemToolPresent } from './system-tools.ts';
 
 export interface PostgresServer {
   url: string;
@@ -29,14 +28,7 @@ export function postgresBinDir(): string | null {
 }
 
 export function postgresAvailable(): boolean {
-  const available = postgresBinDir() !== null;
-  if (!available && process.env.DURABLE_AGENT_REQUIRE_PG) {
-    throw new Error('DURABLE_AGENT_REQUIRE_PG is set but no PostgreSQL server binaries were found (apt-get install postgresql).');
-  }
-  if (!available) {
-    console.warn('[postgres] SKIPPED: no PostgreSQL server binaries on this machine (apt-get install postgresql; .ci/run does).');
-  }
-  return available;
+  return systemToolPresent('PostgreSQL', postgresBinDir() !== null, 'apt-get install postgresql');
 }
 
 function freePort(): Promise<number> {

@@ -8,6 +8,7 @@ import { endTurnReply, toolUseReply } from '../../src/model/scripted-model.ts';
 import { BIN } from '../helpers/cli.ts';
 import { assistantTurns, FakeAnthropic } from '../helpers/fake-anthropic.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { tmuxPresent } from '../helpers/system-tools.ts';
 import { TmuxPane } from '../helpers/tmux.ts';
 import { DEMO_PLAIN_LINES } from './demo-events.ts';
 
@@ -24,7 +25,7 @@ afterEach(async () => {
 const SPINNER = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/;
 const DONE_LINE = DEMO_PLAIN_LINES.at(-1)!;
 
-describe('the TUI in a terminal', () => {
+describe.skipIf(!tmuxPresent())('the TUI in a terminal', () => {
   it('shows the live view while the demo runs, and the final screen holds the done line', async () => {
     const dir = tempDir();
     const pane = await start(dir, ['demo', '--pace', '500']);

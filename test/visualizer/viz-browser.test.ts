@@ -2,6 +2,7 @@
  * The generated page in a real browser (Debian's chromium through playwright-core), for a demo
  * run killed after its third ledger write and resumed, all through the real CLI.
  */
+import { chromiumPresent } from '../helpers/system-tools.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -64,7 +65,7 @@ const selectedSeq = (page: Page) => page.locator('li.step[aria-selected="true"]'
 const currentStates = (page: Page) => page.locator('svg.machine .state.current').evaluateAll((nodes) => nodes.map((n) => (n as SVGElement).dataset.state));
 const takenEdges = (page: Page) => page.locator('svg.machine .edge.taken').evaluateAll((nodes) => nodes.map((n) => (n as SVGElement).dataset.edge));
 
-describe('the visualizer page', () => {
+describe.skipIf(!chromiumPresent())('the visualizer page', () => {
   it('draws every state of the machine, every arrow, and marks checkpoints A and B', async () => {
     const { page, requests, errors } = await openPage({ width: 1280, height: 800 });
     for (const state of graph.states) {
@@ -163,7 +164,7 @@ describe('the visualizer page', () => {
   });
 });
 
-describe('a longer run', () => {
+describe.skipIf(!chromiumPresent())('a longer run', () => {
   it('shows the latest messages and ledger entries of a step, and the earlier ones on request', async () => {
     const turns = 14;
     const dir = tempDir('da-viz-long-');

@@ -66,6 +66,7 @@ function historyNote(step: HistoryStep): string {
   const parts: string[] = [];
   const note = step.note;
   if (note?.resumed) parts.push(`resumed by pid ${note.resumed.pid} after record ${note.resumed.fromSeq}`);
+  for (const reuse of note?.reused ?? []) parts.push(`${reuse.decision} ${reuse.tool_use_id}`);
   if (note?.reconcile) parts.push(`${note.reconcile.decision} ${note.reconcile.tool_use_id}`);
   if (note?.reopened) parts.push(`reopened, MAX_TURNS=${note.reopened.maxTurns}`);
   return parts.join('; ');
