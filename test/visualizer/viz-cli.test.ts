@@ -10,7 +10,7 @@ import { statelySource } from '../../visualizer/stately-source.ts';
 import { runCliAsync } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
-const SECRET = 'sk-ant-api03-viz-test-secret-never-written';
+const SECRET = 'test-only-viz-secret-never-written';
 
 describe('durable-agent viz', () => {
   it.concurrent('prints the machine for Stately Studio with --stately', async () => {
