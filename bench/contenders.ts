@@ -1,0 +1,72 @@
+/**
+ * One measured run of one contender: the whole run timed, its disk traffic counted, and what
+ * its last turn alone wrote (to see whether the cost of a turn grows with the run).
+ */
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { ScriptedStep } from '../src/model/scripted-model.ts';
+import { startRun } from '../src/runtime/run-api.ts';
+import type { RunEvent } from '../src/runtime/run-events.ts';
+import { FileStore } from '../src/store/file-store.ts';
+import { MemoryStore } from '../src/store/memory-store.ts';
+import type { RunStore } from '../src/store/store.ts';
+import { type IoCounts, ioNow, ioSince } from './io-counter.ts';
+import { NaiveStore } from './naive-store.ts';
+import { appendWithSyncs } from './raw-floor.ts';
+import { benchRunOptions } from './workload.ts';
+
+export const CONTENDERS = ['memory', 'durable', 'naive', 'floor'] as const;
+export type Contender = (typeof CONTENDERS)[number];
+
+export const CONTENDER_LABELS: Record<Contender, string> = {
+  memory: 'our loop, in memory',
+  durable: 'our loop, durable',
+  naive: 'naive baseline',
+  floor: 'raw floor',
+};
+
+export interface RunMeasure {
+  ms: number;
+  io: IoCounts;
+  /** What turn T alone wrote (from the checkpoint B of turn T-1 to that of turn T); null for the floor. */
+  lastTurn: IoCounts | null;
+}
+
+export function storeFor(contender: Exclude<Contender, 'floor'>, dir: string): RunStore {
+  switch (contender) {
+    case 'memory':
+      return new MemoryStore('bench');
+    case 'durable':
+      return new FileStore(path.join(dir, '.durable-agent'));
+    case 'naive':
+      return new NaiveStore(path.join(dir, 'naive'));
+  }
+}
+
+export async function measureLoop(contender: Exclude<Contender, 'floor'>, dir: string, script: ScriptedStep[]): Promise<RunMeasure> {
+  const turns = script.length - 1;
+  const store = storeFor(contender, dir);
+  const atCheckpointB: IoCounts[] = [];
+  const observer = (event: RunEvent) => {
+    if (event.type === 'saved' && event.point === 'save-b' && event.turn >= turns - 1) atCheckpointB.push(ioNow());
+  };
+  const options = benchRunOptions(store, script, observer);
+  const start = ioNow();
+  const t0 = performance.now();
+  const result = await startRun(options);
+  const ms = performance.now() - t0;
+  const io = ioSince(start);
+  if (store instanceof FileStore) store.close();
+  if (result.status !== 'done' || result.turn !== turns) throw new Error(`${contender} run ended ${result.status} at turn ${result.turn} of ${turns}`);
+  const [before, after] = turns > 1 ? atCheckpointB : [start, atCheckpointB[0]];
+  if (!before || !after) throw new Error(`${contender} run: no checkpoint B seen for the last turn`);
+  return { ms, io, lastTurn: { bytes: after.bytes - before.bytes, syncs: after.syncs - before.syncs, syncMs: after.syncMs - before.syncMs } };
+}
+
+export function measureFloor(dir: string, chunks: readonly Buffer[]): RunMeasure {
+  const start = ioNow();
+  const t0 = performance.now();
+  appendWithSyncs(path.join(dir, 'floor'), chunks);
+  const ms = performance.now() - t0;
+  return { ms, io: ioSince(start), lastTurn: null };
+}

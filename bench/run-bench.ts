@@ -1,0 +1,190 @@
+/**
+ * npm run bench [-- --quick] [-- --dir DIR]
+ *
+ * Runs, side by side in one process, the same scripted T-turn agent run (~2 KB tool results)
+ * on our durable loop (real file store, fsync on), on the same loop in memory, on the naive
+ * baseline store (whole checkpoint and whole ledger rewritten with fsync), and the raw floor
+ * (the same appends and fsyncs, no logic); then measures resume in fresh processes. Prints one
+ * report and writes its figures to bench/results/latest.json.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { foldJournal } from '../src/store/fold-journal.ts';
+import { MemoryStore } from '../src/store/memory-store.ts';
+import { startRun } from '../src/runtime/run-api.ts';
+import { type Contender, measureFloor, measureLoop, type RunMeasure } from './contenders.ts';
+import { type LoopFigures, loopFigures, type LoopRatios, loopRatios, type LoopSamples, type ResumeFigures, resumeFigures } from './figures.ts';
+import { installIoCounter } from './io-counter.ts';
+import { journalChunks } from './raw-floor.ts';
+import { loopTable, ratioTable, resumeTable, targetLines } from './report.ts';
+import { digestOf, measureInChild } from './resume-measure.ts';
+import type { ChildMeasure } from './resume-child.ts';
+import { resumeStoreDir, writeKilledRun } from './resume-journal.ts';
+import { checkTargets } from './targets.ts';
+import { benchRunOptions, benchScript, contentBytesPerTurn, TOOL_RESULT_BYTES } from './workload.ts';
+
+interface Plan {
+  name: 'full' | 'quick';
+  turns: number[];
+  /** Repetitions per T; the naive baseline gets fewer at large T (one 1,000-turn run takes about a minute). */
+  reps: Record<number, number>;
+  naiveReps: Record<number, number>;
+  resumeTurns: number[];
+  resumeReps: number;
+}
+
+const FULL: Plan = {
+  name: 'full',
+  turns: [50, 200, 1000],
+  reps: { 50: 9, 200: 7, 1000: 5 },
+  naiveReps: { 50: 9, 200: 5, 1000: 3 },
+  resumeTurns: [1000, 10000],
+  resumeReps: 5,
+};
+
+const QUICK: Plan = {
+  name: 'quick',
+  turns: [50, 200],
+  reps: { 50: 5, 200: 3 },
+  naiveReps: { 50: 5, 200: 3 },
+  resumeTurns: [1000],
+  resumeReps: 3,
+};
+
+const RESULTS = fileURLToPath(new URL('./results/latest.json', import.meta.url));
+
+function argValue(name: string): string | undefined {
+  const at = process.argv.indexOf(name);
+  return at === -1 ? undefined : process.argv[at + 1];
+}
+
+function collectGarbage(): void {
+  (globalThis as { gc?: () => void }).gc?.();
+}
+
+function log(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+async function measureTurns(root: string, turns: number, plan: Plan): Promise<LoopSamples> {
+  const script = benchScript(turns);
+  const samples: LoopSamples = new Map<Contender, RunMeasure[]>([['memory', []], ['durable', []], ['floor', []], ['naive', []]]);
+  let chunks: Buffer[] | null = null;
+  const reps = plan.reps[turns]!;
+  for (let rep = 0; rep < reps; rep++) {
+    // One repetition runs every contender back to back, so slow and fast spells of a shared
+    // machine fall on all of them alike; the naive baseline, the heaviest on the disk, goes last.
+    for (const contender of ['memory', 'durable', 'floor', 'naive'] as const) {
+      if (contender === 'naive' && rep >= plan.naiveReps[turns]!) continue;
+      const dir = path.join(root, `${contender}-${turns}-${rep}`);
+      collectGarbage();
+      const measure = contender === 'floor' ? measureFloor(dir, chunks!) : await measureLoop(contender, dir, script);
+      if (contender === 'durable') chunks ??= journalChunks(path.join(dir, '.durable-agent'));
+      samples.get(contender)!.push(measure);
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+    log(`  T=${turns}: repetition ${rep + 1}/${reps} done`);
+  }
+  return samples;
+}
+
+/** The conversation's new bytes per turn, from an uninterrupted in-memory run. */
+async function contentPerTurn(turns: number): Promise<number> {
+  const store = new MemoryStore('content');
+  await startRun(benchRunOptions(store, benchScript(turns)));
+  return contentBytesPerTurn(foldJournal(store.location, await store.load()).context.messages, turns);
+}
+
+async function measureResume(root: string, turns: number, reps: number): Promise<ResumeFigures> {
+  const dir = path.join(root, `resume-${turns}`);
+  const journal = await writeKilledRun(dir, turns);
+  const before = digestOf(journal);
+  const resume: ChildMeasure[] = [];
+  const readParse: ChildMeasure[] = [];
+  for (let rep = 0; rep < reps; rep++) {
+    // Alternate which goes first, so that neither always finds the file freshly cached.
+    const order = rep % 2 ? (['read-parse', 'resume'] as const) : (['resume', 'read-parse'] as const);
+    for (const mode of order) {
+      const measure = measureInChild(mode, mode === 'resume' ? resumeStoreDir(dir) : journal);
+      (mode === 'resume' ? resume : readParse).push(measure);
+    }
+  }
+  if (digestOf(journal) !== before) throw new Error(`the resume measurements changed ${journal}`);
+  const figures = resumeFigures(turns, fs.statSync(journal).size, resume, readParse);
+  fs.rmSync(dir, { recursive: true, force: true });
+  return figures;
+}
+
+async function main(): Promise<void> {
+  const plan = process.argv.includes('--quick') ? QUICK : FULL;
+  const root = fs.mkdtempSync(path.join(argValue('--dir') ?? os.tmpdir(), 'durable-agent-bench-'));
+  installIoCounter();
+  const started = Date.now();
+  // The machine may be shared: its load is part of what the figures mean.
+  const loadAtStart = os.loadavg()[0]!;
+  try {
+    log(`bench (${plan.name}) working in ${root}`);
+    // Warm-up: compile every code path once before anything is timed.
+    await measureTurns(root, 20, { ...plan, reps: { 20: 1 }, naiveReps: { 20: 1 } });
+
+    const loops: LoopFigures[] = [];
+    const ratios: LoopRatios[] = [];
+    for (const turns of plan.turns) {
+      const rows = loopFigures(turns, await measureTurns(root, turns, plan));
+      loops.push(...rows);
+      ratios.push(loopRatios(turns, rows));
+    }
+    const largest = Math.max(...plan.turns);
+    const content = await contentPerTurn(largest);
+    const resume: ResumeFigures[] = [];
+    for (const turns of plan.resumeTurns) {
+      log(`  resume: writing a ${turns}-turn journal (fsync off for this input only), then ${plan.resumeReps} runs`);
+      resume.push(await measureResume(root, turns, plan.resumeReps));
+    }
+    const targets = checkTargets(loops, ratios, resume, content);
+
+    const loadAtEnd = os.loadavg()[0]!;
+    const header =
+      `durable-agent bench (${plan.name}): scripted model, one ~${TOOL_RESULT_BYTES / 1024} KB tool result per turn; ` +
+      `node ${process.version}, ${os.cpus().length} cores, ${os.platform()}; ${((Date.now() - started) / 1000).toFixed(0)} s; ` +
+      `load average ${loadAtStart.toFixed(1)} at the start, ${loadAtEnd.toFixed(1)} at the end`;
+    const report = [
+      header,
+      '',
+      'Per turn (time per turn = the whole run ÷ T, median of the runs; overhead = minus the in-memory loop of the same repetition):',
+      loopTable(loops),
+      '',
+      `Same-run ratios (new conversation content: ${Math.round(content).toLocaleString('en-US')} bytes per turn):`,
+      ratioTable(ratios),
+      '',
+      'Resume (load + fold + reconcile: resumeRun up to its first effect; a fresh process per run, median):',
+      resumeTable(resume),
+      `  resume did: ${resume.map((r) => `T=${r.turns}: ${r.resumeDetail}`).join('; ')}`,
+      '',
+      'Targets:',
+      targetLines(targets),
+    ].join('\n');
+    console.log(report);
+
+    const results = {
+      generatedAt: new Date().toISOString(),
+      plan,
+      machine: { node: process.version, cpus: os.cpus().length, platform: os.platform(), release: os.release(), loadAtStart, loadAtEnd },
+      contentBytesPerTurn: content,
+      loops,
+      ratios,
+      resume,
+      targets,
+    };
+    fs.mkdirSync(path.dirname(RESULTS), { recursive: true });
+    fs.writeFileSync(`${RESULTS}.tmp`, `${JSON.stringify(results, null, 2)}\n`);
+    fs.renameSync(`${RESULTS}.tmp`, RESULTS);
+    log(`figures written to ${path.relative(process.cwd(), RESULTS)}`);
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+}
+
+await main();

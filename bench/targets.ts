@@ -1,0 +1,78 @@
+/** The issue's targets, each checked as a ratio of figures measured side by side in one run. */
+import type { LoopFigures, LoopRatios, ResumeFigures } from './figures.ts';
+
+export interface TargetCheck {
+  target: string;
+  measured: string;
+  met: boolean;
+}
+
+const x = (ratio: number) => `${ratio.toFixed(2)}×`;
+const kb = (bytes: number) => `${Math.round(bytes).toLocaleString('en-US')} B`;
+
+export function checkTargets(
+  loops: readonly LoopFigures[],
+  ratios: readonly LoopRatios[],
+  resume: readonly ResumeFigures[],
+  contentBytesPerTurn: number,
+): TargetCheck[] {
+  const ours = loops.filter((row) => row.contender === 'durable').sort((a, b) => a.turns - b.turns);
+  const first = ours[0]!;
+  const last = ours[ours.length - 1]!;
+  const checks: TargetCheck[] = [];
+
+  const flat = last.bytesPerTurn / first.bytesPerTurn;
+  checks.push({
+    target: `bytes written per turn flat: T=${last.turns} within 1.25× of T=${first.turns}`,
+    measured: `${kb(last.bytesPerTurn)} / ${kb(first.bytesPerTurn)} = ${x(flat)} (last turn alone: ${kb(last.lastTurnBytes ?? 0)} / ${kb(first.lastTurnBytes ?? 0)})`,
+    met: flat <= 1.25,
+  });
+  const overContent = last.bytesPerTurn / contentBytesPerTurn;
+  checks.push({
+    target: `bytes written per turn at T=${last.turns} within 1.5× of the new content per turn`,
+    measured: `${kb(last.bytesPerTurn)} / ${kb(contentBytesPerTurn)} = ${x(overContent)}`,
+    met: overContent <= 1.5,
+  });
+  const worstFloor = Math.max(...ratios.map((r) => r.oursOverFloor));
+  checks.push({
+    target: 'persistence overhead per turn at most 1.5× the raw floor, at every T',
+    measured: ratios.map((r) => `T=${r.turns}: ${x(r.oursOverFloor)}`).join(', '),
+    met: worstFloor <= 1.5,
+  });
+  const syncs = Math.max(...ours.map((row) => row.lastTurnFsyncs ?? Number.POSITIVE_INFINITY));
+  checks.push({
+    target: 'at most 3 fsyncs per turn',
+    measured: `${syncs} per turn (checkpoint A, ledger entry, checkpoint B), plus 3 per run (create: file and directory; the final answer)`,
+    met: syncs <= 3,
+  });
+  const naive = ratios.filter((r) => r.naiveOverOurs !== null).sort((a, b) => b.turns - a.turns)[0];
+  if (naive) {
+    checks.push({
+      target: `at T=1000 at least 20× less overhead per turn than the naive baseline${naive.turns === 1000 ? '' : ` (measured at T=${naive.turns} only)`}`,
+      measured: `naive ÷ ours = ${x(naive.naiveOverOurs!)}`,
+      met: naive.turns === 1000 && naive.naiveOverOurs! >= 20,
+    });
+  }
+  const largest = [...resume].sort((a, b) => b.turns - a.turns)[0];
+  if (largest) {
+    const label = `${largest.turns.toLocaleString('en-US')}-turn run`;
+    checks.push({
+      target: `resume of a ${label} within 2× of read + JSON.parse of the same data`,
+      measured:
+        `${largest.resumeMs.toFixed(0)} ms / ${largest.readParseMs.toFixed(0)} ms = ${x(largest.resumeOverReadParse)} ` +
+        `(CPU time: ${largest.resumeCpuMs.toFixed(0)} ms / ${largest.readParseCpuMs.toFixed(0)} ms = ${x(largest.resumeOverReadParseCpu)})`,
+      met: largest.resumeOverReadParse <= 2,
+    });
+    const growth = ((largest.resumePeakRssKb - largest.resumeBaseRssKb) * 1024) / largest.journalBytes;
+    const whole = (largest.resumePeakRssKb * 1024) / largest.journalBytes;
+    const readParseGrowth = ((largest.readParsePeakRssKb - largest.readParseBaseRssKb) * 1024) / largest.journalBytes;
+    checks.push({
+      target: `peak RSS on resume of a ${label} within 3× of the data size`,
+      measured:
+        `growth during the resume ${x(growth)} the journal (read + parse alone: ${x(readParseGrowth)}); ` +
+        `whole process ${x(whole)}, of which the Node process before loading anything is ${x((largest.resumeBaseRssKb * 1024) / largest.journalBytes)}`,
+      met: growth <= 3,
+    });
+  }
+  return checks;
+}
