@@ -13,7 +13,7 @@ import { fsyncDir } from '../util/durable-file.ts';
 import { StoreMissingError, StoreWriteError } from './errors.ts';
 import { type CommitMark, frameCommitMark, frameLine } from './framing.ts';
 import type { JournalHeader, JournalRecord } from './journal-record.ts';
-import { readJournal } from './journal-reader.ts';
+import { type JournalBytes, type ReadJournal, readJournal } from './journal-reader.ts';
 import { acquireLockFile } from './lock-file.ts';
 import { pointOf } from './record-points.ts';
 import type { AppendOptions, AppendReceipt, LoadedRun, LoadOptions, RecoveredTornTail, RunLock, RunStore } from './store.ts';
@@ -53,18 +53,25 @@ export class FileStore implements RunStore {
   }
 
   async load(options: LoadOptions = {}): Promise<LoadedRun> {
-    let buffer: Buffer;
+    let fd: number;
     try {
-      buffer = fs.readFileSync(this.journalPath);
+      fd = fs.openSync(this.journalPath, 'r');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new StoreMissingError(this.journalPath);
       throw error;
     }
-    const journal = readJournal(this.journalPath, buffer);
+    let journal: ReadJournal;
     let tornTail: RecoveredTornTail | null = null;
-    if (journal.cutEnd) {
-      const keptAt = options.repair && journal.cutEnd.bytes > 0 ? this.keepCutBytes(buffer, journal.goodLength) : null;
-      tornTail = { offset: journal.cutEnd.offset, bytes: journal.cutEnd.bytes, lostCommittedRecord: journal.cutEnd.lostCommittedRecord, keptAt };
+    try {
+      const bytes = fileBytes(fd);
+      journal = readJournal(this.journalPath, bytes);
+      if (journal.cutEnd) {
+        const cut = journal.cutEnd;
+        const keptAt = options.repair && cut.bytes > 0 ? this.keepCutBytes(bytes.read(journal.goodLength, bytes.length - journal.goodLength)) : null;
+        tornTail = { offset: cut.offset, bytes: cut.bytes, lostCommittedRecord: cut.lostCommittedRecord, keptAt };
+      }
+    } finally {
+      fs.closeSync(fd);
     }
     if (options.repair) {
       this.close();
@@ -166,11 +173,11 @@ export class FileStore implements RunStore {
   }
 
   /** Keeps the cut-off bytes beside the journal: nothing the user ran is thrown away. */
-  private keepCutBytes(buffer: Buffer, goodLength: number): string {
+  private keepCutBytes(cutBytes: Buffer): string {
     const keptAt = `${this.journalPath}.cut-${Date.now()}`;
     const fd = fs.openSync(keptAt, 'w');
     try {
-      writeAll(fd, buffer.subarray(goodLength), 0);
+      writeAll(fd, cutBytes, 0);
       fs.fsyncSync(fd);
     } finally {
       fs.closeSync(fd);
@@ -178,6 +185,24 @@ export class FileStore implements RunStore {
     fsyncDir(this.dir);
     return keptAt;
   }
+}
+
+/** The journal's bytes as the reader asks for them: a piece at a time, never the whole file at once. */
+function fileBytes(fd: number): JournalBytes {
+  const length = fs.fstatSync(fd).size;
+  return {
+    length,
+    read(start, want) {
+      const piece = Buffer.allocUnsafe(Math.max(0, Math.min(want, length - start)));
+      let done = 0;
+      while (done < piece.length) {
+        const read = fs.readSync(fd, piece, done, piece.length - done, start + done);
+        if (read === 0) break;
+        done += read;
+      }
+      return piece.subarray(0, done);
+    },
+  };
 }
 
 function writeAll(fd: number, buffer: Buffer, position: number): void {
