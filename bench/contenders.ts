@@ -12,7 +12,7 @@ import { MemoryStore } from '../src/store/memory-store.ts';
 import type { RunStore } from '../src/store/store.ts';
 import { type IoCounts, ioNow, ioSince } from './io-counter.ts';
 import { NaiveStore } from './naive-store.ts';
-import { appendWithSyncs } from './raw-floor.ts';
+import { appendWithSyncs, type FloorPlan, floorPlanOf, SyncTracingFileStore } from './raw-floor.ts';
 import { benchRunOptions } from './workload.ts';
 
 export const CONTENDERS = ['memory', 'durable', 'naive', 'floor'] as const;
@@ -30,6 +30,8 @@ export interface RunMeasure {
   io: IoCounts;
   /** What turn T alone wrote (from the checkpoint B of turn T-1 to that of turn T); null for the floor. */
   lastTurn: IoCounts | null;
+  /** For our durable loop: the same appends and fsyncs, for the raw floor to replay. */
+  floorPlan?: FloorPlan;
 }
 
 export function storeFor(contender: Exclude<Contender, 'floor'>, dir: string): RunStore {
@@ -37,7 +39,7 @@ export function storeFor(contender: Exclude<Contender, 'floor'>, dir: string): R
     case 'memory':
       return new MemoryStore('bench');
     case 'durable':
-      return new FileStore(path.join(dir, '.durable-agent'));
+      return new SyncTracingFileStore(path.join(dir, '.durable-agent'));
     case 'naive':
       return new NaiveStore(path.join(dir, 'naive'));
   }
@@ -56,17 +58,19 @@ export async function measureLoop(contender: Exclude<Contender, 'floor'>, dir: s
   const result = await startRun(options);
   const ms = performance.now() - t0;
   const io = ioSince(start);
+  const floorPlan = store instanceof SyncTracingFileStore ? floorPlanOf(store) : undefined;
   if (store instanceof FileStore) store.close();
   if (result.status !== 'done' || result.turn !== turns) throw new Error(`${contender} run ended ${result.status} at turn ${result.turn} of ${turns}`);
   const [before, after] = turns > 1 ? atCheckpointB : [start, atCheckpointB[0]];
   if (!before || !after) throw new Error(`${contender} run: no checkpoint B seen for the last turn`);
-  return { ms, io, lastTurn: { bytes: after.bytes - before.bytes, syncs: after.syncs - before.syncs, syncMs: after.syncMs - before.syncMs } };
+  const lastTurn = { bytes: after.bytes - before.bytes, syncs: after.syncs - before.syncs, syncMs: after.syncMs - before.syncMs };
+  return { ms, io, lastTurn, floorPlan };
 }
 
-export function measureFloor(dir: string, chunks: readonly Buffer[]): RunMeasure {
+export function measureFloor(dir: string, plan: FloorPlan): RunMeasure {
   const start = ioNow();
   const t0 = performance.now();
-  appendWithSyncs(path.join(dir, 'floor'), chunks);
+  appendWithSyncs(path.join(dir, 'floor'), plan);
   const ms = performance.now() - t0;
   return { ms, io: ioSince(start), lastTurn: null };
 }

@@ -83,11 +83,19 @@ export function loopFigures(turns: number, samples: LoopSamples): LoopFigures[] 
   return rows;
 }
 
-export function loopRatios(turns: number, rows: readonly LoopFigures[]): LoopRatios {
-  const overhead = (contender: Contender) => rows.find((row) => row.turns === turns && row.contender === contender)?.overheadMsPerTurn ?? null;
-  const ours = overhead('durable')!;
-  const naive = overhead('naive');
-  return { turns, oursOverFloor: ours / overhead('floor')!, naiveOverOurs: naive === null ? null : naive / ours };
+/**
+ * Ratios taken repetition by repetition (the contenders of one repetition ran back to back, so a
+ * slow or fast spell of a shared machine falls on both sides of the ratio), then the median.
+ */
+export function loopRatios(turns: number, samples: LoopSamples): LoopRatios {
+  const memory = samples.get('memory') ?? [];
+  const overheads = (contender: Contender) =>
+    (samples.get(contender) ?? []).flatMap((run, i) => (memory[i] ? [(run.ms - memory[i].ms) / turns] : []));
+  const ours = overheads('durable');
+  const floor = (samples.get('floor') ?? []).map((run) => run.ms / turns);
+  const naive = overheads('naive');
+  const pairs = (over: number[], under: number[]) => median(over.flatMap((value, i) => (under[i] === undefined ? [] : [value / under[i]])));
+  return { turns, oursOverFloor: pairs(ours, floor), naiveOverOurs: naive.length ? pairs(naive, ours) : null };
 }
 
 export function resumeFigures(turns: number, journalBytes: number, resume: ChildMeasure[], readParse: ChildMeasure[]): ResumeFigures {

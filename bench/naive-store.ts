@@ -17,7 +17,8 @@ import { StoreMissingError, StoreWriteError } from '../src/store/errors.ts';
 import { applyRecord, type DurableView, encodeRecord, ledgerEntriesOf } from '../src/store/journal-codec.ts';
 import type { JournalHeader, JournalRecord } from '../src/store/journal-record.ts';
 import { acquireLockFile } from '../src/store/lock-file.ts';
-import type { AppendReceipt, LoadedRun, RunLock, RunStore, StoredRecord } from '../src/store/store.ts';
+import type { AppendOptions, AppendReceipt, LoadedRun, RunLock, RunStore, StoredRecord } from '../src/store/store.ts';
+import { fsyncDir, writeFileDurably } from '../src/util/durable-file.ts';
 
 interface CheckpointFile {
   header: JournalHeader;
@@ -54,9 +55,12 @@ export class NaiveStore implements RunStore {
     return { bytes: this.writeCheckpoint(first.at) };
   }
 
-  async append(record: JournalRecord): Promise<AppendReceipt> {
+  async append(record: JournalRecord, options: AppendOptions = {}): Promise<AppendReceipt> {
     if (!this.view) throw new Error('NaiveStore.append before create() or load()');
     this.view = applyRecord(this.view, record);
+    // Bookkeeping the runtime does not wait for (a reply's token count) reaches the disk with the
+    // next checkpoint: rewriting the whole run for it would make the baseline look worse than it is.
+    if (options.sync === false) return { bytes: 0 };
     const entries = ledgerEntriesOf(record);
     if (record.event === 'TOOL_RESULT' && entries.length > 0) {
       this.ledger.push(...entries);
@@ -118,23 +122,13 @@ export class NaiveStore implements RunStore {
 
   /** Replaces a whole file atomically and durably: tmp, fsync, rename, fsync the directory. */
   private rewrite(file: string, document: unknown, what: string): number {
-    const bytes = Buffer.from(JSON.stringify(document), 'utf8');
-    const tmp = `${file}.tmp`;
+    const json = JSON.stringify(document);
     try {
-      const fd = fs.openSync(tmp, 'w');
-      try {
-        let offset = 0;
-        while (offset < bytes.length) offset += fs.writeSync(fd, bytes, offset, bytes.length - offset, offset);
-        fs.fsyncSync(fd);
-      } finally {
-        fs.closeSync(fd);
-      }
-      fs.renameSync(tmp, file);
-      fsyncDir(this.dir);
+      writeFileDurably(file, json);
     } catch (error) {
       throw new StoreWriteError(file, what, error);
     }
-    return bytes.length;
+    return Buffer.byteLength(json);
   }
 }
 
@@ -144,14 +138,5 @@ function readJson<T>(file: string): T | null {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw error;
-  }
-}
-
-function fsyncDir(dir: string): void {
-  const fd = fs.openSync(dir, 'r');
-  try {
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
   }
 }

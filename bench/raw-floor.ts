@@ -1,18 +1,36 @@
 /**
  * The raw floor: what the disk alone charges for our store's durability. The same bytes as a
- * journal our store wrote, appended with the same number of fsync/fdatasync calls, and no
- * logic at all (the chunks are cut beforehand). Our store's cost per turn is compared with it.
+ * journal our store wrote, appended piece by piece with an fsync exactly where our store waited
+ * for one, and no logic at all (the pieces are cut beforehand). Our store's cost per turn is
+ * compared with it.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { JOURNAL_FILE } from '../src/store/file-store.ts';
+import { FileStore, JOURNAL_FILE } from '../src/store/file-store.ts';
+import type { JournalRecord } from '../src/store/journal-record.ts';
+import type { AppendOptions, AppendReceipt } from '../src/store/store.ts';
+import { fsyncDir } from '../src/util/durable-file.ts';
 
-/**
- * A journal's bytes in the pieces our store wrote them: header, commit mark and first record
- * (written together when the run is created), then one piece per appended record.
- */
-export function journalChunks(storeDir: string): Buffer[] {
-  const bytes = fs.readFileSync(path.join(storeDir, JOURNAL_FILE));
+export interface FloorPlan {
+  /** Header, commit mark and first record (written together when the run is created), then one piece per appended record. */
+  chunks: Buffer[];
+  /** For each appended record, whether our store waited for the disk (chunks[i + 1]). */
+  synced: boolean[];
+}
+
+/** Our file store, noting for each append whether it waited for the disk. */
+export class SyncTracingFileStore extends FileStore {
+  readonly synced: boolean[] = [];
+
+  override async append(record: JournalRecord, options: AppendOptions = {}): Promise<AppendReceipt> {
+    const receipt = await super.append(record, options);
+    this.synced.push(options.sync !== false);
+    return receipt;
+  }
+}
+
+export function floorPlanOf(store: SyncTracingFileStore): FloorPlan {
+  const bytes = fs.readFileSync(path.join(store.dir, JOURNAL_FILE));
   const chunks: Buffer[] = [];
   let start = 0;
   let lines = 0;
@@ -23,27 +41,29 @@ export function journalChunks(storeDir: string): Buffer[] {
     chunks.push(bytes.subarray(start, end + 1));
     start = end + 1;
   }
-  return chunks;
+  if (chunks.length !== store.synced.length + 1) throw new Error(`the journal holds ${chunks.length} records, the store appended ${store.synced.length} after the first`);
+  return { chunks, synced: store.synced.slice() };
 }
 
 /**
- * Writes the chunks to a new file in `dir`: the first one fsynced with the directory (a new
- * file must have its name made durable too, as our store's create does), then each further
- * chunk appended and fdatasynced.
+ * Writes the plan to a new file in `dir`: the first piece fsynced with the directory (a new
+ * file's name must be made durable too, as our store's create does), then each further piece
+ * appended, and fdatasynced where our store did.
  */
-export function appendWithSyncs(dir: string, chunks: readonly Buffer[]): void {
+export function appendWithSyncs(dir: string, plan: FloorPlan): void {
   fs.mkdirSync(dir, { recursive: true });
   const fd = fs.openSync(path.join(dir, 'floor.jsonl'), 'w');
   try {
     let end = 0;
-    chunks.forEach((chunk, index) => {
+    plan.chunks.forEach((chunk, index) => {
       for (let done = 0; done < chunk.length; ) done += fs.writeSync(fd, chunk, done, chunk.length - done, end + done);
       end += chunk.length;
-      if (index > 0) return fs.fdatasyncSync(fd);
-      fs.fsyncSync(fd);
-      const dirFd = fs.openSync(dir, 'r');
-      fs.fsyncSync(dirFd);
-      fs.closeSync(dirFd);
+      if (index === 0) {
+        fs.fsyncSync(fd);
+        fsyncDir(dir);
+      } else if (plan.synced[index - 1]) {
+        fs.fdatasyncSync(fd);
+      }
     });
   } finally {
     fs.closeSync(fd);

@@ -17,7 +17,7 @@ import { startRun } from '../src/runtime/run-api.ts';
 import { type Contender, measureFloor, measureLoop, type RunMeasure } from './contenders.ts';
 import { type LoopFigures, loopFigures, type LoopRatios, loopRatios, type LoopSamples, type ResumeFigures, resumeFigures } from './figures.ts';
 import { installIoCounter } from './io-counter.ts';
-import { journalChunks } from './raw-floor.ts';
+import type { FloorPlan } from './raw-floor.ts';
 import { loopTable, ratioTable, resumeTable, targetLines } from './report.ts';
 import { digestOf, measureInChild } from './resume-measure.ts';
 import type { ChildMeasure } from './resume-child.ts';
@@ -38,7 +38,7 @@ interface Plan {
 const FULL: Plan = {
   name: 'full',
   turns: [50, 200, 1000],
-  reps: { 50: 9, 200: 7, 1000: 5 },
+  reps: { 50: 15, 200: 11, 1000: 5 },
   naiveReps: { 50: 9, 200: 5, 1000: 3 },
   resumeTurns: [1000, 10000],
   resumeReps: 5,
@@ -47,7 +47,7 @@ const FULL: Plan = {
 const QUICK: Plan = {
   name: 'quick',
   turns: [50, 200],
-  reps: { 50: 5, 200: 3 },
+  reps: { 50: 7, 200: 5 },
   naiveReps: { 50: 5, 200: 3 },
   resumeTurns: [1000],
   resumeReps: 3,
@@ -71,7 +71,7 @@ function log(line: string): void {
 async function measureTurns(root: string, turns: number, plan: Plan): Promise<LoopSamples> {
   const script = benchScript(turns);
   const samples: LoopSamples = new Map<Contender, RunMeasure[]>([['memory', []], ['durable', []], ['floor', []], ['naive', []]]);
-  let chunks: Buffer[] | null = null;
+  let floorPlan: FloorPlan | null = null;
   const reps = plan.reps[turns]!;
   for (let rep = 0; rep < reps; rep++) {
     // One repetition runs every contender back to back, so slow and fast spells of a shared
@@ -80,8 +80,8 @@ async function measureTurns(root: string, turns: number, plan: Plan): Promise<Lo
       if (contender === 'naive' && rep >= plan.naiveReps[turns]!) continue;
       const dir = path.join(root, `${contender}-${turns}-${rep}`);
       collectGarbage();
-      const measure = contender === 'floor' ? measureFloor(dir, chunks!) : await measureLoop(contender, dir, script);
-      if (contender === 'durable') chunks ??= journalChunks(path.join(dir, '.durable-agent'));
+      const measure: RunMeasure = contender === 'floor' ? measureFloor(dir, floorPlan!) : await measureLoop(contender, dir, script);
+      floorPlan ??= measure.floorPlan ?? null;
       samples.get(contender)!.push(measure);
       fs.rmSync(dir, { recursive: true, force: true });
     }
@@ -132,9 +132,9 @@ async function main(): Promise<void> {
     const loops: LoopFigures[] = [];
     const ratios: LoopRatios[] = [];
     for (const turns of plan.turns) {
-      const rows = loopFigures(turns, await measureTurns(root, turns, plan));
-      loops.push(...rows);
-      ratios.push(loopRatios(turns, rows));
+      const samples = await measureTurns(root, turns, plan);
+      loops.push(...loopFigures(turns, samples));
+      ratios.push(loopRatios(turns, samples));
     }
     const largest = Math.max(...plan.turns);
     const content = await contentPerTurn(largest);
@@ -156,7 +156,7 @@ async function main(): Promise<void> {
       'Per turn (time per turn = the whole run ÷ T, median of the runs; overhead = minus the in-memory loop of the same repetition):',
       loopTable(loops),
       '',
-      `Same-run ratios (new conversation content: ${Math.round(content).toLocaleString('en-US')} bytes per turn):`,
+      `Same-run ratios, each the median of the ratios of one repetition (new conversation content: ${Math.round(content).toLocaleString('en-US')} bytes per turn):`,
       ratioTable(ratios),
       '',
       'Resume (load + fold + reconcile: resumeRun up to its first effect; a fresh process per run, median):',
