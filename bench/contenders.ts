@@ -11,16 +11,18 @@ import { FileStore } from '../src/store/file-store.ts';
 import { MemoryStore } from '../src/store/memory-store.ts';
 import type { RunStore } from '../src/store/store.ts';
 import { type IoCounts, ioNow, ioSince } from './io-counter.ts';
+import { BareAppendStore } from './bare-append-store.ts';
 import { NaiveStore } from './naive-store.ts';
 import { appendWithSyncs, type FloorPlan, floorPlanOf, SyncTracingFileStore } from './raw-floor.ts';
 import { benchRunOptions } from './workload.ts';
 
-export const CONTENDERS = ['memory', 'durable', 'naive', 'floor'] as const;
+export const CONTENDERS = ['memory', 'durable', 'bare', 'naive', 'floor'] as const;
 export type Contender = (typeof CONTENDERS)[number];
 
 export const CONTENDER_LABELS: Record<Contender, string> = {
   memory: 'our loop, in memory',
   durable: 'our loop, durable',
+  bare: 'same loop, bare append store',
   naive: 'naive baseline',
   floor: 'raw floor',
 };
@@ -40,6 +42,8 @@ export function storeFor(contender: Exclude<Contender, 'floor'>, dir: string): R
       return new MemoryStore('bench');
     case 'durable':
       return new SyncTracingFileStore(path.join(dir, '.durable-agent'));
+    case 'bare':
+      return new BareAppendStore(path.join(dir, 'bare'));
     case 'naive':
       return new NaiveStore(path.join(dir, 'naive'));
   }
@@ -59,7 +63,7 @@ export async function measureLoop(contender: Exclude<Contender, 'floor'>, dir: s
   const ms = performance.now() - t0;
   const io = ioSince(start);
   const floorPlan = store instanceof SyncTracingFileStore ? floorPlanOf(store) : undefined;
-  if (store instanceof FileStore) store.close();
+  if (store instanceof FileStore || store instanceof BareAppendStore) store.close();
   if (result.status !== 'done' || result.turn !== turns) throw new Error(`${contender} run ended ${result.status} at turn ${result.turn} of ${turns}`);
   const [before, after] = turns > 1 ? atCheckpointB : [start, atCheckpointB[0]];
   if (!before || !after) throw new Error(`${contender} run: no checkpoint B seen for the last turn`);

@@ -34,6 +34,8 @@ export interface LoopRatios {
   oursOverFloor: number;
   /** The naive baseline's overhead per turn over ours. */
   naiveOverOurs: number | null;
+  /** The same loop on the bare append store (diagnostic), over the raw floor. */
+  bareOverFloor: number | null;
 }
 
 export interface ResumeFigures {
@@ -94,8 +96,14 @@ export function loopRatios(turns: number, samples: LoopSamples): LoopRatios {
   const ours = overheads('durable');
   const floor = (samples.get('floor') ?? []).map((run) => run.ms / turns);
   const naive = overheads('naive');
+  const bare = overheads('bare');
   const pairs = (over: number[], under: number[]) => median(over.flatMap((value, i) => (under[i] === undefined ? [] : [value / under[i]])));
-  return { turns, oursOverFloor: pairs(ours, floor), naiveOverOurs: naive.length ? pairs(naive, ours) : null };
+  return {
+    turns,
+    oursOverFloor: pairs(ours, floor),
+    naiveOverOurs: naive.length ? pairs(naive, ours) : null,
+    bareOverFloor: bare.length ? pairs(bare, floor) : null,
+  };
 }
 
 export function resumeFigures(turns: number, journalBytes: number, resume: ChildMeasure[], readParse: ChildMeasure[]): ResumeFigures {

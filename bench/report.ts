@@ -39,8 +39,13 @@ export function loopTable(rows: readonly LoopFigures[]): string {
 
 export function ratioTable(ratios: readonly LoopRatios[]): string {
   return table(
-    ['T', 'our overhead ÷ raw floor', 'naive overhead ÷ ours'],
-    ratios.map((r) => [int(r.turns), `${r.oursOverFloor.toFixed(2)}×`, r.naiveOverOurs === null ? dash : `${r.naiveOverOurs.toFixed(1)}×`]),
+    ['T', 'our overhead ÷ raw floor', 'naive overhead ÷ ours', 'bare append store overhead ÷ raw floor'],
+    ratios.map((r) => [
+      int(r.turns),
+      `${r.oursOverFloor.toFixed(2)}×`,
+      r.naiveOverOurs === null ? dash : `${r.naiveOverOurs.toFixed(1)}×`,
+      r.bareOverFloor === null ? dash : `${r.bareOverFloor.toFixed(2)}×`,
+    ]),
   );
 }
 

@@ -70,13 +70,13 @@ function log(line: string): void {
 
 async function measureTurns(root: string, turns: number, plan: Plan): Promise<LoopSamples> {
   const script = benchScript(turns);
-  const samples: LoopSamples = new Map<Contender, RunMeasure[]>([['memory', []], ['durable', []], ['floor', []], ['naive', []]]);
+  const samples: LoopSamples = new Map<Contender, RunMeasure[]>([['memory', []], ['durable', []], ['bare', []], ['floor', []], ['naive', []]]);
   let floorPlan: FloorPlan | null = null;
   const reps = plan.reps[turns]!;
   for (let rep = 0; rep < reps; rep++) {
     // One repetition runs every contender back to back, so slow and fast spells of a shared
     // machine fall on all of them alike; the naive baseline, the heaviest on the disk, goes last.
-    for (const contender of ['memory', 'durable', 'floor', 'naive'] as const) {
+    for (const contender of ['memory', 'durable', 'bare', 'floor', 'naive'] as const) {
       if (contender === 'naive' && rep >= plan.naiveReps[turns]!) continue;
       const dir = path.join(root, `${contender}-${turns}-${rep}`);
       collectGarbage();

@@ -36,7 +36,9 @@ export function checkTargets(
   const worstFloor = Math.max(...ratios.map((r) => r.oursOverFloor));
   checks.push({
     target: 'persistence overhead per turn at most 1.5× the raw floor, at every T',
-    measured: ratios.map((r) => `T=${r.turns}: ${x(r.oursOverFloor)}`).join(', '),
+    measured:
+      ratios.map((r) => `T=${r.turns}: ${x(r.oursOverFloor)}`).join(', ') +
+      ` (the same loop on a bare append store: ${ratios.map((r) => (r.bareOverFloor === null ? '—' : x(r.bareOverFloor))).join(', ')})`,
     met: worstFloor <= 1.5,
   });
   const syncs = Math.max(...ours.map((row) => row.lastTurnFsyncs ?? Number.POSITIVE_INFINITY));
