@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { foldJournal } from '../src/store/fold-journal.ts';
+import { fsyncDir } from '../src/util/durable-file.ts';
 import { MemoryStore } from '../src/store/memory-store.ts';
 import { startRun } from '../src/runtime/run-api.ts';
 import { type Contender, measureFloor, measureLoop, type RunMeasure } from './contenders.ts';
@@ -68,6 +69,8 @@ function log(line: string): void {
   process.stderr.write(`${line}\n`);
 }
 
+const CLOSE_CONTENDERS = ['durable', 'bare', 'floor'] as const;
+
 async function measureTurns(root: string, turns: number, plan: Plan): Promise<LoopSamples> {
   const script = benchScript(turns);
   const samples: LoopSamples = new Map<Contender, RunMeasure[]>([['memory', []], ['durable', []], ['bare', []], ['floor', []], ['naive', []]]);
@@ -75,15 +78,21 @@ async function measureTurns(root: string, turns: number, plan: Plan): Promise<Lo
   const reps = plan.reps[turns]!;
   for (let rep = 0; rep < reps; rep++) {
     // One repetition runs every contender back to back, so slow and fast spells of a shared
-    // machine fall on all of them alike; the naive baseline, the heaviest on the disk, goes last.
-    for (const contender of ['memory', 'durable', 'bare', 'floor', 'naive'] as const) {
+    // machine fall on all of them alike. The three compared most closely take turns in the
+    // middle (none always follows another; the first repetition gives the floor its plan);
+    // the naive baseline, the heaviest on the disk, goes last.
+    const turn = [...CLOSE_CONTENDERS.slice(rep % 3), ...CLOSE_CONTENDERS.slice(0, rep % 3)];
+    for (const contender of ['memory', ...turn, 'naive'] as const) {
       if (contender === 'naive' && rep >= plan.naiveReps[turns]!) continue;
       const dir = path.join(root, `${contender}-${turns}-${rep}`);
       collectGarbage();
       const measure: RunMeasure = contender === 'floor' ? measureFloor(dir, floorPlan!) : await measureLoop(contender, dir, script);
       floorPlan ??= measure.floorPlan ?? null;
       samples.get(contender)!.push(measure);
+      // Deleting files leaves the file system work (freeing blocks, trimming them when mounted with
+      // discard) that the next fsync would pay for: the next contender's. It is done now, untimed.
       fs.rmSync(dir, { recursive: true, force: true });
+      fsyncDir(root);
     }
     log(`  T=${turns}: repetition ${rep + 1}/${reps} done`);
   }
