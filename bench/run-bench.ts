@@ -5,7 +5,7 @@
  * on our durable loop (real file store, fsync on), on the same loop in memory, on the naive
  * baseline store (whole checkpoint and whole ledger rewritten with fsync), and the raw floor
  * (the same appends and fsyncs, no logic); then measures resume in fresh processes. Prints one
- * report and writes its figures to bench/results/latest.json.
+ * report and writes its figures to bench/results/latest.json (--quick: latest-quick.json).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -54,7 +54,8 @@ const QUICK: Plan = {
   resumeReps: 3,
 };
 
-const RESULTS = fileURLToPath(new URL('./results/latest.json', import.meta.url));
+/** A quick run writes beside the committed figures of the full run, not over them. */
+const RESULTS = { full: 'latest.json', quick: 'latest-quick.json' } as const;
 
 function argValue(name: string): string | undefined {
   const at = process.argv.indexOf(name);
@@ -187,10 +188,11 @@ async function main(): Promise<void> {
       resume,
       targets,
     };
-    fs.mkdirSync(path.dirname(RESULTS), { recursive: true });
-    fs.writeFileSync(`${RESULTS}.tmp`, `${JSON.stringify(results, null, 2)}\n`);
-    fs.renameSync(`${RESULTS}.tmp`, RESULTS);
-    log(`figures written to ${path.relative(process.cwd(), RESULTS)}`);
+    const file = fileURLToPath(new URL(`./results/${RESULTS[plan.name]}`, import.meta.url));
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(`${file}.tmp`, `${JSON.stringify(results, null, 2)}\n`);
+    fs.renameSync(`${file}.tmp`, file);
+    log(`figures written to ${path.relative(process.cwd(), file)}`);
   } finally {
     fs.rmSync(root, { recursive: true, force: true });
   }
