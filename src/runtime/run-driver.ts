@@ -3,7 +3,7 @@
  * only then carry out the effect it announced (a model call, a tool run, closing the turn),
  * feeding the outcome back as the next event.
  */
-import type { SnapshotFrom } from 'xstate';
+import { transition, type SnapshotFrom } from 'xstate';
 import type { AnnouncedEffect } from '../../machines/agent-loop.effects.ts';
 import { announcedEffectOf, effectOfActions } from '../../machines/agent-loop.effects.ts';
 import { addUsage, openCalls, toolUsesOf } from '../../machines/agent-loop.logic.ts';
@@ -23,7 +23,6 @@ import type { AppendOptions, AppendReceipt, RecoveredTornTail, RunStore, StoredR
 import { executeCall, outcome, verifyCall } from '../tools/execute-call.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 import type { CrashPoints } from './crash-points.ts';
-import { machineStep } from './machine-step.ts';
 import type { CallView, RunEvent, RunObserver, RunResult, RunStatusName } from './run-events.ts';
 
 export type AgentSnapshot = SnapshotFrom<typeof agentLoopMachine>;
@@ -292,7 +291,7 @@ export class RunDriver {
    * would make the model try again under a new id and repeat the effect); the user is alerted.
    */
   private async recordOutcome(call: PendingCall, result: ToolOutcome, note?: RecordNote): Promise<AnnouncedEffect | null> {
-    const [next, actions] = machineStep(this.snapshot, { type: 'TOOL_RESULT', outcome: result });
+    const [next, actions] = transition(agentLoopMachine, this.snapshot, { type: 'TOOL_RESULT', outcome: result });
     if (next === this.snapshot) throw new Error(`the machine did not take the result of ${call.id} in ${this.state}`);
     this.snapshot = next;
     try {
@@ -305,7 +304,7 @@ export class RunDriver {
   }
 
   private async step(event: AgentEvent): Promise<AnnouncedEffect | null> {
-    const [next, actions] = machineStep(this.snapshot, event);
+    const [next, actions] = transition(agentLoopMachine, this.snapshot, event);
     if (next === this.snapshot) throw new Error(`the machine did not take ${event.type} in ${this.state}`);
     this.snapshot = next;
     await this.persist(event.type);
