@@ -3,9 +3,10 @@
  *
  * Layout: a header line, a fixed-width commit mark, then one checksummed record per line.
  * Durability: a record is written after the last one, the commit mark is rewritten in place
- * to count it, and one fdatasync makes both durable before append() resolves. The journal is
- * created complete (header, mark, first record) in a temporary file, fsynced, linked into
- * place (which fails if a journal exists) and the directory fsynced.
+ * to count it, and one fdatasync makes both durable before append() resolves. A record
+ * appended without a sync (a reply's token count) is counted by the next synced append. The
+ * journal is created complete (header, mark, first record) in a temporary file, fsynced,
+ * linked into place (which fails if a journal exists) and the directory fsynced.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -30,7 +31,12 @@ export const JOURNAL_FILE = 'journal.jsonl';
 interface AppendPosition {
   fd: number | null;
   markOffset: number;
-  mark: CommitMark;
+  /**
+   * Everything written so far. The mark on disk counts it only as of the last synced append: a
+   * record appended without a sync is not counted until the next synced append makes both
+   * durable, so a power loss in between cannot leave a mark counting records the disk lost.
+   */
+  written: CommitMark;
 }
 
 export class FileStore implements RunStore {
@@ -76,7 +82,7 @@ export class FileStore implements RunStore {
     if (options.repair) {
       this.close();
       const mark = { records: journal.records.length, bytes: journal.goodLength };
-      this.position = { fd: fs.openSync(this.journalPath, 'r+'), markOffset: journal.markOffset, mark };
+      this.position = { fd: fs.openSync(this.journalPath, 'r+'), markOffset: journal.markOffset, written: mark };
       if (journal.cutEnd || journal.mark.records !== mark.records) this.rewriteEnd(mark);
     }
     return { header: journal.header, records: journal.records, tornTail, totalBytes: journal.goodLength };
@@ -105,7 +111,7 @@ export class FileStore implements RunStore {
       throw new StoreWriteError(this.journalPath, 'the new run', error);
     }
     this.close();
-    this.position = { fd: null, markOffset, mark };
+    this.position = { fd: null, markOffset, written: mark };
     return { bytes: body.length };
   }
 
@@ -113,22 +119,24 @@ export class FileStore implements RunStore {
     const position = this.position;
     if (!position) throw new Error('FileStore.append before create() or load({ repair: true })');
     const line = frameLine(record);
-    const next = { records: position.mark.records + 1, bytes: position.mark.bytes + line.length };
+    const next = { records: position.written.records + 1, bytes: position.written.bytes + line.length };
     try {
       position.fd ??= fs.openSync(this.journalPath, 'r+');
       const fault = this.faults.check(record);
       if (fault) {
-        writeAll(position.fd, line.subarray(0, line.length >> 1), position.mark.bytes);
+        writeAll(position.fd, line.subarray(0, line.length >> 1), position.written.bytes);
         throw fault;
       }
-      writeAll(position.fd, line, position.mark.bytes);
-      writeAll(position.fd, frameCommitMark(next), position.markOffset);
-      if (options.sync !== false) fs.fdatasyncSync(position.fd);
+      writeAll(position.fd, line, position.written.bytes);
+      if (options.sync !== false) {
+        writeAll(position.fd, frameCommitMark(next), position.markOffset);
+        fs.fdatasyncSync(position.fd);
+      }
     } catch (error) {
       this.undoPartialWrite(position);
       throw new StoreWriteError(this.journalPath, describeRecord(record), error);
     }
-    position.mark = next;
+    position.written = next;
     return { bytes: line.length };
   }
 
@@ -157,7 +165,7 @@ export class FileStore implements RunStore {
   /** A failed write may have left part of a record: cut it off so the next one starts clean. */
   private undoPartialWrite(position: AppendPosition): void {
     try {
-      if (position.fd !== null) this.rewriteEnd(position.mark);
+      if (position.fd !== null) this.rewriteEnd(position.written);
     } catch {
       // If even that fails, the next load sees a cut-off end, which it recovers from.
     }
