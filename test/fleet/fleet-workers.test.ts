@@ -96,6 +96,25 @@ describe.skipIf(!postgresAvailable())('a fleet of workers on PostgreSQL', () => 
     server?.stop();
   });
 
+  it('lets a program drive a run on PostgreSQL through durable-agent/postgres, and a second driver is refused', async () => {
+    const url = await freshDatabase('api');
+    const { PgRunStore: Store, openDatabase: open } = await import('durable-agent/postgres');
+    const { startRun, resumeRun, scriptedModel, toolUseReply, endTurnReply, SimulatedCrash, RunLockedError } = await import('durable-agent');
+    const db = await open(url, 4);
+    try {
+      const model = () => scriptedModel([toolUseReply([{ id: 'c1', name: 'noop', input: {} }]), endTurnReply('done by the API')]);
+      const noop = { name: 'noop', description: 'does nothing', inputSchema: { type: 'object' }, readOnly: true, run: () => 'ok' };
+      await expect(startRun({ store: new Store(db, 'api-run'), model: model(), tools: [noop], task: 't', crashAfter: 'after-save-a:1' })).rejects.toThrow(SimulatedCrash);
+      const holder = new Store(db, 'api-run');
+      const lock = await holder.lock();
+      await expect(resumeRun({ store: new Store(db, 'api-run'), model: model(), tools: [noop] })).rejects.toThrow(RunLockedError);
+      await lock.release();
+      expect(await resumeRun({ store: new Store(db, 'api-run'), model: model(), tools: [noop] })).toMatchObject({ status: 'done', text: 'done by the API' });
+    } finally {
+      await db.end();
+    }
+  });
+
   it('migrates the schema once, queues runs, and lists them as JSON with id and state', async () => {
     const url = await freshDatabase('queue');
     const first = await cli(['db', 'migrate', '--database-url', url]);
