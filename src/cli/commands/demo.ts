@@ -6,45 +6,31 @@ import { demoScript, DEMO_TASK, ensureSampleNotes } from '../../demo/demo-task.t
 import { demoTools } from '../../demo/demo-tools.ts';
 import type { Model } from '../../model/model.ts';
 import { scriptedModel } from '../../model/scripted-model.ts';
-import { type CrashHandler, CrashPoints } from '../../runtime/crash-points.ts';
-import { resumeRun, startRun } from '../../runtime/run-api.ts';
-import type { RunResult } from '../../runtime/run-events.ts';
+import { CrashPoints } from '../../runtime/crash-points.ts';
+import { startRun } from '../../runtime/run-api.ts';
 import { FileStore } from '../../store/file-store.ts';
-import { type DemoArgs, UsageError } from '../args.ts';
+import type { DemoArgs } from '../args.ts';
+import { dirOption, driveCliRun, STATE_DIR } from '../drive-run.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { realModel } from '../real-model.ts';
-import { openRunReporter } from '../run-reporter.ts';
-
-export const STATE_DIR = '.durable-agent';
 
 export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   if (args.listCrashPoints) return listCrashPoints(writers);
   const dir = path.resolve(args.dir);
   const model = await demoModel(args, env);
-  const reporter = await openRunReporter(writers, env, { plain: args.plain, verbose: args.verbose, task: DEMO_TASK, resumeHint: resumeCommandFor(dir) });
-  const parts = {
-    store: new FileStore(path.join(dir, STATE_DIR), { writeFaults: env.DURABLE_AGENT_FAIL_WRITE }),
+  return driveCliRun({
+    dir,
+    env,
+    writers,
     model,
     tools: demoTools(dir, { paceMs: args.paceMs, jitterMs: args.jitterMs, verify: args.verify }),
-    observer: reporter.observer,
-    crashAfter: env.CRASH_AFTER,
-    onCrash: exitOnCrash(env.CRASH_MODE, reporter.writers),
-    ...(args.maxTokens ? { maxTokens: args.maxTokens } : {}),
-  };
-  exitOnInterrupt(reporter.writers, resumeCommandFor(dir));
-  let result: RunResult;
-  try {
-    if (args.resume) {
-      result = await resumeRun({ ...parts, ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}) });
-    } else {
-      ensureSampleNotes(dir);
-      result = await startRun({ ...parts, task: DEMO_TASK, fresh: args.fresh, ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}) });
-    }
-  } finally {
-    reporter.close(); // before main prints an error: the terminal must be the TUI's no more
-  }
-  return exitCodeOf(result);
+    output: { plain: args.plain, verbose: args.verbose },
+    resumeCommand: resumeCommandFor(dir),
+    resume: args.resume ? { maxTurns: args.maxTurns } : null,
+    start: args.resume ? null : { task: DEMO_TASK, system: null, fresh: args.fresh, maxTurns: args.maxTurns, prepare: () => ensureSampleNotes(dir) },
+    maxTokens: args.maxTokens,
+  });
 }
 
 /** The command that picks this demo run up again, shown when the process stops early. */
@@ -52,53 +38,9 @@ function resumeCommandFor(dir: string): string {
   return `durable-agent demo --resume${dirOption(dir)}`;
 }
 
-/** ` --dir "…"` unless the run is in the current directory. */
-export function dirOption(dir: string): string {
-  return path.resolve(dir) === process.cwd() ? '' : ` --dir ${JSON.stringify(path.resolve(dir))}`;
-}
-
-export function exitCodeOf(result: RunResult): number {
-  switch (result.status) {
-    case 'done':
-      return EXIT.done;
-    case 'stoppedAtMaxTurns':
-      return EXIT.stoppedAtMaxTurns;
-    case 'failed':
-      return EXIT.runFailed;
-  }
-}
-
 async function demoModel(args: DemoArgs, env: NodeJS.ProcessEnv): Promise<Model> {
   if (!args.model) return scriptedModel(demoScript(), { name: 'scripted-demo', paceMs: args.paceMs, jitterMs: args.jitterMs });
   return realModel(args.model, env, args.api);
-}
-
-/**
- * An armed crash point ends the process on the spot, like a kill: no unwinding, no cleanup
- * (the run's lock stays behind and is taken over by the next process, as after a real kill).
- */
-export function exitOnCrash(mode: string | undefined, writers: Writers): CrashHandler {
-  if (mode !== undefined && mode !== '' && mode !== 'exit' && mode !== 'sigkill') {
-    throw new UsageError(`CRASH_MODE=${mode} is not a crash mode: use "exit" (print [kill] and exit 137, the default) or "sigkill".`);
-  }
-  return (label) => {
-    if (mode === 'sigkill') process.kill(process.pid, 'SIGKILL');
-    writers.out(`[kill] simulated kill at ${label}`);
-    process.exit(EXIT.simulatedCrash);
-  };
-}
-
-/**
- * Ctrl-C or SIGTERM mid-run is a crash like any other: everything up to the last save is on
- * disk and a resume reconciles the rest. Say so and leave; the lock is taken over on resume.
- */
-export function exitOnInterrupt(writers: Writers, resumeCommand: string): void {
-  const stop = (signal: string) => {
-    writers.err(`[interrupted] ${signal}: the run is saved up to its last checkpoint. Resume it with: ${resumeCommand}`);
-    process.exit(EXIT.interrupted);
-  };
-  process.once('SIGINT', () => stop('SIGINT'));
-  process.once('SIGTERM', () => stop('SIGTERM'));
 }
 
 /** Runs the whole demo in a scratch directory and prints every crash label it passed, in order. */
