@@ -7,7 +7,7 @@
 import type { Pool } from 'pg';
 import { SAMPLE_NOTES } from '../demo/demo-task.ts';
 import { wordCount } from '../demo/demo-tools.ts';
-import { type Lease, LeaseLostError } from '../store/pg/leases.ts';
+import { type Lease, lockLeaseRow } from '../store/pg/leases.ts';
 import { defineTool, type ToolDefinition } from '../tools/tool.ts';
 import { type Pace, stepDelay } from '../util/pace.ts';
 
@@ -43,14 +43,7 @@ export function fleetDemoTools(pool: Pool, lease: Lease, pace: Pace = {}): ToolD
         const client = await pool.connect();
         try {
           await client.query('BEGIN');
-          const { rows } = await client.query<{ lease_epoch: string; lease_owner: string | null }>(
-            'SELECT lease_epoch, lease_owner FROM da_runs WHERE id = $1 FOR UPDATE',
-            [lease.runId],
-          );
-          const row = rows[0];
-          if (!row || Number(row.lease_epoch) !== lease.epoch) {
-            throw new LeaseLostError(lease.runId, lease.epoch, row ? Number(row.lease_epoch) : null, row?.lease_owner ?? null);
-          }
+          await lockLeaseRow(client, lease);
           await client.query(
             'INSERT INTO demo_reports (idempotency_key, run_id, content) VALUES ($1, $2, $3) ON CONFLICT (idempotency_key) DO NOTHING',
             [ctx.idempotencyKey, lease.runId, content],

@@ -3,7 +3,7 @@
  * every write of a run carries the epoch it was made under and is refused once a newer lease
  * exists (fencing), so a worker that was frozen past its lease cannot write a thing.
  */
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 
 export interface Lease {
   runId: string;
@@ -77,14 +77,31 @@ export async function releaseLease(pool: Pool, lease: Lease): Promise<void> {
 
 /** Throws LeaseLostError unless the lease is still the run's current one. */
 export async function assertLease(pool: Pool, lease: Lease): Promise<void> {
-  const { rows } = await pool.query<{ lease_epoch: string; lease_owner: string | null }>(
-    'SELECT lease_epoch, lease_owner FROM da_runs WHERE id = $1',
-    [lease.runId],
-  );
-  const row = rows[0];
+  const { rows } = await pool.query<LeaseRow>('SELECT lease_epoch, lease_owner, records FROM da_runs WHERE id = $1', [lease.runId]);
+  currentLeaseRow(lease, rows[0]);
+}
+
+/**
+ * Inside a transaction: locks the run's row (so no claim can take the lease until the
+ * transaction ends) and throws LeaseLostError unless the lease is still the current one. A
+ * write made in that transaction is fenced.
+ */
+export async function lockLeaseRow(client: PoolClient, lease: Lease): Promise<LeaseRow> {
+  const { rows } = await client.query<LeaseRow>('SELECT lease_epoch, lease_owner, records FROM da_runs WHERE id = $1 FOR UPDATE', [lease.runId]);
+  return currentLeaseRow(lease, rows[0]);
+}
+
+interface LeaseRow {
+  lease_epoch: string;
+  lease_owner: string | null;
+  records: number;
+}
+
+function currentLeaseRow(lease: Lease, row: LeaseRow | undefined): LeaseRow {
   if (!row || Number(row.lease_epoch) !== lease.epoch) {
     throw new LeaseLostError(lease.runId, lease.epoch, row ? Number(row.lease_epoch) : null, row?.lease_owner ?? null);
   }
+  return row;
 }
 
 /**

@@ -13,7 +13,7 @@ import { JOURNAL_FORMAT, JOURNAL_VERSION } from '../journal-record.ts';
 import { recordProblem } from '../journal-reader.ts';
 import type { AppendReceipt, LoadedRun, RunLock, RunStore, StoredRecord } from '../store.ts';
 import { WriteFaultPlan } from '../write-faults.ts';
-import { assertLease, claimRun, type Lease, LeaseKeeper, LeaseLostError, releaseLease } from './leases.ts';
+import { assertLease, claimRun, type Lease, LeaseKeeper, LeaseLostError, lockLeaseRow, releaseLease } from './leases.ts';
 
 export const DEFAULT_LEASE_MS = 15_000;
 
@@ -84,14 +84,7 @@ export class PgRunStore implements RunStore {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
-      const { rows } = await client.query<{ lease_epoch: string; lease_owner: string | null; records: number }>(
-        'SELECT lease_epoch, lease_owner, records FROM da_runs WHERE id = $1 FOR UPDATE',
-        [this.runId],
-      );
-      const row = rows[0];
-      if (!row || Number(row.lease_epoch) !== lease.epoch) {
-        throw new LeaseLostError(this.runId, lease.epoch, row ? Number(row.lease_epoch) : null, row?.lease_owner ?? null);
-      }
+      const row = await lockLeaseRow(client, lease);
       if (row.records > 0) throw new Error(`run ${this.runId} already has records`);
       await client.query('INSERT INTO da_records (run_id, seq, epoch, body, bytes) VALUES ($1, 0, $2, $3, $4)', [this.runId, lease.epoch, body, bytes]);
       await client.query(
