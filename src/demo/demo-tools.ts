@@ -52,7 +52,7 @@ export function demoTools(dir: string, options: DemoToolOptions = {}): ToolDefin
     readOnly: false,
     async run({ content }, context) {
       await pace();
-      await writeFileDurably(path.join(dir, REPORT_FILE), content);
+      writeFileDurably(path.join(dir, REPORT_FILE), content);
       const audit = `${new Date().toISOString()} tool_use_id=${context.toolUseId} idempotency_key=${context.idempotencyKey} bytes=${Buffer.byteLength(content)}\n`;
       appendDurably(path.join(dir, AUDIT_FILE), audit);
       return `Wrote ${Buffer.byteLength(content)} bytes to ${REPORT_FILE}.`;

@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { writeFileDurably } from '../util/durable-file.ts';
+import { writeFileDurablyChecked } from '../util/durable-file.ts';
 import { STATE_DIR } from './path-errors.ts';
 import { defineTool, type ToolDefinition } from './tool.ts';
 import { kindOf, readAtMost, WorkingDirectory } from './working-directory.ts';
@@ -61,7 +61,7 @@ export function fileTools(dir: string): ToolDefinition[] {
     readOnly: false,
     async run({ path: requested, content }) {
       const { root, directory, name } = await workdir.placeForWriting(requested);
-      await writeFileDurably(path.join(directory, name), content, {
+      await writeFileDurablyChecked(path.join(directory, name), content, {
         checkTemp: (handle, tmp) => workdir.ensureOpenedInside(root, handle, tmp, requested),
       });
       return `Wrote ${Buffer.byteLength(content)} bytes to ${requested}.`;
