@@ -1,18 +1,66 @@
 /** Writing a user's file so that it is either the old content or the new one, and on disk. */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 
+const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = fs.constants;
+const TEMP_FLAGS = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
+
+/**
+ * The temp file is made beside `file` (so the rename is atomic and stays in `file`'s directory)
+ * under a fresh name, with O_EXCL|O_NOFOLLOW: a symlink planted at a temp name is never written
+ * through. The rename replaces whatever is at `file`, a symlink included, rather than following it.
+ */
 export function writeFileDurably(file: string, content: string): void {
-  const tmp = `${file}.tmp-${process.pid}`;
-  const fd = fs.openSync(tmp, 'w');
+  const tmp = tempNameFor(file);
+  const fd = fs.openSync(tmp, TEMP_FLAGS, 0o666);
   try {
-    fs.writeSync(fd, content);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
+    try {
+      fs.writeSync(fd, content);
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(tmp, file);
+  } catch (error) {
+    fs.rmSync(tmp, { force: true });
+    throw error;
   }
-  fs.renameSync(tmp, file);
   fsyncDir(path.dirname(file));
+}
+
+export interface CheckedWriteOptions {
+  /** Sees the temp file once it exists, before anything is written to it: throw to give up. */
+  checkTemp(handle: FileHandle, tmp: string): Promise<void>;
+}
+
+/**
+ * writeFileDurably without blocking the event loop, for a caller that must look at the temp file
+ * before writing to it (the file tools check where it really is).
+ */
+export async function writeFileDurablyChecked(file: string, content: string, options: CheckedWriteOptions): Promise<void> {
+  const tmp = tempNameFor(file);
+  const handle = await fs.promises.open(tmp, TEMP_FLAGS, 0o666);
+  try {
+    try {
+      await options.checkTemp(handle, tmp);
+      await handle.writeFile(content);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await fs.promises.rename(tmp, file);
+  } catch (error) {
+    await fs.promises.rm(tmp, { force: true });
+    throw error;
+  }
+  fsyncDir(path.dirname(file));
+}
+
+function tempNameFor(file: string): string {
+  // Capped so that a long name plus the suffix stays under the usual 255-byte name limit.
+  return path.join(path.dirname(file), `${path.basename(file).slice(0, 200)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
 }
 
 export function appendDurably(file: string, line: string): void {
