@@ -26,6 +26,8 @@ export type { RunEvent, RunObserver, RunResult } from './runtime/run-events.ts';
 export { readRunHistory, readRunStatus } from './runtime/run-status.ts';
 export type { HistoryStep, RunStatus } from './runtime/run-status.ts';
 export { CrashPoints, CrashSpecError, SimulatedCrash } from './runtime/crash-points.ts';
+export { RunOriginMismatchError } from './runtime/run-origin.ts';
+export type { JournalHeader, RunOrigin } from './store/journal-record.ts';
 export type { RunStore } from './store/store.ts';
 export { FileStore } from './store/file-store.ts';
 export { MemoryStore } from './store/memory-store.ts';
@@ -33,6 +35,7 @@ export {
   RunExistsError,
   RunLockedError,
   StoreCorruptError,
+  StoreLostRecordError,
   StoreMissingError,
   StoreVersionError,
   StoreWriteError,

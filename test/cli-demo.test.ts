@@ -189,6 +189,28 @@ describe('refusals that protect the user’s run', () => {
     const run = runCli(['demo', '--resume'], { cwd: dir });
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('No run is stored at');
+    expect(run.stderr).toContain('a resume needs one to pick up');
+  });
+
+  it('says how to start a run when status or history finds none, without talking of a resume', () => {
+    const dir = tempDir();
+    for (const command of ['status', 'history']) {
+      const read = runCli([command], { cwd: dir });
+      expect(read.code, command).toBe(2);
+      expect(read.stderr).toContain('No run is stored at');
+      expect(read.stderr).toContain('Start one with `durable-agent demo` or `durable-agent run`.');
+      expect(read.stderr).not.toMatch(/resume/i);
+    }
+  });
+
+  it('takes --accept-lost-record and --allow-tool-change only with --resume', () => {
+    const dir = tempDir();
+    for (const flag of ['--accept-lost-record', '--allow-tool-change']) {
+      const refused = runCli(['demo', flag], { cwd: dir });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain(`${flag} only applies to --resume`);
+    }
+    expect(fs.existsSync(path.join(dir, '.durable-agent'))).toBe(false);
   });
 
   it('refuses a second process on a run another one is driving, naming the holder', async () => {

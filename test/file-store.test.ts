@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { StoreCorruptError, StoreMissingError, StoreVersionError, StoreWriteError, RunLockedError } from '../src/store/errors.ts';
+import { RunLockedError, StoreCorruptError, StoreLostRecordError, StoreMissingError, StoreVersionError, StoreWriteError } from '../src/store/errors.ts';
 import { FileStore } from '../src/store/file-store.ts';
 import type { JournalRecord } from '../src/store/journal-record.ts';
 import { JOURNAL_FORMAT, JOURNAL_VERSION } from '../src/store/journal-record.ts';
@@ -125,17 +125,37 @@ describe('a cut-off end is recovered, and said', () => {
     expect((await new FileStore(store.dir).load()).records).toHaveLength(5);
   });
 
-  it('recovers to the previous record when the file is cut at any byte inside the last record', async () => {
+  it('refuses a file cut at any byte inside its last committed record, changing nothing, unless the loss is accepted', async () => {
     const { store, journal } = await storeWith(4);
     const original = fs.readFileSync(journal);
     const bounds = await recordBounds(store);
     const [lastStart, end] = bounds.slice(-2) as [number, number];
     for (let cut = lastStart; cut < end; cut++) {
-      fs.writeFileSync(journal, original.subarray(0, cut));
-      const loaded = await new FileStore(store.dir).load();
+      const cutBytes = original.subarray(0, cut);
+      fs.writeFileSync(journal, cutBytes);
+      for (const repair of [false, true]) {
+        const error = await new FileStore(store.dir).load({ repair }).catch((e: unknown) => e);
+        expect(error, `cut at ${cut}`).toBeInstanceOf(StoreLostRecordError);
+        expect(error).toMatchObject({ record: 3, line: 6, offset: lastStart, bytesLeft: cut - lastStart, damage: 'lost-record' });
+        expect((error as Error).message).toContain('record 3');
+        expect((error as Error).message).toContain('is counted by the commit mark but missing');
+        expect((error as Error).message).toContain('--accept-lost-record');
+        expect(fs.readFileSync(journal)).toEqual(cutBytes);
+      }
+      const loaded = await new FileStore(store.dir).load({ acceptLostRecord: true });
       expect(loaded.records.map((r) => r.record.seq)).toEqual([0, 1, 2]);
       expect(loaded.tornTail).toMatchObject({ offset: lastStart, bytes: cut - lastStart, lostCommittedRecord: 3 });
     }
+    expect(fs.readdirSync(store.dir).filter((name) => name.includes('.cut-'))).toEqual([]);
+  });
+
+  it('names what the lost record was when enough of it is left', async () => {
+    const { store, journal } = await storeWith(4);
+    const bounds = await recordBounds(store);
+    fs.truncateSync(journal, bounds.at(-2)! + 80);
+    const error = await store.load({ repair: true }).catch((e: unknown) => e);
+    // Record 3 of storeWith is a MODEL_REPLY into pendingTool: checkpoint A.
+    expect((error as Error).message).toContain('record 3 (checkpoint A) is counted by the commit mark but missing: only 80 of its bytes are left');
   });
 
   it('recovers a cut-off garbage tail without a newline (stated as a cut-off end)', async () => {

@@ -1,7 +1,8 @@
 /**
- * Torn and damaged journals, byte by byte: a cut anywhere inside the last record is recovered
- * to the record before it and said so; a changed byte anywhere is refused; garbage at the end
- * is refused, or recovered as a cut-off end, as stated below. Never a different state silently.
+ * Torn and damaged journals, byte by byte: a cut anywhere inside the last committed record is
+ * refused with nothing changed, and recovered to the record before it only when the loss is
+ * accepted, and said so; a changed byte anywhere is refused; garbage at the end is refused, or
+ * recovered as a cut-off end, as stated below. Never a different state silently.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -12,7 +13,7 @@ import { scriptedModel } from '../src/model/scripted-model.ts';
 import { SimulatedCrash } from '../src/runtime/crash-points.ts';
 import { resumeRun, startRun } from '../src/runtime/run-api.ts';
 import type { RunEvent } from '../src/runtime/run-events.ts';
-import { StoreCorruptError, StoreVersionError } from '../src/store/errors.ts';
+import { StoreCorruptError, StoreLostRecordError, StoreVersionError } from '../src/store/errors.ts';
 import { FileStore } from '../src/store/file-store.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
@@ -31,42 +32,57 @@ function copyRun(from: string): string {
   return to;
 }
 
-async function resumeDemo(dir: string, events: RunEvent[]) {
+async function resumeDemo(dir: string, events: RunEvent[], options: { acceptLostRecord?: boolean } = {}) {
   return resumeRun({
     store: new FileStore(path.join(dir, '.durable-agent')),
     model: scriptedModel(demoScript()),
     tools: demoTools(dir),
     observer: (e) => events.push(e),
+    ...options,
   });
 }
 
 let offsetsTried = 0;
 
 describe('a cut inside the last record, at every byte offset', () => {
-  it.each(['after-save-a:3', 'after-effect-write:3', 'after-save-b:2'])('last record written at %s: every cut resumes from the record before, and says so', async (label) => {
-    const { dir, journal } = await crashedDemo(label);
-    const original = fs.readFileSync(journal);
-    const loaded = await new FileStore(path.dirname(journal)).load();
-    const last = loaded.records.at(-1)!;
-    const previous = loaded.records.at(-2)!;
-    for (let cut = last.offset; cut < original.length; cut++) {
-      const copy = copyRun(dir);
-      fs.writeFileSync(path.join(copy, '.durable-agent', 'journal.jsonl'), original.subarray(0, cut));
-      const events: RunEvent[] = [];
-      const result = await resumeDemo(copy, events);
-      const resumed = events.find((e) => e.type === 'resumed');
-      expect(resumed, `cut at ${cut}`).toMatchObject({
-        state: previous.record.state,
-        tornTail: { offset: last.offset, bytes: cut - last.offset, lostCommittedRecord: last.record.seq },
-      });
-      expect(result.status).toBe('done');
-      // Never twice: the report is written at most once over the crashed run and the resume.
-      const audit = fs.readFileSync(path.join(copy, 'report-audit.log'), 'utf8').trim().split('\n');
-      expect(audit).toHaveLength(1);
-      offsetsTried += 1;
-      fs.rmSync(copy, { recursive: true, force: true });
-    }
-  });
+  it.each(['after-save-a:3', 'after-effect-write:3', 'after-save-b:2'])(
+    'last record written at %s: every cut is refused with nothing changed; accepted, it resumes from the record before, and says so',
+    async (label) => {
+      const { dir, journal } = await crashedDemo(label);
+      const original = fs.readFileSync(journal);
+      const loaded = await new FileStore(path.dirname(journal)).load();
+      const last = loaded.records.at(-1)!;
+      const previous = loaded.records.at(-2)!;
+      for (let cut = last.offset; cut < original.length; cut++) {
+        const copy = copyRun(dir);
+        const copiedJournal = path.join(copy, '.durable-agent', 'journal.jsonl');
+        fs.writeFileSync(copiedJournal, original.subarray(0, cut));
+        const auditBefore = fs.existsSync(path.join(copy, 'report-audit.log')) ? fs.readFileSync(path.join(copy, 'report-audit.log'), 'utf8') : null;
+        const refusedEvents: RunEvent[] = [];
+        const refused = await resumeDemo(copy, refusedEvents).catch((e: unknown) => e);
+        expect(refused, `cut at ${cut}`).toBeInstanceOf(StoreLostRecordError);
+        expect(refused).toMatchObject({ record: last.record.seq });
+        expect(refusedEvents).toEqual([]);
+        expect(fs.readFileSync(copiedJournal)).toEqual(original.subarray(0, cut));
+        const auditAfter = fs.existsSync(path.join(copy, 'report-audit.log')) ? fs.readFileSync(path.join(copy, 'report-audit.log'), 'utf8') : null;
+        expect(auditAfter).toBe(auditBefore);
+
+        const events: RunEvent[] = [];
+        const result = await resumeDemo(copy, events, { acceptLostRecord: true });
+        const resumed = events.find((e) => e.type === 'resumed');
+        expect(resumed, `cut at ${cut}`).toMatchObject({
+          state: previous.record.state,
+          tornTail: { offset: last.offset, bytes: cut - last.offset, lostCommittedRecord: last.record.seq },
+        });
+        expect(result.status).toBe('done');
+        // Here never twice: write_report had not run (save-a), or its verify() finds the report written.
+        const audit = fs.readFileSync(path.join(copy, 'report-audit.log'), 'utf8').trim().split('\n');
+        expect(audit).toHaveLength(1);
+        offsetsTried += 1;
+        fs.rmSync(copy, { recursive: true, force: true });
+      }
+    },
+  );
 
   it('tried every offset', () => {
     console.log(`[torn writes] ${offsetsTried} cut offsets inside last records resumed`);
@@ -75,7 +91,7 @@ describe('a cut inside the last record, at every byte offset', () => {
 });
 
 describe('a changed byte is refused, wherever it is', () => {
-  it('refuses a flip of any byte of the journal, except that a lost final newline reads as a cut-off last record', async () => {
+  it('refuses a flip of any byte of the journal (a lost final newline reads as the last committed record cut short)', async () => {
     const { journal } = await crashedDemo('after-save-b:2');
     const original = fs.readFileSync(journal);
     const store = new FileStore(path.dirname(journal));
@@ -89,24 +105,42 @@ describe('a changed byte is refused, wherever it is', () => {
         (loaded) => loaded,
         (error: unknown) => error,
       );
-      if (at === original.length - 1) {
-        // The last record's newline gone: exactly what a cut at that byte looks like; recovered, and said.
-        expect(outcome).toMatchObject({ tornTail: { lostCommittedRecord: lastSeq } });
-        continue;
-      }
+      if (at === original.length - 1) expect(outcome).toMatchObject({ name: 'StoreLostRecordError', record: lastSeq });
       expect(outcome instanceof StoreCorruptError || outcome instanceof StoreVersionError, `flip at byte ${at}`).toBe(true);
       refused += 1;
     }
-    expect(refused).toBe(original.length - 1);
+    expect(refused).toBe(original.length);
     console.log(`[damaged bytes] ${refused} single-byte flips refused`);
   });
 });
 
 describe('garbage appended after the last record', () => {
-  it('is refused when it forms a whole line', async () => {
+  it('is refused when it forms a whole line, and the message says it is the last line', async () => {
     const { journal } = await crashedDemo('after-save-b:1');
     fs.appendFileSync(journal, '{"seq":99}\n');
-    await expect(new FileStore(path.dirname(journal)).load()).rejects.toThrow(StoreCorruptError);
+    const error = await new FileStore(path.dirname(journal)).load().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreCorruptError);
+    expect(error).toMatchObject({ damage: 'last' });
+    expect((error as Error).message).toContain('A crash leaves at most a cut-off last line, not a whole line that is not a valid record');
+    expect((error as Error).message).not.toContain('before the last record');
+  });
+
+  it('says which: a changed byte in the last record, or in one before it', async () => {
+    const { journal } = await crashedDemo('after-save-b:1');
+    const original = fs.readFileSync(journal);
+    const records = (await new FileStore(path.dirname(journal)).load()).records;
+    for (const [which, damage, words] of [
+      [records.length - 1, 'last', 'not a whole line that is not a valid record'],
+      [1, 'inside', 'Damage before the last record is not what a crash leaves behind'],
+    ] as const) {
+      const damaged = Buffer.from(original);
+      const at = records[which]!.offset + 20;
+      damaged[at] = damaged[at]! ^ 0x04;
+      fs.writeFileSync(journal, damaged);
+      const error = await new FileStore(path.dirname(journal)).load().catch((e: unknown) => e);
+      expect(error).toMatchObject({ damage, line: which + 3 });
+      expect((error as Error).message).toContain(words);
+    }
   });
 
   it('is recovered as a cut-off end (a write a crash interrupted) when it has no newline, and kept aside', async () => {

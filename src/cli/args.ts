@@ -19,6 +19,10 @@ export interface DemoArgs {
   paceMs: number;
   api: ApiArgs;
   jitterMs: number;
+  /** --accept-lost-record: resume although the journal's last committed record is cut short. */
+  acceptLostRecord: boolean;
+  /** --allow-tool-change: resume although another command or other tools started the run. */
+  allowToolChange: boolean;
 }
 
 export interface StatusArgs {
@@ -79,6 +83,8 @@ export interface RunArgs {
   plain: boolean;
   verbose: boolean;
   api: ApiArgs;
+  acceptLostRecord: boolean;
+  allowToolChange: boolean;
 }
 
 /** How a real model is called. */
@@ -107,6 +113,8 @@ const FLAGS: Record<string, Record<string, FlagType>> = {
     timeout: 'count',
     pace: 'count',
     jitter: 'count',
+    'accept-lost-record': 'boolean',
+    'allow-tool-change': 'boolean',
   },
   run: {
     dir: 'string',
@@ -121,6 +129,8 @@ const FLAGS: Record<string, Record<string, FlagType>> = {
     verbose: 'boolean',
     'max-retries': 'count',
     timeout: 'count',
+    'accept-lost-record': 'boolean',
+    'allow-tool-change': 'boolean',
   },
   status: { dir: 'string', json: 'boolean', 'database-url': 'string' },
   history: { dir: 'string', json: 'boolean' },
@@ -143,6 +153,9 @@ export const USAGE = `Usage:
                      [--plain] [--verbose] [--no-verify] [--pace MS] [--jitter MS] [--list-crash-points]
   durable-agent run --task TEXT --model NAME [--dir DIR] [--system FILE] [--max-turns N] [--max-tokens N]
                     [--resume | --fresh] [--plain] [--verbose] [--max-retries N] [--timeout MS]
+  With --resume, demo and run also take --accept-lost-record (go on from the record before a
+  committed record that is cut short; what it started may happen again) and --allow-tool-change
+  (go on although another command or other tools started the run).
   durable-agent status [--dir DIR] [--json]
   durable-agent history [--dir DIR] [--json]
   durable-agent viz [--dir DIR] [--out FILE.html] [--open] | viz --stately
@@ -203,6 +216,10 @@ export function parseArgs(argv: readonly string[], cwd: string): CliArgs {
   }
 
   if (values.resume && values.fresh) throw new UsageError('--resume and --fresh contradict each other: resume the run, or discard it and start over.');
+  for (const name of ['accept-lost-record', 'allow-tool-change']) {
+    if (values[name] && !values.resume) throw new UsageError(`--${name} only applies to --resume: it decides whether a stored run is picked up.`);
+  }
+  const resumeChoices = { acceptLostRecord: values['accept-lost-record'] === true, allowToolChange: values['allow-tool-change'] === true };
   const api: ApiArgs = {
     maxRetries: typeof values['max-retries'] === 'number' ? values['max-retries'] : null,
     timeoutMs: typeof values.timeout === 'number' ? values.timeout : null,
@@ -225,6 +242,7 @@ export function parseArgs(argv: readonly string[], cwd: string): CliArgs {
       plain: values.plain === true,
       verbose: values.verbose === true,
       api,
+      ...resumeChoices,
     };
   }
   return {
@@ -242,6 +260,7 @@ export function parseArgs(argv: readonly string[], cwd: string): CliArgs {
     paceMs: typeof values.pace === 'number' ? values.pace : 0,
     jitterMs: typeof values.jitter === 'number' ? values.jitter : 0,
     api,
+    ...resumeChoices,
   };
 }
 

@@ -17,6 +17,8 @@ import { openRunReporter } from './run-reporter.ts';
 export const STATE_DIR = '.durable-agent';
 
 export interface CliRun {
+  /** The command, recorded in the journal's header when the run starts and checked on resume. */
+  command: 'demo' | 'run';
   dir: string;
   env: NodeJS.ProcessEnv;
   writers: Writers;
@@ -26,7 +28,7 @@ export interface CliRun {
   /** The command line that picks this run up again, shown when the process stops early. */
   resumeCommand: string;
   /** Exactly one of resume and start is set. */
-  resume: { maxTurns: number | null } | null;
+  resume: { maxTurns: number | null; acceptLostRecord: boolean; allowToolChange: boolean } | null;
   start: { task: string; system: string | null; fresh: boolean; maxTurns: number | null; prepare?: () => void } | null;
   maxTokens: number | null;
 }
@@ -41,6 +43,7 @@ export async function driveCliRun(run: CliRun): Promise<number> {
     observer: reporter.observer,
     crashAfter: env.CRASH_AFTER,
     onCrash: exitOnCrash(env.CRASH_MODE, reporter.writers),
+    command: run.command,
     ...(run.maxTokens ? { maxTokens: run.maxTokens } : {}),
   };
   exitOnInterrupt(reporter.writers, run.resumeCommand);
@@ -51,8 +54,8 @@ export async function driveCliRun(run: CliRun): Promise<number> {
       prepare?.();
       result = await startRun({ ...parts, task, system, fresh, ...(maxTurns ? { maxTurns } : {}) });
     } else {
-      const maxTurns = run.resume?.maxTurns;
-      result = await resumeRun({ ...parts, ...(maxTurns ? { maxTurns } : {}) });
+      const { maxTurns, acceptLostRecord, allowToolChange } = run.resume!;
+      result = await resumeRun({ ...parts, acceptLostRecord, allowToolChange, ...(maxTurns ? { maxTurns } : {}) });
     }
   } finally {
     reporter.close(); // before main prints an error: the terminal must be the TUI's no more

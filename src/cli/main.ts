@@ -1,6 +1,7 @@
 /** The command line: parse, run the command, turn its outcome or error into an exit code. */
 import { MissingApiKeyError, ModelCallError } from '../model/model.ts';
 import { CrashSpecError } from '../runtime/crash-points.ts';
+import { RunOriginMismatchError } from '../runtime/run-origin.ts';
 import {
   RunExistsError,
   RunLockedError,
@@ -77,6 +78,7 @@ const REFUSALS = [
   StoreMissingError,
   StoreVersionError,
   StoreCorruptError,
+  RunOriginMismatchError,
 ];
 
 function reportError(error: unknown, writers: Writers, verbose: boolean): number {

@@ -66,13 +66,22 @@ export function detailLine(event: RunEvent, verbose: boolean): string | null {
         `a resume cannot know it ran${event.call.readOnly ? '' : ' and will not run it again'}: check ${event.call.id} by hand.`
       );
     case 'resumed': {
+      const lines: string[] = [];
       const cut = event.tornTail;
-      if (!cut) return null;
-      const kept = cut.keptAt ? ` The cut bytes are kept in ${cut.keptAt}.` : '';
-      return cut.lostCommittedRecord === null
-        ? `[resume] the journal's last record was cut off by a crash (${cut.bytes} bytes at byte ${cut.offset}); recovered to the last complete record.${kept}`
-        : `[resume] WARNING: the journal's last record (record ${cut.lostCommittedRecord}) is cut short although it had been saved: ` +
-            `the file was truncated after the fact. Recovered to the record before it.${kept}`;
+      if (cut) {
+        const kept = cut.keptAt ? ` The cut bytes are kept in ${cut.keptAt}.` : '';
+        lines.push(
+          cut.lostCommittedRecord === null
+            ? `[resume] the journal's last record was cut off by a crash (${cut.bytes} bytes at byte ${cut.offset}); recovered to the last complete record.${kept}`
+            : `[resume] WARNING: record ${cut.lostCommittedRecord}, counted by the commit mark, is cut short; going on from the record before it ` +
+                `because --accept-lost-record was given: what that record had started may happen again.${kept}`,
+        );
+      }
+      if (event.startedBy && event.startedBy.model !== event.model) {
+        lines.push(`[resume] the run was started with model ${event.startedBy.model}; it goes on with ${event.model}`);
+      }
+      for (const change of event.acceptedChanges) lines.push(`[resume] going on with --allow-tool-change although ${change}`);
+      return lines.length ? lines.join('\n') : null;
     }
     case 'started': {
       const lines = [];

@@ -129,6 +129,7 @@ export class Worker {
         tools: this.toolsFor(spec, lease),
         observer: (event: RunEvent) => this.report(tag, event),
         signal: controller.signal,
+        command: 'worker',
       };
       const resuming = await store.exists();
       log(`${tag}: claimed (lease epoch ${lease.epoch}), ${resuming ? 'resuming' : 'starting'}`);

@@ -17,6 +17,7 @@ import { ToolRegistry } from '../tools/tool-registry.ts';
 import type { CrashHandler } from './crash-points.ts';
 import { CrashPoints } from './crash-points.ts';
 import type { RunObserver, RunResult } from './run-events.ts';
+import { API_COMMAND, checkOrigin, runOriginOf } from './run-origin.ts';
 import type { DriverParts } from './run-driver.ts';
 import { RunDriver } from './run-driver.ts';
 
@@ -39,6 +40,12 @@ export interface RunParts {
   maxTokens?: number;
   /** Abort to stop the run at the next step boundary (SIGTERM in a worker, a lost lease). */
   signal?: AbortSignal;
+  /**
+   * What drives the run: 'demo', 'run', 'worker'; 'api' (the default) for a program. Recorded
+   * in the journal's header with the model and the tools when the run starts; a resume by
+   * another command or with other tools is refused unless allowToolChange is set.
+   */
+  command?: string;
 }
 
 export interface StartOptions extends RunParts {
@@ -52,6 +59,14 @@ export interface StartOptions extends RunParts {
 export interface ResumeOptions extends RunParts {
   /** A new MAX_TURNS: reopens a run stopped at its limit when larger than the turns taken. */
   maxTurns?: number;
+  /**
+   * Go on although the journal ends inside its last committed record (refused otherwise, with
+   * StoreLostRecordError): the run resumes from the record before, and whatever the lost record
+   * had started may happen again. Safe when a power loss caused it; see the README.
+   */
+  acceptLostRecord?: boolean;
+  /** Go on although the command or the tools (names, input schemas) differ from those that started the run. */
+  allowToolChange?: boolean;
 }
 
 export async function startRun(options: StartOptions): Promise<RunResult> {
@@ -71,7 +86,8 @@ export async function startRun(options: StartOptions): Promise<RunResult> {
       context: snapshot.context,
       note: { started: { pid: process.pid } },
     });
-    const receipt = await store.create({ format: JOURNAL_FORMAT, version: JOURNAL_VERSION, runId, createdAt: record.at }, record);
+    const startedBy = runOriginOf(options.command ?? API_COMMAND, options.model.name, options.tools);
+    const receipt = await store.create({ format: JOURNAL_FORMAT, version: JOURNAL_VERSION, runId, createdAt: record.at, startedBy }, record);
     const driver = new RunDriver(parts, runId, snapshot, { state: 'awaitingModel', context: snapshot.context, ledger: new Map() }, 1);
     parts.observer({
       type: 'started',
@@ -94,7 +110,15 @@ export async function resumeRun(options: ResumeOptions): Promise<RunResult> {
   const parts = driverParts(options);
   const lock = await store.lock();
   try {
-    const loaded = await store.load({ repair: true });
+    const offered = runOriginOf(options.command ?? API_COMMAND, options.model.name, options.tools);
+    const allowChange = options.allowToolChange === true;
+    const loaded = await store.load({
+      repair: true,
+      acceptLostRecord: options.acceptLostRecord === true,
+      // Before the store repairs anything: a resume refused for its origin changes nothing.
+      checkHeader: (header) => void checkOrigin(store.location, header, offered, allowChange),
+    });
+    const origin = checkOrigin(store.location, loaded.header, offered, allowChange);
     const view = foldJournal(store.location, loaded);
     const snapshot = agentLoopMachine.resolveState({ value: view.state, context: snapshotContextOf(view) });
     const driver = new RunDriver(
@@ -104,7 +128,7 @@ export async function resumeRun(options: ResumeOptions): Promise<RunResult> {
       { state: view.state, context: snapshot.context, ledger: view.ledger },
       loaded.records.length,
     );
-    return await driver.resume(options.maxTurns, loaded.tornTail, loaded.records[loaded.records.length - 1]!);
+    return await driver.resume(options.maxTurns, loaded.tornTail, loaded.records[loaded.records.length - 1]!, origin);
   } finally {
     await lock.release();
   }

@@ -24,6 +24,7 @@ import { executeCall, outcome, verifyCall } from '../tools/execute-call.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 import type { CrashPoints } from './crash-points.ts';
 import type { CallView, RunEvent, RunObserver, RunResult, RunStatusName } from './run-events.ts';
+import type { OriginCheck } from './run-origin.ts';
 
 export type AgentSnapshot = SnapshotFrom<typeof agentLoopMachine>;
 
@@ -106,7 +107,7 @@ export class RunDriver {
    * Picks a loaded run up where it stopped: settles the calls of an open turn, reopens a run
    * stopped at MAX_TURNS (given more turns) or failed for a reason worth retrying, and goes on.
    */
-  async resume(maxTurns: number | undefined, tornTail: RecoveredTornTail | null, lastStored: StoredRecord): Promise<RunResult> {
+  async resume(maxTurns: number | undefined, tornTail: RecoveredTornTail | null, lastStored: StoredRecord, origin: OriginCheck): Promise<RunResult> {
     const context = this.snapshot.context;
     this.pendingResumeNote = {
       pid: process.pid,
@@ -127,6 +128,8 @@ export class RunDriver {
       usage: context.usage,
       ledgerEntries: this.durable.ledger.size,
       lastSave: { seq: lastStored.record.seq, point: pointOf(lastStored.record), at: lastStored.record.at, bytes: lastStored.bytes },
+      startedBy: origin.startedBy,
+      acceptedChanges: origin.acceptedChanges,
     });
     if (this.snapshot.status === 'done') {
       if (!this.mayReopen(maxTurns)) return this.finish();

@@ -10,7 +10,7 @@ import type {
   ToolOutcome,
 } from '../../machines/agent-loop.types.ts';
 import type { StoreWriteError } from '../store/errors.ts';
-import type { ReconcileOutcomeName, RecordEvent } from '../store/journal-record.ts';
+import type { ReconcileOutcomeName, RecordEvent, RunOrigin } from '../store/journal-record.ts';
 import type { PointName } from '../store/record-points.ts';
 import type { RecoveredTornTail } from '../store/store.ts';
 
@@ -49,6 +49,10 @@ export type RunEvent =
       ledgerEntries: number;
       /** The last record on disk when this process picked the run up. */
       lastSave: { seq: number; point: PointName; at: number; bytes: number };
+      /** What started the run (null for a journal from before it was recorded). */
+      startedBy: RunOrigin | null;
+      /** How this resume differs from what started the run, gone on with because allowToolChange was set. */
+      acceptedChanges: string[];
     }
   | { type: 'reopened'; previousState: AgentStateName; maxTurns: number }
   | { type: 'reconciled'; call: CallView; decision: ReconcileOutcomeName; detail: string | null }

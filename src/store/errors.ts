@@ -1,9 +1,19 @@
 /** Errors a store raises. Each names the store and says what the user can do next. */
 
+/** What the caller wanted of a run that is not there: to pick it up (resume) or to look at it. */
+export type MissingRunAttempt = 'resume' | 'read';
+
 export class StoreMissingError extends Error {
   override readonly name = 'StoreMissingError';
-  constructor(readonly location: string) {
-    super(`No run is stored at ${location} (there is no journal there). Start a run first: a resume needs one to pick up.`);
+  constructor(
+    readonly location: string,
+    readonly attempted: MissingRunAttempt = 'resume',
+  ) {
+    super(
+      attempted === 'resume'
+        ? `No run is stored at ${location} (there is no journal there). Start a run first: a resume needs one to pick up.`
+        : `No run is stored at ${location}. Start one with \`durable-agent demo\` or \`durable-agent run\`.`,
+    );
   }
 }
 
@@ -22,19 +32,72 @@ export class StoreVersionError extends Error {
   }
 }
 
+/**
+ * Where a journal is damaged, which decides what can be said about how it happened:
+ * - `start`: the header or the commit mark;
+ * - `inside`: a record before the last one;
+ * - `last`: the last line is whole but is not a valid record;
+ * - `cut-short`: records the commit mark counts are missing from the end;
+ * - `lost-record`: exactly the last committed record is cut short (StoreLostRecordError);
+ * - `rows-missing`: a database holds fewer records than the run counts.
+ */
+export type JournalDamage = 'start' | 'inside' | 'last' | 'cut-short' | 'lost-record' | 'rows-missing';
+
+const HOW_IT_HAPPENED: Record<JournalDamage, string> = {
+  start: 'A crash does not damage the header or the commit mark',
+  inside: 'Damage before the last record is not what a crash leaves behind',
+  last: 'A crash leaves at most a cut-off last line, not a whole line that is not a valid record',
+  'cut-short': 'A crash can only cut off the record being written, so the file was cut short afterwards',
+  'rows-missing': 'A record is committed together with the count, so no crash leaves one missing: rows were deleted afterwards',
+  'lost-record': 'A killed process cannot remove a record the commit mark counts (the mark counts it only once it is written whole)',
+};
+
 export class StoreCorruptError extends Error {
-  override readonly name = 'StoreCorruptError';
+  override readonly name: string = 'StoreCorruptError';
   constructor(
     readonly location: string,
     readonly line: number,
     readonly offset: number,
     readonly problem: string,
+    readonly damage: JournalDamage = 'inside',
+    advice = `Restore the file from a backup, or start over with --fresh (the damaged journal is archived, not deleted).`,
   ) {
     super(
       `The journal at ${location} is damaged at line ${line} (byte ${offset}): ${problem}. ` +
-        `Damage before the last record is not what a crash leaves behind, so the journal was not loaded and nothing was changed: ` +
-        `a half-right state would be guessed otherwise. Restore the file from a backup, or start over with --fresh ` +
-        `(the damaged journal is archived, not deleted).`,
+        `${HOW_IT_HAPPENED[damage]}, so the journal was not loaded and nothing was changed: ` +
+        `a half-right state would be guessed otherwise. ${advice}`,
+    );
+  }
+}
+
+/**
+ * The journal ends inside its last committed record. Refused like any damage, unless the person
+ * resuming accepts the loss (acceptLostRecord / --accept-lost-record): the run then goes on from
+ * the record before, and whatever the lost record had started may happen again.
+ */
+export class StoreLostRecordError extends StoreCorruptError {
+  override readonly name = 'StoreLostRecordError';
+  constructor(
+    location: string,
+    line: number,
+    offset: number,
+    /** The number of the record that is lost. */
+    readonly record: number,
+    /** What the record was, as far as its remaining bytes tell (e.g. "checkpoint A"), or null. */
+    readonly what: string | null,
+    readonly bytesLeft: number,
+  ) {
+    super(
+      location,
+      line,
+      offset,
+      `record ${record}${what ? ` (${what})` : ''} is counted by the commit mark but missing: only ${bytesLeft} of its bytes are left`,
+      'lost-record',
+      `Restore the file from a backup; or, to accept the loss, resume with --accept-lost-record (programmatic: ` +
+        `acceptLostRecord: true) and the run goes on from record ${record - 1}. That is safe when a power loss did this ` +
+        `(it can leave the mark on disk without the record it counts, and nothing is started before its record is on disk); ` +
+        `if the file was cut afterwards, whatever record ${record} had started (a tool call, a closed turn) may happen again. ` +
+        `Or start over with --fresh (the journal is archived, not deleted).`,
     );
   }
 }

@@ -15,8 +15,9 @@ import { StoreMissingError, StoreWriteError } from './errors.ts';
 import { type CommitMark, frameCommitMark, frameLine } from './framing.ts';
 import type { JournalHeader, JournalRecord } from './journal-record.ts';
 import { type JournalBytes, type ReadJournal, readJournal } from './journal-reader.ts';
+import { readWhileWritten } from './live-read.ts';
 import { acquireLockFile } from './lock-file.ts';
-import { pointOf } from './record-points.ts';
+import { describePoint, pointOf } from './record-points.ts';
 import type { AppendOptions, AppendReceipt, LoadedRun, LoadOptions, RecoveredTornTail, RunLock, RunStore } from './store.ts';
 import { WriteFaultPlan } from './write-faults.ts';
 
@@ -58,22 +59,29 @@ export class FileStore implements RunStore {
     return fs.existsSync(this.journalPath);
   }
 
+  /**
+   * Without `repair`, a reader that takes no lock: it reads the commit mark first and then what
+   * the mark counts (and whole records written after it), so a run being written reads as a
+   * consistent prefix. With `repair`, the lock holder's load: a cut-off end is cut off and kept.
+   */
   async load(options: LoadOptions = {}): Promise<LoadedRun> {
     let fd: number;
     try {
       fd = fs.openSync(this.journalPath, 'r');
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new StoreMissingError(this.journalPath);
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new StoreMissingError(this.journalPath, options.repair ? 'resume' : 'read');
       throw error;
     }
     let journal: ReadJournal;
     let tornTail: RecoveredTornTail | null = null;
     try {
       const bytes = fileBytes(fd);
-      journal = readJournal(this.journalPath, bytes);
+      const read = () => readJournal(this.journalPath, bytes, { acceptLostRecord: options.acceptLostRecord === true });
+      journal = options.repair ? read() : await readWhileWritten(read, () => snapshotOf(fd));
+      options.checkHeader?.(journal.header);
       if (journal.cutEnd) {
         const cut = journal.cutEnd;
-        const keptAt = options.repair && cut.bytes > 0 ? this.keepCutBytes(bytes.read(journal.goodLength, bytes.length - journal.goodLength)) : null;
+        const keptAt = options.repair && cut.bytes > 0 ? this.keepCutBytes(bytes.read(cut.offset, cut.bytes)) : null;
         tornTail = { offset: cut.offset, bytes: cut.bytes, lostCommittedRecord: cut.lostCommittedRecord, keptAt };
       }
     } finally {
@@ -195,13 +203,17 @@ export class FileStore implements RunStore {
   }
 }
 
-/** The journal's bytes as the reader asks for them: a piece at a time, never the whole file at once. */
+/**
+ * The journal's bytes as the reader asks for them: a piece at a time, never the whole file at
+ * once. The length is the file's at the moment it is asked (see JournalBytes.length).
+ */
 function fileBytes(fd: number): JournalBytes {
-  const length = fs.fstatSync(fd).size;
   return {
-    length,
+    get length() {
+      return fs.fstatSync(fd).size;
+    },
     read(start, want) {
-      const piece = Buffer.allocUnsafe(Math.max(0, Math.min(want, length - start)));
+      const piece = Buffer.allocUnsafe(Math.max(0, want));
       let done = 0;
       while (done < piece.length) {
         const read = fs.readSync(fd, piece, done, piece.length - done, start + done);
@@ -213,6 +225,17 @@ function fileBytes(fd: number): JournalBytes {
   };
 }
 
+/** What changes when a writer appends: the file's size and time, the header and commit mark. */
+function snapshotOf(fd: number): Buffer {
+  const stat = fs.fstatSync(fd, { bigint: true });
+  const head = Buffer.alloc(SNAPSHOT_HEAD_BYTES);
+  const read = fs.readSync(fd, head, 0, head.length, 0);
+  return Buffer.concat([Buffer.from(`${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}:`), head.subarray(0, read)]);
+}
+
+/** Enough to hold a header (tool names and all) and the commit mark after it. */
+const SNAPSHOT_HEAD_BYTES = 64 * 1024;
+
 function writeAll(fd: number, buffer: Buffer, position: number): void {
   let offset = 0;
   while (offset < buffer.length) {
@@ -222,8 +245,5 @@ function writeAll(fd: number, buffer: Buffer, position: number): void {
 
 
 function describeRecord(record: JournalRecord): string {
-  const point = pointOf(record);
-  const what =
-    point === 'effect-write' ? 'the ledger entry' : point === 'save-a' ? 'checkpoint A' : point === 'save-b' ? 'checkpoint B' : point;
-  return `${what} (record ${record.seq}, state ${record.state})`;
+  return `${describePoint(pointOf(record))} (record ${record.seq}, state ${record.state})`;
 }

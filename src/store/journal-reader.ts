@@ -1,15 +1,16 @@
 /**
  * Reads a journal file's bytes into a header and records, or refuses them. The one kind of
  * damage recovered from is a cut-off end of the file: the record a crash interrupted (not yet
- * committed), or, said as such, the last committed record. Anything more, or any damage inside,
- * is refused: a half-right state is never guessed.
+ * committed), or, when the caller accepts the loss, the last committed record. Anything more,
+ * or any damage inside, is refused: a half-right state is never guessed.
  */
 import { AGENT_STATES, type AgentStateName } from '../../machines/agent-loop.types.ts';
-import { StoreCorruptError, StoreVersionError } from './errors.ts';
+import { type JournalDamage, StoreCorruptError, StoreLostRecordError, StoreVersionError } from './errors.ts';
 import type { CommitMark, FramedJournal, FramedLine } from './framing.ts';
 import { COMMIT_MARK_BYTES, FrameError, parseCommitMark, parseFrames } from './framing.ts';
 import type { JournalHeader, JournalRecord, RecordEvent } from './journal-record.ts';
 import { JOURNAL_FORMAT, JOURNAL_VERSION } from './journal-record.ts';
+import { describePoint, pointOf } from './record-points.ts';
 import type { StoredRecord } from './store.ts';
 
 const STATES = new Set<AgentStateName>(AGENT_STATES);
@@ -18,7 +19,7 @@ const EVENTS = new Set<RecordEvent>(['START', 'REOPEN', 'MODEL_USAGE', 'MODEL_RE
 export interface CutEnd {
   offset: number;
   bytes: number;
-  /** Set when the record lost had been committed (the file was cut after the fact, not by a crash mid-write). */
+  /** Set when the record lost had been committed and the caller accepted losing it. */
   lostCommittedRecord: number | null;
 }
 
@@ -38,83 +39,140 @@ export interface ReadJournal {
  * bytes and its parsed records in memory together (a buffer in memory qualifies too).
  */
 export interface JournalBytes {
+  /**
+   * How many bytes there are now. A file that a live writer appends to grows: the reader asks
+   * once, right after reading the commit mark, so every record that mark counts lies within the
+   * bytes it reads (a writer writes a record before it rewrites the mark to count it).
+   */
   readonly length: number;
-  /** Up to `length` bytes from `start` (fewer at the end). */
+  /** Up to `length` bytes from `start`; fewer at the end of the bytes. */
   read(start: number, length: number): Buffer;
+}
+
+export interface ReadOptions {
+  /** How much is read at a time (tests use tiny pieces). */
+  pieceBytes?: number;
+  /**
+   * Recover a journal that ends inside its last committed record to the record before it,
+   * instead of refusing it. A person's decision: see StoreLostRecordError.
+   */
+  acceptLostRecord?: boolean;
 }
 
 /** Pieces large enough that reading them costs nothing next to parsing them. */
 export const PIECE_BYTES = 1 << 20;
 
-export function readJournal(location: string, bytes: Buffer | JournalBytes, pieceBytes = PIECE_BYTES): ReadJournal {
+export function readJournal(location: string, bytes: Buffer | JournalBytes, options: ReadOptions = {}): ReadJournal {
   const source: JournalBytes = Buffer.isBuffer(bytes)
     ? { length: bytes.length, read: (start, length) => bytes.subarray(start, start + length) }
     : bytes;
-  try {
-    return readFrames(location, source, pieceBytes);
-  } catch (error) {
-    if (error instanceof FrameError) throw new StoreCorruptError(location, error.line, error.offset, error.problem);
-    throw error;
-  }
+  return readFrames(location, source, options.pieceBytes ?? PIECE_BYTES, options.acceptLostRecord === true);
 }
 
-function readFrames(location: string, bytes: JournalBytes, pieceBytes: number): ReadJournal {
+function readFrames(location: string, bytes: JournalBytes, pieceBytes: number, acceptLostRecord: boolean): ReadJournal {
   const headerEnd = firstNewline(bytes, pieceBytes);
-  if (headerEnd === -1) throw new StoreCorruptError(location, 1, 0, 'the journal has no complete header line');
+  if (headerEnd === -1) throw new StoreCorruptError(location, 1, 0, 'the journal has no complete header line', 'start');
   const markOffset = headerEnd + 1;
   const head = bytes.read(0, markOffset + COMMIT_MARK_BYTES);
-  const [headerLine] = parseFrames(head.subarray(0, markOffset)).lines;
-  const header = headerLine?.document as Partial<JournalHeader> | null;
+  const header = startFrame(location, () => parseFrames(head.subarray(0, markOffset)).lines[0]?.document) as Partial<JournalHeader> | null;
   if (!header || typeof header !== 'object' || header.format !== JOURNAL_FORMAT) {
-    throw new StoreCorruptError(location, 1, 0, `the first line is not a ${JOURNAL_FORMAT} header`);
+    throw new StoreCorruptError(location, 1, 0, `the first line is not a ${JOURNAL_FORMAT} header`, 'start');
   }
   if (header.version !== JOURNAL_VERSION) throw new StoreVersionError(location, header.version, JOURNAL_VERSION);
-  if (typeof header.runId !== 'string') throw new StoreCorruptError(location, 1, 0, 'the header has no run id');
+  if (typeof header.runId !== 'string') throw new StoreCorruptError(location, 1, 0, 'the header has no run id', 'start');
 
-  const mark = parseCommitMark(head, markOffset, 2);
-  const framed = parseFramesInPieces(bytes, markOffset + COMMIT_MARK_BYTES, pieceBytes);
+  const mark = startFrame(location, () => parseCommitMark(head, markOffset, 2));
+  // The length only now, after the mark: see JournalBytes.length.
+  const length = bytes.length;
+  const framed = framesOrDamage(location, bytes, markOffset + COMMIT_MARK_BYTES, length, pieceBytes);
   const records: StoredRecord[] = framed.lines.map((line, index) => {
     const problem = recordProblem(line.document, index);
-    if (problem) throw new StoreCorruptError(location, index + 3, line.offset, problem);
+    if (problem) throw new StoreCorruptError(location, index + 3, line.offset, problem, index === framed.lines.length - 1 ? 'last' : 'inside');
     return { record: line.document as JournalRecord, bytes: line.bytes, offset: line.offset };
   });
 
   const complete = records.length;
-  let cutEnd: CutEnd | null = null;
+  if (complete === 0) throw new StoreCorruptError(location, 3, framed.goodLength, 'the journal holds no complete record', 'cut-short');
   if (complete < mark.records - 1) {
     throw new StoreCorruptError(
       location,
       complete + 3,
       framed.goodLength,
       `the file ends after record ${complete - 1}, but ${mark.records} records were committed (${mark.bytes} bytes): ` +
-        `records ${complete} to ${mark.records - 1} are missing. A crash can only cut off the record being written, so the file was cut short afterwards`,
+        `records ${complete} to ${mark.records - 1} are missing`,
+      'cut-short',
     );
   }
+  let cutEnd: CutEnd | null = null;
   if (complete === mark.records - 1) {
-    cutEnd = { offset: framed.goodLength, bytes: bytes.length - framed.goodLength, lostCommittedRecord: complete };
+    const cut = { offset: framed.goodLength, bytes: length - framed.goodLength };
+    if (!acceptLostRecord) {
+      const what = recordKindOf(bytes.read(cut.offset, Math.min(cut.bytes, 4096)));
+      throw new StoreLostRecordError(location, complete + 3, cut.offset, complete, what, cut.bytes);
+    }
+    cutEnd = { ...cut, lostCommittedRecord: complete };
   } else if (framed.tornTail) {
     cutEnd = { ...framed.tornTail, lostCommittedRecord: null };
   }
-  if (complete === 0) throw new StoreCorruptError(location, 3, framed.goodLength, 'the journal holds no complete record');
   return { header: header as JournalHeader, mark, markOffset, records, cutEnd, goodLength: framed.goodLength };
+}
+
+/** The header and the commit mark: a frame that does not parse there is damage at the start. */
+function startFrame<T>(location: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    if (error instanceof FrameError) throw new StoreCorruptError(location, error.line, error.offset, error.problem, 'start');
+    throw error;
+  }
+}
+
+/** The records' frames; a line that is not one is refused, said as the last line or one inside. */
+function framesOrDamage(location: string, bytes: JournalBytes, start: number, length: number, pieceBytes: number): FramedJournal {
+  try {
+    return parseFramesInPieces(bytes, start, length, pieceBytes);
+  } catch (error) {
+    if (!(error instanceof FrameError)) throw error;
+    const damage: JournalDamage = isLastLine(bytes, error.offset, length, pieceBytes) ? 'last' : 'inside';
+    throw new StoreCorruptError(location, error.line, error.offset, error.problem, damage);
+  }
+}
+
+/** Whether the line at `offset` is the last whole line: no newline follows the one that ends it. */
+function isLastLine(bytes: JournalBytes, offset: number, length: number, pieceBytes: number): boolean {
+  let newlines = 0;
+  for (let pos = offset; pos < length; ) {
+    const piece = bytes.read(pos, Math.min(pieceBytes, length - pos));
+    if (piece.length === 0) break;
+    for (let at = piece.indexOf(0x0a); at !== -1; at = piece.indexOf(0x0a, at + 1)) if (++newlines > 1) return false;
+    pos += piece.length;
+  }
+  return true;
+}
+
+/** What a cut-off record was, if the bytes left of it still name its state and event. */
+function recordKindOf(partial: Buffer): string | null {
+  const found = /"state":"([A-Za-z]+)","event":"([A-Z_]+)"/.exec(partial.toString('utf8'));
+  if (!found || !STATES.has(found[1] as AgentStateName) || !EVENTS.has(found[2] as RecordEvent)) return null;
+  return describePoint(pointOf({ state: found[1] as AgentStateName, event: found[2] as RecordEvent }));
 }
 
 function firstNewline(bytes: JournalBytes, pieceBytes: number): number {
   for (let size = pieceBytes; ; size *= 2) {
     const head = bytes.read(0, size);
     const end = head.indexOf(0x0a);
-    if (end !== -1 || head.length >= bytes.length) return end;
+    if (end !== -1 || head.length < size) return end;
   }
 }
 
-/** parseFrames over the whole journal, a piece at a time; the same lines, cut end and offsets. */
-function parseFramesInPieces(bytes: JournalBytes, start: number, pieceBytes: number): FramedJournal {
+/** parseFrames over bytes [start, length), a piece at a time; the same lines, cut end and offsets. */
+function parseFramesInPieces(bytes: JournalBytes, start: number, length: number, pieceBytes: number): FramedJournal {
   const lines: FramedLine[] = [];
   let pos = start;
   let size = pieceBytes;
-  while (pos < bytes.length) {
-    const piece = bytes.read(pos, size);
-    const last = pos + piece.length >= bytes.length || piece.length < size;
+  while (pos < length) {
+    const piece = bytes.read(pos, Math.min(size, length - pos));
+    const last = pos + piece.length >= length || piece.length < size;
     let framed: FramedJournal;
     try {
       framed = parseFrames(piece, 0, 3 + lines.length);

@@ -23,6 +23,22 @@ export interface JournalHeader {
   version: number;
   runId: string;
   createdAt: number;
+  /**
+   * What started the run, so a resume by something else is noticed. Absent in journals written
+   * before it was recorded (an older reader ignores it: the version stays the same).
+   */
+  startedBy?: RunOrigin;
+}
+
+/** What drives a run: the command, the model and the tools it offers. */
+export interface RunOrigin {
+  /** 'demo', 'run', 'worker', or 'api' for a program calling startRun itself. */
+  command: string;
+  model: string;
+  /** The tools' names, in the order they were offered. */
+  tools: string[];
+  /** Each tool's input schema, by tool name: the first 16 hex digits of the SHA-256 of its canonical JSON. */
+  toolSchemas: Record<string, string>;
 }
 
 /** A list field changed: keep the first `from` items, then append `add`. */

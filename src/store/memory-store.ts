@@ -4,7 +4,7 @@
  */
 import { StoreMissingError } from './errors.ts';
 import type { JournalHeader, JournalRecord } from './journal-record.ts';
-import type { AppendReceipt, LoadedRun, RunLock, RunStore, StoredRecord } from './store.ts';
+import type { AppendReceipt, LoadedRun, LoadOptions, RunLock, RunStore, StoredRecord } from './store.ts';
 
 export class MemoryStore implements RunStore {
   readonly location: string;
@@ -20,8 +20,9 @@ export class MemoryStore implements RunStore {
     return this.header !== null;
   }
 
-  async load(): Promise<LoadedRun> {
-    if (!this.header) throw new StoreMissingError(this.location);
+  async load(options: LoadOptions = {}): Promise<LoadedRun> {
+    if (!this.header) throw new StoreMissingError(this.location, options.repair ? 'resume' : 'read');
+    options.checkHeader?.(this.header);
     return { header: this.header, records: this.records.slice(), tornTail: null, totalBytes: 0 };
   }
 

@@ -44,3 +44,17 @@ export function pointOf(record: Pick<JournalRecord, 'event' | 'state'>): PointNa
       }
   }
 }
+
+/** A point in words, for messages: "checkpoint A", "the ledger entry". */
+export function describePoint(point: PointName): string {
+  switch (point) {
+    case 'effect-write':
+      return 'the ledger entry';
+    case 'save-a':
+      return 'checkpoint A';
+    case 'save-b':
+      return 'checkpoint B';
+    default:
+      return point;
+  }
+}

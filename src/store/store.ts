@@ -23,8 +23,9 @@ export interface RecoveredTornTail extends TornTail {
   keptAt: string | null;
   /**
    * Null for the usual case: a crash interrupted the write of a record that was never committed.
-   * Otherwise the number of a committed record that was lost because the file was cut short
-   * afterwards; the run was recovered to the record before it.
+   * Otherwise the number of a committed record that was lost (the file was cut short afterwards,
+   * or a power loss kept the mark without it) and that the caller accepted to lose
+   * (acceptLostRecord); the run was recovered to the record before it.
    */
   lostCommittedRecord: number | null;
 }
@@ -59,6 +60,18 @@ export interface RunLock {
 export interface LoadOptions {
   /** Cut a torn tail off (keeping its bytes aside) so that appends can follow. Only the lock holder may. */
   repair?: boolean;
+  /**
+   * Recover a journal that ends inside its last committed record to the record before it,
+   * instead of refusing it (StoreLostRecordError): a person's decision, since what that record
+   * had started may happen again. A store whose writes cannot lose a committed record
+   * (PostgreSQL commits each record in one statement) refuses a missing one regardless.
+   */
+  acceptLostRecord?: boolean;
+  /**
+   * Called with the header before anything is repaired: throwing refuses the load with nothing
+   * changed (a resume checks that what resumes the run is what started it).
+   */
+  checkHeader?: (header: JournalHeader) => void;
 }
 
 export interface RunStore {

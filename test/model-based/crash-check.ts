@@ -5,10 +5,11 @@
 import { expect } from 'vitest';
 import type { Message, ToolOutcome } from '../../machines/agent-loop.types.ts';
 import type { RunEvent } from '../../src/runtime/run-events.ts';
+import { RunOriginMismatchError } from '../../src/runtime/run-origin.ts';
 import { foldJournal } from '../../src/store/fold-journal.ts';
 import { toolResultOf, toolUseProblems } from '../helpers/messages.ts';
 import { type CrashPath, describeStep, describeTrace } from './crash-paths.ts';
-import { newWorld, playScenario, READ_ONLY_TOOLS, resumeScenario, type ScenarioStores } from './scenario-runner.ts';
+import { newWorld, playScenario, READ_ONLY_TOOLS, resumeScenario, resumeScenarioAs, type ScenarioStores } from './scenario-runner.ts';
 
 export interface CrashCase {
   name: string;
@@ -89,6 +90,15 @@ async function checkCrashInvariants(crash: CrashCase, stores: ScenarioStores, ba
   const effectsAtCrash = new Map(world.effects.runs);
   const openTurn = atCrash.state === 'pendingTool' || atCrash.state === 'effectRecorded';
   const openCalls = openTurn ? atCrash.context.pending : [];
+
+  // 6. A resume by another command is refused, with nothing written and nothing run; the run's own resume then goes on (below).
+  const refused = await resumeScenarioAs(scenario, key, world, stores, 'another-command');
+  expect(refused).toBeInstanceOf(RunOriginMismatchError);
+  const afterRefusalStore = stores.open(key);
+  const afterRefusal = await afterRefusalStore.load();
+  stores.close(afterRefusalStore);
+  expect(afterRefusal.records.map((r) => r.record)).toEqual(loaded.records.map((r) => r.record));
+  expect(world.attempts.runs).toEqual(attemptsAtCrash);
 
   const resumed = await resumeScenario(scenario, key, world, stores);
   const finalStore = stores.open(key);

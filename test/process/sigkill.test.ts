@@ -91,6 +91,51 @@ describe('SIGKILL at every crash label of the demo', () => {
   });
 });
 
+describe('a journal cut inside its last committed record (not what a kill leaves)', () => {
+  it('is refused with exit 2 and nothing changed; restored, or the loss accepted, the run goes on', async () => {
+    // write_report ran after checkpoint A (record 9 of the demo), then SIGKILL before its ledger entry.
+    const dir = tempDir();
+    const killed = await runCliAsync(['demo'], { cwd: dir, env: { CRASH_AFTER: 'after-tool-return:3', CRASH_MODE: 'sigkill' } });
+    expect(killed.signal).toBe('SIGKILL');
+    expect(auditLines(dir)).toHaveLength(1);
+    const journal = path.join(dir, '.durable-agent', 'journal.jsonl');
+    const whole = fs.readFileSync(journal);
+    const loaded = await new FileStore(path.dirname(journal)).load();
+    const last = loaded.records.at(-1)!;
+    expect(last.record).toMatchObject({ state: 'pendingTool', event: 'MODEL_REPLY' });
+    const cut = whole.subarray(0, last.offset + 100);
+    fs.writeFileSync(journal, cut);
+
+    for (const command of [['demo', '--resume'], ['status'], ['history']]) {
+      const refused = await runCliAsync(command, { cwd: dir });
+      expect(refused.code, command.join(' ')).toBe(2);
+      expect(refused.stderr).toContain(`record ${last.record.seq} (checkpoint A) is counted by the commit mark but missing`);
+      expect(refused.stderr).toContain('--accept-lost-record');
+    }
+    expect(fs.readFileSync(journal)).toEqual(cut);
+    expect(fs.readdirSync(path.dirname(journal)).filter((name) => name.includes('.cut-'))).toEqual([]);
+    expect(auditLines(dir)).toHaveLength(1);
+
+    // Restored from a backup: the resume verifies write_report as done and does not run it again.
+    const restored = tempDir();
+    fs.cpSync(dir, restored, { recursive: true });
+    fs.writeFileSync(path.join(restored, '.durable-agent', 'journal.jsonl'), whole);
+    const fromBackup = await runCliAsync(['demo', '--resume'], { cwd: restored });
+    expect(fromBackup.code, fromBackup.stderr).toBe(0);
+    expect(fromBackup.stdout).toContain('[resume][reconcile] tool_use_id=toolu_03 name=write_report ledger miss with side effects, verified as done, not re-running');
+    expect(auditLines(restored)).toHaveLength(1);
+
+    // The loss accepted: the run goes on from the record before checkpoint A, and says so. The model
+    // is asked again and write_report runs again, as the option's documentation warns.
+    const accepted = await runCliAsync(['demo', '--resume', '--accept-lost-record'], { cwd: dir });
+    expect(accepted.code, accepted.stderr).toBe(0);
+    expect(accepted.stderr).toContain(`record ${last.record.seq}, counted by the commit mark, is cut short; going on from the record before it`);
+    expect(accepted.stdout).toContain('[done] Report written to report.txt, task complete.');
+    expect(auditLines(dir)).toHaveLength(2);
+    await expectFinishedOnce(dir);
+  });
+});
+
 /** A small seeded generator, so a failing sequence of kill times can be replayed with KILL_SEED. */
 function mulberry32(seed: number): () => number {
   let a = seed >>> 0;

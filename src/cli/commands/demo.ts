@@ -20,6 +20,7 @@ export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writer
   const dir = path.resolve(args.dir);
   const model = await demoModel(args, env);
   return driveCliRun({
+    command: 'demo',
     dir,
     env,
     writers,
@@ -27,7 +28,7 @@ export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writer
     tools: demoTools(dir, { paceMs: args.paceMs, jitterMs: args.jitterMs, verify: args.verify }),
     output: { plain: args.plain, verbose: args.verbose },
     resumeCommand: resumeCommandFor(dir),
-    resume: args.resume ? { maxTurns: args.maxTurns } : null,
+    resume: args.resume ? { maxTurns: args.maxTurns, acceptLostRecord: args.acceptLostRecord, allowToolChange: args.allowToolChange } : null,
     start: args.resume ? null : { task: DEMO_TASK, system: null, fresh: args.fresh, maxTurns: args.maxTurns, prepare: () => ensureSampleNotes(dir) },
     maxTokens: args.maxTokens,
   });
@@ -55,6 +56,7 @@ async function listCrashPoints(writers: Writers): Promise<number> {
       tools: demoTools(scratch),
       task: DEMO_TASK,
       crashPoints,
+      command: 'demo',
     });
     for (const label of crashPoints.passed) writers.out(label);
     return EXIT.done;

@@ -14,6 +14,7 @@ export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers:
   const resumeCommand = `durable-agent run --resume --model ${args.model}${dirOption(dir)}`;
   if (args.resume && system !== null) writers.err('[resume] --system is ignored: the run keeps the system prompt it started with.');
   return driveCliRun({
+    command: 'run',
     dir,
     env,
     writers,
@@ -21,7 +22,7 @@ export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers:
     tools: fileTools(dir),
     output: { plain: args.plain, verbose: args.verbose },
     resumeCommand,
-    resume: args.resume ? { maxTurns: args.maxTurns } : null,
+    resume: args.resume ? { maxTurns: args.maxTurns, acceptLostRecord: args.acceptLostRecord, allowToolChange: args.allowToolChange } : null,
     start: args.resume
       ? null
       : { task: args.task!, system, fresh: args.fresh, maxTurns: args.maxTurns, prepare: () => fs.mkdirSync(dir, { recursive: true }) },

@@ -11,7 +11,7 @@ import { RunLockedError, StoreCorruptError, StoreMissingError, StoreVersionError
 import type { JournalHeader, JournalRecord } from '../journal-record.ts';
 import { JOURNAL_FORMAT, JOURNAL_VERSION } from '../journal-record.ts';
 import { recordProblem } from '../journal-reader.ts';
-import type { AppendReceipt, LoadedRun, RunLock, RunStore, StoredRecord } from '../store.ts';
+import type { AppendReceipt, LoadedRun, LoadOptions, RunLock, RunStore, StoredRecord } from '../store.ts';
 import { WriteFaultPlan } from '../write-faults.ts';
 import { assertLease, claimRun, type Lease, LeaseKeeper, LeaseLostError, lockLeaseRow, releaseLease } from './leases.ts';
 
@@ -48,30 +48,44 @@ export class PgRunStore implements RunStore {
     return (rows[0]?.records ?? 0) > 0;
   }
 
-  async load(): Promise<LoadedRun> {
+  /**
+   * Reads the run's count first and then the records it counts, so a run a worker is writing
+   * reads as a consistent prefix. A record is committed with its count in one statement, so no
+   * crash leaves one missing: a missing record is refused, whatever `acceptLostRecord` says.
+   */
+  async load(options: LoadOptions = {}): Promise<LoadedRun> {
     const run = await this.pool.query<{ header: JournalHeader | null; records: number }>('SELECT header, records FROM da_runs WHERE id = $1', [this.runId]);
     const row = run.rows[0];
-    if (!row || row.header === null || row.records === 0) throw new StoreMissingError(this.location);
+    if (!row || row.header === null || row.records === 0) throw new StoreMissingError(this.location, options.repair ? 'resume' : 'read');
     const header = row.header;
-    if (header.format !== JOURNAL_FORMAT) throw new StoreCorruptError(this.location, 0, 0, `the run's header is not a ${JOURNAL_FORMAT} header`);
+    if (header.format !== JOURNAL_FORMAT) throw new StoreCorruptError(this.location, 0, 0, `the run's header is not a ${JOURNAL_FORMAT} header`, 'start');
     if (header.version !== JOURNAL_VERSION) throw new StoreVersionError(this.location, header.version, JOURNAL_VERSION);
+    options.checkHeader?.(header);
     const { rows } = await this.pool.query<{ seq: number; body: string; bytes: number }>(
-      'SELECT seq, body, bytes FROM da_records WHERE run_id = $1 ORDER BY seq',
-      [this.runId],
+      'SELECT seq, body, bytes FROM da_records WHERE run_id = $1 AND seq < $2 ORDER BY seq',
+      [this.runId, row.records],
     );
     const records: StoredRecord[] = rows.map((r, index) => {
+      const damage = index === rows.length - 1 ? 'last' : 'inside';
       let document: unknown;
       try {
         document = JSON.parse(r.body);
       } catch (error) {
-        throw new StoreCorruptError(this.location, index, r.seq, `record ${r.seq} is not JSON (${(error as Error).message})`);
+        throw new StoreCorruptError(this.location, index, r.seq, `record ${r.seq} is not JSON (${(error as Error).message})`, damage);
       }
       const problem = recordProblem(document, index);
-      if (problem) throw new StoreCorruptError(this.location, index, r.seq, problem);
+      if (problem) throw new StoreCorruptError(this.location, index, r.seq, problem, damage);
       return { record: document as JournalRecord, bytes: r.bytes, offset: r.seq };
     });
     if (records.length !== row.records) {
-      throw new StoreCorruptError(this.location, records.length, records.length, `the run counts ${row.records} records but ${records.length} are stored`);
+      throw new StoreCorruptError(
+        this.location,
+        records.length,
+        records.length,
+        `the run counts ${row.records} records but ${records.length} are stored: records ${records.length} to ${row.records - 1} are missing`,
+        'rows-missing',
+        'Restore the database from a backup; nothing was changed.',
+      );
     }
     const totalBytes = records.reduce((sum, r) => sum + r.bytes, 0);
     return { header, records, tornTail: null, totalBytes };

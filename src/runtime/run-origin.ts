@@ -1,0 +1,121 @@
+/**
+ * What started a run, recorded in its journal's header, and the check a resume makes against
+ * it: a run is resumed by the command that started it, offering the same tools (names and input
+ * schemas), unless the person resuming says the change is intended. Otherwise `demo --resume`
+ * would go on with a run that `run` started, with other tools on the same files.
+ */
+import { createHash } from 'node:crypto';
+import type { JournalHeader, RunOrigin } from '../store/journal-record.ts';
+import type { ToolDefinition } from '../tools/tool.ts';
+
+/** The command recorded for a program that calls startRun / resumeRun itself. */
+export const API_COMMAND = 'api';
+
+export function runOriginOf(command: string, modelName: string, tools: readonly ToolDefinition[]): RunOrigin {
+  return {
+    command,
+    model: modelName,
+    tools: tools.map((tool) => tool.name),
+    toolSchemas: Object.fromEntries(tools.map((tool) => [tool.name, schemaHash(tool.inputSchema)])),
+  };
+}
+
+/** What a resume found about the run's origin, for the 'resumed' event. */
+export interface OriginCheck {
+  /** Null for a journal written before the origin was recorded: nothing to compare. */
+  startedBy: RunOrigin | null;
+  /** Differences the resume went on with because it was told to (allowToolChange). */
+  acceptedChanges: string[];
+}
+
+/**
+ * Compares what resumes the run with what started it; throws RunOriginMismatchError on a
+ * difference unless `allowChange`. The model is not compared: switching models mid-run (a newer
+ * one, a cheaper one for the rest of the work) is legitimate, and the conversation is the same.
+ */
+export function checkOrigin(location: string, header: JournalHeader, offered: RunOrigin, allowChange: boolean): OriginCheck {
+  const startedBy = header.startedBy ?? null;
+  if (!startedBy) return { startedBy, acceptedChanges: [] };
+  const differences = originDifferences(startedBy, offered);
+  if (differences.length && !allowChange) throw new RunOriginMismatchError(location, startedBy, offered, differences);
+  return { startedBy, acceptedChanges: differences };
+}
+
+export function originDifferences(started: RunOrigin, offered: RunOrigin): string[] {
+  const differences: string[] = [];
+  if (started.command !== offered.command) {
+    differences.push(`it was started by ${commandWords(started.command)}, and this is ${commandWords(offered.command)}`);
+  }
+  const gone = started.tools.filter((name) => !offered.tools.includes(name));
+  const added = offered.tools.filter((name) => !started.tools.includes(name));
+  const changed = started.tools.filter((name) => offered.tools.includes(name) && started.toolSchemas[name] !== offered.toolSchemas[name]);
+  if (gone.length) differences.push(`${toolWords(gone)} ${gone.length === 1 ? 'is' : 'are'} not offered now`);
+  if (added.length) differences.push(`${toolWords(added)} ${added.length === 1 ? 'is' : 'are'} new`);
+  if (changed.length) differences.push(`the input schema of ${toolWords(changed)} changed`);
+  return differences;
+}
+
+export class RunOriginMismatchError extends Error {
+  override readonly name = 'RunOriginMismatchError';
+  constructor(
+    readonly location: string,
+    readonly startedBy: RunOrigin,
+    readonly offered: RunOrigin,
+    readonly differences: string[],
+  ) {
+    super(
+      `The run at ${location} was started by ${originWords(startedBy)}; this resume is ${originWords(offered)}: ` +
+        `${differences.join('; ')}. It was not resumed and nothing was changed. Resume it with ${howToResume(startedBy)}; ` +
+        `or, if the change is intended, add --allow-tool-change (programmatic: allowToolChange: true): the model then ` +
+        `gets the tools offered now, and a call left open to a tool that is gone gets an error result.`,
+    );
+  }
+}
+
+function originWords(origin: RunOrigin): string {
+  return `${commandWords(origin.command)} (model ${origin.model}; tools ${origin.tools.join(', ') || 'none'})`;
+}
+
+function commandWords(command: string): string {
+  switch (command) {
+    case API_COMMAND:
+      return 'a program (the durable-agent API)';
+    case 'worker':
+      return 'a fleet worker';
+    default:
+      return `\`durable-agent ${command}\``;
+  }
+}
+
+function howToResume(origin: RunOrigin): string {
+  switch (origin.command) {
+    case 'demo':
+      return '`durable-agent demo --resume` (with the same --dir)';
+    case 'run':
+      return `\`durable-agent run --resume --model ${origin.model}\` (with the same --dir)`;
+    case 'worker':
+      return 'a fleet worker (`durable-agent worker`)';
+    default:
+      return 'the program that started it (the same tools)';
+  }
+}
+
+function toolWords(names: string[]): string {
+  return `${names.length === 1 ? 'tool' : 'tools'} ${names.join(', ')}`;
+}
+
+/** The first 16 hex digits of the SHA-256 of the schema's JSON with its keys sorted. */
+export function schemaHash(schema: unknown): string {
+  return createHash('sha256').update(canonicalJson(schema)).digest('hex').slice(0, 16);
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
