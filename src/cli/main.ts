@@ -11,6 +11,7 @@ import {
 } from '../store/errors.ts';
 import { DatabaseUrlMissingError } from '../store/pg/database-url.ts';
 import { SchemaVersionError } from '../store/pg/schema.ts';
+import { redactSecrets } from '../util/redact.ts';
 import { parseArgs, USAGE, UsageError } from './args.ts';
 import { demoCommand } from './commands/demo.ts';
 import { runCommand } from './commands/run.ts';
@@ -19,9 +20,10 @@ import { vizCommand } from './commands/viz.ts';
 import { EXIT } from './exit-codes.ts';
 import type { Writers } from './plain-reporter.ts';
 
+/** Every line a command prints goes through here: no secret leaves in it (see redactSecrets). */
 export const stdWriters: Writers = {
-  out: (line) => process.stdout.write(`${line}\n`),
-  err: (line) => process.stderr.write(`${line}\n`),
+  out: (line) => process.stdout.write(`${redactSecrets(line)}\n`),
+  err: (line) => process.stderr.write(`${redactSecrets(line)}\n`),
   terminal: process.stdout,
 };
 
@@ -54,7 +56,7 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
         return await vizCommand(args, writers, env);
     }
   } catch (error) {
-    return reportError(error, writers, verbose);
+    return reportError(error, redactingWriters(writers, env), verbose);
   }
 }
 
@@ -78,6 +80,12 @@ const REFUSALS = [
   StoreVersionError,
   StoreCorruptError,
 ];
+
+/** The error's words may come from anywhere (an endpoint, a URL): the key of `env` is taken out too. */
+function redactingWriters(writers: Writers, env: NodeJS.ProcessEnv): Writers {
+  const keys = [env.ANTHROPIC_API_KEY, env.ANTHROPIC_AUTH_TOKEN];
+  return { ...writers, out: (line) => writers.out(redactSecrets(line, keys)), err: (line) => writers.err(redactSecrets(line, keys)) };
+}
 
 function reportError(error: unknown, writers: Writers, verbose: boolean): number {
   const message = error instanceof Error ? error.message : String(error);
