@@ -19,6 +19,8 @@ export interface DemoArgs {
   paceMs: number;
   api: ApiArgs;
   jitterMs: number;
+  /** Take the run's lock at once, whoever holds it. */
+  takeOver: boolean;
 }
 
 export interface StatusArgs {
@@ -79,6 +81,8 @@ export interface RunArgs {
   plain: boolean;
   verbose: boolean;
   api: ApiArgs;
+  /** Take the run's lock at once, whoever holds it. */
+  takeOver: boolean;
 }
 
 /** How a real model is called. */
@@ -107,6 +111,7 @@ const FLAGS: Record<string, Record<string, FlagType>> = {
     timeout: 'count',
     pace: 'count',
     jitter: 'count',
+    'take-over': 'boolean',
   },
   run: {
     dir: 'string',
@@ -121,6 +126,7 @@ const FLAGS: Record<string, Record<string, FlagType>> = {
     verbose: 'boolean',
     'max-retries': 'count',
     timeout: 'count',
+    'take-over': 'boolean',
   },
   status: { dir: 'string', json: 'boolean', 'database-url': 'string' },
   history: { dir: 'string', json: 'boolean' },
@@ -140,9 +146,9 @@ const FLAGS: Record<string, Record<string, FlagType>> = {
 
 export const USAGE = `Usage:
   durable-agent demo [--dir DIR] [--resume | --fresh] [--model NAME] [--max-turns N] [--max-tokens N]
-                     [--plain] [--verbose] [--no-verify] [--pace MS] [--jitter MS] [--list-crash-points]
+                     [--plain] [--verbose] [--no-verify] [--pace MS] [--jitter MS] [--list-crash-points] [--take-over]
   durable-agent run --task TEXT --model NAME [--dir DIR] [--system FILE] [--max-turns N] [--max-tokens N]
-                    [--resume | --fresh] [--plain] [--verbose] [--max-retries N] [--timeout MS]
+                    [--resume | --fresh] [--plain] [--verbose] [--max-retries N] [--timeout MS] [--take-over]
   durable-agent status [--dir DIR] [--json]
   durable-agent history [--dir DIR] [--json]
   durable-agent viz [--dir DIR] [--out FILE.html] [--open] | viz --stately
@@ -225,6 +231,7 @@ export function parseArgs(argv: readonly string[], cwd: string): CliArgs {
       plain: values.plain === true,
       verbose: values.verbose === true,
       api,
+      takeOver: values['take-over'] === true,
     };
   }
   return {
@@ -242,6 +249,7 @@ export function parseArgs(argv: readonly string[], cwd: string): CliArgs {
     paceMs: typeof values.pace === 'number' ? values.pace : 0,
     jitterMs: typeof values.jitter === 'number' ? values.jitter : 0,
     api,
+    takeOver: values['take-over'] === true,
   };
 }
 

@@ -4,11 +4,14 @@ import { CrashSpecError } from '../runtime/crash-points.ts';
 import {
   RunExistsError,
   RunLockedError,
+  RunLockLostError,
+  StoreAccessError,
   StoreCorruptError,
   StoreMissingError,
   StoreVersionError,
   StoreWriteError,
 } from '../store/errors.ts';
+import { environmentProblem } from '../store/fs-problems.ts';
 import { DatabaseUrlMissingError } from '../store/pg/database-url.ts';
 import { SchemaVersionError } from '../store/pg/schema.ts';
 import { redactSecrets } from '../util/redact.ts';
@@ -76,6 +79,7 @@ const REFUSALS = [
   MissingApiKeyError,
   RunExistsError,
   RunLockedError,
+  RunLockLostError,
   StoreMissingError,
   StoreVersionError,
   StoreCorruptError,
@@ -97,8 +101,15 @@ function reportError(error: unknown, writers: Writers, verbose: boolean): number
     writers.err(`durable-agent: ${message}`);
     return EXIT.modelFailed;
   }
-  if (error instanceof StoreWriteError) {
+  if (error instanceof StoreWriteError || error instanceof StoreAccessError) {
     writers.err(`durable-agent: ${message}`);
+    return EXIT.storeWriteFailed;
+  }
+  // A file-system error the environment must fix, raised where no store code classified it.
+  const failedPath = (error as NodeJS.ErrnoException | undefined)?.path;
+  const environment = environmentProblem(error, failedPath ? `use ${failedPath}` : 'use a file', failedPath ?? 'a file');
+  if (environment) {
+    writers.err(`durable-agent: ${environment.message}`);
     return EXIT.storeWriteFailed;
   }
   if (isDatabaseUnreachable(error)) {

@@ -10,7 +10,7 @@ import { RunExistsError } from '../store/errors.ts';
 import { foldJournal } from '../store/fold-journal.ts';
 import { encodeRecord, snapshotContextOf } from '../store/journal-codec.ts';
 import { JOURNAL_FORMAT, JOURNAL_VERSION } from '../store/journal-record.ts';
-import type { RunStore } from '../store/store.ts';
+import type { RunLock, RunStore } from '../store/store.ts';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../tools/execute-call.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { ToolRegistry } from '../tools/tool-registry.ts';
@@ -39,6 +39,11 @@ export interface RunParts {
   maxTokens?: number;
   /** Abort to stop the run at the next step boundary (SIGTERM in a worker, a lost lease). */
   signal?: AbortSignal;
+  /**
+   * Take the run's lock at once, whoever holds it (--take-over): for a holder that is gone, or
+   * suspended, when the user is sure. A live holder stops before its next write.
+   */
+  takeOver?: boolean;
 }
 
 export interface StartOptions extends RunParts {
@@ -57,7 +62,7 @@ export interface ResumeOptions extends RunParts {
 export async function startRun(options: StartOptions): Promise<RunResult> {
   const { store } = options;
   const parts = driverParts(options);
-  const lock = await store.lock();
+  const lock = await lockRun(options, parts);
   try {
     const archivedPrevious = await clearFinishedRun(store, options.fresh === true);
     const runId = randomUUID();
@@ -92,7 +97,7 @@ export async function startRun(options: StartOptions): Promise<RunResult> {
 export async function resumeRun(options: ResumeOptions): Promise<RunResult> {
   const { store } = options;
   const parts = driverParts(options);
-  const lock = await store.lock();
+  const lock = await lockRun(options, parts);
   try {
     const loaded = await store.load({ repair: true });
     const view = foldJournal(store.location, loaded);
@@ -108,6 +113,13 @@ export async function resumeRun(options: ResumeOptions): Promise<RunResult> {
   } finally {
     await lock.release();
   }
+}
+
+/** Takes the run's lock; a holder taken over is reported, since it may still be alive. */
+async function lockRun(options: RunParts, parts: DriverParts): Promise<RunLock> {
+  const lock = await options.store.lock(options.takeOver ? { takeOver: true } : undefined);
+  if (lock.takenOver) parts.observer({ type: 'lock-taken-over', ...lock.takenOver });
+  return lock;
 }
 
 /**

@@ -173,6 +173,8 @@ function applyEvent(view: RunView, event: RunEvent, at: number): RunView {
       };
     case 'reopened':
       return { ...view, maxTurns: event.maxTurns };
+    case 'lock-taken-over':
+      return view;
     case 'reconciled':
       return {
         ...view,
