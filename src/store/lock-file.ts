@@ -325,9 +325,11 @@ function describe(holder: LockHolderInfo): string {
 }
 
 function describeFound(found: Exclude<Found, { kind: 'gone' }>): string {
-  const beat = `last heartbeat ${seconds(Date.now() - found.mtimeMs)} ago`;
-  if (found.kind === 'unreadable') return `a lock file that cannot be read (${found.text.length} bytes, ${beat})`;
+  const age = seconds(Date.now() - found.mtimeMs);
+  if (found.kind === 'unreadable') return `a lock file that cannot be read (${found.text.length} bytes, written ${age} ago)`;
   const { info } = found;
+  // A lock of an older release has no heartbeat: its mtime is when it was written.
+  const beat = info.heartbeatMs ? `last heartbeat ${age} ago` : `locked ${age} ago`;
   return `pid ${info.pid} on ${info.host}, since ${info.since}, ${beat}${info.command ? `: ${info.command}` : ''}`;
 }
 
