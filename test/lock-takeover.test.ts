@@ -184,6 +184,34 @@ describe('a holder whose lock was taken over', () => {
     const audit = path.join(dir, 'report-audit.log');
     expect(fs.existsSync(audit) ? fs.readFileSync(audit, 'utf8').trim().split('\n').length : 0).toBe(1);
   });
+
+  it('a suspended holder taken over with --take-over writes nothing when it wakes (SIGSTOP, SIGCONT)', async () => {
+    const dir = tempDir();
+    const env = { DURABLE_AGENT_LOCK_LEASE_MS: '1000' };
+    const old = startCli(['demo', '--pace', '500', '--verbose'], { cwd: dir, env });
+    await waitFor(() => old.output().includes('[turn 1][save A]'));
+    old.child.kill('SIGSTOP');
+    try {
+      const refused = await runCliAsync(['demo', '--resume'], { cwd: dir, env });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain(`pid ${old.child.pid}`);
+      const taker = await runCliAsync(['demo', '--resume', '--take-over', '--verbose'], { cwd: dir, env });
+      expect(taker.code, taker.stderr).toBe(0);
+      expect(taker.stderr).toContain(`[lock] took the run over from pid ${old.child.pid}`);
+      const journalBefore = fs.readFileSync(path.join(dir, '.durable-agent', 'journal.jsonl'));
+      old.child.kill('SIGCONT');
+      const oldRun = await old.done;
+      expect(oldRun.code, oldRun.stderr).toBe(2);
+      expect(oldRun.stderr).toContain('no longer holds the run');
+      expect(fs.readFileSync(path.join(dir, '.durable-agent', 'journal.jsonl')).equals(journalBefore)).toBe(true);
+      expect(Math.max(...savedSeqs(oldRun))).toBeLessThan(Math.min(...savedSeqs(taker)));
+      const status = runCli(['status', '--json'], { cwd: dir });
+      expect(status.code, status.stderr).toBe(0);
+      expect((JSON.parse(status.stdout) as { state: string }).state).toBe('done');
+    } finally {
+      old.child.kill('SIGCONT');
+    }
+  });
 });
 
 /** The record numbers a --verbose run says it saved. */

@@ -31,23 +31,28 @@ const PATTERNS: ReadonlyArray<readonly [RegExp, string]> = [
   [/(\bpassword\s*=\s*)[^\s&;]+/gi, `$1${REDACTED}`],
 ];
 
+/** Every pattern needs one of these; text without any (most lines) skips the patterns. */
+const TRIGGER = /sk-ant-|authoriz|api-key|bearer|:\/\/|password/i;
+
 /** The text with every secret it holds replaced by [redacted]; `extra` adds known secret values. */
 export function redactSecrets(text: string, extra: readonly (string | null | undefined)[] = []): string {
   let out = text;
   for (const secret of knownSecrets(extra)) {
     if (out.includes(secret)) out = out.split(secret).join(REDACTED);
   }
+  if (!TRIGGER.test(out)) return out;
   for (const [pattern, replacement] of PATTERNS) out = out.replace(pattern, replacement);
   return out;
 }
 
 function knownSecrets(extra: readonly (string | null | undefined)[]): string[] {
-  const values = [...ENV_SECRETS.map((name) => process.env[name]), ...extra];
-  const secrets = new Set<string>();
-  for (const value of values) {
+  const secrets: string[] = [];
+  const add = (value: string | null | undefined) => {
     const trimmed = value?.trim();
-    if (trimmed && trimmed.length >= MIN_SECRET_LENGTH) secrets.add(trimmed);
-  }
+    if (trimmed && trimmed.length >= MIN_SECRET_LENGTH && !secrets.includes(trimmed)) secrets.push(trimmed);
+  };
+  for (const name of ENV_SECRETS) add(process.env[name]);
+  for (const value of extra) add(value);
   // Longest first, so a key that contains another is taken out whole.
-  return [...secrets].sort((a, b) => b.length - a.length);
+  return secrets.length > 1 ? secrets.sort((a, b) => b.length - a.length) : secrets;
 }
