@@ -26,12 +26,14 @@ export type { RunEvent, RunObserver, RunResult } from './runtime/run-events.ts';
 export { readRunHistory, readRunStatus } from './runtime/run-status.ts';
 export type { HistoryStep, RunStatus } from './runtime/run-status.ts';
 export { CrashPoints, CrashSpecError, SimulatedCrash } from './runtime/crash-points.ts';
-export type { RunStore } from './store/store.ts';
+export type { LockOptions, LockTakeOver, RunLock, RunStore } from './store/store.ts';
 export { FileStore } from './store/file-store.ts';
 export { MemoryStore } from './store/memory-store.ts';
 export {
   RunExistsError,
   RunLockedError,
+  RunLockLostError,
+  StoreAccessError,
   StoreCorruptError,
   StoreMissingError,
   StoreVersionError,
