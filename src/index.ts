@@ -28,12 +28,14 @@ export type { HistoryStep, RunStatus } from './runtime/run-status.ts';
 export { CrashPoints, CrashSpecError, SimulatedCrash } from './runtime/crash-points.ts';
 export { RunOriginMismatchError } from './runtime/run-origin.ts';
 export type { JournalHeader, RunOrigin } from './store/journal-record.ts';
-export type { RunStore } from './store/store.ts';
+export type { LockOptions, LockTakeOver, RunLock, RunStore } from './store/store.ts';
 export { FileStore } from './store/file-store.ts';
 export { MemoryStore } from './store/memory-store.ts';
 export {
   RunExistsError,
   RunLockedError,
+  RunLockLostError,
+  StoreAccessError,
   StoreCorruptError,
   StoreLostRecordError,
   StoreMissingError,

@@ -23,6 +23,8 @@ export interface DemoArgs {
   acceptLostRecord: boolean;
   /** --allow-tool-change: resume although another command or other tools started the run. */
   allowToolChange: boolean;
+  /** Take the run's lock at once, whoever holds it. */
+  takeOver: boolean;
 }
 
 export interface StatusArgs {
@@ -85,6 +87,8 @@ export interface RunArgs {
   api: ApiArgs;
   acceptLostRecord: boolean;
   allowToolChange: boolean;
+  /** Take the run's lock at once, whoever holds it. */
+  takeOver: boolean;
 }
 
 /** How a real model is called. */
@@ -115,6 +119,7 @@ const FLAGS: Record<string, Record<string, FlagType>> = {
     jitter: 'count',
     'accept-lost-record': 'boolean',
     'allow-tool-change': 'boolean',
+    'take-over': 'boolean',
   },
   run: {
     dir: 'string',
@@ -131,6 +136,7 @@ const FLAGS: Record<string, Record<string, FlagType>> = {
     timeout: 'count',
     'accept-lost-record': 'boolean',
     'allow-tool-change': 'boolean',
+    'take-over': 'boolean',
   },
   status: { dir: 'string', json: 'boolean', 'database-url': 'string' },
   history: { dir: 'string', json: 'boolean' },
@@ -150,9 +156,9 @@ const FLAGS: Record<string, Record<string, FlagType>> = {
 
 export const USAGE = `Usage:
   durable-agent demo [--dir DIR] [--resume | --fresh] [--model NAME] [--max-turns N] [--max-tokens N]
-                     [--plain] [--verbose] [--no-verify] [--pace MS] [--jitter MS] [--list-crash-points]
+                     [--plain] [--verbose] [--no-verify] [--pace MS] [--jitter MS] [--list-crash-points] [--take-over]
   durable-agent run --task TEXT --model NAME [--dir DIR] [--system FILE] [--max-turns N] [--max-tokens N]
-                    [--resume | --fresh] [--plain] [--verbose] [--max-retries N] [--timeout MS]
+                    [--resume | --fresh] [--plain] [--verbose] [--max-retries N] [--timeout MS] [--take-over]
   With --resume, demo and run also take --accept-lost-record (go on from the record before a
   committed record that is cut short; what it started may happen again) and --allow-tool-change
   (go on although another command or other tools started the run).
@@ -243,6 +249,7 @@ export function parseArgs(argv: readonly string[], cwd: string): CliArgs {
       verbose: values.verbose === true,
       api,
       ...resumeChoices,
+      takeOver: values['take-over'] === true,
     };
   }
   return {
@@ -261,6 +268,7 @@ export function parseArgs(argv: readonly string[], cwd: string): CliArgs {
     jitterMs: typeof values.jitter === 'number' ? values.jitter : 0,
     api,
     ...resumeChoices,
+    takeOver: values['take-over'] === true,
   };
 }
 

@@ -8,6 +8,7 @@ import type { CrashHandler } from '../runtime/crash-points.ts';
 import { resumeRun, startRun } from '../runtime/run-api.ts';
 import type { RunResult } from '../runtime/run-events.ts';
 import { FileStore } from '../store/file-store.ts';
+import { DEFAULT_LOCK_LEASE_MS, LOCK_LEASE_RANGE_MS } from '../store/lock-file.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { UsageError } from './args.ts';
 import { EXIT } from './exit-codes.ts';
@@ -31,13 +32,15 @@ export interface CliRun {
   resume: { maxTurns: number | null; acceptLostRecord: boolean; allowToolChange: boolean } | null;
   start: { task: string; system: string | null; fresh: boolean; maxTurns: number | null; prepare?: () => void } | null;
   maxTokens: number | null;
+  /** --take-over: take the run's lock at once, whoever holds it. */
+  takeOver: boolean;
 }
 
 export async function driveCliRun(run: CliRun): Promise<number> {
   const { env } = run;
   const reporter = await openRunReporter(run.writers, env, { ...run.output, task: run.start?.task ?? null, resumeHint: run.resumeCommand });
   const parts = {
-    store: new FileStore(path.join(run.dir, STATE_DIR), { writeFaults: env.DURABLE_AGENT_FAIL_WRITE }),
+    store: new FileStore(path.join(run.dir, STATE_DIR), { writeFaults: env.DURABLE_AGENT_FAIL_WRITE, lockLeaseMs: lockLeaseOf(env) }),
     model: run.model,
     tools: run.tools,
     observer: reporter.observer,
@@ -45,6 +48,7 @@ export async function driveCliRun(run: CliRun): Promise<number> {
     onCrash: exitOnCrash(env.CRASH_MODE, reporter.writers),
     command: run.command,
     ...(run.maxTokens ? { maxTokens: run.maxTokens } : {}),
+    ...(run.takeOver ? { takeOver: true } : {}),
   };
   exitOnInterrupt(reporter.writers, run.resumeCommand);
   let result: RunResult;
@@ -61,6 +65,18 @@ export async function driveCliRun(run: CliRun): Promise<number> {
     reporter.close(); // before main prints an error: the terminal must be the TUI's no more
   }
   return exitCodeOf(result);
+}
+
+/** DURABLE_AGENT_LOCK_LEASE_MS: how long a lock from another host may go without a heartbeat. */
+export function lockLeaseOf(env: NodeJS.ProcessEnv): number | undefined {
+  const raw = env.DURABLE_AGENT_LOCK_LEASE_MS;
+  if (raw === undefined || raw === '') return undefined;
+  const { min, max } = LOCK_LEASE_RANGE_MS;
+  const value = /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : Number.NaN;
+  if (!(value >= min && value <= max)) {
+    throw new UsageError(`DURABLE_AGENT_LOCK_LEASE_MS=${raw} is not a lease: give milliseconds from ${min} to ${max} (default ${DEFAULT_LOCK_LEASE_MS}).`);
+  }
+  return value;
 }
 
 /** ` --dir "…"` unless the run is in the current directory. */

@@ -7,7 +7,10 @@ export const EXIT = {
   refused: 2,
   /** The model could not be reached or answered with an error after retries; the run is intact and resumable. */
   modelFailed: 3,
-  /** The store could not be written (disk full, permissions); the run is intact up to the last save. */
+  /**
+   * The environment is in the way: the store or a file the run needs could not be read or written
+   * (permissions, a full disk, a file where a directory belongs). The run is intact up to the last save.
+   */
   storeWriteFailed: 4,
   /** The run reached MAX_TURNS; resume with a larger --max-turns to go on. */
   stoppedAtMaxTurns: 5,

@@ -5,13 +5,17 @@ import { RunOriginMismatchError } from '../runtime/run-origin.ts';
 import {
   RunExistsError,
   RunLockedError,
+  RunLockLostError,
+  StoreAccessError,
   StoreCorruptError,
   StoreMissingError,
   StoreVersionError,
   StoreWriteError,
 } from '../store/errors.ts';
+import { environmentProblem } from '../store/fs-problems.ts';
 import { DatabaseUrlMissingError } from '../store/pg/database-url.ts';
 import { SchemaVersionError } from '../store/pg/schema.ts';
+import { redactSecrets } from '../util/redact.ts';
 import { parseArgs, USAGE, UsageError } from './args.ts';
 import { demoCommand } from './commands/demo.ts';
 import { runCommand } from './commands/run.ts';
@@ -20,9 +24,10 @@ import { vizCommand } from './commands/viz.ts';
 import { EXIT } from './exit-codes.ts';
 import type { Writers } from './plain-reporter.ts';
 
+/** Every line a command prints goes through here: no secret leaves in it (see redactSecrets). */
 export const stdWriters: Writers = {
-  out: (line) => process.stdout.write(`${line}\n`),
-  err: (line) => process.stderr.write(`${line}\n`),
+  out: (line) => process.stdout.write(`${redactSecrets(line)}\n`),
+  err: (line) => process.stderr.write(`${redactSecrets(line)}\n`),
   terminal: process.stdout,
 };
 
@@ -55,7 +60,7 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
         return await vizCommand(args, writers, env);
     }
   } catch (error) {
-    return reportError(error, writers, verbose);
+    return reportError(error, redactingWriters(writers, env), verbose);
   }
 }
 
@@ -75,11 +80,18 @@ const REFUSALS = [
   MissingApiKeyError,
   RunExistsError,
   RunLockedError,
+  RunLockLostError,
   StoreMissingError,
   StoreVersionError,
   StoreCorruptError,
   RunOriginMismatchError,
 ];
+
+/** The error's words may come from anywhere (an endpoint, a URL): the key of `env` is taken out too. */
+function redactingWriters(writers: Writers, env: NodeJS.ProcessEnv): Writers {
+  const keys = [env.ANTHROPIC_API_KEY, env.ANTHROPIC_AUTH_TOKEN];
+  return { ...writers, out: (line) => writers.out(redactSecrets(line, keys)), err: (line) => writers.err(redactSecrets(line, keys)) };
+}
 
 function reportError(error: unknown, writers: Writers, verbose: boolean): number {
   const message = error instanceof Error ? error.message : String(error);
@@ -91,8 +103,15 @@ function reportError(error: unknown, writers: Writers, verbose: boolean): number
     writers.err(`durable-agent: ${message}`);
     return EXIT.modelFailed;
   }
-  if (error instanceof StoreWriteError) {
+  if (error instanceof StoreWriteError || error instanceof StoreAccessError) {
     writers.err(`durable-agent: ${message}`);
+    return EXIT.storeWriteFailed;
+  }
+  // A file-system error the environment must fix, raised where no store code classified it.
+  const failedPath = (error as NodeJS.ErrnoException | undefined)?.path;
+  const environment = environmentProblem(error, failedPath ? `use ${failedPath}` : 'use a file', failedPath ?? 'a file');
+  if (environment) {
+    writers.err(`durable-agent: ${environment.message}`);
     return EXIT.storeWriteFailed;
   }
   if (isDatabaseUnreachable(error)) {

@@ -91,6 +91,10 @@ export function detailLine(event: RunEvent, verbose: boolean): string | null {
     }
     case 'reopened':
       return `[resume] reopened the run (was ${event.previousState}) with MAX_TURNS=${event.maxTurns}`;
+    case 'lock-taken-over': {
+      const waited = event.waitedMs > 0 ? ` Waited ${(event.waitedMs / 1000).toFixed(1)} s for it to notice and stop before reading the run.` : '';
+      return `[lock] took the run over from ${event.holder} (${event.why}).${waited}`;
+    }
     case 'reconciled':
       return event.detail ? `[resume][reconcile] ${event.call.id}: ${event.detail}` : null;
     default:

@@ -3,6 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ContentBlock, Message, ToolResultBlock } from '../../machines/agent-loop.types.ts';
 import { endTurnReply, type ScriptedStep, toolUseReply } from '../model/scripted-model.ts';
+import { inEnvironment } from '../store/fs-problems.ts';
+import type { WriteFaultPlan } from '../store/write-faults.ts';
 import { NOTES_FILE, REPORT_FILE, wordCount } from './demo-tools.ts';
 
 export const DEMO_TASK = 'Turn sales-notes.txt into a short report and write it to report.txt.';
@@ -16,13 +18,33 @@ export const SAMPLE_NOTES = `Q3 sales notes
 - Action: hire one more account manager for the North region.
 `;
 
-/** Creates the sample notes when the directory has none; never overwrites the user's. */
-export function ensureSampleNotes(dir: string): boolean {
+/**
+ * Creates the sample notes when the directory has none; never overwrites the user's. The notes
+ * are written whole beside their place and linked in: a full disk leaves no cut-off notes that
+ * the next run would take for the user's. `faults` arms `notes-write` (DURABLE_AGENT_FAIL_WRITE).
+ */
+export function ensureSampleNotes(dir: string, faults?: WriteFaultPlan): boolean {
   const file = path.join(dir, NOTES_FILE);
   if (fs.existsSync(file)) return false;
-  fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(file, SAMPLE_NOTES);
-  return true;
+  return inEnvironment(`write the sample notes ${file}`, file, () => {
+    fs.mkdirSync(dir, { recursive: true });
+    const tmp = `${file}.new-${process.pid}`;
+    try {
+      const fault = faults?.checkPoint('notes-write');
+      if (fault) {
+        fs.writeFileSync(tmp, SAMPLE_NOTES.slice(0, SAMPLE_NOTES.length >> 1));
+        throw fault;
+      }
+      fs.writeFileSync(tmp, SAMPLE_NOTES);
+      fs.linkSync(tmp, file);
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false; // the user's notes appeared meanwhile: theirs stay
+      throw error;
+    } finally {
+      fs.rmSync(tmp, { force: true });
+    }
+  });
 }
 
 /** Four replies: read the notes, count their words, write the report, say it is done (in `doneText`). */

@@ -10,6 +10,7 @@
  */
 import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } from '@anthropic-ai/sdk';
 import type { ContentBlock, Message, ModelReply } from '../../machines/agent-loop.types.ts';
+import { redactSecrets } from '../util/redact.ts';
 import type { Model, ModelRequest } from './model.ts';
 import { ModelCallError } from './model.ts';
 
@@ -47,7 +48,7 @@ export function anthropicModel(options: AnthropicModelOptions): Model {
           messages: withCacheBreakpoint(request.messages) as unknown as Anthropic.Messages.MessageParam[],
         });
       } catch (error) {
-        throw toModelCallError(error, options.model);
+        throw toModelCallError(error, options.model, options.apiKey);
       }
       const usage = message.usage;
       return {
@@ -93,7 +94,17 @@ function withoutNulls(block: ContentBlock): ContentBlock {
   return Object.fromEntries(entries) as ContentBlock;
 }
 
-export function toModelCallError(error: unknown, model: string): ModelCallError {
+/**
+ * The SDK's error in words a user can act on. A gateway may echo the request's headers (the key
+ * among them) in its error body: the key this model was given is taken out, as is anything
+ * shaped like a key, even when it did not come from the environment.
+ */
+export function toModelCallError(error: unknown, model: string, apiKey?: string): ModelCallError {
+  const built = describeCallError(error, model);
+  return new ModelCallError(redactSecrets(built.message, [apiKey]), built.status, built.transient);
+}
+
+function describeCallError(error: unknown, model: string): ModelCallError {
   if (error instanceof APIConnectionTimeoutError) {
     return new ModelCallError(
       `The Anthropic API did not answer in time for ${model}, and retries are used up. The run is saved: resume it later (--timeout raises the limit).`,

@@ -1,5 +1,6 @@
 /** What the loop needs from a model: one reply to one request. */
 import type { Message, ModelReply } from '../../machines/agent-loop.types.ts';
+import { redactSecrets } from '../util/redact.ts';
 
 export interface ToolSpec {
   name: string;
@@ -22,7 +23,8 @@ export interface Model {
 
 /**
  * A model call that failed for good (retries, if any, are used up). The run stops; its store
- * is intact, and a resume asks again.
+ * is intact, and a resume asks again. The message is printed and may be stored: secrets an
+ * endpoint echoed into it are taken out here, whatever model built it.
  */
 export class ModelCallError extends Error {
   override readonly name: string = 'ModelCallError';
@@ -32,7 +34,7 @@ export class ModelCallError extends Error {
     /** Whether the same request may succeed later (rate limits, overload, network). */
     readonly transient: boolean,
   ) {
-    super(message);
+    super(redactSecrets(message));
   }
 }
 

@@ -10,7 +10,7 @@ import { RunExistsError } from '../store/errors.ts';
 import { foldJournal } from '../store/fold-journal.ts';
 import { encodeRecord, snapshotContextOf } from '../store/journal-codec.ts';
 import { JOURNAL_FORMAT, JOURNAL_VERSION } from '../store/journal-record.ts';
-import type { RunStore } from '../store/store.ts';
+import type { RunLock, RunStore } from '../store/store.ts';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../tools/execute-call.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { ToolRegistry } from '../tools/tool-registry.ts';
@@ -46,6 +46,11 @@ export interface RunParts {
    * another command or with other tools is refused unless allowToolChange is set.
    */
   command?: string;
+  /**
+   * Take the run's lock at once, whoever holds it (--take-over): for a holder that is gone, or
+   * suspended, when the user is sure. A live holder stops before its next write.
+   */
+  takeOver?: boolean;
 }
 
 export interface StartOptions extends RunParts {
@@ -72,7 +77,7 @@ export interface ResumeOptions extends RunParts {
 export async function startRun(options: StartOptions): Promise<RunResult> {
   const { store } = options;
   const parts = driverParts(options);
-  const lock = await store.lock();
+  const lock = await lockRun(options, parts);
   try {
     const archivedPrevious = await clearFinishedRun(store, options.fresh === true);
     const runId = randomUUID();
@@ -108,7 +113,7 @@ export async function startRun(options: StartOptions): Promise<RunResult> {
 export async function resumeRun(options: ResumeOptions): Promise<RunResult> {
   const { store } = options;
   const parts = driverParts(options);
-  const lock = await store.lock();
+  const lock = await lockRun(options, parts);
   try {
     const offered = runOriginOf(options.command ?? API_COMMAND, options.model.name, options.tools);
     const allowChange = options.allowToolChange === true;
@@ -132,6 +137,13 @@ export async function resumeRun(options: ResumeOptions): Promise<RunResult> {
   } finally {
     await lock.release();
   }
+}
+
+/** Takes the run's lock; a holder taken over is reported, since it may still be alive. */
+async function lockRun(options: RunParts, parts: DriverParts): Promise<RunLock> {
+  const lock = await options.store.lock(options.takeOver ? { takeOver: true } : undefined);
+  if (lock.takenOver) parts.observer({ type: 'lock-taken-over', ...lock.takenOver });
+  return lock;
 }
 
 /**

@@ -55,6 +55,8 @@ export type RunEvent =
       acceptedChanges: string[];
     }
   | { type: 'reopened'; previousState: AgentStateName; maxTurns: number }
+  /** The run's lock was taken from another holder (its heartbeat past the lease, or --take-over). */
+  | { type: 'lock-taken-over'; holder: string; why: string; waitedMs: number }
   | { type: 'reconciled'; call: CallView; decision: ReconcileOutcomeName; detail: string | null }
   | {
       type: 'saved';

@@ -117,15 +117,50 @@ export class StoreWriteError extends Error {
   }
 }
 
+/**
+ * The file system refused what the store needed: permissions, a full disk, a file where a
+ * directory belongs. The environment, not the run, has to be fixed; nothing stored was changed.
+ */
+export class StoreAccessError extends Error {
+  override readonly name = 'StoreAccessError';
+  constructor(
+    /** The path the system refused, or the one in the way. */
+    readonly path: string,
+    /** What was being done, e.g. "read the journal". */
+    readonly action: string,
+    /** The errno code, e.g. EACCES. */
+    readonly code: string,
+    /** What is wrong and how to fix it, in words. */
+    readonly problem: string,
+    override readonly cause: unknown,
+  ) {
+    super(`Could not ${action}: ${problem}. Nothing stored was changed: fix that, then run the command again.`);
+  }
+}
+
 export class RunLockedError extends Error {
   override readonly name = 'RunLockedError';
   constructor(
     readonly location: string,
     readonly holder: string,
+    /** How to proceed; by default, wait for the holder. */
+    readonly advice = 'Wait for it to finish or stop it; a holder that has died is taken over automatically.',
+  ) {
+    super(`The run at ${location} is being driven by another process (${holder}). ${advice}`);
+  }
+}
+
+/** Another process took this run's lock over: this one stops before writing or running anything more. */
+export class RunLockLostError extends Error {
+  override readonly name = 'RunLockLostError';
+  constructor(
+    readonly location: string,
+    /** Why the lock is no longer this process's (who holds it now). */
+    readonly why: string,
   ) {
     super(
-      `The run at ${location} is being driven by another process (${holder}). ` +
-        `Wait for it to finish or stop it; a holder that has died is taken over automatically.`,
+      `This process no longer holds the run at ${location}: ${why}. It stopped before writing or running anything more; ` +
+        `the process that holds the lock now goes on with the run (durable-agent status shows where it stands).`,
     );
   }
 }

@@ -13,17 +13,23 @@ import path from 'node:path';
 import { fsyncDir } from '../util/durable-file.ts';
 import { StoreMissingError, StoreWriteError } from './errors.ts';
 import { type CommitMark, frameCommitMark, frameLine } from './framing.ts';
+import { environmentProblem, inEnvironment } from './fs-problems.ts';
 import type { JournalHeader, JournalRecord } from './journal-record.ts';
 import { type JournalBytes, type ReadJournal, readJournal } from './journal-reader.ts';
 import { readWhileWritten } from './live-read.ts';
-import { acquireLockFile } from './lock-file.ts';
+import { acquireLockFile, DEFAULT_LOCK_LEASE_MS, type HeldLockFile, LOCK_LEASE_RANGE_MS } from './lock-file.ts';
 import { describePoint, pointOf } from './record-points.ts';
-import type { AppendOptions, AppendReceipt, LoadedRun, LoadOptions, RecoveredTornTail, RunLock, RunStore } from './store.ts';
+import type { AppendOptions, AppendReceipt, LoadedRun, LoadOptions, LockOptions, RecoveredTornTail, RunLock, RunStore } from './store.ts';
 import { WriteFaultPlan } from './write-faults.ts';
 
 export interface FileStoreOptions {
-  /** Armed write failures (tests and drills), e.g. "effect-write:3". */
+  /** Armed write failures (tests and drills), e.g. "effect-write:3", "lock-write:1". */
   writeFaults?: string;
+  /**
+   * How long a lock held from another host may go without a heartbeat before it is taken over
+   * (default 30 s); the holder's heartbeat beats at a tenth of it, at most every 2 s.
+   */
+  lockLeaseMs?: number;
 }
 
 export const JOURNAL_FILE = 'journal.jsonl';
@@ -45,6 +51,9 @@ export class FileStore implements RunStore {
   readonly journalPath: string;
   private position: AppendPosition | null = null;
   private readonly faults: WriteFaultPlan;
+  private readonly lockLeaseMs: number;
+  /** The lock this store holds; while it does, every write first checks it was not taken over. */
+  private held: HeldLockFile | null = null;
 
   constructor(
     readonly dir: string,
@@ -53,6 +62,11 @@ export class FileStore implements RunStore {
     this.location = dir;
     this.journalPath = path.join(dir, JOURNAL_FILE);
     this.faults = new WriteFaultPlan(options.writeFaults);
+    this.lockLeaseMs = options.lockLeaseMs ?? DEFAULT_LOCK_LEASE_MS;
+    const { min, max } = LOCK_LEASE_RANGE_MS;
+    if (!Number.isInteger(this.lockLeaseMs) || this.lockLeaseMs < min || this.lockLeaseMs > max) {
+      throw new RangeError(`lockLeaseMs must be a whole number of milliseconds from ${min} to ${max}, not ${this.lockLeaseMs}`);
+    }
   }
 
   async exists(): Promise<boolean> {
@@ -65,6 +79,16 @@ export class FileStore implements RunStore {
    * consistent prefix. With `repair`, the lock holder's load: a cut-off end is cut off and kept.
    */
   async load(options: LoadOptions = {}): Promise<LoadedRun> {
+    if (options.repair) this.held?.assertHeld();
+    try {
+      return await this.loadJournal(options);
+    } catch (error) {
+      const action = options.repair ? `read the journal ${this.journalPath} and prepare it for writing` : `read the journal ${this.journalPath}`;
+      throw environmentProblem(error, action, this.journalPath) ?? error;
+    }
+  }
+
+  private async loadJournal(options: LoadOptions): Promise<LoadedRun> {
     let fd: number;
     try {
       fd = fs.openSync(this.journalPath, 'r');
@@ -97,7 +121,8 @@ export class FileStore implements RunStore {
   }
 
   async create(header: JournalHeader, first: JournalRecord): Promise<AppendReceipt> {
-    fs.mkdirSync(this.dir, { recursive: true });
+    this.held?.assertHeld();
+    this.makeDir();
     const head = frameLine(header);
     const body = frameLine(first);
     const markOffset = head.length;
@@ -126,6 +151,7 @@ export class FileStore implements RunStore {
   async append(record: JournalRecord, options: AppendOptions = {}): Promise<AppendReceipt> {
     const position = this.position;
     if (!position) throw new Error('FileStore.append before create() or load({ repair: true })');
+    this.held?.assertHeld();
     const line = frameLine(record);
     const next = { records: position.written.records + 1, bytes: position.written.bytes + line.length };
     try {
@@ -148,21 +174,41 @@ export class FileStore implements RunStore {
     return { bytes: line.length };
   }
 
-  async lock(): Promise<RunLock> {
-    fs.mkdirSync(this.dir, { recursive: true });
-    return acquireLockFile(path.join(this.dir, 'lock'), this.dir);
+  async lock(options: LockOptions = {}): Promise<RunLock> {
+    this.makeDir();
+    const held = await acquireLockFile(path.join(this.dir, 'lock'), this.dir, { ...options, leaseMs: this.lockLeaseMs, faults: this.faults });
+    this.held = held;
+    return {
+      holder: held.holder,
+      takenOver: held.takenOver,
+      release: async () => {
+        if (this.held === held) this.held = null;
+        await held.release();
+      },
+    };
+  }
+
+  /** Throws RunLockLostError once another process took this store's lock over. */
+  async assertOwnership(): Promise<void> {
+    this.held?.assertHeld();
   }
 
   async archive(): Promise<string> {
     const archiveDir = path.join(this.dir, 'archive');
-    fs.mkdirSync(archiveDir, { recursive: true });
     const target = path.join(archiveDir, `journal-${new Date().toISOString().replace(/[:.]/g, '-')}.jsonl`);
     this.close();
-    fs.renameSync(this.journalPath, target);
-    fsyncDir(archiveDir);
-    fsyncDir(this.dir);
+    inEnvironment(`move the journal ${this.journalPath} to ${archiveDir}`, archiveDir, () => {
+      fs.mkdirSync(archiveDir, { recursive: true });
+      fs.renameSync(this.journalPath, target);
+      fsyncDir(archiveDir);
+      fsyncDir(this.dir);
+    });
     this.position = null;
     return target;
+  }
+
+  private makeDir(): void {
+    inEnvironment(`create the run's directory ${this.dir}`, this.dir, () => fs.mkdirSync(this.dir, { recursive: true }));
   }
 
   close(): void {

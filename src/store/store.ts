@@ -54,7 +54,23 @@ export interface AppendOptions {
 export interface RunLock {
   /** Who holds it, for messages. */
   readonly holder: string;
+  /** Set when this lock was taken over from another holder the user should hear about. */
+  readonly takenOver?: LockTakeOver | null;
   release(): Promise<void>;
+}
+
+export interface LockTakeOver {
+  /** Who held the run: pid, host, since when, last heartbeat, command. */
+  holder: string;
+  /** Why it was taken over (its heartbeat is past the lease, --take-over). */
+  why: string;
+  /** How long the new holder waited for a live old one to notice and stop. */
+  waitedMs: number;
+}
+
+export interface LockOptions {
+  /** Take the lock at once, whoever holds it (the user is sure the holder is gone or wants it stopped). */
+  takeOver?: boolean;
 }
 
 export interface LoadOptions {
@@ -82,12 +98,13 @@ export interface RunStore {
   /** Creates the journal with its header and first record, atomically; fails if one exists. */
   create(header: JournalHeader, first: JournalRecord): Promise<AppendReceipt>;
   append(record: JournalRecord, options?: AppendOptions): Promise<AppendReceipt>;
-  lock(): Promise<RunLock>;
+  lock(options?: LockOptions): Promise<RunLock>;
   /** Moves the run aside (never deletes it) so a new one can start; returns where it went. */
   archive(): Promise<string>;
   /**
    * Optional: throws if this process no longer owns the run (a fleet store whose lease was taken
-   * over). Checked before each tool call, so a worker cut off from its run does not act for it.
+   * over, a file lock taken over with --take-over). Checked before each tool call, so a process
+   * cut off from its run does not act for it.
    */
   assertOwnership?(): Promise<void>;
 }

@@ -1,6 +1,8 @@
 /**
  * Armed write failures, to test what a full disk does to a run. Inert unless armed, e.g.
- * `effect-write:3` makes the third ledger write fail half-way with ENOSPC.
+ * `effect-write:3` makes the third ledger write fail half-way with ENOSPC. Besides the journal's
+ * points, `lock-write` fails the writing of the run's lock and `notes-write` that of the demo's
+ * sample notes.
  */
 import type { JournalRecord } from './journal-record.ts';
 import { pointOf } from './record-points.ts';
@@ -22,7 +24,11 @@ export class WriteFaultPlan {
 
   /** Counts this write; returns the error to fail it with, if it is armed. */
   check(record: JournalRecord): Error | null {
-    const point = pointOf(record);
+    return this.checkPoint(pointOf(record));
+  }
+
+  /** Counts a write at a point that is not a journal record (lock-write, notes-write). */
+  checkPoint(point: string): Error | null {
     const count = (this.seen.get(point) ?? 0) + 1;
     this.seen.set(point, count);
     if (!this.armed.get(point)?.has(count)) return null;

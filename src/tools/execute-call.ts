@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { PendingCall, ToolOutcome, ToolResultContent } from '../../machines/agent-loop.types.ts';
+import { redactSecrets } from '../util/redact.ts';
 import type { ToolContext, VerifyAnswer } from './tool.ts';
 import type { ToolRegistry } from './tool-registry.ts';
 
@@ -104,6 +105,7 @@ function toResultContent(value: unknown): ToolResultContent {
   return JSON.stringify(value, null, 2);
 }
 
+/** A tool's error goes to the model and into the ledger: an echoed key or password must not. */
 function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return redactSecrets(error instanceof Error ? error.message : String(error));
 }

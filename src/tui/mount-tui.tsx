@@ -13,6 +13,7 @@ import { type Instance, render } from 'ink';
 import type { Writers } from '../cli/plain-reporter.ts';
 import type { RunObserver } from '../runtime/run-events.ts';
 import { TuiApp } from './components/TuiApp.tsx';
+import { redactSecrets } from '../util/redact.ts';
 import { initialView, reduceView, type RunView, type ViewAction, type ViewSettings } from './run-view.ts';
 
 export interface TuiOptions extends ViewSettings {
@@ -82,8 +83,8 @@ export function createTuiReporter(options: TuiOptions): TuiReporter {
   return {
     observer: (event) => dispatch({ type: 'event', event, at: clock() }),
     writers: {
-      out: (text) => (instance ? dispatch({ type: 'print', stream: 'out', text }) : stdout.write(`${text}\n`)),
-      err: (text) => (instance ? dispatch({ type: 'print', stream: 'err', text }) : process.stderr.write(`${text}\n`)),
+      out: (text) => (instance ? dispatch({ type: 'print', stream: 'out', text }) : stdout.write(`${redactSecrets(text)}\n`)),
+      err: (text) => (instance ? dispatch({ type: 'print', stream: 'err', text }) : process.stderr.write(`${redactSecrets(text)}\n`)),
     },
     close: () => {
       dispatch({ type: 'close' });

@@ -9,6 +9,7 @@ import { detailLine, plainLine } from '../cli/plain-reporter.ts';
 import type { CallView, RunEvent, RunResult } from '../runtime/run-events.ts';
 import type { ReconcileOutcomeName } from '../store/journal-record.ts';
 import type { PointName } from '../store/record-points.ts';
+import { redactSecrets } from '../util/redact.ts';
 
 /**
  * Where one call of the turn stands. waiting: not started; running; returned: the tool is done,
@@ -172,12 +173,20 @@ function applyEvent(view: RunView, event: RunEvent, at: number): RunView {
       };
     case 'reopened':
       return { ...view, maxTurns: event.maxTurns };
+    case 'lock-taken-over':
+      return view;
     case 'reconciled':
       return {
         ...view,
         reconciled: [
           ...view.reconciled,
-          { id: event.call.id, name: event.call.name, readOnly: event.call.readOnly, decision: event.decision, detail: event.detail },
+          {
+            id: event.call.id,
+            name: event.call.name,
+            readOnly: event.call.readOnly,
+            decision: event.decision,
+            detail: event.detail === null ? null : redactSecrets(event.detail),
+          },
         ],
         calls: updateCall(view.calls, event.call, (call) => ({
           ...call,
@@ -213,7 +222,7 @@ function applyEvent(view: RunView, event: RunEvent, at: number): RunView {
     case 'ledger-write-failed':
       return { ...view, calls: updateCall(view.calls, event.call, (call) => ({ ...call, status: 'unrecorded' })) };
     case 'finished':
-      return { ...view, modelCall: null, ending: { kind: 'finished', result: event.result } };
+      return { ...view, modelCall: null, ending: { kind: 'finished', result: withoutSecrets(event.result) } };
   }
 }
 
@@ -272,6 +281,12 @@ function toneOf(event: RunEvent): LogTone {
   }
 }
 
+/** Every line the view shows goes through here: no secret is drawn (see redactSecrets). */
 function appendLog(view: RunView, text: string, tone: LogTone): RunView {
-  return { ...view, log: [...view.log, { id: view.log.length, text, tone }] };
+  return { ...view, log: [...view.log, { id: view.log.length, text: redactSecrets(text), tone }] };
+}
+
+/** The failure message is drawn under the view when the run ends. */
+function withoutSecrets(result: RunResult): RunResult {
+  return result.failure ? { ...result, failure: { ...result.failure, message: redactSecrets(result.failure.message) } } : result;
 }

@@ -9,6 +9,7 @@ import { scriptedModel } from '../../model/scripted-model.ts';
 import { CrashPoints } from '../../runtime/crash-points.ts';
 import { startRun } from '../../runtime/run-api.ts';
 import { FileStore } from '../../store/file-store.ts';
+import { WriteFaultPlan } from '../../store/write-faults.ts';
 import type { DemoArgs } from '../args.ts';
 import { dirOption, driveCliRun, STATE_DIR } from '../drive-run.ts';
 import { EXIT } from '../exit-codes.ts';
@@ -29,8 +30,17 @@ export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writer
     output: { plain: args.plain, verbose: args.verbose },
     resumeCommand: resumeCommandFor(dir),
     resume: args.resume ? { maxTurns: args.maxTurns, acceptLostRecord: args.acceptLostRecord, allowToolChange: args.allowToolChange } : null,
-    start: args.resume ? null : { task: DEMO_TASK, system: null, fresh: args.fresh, maxTurns: args.maxTurns, prepare: () => ensureSampleNotes(dir) },
+    start: args.resume
+      ? null
+      : {
+          task: DEMO_TASK,
+          system: null,
+          fresh: args.fresh,
+          maxTurns: args.maxTurns,
+          prepare: () => ensureSampleNotes(dir, new WriteFaultPlan(env.DURABLE_AGENT_FAIL_WRITE)),
+        },
     maxTokens: args.maxTokens,
+    takeOver: args.takeOver,
   });
 }
 

@@ -1,0 +1,58 @@
+/**
+ * Takes secrets out of text before it leaves the process (a printed line, an error message, a
+ * message stored in the journal). Gateways and proxies echo request headers in their error
+ * bodies, and the fleet prints database URLs, so any text that came from outside may carry one.
+ *
+ * What goes: the API key this process was given (ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, or one
+ * passed in), anything shaped like an Anthropic key, the value of an Authorization or x-api-key
+ * header, a bearer token, and the password of a URL (postgresql://user:PASSWORD@host).
+ */
+
+export const REDACTED = '[redacted]';
+
+/** Shorter values are not redacted verbatim: a test key "x" would otherwise erase every x. */
+const MIN_SECRET_LENGTH = 8;
+
+const ENV_SECRETS = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'] as const;
+
+const PATTERNS: ReadonlyArray<readonly [RegExp, string]> = [
+  // An Anthropic key wherever it stands (sk-ant-api03-…, sk-ant-admin01-…).
+  [/sk-ant-[A-Za-z0-9_-]+/g, `sk-ant-${REDACTED}`],
+  // A header as text or as JSON: `Authorization: Bearer X`, `"x-api-key":"X"`, `authorization=Basic X`.
+  [
+    /((?:authorization|proxy-authorization|x-api-key|api-key)["']?\s*[:=]\s*["']?\s*(?:(?:bearer|basic|token)\s+)?)[^\s"',;}]+/gi,
+    `$1${REDACTED}`,
+  ],
+  // A bearer token elsewhere (8 characters at least: "bearer of" in prose is left alone).
+  [/(\b(?:Bearer|bearer|BEARER)\s+)[A-Za-z0-9._~+/=-]{8,}/g, `$1${REDACTED}`],
+  // scheme://user:PASSWORD@host; a password with "/" or "@" is percent-encoded in a valid URL.
+  [/(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@]*:)[^\s@/]+@/gi, `$1${REDACTED}@`],
+  // libpq key=value strings: password=…
+  [/(\bpassword\s*=\s*)[^\s&;]+/gi, `$1${REDACTED}`],
+];
+
+/** Every pattern needs one of these; text without any (most lines) skips the patterns. */
+const TRIGGER = /sk-ant-|authoriz|api-key|bearer|:\/\/|password/i;
+
+/** The text with every secret it holds replaced by [redacted]; `extra` adds known secret values. */
+export function redactSecrets(text: string, extra: readonly (string | null | undefined)[] = []): string {
+  let out = text;
+  for (const secret of knownSecrets(extra)) {
+    if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+  }
+  if (!TRIGGER.test(out)) return out;
+  for (const [pattern, replacement] of PATTERNS) out = out.replace(pattern, replacement);
+  return out;
+}
+
+function knownSecrets(extra: readonly (string | null | undefined)[]): string[] {
+  const secrets: string[] = [];
+  const add = (value: string | null | undefined) => {
+    const trimmed = value?.trim();
+    if (trimmed && trimmed.length >= MIN_SECRET_LENGTH && !secrets.includes(trimmed)) secrets.push(trimmed);
+  };
+  for (const name of ENV_SECRETS) add(process.env[name]);
+  for (const value of extra) add(value);
+  // Longest first, so a key that contains another is taken out whole.
+  return secrets.length > 1 ? secrets.sort((a, b) => b.length - a.length) : secrets;
+}
