@@ -110,3 +110,13 @@ export function failureForStopReason(reply: ModelReply): RunFailure {
       };
   }
 }
+
+export function pauseLimitFailure(maxPausesInARow: number): RunFailure {
+  return {
+    reason: 'pause_limit',
+    message:
+      `The model paused its turn (stop_reason=pause_turn) more than ${maxPausesInARow} times in a row, the most this run allows. ` +
+      'The paused content is kept: resume the run to let the model continue it.',
+    retryable: true,
+  };
+}

@@ -16,7 +16,7 @@ import type {
   PendingCall,
   ToolOutcome,
 } from '../../machines/agent-loop.types.ts';
-import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
+import { MAX_PAUSES_IN_A_ROW, ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 import type {
   EncodedBlock,
   EncodedMessage,
@@ -68,6 +68,8 @@ export function encodeRecord(prev: DurableView | null, next: TransitionToEncode)
   if (!before || before.usage !== ctx.usage) record.usage = ctx.usage;
   if (!before || before.task !== ctx.task) record.task = ctx.task;
   if (!before || before.system !== ctx.system) record.system = ctx.system;
+  if (!before || before.pausesInARow !== ctx.pausesInARow) record.pausesInARow = ctx.pausesInARow;
+  if (!before || before.maxPausesInARow !== ctx.maxPausesInARow) record.maxPausesInARow = ctx.maxPausesInARow;
 
   // Ledger entries first: a tool_result in a new message may point at an entry added right here.
   const ledgerAfter = prev ? new LedgerOverlay(prev.ledger) : new LedgerOverlay(new Map());
@@ -113,6 +115,8 @@ export function applyRecord(into: DurableView | null, record: JournalRecord): Du
   if (record.usage !== undefined) ctx.usage = record.usage;
   if (record.task !== undefined) ctx.task = record.task;
   if (record.system !== undefined) ctx.system = record.system;
+  if (record.pausesInARow !== undefined) ctx.pausesInARow = record.pausesInARow;
+  if (record.maxPausesInARow !== undefined) ctx.maxPausesInARow = record.maxPausesInARow;
   if (record.results) {
     const edit = record.results;
     checkEdit(record.seq, 'results', edit, ctx.results.length);
@@ -151,6 +155,9 @@ function emptyContext(): AgentContext {
     messages: [],
     pending: [],
     results: [],
+    // Journals written before the pause limit existed hold neither field: they start from these.
+    pausesInARow: 0,
+    maxPausesInARow: MAX_PAUSES_IN_A_ROW,
     heldReply: null,
     finalText: null,
     failure: null,

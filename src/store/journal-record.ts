@@ -108,6 +108,9 @@ export interface JournalRecord {
   usage?: TokenUsage;
   task?: string;
   system?: string | null;
+  /** Absent in journals written before the pause limit (read as 0 and the default limit). */
+  pausesInARow?: number;
+  maxPausesInARow?: number;
   messages?: ListEdit<EncodedMessage>;
   pending?: EncodedPendingCall[];
   /** Ledger entries written by this transition (appended to the turn's results after `from`). */

@@ -40,7 +40,13 @@ describe('reading the agent loop machine', () => {
   it('labels arrows with their events and guards; the unguarded fallback reads [otherwise]', () => {
     const edge = (id: string) => edgesOf(graph).find((e) => e.id === id)!;
     expect(edgeLabelLines(edge('awaitingModel->pendingTool'))).toEqual(['MODEL_REPLY', '[replyWantsTools', ' && turnsRemain]']);
-    expect(edgeLabelLines(edge('closed->failed'))).toEqual(['MODEL_REPLY', '[otherwise]', 'MODEL_REPLY_INVALID']);
+    expect(edgeLabelLines(edge('closed->failed'))).toEqual([
+      'MODEL_REPLY',
+      '[replyPausesTurn',
+      ' && pauseLimitReached]',
+      '[otherwise]',
+      'MODEL_REPLY_INVALID',
+    ]);
     expect(edgeLabelLines(edge('pendingTool->effectRecorded'))).toEqual(['TOOL_RESULT', '[isLastOpenCall]', '[isOpenCall]']);
     expect(edgeLabelLines(edge('effectRecorded->closed'))).toEqual(['CLOSE_TURN', '[allCallsRecorded]']);
   });
