@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { initialTransition } from 'xstate';
 import { effectOfActions } from '../../machines/agent-loop.effects.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
+import { MAX_PAUSES_IN_A_ROW } from '../../machines/agent-loop.types.ts';
 import type { Model } from '../model/model.ts';
 import { RunExistsError } from '../store/errors.ts';
 import { foldJournal } from '../store/fold-journal.ts';
@@ -45,6 +46,8 @@ export interface StartOptions extends RunParts {
   task: string;
   system?: string | null;
   maxTurns?: number;
+  /** The most pause_turn replies in a row the run continues after (default MAX_PAUSES_IN_A_ROW, 8); one more fails it, resumably. */
+  maxPausesInARow?: number;
   /** Archive an unfinished run found in the store instead of refusing to start. */
   fresh?: boolean;
 }
@@ -62,7 +65,8 @@ export async function startRun(options: StartOptions): Promise<RunResult> {
     const archivedPrevious = await clearFinishedRun(store, options.fresh === true);
     const runId = randomUUID();
     const maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
-    const [snapshot, actions] = initialTransition(agentLoopMachine, { task: options.task, system: options.system ?? null, maxTurns });
+    const input = { task: options.task, system: options.system ?? null, maxTurns, maxPausesInARow: options.maxPausesInARow ?? MAX_PAUSES_IN_A_ROW };
+    const [snapshot, actions] = initialTransition(agentLoopMachine, input);
     const record = encodeRecord(null, {
       seq: 0,
       at: Date.now(),

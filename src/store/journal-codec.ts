@@ -27,6 +27,11 @@ import type {
   RecordNote,
 } from './journal-record.ts';
 import { isLedgerRef } from './journal-record.ts';
+import { messageProblem, outcomeProblem, pendingProblem, storedUsage } from './record-shape.ts';
+
+function isStoredLedgerRef(block: unknown): boolean {
+  return block !== null && typeof block === 'object' && isLedgerRef(block as EncodedBlock);
+}
 
 /** What is durable: the snapshot as of the last record, plus every ledger entry of the run. */
 export interface DurableView {
@@ -112,7 +117,7 @@ export function applyRecord(into: DurableView | null, record: JournalRecord): Du
   view.state = record.state;
   if (record.turn !== undefined) ctx.turn = record.turn;
   if (record.maxTurns !== undefined) ctx.maxTurns = record.maxTurns;
-  if (record.usage !== undefined) ctx.usage = record.usage;
+  if (record.usage !== undefined) ctx.usage = storedUsage(record.usage);
   if (record.task !== undefined) ctx.task = record.task;
   if (record.system !== undefined) ctx.system = record.system;
   if (record.pausesInARow !== undefined) ctx.pausesInARow = record.pausesInARow;
@@ -122,6 +127,8 @@ export function applyRecord(into: DurableView | null, record: JournalRecord): Du
     checkEdit(record.seq, 'results', edit, ctx.results.length);
     ctx.results.length = edit.from;
     for (const outcome of edit.add) {
+      const problem = outcomeProblem(outcome);
+      if (problem) throw new JournalDecodeError(record.seq, problem);
       ctx.results.push(outcome);
       view.ledger.set(outcome.tool_use_id, outcome);
     }
@@ -218,6 +225,8 @@ function sameAsLedger(block: ContentBlock, outcome: ToolOutcome): boolean {
 }
 
 function decodeMessage(seq: number, message: EncodedMessage, ledger: Map<string, ToolOutcome>): Message {
+  const problem = messageProblem(message, isStoredLedgerRef);
+  if (problem) throw new JournalDecodeError(seq, problem);
   if (typeof message.content === 'string') return message as Message;
   let changed = false;
   const content = message.content.map((block): ContentBlock => {
@@ -240,7 +249,12 @@ function encodePending(pending: PendingCall[], messages: Message[]): EncodedPend
 }
 
 function decodePending(seq: number, pending: EncodedPendingCall[], messages: Message[]): PendingCall[] {
+  if (!Array.isArray(pending)) throw new JournalDecodeError(seq, 'the pending calls are not a list');
   if (pending.length === 0) return [];
+  for (const call of pending) {
+    const problem = pendingProblem(call);
+    if (problem) throw new JournalDecodeError(seq, problem);
+  }
   let inputs: Map<string, unknown> | null = null;
   return pending.map((call) => {
     if ('input' in call) return { id: call.id, name: call.name, input: call.input };

@@ -54,6 +54,8 @@ export interface EncodedPendingCall {
 export interface RecordNote {
   reconcile?: ReconcileNote;
   reopened?: { maxTurns: number; previousState: AgentStateName };
+  /** On a MODEL_USAGE record: why some of the reply's token figures were counted as 0. */
+  usage?: string;
   /** On the first record of a run: which process started it. */
   started?: { pid: number };
   /**
