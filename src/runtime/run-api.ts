@@ -18,6 +18,7 @@ import { ToolRegistry } from '../tools/tool-registry.ts';
 import type { CrashHandler } from './crash-points.ts';
 import { CrashPoints } from './crash-points.ts';
 import type { RunObserver, RunResult } from './run-events.ts';
+import type { RunInspector } from './run-inspection.ts';
 import type { DriverParts } from './run-driver.ts';
 import { RunDriver } from './run-driver.ts';
 
@@ -40,6 +41,12 @@ export interface RunParts {
   maxTokens?: number;
   /** Abort to stop the run at the next step boundary (SIGTERM in a worker, a lost lease). */
   signal?: AbortSignal;
+  /**
+   * Receives XState inspection events (`@xstate.actor`, `@xstate.event`, `@xstate.snapshot`) for
+   * every transition the run takes, once saved: pass `createBrowserInspector().inspect` from
+   * @statelyai/inspect, or any function or observer, as to `createActor(machine, { inspect })`.
+   */
+  inspect?: RunInspector;
 }
 
 export interface StartOptions extends RunParts {
@@ -137,5 +144,6 @@ function driverParts(options: RunParts): DriverParts {
     observer: options.observer ?? (() => {}),
     toolTimeoutMs: options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
     maxTokens: options.maxTokens ?? DEFAULT_MAX_TOKENS,
+    inspect: options.inspect,
   };
 }

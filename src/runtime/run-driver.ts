@@ -25,6 +25,7 @@ import { executeCall, outcome, verifyCall } from '../tools/execute-call.ts';
 import { unrecordableOutcome } from '../tools/recordable.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 import type { CrashPoints } from './crash-points.ts';
+import { RunInspection, type RunInspector } from './run-inspection.ts';
 import type { CallView, RunEvent, RunObserver, RunResult, RunStatusName } from './run-events.ts';
 
 export type AgentSnapshot = SnapshotFrom<typeof agentLoopMachine>;
@@ -47,6 +48,7 @@ export interface DriverParts {
   observer: RunObserver;
   toolTimeoutMs: number;
   maxTokens: number;
+  inspect: RunInspector | undefined;
 }
 
 export class RunDriver {
@@ -57,6 +59,7 @@ export class RunDriver {
   private pendingResumeNote: ResumeNote | null = null;
   /** Ledger hits a resume reused since the last record; the next record notes them. */
   private pendingReuses: ReconcileNote[] = [];
+  private readonly inspection: RunInspection;
 
   constructor(
     private readonly parts: DriverParts,
@@ -65,6 +68,7 @@ export class RunDriver {
     private durable: DurableView,
     private seq: number,
   ) {
+    this.inspection = new RunInspection(parts.inspect, runId, `${runId}#${seq - 1}`, agentLoopMachine, () => this.snapshot);
     for (const message of snapshot.context.messages) {
       if (message.role !== 'assistant' || typeof message.content === 'string') continue;
       for (const block of message.content) if (block.type === 'tool_use') this.usedToolUseIds.add(block.id as string);
@@ -78,6 +82,8 @@ export class RunDriver {
   /** Reports the record that created the run (it was written by the store's create()). */
   announceCreated(record: JournalRecord, receipt: AppendReceipt): void {
     this.reportSaved(record, receipt);
+    const { task, system, maxTurns, maxPausesInARow } = this.snapshot.context;
+    this.inspection.started({ task, system, maxTurns, maxPausesInARow });
   }
 
   /** Runs effects until the machine rests in a final state. */
@@ -110,6 +116,7 @@ export class RunDriver {
    */
   async resume(maxTurns: number | undefined, tornTail: RecoveredTornTail | null, lastStored: StoredRecord): Promise<RunResult> {
     const context = this.snapshot.context;
+    this.inspection.started(undefined);
     this.pendingResumeNote = {
       pid: process.pid,
       fromSeq: this.seq - 1,
@@ -173,6 +180,7 @@ export class RunDriver {
     const context = { ...this.snapshot.context, maxTurns, failure: null, pausesInARow };
     this.snapshot = agentLoopMachine.resolveState({ value: state, context });
     await this.persist('REOPEN', { reopened: { maxTurns, previousState } });
+    this.inspection.took({ type: 'REOPEN', maxTurns, previousState });
     this.emit({ type: 'reopened', previousState, maxTurns });
   }
 
@@ -276,6 +284,7 @@ export class RunDriver {
     const context = this.snapshot.context;
     this.snapshot = agentLoopMachine.resolveState({ value: this.state, context: { ...context, usage: addUsage(context.usage, usage) } });
     await this.persist('MODEL_USAGE', usageNote ? { usage: usageNote } : undefined, { sync: false });
+    this.inspection.took({ type: 'MODEL_USAGE', usage });
   }
 
   private async runCall(call: PendingCall): Promise<ToolOutcome> {
@@ -311,6 +320,7 @@ export class RunDriver {
       if (!(error instanceof StoreWriteError)) throw error;
       this.emit({ type: 'ledger-write-failed', call: this.callView(call), error });
     }
+    this.inspection.took({ type: 'TOOL_RESULT', outcome: result });
     return effectOfActions(actions);
   }
 
@@ -319,6 +329,7 @@ export class RunDriver {
     if (next === this.snapshot) throw new Error(`the machine did not take ${event.type} in ${this.state}`);
     this.snapshot = next;
     await this.persist(event.type);
+    this.inspection.took(event);
     return effectOfActions(actions);
   }
 
