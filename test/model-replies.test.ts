@@ -145,6 +145,12 @@ describe('pause_turn, again and again', () => {
     const failed = await startRun({ store: strict, model: scriptedModel(script), tools, task: 't', maxPausesInARow: 1 });
     expect(failed.failure).toMatchObject({ reason: 'pause_limit' });
     expect(failed.failure!.message).toContain('more than 1 times in a row');
+
+    for (const bad of [-1, 1.5, Number.NaN, Infinity]) {
+      await expect(startRun({ store: newStore(), model: scriptedModel(script), tools, task: 't', maxPausesInARow: bad })).rejects.toThrow(
+        /maxPausesInARow must be a whole number of 0 or more/,
+      );
+    }
   });
 });
 

@@ -72,7 +72,7 @@ export async function startRun(options: StartOptions): Promise<RunResult> {
     const archivedPrevious = await clearFinishedRun(store, options.fresh === true);
     const runId = randomUUID();
     const maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
-    const input = { task: options.task, system: options.system ?? null, maxTurns, maxPausesInARow: options.maxPausesInARow ?? MAX_PAUSES_IN_A_ROW };
+    const input = { task: options.task, system: options.system ?? null, maxTurns, maxPausesInARow: pauseLimitOf(options) };
     const [snapshot, actions] = initialTransition(agentLoopMachine, input);
     const record = encodeRecord(null, {
       seq: 0,
@@ -132,6 +132,14 @@ async function clearFinishedRun(store: RunStore, fresh: boolean): Promise<string
     if (view.state !== 'done') throw new RunExistsError(store.location, view.state, view.context.turn);
   }
   return store.archive();
+}
+
+function pauseLimitOf(options: StartOptions): number {
+  const limit = options.maxPausesInARow ?? MAX_PAUSES_IN_A_ROW;
+  if (!Number.isSafeInteger(limit) || limit < 0) {
+    throw new RangeError(`maxPausesInARow must be a whole number of 0 or more (got ${String(limit)}); nothing was started.`);
+  }
+  return limit;
 }
 
 function driverParts(options: RunParts): DriverParts {

@@ -305,7 +305,7 @@ export class RunDriver {
    * An outcome the journal cannot encode is recorded as "it ran, its result is lost" instead:
    * the call happened, and a resume must not run it again.
    */
-  private async recordOutcome(call: PendingCall, result: ToolOutcome, note?: RecordNote, encodable = true): Promise<AnnouncedEffect | null> {
+  private async recordOutcome(call: PendingCall, result: ToolOutcome, note?: RecordNote, mayReplace = true): Promise<AnnouncedEffect | null> {
     const before = this.snapshot;
     const [next, actions] = transition(agentLoopMachine, before, { type: 'TOOL_RESULT', outcome: result });
     if (next === before) throw new Error(`the machine did not take the result of ${call.id} in ${this.state}`);
@@ -313,7 +313,7 @@ export class RunDriver {
     try {
       await this.persist('TOOL_RESULT', note);
     } catch (error) {
-      if (error instanceof RecordEncodeError && encodable) {
+      if (error instanceof RecordEncodeError && mayReplace) {
         this.snapshot = before;
         return this.recordOutcome(call, unrecordableOutcome(call, error.problem), note, false);
       }
