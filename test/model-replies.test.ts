@@ -255,3 +255,22 @@ describe('through the real SDK, from an endpoint that sends such replies', () =>
     }
   });
 });
+
+describe('a reply from a Model of ones own that JSON cannot hold', () => {
+  it('is refused as an invalid reply, recorded, with nothing executed', async () => {
+    const { tools, counter } = countingTools();
+    const store = newStore();
+    const reply: ModelReply = {
+      content: [{ type: 'tool_use', id: 'e1', name: 'send_email', input: { to: 'x', attempt: 1n } }],
+      stop_reason: 'tool_use',
+      usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
+    };
+    const first = await startRun({ store, model: scriptedModel([reply]), tools, task: 't' });
+    expect(first.failure).toMatchObject({ reason: 'invalid_reply', retryable: true });
+    expect(first.failure!.message).toContain('the reply holds a value the journal cannot record (Do not know how to serialize a BigInt)');
+    expect(counter.of('e1')).toBe(0);
+    expect(await lastRecord(store)).toMatchObject({ event: 'MODEL_REPLY_INVALID', state: 'failed' });
+    const second = await resumeRun({ store, model: scriptedModel([email('e1'), endTurnReply('sent')]), tools });
+    expect(second).toMatchObject({ status: 'done', text: 'sent' });
+  });
+});

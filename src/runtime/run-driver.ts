@@ -268,9 +268,16 @@ export class RunDriver {
       reply = received.reply;
     }
     const problem = replyProblem(reply, this.usedToolUseIds);
-    const event: AgentEvent = problem ? { type: 'MODEL_REPLY_INVALID', reason: problem, usage: ZERO_USAGE } : { type: 'MODEL_REPLY', reply };
-    const effect = await this.step(event);
-    if (!problem) for (const block of toolUsesOf(reply)) this.usedToolUseIds.add(block.id);
+    if (problem) return this.step({ type: 'MODEL_REPLY_INVALID', reason: problem, usage: ZERO_USAGE });
+    let effect: AnnouncedEffect | null;
+    try {
+      effect = await this.step({ type: 'MODEL_REPLY', reply });
+    } catch (error) {
+      // A reply from a user's own Model may hold what JSON cannot (a BigInt): refused like any bad reply.
+      if (!(error instanceof RecordEncodeError)) throw error;
+      return this.step({ type: 'MODEL_REPLY_INVALID', reason: `the reply holds a value the journal cannot record (${error.problem})`, usage: ZERO_USAGE });
+    }
+    for (const block of toolUsesOf(reply)) this.usedToolUseIds.add(block.id);
     return effect;
   }
 
@@ -327,8 +334,15 @@ export class RunDriver {
   private async step(event: AgentEvent): Promise<AnnouncedEffect | null> {
     const [next, actions] = transition(agentLoopMachine, this.snapshot, event);
     if (next === this.snapshot) throw new Error(`the machine did not take ${event.type} in ${this.state}`);
+    const before = this.snapshot;
     this.snapshot = next;
-    await this.persist(event.type);
+    try {
+      await this.persist(event.type);
+    } catch (error) {
+      // Nothing of an unencodable record was written: the run stands where it was.
+      if (error instanceof RecordEncodeError) this.snapshot = before;
+      throw error;
+    }
     this.inspection.took(event);
     return effectOfActions(actions);
   }
