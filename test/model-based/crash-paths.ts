@@ -174,8 +174,9 @@ function walk(kind: 'shortest' | 'simple', maxTurns: number, maxPausesInARow: nu
 
 /**
  * The paths the crash suite covers: every simple path with MAX_TURNS=1 (all of turn 1 and the
- * MAX_TURNS stop; a pause continued, then one too many) and the shortest path to every state
- * with MAX_TURNS=2 (a second turn, ids across turns, a stop after two turns; no pause allowed).
+ * MAX_TURNS stop; a pause continued, then one too many), the shortest path to every state with
+ * MAX_TURNS=2 (a second turn, ids across turns, a stop after two turns), and the shortest path
+ * to every state with MAX_TURNS=1 and no pause allowed (the pause limit met in `closed`).
  */
 export interface GeneratedPaths {
   /** Paths the walks produced, before merging. */
@@ -193,7 +194,8 @@ export type PathSource = readonly ['simple' | 'shortest', number, number?];
 
 export const ALL_PATHS: readonly PathSource[] = [
   ['simple', 1, 1],
-  ['shortest', 2, 0],
+  ['shortest', 2, 1],
+  ['shortest', 1, 0],
 ];
 
 export function generateCrashPaths(sources: readonly PathSource[] = ALL_PATHS): GeneratedPaths {
