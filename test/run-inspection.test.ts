@@ -1,11 +1,11 @@
 /**
  * `inspect` on startRun/resumeRun: the run reported as XState reports an actor, so an inspector
- * written for XState (`createBrowserInspector().inspect` from @statelyai/inspect) can watch it.
+ * written for XState (`createSkyInspector().inspect` from @statelyai/inspect) can watch it.
  * Checked against a real XState actor of the same machine fed the same events.
  */
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createActor, type InspectionEvent } from 'xstate';
+import { type ActorOptions, createActor, type InspectionEvent } from 'xstate';
 import { agentLoopMachine } from '../machines/agent-loop.machine.ts';
 import type { AgentEvent } from '../machines/agent-loop.types.ts';
 import { endTurnReply, scriptedModel, stopReply, toolUseReply } from '../src/model/scripted-model.ts';
@@ -54,7 +54,9 @@ describe('inspecting a run', () => {
   it('reports what a real XState actor of the machine reports for the same events, plus the driver’s MODEL_USAGE', async () => {
     const inspected: InspectionEvent[] = [];
     const { tools } = countingTools();
-    const result = await startRun({ store: newStore(), model: scriptedModel(script()), tools, task: 'the task', inspect: (e) => inspected.push(e) });
+    // Typed as XState's own option: whatever createActor takes as `inspect`, a run takes too.
+    const inspect: NonNullable<ActorOptions<typeof agentLoopMachine>['inspect']> = (e) => inspected.push(e);
+    const result = await startRun({ store: newStore(), model: scriptedModel(script()), tools, task: 'the task', inspect });
     expect(result.status).toBe('done');
 
     const fromRun = inspected.filter((e) => !('event' in e) || e.event.type !== 'MODEL_USAGE');

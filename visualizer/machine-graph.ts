@@ -161,7 +161,8 @@ interface HigherOrderGuard {
   guards: unknown[];
 }
 
-function guardTreeOf(guard: unknown): GuardTree {
+/** A machine's guard (a name or and/or/not of guards) as a tree of names. */
+export function guardTreeOf(guard: unknown): GuardTree {
   if (typeof guard === 'string') return guard;
   if (typeof guard === 'function' && Array.isArray((guard as HigherOrderGuard).guards)) {
     const op = guard.name;

@@ -43,7 +43,7 @@ export interface RunParts {
   signal?: AbortSignal;
   /**
    * Receives XState inspection events (`@xstate.actor`, `@xstate.event`, `@xstate.snapshot`) for
-   * every transition the run takes, once saved: pass `createBrowserInspector().inspect` from
+   * every transition the run takes, once saved: pass `createSkyInspector().inspect` from
    * @statelyai/inspect, or any function or observer, as to `createActor(machine, { inspect })`.
    */
   inspect?: RunInspector;

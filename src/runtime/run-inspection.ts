@@ -1,7 +1,6 @@
 /**
- * A run as XState's inspection API sees an actor, so that any inspector (`createBrowserInspector()
- * .inspect` or `createSkyInspector().inspect` from @statelyai/inspect, a logger, a test) can watch
- * it. The run is not an XState actor (the driver computes each snapshot with the pure
+ * A run as XState's inspection API sees an actor, so that any inspector (`createSkyInspector()
+ * .inspect` from @statelyai/inspect, a browser inspector, a logger, a test) can watch it. The run is not an XState actor (the driver computes each snapshot with the pure
  * `transition()` and persists it before any effect), so the events are made here, shaped as
  * XState's own: `@xstate.actor` when a process takes the run up, then `@xstate.event` and
  * `@xstate.snapshot` for every transition the driver takes, once it is saved. Two events are the

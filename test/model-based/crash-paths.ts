@@ -11,6 +11,7 @@ import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
 import type { AgentEvent, AgentStateName, ContentBlock, ModelReply } from '../../machines/agent-loop.types.ts';
 import { endTurnReply, stopReply, toolUseReply } from '../../src/model/scripted-model.ts';
 import { pointOf } from '../../src/store/record-points.ts';
+import { guardText, guardTreeOf } from '../../visualizer/machine-graph.ts';
 
 export type Snapshot = SnapshotFrom<typeof agentLoopMachine>;
 
@@ -293,7 +294,7 @@ export function machineTransitions(): Map<string, AnyTransitionDefinition[]> {
 }
 
 export function describeTransition(definition: AnyTransitionDefinition): string {
-  const guard = definition.guard ? ` [${typeof definition.guard === 'string' ? definition.guard : JSON.stringify(definition.guard)}]` : '';
+  const guard = definition.guard ? ` [${guardText(guardTreeOf(definition.guard))}]` : '';
   const targets = (definition.target ?? []).map((node) => node.key).join(',');
   return `${definition.source.key} -${definition.eventType}${guard}-> ${targets || '(self)'}`;
 }
