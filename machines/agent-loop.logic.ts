@@ -21,6 +21,21 @@ export function isTextBlock(block: ContentBlock): block is TextBlock {
   return block.type === 'text' && typeof block.text === 'string';
 }
 
+/**
+ * Why a content list is not one every reader of the loop can walk (objects with a string
+ * `type`), or null. Replies are checked with it before the machine sees them.
+ */
+export function contentProblem(content: readonly unknown[]): string | null {
+  for (let i = 0; i < content.length; i++) {
+    const block = content[i];
+    if (block === null || typeof block !== 'object' || Array.isArray(block)) {
+      return `content block ${i} is ${block === null ? 'null' : Array.isArray(block) ? 'a list' : `a ${typeof block}`}, not a content block`;
+    }
+    if (typeof (block as { type?: unknown }).type !== 'string') return `content block ${i} has no type`;
+  }
+  return null;
+}
+
 export function toolUsesOf(reply: ModelReply): ToolUseBlock[] {
   return reply.content.filter(isToolUseBlock);
 }
@@ -109,4 +124,14 @@ export function failureForStopReason(reply: ModelReply): RunFailure {
         retryable: true,
       };
   }
+}
+
+export function pauseLimitFailure(maxPausesInARow: number): RunFailure {
+  return {
+    reason: 'pause_limit',
+    message:
+      `The model paused its turn (stop_reason=pause_turn) more than ${maxPausesInARow} times in a row, the most this run allows. ` +
+      'The paused content is kept: resume the run to let the model continue it.',
+    retryable: true,
+  };
 }

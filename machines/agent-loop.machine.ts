@@ -4,7 +4,7 @@
  *   awaitingModel ─MODEL_REPLY(tool_use)→ pendingTool (checkpoint A)
  *   pendingTool ─TOOL_RESULT→ effectRecorded (the outcome is in the ledger) ─TOOL_RESULT→ …
  *   effectRecorded ─CLOSE_TURN→ closed (checkpoint B: every tool_result is in messages)
- *   closed ─MODEL_REPLY→ pendingTool | done | stoppedAtMaxTurns | failed
+ *   closed ─MODEL_REPLY→ pendingTool | done | stoppedAtMaxTurns | failed (the same list as awaitingModel)
  *
  * Pure on purpose: named actions and guards only, no I/O, no invoked actors. Every state is a
  * resting state (nothing leaves by `always`), so every snapshot the runtime persists is one a
@@ -12,18 +12,19 @@
  * `requestTurnClose` do nothing here: they announce the effect the runtime must carry out once
  * the snapshot that names it is durable.
  */
-import { and, assign, setup } from 'xstate';
+import { and, assertEvent, assign, setup } from 'xstate';
 import {
   addUsage,
   assistantMessageOf,
   failureForStopReason,
   openCalls,
+  pauseLimitFailure,
   pendingCallsOf,
   textOf,
   toolResultsMessageOf,
 } from './agent-loop.logic.ts';
 import type { AgentContext, AgentEvent, AgentInput } from './agent-loop.types.ts';
-import { ZERO_USAGE } from './agent-loop.types.ts';
+import { MAX_PAUSES_IN_A_ROW, ZERO_USAGE } from './agent-loop.types.ts';
 
 /** The runtime executes these; inside the machine they are only announcements. */
 function announceEffect(): void {}
@@ -46,13 +47,15 @@ function initialContext({ input = NO_INPUT }: { input: AgentInput | undefined })
     messages: [{ role: 'user', content: input.task }],
     pending: [],
     results: [],
+    pausesInARow: 0,
+    maxPausesInARow: input.maxPausesInARow ?? MAX_PAUSES_IN_A_ROW,
     heldReply: null,
     finalText: null,
     failure: null,
   };
 }
 
-export const agentLoopMachine = setup({
+const machineSetup = setup({
   types: {
     context: {} as AgentContext,
     events: {} as AgentEvent,
@@ -63,27 +66,43 @@ export const agentLoopMachine = setup({
     runPendingTools: announceEffect,
     requestTurnClose: announceEffect,
     countReplyUsage: assign({
-      usage: ({ context, event }) =>
-        event.type === 'MODEL_REPLY' ? addUsage(context.usage, event.reply.usage)
-        : event.type === 'MODEL_REPLY_INVALID' ? addUsage(context.usage, event.usage)
-        : context.usage,
+      usage: ({ context, event }) => {
+        assertEvent(event, ['MODEL_REPLY', 'MODEL_REPLY_INVALID']);
+        return addUsage(context.usage, event.type === 'MODEL_REPLY' ? event.reply.usage : event.usage);
+      },
+    }),
+    trackPauses: assign({
+      pausesInARow: ({ context, event }) => {
+        assertEvent(event, ['MODEL_REPLY', 'MODEL_REPLY_INVALID']);
+        return event.type === 'MODEL_REPLY' && event.reply.stop_reason === 'pause_turn' ? context.pausesInARow + 1 : 0;
+      },
     }),
     appendAssistantReply: assign({
-      messages: ({ context, event }) =>
-        event.type === 'MODEL_REPLY' ? [...context.messages, assistantMessageOf(event.reply)] : context.messages,
+      messages: ({ context, event }) => {
+        assertEvent(event, 'MODEL_REPLY');
+        return [...context.messages, assistantMessageOf(event.reply)];
+      },
     }),
     openTurn: assign({
       turn: ({ context }) => context.turn + 1,
-      pending: ({ context, event }) => (event.type === 'MODEL_REPLY' ? pendingCallsOf(event.reply) : context.pending),
+      pending: ({ event }) => {
+        assertEvent(event, 'MODEL_REPLY');
+        return pendingCallsOf(event.reply);
+      },
       results: () => [],
       heldReply: () => null,
     }),
     holdReply: assign({
-      heldReply: ({ context, event }) => (event.type === 'MODEL_REPLY' ? event.reply : context.heldReply),
+      heldReply: ({ event }) => {
+        assertEvent(event, 'MODEL_REPLY');
+        return event.reply;
+      },
     }),
     recordToolResult: assign({
-      results: ({ context, event }) =>
-        event.type === 'TOOL_RESULT' ? [...context.results, event.outcome] : context.results,
+      results: ({ context, event }) => {
+        assertEvent(event, 'TOOL_RESULT');
+        return [...context.results, event.outcome];
+      },
     }),
     closeTurn: assign({
       messages: ({ context }) => [...context.messages, toolResultsMessageOf(context.pending, context.results)],
@@ -91,38 +110,133 @@ export const agentLoopMachine = setup({
       results: () => [],
     }),
     recordFinalText: assign({
-      finalText: ({ event }) => (event.type === 'MODEL_REPLY' ? textOf(event.reply.content) : null),
+      finalText: ({ event }) => {
+        assertEvent(event, 'MODEL_REPLY');
+        return textOf(event.reply.content);
+      },
     }),
     recordStopFailure: assign({
-      failure: ({ context, event }) => (event.type === 'MODEL_REPLY' ? failureForStopReason(event.reply) : context.failure),
+      failure: ({ event }) => {
+        assertEvent(event, 'MODEL_REPLY');
+        return failureForStopReason(event.reply);
+      },
+    }),
+    recordPauseLimit: assign({
+      failure: ({ context }) => pauseLimitFailure(context.maxPausesInARow),
     }),
     recordInvalidReply: assign({
-      failure: ({ context, event }) =>
-        event.type === 'MODEL_REPLY_INVALID'
-          ? {
-              reason: 'invalid_reply' as const,
-              message: `The model's reply could not be acted on: ${event.reason}. Nothing in it was executed.`,
-              retryable: true,
-            }
-          : context.failure,
+      failure: ({ event }) => {
+        assertEvent(event, 'MODEL_REPLY_INVALID');
+        return {
+          reason: 'invalid_reply' as const,
+          message: `The model's reply could not be acted on: ${event.reason}. Nothing in it was executed.`,
+          retryable: true,
+        };
+      },
+      // A held reply that turns out invalid is dropped, so that the resume asks the model again.
+      heldReply: () => null,
     }),
   },
   guards: {
-    replyWantsTools: ({ event }) => event.type === 'MODEL_REPLY' && event.reply.stop_reason === 'tool_use',
+    replyWantsTools: ({ event }) => {
+      assertEvent(event, 'MODEL_REPLY');
+      return event.reply.stop_reason === 'tool_use';
+    },
     turnsRemain: ({ context }) => context.turn < context.maxTurns,
-    replyPausesTurn: ({ event }) => event.type === 'MODEL_REPLY' && event.reply.stop_reason === 'pause_turn',
-    replyEndsTurn: ({ event }) =>
-      event.type === 'MODEL_REPLY' && (event.reply.stop_reason === 'end_turn' || event.reply.stop_reason === 'stop_sequence'),
+    replyPausesTurn: ({ event }) => {
+      assertEvent(event, 'MODEL_REPLY');
+      return event.reply.stop_reason === 'pause_turn';
+    },
+    pauseLimitReached: ({ context }) => context.pausesInARow >= context.maxPausesInARow,
+    replyEndsTurn: ({ event }) => {
+      assertEvent(event, 'MODEL_REPLY');
+      return event.reply.stop_reason === 'end_turn' || event.reply.stop_reason === 'stop_sequence';
+    },
     isLastOpenCall: ({ context, event }) => {
-      if (event.type !== 'TOOL_RESULT') return false;
+      assertEvent(event, 'TOOL_RESULT');
       const open = openCalls(context);
       return open.length === 1 && open[0]!.id === event.outcome.tool_use_id;
     },
-    isOpenCall: ({ context, event }) =>
-      event.type === 'TOOL_RESULT' && openCalls(context).some((call) => call.id === event.outcome.tool_use_id),
+    isOpenCall: ({ context, event }) => {
+      assertEvent(event, 'TOOL_RESULT');
+      return openCalls(context).some((call) => call.id === event.outcome.tool_use_id);
+    },
     allCallsRecorded: ({ context }) => context.pending.length > 0 && openCalls(context).length === 0,
   },
-}).createMachine({
+});
+
+/**
+ * What a model reply does, the same in both states that ask the model (awaitingModel and
+ * closed), tried in this order. `reenter` makes the pause transition re-run awaitingModel's
+ * entry (the next model call) when it is taken from awaitingModel itself; from closed the
+ * target is another state, entered anyway.
+ */
+const onModelReply = {
+  MODEL_REPLY: [
+    {
+      guard: and(['replyWantsTools', 'turnsRemain']),
+      target: 'pendingTool',
+      actions: ['countReplyUsage', 'trackPauses', 'appendAssistantReply', 'openTurn'],
+      description: 'The reply names tools and a turn is left: record the calls (checkpoint A), then run them.',
+    },
+    {
+      guard: 'replyWantsTools',
+      target: 'stoppedAtMaxTurns',
+      actions: ['countReplyUsage', 'trackPauses', 'holdReply'],
+      description: 'The reply names tools but MAX_TURNS is reached: hold the reply, unacted, for a resume with more turns.',
+    },
+    {
+      guard: and(['replyPausesTurn', 'pauseLimitReached']),
+      target: 'failed',
+      actions: ['countReplyUsage', 'trackPauses', 'appendAssistantReply', 'recordPauseLimit'],
+      description: 'One pause_turn too many in a row: stop (pause_limit); the paused content is kept, and a resume continues.',
+    },
+    {
+      guard: 'replyPausesTurn',
+      target: 'awaitingModel',
+      reenter: true,
+      actions: ['countReplyUsage', 'trackPauses', 'appendAssistantReply'],
+      description: 'pause_turn: keep the paused content and ask the model again to continue it.',
+    },
+    {
+      guard: 'replyEndsTurn',
+      target: 'done',
+      actions: ['countReplyUsage', 'trackPauses', 'appendAssistantReply', 'recordFinalText'],
+      description: 'end_turn or stop_sequence: the reply is the final answer.',
+    },
+    {
+      target: 'failed',
+      actions: ['countReplyUsage', 'trackPauses', 'recordStopFailure'],
+      description: 'Any other stop reason (max_tokens, refusal, context window, unknown): stop without executing the reply.',
+    },
+  ],
+  MODEL_REPLY_INVALID: {
+    target: 'failed',
+    actions: ['countReplyUsage', 'trackPauses', 'recordInvalidReply'],
+    description: 'The runtime refused the reply (a broken protocol or shape): stop, nothing in it executed; a resume asks again.',
+  },
+} as const;
+
+/**
+ * What a tool's recorded outcome does in the states of an open turn; the last open call
+ * announces the turn's close, any other the next call.
+ */
+const onToolResult = [
+  {
+    guard: 'isLastOpenCall',
+    target: 'effectRecorded',
+    actions: ['recordToolResult', 'requestTurnClose'],
+    description: "The turn's last open call has its outcome in the ledger: close the turn next.",
+  },
+  {
+    guard: 'isOpenCall',
+    target: 'effectRecorded',
+    actions: ['recordToolResult', 'runPendingTools'],
+    description: 'An open call has its outcome in the ledger: run the next open call.',
+  },
+] as const;
+
+export const agentLoopMachine = machineSetup.createMachine({
   id: 'agentLoop',
   context: initialContext,
   initial: 'awaitingModel',
@@ -130,63 +244,29 @@ export const agentLoopMachine = setup({
     awaitingModel: {
       description: 'Nothing pending; the next effect is a model call.',
       entry: 'requestModelReply',
-      on: {
-        MODEL_REPLY: [
-          {
-            guard: and(['replyWantsTools', 'turnsRemain']),
-            target: 'pendingTool',
-            actions: ['countReplyUsage', 'appendAssistantReply', 'openTurn'],
-          },
-          { guard: 'replyWantsTools', target: 'stoppedAtMaxTurns', actions: ['countReplyUsage', 'holdReply'] },
-          {
-            guard: 'replyPausesTurn',
-            target: 'awaitingModel',
-            reenter: true,
-            actions: ['countReplyUsage', 'appendAssistantReply'],
-          },
-          { guard: 'replyEndsTurn', target: 'done', actions: ['countReplyUsage', 'appendAssistantReply', 'recordFinalText'] },
-          { target: 'failed', actions: ['countReplyUsage', 'recordStopFailure'] },
-        ],
-        MODEL_REPLY_INVALID: { target: 'failed', actions: ['countReplyUsage', 'recordInvalidReply'] },
-      },
+      on: onModelReply,
     },
     pendingTool: {
       description: "Checkpoint A: the model's tool calls are recorded; none has a recorded result yet.",
       entry: 'runPendingTools',
-      on: {
-        TOOL_RESULT: [
-          { guard: 'isLastOpenCall', target: 'effectRecorded', actions: ['recordToolResult', 'requestTurnClose'] },
-          { guard: 'isOpenCall', target: 'effectRecorded', actions: ['recordToolResult', 'runPendingTools'] },
-        ],
-      },
+      on: { TOOL_RESULT: onToolResult },
     },
     effectRecorded: {
       description: "A tool call's outcome is in the ledger; the turn's tool_results are not all in messages yet.",
       on: {
-        TOOL_RESULT: [
-          { guard: 'isLastOpenCall', target: 'effectRecorded', actions: ['recordToolResult', 'requestTurnClose'] },
-          { guard: 'isOpenCall', target: 'effectRecorded', actions: ['recordToolResult', 'runPendingTools'] },
-        ],
-        CLOSE_TURN: { guard: 'allCallsRecorded', target: 'closed', actions: 'closeTurn' },
+        TOOL_RESULT: onToolResult,
+        CLOSE_TURN: {
+          guard: 'allCallsRecorded',
+          target: 'closed',
+          actions: 'closeTurn',
+          description: "Every call has its outcome: put the turn's tool_results into messages in one user message (checkpoint B).",
+        },
       },
     },
     closed: {
       description: "Checkpoint B: every tool_result of the turn is in messages; the next effect is a model call.",
       entry: 'requestModelReply',
-      on: {
-        MODEL_REPLY: [
-          {
-            guard: and(['replyWantsTools', 'turnsRemain']),
-            target: 'pendingTool',
-            actions: ['countReplyUsage', 'appendAssistantReply', 'openTurn'],
-          },
-          { guard: 'replyWantsTools', target: 'stoppedAtMaxTurns', actions: ['countReplyUsage', 'holdReply'] },
-          { guard: 'replyPausesTurn', target: 'awaitingModel', actions: ['countReplyUsage', 'appendAssistantReply'] },
-          { guard: 'replyEndsTurn', target: 'done', actions: ['countReplyUsage', 'appendAssistantReply', 'recordFinalText'] },
-          { target: 'failed', actions: ['countReplyUsage', 'recordStopFailure'] },
-        ],
-        MODEL_REPLY_INVALID: { target: 'failed', actions: ['countReplyUsage', 'recordInvalidReply'] },
-      },
+      on: onModelReply,
     },
     done: { type: 'final', description: 'The model ended the turn; finalText holds its answer.' },
     stoppedAtMaxTurns: {

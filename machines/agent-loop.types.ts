@@ -95,7 +95,8 @@ export type FailureReason =
   | 'refusal'
   | 'context_window_exceeded'
   | 'invalid_reply'
-  | 'unknown_stop_reason';
+  | 'unknown_stop_reason'
+  | 'pause_limit';
 
 export interface RunFailure {
   reason: FailureReason;
@@ -117,6 +118,10 @@ export interface AgentContext {
   pending: PendingCall[];
   /** This turn's recorded outcomes, in the order they were recorded. */
   results: ToolOutcome[];
+  /** pause_turn replies in a row just before this point; any other reply sets it back to 0. */
+  pausesInARow: number;
+  /** The most pause_turn replies in a row the run continues after; one more fails it (reason pause_limit). */
+  maxPausesInARow: number;
   /** A tool_use reply that arrived when MAX_TURNS was reached: kept so a resume with more turns can act on it. */
   heldReply: ModelReply | null;
   finalText: string | null;
@@ -127,7 +132,16 @@ export interface AgentInput {
   task: string;
   system?: string | null;
   maxTurns: number;
+  /** Default {@link MAX_PAUSES_IN_A_ROW}. */
+  maxPausesInARow?: number;
 }
+
+/**
+ * A model that answers pause_turn again and again would keep the run asking for ever (each
+ * pause is a paid call): past this many in a row, the run fails with reason pause_limit, and a
+ * resume lets it continue.
+ */
+export const MAX_PAUSES_IN_A_ROW = 8;
 
 export type AgentEvent =
   | { type: 'MODEL_REPLY'; reply: ModelReply }

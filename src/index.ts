@@ -13,6 +13,7 @@ export type {
   ToolOutcome,
   ToolResultContent,
 } from '../machines/agent-loop.types.ts';
+export { MAX_PAUSES_IN_A_ROW } from '../machines/agent-loop.types.ts';
 export { defineTool } from './tools/tool.ts';
 export type { ToolContext, ToolDefinition, VerifyAnswer } from './tools/tool.ts';
 export { idempotencyKeyFor } from './tools/execute-call.ts';
@@ -23,6 +24,8 @@ export type { ScriptedStep } from './model/scripted-model.ts';
 export { DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS, resumeRun, startRun } from './runtime/run-api.ts';
 export type { ResumeOptions, RunParts, StartOptions } from './runtime/run-api.ts';
 export type { RunEvent, RunObserver, RunResult } from './runtime/run-events.ts';
+export { InspectedRunSendError } from './runtime/run-inspection.ts';
+export type { InspectedRun, RunInspector } from './runtime/run-inspection.ts';
 export { readRunHistory, readRunStatus } from './runtime/run-status.ts';
 export type { HistoryStep, RunStatus } from './runtime/run-status.ts';
 export { CrashPoints, CrashSpecError, SimulatedCrash } from './runtime/crash-points.ts';

@@ -131,4 +131,41 @@ describe('the agent loop machine', () => {
       'failed',
     ]);
   });
+
+  it('describes every state and every transition, for Stately and the visualizer', () => {
+    for (const node of Object.values(agentLoopMachine.root.states)) {
+      expect(node.description, node.key).toBeTruthy();
+      for (const transition of [...node.transitions.values()].flat()) {
+        expect(transition.description, `${node.key} -${transition.eventType}-> ${transition.target?.map((t) => t.key)}`).toBeTruthy();
+      }
+    }
+  });
+
+  it('answers a model reply the same way in both states that ask the model (one shared list)', () => {
+    const reading = (state: 'awaitingModel' | 'closed') =>
+      [...agentLoopMachine.root.states[state]!.transitions.entries()].map(([event, list]) => [
+        event,
+        list.map((t) => ({ target: t.target?.map((n) => n.key), guard: t.guard, actions: t.actions, reenter: t.reenter, description: t.description })),
+      ]);
+    expect(reading('closed')).toEqual(reading('awaitingModel'));
+  });
+
+  it(`fails with pause_limit on the pause_turn past MAX_PAUSES_IN_A_ROW in a row; any other reply starts the count again`, () => {
+    let [snapshot] = initialTransition(agentLoopMachine, { task: 't', maxTurns: 5, maxPausesInARow: 2 });
+    const pause = { type: 'MODEL_REPLY', reply: stopReply('pause_turn', 'partial') } as const;
+    for (const expected of [1, 2]) {
+      snapshot = step(snapshot, pause).next;
+      expect(snapshot.context.pausesInARow).toBe(expected);
+    }
+    snapshot = step(snapshot, { type: 'MODEL_REPLY', reply: toolUseReply([{ id: 'a', name: 'x', input: {} }]) }).next;
+    expect(snapshot.context.pausesInARow).toBe(0);
+    snapshot = step(snapshot, { type: 'TOOL_RESULT', outcome: outcome('a', 'x') }).next;
+    snapshot = step(snapshot, { type: 'CLOSE_TURN' }).next;
+    for (const _ of [1, 2]) snapshot = step(snapshot, pause).next;
+    const { next, effect } = step(snapshot, pause);
+    expect(next.value).toBe('failed');
+    expect(effect).toBeNull();
+    expect(next.context.failure).toMatchObject({ reason: 'pause_limit', retryable: true });
+    expect(next.context.messages.filter((m) => m.role === 'assistant')).toHaveLength(6);
+  });
 });

@@ -28,8 +28,13 @@ function edgeMarkup({ edge, points, label }: PlacedEdge): string {
   const events = [...new Set(edge.transitions.map((t) => t.event))].join(' ');
   const parts = [
     `<g class="edge" data-edge="${escapeXml(edge.id)}" data-source="${escapeXml(edge.source)}" data-target="${escapeXml(edge.target)}" data-events="${escapeXml(events)}">`,
-    `<path d="${pathOf(points)}" marker-end="url(#arrow)"/>`,
   ];
+  const described = edge.transitions.filter((t) => t.description);
+  if (described.length > 0) {
+    const lines = described.map((t) => `${t.event}${t.guard ? ` [${t.guard}]` : t.otherwise ? ' [otherwise]' : ''}: ${t.description}`);
+    parts.push(`<title>${escapeXml(lines.join('\n'))}</title>`);
+  }
+  parts.push(`<path d="${pathOf(points)}" marker-end="url(#arrow)"/>`);
   if (label) {
     const x = label.x + LABEL_PADDING;
     const lines = label.lines.map(

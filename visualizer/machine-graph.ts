@@ -35,11 +35,17 @@ export interface GraphTransition {
   target: string;
   /** The guard as a name; a higher-order guard reads `a && b`, `a || b` or `!a`. */
   guard: string | null;
+  /** The same guard as a tree of named guards (what the Stately source prints as `and([...])`). */
+  guardTree: GuardTree | null;
   /** Unguarded, but tried after guarded transitions on the same event: taken when none of them is. */
   otherwise: boolean;
   actions: string[];
   reenter: boolean;
+  description: string | null;
 }
+
+/** A guard: a name from setup(), or XState's and/or/not of guards. */
+export type GuardTree = string | { op: 'and' | 'or' | 'not'; guards: GuardTree[] };
 
 export interface GraphState {
   name: string;
@@ -81,15 +87,18 @@ export function machineGraphOf(machine: AnyStateMachine): MachineGraph {
       description: stateNode.description ?? null,
       entry: stateNode.entry.map(actionName),
       transitions: node.edges.map((edge, index) => {
-        const guard = edge.transition.guard === undefined ? null : guardName(edge.transition.guard);
+        const guardTree = edge.transition.guard === undefined ? null : guardTreeOf(edge.transition.guard);
+        const guard = guardTree === null ? null : guardText(guardTree);
         const guardedBefore = node.edges.slice(0, index).some((other) => other.label.text === edge.label.text && other.transition.guard !== undefined);
         return {
           event: edge.label.text,
           target: edge.target.key,
           guard,
+          guardTree,
           otherwise: guard === null && guardedBefore,
           actions: edge.transition.actions.map(actionName),
           reenter: edge.transition.reenter === true,
+          description: edge.transition.description ?? null,
         };
       }),
     };
@@ -152,20 +161,20 @@ interface HigherOrderGuard {
   guards: unknown[];
 }
 
-function guardName(guard: unknown): string {
+/** A machine's guard (a name or and/or/not of guards) as a tree of names. */
+export function guardTreeOf(guard: unknown): GuardTree {
   if (typeof guard === 'string') return guard;
   if (typeof guard === 'function' && Array.isArray((guard as HigherOrderGuard).guards)) {
-    // Compound parts keep their parentheses: !(a && b) is not !a && b.
-    const parts = (guard as HigherOrderGuard).guards.map(guardName).map((part) => (part.includes(' ') ? `(${part})` : part));
-    switch (guard.name) {
-      case 'and':
-        return parts.join(' && ');
-      case 'or':
-        return parts.join(' || ');
-      case 'not':
-        return `!${parts[0]}`;
-    }
+    const op = guard.name;
+    if (op === 'and' || op === 'or' || op === 'not') return { op, guards: (guard as HigherOrderGuard).guards.map(guardTreeOf) };
   }
   if (guard && typeof guard === 'object' && typeof (guard as { type?: unknown }).type === 'string') return (guard as { type: string }).type;
   throw new Error('the machine has an inline (unnamed) guard; name it in setup() so it can be drawn and exported');
+}
+
+/** `a && b`, `a || b`, `!a`; compound parts keep their parentheses: !(a && b) is not !a && b. */
+export function guardText(tree: GuardTree): string {
+  if (typeof tree === 'string') return tree;
+  const parts = tree.guards.map(guardText).map((part) => (part.includes(' ') ? `(${part})` : part));
+  return tree.op === 'not' ? `!${parts[0]}` : parts.join(tree.op === 'and' ? ' && ' : ' || ');
 }

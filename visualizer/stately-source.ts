@@ -1,27 +1,57 @@
 /**
- * The machine as source Stately Studio imports: one `createMachine({...})` call with the
- * states, transitions, descriptions and the names of the actions and guards (their code stays
- * in the repository; Studio shows names). Drawn from the same reading of the machine as the
- * diagram, so the two always agree.
+ * The machine as source that Stately Studio imports and XState runs as it is: one
+ * `setup({...}).createMachine({...})` with the states, transitions, descriptions, guards (combined
+ * ones as `and([...])`) and actions by name. The real guards and actions read the model's reply
+ * and the run's context and stay in the repository; the printed file has stubs in their place,
+ * written in its header. Drawn from the same reading of the machine as the diagram, so the two
+ * always agree.
  */
-import type { GraphState, GraphTransition, MachineGraph } from './machine-graph.ts';
+import type { GraphState, GraphTransition, GuardTree, MachineGraph } from './machine-graph.ts';
 
-type Source = string | boolean | Source[] | { [key: string]: Source };
+/** Printed as is: a piece of code among the configuration's values. */
+class Code {
+  constructor(readonly code: string) {}
+}
+
+type Source = string | boolean | Code | Source[] | { [key: string]: Source };
 
 export function statelySource(graph: MachineGraph, origin: string): string {
   const initial = graph.states.find((state) => state.initial);
   const config: Record<string, Source> = { id: graph.id };
   if (initial) config.initial = initial.name;
   config.states = Object.fromEntries(graph.states.map((state) => [state.name, stateConfig(state)]));
+  const { guards, actions } = namesOf(graph);
+  const implementations: Record<string, Source> = {
+    guards: Object.fromEntries(guards.map((name) => [name, new Code(`({ event }) => event.guards?.${propertyAccess(name)} === true`)])),
+    actions: Object.fromEntries(actions.map((name) => [name, new Code('() => {}')])),
+  };
+  const combinators = [...new Set(graph.states.flatMap((state) => state.transitions.flatMap((t) => (t.guardTree ? operatorsOf(t.guardTree) : []))))].sort();
   return [
     `// The durable-agent loop (${origin}), printed by \`durable-agent viz --stately\`.`,
-    '// In Stately Studio (stately.ai/registry/new): Code panel, Import, paste this file. Actions and',
-    '// guards are named only; a guard written "a && b" is and([a, b]) in the code.',
-    "import { createMachine } from 'xstate';",
+    '// In Stately Studio (stately.ai/registry/new): Code panel, Import, paste this file. XState runs it as',
+    '// it is (createActor(agentLoop).start()). The guards and actions below are stubs: the real ones read',
+    "// the model's reply and the run's context, and live in the repository. A stub guard answers what",
+    '// the event says of it: send { type: \'MODEL_REPLY\', guards: { replyWantsTools: true, turnsRemain: true } }',
+    '// to take that transition; a guard the event does not name is false. The stub actions do nothing.',
+    `import { ${[...combinators, 'setup'].join(', ')} } from 'xstate';`,
     '',
-    `export const ${identifier(graph.id)} = createMachine(${printSource(config, '')});`,
+    `export const ${identifier(graph.id)} = setup(${printSource(implementations, '')}).createMachine(${printSource(config, '')});`,
     '',
   ].join('\n');
+}
+
+function namesOf(graph: MachineGraph): { guards: string[]; actions: string[] } {
+  const guards = new Set<string>();
+  const actions = new Set<string>();
+  const leaves = (tree: GuardTree): string[] => (typeof tree === 'string' ? [tree] : tree.guards.flatMap(leaves));
+  for (const state of graph.states) {
+    for (const action of state.entry) actions.add(action);
+    for (const transition of state.transitions) {
+      if (transition.guardTree !== null) for (const name of leaves(transition.guardTree)) guards.add(name);
+      for (const action of transition.actions) actions.add(action);
+    }
+  }
+  return { guards: [...guards], actions: [...actions] };
 }
 
 function stateConfig(state: GraphState): Source {
@@ -43,15 +73,28 @@ function stateConfig(state: GraphState): Source {
 
 function transitionConfig(transition: GraphTransition): Source {
   const config: Record<string, Source> = { target: transition.target };
-  if (transition.guard) config.guard = transition.guard;
+  if (transition.guardTree !== null) config.guard = guardSource(transition.guardTree);
   if (transition.actions.length > 0) config.actions = transition.actions;
   if (transition.reenter) config.reenter = true;
+  if (transition.description) config.description = transition.description;
   return config;
+}
+
+/** A guard as XState writes it: a name, and([...]), or([...]), not(...). */
+function guardSource(tree: GuardTree): Source {
+  if (typeof tree === 'string') return tree;
+  const parts = tree.guards.map((part) => printSource(guardSource(part), ''));
+  return new Code(tree.op === 'not' ? `not(${parts[0]})` : `${tree.op}([${parts.join(', ')}])`);
+}
+
+function operatorsOf(tree: GuardTree): string[] {
+  return typeof tree === 'string' ? [] : [tree.op, ...tree.guards.flatMap(operatorsOf)];
 }
 
 function printSource(value: Source, indent: string): string {
   if (typeof value === 'string') return quote(value);
   if (typeof value === 'boolean') return String(value);
+  if (isCode(value)) return value.code;
   const inner = `${indent}  `;
   if (Array.isArray(value)) {
     if (value.every((item) => typeof item === 'string')) return `[${value.map((item) => quote(item as string)).join(', ')}]`;
@@ -61,12 +104,20 @@ function printSource(value: Source, indent: string): string {
   return `{\n${entries.join('\n')}\n${indent}}`;
 }
 
+function isCode(value: Source): value is Code {
+  return value instanceof Code;
+}
+
 function quote(text: string): string {
   return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n')}'`;
 }
 
 function propertyName(key: string): string {
   return /^[A-Za-z_$][\w$]*$/.test(key) ? key : quote(key);
+}
+
+function propertyAccess(key: string): string {
+  return /^[A-Za-z_$][\w$]*$/.test(key) ? key : `[${quote(key)}]`;
 }
 
 function identifier(id: string): string {

@@ -107,7 +107,10 @@ export function detailLine(event: RunEvent, verbose: boolean): string | null {
     case 'model-call':
       return `[model] request (turn ${event.turn})`;
     case 'model-reply':
-      return `[model] reply stop_reason=${event.stopReason} tokens in=${event.usage.input} out=${event.usage.output}`;
+      return (
+        `[model] reply stop_reason=${event.stopReason} tokens in=${event.usage.input} out=${event.usage.output}` +
+        (event.usageNote ? ` (${event.usageNote})` : '')
+      );
     case 'tool-started':
       return `[tool] ${event.call.name} ${event.call.id} started`;
     case 'tool-finished':

@@ -9,7 +9,7 @@
  * and the run stops with its store intact: a resume asks again.
  */
 import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } from '@anthropic-ai/sdk';
-import type { ContentBlock, Message, ModelReply } from '../../machines/agent-loop.types.ts';
+import type { ContentBlock, Message, ModelReply, TokenUsage } from '../../machines/agent-loop.types.ts';
 import { redactSecrets } from '../util/redact.ts';
 import type { Model, ModelRequest } from './model.ts';
 import { ModelCallError } from './model.ts';
@@ -50,16 +50,20 @@ export function anthropicModel(options: AnthropicModelOptions): Model {
       } catch (error) {
         throw toModelCallError(error, options.model, options.apiKey);
       }
-      const usage = message.usage;
+      // Passed on as received, whatever its shape: the runtime checks every reply (reply-check.ts),
+      // refusing content blocks that are not blocks and counting token figures that are missing as 0.
+      const usage = message.usage as Partial<Anthropic.Messages.Usage> | null | undefined;
       return {
-        content: (message.content as unknown as ContentBlock[]).map(withoutNulls),
+        content: Array.isArray(message.content) ? (message.content as unknown as ContentBlock[]).map(withoutNulls) : message.content,
         stop_reason: message.stop_reason,
-        usage: {
-          input: usage.input_tokens ?? 0,
-          output: usage.output_tokens ?? 0,
-          cacheRead: usage.cache_read_input_tokens ?? 0,
-          cacheWrite: usage.cache_creation_input_tokens ?? 0,
-        },
+        usage: (usage
+          ? {
+              input: usage.input_tokens ?? 0,
+              output: usage.output_tokens ?? 0,
+              cacheRead: usage.cache_read_input_tokens ?? 0,
+              cacheWrite: usage.cache_creation_input_tokens ?? 0,
+            }
+          : undefined) as TokenUsage,
         model: message.model,
       };
     },
@@ -90,6 +94,7 @@ export function withCacheBreakpoint(messages: readonly Message[]): Message[] {
 
 /** The API returns optional fields as null (e.g. a text block's citations); they are not sent back. */
 function withoutNulls(block: ContentBlock): ContentBlock {
+  if (block === null || typeof block !== 'object') return block;
   const entries = Object.entries(block).filter(([, value]) => value !== null && value !== undefined);
   return Object.fromEntries(entries) as ContentBlock;
 }

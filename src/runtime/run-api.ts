@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { initialTransition } from 'xstate';
 import { effectOfActions } from '../../machines/agent-loop.effects.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
+import { MAX_PAUSES_IN_A_ROW } from '../../machines/agent-loop.types.ts';
 import type { Model } from '../model/model.ts';
 import { RunExistsError } from '../store/errors.ts';
 import { foldJournal } from '../store/fold-journal.ts';
@@ -17,6 +18,7 @@ import { ToolRegistry } from '../tools/tool-registry.ts';
 import type { CrashHandler } from './crash-points.ts';
 import { CrashPoints } from './crash-points.ts';
 import type { RunObserver, RunResult } from './run-events.ts';
+import type { RunInspector } from './run-inspection.ts';
 import { API_COMMAND, checkOrigin, runOriginOf } from './run-origin.ts';
 import type { DriverParts } from './run-driver.ts';
 import { RunDriver } from './run-driver.ts';
@@ -51,12 +53,20 @@ export interface RunParts {
    * suspended, when the user is sure. A live holder stops before its next write.
    */
   takeOver?: boolean;
+  /**
+   * Receives XState inspection events (`@xstate.actor`, `@xstate.event`, `@xstate.snapshot`) for
+   * every transition the run takes, once saved: pass `createSkyInspector().inspect` from
+   * @statelyai/inspect, or any function or observer, as to `createActor(machine, { inspect })`.
+   */
+  inspect?: RunInspector;
 }
 
 export interface StartOptions extends RunParts {
   task: string;
   system?: string | null;
   maxTurns?: number;
+  /** The most pause_turn replies in a row the run continues after (default MAX_PAUSES_IN_A_ROW, 8); one more fails it, resumably. */
+  maxPausesInARow?: number;
   /** Archive an unfinished run found in the store instead of refusing to start. */
   fresh?: boolean;
 }
@@ -82,7 +92,8 @@ export async function startRun(options: StartOptions): Promise<RunResult> {
     const archivedPrevious = await clearFinishedRun(store, options.fresh === true);
     const runId = randomUUID();
     const maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
-    const [snapshot, actions] = initialTransition(agentLoopMachine, { task: options.task, system: options.system ?? null, maxTurns });
+    const input = { task: options.task, system: options.system ?? null, maxTurns, maxPausesInARow: pauseLimitOf(options) };
+    const [snapshot, actions] = initialTransition(agentLoopMachine, input);
     const record = encodeRecord(null, {
       seq: 0,
       at: Date.now(),
@@ -159,6 +170,14 @@ async function clearFinishedRun(store: RunStore, fresh: boolean): Promise<string
   return store.archive();
 }
 
+function pauseLimitOf(options: StartOptions): number {
+  const limit = options.maxPausesInARow ?? MAX_PAUSES_IN_A_ROW;
+  if (!Number.isSafeInteger(limit) || limit < 0) {
+    throw new RangeError(`maxPausesInARow must be a whole number of 0 or more (got ${String(limit)}); nothing was started.`);
+  }
+  return limit;
+}
+
 function driverParts(options: RunParts): DriverParts {
   return {
     store: options.store,
@@ -169,5 +188,6 @@ function driverParts(options: RunParts): DriverParts {
     observer: options.observer ?? (() => {}),
     toolTimeoutMs: options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
     maxTokens: options.maxTokens ?? DEFAULT_MAX_TOKENS,
+    inspect: options.inspect,
   };
 }

@@ -11,18 +11,21 @@ import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
 import type { AgentEvent, AgentStateName, ModelReply, PendingCall, TokenUsage, ToolOutcome } from '../../machines/agent-loop.types.ts';
 import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 import type { Model } from '../model/model.ts';
-import { replyProblem } from '../model/reply-check.ts';
+import { receiveReply, replyProblem } from '../model/reply-check.ts';
 import type { ReconcileDecision } from '../reconcile/reconcile.ts';
 import { planReconcile, unknownStateMessage } from '../reconcile/reconcile.ts';
 import { StoreWriteError } from '../store/errors.ts';
+import { RecordEncodeError } from '../store/framing.ts';
 import type { DurableView } from '../store/journal-codec.ts';
 import { encodeRecord, ledgerEntriesOf } from '../store/journal-codec.ts';
 import type { JournalRecord, ReconcileNote, RecordEvent, RecordNote, ReconcileOutcomeName, ResumeNote } from '../store/journal-record.ts';
 import { pointOf } from '../store/record-points.ts';
 import type { AppendOptions, AppendReceipt, RecoveredTornTail, RunStore, StoredRecord } from '../store/store.ts';
 import { executeCall, outcome, verifyCall } from '../tools/execute-call.ts';
+import { unrecordableOutcome } from '../tools/recordable.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 import type { CrashPoints } from './crash-points.ts';
+import { RunInspection, type RunInspector } from './run-inspection.ts';
 import type { CallView, RunEvent, RunObserver, RunResult, RunStatusName } from './run-events.ts';
 import type { OriginCheck } from './run-origin.ts';
 
@@ -46,6 +49,7 @@ export interface DriverParts {
   observer: RunObserver;
   toolTimeoutMs: number;
   maxTokens: number;
+  inspect: RunInspector | undefined;
 }
 
 export class RunDriver {
@@ -56,6 +60,7 @@ export class RunDriver {
   private pendingResumeNote: ResumeNote | null = null;
   /** Ledger hits a resume reused since the last record; the next record notes them. */
   private pendingReuses: ReconcileNote[] = [];
+  private readonly inspection: RunInspection;
 
   constructor(
     private readonly parts: DriverParts,
@@ -64,6 +69,7 @@ export class RunDriver {
     private durable: DurableView,
     private seq: number,
   ) {
+    this.inspection = new RunInspection(parts.inspect, runId, `${runId}#${seq - 1}`, agentLoopMachine, () => this.snapshot);
     for (const message of snapshot.context.messages) {
       if (message.role !== 'assistant' || typeof message.content === 'string') continue;
       for (const block of message.content) if (block.type === 'tool_use') this.usedToolUseIds.add(block.id as string);
@@ -77,6 +83,8 @@ export class RunDriver {
   /** Reports the record that created the run (it was written by the store's create()). */
   announceCreated(record: JournalRecord, receipt: AppendReceipt): void {
     this.reportSaved(record, receipt);
+    const { task, system, maxTurns, maxPausesInARow } = this.snapshot.context;
+    this.inspection.started({ task, system, maxTurns, maxPausesInARow });
   }
 
   /** Runs effects until the machine rests in a final state. */
@@ -109,6 +117,7 @@ export class RunDriver {
    */
   async resume(maxTurns: number | undefined, tornTail: RecoveredTornTail | null, lastStored: StoredRecord, origin: OriginCheck): Promise<RunResult> {
     const context = this.snapshot.context;
+    this.inspection.started(undefined);
     this.pendingResumeNote = {
       pid: process.pid,
       fromSeq: this.seq - 1,
@@ -169,9 +178,12 @@ export class RunDriver {
 
   private async reopen(state: AgentStateName, maxTurns: number): Promise<void> {
     const previousState = this.state;
-    const context = { ...this.snapshot.context, maxTurns, failure: null };
+    // A finished run that is reopened starts a new series of pauses (it may have failed on too many).
+    const pausesInARow = this.snapshot.status === 'done' ? 0 : this.snapshot.context.pausesInARow;
+    const context = { ...this.snapshot.context, maxTurns, failure: null, pausesInARow };
     this.snapshot = agentLoopMachine.resolveState({ value: state, context });
     await this.persist('REOPEN', { reopened: { maxTurns, previousState } });
+    this.inspection.took({ type: 'REOPEN', maxTurns, previousState });
     this.emit({ type: 'reopened', previousState, maxTurns });
   }
 
@@ -243,25 +255,32 @@ export class RunDriver {
     let reply: ModelReply;
     if (context.heldReply && this.state === 'awaitingModel') {
       // The reply that met MAX_TURNS, reopened with more turns: act on it (its tokens were counted).
-      reply = context.heldReply;
+      reply = { ...context.heldReply, usage: ZERO_USAGE };
     } else {
       this.emit({ type: 'model-call', turn: context.turn });
-      const received = await this.parts.model.createMessage({
-        system: context.system,
-        messages: context.messages,
-        tools: this.parts.registry.specs,
-        maxTokens: this.parts.maxTokens,
-      });
-      this.emit({ type: 'model-reply', stopReason: received.stop_reason, usage: received.usage });
-      await this.countUsage(received.usage);
-      reply = { ...received, usage: ZERO_USAGE };
+      const received = receiveReply(
+        await this.parts.model.createMessage({
+          system: context.system,
+          messages: context.messages,
+          tools: this.parts.registry.specs,
+          maxTokens: this.parts.maxTokens,
+        }),
+      );
+      this.emit({ type: 'model-reply', stopReason: received.reply.stop_reason, usage: received.usage, usageNote: received.usageNote });
+      await this.countUsage(received.usage, received.usageNote);
+      reply = received.reply;
     }
     const problem = replyProblem(reply, this.usedToolUseIds);
-    const event: AgentEvent = problem
-      ? { type: 'MODEL_REPLY_INVALID', reason: problem, usage: reply.usage ?? ZERO_USAGE }
-      : { type: 'MODEL_REPLY', reply };
-    const effect = await this.step(event);
-    if (!problem) for (const block of toolUsesOf(reply)) this.usedToolUseIds.add(block.id);
+    if (problem) return this.step({ type: 'MODEL_REPLY_INVALID', reason: problem, usage: ZERO_USAGE });
+    let effect: AnnouncedEffect | null;
+    try {
+      effect = await this.step({ type: 'MODEL_REPLY', reply });
+    } catch (error) {
+      // A reply from a user's own Model may hold what JSON cannot (a BigInt): refused like any bad reply.
+      if (!(error instanceof RecordEncodeError)) throw error;
+      return this.step({ type: 'MODEL_REPLY_INVALID', reason: `the reply holds a value the journal cannot record (${error.problem})`, usage: ZERO_USAGE });
+    }
+    for (const block of toolUsesOf(reply)) this.usedToolUseIds.add(block.id);
     return effect;
   }
 
@@ -271,10 +290,11 @@ export class RunDriver {
    * crash before checkpoint A then loses the reply, which a resume asks for again, but not what
    * it cost: usage counts both calls.
    */
-  private async countUsage(usage: TokenUsage): Promise<void> {
+  private async countUsage(usage: TokenUsage, usageNote: string | null): Promise<void> {
     const context = this.snapshot.context;
     this.snapshot = agentLoopMachine.resolveState({ value: this.state, context: { ...context, usage: addUsage(context.usage, usage) } });
-    await this.persist('MODEL_USAGE', undefined, { sync: false });
+    await this.persist('MODEL_USAGE', usageNote ? { usage: usageNote } : undefined, { sync: false });
+    this.inspection.took({ type: 'MODEL_USAGE', usage });
   }
 
   private async runCall(call: PendingCall): Promise<ToolOutcome> {
@@ -292,25 +312,41 @@ export class RunDriver {
    * Records a call's outcome: the ledger write. If the write fails, the outcome is still the
    * truth about a call that happened, so it goes on to the model as it is (an is_error instead
    * would make the model try again under a new id and repeat the effect); the user is alerted.
+   * An outcome the journal cannot encode is recorded as "it ran, its result is lost" instead:
+   * the call happened, and a resume must not run it again.
    */
-  private async recordOutcome(call: PendingCall, result: ToolOutcome, note?: RecordNote): Promise<AnnouncedEffect | null> {
-    const [next, actions] = transition(agentLoopMachine, this.snapshot, { type: 'TOOL_RESULT', outcome: result });
-    if (next === this.snapshot) throw new Error(`the machine did not take the result of ${call.id} in ${this.state}`);
+  private async recordOutcome(call: PendingCall, result: ToolOutcome, note?: RecordNote, mayReplace = true): Promise<AnnouncedEffect | null> {
+    const before = this.snapshot;
+    const [next, actions] = transition(agentLoopMachine, before, { type: 'TOOL_RESULT', outcome: result });
+    if (next === before) throw new Error(`the machine did not take the result of ${call.id} in ${this.state}`);
     this.snapshot = next;
     try {
       await this.persist('TOOL_RESULT', note);
     } catch (error) {
+      if (error instanceof RecordEncodeError && mayReplace) {
+        this.snapshot = before;
+        return this.recordOutcome(call, unrecordableOutcome(call, error.problem), note, false);
+      }
       if (!(error instanceof StoreWriteError)) throw error;
       this.emit({ type: 'ledger-write-failed', call: this.callView(call), error });
     }
+    this.inspection.took({ type: 'TOOL_RESULT', outcome: result });
     return effectOfActions(actions);
   }
 
   private async step(event: AgentEvent): Promise<AnnouncedEffect | null> {
     const [next, actions] = transition(agentLoopMachine, this.snapshot, event);
     if (next === this.snapshot) throw new Error(`the machine did not take ${event.type} in ${this.state}`);
+    const before = this.snapshot;
     this.snapshot = next;
-    await this.persist(event.type);
+    try {
+      await this.persist(event.type);
+    } catch (error) {
+      // Nothing of an unencodable record was written: the run stands where it was.
+      if (error instanceof RecordEncodeError) this.snapshot = before;
+      throw error;
+    }
+    this.inspection.took(event);
     return effectOfActions(actions);
   }
 

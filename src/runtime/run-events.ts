@@ -79,7 +79,13 @@ export type RunEvent =
       closesResumedTurn: boolean;
     }
   | { type: 'model-call'; turn: number }
-  | { type: 'model-reply'; stopReason: string | null; usage: TokenUsage }
+  | {
+      type: 'model-reply';
+      stopReason: string | null;
+      usage: TokenUsage;
+      /** Set when some of the reply's token figures were missing and counted as 0. */
+      usageNote: string | null;
+    }
   | { type: 'tool-started'; call: CallView; at: number }
   | { type: 'tool-finished'; call: CallView; outcome: ToolOutcome; ms: number }
   | { type: 'ledger-write-failed'; call: CallView; error: StoreWriteError }

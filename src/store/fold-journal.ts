@@ -13,6 +13,11 @@ export function foldJournal(location: string, loaded: LoadedRun, visit?: (view: 
       if (error instanceof JournalDecodeError) {
         throw new StoreCorruptError(location, stored.record.seq + 2, stored.offset, error.problem);
       }
+      // A record whose values have a shape no check above foresaw is refused like any other
+      // damage, never reported as a bug halfway through a resume.
+      if (error instanceof TypeError) {
+        throw new StoreCorruptError(location, stored.record.seq + 2, stored.offset, `record ${stored.record.seq} holds values this version cannot read (${error.message})`);
+      }
       throw error;
     }
     visit?.(view, stored);

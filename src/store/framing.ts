@@ -9,8 +9,28 @@ import { crc32 } from 'node:zlib';
 const NEWLINE = 0x0a;
 const CRC_HEX = 8;
 
+/** A record holds a value JSON cannot represent: nothing of it was written. */
+export class RecordEncodeError extends Error {
+  override readonly name = 'RecordEncodeError';
+  constructor(readonly problem: string) {
+    super(`A journal record could not be encoded as JSON (${problem}); nothing of it was written.`);
+  }
+}
+
+/** The JSON text of a record, or RecordEncodeError (never another exception, never undefined). */
+export function documentJson(document: unknown): string {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(document);
+  } catch (error) {
+    throw new RecordEncodeError(error instanceof Error ? error.message.replace(/\s+/g, ' ') : 'JSON.stringify failed');
+  }
+  if (json === undefined) throw new RecordEncodeError('the document has no JSON form');
+  return json;
+}
+
 export function frameLine(document: unknown): Buffer {
-  const json = Buffer.from(JSON.stringify(document), 'utf8');
+  const json = Buffer.from(documentJson(document), 'utf8');
   const line = Buffer.allocUnsafe(CRC_HEX + 1 + json.length + 1);
   line.write(crc32(json).toString(16).padStart(CRC_HEX, '0'), 0, 'latin1');
   line[CRC_HEX] = 0x20;

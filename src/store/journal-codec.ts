@@ -16,7 +16,7 @@ import type {
   PendingCall,
   ToolOutcome,
 } from '../../machines/agent-loop.types.ts';
-import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
+import { MAX_PAUSES_IN_A_ROW, ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 import type {
   EncodedBlock,
   EncodedMessage,
@@ -27,6 +27,11 @@ import type {
   RecordNote,
 } from './journal-record.ts';
 import { isLedgerRef } from './journal-record.ts';
+import { messageProblem, outcomeProblem, pendingProblem, storedUsage } from './record-shape.ts';
+
+function isStoredLedgerRef(block: unknown): boolean {
+  return block !== null && typeof block === 'object' && isLedgerRef(block as EncodedBlock);
+}
 
 /** What is durable: the snapshot as of the last record, plus every ledger entry of the run. */
 export interface DurableView {
@@ -68,6 +73,8 @@ export function encodeRecord(prev: DurableView | null, next: TransitionToEncode)
   if (!before || before.usage !== ctx.usage) record.usage = ctx.usage;
   if (!before || before.task !== ctx.task) record.task = ctx.task;
   if (!before || before.system !== ctx.system) record.system = ctx.system;
+  if (!before || before.pausesInARow !== ctx.pausesInARow) record.pausesInARow = ctx.pausesInARow;
+  if (!before || before.maxPausesInARow !== ctx.maxPausesInARow) record.maxPausesInARow = ctx.maxPausesInARow;
 
   // Ledger entries first: a tool_result in a new message may point at an entry added right here.
   const ledgerAfter = prev ? new LedgerOverlay(prev.ledger) : new LedgerOverlay(new Map());
@@ -110,14 +117,18 @@ export function applyRecord(into: DurableView | null, record: JournalRecord): Du
   view.state = record.state;
   if (record.turn !== undefined) ctx.turn = record.turn;
   if (record.maxTurns !== undefined) ctx.maxTurns = record.maxTurns;
-  if (record.usage !== undefined) ctx.usage = record.usage;
+  if (record.usage !== undefined) ctx.usage = storedUsage(record.usage);
   if (record.task !== undefined) ctx.task = record.task;
   if (record.system !== undefined) ctx.system = record.system;
+  if (record.pausesInARow !== undefined) ctx.pausesInARow = record.pausesInARow;
+  if (record.maxPausesInARow !== undefined) ctx.maxPausesInARow = record.maxPausesInARow;
   if (record.results) {
     const edit = record.results;
     checkEdit(record.seq, 'results', edit, ctx.results.length);
     ctx.results.length = edit.from;
     for (const outcome of edit.add) {
+      const problem = outcomeProblem(outcome);
+      if (problem) throw new JournalDecodeError(record.seq, problem);
       ctx.results.push(outcome);
       view.ledger.set(outcome.tool_use_id, outcome);
     }
@@ -151,6 +162,9 @@ function emptyContext(): AgentContext {
     messages: [],
     pending: [],
     results: [],
+    // Journals written before the pause limit existed hold neither field: they start from these.
+    pausesInARow: 0,
+    maxPausesInARow: MAX_PAUSES_IN_A_ROW,
     heldReply: null,
     finalText: null,
     failure: null,
@@ -211,6 +225,8 @@ function sameAsLedger(block: ContentBlock, outcome: ToolOutcome): boolean {
 }
 
 function decodeMessage(seq: number, message: EncodedMessage, ledger: Map<string, ToolOutcome>): Message {
+  const problem = messageProblem(message, isStoredLedgerRef);
+  if (problem) throw new JournalDecodeError(seq, problem);
   if (typeof message.content === 'string') return message as Message;
   let changed = false;
   const content = message.content.map((block): ContentBlock => {
@@ -233,7 +249,12 @@ function encodePending(pending: PendingCall[], messages: Message[]): EncodedPend
 }
 
 function decodePending(seq: number, pending: EncodedPendingCall[], messages: Message[]): PendingCall[] {
+  if (!Array.isArray(pending)) throw new JournalDecodeError(seq, 'the pending calls are not a list');
   if (pending.length === 0) return [];
+  for (const call of pending) {
+    const problem = pendingProblem(call);
+    if (problem) throw new JournalDecodeError(seq, problem);
+  }
   let inputs: Map<string, unknown> | null = null;
   return pending.map((call) => {
     if ('input' in call) return { id: call.id, name: call.name, input: call.input };

@@ -70,6 +70,8 @@ export interface EncodedPendingCall {
 export interface RecordNote {
   reconcile?: ReconcileNote;
   reopened?: { maxTurns: number; previousState: AgentStateName };
+  /** On a MODEL_USAGE record: why some of the reply's token figures were counted as 0. */
+  usage?: string;
   /** On the first record of a run: which process started it. */
   started?: { pid: number };
   /**
@@ -124,6 +126,9 @@ export interface JournalRecord {
   usage?: TokenUsage;
   task?: string;
   system?: string | null;
+  /** Absent in journals written before the pause limit (read as 0 and the default limit). */
+  pausesInARow?: number;
+  maxPausesInARow?: number;
   messages?: ListEdit<EncodedMessage>;
   pending?: EncodedPendingCall[];
   /** Ledger entries written by this transition (appended to the turn's results after `from`). */

@@ -1,11 +1,12 @@
 /**
  * Runs one tool call and turns whatever happens into an outcome for the ledger. Nothing a tool
- * does can break the loop: unknown tools, bad input, a throw and a hang all become an is_error
- * tool_result the model can read.
+ * does can break the loop: unknown tools, bad input, a throw (of anything), a hang and a result
+ * the ledger cannot hold all become an is_error tool_result the model can read.
  */
 import { createHash } from 'node:crypto';
 import type { PendingCall, ToolOutcome, ToolResultContent } from '../../machines/agent-loop.types.ts';
 import { redactSecrets } from '../util/redact.ts';
+import { describeThrown, recordableContent, unrecordableOutcome } from './recordable.ts';
 import type { ToolContext, VerifyAnswer } from './tool.ts';
 import type { ToolRegistry } from './tool-registry.ts';
 
@@ -45,7 +46,9 @@ export async function executeCall(
     return outcome(call, 'timed-out', `${call.name} did not finish within ${timeoutMs} ms and was abandoned.${hint}`, true);
   }
   if (result.kind === 'threw') return outcome(call, 'threw', `${call.name} failed: ${messageOf(result.error)}`, true);
-  return outcome(call, 'ran', toResultContent(result.value), false);
+  const recordable = recordableContent(result.value);
+  if ('unrecordable' in recordable) return unrecordableOutcome(call, recordable.unrecordable);
+  return outcome(call, 'ran', recordable.content, false);
 }
 
 /** Asks a tool whether a call's effect already happened; undefined when it cannot tell. */
@@ -66,9 +69,21 @@ export async function verifyCall(
   );
   if (result.kind === 'timed-out') return { cannotTell: 'verify() timed out' };
   if (result.kind === 'threw') return { cannotTell: `verify() failed: ${messageOf(result.error)}` };
-  const answer = result.value;
-  if (!answer || typeof answer.happened !== 'boolean') return { cannotTell: 'verify() could not tell' };
-  return { answer };
+  return verifyAnswerOf(call, result.value);
+}
+
+/** verify()'s answer, with a result the ledger can hold; an answer that cannot be read cannot tell. */
+function verifyAnswerOf(call: PendingCall, value: VerifyAnswer | undefined): { answer: VerifyAnswer } | { cannotTell: string } {
+  try {
+    if (!value || typeof value.happened !== 'boolean') return { cannotTell: 'verify() could not tell' };
+    if (value.result === undefined) return { answer: { happened: value.happened } };
+    const recordable = recordableContent(value.result);
+    if ('content' in recordable) return { answer: { happened: value.happened, result: recordable.content } };
+    const result = `${call.name} had already taken effect before the resume (confirmed by checking); it was not run again. The result verify() gave could not be recorded: ${recordable.unrecordable}.`;
+    return { answer: { happened: value.happened, result } };
+  } catch (error) {
+    return { cannotTell: `verify()'s answer could not be read: ${messageOf(error)}` };
+  }
 }
 
 export function outcome(call: PendingCall, kind: ToolOutcome['kind'], content: ToolResultContent, isError: boolean): ToolOutcome {
@@ -96,16 +111,7 @@ async function withTimeout<T>(work: () => Promise<T>, ms: number, controller: Ab
   }
 }
 
-function toResultContent(value: unknown): ToolResultContent {
-  if (typeof value === 'string') return value;
-  if (value === undefined || value === null) return '(no output)';
-  if (Array.isArray(value) && value.every((block) => block && typeof block === 'object' && typeof block.type === 'string')) {
-    return value;
-  }
-  return JSON.stringify(value, null, 2);
-}
-
 /** A tool's error goes to the model and into the ledger: an echoed key or password must not. */
 function messageOf(error: unknown): string {
-  return redactSecrets(error instanceof Error ? error.message : String(error));
+  return redactSecrets(describeThrown(error));
 }

@@ -24,6 +24,8 @@ export interface ReceivedRequest {
 
 export type FakeAnswer =
   | { reply: ModelReply; headers?: Record<string, string> }
+  /** A message body exactly as given, for replies no real API sends (a null block, no usage). */
+  | { body: Record<string, unknown> }
   | { status: number; errorType: string; message: string; headers?: Record<string, string> }
   | { drop: true }
   | { hang: true };
@@ -95,6 +97,11 @@ export class FakeAnthropic {
         return;
       }
       this.outcomes.set(request.index, 'reply');
+      if ('body' in answer) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(answer.body));
+        return;
+      }
       res.writeHead(200, { 'content-type': 'application/json', ...answer.headers });
       res.end(JSON.stringify(messageBody(answer.reply, request.body.model, request.index)));
     });

@@ -8,24 +8,30 @@ import { type AnyTransitionDefinition, type SnapshotFrom, transition } from 'xst
 import { type AnnouncedEffect, announcedEffectOf, effectOfActions } from '../../machines/agent-loop.effects.ts';
 import { openCalls } from '../../machines/agent-loop.logic.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
-import type { AgentEvent, AgentStateName, ModelReply } from '../../machines/agent-loop.types.ts';
+import type { AgentEvent, AgentStateName, ContentBlock, ModelReply } from '../../machines/agent-loop.types.ts';
 import { endTurnReply, stopReply, toolUseReply } from '../../src/model/scripted-model.ts';
 import { pointOf } from '../../src/store/record-points.ts';
+import { guardText, guardTreeOf } from '../../visualizer/machine-graph.ts';
 
 export type Snapshot = SnapshotFrom<typeof agentLoopMachine>;
 
 /** A machine event plus what the scenario needs to make the runtime produce it. */
 export type PathEvent =
-  | { type: 'MODEL_REPLY'; reply: ModelReply; label: string }
+  /** `sent` is what the model sends when it is not the reply the machine gets (the runtime normalizes it first). */
+  | { type: 'MODEL_REPLY'; reply: ModelReply; sent?: unknown; label: string }
   | { type: 'MODEL_REPLY_INVALID'; reason: string; usage: ModelReply['usage']; reply: ModelReply; label: string }
   | { type: 'TOOL_RESULT'; outcome: Extract<AgentEvent, { type: 'TOOL_RESULT' }>['outcome']; behaviour: ToolBehaviour; label: string }
   | { type: 'CLOSE_TURN'; label: string };
 
-/** ok: returns; throws: throws; ledger-write-fails: returns, and its ledger write fails with ENOSPC. */
-export type ToolBehaviour = 'ok' | 'throws' | 'ledger-write-fails';
+/**
+ * ok: returns; throws: throws; ledger-write-fails: returns, and its ledger write fails with
+ * ENOSPC; unserializable: returns a value JSON cannot hold (a BigInt, a circular object).
+ */
+export type ToolBehaviour = 'ok' | 'throws' | 'ledger-write-fails' | 'unserializable';
 
 export interface Scenario {
   maxTurns: number;
+  maxPausesInARow: number;
   /** The model's replies in order; the scripted model ends the turn after them. */
   replies: ModelReply[];
   behaviours: Record<string, ToolBehaviour>;
@@ -55,6 +61,12 @@ export interface CrashPath {
 
 export const FINISH_TEXT = 'finished';
 const PAUSE_TEXT = 'searching…';
+/**
+ * The pause limit of a walk unless it names one: one pause_turn is continued, a second in a row
+ * fails the run. A walk with limit 0 fails on the first pause, which is the only way the limit
+ * is met in `closed` (a tool turn sets the count of pauses back to 0).
+ */
+export const PAUSE_LIMIT = 1;
 
 /** The events offered in each state: realistic payloads, bounded so the graph is finite. */
 export function eventsFor(snapshot: Snapshot): PathEvent[] {
@@ -81,6 +93,14 @@ export function eventsFor(snapshot: Snapshot): PathEvent[] {
       { type: 'MODEL_REPLY_INVALID', label: 'reply: invalid', reason: 'stop_reason is tool_use but the reply names no tool', usage: invalid.usage, reply: invalid },
     ];
     if (t === 1) {
+      // Replies the runtime refuses before the machine acts on them; one turn is enough to cover them.
+      const nullBlock: ModelReply = { ...toolUseReply([{ id: 't1_null', name: 'lookup', input: { q: 'null' } }]) };
+      nullBlock.content = [...nullBlock.content, null as unknown as ContentBlock];
+      const endsWithTool: ModelReply = { ...toolUseReply([{ id: 't1_end', name: 'send_email', input: { to: 'end' } }]), stop_reason: 'end_turn' };
+      events.push(
+        { type: 'MODEL_REPLY_INVALID', label: 'reply: null block', reason: 'content block 1 is null, not a content block', usage: nullBlock.usage, reply: nullBlock },
+        { type: 'MODEL_REPLY_INVALID', label: 'reply: end_turn naming a tool', reason: 'the reply ended the turn but named tools', usage: endsWithTool.usage, reply: endsWithTool },
+      );
       events.push({
         type: 'MODEL_REPLY',
         label: 'reply: three tools',
@@ -91,9 +111,12 @@ export function eventsFor(snapshot: Snapshot): PathEvent[] {
         ]),
       });
     }
-    // One pause per run keeps the graph finite (each pause adds a message).
-    if (!context.messages.some((m) => m.role === 'assistant' && JSON.stringify(m.content).includes(PAUSE_TEXT))) {
-      events.push({ type: 'MODEL_REPLY', label: 'reply: pause_turn', reply: stopReply('pause_turn', PAUSE_TEXT) });
+    // One series of pauses per run keeps the graph finite (each pause adds a message): a pause,
+    // and right after it a second, which is one too many. The paused reply carries no usage.
+    const pauses = context.messages.filter((m) => m.role === 'assistant' && JSON.stringify(m.content).includes(PAUSE_TEXT)).length;
+    if (pauses === 0 || (pauses === 1 && context.pausesInARow === 1)) {
+      const pause = stopReply('pause_turn', PAUSE_TEXT);
+      events.push({ type: 'MODEL_REPLY', label: 'reply: pause_turn', reply: pause, sent: { ...pause, usage: undefined } });
     }
     return events;
   }
@@ -102,7 +125,9 @@ export function eventsFor(snapshot: Snapshot): PathEvent[] {
     if (!call) return [{ type: 'CLOSE_TURN', label: 'close turn' }];
     // The runtime runs calls one at a time in the model's order: only the first open call can finish next.
     // A turn of three calls is walked with every call succeeding, to keep the graph small.
-    const behaviours = context.pending.length > 2 ? (['ok'] as const) : (['ok', 'throws', 'ledger-write-fails'] as const);
+    // A result JSON cannot hold is tried on single-call turns (a read-only and a side-effecting tool).
+    const behaviours: readonly ToolBehaviour[] =
+      context.pending.length > 2 ? ['ok'] : context.pending.length === 1 ? ['ok', 'throws', 'ledger-write-fails', 'unserializable'] : ['ok', 'throws', 'ledger-write-fails'];
     return behaviours.map((behaviour) => ({
       type: 'TOOL_RESULT',
       label: `${call.name} ${behaviour === 'ok' ? 'ran' : behaviour}`,
@@ -112,7 +137,7 @@ export function eventsFor(snapshot: Snapshot): PathEvent[] {
         name: call.name,
         kind: behaviour === 'throws' ? 'threw' : 'ran',
         content: behaviour,
-        is_error: behaviour === 'throws',
+        is_error: behaviour === 'throws' || behaviour === 'unserializable',
       },
     }));
   }
@@ -137,9 +162,9 @@ function serializeEvent(event: PathEvent): string {
   return event.type === 'TOOL_RESULT' ? `${event.label}:${event.outcome.tool_use_id}` : event.label;
 }
 
-function walk(kind: 'shortest' | 'simple', maxTurns: number): StatePath<Snapshot, PathEvent & AgentEvent>[] {
+function walk(kind: 'shortest' | 'simple', maxTurns: number, maxPausesInARow: number): StatePath<Snapshot, PathEvent & AgentEvent>[] {
   const options = {
-    input: { task: 'the task', maxTurns },
+    input: { task: 'the task', maxTurns, maxPausesInARow },
     events: eventsFor as unknown as (s: Snapshot) => AgentEvent[],
     serializeState: serializeState as (s: Snapshot) => string,
     serializeEvent: serializeEvent as unknown as (e: AgentEvent) => string,
@@ -150,8 +175,9 @@ function walk(kind: 'shortest' | 'simple', maxTurns: number): StatePath<Snapshot
 
 /**
  * The paths the crash suite covers: every simple path with MAX_TURNS=1 (all of turn 1 and the
- * MAX_TURNS stop) and the shortest path to every state with MAX_TURNS=2 (a second turn, ids
- * across turns, a stop after two turns).
+ * MAX_TURNS stop; a pause continued, then one too many), the shortest path to every state with
+ * MAX_TURNS=2 (a second turn, ids across turns, a stop after two turns), and the shortest path
+ * to every state with MAX_TURNS=1 and no pause allowed (the pause limit met in `closed`).
  */
 export interface GeneratedPaths {
   /** Paths the walks produced, before merging. */
@@ -164,20 +190,22 @@ export interface GeneratedPaths {
   paths: CrashPath[];
 }
 
-export type PathSource = ['simple' | 'shortest', number];
+/** How to walk, with which MAX_TURNS, and which pause limit (default {@link PAUSE_LIMIT}). */
+export type PathSource = readonly ['simple' | 'shortest', number, number?];
 
 export const ALL_PATHS: readonly PathSource[] = [
-  ['simple', 1],
-  ['shortest', 2],
+  ['simple', 1, 1],
+  ['shortest', 2, 1],
+  ['shortest', 1, 0],
 ];
 
 export function generateCrashPaths(sources: readonly PathSource[] = ALL_PATHS): GeneratedPaths {
   const byScenario = new Map<string, CrashPath>();
   let walked = 0;
-  for (const [kind, maxTurns] of sources) {
-    for (const path of walk(kind, maxTurns)) {
+  for (const [kind, maxTurns, pauseLimit = PAUSE_LIMIT] of sources) {
+    for (const path of walk(kind, maxTurns, pauseLimit)) {
       walked += 1;
-      const crashPath = toCrashPath(path, kind, maxTurns, 0);
+      const crashPath = toCrashPath(path, kind, { maxTurns, maxPausesInARow: pauseLimit });
       const known = byScenario.get(crashPath.scenarioKey);
       if (!known || known.steps.length < crashPath.steps.length) byScenario.set(crashPath.scenarioKey, crashPath);
     }
@@ -186,8 +214,12 @@ export function generateCrashPaths(sources: readonly PathSource[] = ALL_PATHS): 
   return { walked, paths };
 }
 
-function toCrashPath(path: StatePath<Snapshot, PathEvent & AgentEvent>, source: 'simple' | 'shortest', maxTurns: number, id: number): CrashPath {
-  const scenario: Scenario = { maxTurns, replies: [], behaviours: {}, failingEffectWrites: [] };
+function toCrashPath(
+  path: StatePath<Snapshot, PathEvent & AgentEvent>,
+  source: 'simple' | 'shortest',
+  limits: Pick<Scenario, 'maxTurns' | 'maxPausesInARow'>,
+): CrashPath {
+  const scenario: Scenario = { ...limits, replies: [], behaviours: {}, failingEffectWrites: [] };
   const counts = new Map<string, number>();
   const next = (point: string) => {
     const n = (counts.get(point) ?? 0) + 1;
@@ -220,7 +252,7 @@ function toCrashPath(path: StatePath<Snapshot, PathEvent & AgentEvent>, source: 
     switch (event.type) {
       case 'MODEL_REPLY':
       case 'MODEL_REPLY_INVALID':
-        scenario.replies.push(event.reply);
+        scenario.replies.push(((event.type === 'MODEL_REPLY' ? event.sent : undefined) ?? event.reply) as ModelReply);
         labels.push(next('model-reply'), next(pointOf({ event: 'MODEL_REPLY', state: to })));
         break;
       case 'TOOL_RESULT':
@@ -237,7 +269,7 @@ function toCrashPath(path: StatePath<Snapshot, PathEvent & AgentEvent>, source: 
     steps.push({ from, to, event, labels, transitions, effects });
     from = to;
   }
-  return { id, source, steps, scenario, scenarioKey: JSON.stringify(scenario) };
+  return { id: 0, source, steps, scenario, scenarioKey: JSON.stringify(scenario) };
 }
 
 
@@ -262,7 +294,7 @@ export function machineTransitions(): Map<string, AnyTransitionDefinition[]> {
 }
 
 export function describeTransition(definition: AnyTransitionDefinition): string {
-  const guard = definition.guard ? ` [${typeof definition.guard === 'string' ? definition.guard : JSON.stringify(definition.guard)}]` : '';
+  const guard = definition.guard ? ` [${guardText(guardTreeOf(definition.guard))}]` : '';
   const targets = (definition.target ?? []).map((node) => node.key).join(',');
   return `${definition.source.key} -${definition.eventType}${guard}-> ${targets || '(self)'}`;
 }

@@ -30,11 +30,11 @@ export function newWorld(): World {
 export const READ_ONLY_TOOLS = new Set(['lookup']);
 
 export function scenarioTools(scenario: Scenario, world: World): ToolDefinition[] {
-  const act = (name: string, toolUseId: string, key: string, result: string): string => {
+  const act = (name: string, toolUseId: string, key: string, result: string): unknown => {
     world.attempts.record(toolUseId, key);
     if (scenario.behaviours[toolUseId] === 'throws') throw new Error(`${name} failed on purpose`);
     if (!READ_ONLY_TOOLS.has(name)) world.effects.record(toolUseId, key);
-    return result;
+    return scenario.behaviours[toolUseId] === 'unserializable' ? unserializable(name, result) : result;
   };
   return [
     defineTool<{ q: string }>({
@@ -64,6 +64,14 @@ export function scenarioTools(scenario: Scenario, world: World): ToolDefinition[
       verify: (_input, ctx) => ({ happened: world.charged.has(ctx.idempotencyKey) }),
     }),
   ];
+}
+
+/** A result the ledger cannot hold, after the tool's effect took place: a BigInt, or a circular object. */
+function unserializable(name: string, result: string): unknown {
+  if (READ_ONLY_TOOLS.has(name)) return { result, rows: 10n ** 20n };
+  const circular: Record<string, unknown> = { result };
+  circular.self = circular;
+  return circular;
 }
 
 export interface Played {
@@ -107,7 +115,7 @@ export async function playScenario(scenario: Scenario, key: string, world: World
   const crashPoints = new CrashPoints(crashAfter);
   const base = parts(scenario, key, world, true, events, stores);
   try {
-    const result = await startRun({ ...base, task: 'the task', maxTurns: scenario.maxTurns, crashPoints });
+    const result = await startRun({ ...base, task: 'the task', maxTurns: scenario.maxTurns, maxPausesInARow: scenario.maxPausesInARow, crashPoints });
     return { result, crashedAt: null, events, passed: crashPoints.passed };
   } catch (error) {
     if (error instanceof SimulatedCrash) return { result: null, crashedAt: error.label, events, passed: crashPoints.passed };

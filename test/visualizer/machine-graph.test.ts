@@ -40,7 +40,13 @@ describe('reading the agent loop machine', () => {
   it('labels arrows with their events and guards; the unguarded fallback reads [otherwise]', () => {
     const edge = (id: string) => edgesOf(graph).find((e) => e.id === id)!;
     expect(edgeLabelLines(edge('awaitingModel->pendingTool'))).toEqual(['MODEL_REPLY', '[replyWantsTools', ' && turnsRemain]']);
-    expect(edgeLabelLines(edge('closed->failed'))).toEqual(['MODEL_REPLY', '[otherwise]', 'MODEL_REPLY_INVALID']);
+    expect(edgeLabelLines(edge('closed->failed'))).toEqual([
+      'MODEL_REPLY',
+      '[replyPausesTurn',
+      ' && pauseLimitReached]',
+      '[otherwise]',
+      'MODEL_REPLY_INVALID',
+    ]);
     expect(edgeLabelLines(edge('pendingTool->effectRecorded'))).toEqual(['TOOL_RESULT', '[isLastOpenCall]', '[isOpenCall]']);
     expect(edgeLabelLines(edge('effectRecorded->closed'))).toEqual(['CLOSE_TURN', '[allCallsRecorded]']);
   });
@@ -89,6 +95,11 @@ describe('the diagram', () => {
     expect(svg.match(/class="edge"/g)).toHaveLength(edgesOf(graph).length);
     expect(svg).toContain('>checkpoint A</text>');
     expect(svg).toContain('>checkpoint B</text>');
+    // Each arrow's tooltip gives the description of every transition it draws.
+    expect(svg.match(/<g class="edge"[^>]*><title>/g)).toHaveLength(edgesOf(graph).length);
+    expect(svg).toContain(
+      '<title>MODEL_REPLY [replyWantsTools &#38;&#38; turnsRemain]: The reply names tools and a turn is left: record the calls (checkpoint A), then run them.</title>',
+    );
   });
 
   it('draws the loop top to bottom: the initial state above checkpoint A, A above the ledger state, that above B', async () => {

@@ -8,6 +8,7 @@ import os from 'node:os';
 import type { Pool } from 'pg';
 import { FINAL_STATES } from '../../../machines/agent-loop.types.ts';
 import { RunLockedError, StoreCorruptError, StoreMissingError, StoreVersionError, StoreWriteError } from '../errors.ts';
+import { documentJson } from '../framing.ts';
 import type { JournalHeader, JournalRecord } from '../journal-record.ts';
 import { JOURNAL_FORMAT, JOURNAL_VERSION } from '../journal-record.ts';
 import { recordProblem } from '../journal-reader.ts';
@@ -118,7 +119,7 @@ export class PgRunStore implements RunStore {
 
   async append(record: JournalRecord): Promise<AppendReceipt> {
     const lease = this.requireLease();
-    const body = JSON.stringify(record);
+    const body = documentJson(record);
     const bytes = Buffer.byteLength(body);
     const fault = this.faults.check(record);
     if (fault) throw new StoreWriteError(this.location, `record ${record.seq} (${record.event}, state ${record.state})`, fault);

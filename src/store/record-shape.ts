@@ -1,0 +1,47 @@
+/**
+ * The shapes a journal's values must have for the fold and every later reader (the resume, the
+ * status, the visualizer) to walk them. A record passes its checksum even when an older version
+ * wrote something it should have refused (a model reply with a null content block, token counts
+ * that are not numbers): these checks turn such a record into a clear refusal, or read it
+ * leniently where nothing is lost by doing so, never into a TypeError halfway through a resume.
+ */
+import { contentProblem } from '../../machines/agent-loop.logic.ts';
+import type { TokenUsage } from '../../machines/agent-loop.types.ts';
+
+/** Token counts as stored: a figure that is not a number (NaN was stored as null) reads as 0. */
+export function storedUsage(raw: unknown): TokenUsage {
+  const fields = raw !== null && typeof raw === 'object' ? (raw as Record<string, unknown>) : {};
+  const figure = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
+  return { input: figure(fields.input), output: figure(fields.output), cacheRead: figure(fields.cacheRead), cacheWrite: figure(fields.cacheWrite) };
+}
+
+/** Why a stored message (its ledger references not yet resolved) cannot be read, or null. */
+export function messageProblem(message: unknown, isLedgerRef: (block: unknown) => boolean): string | null {
+  if (message === null || typeof message !== 'object') return 'a message is not an object';
+  const { role, content } = message as { role?: unknown; content?: unknown };
+  if (role !== 'user' && role !== 'assistant') return `a message has the role ${JSON.stringify(role) ?? 'undefined'}`;
+  if (typeof content === 'string') return null;
+  if (!Array.isArray(content)) return `an ${role} message has no content`;
+  const problem = contentProblem(content.map((block) => (isLedgerRef(block) ? { type: 'tool_result' } : block)));
+  if (!problem) return null;
+  return role === 'assistant'
+    ? `an assistant message's ${problem}: a model reply that should have been refused was stored (by an earlier version), and the conversation cannot be sent back to a model as it is`
+    : `a user message's ${problem}`;
+}
+
+/** Why a stored ledger entry cannot be read, or null. */
+export function outcomeProblem(outcome: unknown): string | null {
+  if (outcome === null || typeof outcome !== 'object') return 'a ledger entry is not an object';
+  const { tool_use_id: id, name, content, is_error: isError } = outcome as Record<string, unknown>;
+  if (typeof id !== 'string' || typeof name !== 'string') return 'a ledger entry lacks its tool_use_id or name';
+  if (typeof content !== 'string' && !Array.isArray(content)) return `the ledger entry of ${id} has no content`;
+  if (typeof isError !== 'boolean') return `the ledger entry of ${id} does not say whether it is an error`;
+  return null;
+}
+
+/** Why a stored pending call cannot be read, or null. */
+export function pendingProblem(call: unknown): string | null {
+  if (call === null || typeof call !== 'object') return 'a pending call is not an object';
+  const { id, name } = call as Record<string, unknown>;
+  return typeof id === 'string' && typeof name === 'string' ? null : 'a pending call lacks its id or name';
+}
