@@ -33,14 +33,18 @@ export interface CliRun {
 
 export async function driveCliRun(run: CliRun): Promise<number> {
   const { env } = run;
+  // The drill settings are checked before the live view takes the terminal: a refusal is then
+  // printed on a terminal in its normal state.
+  const store = new FileStore(path.join(run.dir, STATE_DIR), { writeFaults: env.DURABLE_AGENT_FAIL_WRITE });
+  const crashMode = crashModeOf(env.CRASH_MODE);
   const reporter = await openRunReporter(run.writers, env, { ...run.output, task: run.start?.task ?? null, resumeHint: run.resumeCommand });
   const parts = {
-    store: new FileStore(path.join(run.dir, STATE_DIR), { writeFaults: env.DURABLE_AGENT_FAIL_WRITE }),
+    store,
     model: run.model,
     tools: run.tools,
     observer: reporter.observer,
     crashAfter: env.CRASH_AFTER,
-    onCrash: exitOnCrash(env.CRASH_MODE, reporter.writers),
+    onCrash: exitOnCrash(crashMode, reporter.writers),
     ...(run.maxTokens ? { maxTokens: run.maxTokens } : {}),
   };
   exitOnInterrupt(reporter.writers, run.resumeCommand);
@@ -60,9 +64,9 @@ export async function driveCliRun(run: CliRun): Promise<number> {
   return exitCodeOf(result);
 }
 
-/** ` --dir "…"` unless the run is in the current directory. */
-export function dirOption(dir: string): string {
-  return path.resolve(dir) === process.cwd() ? '' : ` --dir ${JSON.stringify(path.resolve(dir))}`;
+/** `--dir DIR` for a command the user pastes, unless the run is in the current directory. */
+export function dirWords(dir: string): string[] {
+  return path.resolve(dir) === process.cwd() ? [] : ['--dir', path.resolve(dir)];
 }
 
 export function exitCodeOf(result: RunResult): number {
@@ -76,14 +80,19 @@ export function exitCodeOf(result: RunResult): number {
   }
 }
 
+export type CrashMode = 'exit' | 'sigkill';
+
+export function crashModeOf(mode: string | undefined): CrashMode {
+  if (mode === undefined || mode === '' || mode === 'exit') return 'exit';
+  if (mode === 'sigkill') return 'sigkill';
+  throw new UsageError(`CRASH_MODE=${mode} is not a crash mode: use "exit" (print [kill] and exit 137, the default) or "sigkill".`);
+}
+
 /**
  * An armed crash point ends the process on the spot, like a kill: no unwinding, no cleanup
  * (the run's lock stays behind and is taken over by the next process, as after a real kill).
  */
-export function exitOnCrash(mode: string | undefined, writers: Writers): CrashHandler {
-  if (mode !== undefined && mode !== '' && mode !== 'exit' && mode !== 'sigkill') {
-    throw new UsageError(`CRASH_MODE=${mode} is not a crash mode: use "exit" (print [kill] and exit 137, the default) or "sigkill".`);
-  }
+export function exitOnCrash(mode: CrashMode, writers: Writers): CrashHandler {
   return (label) => {
     if (mode === 'sigkill') process.kill(process.pid, 'SIGKILL');
     writers.out(`[kill] simulated kill at ${label}`);

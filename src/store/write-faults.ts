@@ -3,7 +3,18 @@
  * `effect-write:3` makes the third ledger write fail half-way with ENOSPC.
  */
 import type { JournalRecord } from './journal-record.ts';
-import { pointOf } from './record-points.ts';
+import { POINT_NAMES, pointOf, type PointName } from './record-points.ts';
+
+/** An armed write fault that names no write: refused, since it would silently never fire. */
+export class WriteFaultSpecError extends Error {
+  override readonly name = 'WriteFaultSpecError';
+  constructor(readonly spec: string) {
+    super(
+      `DURABLE_AGENT_FAIL_WRITE=${spec} names no write. Use <point>:<n> with n ≥ 1 and <point> one of: ` +
+        `${POINT_NAMES.join(', ')} (e.g. effect-write:3; several separated by commas).`,
+    );
+  }
+}
 
 export class WriteFaultPlan {
   private readonly armed = new Map<string, Set<number>>();
@@ -11,9 +22,9 @@ export class WriteFaultPlan {
 
   constructor(spec: string | undefined) {
     for (const item of (spec ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
-      const match = /^([a-z-]+):(\d+)$/.exec(item);
-      if (!match) throw new Error(`write fault "${item}" is not of the form <point>:<n>, e.g. effect-write:3`);
-      const [, point, n] = match as unknown as [string, string, string];
+      const match = /^([a-z-]+):([1-9]\d{0,8})$/.exec(item);
+      if (!match || !(POINT_NAMES as readonly string[]).includes(match[1]!)) throw new WriteFaultSpecError(item);
+      const [, point, n] = match as unknown as [PointName, string, string];
       const set = this.armed.get(point) ?? new Set<number>();
       set.add(Number(n));
       this.armed.set(point, set);

@@ -10,10 +10,11 @@ import { CrashPoints } from '../../runtime/crash-points.ts';
 import { startRun } from '../../runtime/run-api.ts';
 import { FileStore } from '../../store/file-store.ts';
 import type { DemoArgs } from '../args.ts';
-import { dirOption, driveCliRun, STATE_DIR } from '../drive-run.ts';
+import { dirWords, driveCliRun, STATE_DIR } from '../drive-run.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { realModel } from '../real-model.ts';
+import { cliCommand } from '../shell-command.ts';
 
 export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   if (args.listCrashPoints) return listCrashPoints(writers);
@@ -26,16 +27,11 @@ export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writer
     model,
     tools: demoTools(dir, { paceMs: args.paceMs, jitterMs: args.jitterMs, verify: args.verify }),
     output: { plain: args.plain, verbose: args.verbose },
-    resumeCommand: resumeCommandFor(dir),
+    resumeCommand: cliCommand(env, ['demo', '--resume', ...dirWords(dir)]),
     resume: args.resume ? { maxTurns: args.maxTurns } : null,
     start: args.resume ? null : { task: DEMO_TASK, system: null, fresh: args.fresh, maxTurns: args.maxTurns, prepare: () => ensureSampleNotes(dir) },
     maxTokens: args.maxTokens,
   });
-}
-
-/** The command that picks this demo run up again, shown when the process stops early. */
-function resumeCommandFor(dir: string): string {
-  return `durable-agent demo --resume${dirOption(dir)}`;
 }
 
 async function demoModel(args: DemoArgs, env: NodeJS.ProcessEnv): Promise<Model> {
