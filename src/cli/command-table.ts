@@ -268,7 +268,7 @@ export const COMMANDS: readonly CommandSpec[] = [
         name: 'lease-ms',
         type: 'integer',
         value: 'MS',
-        help: "how long a run's lease lasts without renewal (renewed every third of it)",
+        help: "how long a run's lease lasts unless renewed; a worker renews it every third of that",
         min: 1_000,
         max: TEN_MINUTES_MS,
         defaultText: '15000',

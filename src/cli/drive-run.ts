@@ -13,8 +13,9 @@ import { UsageError } from './args.ts';
 import { EXIT } from './exit-codes.ts';
 import type { Writers } from './plain-reporter.ts';
 import { openRunReporter } from './run-reporter.ts';
+import { STATE_DIR } from './state-dir.ts';
 
-export const STATE_DIR = '.durable-agent';
+export { STATE_DIR } from './state-dir.ts';
 
 export interface CliRun {
   dir: string;
@@ -62,11 +63,6 @@ export async function driveCliRun(run: CliRun): Promise<number> {
     reporter.close(); // before main prints an error: the terminal must be the TUI's no more
   }
   return exitCodeOf(result);
-}
-
-/** `--dir DIR` for a command the user pastes, unless the run is in the current directory. */
-export function dirWords(dir: string): string[] {
-  return path.resolve(dir) === process.cwd() ? [] : ['--dir', path.resolve(dir)];
 }
 
 export function exitCodeOf(result: RunResult): number {

@@ -28,6 +28,11 @@ export function cliCommand(env: NodeJS.ProcessEnv, words: readonly string[]): st
   return [cliInvocation(env), ...words.map(shellQuote)].join(' ');
 }
 
+/** `--dir DIR` for a command the user pastes, unless the run is in the current directory. */
+export function dirWords(dir: string): string[] {
+  return path.resolve(dir) === process.cwd() ? [] : ['--dir', path.resolve(dir)];
+}
+
 function onPath(name: string, env: NodeJS.ProcessEnv): boolean {
   const names = process.platform === 'win32' ? [`${name}.cmd`, `${name}.exe`, name] : [name];
   for (const dir of (env.PATH ?? '').split(path.delimiter)) {

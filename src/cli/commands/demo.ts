@@ -10,11 +10,12 @@ import { CrashPoints } from '../../runtime/crash-points.ts';
 import { startRun } from '../../runtime/run-api.ts';
 import { FileStore } from '../../store/file-store.ts';
 import type { DemoArgs } from '../args.ts';
-import { dirWords, driveCliRun, STATE_DIR } from '../drive-run.ts';
+import { driveCliRun } from '../drive-run.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { realModel } from '../real-model.ts';
-import { cliCommand } from '../shell-command.ts';
+import { cliCommand, dirWords } from '../shell-command.ts';
+import { STATE_DIR } from '../state-dir.ts';
 
 export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   if (args.listCrashPoints) return listCrashPoints(writers);

@@ -3,10 +3,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileTools } from '../../tools/file-tools.ts';
 import { type RunArgs, UsageError } from '../args.ts';
-import { dirWords, driveCliRun } from '../drive-run.ts';
+import { driveCliRun } from '../drive-run.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { realModel } from '../real-model.ts';
-import { cliCommand } from '../shell-command.ts';
+import { cliCommand, dirWords } from '../shell-command.ts';
 
 /** run always needs a real model: without a key the way on is the key, or the demo. */
 const RUN_WITHOUT_KEY = 'Set the key and run the same command again; `durable-agent demo` shows the loop with a scripted model that needs none.';

@@ -13,9 +13,9 @@ import { FileStore } from '../../store/file-store.ts';
 import type { VizArgs } from '../args.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
-import { dirWords, STATE_DIR } from '../drive-run.ts';
+import { STATE_DIR } from '../state-dir.ts';
 import { NoSuchDirectoryError } from '../errors.ts';
-import { cliCommand } from '../shell-command.ts';
+import { cliCommand, dirWords } from '../shell-command.ts';
 
 export const VIZ_FILE = 'viz.html';
 
