@@ -247,7 +247,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       databaseUrl,
       { name: 'count', type: 'integer', value: 'N', help: 'how many runs to queue', min: 1, max: 10_000, default: 1 },
       realModel('a real Claude model instead of the scripted one (the workers need ANTHROPIC_API_KEY)'),
-      maxTurns,
+      { ...maxTurns, help: 'each run stops cleanly after N tool-using turns', defaultText: '20' },
       pace,
       jitter,
     ],
