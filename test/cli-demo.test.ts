@@ -4,8 +4,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
+import { spawnSync } from 'node:child_process';
+import { COMMANDS } from '../src/cli/command-table.ts';
+import { shellQuote } from '../src/cli/shell-command.ts';
 import { describe, expect, it } from 'vitest';
-import { runCli, startCli } from './helpers/cli.ts';
+import { BIN, REPO, runCli, startCli } from './helpers/cli.ts';
 import { DEMO_PLAIN_LINES } from './helpers/demo-lines.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
@@ -355,11 +358,155 @@ describe('status and history', () => {
     ]);
   });
 
+  it('numbers the records alike on the last save and the journal lines', () => {
+    const dir = tempDir();
+    expect(runCli(['demo'], { cwd: dir, env: { CRASH_AFTER: 'after-effect-write:3' } }).code).toBe(137);
+    const plain = runCli(['status'], { cwd: dir }).stdout;
+    expect(plain).toMatch(/last save\s+effect-write \(record 11\)/);
+    expect(plain).toMatch(/journal\s+12 records \(records 0 to 11\), /);
+  });
+
+  it('lists the fleet when DURABLE_AGENT_DATABASE_URL is set and no --dir is given; --dir means the run there', () => {
+    const dir = tempDir();
+    expect(runCli(['demo'], { cwd: dir }).code).toBe(0);
+    const env = { DURABLE_AGENT_DATABASE_URL: 'postgresql://nobody@127.0.0.1:1/none' };
+    const fleet = runCli(['status'], { cwd: dir, env });
+    expect(fleet.code).toBe(4);
+    expect(fleet.stderr).toContain('cannot reach the database');
+    const file = runCli(['status', '--dir', '.'], { cwd: dir, env });
+    expect(file.code).toBe(0);
+    expect(file.stdout).toMatch(/state\s+done/);
+    const both = runCli(['status', '--dir', '.', '--database-url', env.DURABLE_AGENT_DATABASE_URL], { cwd: dir });
+    expect(both.code).toBe(2);
+  });
+
   it('says clearly when there is no run', () => {
     const dir = tempDir();
     const run = runCli(['status'], { cwd: dir });
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('No run is stored at');
+  });
+});
+
+describe('the command line refuses what it cannot honour, before anything is written', () => {
+  const nothingWritten = (dir: string) => expect(fs.readdirSync(dir)).toEqual([]);
+
+  it('refuses `--dir --plain` instead of creating a directory named --plain', () => {
+    const dir = tempDir();
+    const run = runCli(['demo', '--dir', '--plain'], { cwd: dir });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('--dir needs a value, but the next word is "--plain"');
+    nothingWritten(dir);
+  });
+
+  it('refuses a repeated option', () => {
+    const dir = tempDir();
+    const run = runCli(['demo', '--max-turns', '3', '--max-turns', '4'], { cwd: dir });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('--max-turns is given twice');
+    nothingWritten(dir);
+  });
+
+  it('refuses numbers out of range with the range: 400 nines for --max-turns, --timeout 0, --pace 99999999999', () => {
+    const dir = tempDir();
+    const nines = runCli(['demo', '--max-turns', '9'.repeat(400)], { cwd: dir });
+    expect(nines.code).toBe(2);
+    expect(nines.stderr).toContain('--max-turns takes a whole number from 1 to 100000');
+    const timeout = runCli(['demo', '--timeout', '0'], { cwd: dir });
+    expect(timeout.code).toBe(2);
+    expect(timeout.stderr).toContain('--timeout takes a whole number from 1000 to 3600000, not "0"');
+    const pace = runCli(['demo', '--pace', '99999999999'], { cwd: dir });
+    expect(pace.code).toBe(2);
+    expect(pace.stderr).toContain('--pace takes a whole number from 0 to 600000');
+    nothingWritten(dir);
+  });
+
+  it.each(['garbage', 'effect-wrte:3', 'effect-write:0', 'effect-write:3,save-b'])('refuses DURABLE_AGENT_FAIL_WRITE=%s with what is allowed (exit 2)', (spec) => {
+    const dir = tempDir();
+    const run = runCli(['demo'], { cwd: dir, env: { DURABLE_AGENT_FAIL_WRITE: spec } });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/DURABLE_AGENT_FAIL_WRITE=\S+ names no write\. Use <point>:<n> with n ≥ 1 and <point> one of: save-start, model-reply, save-a, effect-write/);
+    nothingWritten(dir);
+  });
+
+  it('refuses a CRASH_MODE that is not a crash mode (exit 2)', () => {
+    const dir = tempDir();
+    const run = runCli(['demo'], { cwd: dir, env: { CRASH_AFTER: 'after-save-a:1', CRASH_MODE: 'bogus' } });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('CRASH_MODE=bogus is not a crash mode: use "exit"');
+    nothingWritten(dir);
+  });
+
+  it('tells `run` without a key to set the key, not to drop --model', () => {
+    const dir = tempDir();
+    const run = runCli(['run', '--model', 'claude-sonnet-4-5', '--task', 'Say hi.'], { cwd: dir });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('needs ANTHROPIC_API_KEY');
+    expect(run.stderr).not.toContain('Without --model');
+    expect(run.stderr).toContain('Set the key and run the same command again');
+    nothingWritten(dir);
+  });
+});
+
+describe('help and version, from the command line', () => {
+  it('prints a command\'s own usage, every option and an example for `<command> --help`', () => {
+    for (const command of COMMANDS) {
+      const run = runCli([command.name, '--help'], { cwd: tempDir() });
+      expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(new RegExp(`^Usage: durable-agent ${command.name}\\b`));
+      for (const option of command.options) expect(run.stdout).toContain(`--${option.name}`);
+      expect(run.stdout).toMatch(/Examples?:\n {2}/);
+    }
+  });
+
+  it('prints the list of commands for -h, and the version of package.json for -v and --version', () => {
+    const help = runCli(['-h'], { cwd: tempDir() });
+    expect(help.code).toBe(0);
+    for (const command of COMMANDS) expect(help.stdout).toContain(`  ${command.name}`);
+    const { version } = JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8'));
+    for (const flag of ['-v', '--version']) expect(runCli([flag], { cwd: tempDir() }).stdout).toBe(`durable-agent ${version}\n`);
+  });
+});
+
+describe('the resume command it prints', () => {
+  /** A PATH with an executable `durable-agent` that runs this checkout's CLI. */
+  function pathWithBin(): string {
+    const bin = tempDir();
+    fs.writeFileSync(path.join(bin, 'durable-agent'), `#!/bin/sh\nexec ${shellQuote(process.execPath)} ${shellQuote(BIN)} "$@"\n`, { mode: 0o755 });
+    return `${bin}${path.delimiter}${process.env.PATH}`;
+  }
+
+  async function interruptedHint(dir: string, env: Record<string, string | undefined>): Promise<string> {
+    const run = startCli(['demo', '--dir', dir, '--pace', '500'], { cwd: tempDir(), env });
+    await waitFor(() => run.output().includes('[save A]'));
+    run.child.kill('SIGINT');
+    const stopped = await run.done;
+    expect(stopped.code).toBe(130);
+    const hint = /Resume it with: (.*)\n/.exec(stopped.stderr)?.[1];
+    expect(hint, stopped.stderr).toBeDefined();
+    return hint!;
+  }
+
+  it('pasted into a POSIX shell, resumes exactly that directory and expands nothing', async () => {
+    const parent = tempDir();
+    const dir = path.join(parent, `y$(touch pwned) "x" 'q'`);
+    const env = { PATH: pathWithBin(), npm_command: undefined };
+    const hint = await interruptedHint(dir, env);
+    expect(hint.startsWith('durable-agent demo --resume --dir ')).toBe(true);
+    const shellCwd = tempDir();
+    const resumed = spawnSync('sh', ['-c', hint], { cwd: shellCwd, env: { ...process.env, ...env, npm_command: '' }, encoding: 'utf8', timeout: 60_000 });
+    expect(resumed.status, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toContain('[resume] read turn=1');
+    expect(resumed.stdout).toContain('[done] Report written to report.txt, task complete.');
+    expect(fs.readFileSync(path.join(dir, 'report.txt'), 'utf8')).toContain('Highlights:');
+    expect(fs.readdirSync(shellCwd)).toEqual([]); // nothing expanded: no file named pwned
+    expect(fs.readdirSync(parent)).toEqual([path.basename(dir)]);
+  });
+
+  it('says `npx durable-agent` where the command is not on PATH', async () => {
+    const dir = tempDir();
+    const hint = await interruptedHint(dir, { PATH: path.dirname(process.execPath), npm_command: undefined });
+    expect(hint).toBe(`npx durable-agent demo --resume --dir ${shellQuote(dir)}`);
   });
 });
 

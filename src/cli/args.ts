@@ -1,4 +1,10 @@
-/** Command-line parsing: pure, returns data or throws UsageError; never prints or exits. */
+/**
+ * Command-line parsing: pure, returns data or throws UsageError; never prints or exits.
+ * node:util's parseArgs splits the words (`--a=b`, `--`, `-h`); every rule about what a word may
+ * be comes from the command table, which the help is printed from too.
+ */
+import { parseArgs as splitArgs } from 'node:util';
+import { COMMANDS, commandSpec, type CommandSpec, type OptionSpec } from './command-table.ts';
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -9,6 +15,9 @@ export interface DemoArgs {
   dir: string;
   resume: boolean;
   fresh: boolean;
+  takeOver: boolean;
+  acceptLostRecord: boolean;
+  allowToolChange: boolean;
   model: string | null;
   maxTurns: number | null;
   maxTokens: number | null;
@@ -19,17 +28,13 @@ export interface DemoArgs {
   paceMs: number;
   api: ApiArgs;
   jitterMs: number;
-  /** --accept-lost-record: resume although the journal's last committed record is cut short. */
-  acceptLostRecord: boolean;
-  /** --allow-tool-change: resume although another command or other tools started the run. */
-  allowToolChange: boolean;
-  /** Take the run's lock at once, whoever holds it. */
-  takeOver: boolean;
 }
 
 export interface StatusArgs {
   command: 'status' | 'history';
   dir: string;
+  /** Whether --dir was given: it then names the run to read even where a fleet database is configured. */
+  dirGiven: boolean;
   json: boolean;
   /** Set: list the runs of a fleet in PostgreSQL instead of the run in DIR. */
   databaseUrl: string | null;
@@ -80,15 +85,14 @@ export interface RunArgs {
   systemFile: string | null;
   resume: boolean;
   fresh: boolean;
+  takeOver: boolean;
+  acceptLostRecord: boolean;
+  allowToolChange: boolean;
   maxTurns: number | null;
   maxTokens: number | null;
   plain: boolean;
   verbose: boolean;
   api: ApiArgs;
-  acceptLostRecord: boolean;
-  allowToolChange: boolean;
-  /** Take the run's lock at once, whoever holds it. */
-  takeOver: boolean;
 }
 
 /** How a real model is called. */
@@ -97,238 +101,239 @@ export interface ApiArgs {
   timeoutMs: number | null;
 }
 
-export type CliArgs = DemoArgs | RunArgs | StatusArgs | DbArgs | SubmitArgs | WorkerArgs | VizArgs | { command: 'help' } | { command: 'version' };
+/** `topic`: the command whose help was asked for, or null for the list of commands. */
+export interface HelpArgs {
+  command: 'help';
+  topic: string | null;
+}
 
-type FlagType = 'boolean' | 'string' | 'count';
-
-const FLAGS: Record<string, Record<string, FlagType>> = {
-  demo: {
-    dir: 'string',
-    resume: 'boolean',
-    fresh: 'boolean',
-    model: 'string',
-    'max-turns': 'count',
-    'max-tokens': 'count',
-    plain: 'boolean',
-    verbose: 'boolean',
-    'list-crash-points': 'boolean',
-    'no-verify': 'boolean',
-    'max-retries': 'count',
-    timeout: 'count',
-    pace: 'count',
-    jitter: 'count',
-    'accept-lost-record': 'boolean',
-    'allow-tool-change': 'boolean',
-    'take-over': 'boolean',
-  },
-  run: {
-    dir: 'string',
-    task: 'string',
-    model: 'string',
-    system: 'string',
-    resume: 'boolean',
-    fresh: 'boolean',
-    'max-turns': 'count',
-    'max-tokens': 'count',
-    plain: 'boolean',
-    verbose: 'boolean',
-    'max-retries': 'count',
-    timeout: 'count',
-    'accept-lost-record': 'boolean',
-    'allow-tool-change': 'boolean',
-    'take-over': 'boolean',
-  },
-  status: { dir: 'string', json: 'boolean', 'database-url': 'string' },
-  history: { dir: 'string', json: 'boolean' },
-  viz: { dir: 'string', out: 'string', open: 'boolean', stately: 'boolean' },
-  db: { 'database-url': 'string' },
-  submit: { 'database-url': 'string', count: 'count', model: 'string', 'max-turns': 'count', pace: 'count', jitter: 'count' },
-  worker: {
-    'database-url': 'string',
-    concurrency: 'count',
-    'exit-when-idle': 'boolean',
-    'lease-ms': 'count',
-    'poll-ms': 'count',
-    'max-retries': 'count',
-    timeout: 'count',
-  },
-};
-
-export const USAGE = `Usage:
-  durable-agent demo [--dir DIR] [--resume | --fresh] [--model NAME] [--max-turns N] [--max-tokens N]
-                     [--plain] [--verbose] [--no-verify] [--pace MS] [--jitter MS] [--list-crash-points] [--take-over]
-  durable-agent run --task TEXT --model NAME [--dir DIR] [--system FILE] [--max-turns N] [--max-tokens N]
-                    [--resume | --fresh] [--plain] [--verbose] [--max-retries N] [--timeout MS] [--take-over]
-  With --resume, demo and run also take --accept-lost-record (go on from the record before a
-  committed record that is cut short; what it started may happen again) and --allow-tool-change
-  (go on although another command or other tools started the run).
-  durable-agent status [--dir DIR] [--json]
-  durable-agent history [--dir DIR] [--json]
-  durable-agent viz [--dir DIR] [--out FILE.html] [--open] | viz --stately
-
-Fleets (PostgreSQL; the URL may also come from DURABLE_AGENT_DATABASE_URL):
-  durable-agent db migrate --database-url URL
-  durable-agent submit demo --database-url URL [--count N] [--model NAME] [--max-turns N] [--pace MS] [--jitter MS]
-  durable-agent worker --database-url URL [--concurrency K] [--exit-when-idle] [--lease-ms MS] [--poll-ms MS]
-  durable-agent status --database-url URL [--json]
-
-The demo runs the lesson's task in DIR (default: the current directory), with its state in
-DIR/.durable-agent/. It uses a scripted model unless --model names a real one
-(then ANTHROPIC_API_KEY must be set). Kill it at any moment and run it again with --resume.
-
-run gives a real model (ANTHROPIC_API_KEY) your task and three tools on the files of DIR:
-list_files, read_file and write_file. --max-retries (default 4) and --timeout (ms per attempt,
-default 600000) set how the Anthropic API is called; ANTHROPIC_BASE_URL points it elsewhere.
-
-Crash drills: CRASH_AFTER=after-<point>:<n> stops the process right after the n-th pass of a
-point (see --list-crash-points); CRASH_MODE=sigkill makes that a real SIGKILL.`;
+export type CliArgs = DemoArgs | RunArgs | StatusArgs | DbArgs | SubmitArgs | WorkerArgs | VizArgs | HelpArgs | { command: 'version' };
 
 export function parseArgs(argv: readonly string[], cwd: string): CliArgs {
-  const [command, ...rest] = argv;
-  if (command === undefined || command === 'help' || command === '--help' || command === '-h') return { command: 'help' };
-  if (command === 'version' || command === '--version') return { command: 'version' };
-  const spec = FLAGS[command];
-  if (!spec) throw new UsageError(`Unknown command "${command}". Run durable-agent --help for usage.`);
-  const { values } = parseFlags(command, spec, rest, POSITIONALS[command] ?? []);
-  if (values.help) return { command: 'help' };
-  const dir = typeof values.dir === 'string' ? values.dir : cwd;
-  const databaseUrl = typeof values['database-url'] === 'string' ? values['database-url'] : null;
-  const count = (name: string) => (typeof values[name] === 'number' ? (values[name] as number) : null);
-  if (command === 'status' || command === 'history') return { command, dir, json: values.json === true, databaseUrl };
-  if (command === 'viz') return vizArgs(dir, values);
-  if (command === 'db') return { command, action: 'migrate', databaseUrl };
-  if (command === 'submit') {
-    return {
-      command,
-      kind: 'demo',
-      databaseUrl,
-      count: count('count') ?? 1,
-      model: typeof values.model === 'string' ? values.model : null,
-      maxTurns: count('max-turns'),
-      paceMs: count('pace') ?? 0,
-      jitterMs: count('jitter') ?? 0,
-    };
+  const [first, ...rest] = argv;
+  if (first === undefined || first === '--help' || first === '-h') return { command: 'help', topic: null };
+  if (first === 'help') return helpAbout(rest);
+  if (first === '--version' || first === '-v' || first === 'version') {
+    if (rest.length > 0) throw new UsageError(`${first} takes nothing after it.`);
+    return { command: 'version' };
   }
-  if (command === 'worker') {
-    return {
-      command,
-      databaseUrl,
-      concurrency: count('concurrency') ?? 1,
-      exitWhenIdle: values['exit-when-idle'] === true,
-      leaseMs: count('lease-ms'),
-      pollMs: count('poll-ms'),
-      api: { maxRetries: count('max-retries'), timeoutMs: count('timeout') },
-    };
-  }
-
-  if (values.resume && values.fresh) throw new UsageError('--resume and --fresh contradict each other: resume the run, or discard it and start over.');
-  for (const name of ['accept-lost-record', 'allow-tool-change']) {
-    if (values[name] && !values.resume) throw new UsageError(`--${name} only applies to --resume: it decides whether a stored run is picked up.`);
-  }
-  const resumeChoices = { acceptLostRecord: values['accept-lost-record'] === true, allowToolChange: values['allow-tool-change'] === true };
-  const api: ApiArgs = {
-    maxRetries: typeof values['max-retries'] === 'number' ? values['max-retries'] : null,
-    timeoutMs: typeof values.timeout === 'number' ? values.timeout : null,
-  };
-  if (command === 'run') {
-    const task = typeof values.task === 'string' ? values.task : null;
-    if (values.resume && task !== null) throw new UsageError('--task is stored with the run: --resume takes it from there. Drop --task, or start a new run with --fresh.');
-    if (!values.resume && task === null) throw new UsageError('run needs --task "what to do" (or --resume to go on with a stored run).');
-    if (typeof values.model !== 'string') throw new UsageError('run needs --model NAME (a Claude model, e.g. claude-sonnet-4-5); the demo is the command that runs without one.');
-    return {
-      command: 'run',
-      dir,
-      task,
-      model: values.model,
-      systemFile: typeof values.system === 'string' ? values.system : null,
-      resume: values.resume === true,
-      fresh: values.fresh === true,
-      maxTurns: typeof values['max-turns'] === 'number' ? values['max-turns'] : null,
-      maxTokens: typeof values['max-tokens'] === 'number' ? values['max-tokens'] : null,
-      plain: values.plain === true,
-      verbose: values.verbose === true,
-      api,
-      ...resumeChoices,
-      takeOver: values['take-over'] === true,
-    };
-  }
-  return {
-    command: 'demo',
-    dir,
-    resume: values.resume === true,
-    fresh: values.fresh === true,
-    model: typeof values.model === 'string' ? values.model : null,
-    maxTurns: typeof values['max-turns'] === 'number' ? values['max-turns'] : null,
-    maxTokens: typeof values['max-tokens'] === 'number' ? values['max-tokens'] : null,
-    plain: values.plain === true,
-    verbose: values.verbose === true,
-    listCrashPoints: values['list-crash-points'] === true,
-    verify: values['no-verify'] !== true,
-    paceMs: typeof values.pace === 'number' ? values.pace : 0,
-    jitterMs: typeof values.jitter === 'number' ? values.jitter : 0,
-    api,
-    ...resumeChoices,
-    takeOver: values['take-over'] === true,
-  };
+  if (first.startsWith('-')) throw new UsageError(`${first} is not a command: the command comes first (durable-agent <command> [options]). Run durable-agent --help for the commands.`);
+  const command = commandSpec(first);
+  if (!command) throw new UsageError(`Unknown command "${first}". Commands: ${COMMANDS.map((c) => c.name).join(', ')}. Run durable-agent --help for usage.`);
+  if (asksForHelp(rest)) return { command: 'help', topic: command.name };
+  const values = readOptions(command, rest);
+  return argsOf(command.name, new OptionValues(values), cwd);
 }
 
-function vizArgs(dir: string, values: Record<string, string | number | boolean>): VizArgs {
-  const stately = values.stately === true;
-  if (stately && (values.out !== undefined || values.open)) {
-    throw new UsageError('--stately prints the machine to stdout; it takes no --out or --open (redirect it: > agent-loop.stately.js).');
-  }
-  return { command: 'viz', dir, out: typeof values.out === 'string' ? values.out : null, open: values.open === true, stately };
+function helpAbout(rest: readonly string[]): HelpArgs {
+  const [topic, ...more] = rest;
+  if (topic === undefined) return { command: 'help', topic: null };
+  if (!commandSpec(topic) || more.length > 0) throw new UsageError(`help takes one command name (${COMMANDS.map((c) => c.name).join(', ')}), not "${rest.join(' ')}".`);
+  return { command: 'help', topic };
 }
 
+/** `-h` or `--help` anywhere before `--` shows the command's help, whatever else is on the line. */
+function asksForHelp(args: readonly string[]): boolean {
+  const end = args.indexOf('--');
+  return (end === -1 ? args : args.slice(0, end)).some((arg) => arg === '--help' || arg === '-h');
+}
 
-/** The words some commands take besides options, in order: `db migrate`, `submit demo`. */
-const POSITIONALS: Record<string, string[]> = { db: ['migrate'], submit: ['demo'] };
+type Value = string | number | boolean;
 
-function parseFlags(
-  command: string,
-  spec: Record<string, FlagType>,
-  args: readonly string[],
-  expected: readonly string[],
-): { values: Record<string, string | number | boolean>; positionals: string[] } {
-  const values: Record<string, string | number | boolean> = {};
-  const positionals: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    if (arg === '--help' || arg === '-h') {
-      values.help = true;
-      continue;
-    }
-    if (!arg.startsWith('--')) {
-      if (positionals.length < expected.length && arg === expected[positionals.length]) {
-        positionals.push(arg);
+function readOptions(command: CommandSpec, args: readonly string[]): Map<string, Value> {
+  const { tokens } = splitArgs({
+    args: [...args],
+    options: Object.fromEntries(command.options.map((option) => [option.name, { type: option.type === 'boolean' ? 'boolean' : 'string' }])),
+    // Not strict: every refusal below is worded here, with what to do instead.
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  const values = new Map<string, Value>();
+  const words: string[] = [];
+  for (const token of tokens) {
+    if (token.kind === 'option-terminator') continue;
+    if (token.kind === 'positional') {
+      if (words.length < command.words.length && token.value === command.words[words.length]) {
+        words.push(token.value);
         continue;
       }
-      const wanted = expected.length ? ` (expected: ${command} ${expected.join(' ')})` : '';
-      throw new UsageError(`Unexpected argument "${arg}" for ${command}${wanted}. Run durable-agent --help for usage.`);
+      const expected = command.words.length > 0 ? ` (expected: ${usageOf(command)})` : '';
+      throw new UsageError(`Unexpected argument "${token.value}" for ${command.name}${expected}. Run ${helpHint(command)} for its options.`);
     }
-    const eq = arg.indexOf('=');
-    const name = arg.slice(2, eq === -1 ? undefined : eq);
-    const type = spec[name];
-    if (!type) throw new UsageError(`Unknown option --${name} for ${command}. Options: ${Object.keys(spec).map((f) => `--${f}`).join(' ')}`);
-    if (type === 'boolean') {
-      if (eq !== -1) throw new UsageError(`--${name} takes no value.`);
-      values[name] = true;
-      continue;
+    const option = command.options.find((o) => o.name === token.name);
+    if (!option || token.rawName !== `--${option.name}`) {
+      throw new UsageError(`Unknown option ${token.rawName} for ${command.name}. Its options: ${command.options.map((o) => `--${o.name}`).join(' ')} (${helpHint(command)}).`);
     }
-    const raw = eq !== -1 ? arg.slice(eq + 1) : args[++i];
-    if (raw === undefined || raw === '') throw new UsageError(`--${name} needs a value.`);
-    if (type === 'count') {
-      if (!/^\d+$/.test(raw)) throw new UsageError(`--${name} takes a whole number, not "${raw}".`);
-      values[name] = Number(raw);
-    } else {
-      values[name] = raw;
-    }
+    if (values.has(option.name)) throw new UsageError(`--${option.name} is given twice: give it once.`);
+    values.set(option.name, valueOf(option, token.value, token.inlineValue));
   }
-  for (const name of ['max-turns', 'max-tokens', 'count', 'concurrency', 'lease-ms'] as const) {
-    if (values[name] === 0) throw new UsageError(`--${name} must be at least 1.`);
+  if (words.length < command.words.length) throw new UsageError(`${command.name} needs: ${usageOf(command)}. Run ${helpHint(command)} for usage.`);
+  for (const option of command.options) {
+    if (option.default !== undefined && !values.has(option.name)) values.set(option.name, option.default);
   }
-  if (positionals.length < expected.length && !values.help) {
-    throw new UsageError(`${command} needs: ${command} ${expected.join(' ')}. Run durable-agent --help for usage.`);
+  return values;
+}
+
+function valueOf(option: OptionSpec, value: string | undefined, inline: boolean | undefined): Value {
+  const flag = `--${option.name}`;
+  if (option.type === 'boolean') {
+    if (value !== undefined) throw new UsageError(`${flag} takes no value (got "${value}").`);
+    return true;
   }
-  return { values, positionals };
+  const shape = `${flag} ${option.value ?? 'VALUE'}`;
+  if (value === undefined) throw new UsageError(`${flag} needs a value: ${shape}.`);
+  // What Node's strict mode calls ambiguous: `--dir --plain` means a forgotten value far more
+  // often than a directory named "--plain".
+  if (!inline && value.length > 1 && value.startsWith('-')) {
+    throw new UsageError(`${flag} needs a value, but the next word is "${value}", an option. Give it as ${shape}, or as ${flag}=${value} if the value really starts with "-".`);
+  }
+  if (value === '') throw new UsageError(`${flag} needs a value, not an empty one: ${shape}.`);
+  if (option.type === 'string') return value;
+  return integerOf(option, value);
+}
+
+function integerOf(option: OptionSpec, text: string): number {
+  const min = option.min ?? 0;
+  const max = option.max ?? Number.MAX_SAFE_INTEGER;
+  const number = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  if (!(number >= min && number <= max)) {
+    const shown = text.length > 40 ? `${text.slice(0, 20)}…${text.slice(-10)} (${text.length} characters)` : text;
+    throw new UsageError(`--${option.name} takes a whole number from ${min} to ${max}, not "${shown}".`);
+  }
+  return number;
+}
+
+/** Typed access to the parsed values of one command. */
+class OptionValues {
+  constructor(private readonly values: Map<string, Value>) {}
+  flag(name: string): boolean {
+    return this.values.get(name) === true;
+  }
+  text(name: string): string | null {
+    const value = this.values.get(name);
+    return typeof value === 'string' ? value : null;
+  }
+  number(name: string): number | null {
+    const value = this.values.get(name);
+    return typeof value === 'number' ? value : null;
+  }
+  /** An integer option with a default in the table: always set. */
+  numberWithDefault(name: string): number {
+    const value = this.number(name);
+    if (value === null) throw new Error(`--${name} has no default in the command table`);
+    return value;
+  }
+}
+
+function argsOf(command: string, values: OptionValues, cwd: string): CliArgs {
+  const dir = values.text('dir') ?? cwd;
+  const databaseUrl = values.text('database-url');
+  const api: ApiArgs = { maxRetries: values.number('max-retries'), timeoutMs: values.number('timeout') };
+  switch (command) {
+    case 'status':
+    case 'history':
+      if (values.text('dir') !== null && databaseUrl !== null) {
+        throw new UsageError('status reads either the run in --dir or the fleet at --database-url, not both: give one of them.');
+      }
+      return { command, dir, dirGiven: values.text('dir') !== null, json: values.flag('json'), databaseUrl };
+    case 'viz':
+      return vizArgs(dir, values);
+    case 'db':
+      return { command, action: 'migrate', databaseUrl };
+    case 'submit':
+      return {
+        command,
+        kind: 'demo',
+        databaseUrl,
+        count: values.numberWithDefault('count'),
+        model: values.text('model'),
+        maxTurns: values.number('max-turns'),
+        paceMs: values.numberWithDefault('pace'),
+        jitterMs: values.numberWithDefault('jitter'),
+      };
+    case 'worker':
+      return {
+        command,
+        databaseUrl,
+        concurrency: values.numberWithDefault('concurrency'),
+        exitWhenIdle: values.flag('exit-when-idle'),
+        leaseMs: values.number('lease-ms'),
+        pollMs: values.number('poll-ms'),
+        api,
+      };
+    case 'run':
+      return runArgs(dir, values, api);
+    case 'demo':
+      return {
+        command: 'demo',
+        dir,
+        ...startOrResume(values),
+        model: values.text('model'),
+        maxTurns: values.number('max-turns'),
+        maxTokens: values.number('max-tokens'),
+        plain: values.flag('plain'),
+        verbose: values.flag('verbose'),
+        listCrashPoints: values.flag('list-crash-points'),
+        verify: !values.flag('no-verify'),
+        paceMs: values.numberWithDefault('pace'),
+        jitterMs: values.numberWithDefault('jitter'),
+        api,
+      };
+  }
+  throw new Error(`the command table names "${command}", which the parser does not know`);
+}
+
+/** What demo and run share: starting or resuming, and the resume-only permissions. */
+function startOrResume(values: OptionValues) {
+  const resume = values.flag('resume');
+  if (resume && values.flag('fresh')) throw new UsageError('--resume and --fresh contradict each other: resume the run, or discard it and start over.');
+  for (const name of ['accept-lost-record', 'allow-tool-change']) {
+    if (values.flag(name) && !resume) throw new UsageError(`--${name} only applies to --resume: it lets a resume go on with a stored run. Add --resume, or drop --${name}.`);
+  }
+  return {
+    resume,
+    fresh: values.flag('fresh'),
+    takeOver: values.flag('take-over'),
+    acceptLostRecord: values.flag('accept-lost-record'),
+    allowToolChange: values.flag('allow-tool-change'),
+  };
+}
+
+function runArgs(dir: string, values: OptionValues, api: ApiArgs): RunArgs {
+  const shared = startOrResume(values);
+  const task = values.text('task');
+  if (shared.resume && task !== null) throw new UsageError('--task is stored with the run: --resume takes it from there. Drop --task, or start a new run with --fresh.');
+  if (!shared.resume && task === null) throw new UsageError('run needs --task "what to do" (or --resume to go on with a stored run).');
+  const model = values.text('model');
+  if (model === null) throw new UsageError('run needs --model NAME (a Claude model, e.g. claude-sonnet-4-5); the demo is the command that runs without one.');
+  return {
+    command: 'run',
+    dir,
+    task,
+    model,
+    systemFile: values.text('system'),
+    ...shared,
+    maxTurns: values.number('max-turns'),
+    maxTokens: values.number('max-tokens'),
+    plain: values.flag('plain'),
+    verbose: values.flag('verbose'),
+    api,
+  };
+}
+
+function vizArgs(dir: string, values: OptionValues): VizArgs {
+  const stately = values.flag('stately');
+  if (stately && (values.text('out') !== null || values.flag('open'))) {
+    throw new UsageError('--stately prints the machine to stdout; it takes no --out or --open (redirect it: > agent-loop.stately.js).');
+  }
+  return { command: 'viz', dir, out: values.text('out'), open: values.flag('open'), stately };
+}
+
+function usageOf(command: CommandSpec): string {
+  return ['durable-agent', command.name, ...command.words].join(' ');
+}
+
+function helpHint(command: CommandSpec): string {
+  return `durable-agent ${command.name} --help`;
 }

@@ -14,8 +14,9 @@ import { UsageError } from './args.ts';
 import { EXIT } from './exit-codes.ts';
 import type { Writers } from './plain-reporter.ts';
 import { openRunReporter } from './run-reporter.ts';
+import { STATE_DIR } from './state-dir.ts';
 
-export const STATE_DIR = '.durable-agent';
+export { STATE_DIR } from './state-dir.ts';
 
 export interface CliRun {
   /** The command, recorded in the journal's header when the run starts and checked on resume. */
@@ -38,14 +39,18 @@ export interface CliRun {
 
 export async function driveCliRun(run: CliRun): Promise<number> {
   const { env } = run;
+  // The drill settings are checked before the live view takes the terminal: a refusal is then
+  // printed on a terminal in its normal state.
+  const store = new FileStore(path.join(run.dir, STATE_DIR), { writeFaults: env.DURABLE_AGENT_FAIL_WRITE, lockLeaseMs: lockLeaseOf(env) });
+  const crashMode = crashModeOf(env.CRASH_MODE);
   const reporter = await openRunReporter(run.writers, env, { ...run.output, task: run.start?.task ?? null, resumeHint: run.resumeCommand });
   const parts = {
-    store: new FileStore(path.join(run.dir, STATE_DIR), { writeFaults: env.DURABLE_AGENT_FAIL_WRITE, lockLeaseMs: lockLeaseOf(env) }),
+    store,
     model: run.model,
     tools: run.tools,
     observer: reporter.observer,
     crashAfter: env.CRASH_AFTER,
-    onCrash: exitOnCrash(env.CRASH_MODE, reporter.writers),
+    onCrash: exitOnCrash(crashMode, reporter.writers),
     command: run.command,
     ...(run.maxTokens ? { maxTokens: run.maxTokens } : {}),
     ...(run.takeOver ? { takeOver: true } : {}),
@@ -79,11 +84,6 @@ export function lockLeaseOf(env: NodeJS.ProcessEnv): number | undefined {
   return value;
 }
 
-/** ` --dir "…"` unless the run is in the current directory. */
-export function dirOption(dir: string): string {
-  return path.resolve(dir) === process.cwd() ? '' : ` --dir ${JSON.stringify(path.resolve(dir))}`;
-}
-
 export function exitCodeOf(result: RunResult): number {
   switch (result.status) {
     case 'done':
@@ -95,14 +95,19 @@ export function exitCodeOf(result: RunResult): number {
   }
 }
 
+export type CrashMode = 'exit' | 'sigkill';
+
+export function crashModeOf(mode: string | undefined): CrashMode {
+  if (mode === undefined || mode === '' || mode === 'exit') return 'exit';
+  if (mode === 'sigkill') return 'sigkill';
+  throw new UsageError(`CRASH_MODE=${mode} is not a crash mode: use "exit" (print [kill] and exit 137, the default) or "sigkill".`);
+}
+
 /**
  * An armed crash point ends the process on the spot, like a kill: no unwinding, no cleanup
  * (the run's lock stays behind and is taken over by the next process, as after a real kill).
  */
-export function exitOnCrash(mode: string | undefined, writers: Writers): CrashHandler {
-  if (mode !== undefined && mode !== '' && mode !== 'exit' && mode !== 'sigkill') {
-    throw new UsageError(`CRASH_MODE=${mode} is not a crash mode: use "exit" (print [kill] and exit 137, the default) or "sigkill".`);
-  }
+export function exitOnCrash(mode: CrashMode, writers: Writers): CrashHandler {
   return (label) => {
     if (mode === 'sigkill') process.kill(process.pid, 'SIGKILL');
     writers.out(`[kill] simulated kill at ${label}`);

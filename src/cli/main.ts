@@ -16,13 +16,14 @@ import { environmentProblem } from '../store/fs-problems.ts';
 import { DatabaseUrlMissingError } from '../store/pg/database-url.ts';
 import { SchemaVersionError } from '../store/pg/schema.ts';
 import { redactSecrets } from '../util/redact.ts';
-import { parseArgs, USAGE, UsageError } from './args.ts';
-import { demoCommand } from './commands/demo.ts';
-import { runCommand } from './commands/run.ts';
-import { historyCommand, statusCommand } from './commands/status.ts';
-import { vizCommand } from './commands/viz.ts';
+import { WriteFaultSpecError } from '../store/write-faults.ts';
+import { parseArgs, type StatusArgs, UsageError } from './args.ts';
+import { commandSpec } from './command-table.ts';
+import { NoSuchDirectoryError } from './errors.ts';
 import { EXIT } from './exit-codes.ts';
+import { commandHelp, mainHelp } from './help.ts';
 import type { Writers } from './plain-reporter.ts';
+import { packageVersion } from './version.ts';
 
 /** Every line a command prints goes through here: no secret leaves in it (see redactSecrets). */
 export const stdWriters: Writers = {
@@ -36,18 +37,22 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
   try {
     const args = parseArgs(argv, process.cwd());
     switch (args.command) {
-      case 'help':
-        writers.out(USAGE);
+      case 'help': {
+        const command = args.topic === null ? undefined : commandSpec(args.topic);
+        writers.out(command ? commandHelp(command) : mainHelp(packageVersion()));
         return EXIT.done;
+      }
       case 'version':
-        writers.out('durable-agent 0.1.0');
+        writers.out(`durable-agent ${packageVersion()}`);
         return EXIT.done;
       case 'demo':
-        return await demoCommand(args, env, writers);
+        return await (await import('./commands/demo.ts')).demoCommand(args, env, writers);
       case 'run':
-        return await runCommand(args, env, writers);
+        return await (await import('./commands/run.ts')).runCommand(args, env, writers);
       case 'status':
-        return args.databaseUrl !== null ? await (await fleet()).fleetStatusCommand(args, env, writers) : await statusCommand(args, writers);
+        return readsFleet(args, env)
+          ? await (await fleet()).fleetStatusCommand(args, env, writers)
+          : await (await import('./commands/status.ts')).statusCommand(args, writers);
       case 'db':
         return await (await fleet()).dbCommand(args, env, writers);
       case 'submit':
@@ -55,17 +60,28 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
       case 'worker':
         return await (await fleet()).workerCommand(args, env, writers);
       case 'history':
-        return await historyCommand(args, writers);
+        return await (await import('./commands/status.ts')).historyCommand(args, writers);
       case 'viz':
-        return await vizCommand(args, writers, env);
+        return await (await import('./commands/viz.ts')).vizCommand(args, writers, env);
     }
   } catch (error) {
     return reportError(error, redactingWriters(writers, env), verbose);
   }
 }
 
-/** The fleet commands load pg; the others do not pay for it. */
+/**
+ * Each command's module is loaded only when that command runs: `--help` and `status` do not
+ * pay for the runtime, the TUI, the visualizer or pg.
+ */
 const fleet = () => import('./commands/fleet.ts');
+
+/**
+ * `status` lists a fleet when given --database-url, or when DURABLE_AGENT_DATABASE_URL is set
+ * and no --dir was given; an explicit --dir always means the run in that directory.
+ */
+export function readsFleet(args: StatusArgs, env: NodeJS.ProcessEnv): boolean {
+  return args.databaseUrl !== null || (!args.dirGiven && Boolean(env.DURABLE_AGENT_DATABASE_URL));
+}
 
 function isDatabaseUnreachable(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
@@ -77,6 +93,8 @@ const REFUSALS = [
   DatabaseUrlMissingError,
   SchemaVersionError,
   CrashSpecError,
+  WriteFaultSpecError,
+  NoSuchDirectoryError,
   MissingApiKeyError,
   RunExistsError,
   RunLockedError,

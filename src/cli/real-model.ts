@@ -2,9 +2,10 @@
 import { MissingApiKeyError, type Model } from '../model/model.ts';
 import type { ApiArgs } from './args.ts';
 
-export async function realModel(name: string, env: NodeJS.ProcessEnv, api: ApiArgs): Promise<Model> {
+/** `alternative`: what the user can do without a key, said when it is missing (MissingApiKeyError). */
+export async function realModel(name: string, env: NodeJS.ProcessEnv, api: ApiArgs, alternative?: string): Promise<Model> {
   const apiKey = env.ANTHROPIC_API_KEY;
-  if (!apiKey) throw new MissingApiKeyError(name);
+  if (!apiKey) throw new MissingApiKeyError(name, alternative);
   // Loaded only when asked for: the SDK takes longer to load than a whole scripted demo takes to run.
   const { anthropicModel } = await import('../model/anthropic-model.ts');
   return anthropicModel({

@@ -41,10 +41,14 @@ export class ModelCallError extends Error {
 /** A real model was asked for without a key; nothing has run. */
 export class MissingApiKeyError extends Error {
   override readonly name = 'MissingApiKeyError';
-  constructor(readonly model: string) {
+  constructor(
+    readonly model: string,
+    /** What else the user can do; the default suits the demo, where --model is optional. */
+    readonly alternative = 'Without --model, the demo uses a scripted model that needs no key.',
+  ) {
     super(
       `--model ${model} talks to the Anthropic API and needs ANTHROPIC_API_KEY set in the environment ` +
-        `(it is read from there only and never stored). Nothing was run. Without --model, the demo uses a scripted model that needs no key.`,
+        `(it is read from there only and never stored). Nothing was run. ${alternative}`,
     );
   }
 }

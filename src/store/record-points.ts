@@ -16,6 +16,20 @@ export type PointName =
   | 'save-max-turns'
   | 'save-failed';
 
+/** Every point name, in the order a turn passes them (for messages that list them). */
+export const POINT_NAMES: readonly PointName[] = [
+  'save-start',
+  'model-reply',
+  'save-a',
+  'effect-write',
+  'save-b',
+  'save-pause',
+  'save-done',
+  'save-max-turns',
+  'save-failed',
+  'save-reopen',
+];
+
 export function pointOf(record: Pick<JournalRecord, 'event' | 'state'>): PointName {
   switch (record.event) {
     case 'START':

@@ -5,7 +5,24 @@
  * sample notes.
  */
 import type { JournalRecord } from './journal-record.ts';
-import { pointOf } from './record-points.ts';
+import { POINT_NAMES, pointOf } from './record-points.ts';
+
+/** The writes that are not journal records but can be failed too. */
+const OTHER_WRITES = ['lock-write', 'notes-write'] as const;
+
+/** Every name DURABLE_AGENT_FAIL_WRITE accepts. */
+export const WRITE_FAULT_POINTS: readonly string[] = [...POINT_NAMES, ...OTHER_WRITES];
+
+/** An armed write fault that names no write: refused, since it would silently never fire. */
+export class WriteFaultSpecError extends Error {
+  override readonly name = 'WriteFaultSpecError';
+  constructor(readonly spec: string) {
+    super(
+      `DURABLE_AGENT_FAIL_WRITE=${spec} names no write. Use <point>:<n> with n ≥ 1 and <point> one of: ` +
+        `${WRITE_FAULT_POINTS.join(', ')} (e.g. effect-write:3; several separated by commas).`,
+    );
+  }
+}
 
 export class WriteFaultPlan {
   private readonly armed = new Map<string, Set<number>>();
@@ -13,8 +30,8 @@ export class WriteFaultPlan {
 
   constructor(spec: string | undefined) {
     for (const item of (spec ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
-      const match = /^([a-z-]+):(\d+)$/.exec(item);
-      if (!match) throw new Error(`write fault "${item}" is not of the form <point>:<n>, e.g. effect-write:3`);
+      const match = /^([a-z-]+):([1-9]\d{0,8})$/.exec(item);
+      if (!match || !WRITE_FAULT_POINTS.includes(match[1]!)) throw new WriteFaultSpecError(item);
       const [, point, n] = match as unknown as [string, string, string];
       const set = this.armed.get(point) ?? new Set<number>();
       set.add(Number(n));

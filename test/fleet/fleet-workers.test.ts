@@ -38,8 +38,10 @@ function cli(args: string[]) {
   return runCliAsync(args, { cwd: tempDir() });
 }
 
+/** A worker with a short lease unless `extra` sets one (an option may be given only once). */
 function worker(url: string, extra: string[] = []) {
-  return startCli(['worker', '--database-url', url, '--lease-ms', '1500', '--poll-ms', '100', ...extra], { cwd: tempDir() });
+  const lease = extra.includes('--lease-ms') ? [] : ['--lease-ms', '1500'];
+  return startCli(['worker', '--database-url', url, ...lease, '--poll-ms', '100', ...extra], { cwd: tempDir() });
 }
 
 async function withDb<T>(url: string, body: (db: pg.Pool) => Promise<T>): Promise<T> {

@@ -78,6 +78,35 @@ describe('durable-agent viz', () => {
     await expect.poll(() => (fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : '')).toBe(path.join(dir, '.durable-agent', 'viz.html'));
   });
 
+  it.concurrent('says so when the opener runs but cannot open anything (xdg-open without a browser exits 3)', async () => {
+    const dir = tempDir();
+    const bin = path.join(dir, 'bin');
+    fs.mkdirSync(bin);
+    fs.writeFileSync(path.join(bin, 'xdg-open'), `#!/bin/sh\necho "xdg-open: no method available for opening '$1'" >&2\nexit 3\n`, { mode: 0o755 });
+    const run = await runCliAsync(['viz', '--open'], { cwd: dir, env: { PATH: `${bin}:${process.env.PATH}` } });
+    expect(run.code).toBe(0);
+    const page = path.join(dir, '.durable-agent', 'viz.html');
+    expect(run.stderr).toContain(`could not open a browser (xdg-open exited with code 3): open ${page} yourself.`);
+    expect(fs.existsSync(page)).toBe(true);
+  });
+
+  it.concurrent('refuses a --dir that does not exist instead of creating it', async () => {
+    const parent = tempDir();
+    const missing = path.join(parent, 'no-such-run');
+    const run = await runCliAsync(['viz', '--dir', missing], { cwd: parent });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`--dir ${missing}: no such directory`);
+    expect(fs.readdirSync(parent)).toEqual([]);
+  });
+
+  it.concurrent('counts one process as one process', async () => {
+    const dir = tempDir();
+    expect((await runCliAsync(['demo'], { cwd: dir })).code).toBe(0);
+    const run = await runCliAsync(['viz'], { cwd: dir });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/\(done, 1 process, 0 stopped and resumed\)\n$/);
+  });
+
   it.concurrent('still writes the page when no opener can be found, and says where it is', async () => {
     const dir = tempDir();
     const run = await runCliAsync(['viz', '--open'], { cwd: dir, env: { PATH: path.join(dir, 'nowhere') } });

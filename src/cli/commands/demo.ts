@@ -11,10 +11,12 @@ import { startRun } from '../../runtime/run-api.ts';
 import { FileStore } from '../../store/file-store.ts';
 import { WriteFaultPlan } from '../../store/write-faults.ts';
 import type { DemoArgs } from '../args.ts';
-import { dirOption, driveCliRun, STATE_DIR } from '../drive-run.ts';
+import { driveCliRun } from '../drive-run.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { realModel } from '../real-model.ts';
+import { cliCommand, dirWords } from '../shell-command.ts';
+import { STATE_DIR } from '../state-dir.ts';
 
 export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   if (args.listCrashPoints) return listCrashPoints(writers);
@@ -28,7 +30,7 @@ export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writer
     model,
     tools: demoTools(dir, { paceMs: args.paceMs, jitterMs: args.jitterMs, verify: args.verify }),
     output: { plain: args.plain, verbose: args.verbose },
-    resumeCommand: resumeCommandFor(dir),
+    resumeCommand: cliCommand(env, ['demo', '--resume', ...dirWords(dir)]),
     resume: args.resume ? { maxTurns: args.maxTurns, acceptLostRecord: args.acceptLostRecord, allowToolChange: args.allowToolChange } : null,
     start: args.resume
       ? null
@@ -42,11 +44,6 @@ export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writer
     maxTokens: args.maxTokens,
     takeOver: args.takeOver,
   });
-}
-
-/** The command that picks this demo run up again, shown when the process stops early. */
-function resumeCommandFor(dir: string): string {
-  return `durable-agent demo --resume${dirOption(dir)}`;
 }
 
 async function demoModel(args: DemoArgs, env: NodeJS.ProcessEnv): Promise<Model> {

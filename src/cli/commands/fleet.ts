@@ -36,6 +36,8 @@ export async function submitCommand(args: SubmitArgs, env: NodeJS.ProcessEnv, wr
   }
 }
 
+const WORKER_WITHOUT_KEY = 'Set it in the environment of every worker; runs submitted without --model use the scripted model and need none.';
+
 export async function workerCommand(args: WorkerArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   const url = databaseUrlOf(args.databaseUrl, env, 'worker');
   const pool = await openDatabase(url, args.concurrency * 3 + 2);
@@ -46,7 +48,7 @@ export async function workerCommand(args: WorkerArgs, env: NodeJS.ProcessEnv, wr
     exitWhenIdle: args.exitWhenIdle,
     pollMs: args.pollMs ?? 500,
     log: (line) => writers.out(line),
-    modelFor: (spec) => (spec.model ? realModel(spec.model, env, args.api) : Promise.resolve(scriptedDemoModel(spec))),
+    modelFor: (spec) => (spec.model ? realModel(spec.model, env, args.api, WORKER_WITHOUT_KEY) : Promise.resolve(scriptedDemoModel(spec))),
   });
   const onSignal = (signal: string) => () => worker.stop(signal);
   process.once('SIGTERM', onSignal('SIGTERM'));

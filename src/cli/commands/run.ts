@@ -3,15 +3,19 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileTools } from '../../tools/file-tools.ts';
 import { type RunArgs, UsageError } from '../args.ts';
-import { dirOption, driveCliRun } from '../drive-run.ts';
+import { driveCliRun } from '../drive-run.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { realModel } from '../real-model.ts';
+import { cliCommand, dirWords } from '../shell-command.ts';
+
+/** run always needs a real model: without a key the way on is the key, or the demo. */
+const RUN_WITHOUT_KEY = 'Set the key and run the same command again; `durable-agent demo` shows the loop with a scripted model that needs none.';
 
 export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   const dir = path.resolve(args.dir);
   const system = args.systemFile ? readSystemPrompt(args.systemFile) : null;
-  const model = await realModel(args.model!, env, args.api);
-  const resumeCommand = `durable-agent run --resume --model ${args.model}${dirOption(dir)}`;
+  const model = await realModel(args.model!, env, args.api, RUN_WITHOUT_KEY);
+  const resumeCommand = cliCommand(env, ['run', '--resume', '--model', args.model!, ...dirWords(dir)]);
   if (args.resume && system !== null) writers.err('[resume] --system is ignored: the run keeps the system prompt it started with.');
   return driveCliRun({
     command: 'run',

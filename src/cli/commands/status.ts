@@ -6,7 +6,7 @@ import type { StatusArgs } from '../args.ts';
 import { EXIT } from '../exit-codes.ts';
 import { formatAgo, formatBytes, formatUsage, keyValueLines, tableLines } from '../format.ts';
 import type { Writers } from '../plain-reporter.ts';
-import { STATE_DIR } from '../drive-run.ts';
+import { STATE_DIR } from '../state-dir.ts';
 
 export async function statusCommand(args: StatusArgs, writers: Writers, now = Date.now()): Promise<number> {
   const store = new FileStore(path.join(path.resolve(args.dir), STATE_DIR));
@@ -31,13 +31,22 @@ export async function statusCommand(args: StatusArgs, writers: Writers, now = Da
       'last save',
       `${status.lastSave.point} (record ${status.lastSave.seq}) at ${new Date(status.lastSave.at).toISOString()}, ${formatAgo(status.lastSave.at, now)}, ${formatBytes(status.lastSave.bytes)}`,
     ],
-    ['journal', `${status.records} records, ${formatBytes(status.journalBytes)}`],
+    ['journal', `${journalRecords(status.records, status.lastSave.seq)}, ${formatBytes(status.journalBytes)}`],
   ];
   if (status.finalText !== null) rows.push(['answer', status.finalText]);
   if (status.failure) rows.push(['failure', status.failure.message]);
   if (status.tornTail) rows.push(['torn tail', `${status.tornTail.bytes} bytes after the last complete record (a resume drops them)`]);
   for (const line of keyValueLines(rows)) writers.out(line);
   return EXIT.done;
+}
+
+/**
+ * Records are numbered from 0, so "record 11" is the last of "12 records": the range says so
+ * and the two lines read alike.
+ */
+function journalRecords(count: number, lastSeq: number): string {
+  if (count === 1) return `1 record (record ${lastSeq})`;
+  return `${count} records (records ${lastSeq - count + 1} to ${lastSeq})`;
 }
 
 export async function historyCommand(args: StatusArgs, writers: Writers): Promise<number> {

@@ -13,7 +13,9 @@ import { FileStore } from '../../store/file-store.ts';
 import type { VizArgs } from '../args.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
-import { STATE_DIR } from '../drive-run.ts';
+import { STATE_DIR } from '../state-dir.ts';
+import { NoSuchDirectoryError } from '../errors.ts';
+import { cliCommand, dirWords } from '../shell-command.ts';
 
 export const VIZ_FILE = 'viz.html';
 
@@ -23,6 +25,7 @@ export async function vizCommand(args: VizArgs, writers: Writers, env: NodeJS.Pr
     return EXIT.done;
   }
   const dir = path.resolve(args.dir);
+  mustBeDirectory(dir);
   const store = new FileStore(path.join(dir, STATE_DIR));
   const page = await vizPage(store);
   const out = path.resolve(args.out ?? path.join(dir, STATE_DIR, VIZ_FILE));
@@ -30,13 +33,26 @@ export async function vizCommand(args: VizArgs, writers: Writers, env: NodeJS.Pr
   const run = page.run;
   if (run) {
     const stops = run.processes.filter((p) => p.end === 'stopped').length;
-    writers.out(`[viz] wrote ${out}: ${run.steps.length} records of run ${run.runId} (${run.state}, ${run.processes.length} processes, ${stops} stopped and resumed)`);
+    const processes = `${run.processes.length} ${run.processes.length === 1 ? 'process' : 'processes'}`;
+    writers.out(`[viz] wrote ${out}: ${run.steps.length} records of run ${run.runId} (${run.state}, ${processes}, ${stops} stopped and resumed)`);
   } else {
     writers.out(`[viz] wrote ${out}: the machine only`);
-    writers.err(`[viz] no run in ${store.location}: run durable-agent demo --dir ${args.dir} first to see a run's history on the diagram.`);
+    const demo = cliCommand(env, ['demo', ...dirWords(dir)]);
+    writers.err(`[viz] no run in ${store.location}: run ${demo} first to see a run's history on the diagram.`);
   }
   if (args.open) await openInBrowser(out, writers, env);
   return EXIT.done;
+}
+
+/** Reading a directory that is not there would write a page into a new, empty one. */
+function mustBeDirectory(dir: string): void {
+  let stat: fs.Stats | undefined;
+  try {
+    stat = fs.statSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  if (!stat?.isDirectory()) throw new NoSuchDirectoryError('--dir', dir, stat !== undefined);
 }
 
 /** Written whole or not at all: a reader never sees half a page. */
@@ -47,21 +63,32 @@ function writeFileAtomically(file: string, text: string): void {
   fs.renameSync(tmp, file);
 }
 
+/** How long an opener may take to say it failed; one still running by then is taken to work. */
+const OPENER_VERDICT_MS = 3_000;
+
 /**
- * Hands the page to the desktop's opener and waits until it has started (or failed to): the
- * page is written either way, so failing here only warns.
+ * Hands the page to the desktop's opener and waits until it has handed it on, failed, or kept
+ * running for a while. The page is written either way, so a failure only says so (exit 0): with
+ * no opener at all (ENOENT), or one that gives up (xdg-open exits 3 where it finds no browser).
  */
 async function openInBrowser(file: string, writers: Writers, env: NodeJS.ProcessEnv): Promise<void> {
   const [command, ...prefix] =
     process.platform === 'darwin' ? ['open'] : process.platform === 'win32' ? ['cmd', '/c', 'start', '""'] : ['xdg-open'];
+  const failed = (why: string) => writers.err(`[viz] could not open a browser (${why}): open ${file} yourself.`);
   await new Promise<void>((resolve) => {
     const child = spawn(command!, [...prefix, file], { detached: true, stdio: 'ignore', env });
-    child.once('spawn', () => {
+    const timer = setTimeout(() => {
       child.unref();
       resolve();
-    });
+    }, OPENER_VERDICT_MS);
     child.once('error', (error: NodeJS.ErrnoException) => {
-      writers.err(`[viz] could not open a browser (${command}: ${error.code ?? error.message}): open ${file} yourself.`);
+      clearTimeout(timer);
+      failed(`${command}: ${error.code ?? error.message}`);
+      resolve();
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (code !== 0) failed(`${command} exited with ${signal ?? `code ${code}`}`);
       resolve();
     });
   });

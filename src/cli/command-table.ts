@@ -1,0 +1,286 @@
+/**
+ * Every command and every option of the command line, once. The parser (args.ts) accepts exactly
+ * these options and checks numbers against these ranges; the help (help.ts) is printed from the
+ * same rows, so the two cannot drift apart.
+ */
+
+export type OptionType = 'boolean' | 'string' | 'integer';
+
+export interface OptionSpec {
+  /** The long name, without the dashes. */
+  readonly name: string;
+  readonly type: OptionType;
+  /** What the value is called in the help (DIR, N, MS); string and integer options only. */
+  readonly value?: string;
+  readonly help: string;
+  /** Integer options: the allowed range, inclusive. */
+  readonly min?: number;
+  readonly max?: number;
+  /** Integer options: the value when the option is absent (the parser fills it in). */
+  readonly default?: number;
+  /** Shown as the default where the parser leaves the field unset and a later layer decides. */
+  readonly defaultText?: string;
+}
+
+export interface CommandSpec {
+  readonly name: string;
+  /** Words that must follow the command, in order: `db migrate`, `submit demo`. */
+  readonly words: readonly string[];
+  /** The synopsis after `durable-agent`, where the options alone do not say what is required. */
+  readonly synopsis?: string;
+  /** One line for the list of commands. */
+  readonly summary: string;
+  readonly description: string;
+  readonly options: readonly OptionSpec[];
+  readonly examples: readonly string[];
+}
+
+// Ranges: wide enough for any real use, narrow enough that a typo or an overflow (400 nines
+// become Infinity, which JSON stores as null) is refused before it reaches a run's journal.
+const MAX_TURNS_LIMIT = 100_000;
+/** The API refuses more than a model can produce with its own message; this only stops nonsense. */
+const MAX_TOKENS_LIMIT = 1_000_000;
+const HOUR_MS = 3_600_000;
+const TEN_MINUTES_MS = 600_000;
+
+const dir = (help: string): OptionSpec => ({ name: 'dir', type: 'string', value: 'DIR', help, defaultText: 'the current directory' });
+const runDir = dir('the directory the run works in; its state is kept in DIR/.durable-agent/');
+const readDir = dir('the directory of the run to read (the one given to demo or run)');
+const resume = { name: 'resume', type: 'boolean', help: 'go on with the run stored in DIR, from its last checkpoint' } as const;
+const fresh = { name: 'fresh', type: 'boolean', help: 'start over: an unfinished run in DIR is moved to .durable-agent/archive/ (never deleted)' } as const;
+const takeOver = {
+  name: 'take-over',
+  type: 'boolean',
+  help: "take the run's lock at once from the process that holds it (e.g. one on a host that is gone); the holder is printed",
+} as const;
+const acceptLostRecord = {
+  name: 'accept-lost-record',
+  type: 'boolean',
+  help: 'with --resume: go on although the journal lost its last committed record (that step may be done again)',
+} as const;
+const allowToolChange = {
+  name: 'allow-tool-change',
+  type: 'boolean',
+  help: 'with --resume: go on although the run was started with other tools (by another command)',
+} as const;
+const maxTurns: OptionSpec = {
+  name: 'max-turns',
+  type: 'integer',
+  value: 'N',
+  help: 'stop cleanly (exit 5) after N tool-using turns; a resume with a larger N goes on',
+  min: 1,
+  max: MAX_TURNS_LIMIT,
+  defaultText: "20; a resume keeps the run's",
+};
+const maxTokens: OptionSpec = {
+  name: 'max-tokens',
+  type: 'integer',
+  value: 'N',
+  help: "the most tokens one model reply may have; the model's own limit applies too",
+  min: 1,
+  max: MAX_TOKENS_LIMIT,
+  defaultText: '4096',
+};
+const maxRetries: OptionSpec = {
+  name: 'max-retries',
+  type: 'integer',
+  value: 'N',
+  help: 'retries of a failed Anthropic API call (429, 5xx, 529, a timeout…) before the run stops with exit 3',
+  min: 0,
+  max: 20,
+  defaultText: '4',
+};
+const timeout: OptionSpec = {
+  name: 'timeout',
+  type: 'integer',
+  value: 'MS',
+  help: 'time limit of one Anthropic API attempt, in milliseconds',
+  min: 1_000,
+  max: HOUR_MS,
+  defaultText: '600000',
+};
+const realModel = (help: string): OptionSpec => ({ name: 'model', type: 'string', value: 'NAME', help });
+const pace: OptionSpec = {
+  name: 'pace',
+  type: 'integer',
+  value: 'MS',
+  help: 'each scripted model reply and tool call takes MS milliseconds, to watch it or kill it mid-way',
+  min: 0,
+  max: TEN_MINUTES_MS,
+  default: 0,
+};
+const jitter: OptionSpec = {
+  name: 'jitter',
+  type: 'integer',
+  value: 'MS',
+  help: 'and up to MS milliseconds more, at random',
+  min: 0,
+  max: TEN_MINUTES_MS,
+  default: 0,
+};
+const plain = { name: 'plain', type: 'boolean', help: 'print the plain lines, never the live view' } as const;
+const verbose = { name: 'verbose', type: 'boolean', help: 'also print every save, model call and tool call (to stderr), and stack traces' } as const;
+const json = { name: 'json', type: 'boolean', help: 'print JSON instead of a table' } as const;
+const databaseUrl: OptionSpec = {
+  name: 'database-url',
+  type: 'string',
+  value: 'URL',
+  help: 'the PostgreSQL database of the fleet, postgresql://user@host:5432/db',
+  defaultText: '$DURABLE_AGENT_DATABASE_URL',
+};
+
+export const COMMANDS: readonly CommandSpec[] = [
+  {
+    name: 'demo',
+    words: [],
+    summary: "the lesson's task with a scripted model (no key): kill it anywhere, resume it",
+    description:
+      'Runs the task "Turn sales-notes.txt into a short report and write it to report.txt." in DIR with three tools\n' +
+      '(read_notes, count_words, write_report), creating sample notes when DIR has none. It uses a scripted model\n' +
+      'unless --model names a real one (then ANTHROPIC_API_KEY must be set). Kill it at any moment\n' +
+      '(CRASH_AFTER=after-<point>:<n> does it on purpose, see --list-crash-points) and run it again with --resume.',
+    options: [
+      runDir,
+      resume,
+      fresh,
+      takeOver,
+      acceptLostRecord,
+      allowToolChange,
+      realModel('a real Claude model instead of the scripted one (needs ANTHROPIC_API_KEY)'),
+      maxTurns,
+      maxTokens,
+      maxRetries,
+      timeout,
+      pace,
+      jitter,
+      { name: 'no-verify', type: 'boolean', help: 'write_report offers no verify(): a resume reports its unknown state to the model instead' },
+      { name: 'list-crash-points', type: 'boolean', help: 'print every crash label a whole demo run passes, in order, and exit' },
+      plain,
+      verbose,
+    ],
+    examples: [
+      'CRASH_AFTER=after-effect-write:3 durable-agent demo --dir demo-run     # killed, exit 137',
+      'durable-agent demo --dir demo-run --resume                            # picks it up, exit 0',
+    ],
+  },
+  {
+    name: 'run',
+    words: [],
+    synopsis: 'run --model NAME (--task TEXT | --resume) [options]',
+    summary: 'a real model on your task, with list_files, read_file and write_file in DIR',
+    description:
+      'Gives a real Claude model (ANTHROPIC_API_KEY, read from the environment only; ANTHROPIC_BASE_URL points\n' +
+      'elsewhere) your task and three tools on the files of DIR. Kill it, or lose the network, and go on with --resume.',
+    options: [
+      { name: 'task', type: 'string', value: 'TEXT', help: 'what to do (stored with the run: a resume takes it from there)' },
+      realModel('the Claude model, e.g. claude-sonnet-4-5 (required)'),
+      runDir,
+      { name: 'system', type: 'string', value: 'FILE', help: 'a system prompt, read from FILE (stored with the run)' },
+      resume,
+      fresh,
+      takeOver,
+      acceptLostRecord,
+      allowToolChange,
+      maxTurns,
+      maxTokens,
+      maxRetries,
+      timeout,
+      plain,
+      verbose,
+    ],
+    examples: [
+      'durable-agent run --model claude-sonnet-4-5 --dir my-project --task "Summarise notes.md into summary.md"',
+      'durable-agent run --model claude-sonnet-4-5 --dir my-project --resume',
+    ],
+  },
+  {
+    name: 'status',
+    words: [],
+    summary: "where a run stands: state, turn, pending calls, last save (or a fleet's runs)",
+    description:
+      'Prints where the run in DIR stands. With --database-url, or with DURABLE_AGENT_DATABASE_URL set and no --dir,\n' +
+      "it lists the fleet's runs in PostgreSQL instead; --dir always means the run in that directory.",
+    options: [readDir, databaseUrl, json],
+    examples: ['durable-agent status --dir demo-run', 'durable-agent status --database-url postgresql://user@db-host:5432/agents --json'],
+  },
+  {
+    name: 'history',
+    words: [],
+    summary: 'every persisted transition of a run: time, state, event, bytes',
+    description: 'Prints one line per record of the journal in DIR/.durable-agent/: the run as it was saved, step by step.',
+    options: [readDir, json],
+    examples: ['durable-agent history --dir demo-run'],
+  },
+  {
+    name: 'viz',
+    words: [],
+    summary: "the loop as a diagram with a run's history on it, one HTML page",
+    description:
+      "Writes one self-contained HTML page: the machine as a diagram and the run's journal as a timeline you can\n" +
+      'step through. Without a run in DIR it draws the machine alone. --stately prints the machine for Stately Studio.',
+    options: [
+      readDir,
+      { name: 'out', type: 'string', value: 'FILE', help: 'write the page to FILE', defaultText: 'DIR/.durable-agent/viz.html' },
+      {
+        name: 'open',
+        type: 'boolean',
+        help: "hand the page to the desktop's opener (xdg-open, open, start); if none can run, say so and where the page is",
+      },
+      { name: 'stately', type: 'boolean', help: 'print the machine as Stately Studio source to stdout instead (no page)' },
+    ],
+    examples: ['durable-agent viz --dir demo-run --open', 'durable-agent viz --stately > agent-loop.stately.js'],
+  },
+  {
+    name: 'db',
+    words: ['migrate'],
+    summary: "create or migrate the fleet's PostgreSQL schema",
+    description: 'Brings the schema of the fleet database to this version (also done on first use by submit and worker).',
+    options: [databaseUrl],
+    examples: ['durable-agent db migrate --database-url postgresql://user@db-host:5432/agents'],
+  },
+  {
+    name: 'submit',
+    words: ['demo'],
+    summary: 'queue demo runs for the workers of a fleet',
+    description: 'Queues COUNT demo runs in the fleet database and prints their ids; workers pick them up.',
+    options: [
+      databaseUrl,
+      { name: 'count', type: 'integer', value: 'N', help: 'how many runs to queue', min: 1, max: 10_000, default: 1 },
+      realModel('a real Claude model instead of the scripted one (the workers need ANTHROPIC_API_KEY)'),
+      { ...maxTurns, help: 'each run stops cleanly after N tool-using turns', defaultText: '20' },
+      pace,
+      jitter,
+    ],
+    examples: ['durable-agent submit demo --count 30 --pace 100'],
+  },
+  {
+    name: 'worker',
+    words: [],
+    summary: "run the fleet's queued runs; take over the runs of workers that died",
+    description:
+      'Claims queued runs (and runs whose lease expired) and drives them, K at a time, until stopped with\n' +
+      'SIGTERM or Ctrl-C (each run is saved and its lease released).',
+    options: [
+      databaseUrl,
+      { name: 'concurrency', type: 'integer', value: 'K', help: 'how many runs this worker drives at once', min: 1, max: 256, default: 1 },
+      { name: 'exit-when-idle', type: 'boolean', help: 'stop when the queue is empty' },
+      {
+        name: 'lease-ms',
+        type: 'integer',
+        value: 'MS',
+        help: "how long a run's lease lasts unless renewed; a worker renews it every third of that",
+        min: 1_000,
+        max: TEN_MINUTES_MS,
+        defaultText: '15000',
+      },
+      { name: 'poll-ms', type: 'integer', value: 'MS', help: 'how often an idle worker looks at the queue', min: 10, max: 60_000, defaultText: '500' },
+      maxRetries,
+      timeout,
+    ],
+    examples: ['durable-agent worker --concurrency 4 --exit-when-idle'],
+  },
+];
+
+export function commandSpec(name: string): CommandSpec | undefined {
+  return COMMANDS.find((command) => command.name === name);
+}

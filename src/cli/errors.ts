@@ -1,0 +1,17 @@
+/** Refusals of the command line that are not about the words typed but about what they name. */
+
+/** A directory to read from does not exist: refused rather than created empty. */
+export class NoSuchDirectoryError extends Error {
+  override readonly name = 'NoSuchDirectoryError';
+  constructor(
+    readonly option: string,
+    readonly dir: string,
+    /** Something else is there (a file). */
+    readonly exists: boolean,
+  ) {
+    super(
+      `${option} ${dir}: ${exists ? 'not a directory' : 'no such directory'}. ` +
+        'Give the directory the run was started in (the --dir of demo or run); nothing was written.',
+    );
+  }
+}

@@ -1,0 +1,278 @@
+/**
+ * The command line's parser and help, as pure functions: every rule of the option table, every
+ * range edge, and help that lists exactly what the parser accepts.
+ */
+import { describe, expect, it } from 'vitest';
+import { type CliArgs, parseArgs, UsageError } from '../src/cli/args.ts';
+import { COMMANDS, type CommandSpec, type OptionSpec } from '../src/cli/command-table.ts';
+import { commandHelp, mainHelp } from '../src/cli/help.ts';
+import { readsFleet } from '../src/cli/main.ts';
+import { DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS } from '../src/model/anthropic-model.ts';
+import { DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS } from '../src/runtime/run-api.ts';
+import { DEFAULT_LEASE_MS } from '../src/store/pg/pg-store.ts';
+
+const CWD = '/work/here';
+
+/** What a command needs besides the option under test, so that only that option decides. */
+const REQUIRED: Record<string, string[]> = {
+  run: ['--model', 'claude-sonnet-4-5', '--task', 'do it'],
+  db: ['migrate'],
+  submit: ['demo'],
+};
+
+function parse(...argv: string[]): CliArgs {
+  return parseArgs(argv, CWD);
+}
+
+function refusal(...argv: string[]): string {
+  try {
+    parse(...argv);
+  } catch (error) {
+    expect(error).toBeInstanceOf(UsageError);
+    return (error as UsageError).message;
+  }
+  throw new Error(`accepted: ${argv.join(' ')}`);
+}
+
+/** A command line with one option set to `value`, and whatever else the command needs. */
+function withOption(command: CommandSpec, option: OptionSpec, value?: string): string[] {
+  const needed = [...(REQUIRED[command.name] ?? [])];
+  if (option.name === 'task' || option.name === 'model') {
+    const at = needed.indexOf(`--${option.name}`);
+    if (at !== -1) needed.splice(at, 2);
+  }
+  if (option.name === 'accept-lost-record' || option.name === 'allow-tool-change') {
+    needed.push('--resume');
+    const task = needed.indexOf('--task');
+    if (task !== -1) needed.splice(task, 2);
+  }
+  if (option.name === 'resume' && command.name === 'run') needed.splice(needed.indexOf('--task'), 2);
+  const given = option.type === 'boolean' ? [`--${option.name}`] : [`--${option.name}`, value ?? sampleValue(option)];
+  return [command.name, ...needed, ...given];
+}
+
+function sampleValue(option: OptionSpec): string {
+  return option.type === 'integer' ? String(option.min) : 'some-value';
+}
+
+const everyOption = COMMANDS.flatMap((command) => command.options.map((option) => [command.name, option.name, command, option] as const));
+const integerOptions = everyOption.filter(([, , , option]) => option.type === 'integer');
+
+describe('help and parser come from one table', () => {
+  it.each(COMMANDS.map((command) => [command.name, command] as const))('`%s --help` shows its usage, every option of its table and an example', (name, command) => {
+    const help = commandHelp(command);
+    const flat = help.replace(/\s+/g, ' ');
+    expect(help).toMatch(new RegExp(`^Usage: durable-agent ${name}\\b`));
+    for (const option of command.options) {
+      expect(help).toMatch(new RegExp(`^ {2}--${option.name}${option.type === 'boolean' ? '' : ` ${option.value}`} +\\S`, 'm'));
+      if (option.type === 'integer') expect(flat).toContain(`(${option.min} to ${option.max}`);
+    }
+    expect(help).toMatch(/Examples?:\n {2}.*durable-agent /);
+    expect(help).toContain('-h, --help');
+    for (const line of help.split('\n')) expect(line.length).toBeLessThanOrEqual(110);
+  });
+
+  it.each(everyOption.map(([command, option, c, o]) => [`${command} --${option}`, c, o] as const))('the parser accepts %s', (_, command, option) => {
+    expect(() => parse(...withOption(command, option))).not.toThrow();
+  });
+
+  it('refuses an option of another command, naming the options it has', () => {
+    expect(refusal('status', '--resume')).toContain('Unknown option --resume for status. Its options: --dir --database-url --json');
+  });
+
+  it('lists every command, one line each, in the main help', () => {
+    const help = mainHelp('9.9.9');
+    expect(help).toContain('durable-agent 9.9.9');
+    for (const command of COMMANDS) expect(help).toMatch(new RegExp(`^ {2}${[command.name, ...command.words].join(' ')} +\\S.*$`, 'm'));
+    expect(help).toContain('-v, --version');
+  });
+
+  it('shows as defaults the values the runtime really uses', () => {
+    const shown = (command: string, option: string) => {
+      const spec = COMMANDS.find((c) => c.name === command)!.options.find((o) => o.name === option)!;
+      return (spec.defaultText ?? String(spec.default)).split(';')[0];
+    };
+    expect(shown('demo', 'max-turns')).toBe(String(DEFAULT_MAX_TURNS));
+    expect(shown('run', 'max-tokens')).toBe(String(DEFAULT_MAX_TOKENS));
+    expect(shown('run', 'max-retries')).toBe(String(DEFAULT_MAX_RETRIES));
+    expect(shown('run', 'timeout')).toBe(String(DEFAULT_TIMEOUT_MS));
+    expect(shown('worker', 'lease-ms')).toBe(String(DEFAULT_LEASE_MS));
+  });
+});
+
+describe('help and version', () => {
+  it('shows the main help for nothing, help, -h and --help', () => {
+    for (const argv of [[], ['help'], ['-h'], ['--help']]) expect(parse(...argv)).toEqual({ command: 'help', topic: null });
+  });
+
+  it("shows a command's help for `<command> --help`, `<command> -h` and `help <command>`, whatever else is on the line", () => {
+    for (const argv of [['demo', '--help'], ['demo', '-h'], ['help', 'demo'], ['demo', '--bogus', '--max-turns', 'x', '--help']]) {
+      expect(parse(...argv)).toEqual({ command: 'help', topic: 'demo' });
+    }
+    expect(parse('db', '--help')).toEqual({ command: 'help', topic: 'db' });
+  });
+
+  it('prints the version for -v, --version and version', () => {
+    for (const argv of [['-v'], ['--version'], ['version']]) expect(parse(...argv)).toEqual({ command: 'version' });
+  });
+
+  it('refuses an option before the command, and an unknown command', () => {
+    expect(refusal('--dir', 'x', 'demo')).toContain('--dir is not a command');
+    expect(refusal('frobnicate')).toContain('Unknown command "frobnicate"');
+    expect(refusal('help', 'frobnicate')).toContain('help takes one command name');
+  });
+});
+
+describe('values', () => {
+  it('refuses a flag as the value of an option that expects one (`--dir --plain` is not a directory named --plain)', () => {
+    expect(refusal('demo', '--dir', '--plain')).toContain('--dir needs a value, but the next word is "--plain", an option');
+    expect(refusal('run', '--model', '--task', 'x')).toContain('--model needs a value');
+    expect(refusal('demo', '--max-turns', '--resume')).toContain('--max-turns needs a value');
+    expect(refusal('demo', '--dir', '--')).toContain('--dir needs a value');
+  });
+
+  it('takes a value that starts with a dash when it is written --option=value', () => {
+    expect(parse('demo', '--dir=--plain')).toMatchObject({ dir: '--plain', plain: false });
+    expect(parse('demo', '--dir', '-')).toMatchObject({ dir: '-' });
+  });
+
+  it('refuses an option with no value at the end, an empty value, and a value on a flag', () => {
+    expect(refusal('demo', '--dir')).toBe('--dir needs a value: --dir DIR.');
+    expect(refusal('demo', '--dir=')).toContain('not an empty one');
+    expect(refusal('demo', '--plain=yes')).toBe('--plain takes no value (got "yes").');
+  });
+
+  it('refuses a repeated option, flag or value', () => {
+    expect(refusal('demo', '--plain', '--plain')).toBe('--plain is given twice: give it once.');
+    expect(refusal('demo', '--dir', 'a', '--dir', 'b')).toBe('--dir is given twice: give it once.');
+    expect(refusal('demo', '--max-turns=3', '--max-turns', '3')).toContain('--max-turns is given twice');
+  });
+
+  it('ends options at `--`: what follows is an argument, not an option', () => {
+    expect(refusal('demo', '--', '--plain')).toContain('Unexpected argument "--plain" for demo');
+    expect(parse('db', '--', 'migrate')).toEqual({ command: 'db', action: 'migrate', databaseUrl: null });
+    expect(parse('submit', '--count', '2', '--', 'demo')).toMatchObject({ command: 'submit', count: 2 });
+    // After `--`, even --help is an argument: the demo takes none.
+    expect(refusal('demo', '--', '--help')).toContain('Unexpected argument "--help" for demo');
+  });
+
+  it('needs the words of db migrate and submit demo, and refuses others', () => {
+    expect(refusal('db')).toContain('db needs: durable-agent db migrate');
+    expect(refusal('db', 'migrat')).toContain('Unexpected argument "migrat" for db (expected: durable-agent db migrate)');
+    expect(refusal('demo', 'extra')).toContain('Unexpected argument "extra" for demo');
+  });
+});
+
+describe('numbers: a whole number within the range in the table, or exit 2 with the range', () => {
+  it.each(integerOptions.map(([command, name, c, o]) => [`${command} --${name}`, c, o] as const))('%s: both ends are accepted, one past either end is refused', (_, command, option) => {
+    const numbers = (args: CliArgs) => Object.values({ ...args, ...('api' in args ? args.api : {}) });
+    expect(numbers(parse(...withOption(command, option, String(option.min))))).toContain(option.min);
+    expect(numbers(parse(...withOption(command, option, String(option.max))))).toContain(option.max);
+    const range = `--${option.name} takes a whole number from ${option.min} to ${option.max}, not`;
+    if (option.min! > 0) expect(refusal(...withOption(command, option, String(option.min! - 1)))).toContain(range);
+    expect(refusal(...withOption(command, option, String(option.max! + 1)))).toContain(range);
+    expect(refusal(...withOption(command, option, '9'.repeat(400)))).toContain(range);
+    for (const junk of ['1.5', '1e3', '0x10', ' 5', 'many']) expect(refusal(...withOption(command, option, junk))).toContain(range);
+  });
+
+  it('passes the number through to the args, and a negative number is refused like any other', () => {
+    expect(parse('demo', '--max-turns', '100000', '--pace', '600000', '--timeout', '1000')).toMatchObject({
+      maxTurns: 100_000,
+      paceMs: 600_000,
+      api: { timeoutMs: 1000, maxRetries: null },
+    });
+    expect(refusal('demo', '--pace=-1')).toContain('--pace takes a whole number from 0 to 600000, not "-1"');
+  });
+
+  it('refuses the values the issue found: 400 nines for --max-turns, --timeout 0, --pace 99999999999', () => {
+    expect(refusal('demo', '--max-turns', '9'.repeat(400))).toMatch(/^--max-turns takes a whole number from 1 to 100000, not "9{20}…9{10} \(400 characters\)"\.$/);
+    expect(refusal('run', '--model', 'm', '--task', 't', '--timeout', '0')).toBe('--timeout takes a whole number from 1000 to 3600000, not "0".');
+    expect(refusal('demo', '--pace', '99999999999')).toBe('--pace takes a whole number from 0 to 600000, not "99999999999".');
+  });
+
+  it('fills in the defaults of the table and leaves the others for the run to decide', () => {
+    expect(parse('demo')).toMatchObject({ paceMs: 0, jitterMs: 0, maxTurns: null, maxTokens: null, api: { maxRetries: null, timeoutMs: null } });
+    expect(parse('submit', 'demo')).toMatchObject({ count: 1, paceMs: 0, jitterMs: 0, maxTurns: null });
+    expect(parse('worker')).toMatchObject({ concurrency: 1, leaseMs: null, pollMs: null });
+  });
+});
+
+describe('demo and run', () => {
+  it('parses the demo with its defaults', () => {
+    expect(parse('demo')).toEqual({
+      command: 'demo',
+      dir: CWD,
+      resume: false,
+      fresh: false,
+      takeOver: false,
+      acceptLostRecord: false,
+      allowToolChange: false,
+      model: null,
+      maxTurns: null,
+      maxTokens: null,
+      plain: false,
+      verbose: false,
+      listCrashPoints: false,
+      verify: true,
+      paceMs: 0,
+      jitterMs: 0,
+      api: { maxRetries: null, timeoutMs: null },
+    });
+  });
+
+  it('passes --take-over, --accept-lost-record and --allow-tool-change into the args of demo and run', () => {
+    expect(parse('demo', '--resume', '--take-over', '--accept-lost-record', '--allow-tool-change')).toMatchObject({
+      resume: true,
+      takeOver: true,
+      acceptLostRecord: true,
+      allowToolChange: true,
+    });
+    expect(parse('run', '--model', 'm', '--resume', '--take-over', '--accept-lost-record', '--allow-tool-change')).toMatchObject({
+      command: 'run',
+      takeOver: true,
+      acceptLostRecord: true,
+      allowToolChange: true,
+    });
+    expect(parse('demo', '--take-over')).toMatchObject({ resume: false, takeOver: true });
+  });
+
+  it('refuses --accept-lost-record and --allow-tool-change without --resume', () => {
+    expect(refusal('demo', '--accept-lost-record')).toContain('--accept-lost-record only applies to --resume');
+    expect(refusal('run', '--model', 'm', '--task', 't', '--allow-tool-change')).toContain('--allow-tool-change only applies to --resume');
+  });
+
+  it('keeps the rules of run: a task or --resume, and a model', () => {
+    expect(refusal('run', '--model', 'm')).toContain('run needs --task');
+    expect(refusal('run', '--task', 't')).toContain('run needs --model NAME');
+    expect(refusal('run', '--model', 'm', '--task', 't', '--resume')).toContain('--task is stored with the run');
+    expect(refusal('demo', '--resume', '--fresh')).toContain('contradict');
+    expect(parse('run', '--model', 'm', '--task', 't', '--dir', 'd', '--system', 's.txt')).toMatchObject({
+      command: 'run',
+      model: 'm',
+      task: 't',
+      dir: 'd',
+      systemFile: 's.txt',
+    });
+  });
+});
+
+describe('status: a run in a directory, or a fleet', () => {
+  it('reads the fleet with --database-url, or with DURABLE_AGENT_DATABASE_URL and no --dir; --dir always means the file run', () => {
+    const env = { DURABLE_AGENT_DATABASE_URL: 'postgresql://db/x' };
+    const status = (...argv: string[]) => parse('status', ...argv) as Extract<CliArgs, { command: 'status' }>;
+    expect(readsFleet(status(), {})).toBe(false);
+    expect(readsFleet(status(), env)).toBe(true);
+    expect(readsFleet(status('--dir', '.'), env)).toBe(false);
+    expect(readsFleet(status('--database-url', 'postgresql://db/y'), {})).toBe(true);
+    expect(status('--dir', 'somewhere')).toMatchObject({ dir: 'somewhere', dirGiven: true, databaseUrl: null });
+    expect(status()).toMatchObject({ dir: CWD, dirGiven: false });
+  });
+
+  it('refuses --dir with --database-url', () => {
+    expect(refusal('status', '--dir', '.', '--database-url', 'postgresql://db/x')).toContain('either the run in --dir or the fleet at --database-url');
+  });
+
+  it('refuses --stately with --out or --open', () => {
+    expect(refusal('viz', '--stately', '--open')).toContain('--stately prints the machine to stdout');
+  });
+});
