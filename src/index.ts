@@ -25,7 +25,8 @@ export type { ResumeOptions, RunParts, StartOptions } from './runtime/run-api.ts
 export type { RunEvent, RunObserver, RunResult } from './runtime/run-events.ts';
 export { readRunHistory, readRunStatus } from './runtime/run-status.ts';
 export type { HistoryStep, RunStatus } from './runtime/run-status.ts';
-export { CrashPoints, CrashSpecError, SimulatedCrash } from './runtime/crash-points.ts';
+export { CrashPoints, CrashSpecError, SIMULATED_CRASH_EXIT_CODE, SimulatedCrash } from './runtime/crash-points.ts';
+export type { CrashAction, CrashHandler } from './runtime/crash-points.ts';
 export type { RunStore } from './store/store.ts';
 export { FileStore } from './store/file-store.ts';
 export { MemoryStore } from './store/memory-store.ts';
@@ -37,6 +38,8 @@ export {
   StoreVersionError,
   StoreWriteError,
 } from './store/errors.ts';
+/** Thrown when durable-agent/postgres is imported without pg installed (catch it around a dynamic import). */
+export { PgMissingError } from './store/pg/load-pg.ts';
 
 /** A real Claude model; loaded on demand because the SDK is slow to import. */
 export async function anthropicModel(options: import('./model/anthropic-model.ts').AnthropicModelOptions) {

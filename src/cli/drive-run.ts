@@ -13,8 +13,9 @@ import { UsageError } from './args.ts';
 import { EXIT } from './exit-codes.ts';
 import type { Writers } from './plain-reporter.ts';
 import { openRunReporter } from './run-reporter.ts';
+import { STATE_DIR } from './state-dir.ts';
 
-export const STATE_DIR = '.durable-agent';
+export { STATE_DIR } from './state-dir.ts';
 
 export interface CliRun {
   dir: string;

@@ -14,8 +14,8 @@ import type { RunStore } from '../store/store.ts';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../tools/execute-call.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { ToolRegistry } from '../tools/tool-registry.ts';
-import type { CrashHandler } from './crash-points.ts';
-import { CrashPoints } from './crash-points.ts';
+import type { CrashAction } from './crash-points.ts';
+import { CrashPoints, crashHandlerOf } from './crash-points.ts';
 import type { RunObserver, RunResult } from './run-events.ts';
 import type { DriverParts } from './run-driver.ts';
 import { RunDriver } from './run-driver.ts';
@@ -28,30 +28,33 @@ export interface RunParts {
   model: Model;
   tools: readonly ToolDefinition[];
   /** Receives progress events (saves, tool calls, reconcile decisions). */
-  observer?: RunObserver;
+  observer?: RunObserver | undefined;
   /** Arms crash points, e.g. "after-effect-write:3" (see CRASH_AFTER). */
-  crashAfter?: string;
-  /** What an armed crash point does; by default it throws SimulatedCrash. */
-  onCrash?: CrashHandler;
+  crashAfter?: string | undefined;
+  /**
+   * What an armed crash point does: 'throw' SimulatedCrash (the default; catch it and resume),
+   * 'exit' the process with code 137 as a kill would, or a function of the crash label.
+   */
+  onCrash?: CrashAction | undefined;
   /** Crash points made by the caller (to read which were passed); replaces crashAfter and onCrash. */
-  crashPoints?: CrashPoints;
-  toolTimeoutMs?: number;
-  maxTokens?: number;
+  crashPoints?: CrashPoints | undefined;
+  toolTimeoutMs?: number | undefined;
+  maxTokens?: number | undefined;
   /** Abort to stop the run at the next step boundary (SIGTERM in a worker, a lost lease). */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 export interface StartOptions extends RunParts {
   task: string;
-  system?: string | null;
-  maxTurns?: number;
+  system?: string | null | undefined;
+  maxTurns?: number | undefined;
   /** Archive an unfinished run found in the store instead of refusing to start. */
-  fresh?: boolean;
+  fresh?: boolean | undefined;
 }
 
 export interface ResumeOptions extends RunParts {
   /** A new MAX_TURNS: reopens a run stopped at its limit when larger than the turns taken. */
-  maxTurns?: number;
+  maxTurns?: number | undefined;
 }
 
 export async function startRun(options: StartOptions): Promise<RunResult> {
@@ -129,7 +132,7 @@ function driverParts(options: RunParts): DriverParts {
     signal: options.signal,
     model: options.model,
     registry: new ToolRegistry(options.tools),
-    crash: options.crashPoints ?? new CrashPoints(options.crashAfter, options.onCrash),
+    crash: options.crashPoints ?? new CrashPoints(options.crashAfter, crashHandlerOf(options.onCrash)),
     observer: options.observer ?? (() => {}),
     toolTimeoutMs: options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
     maxTokens: options.maxTokens ?? DEFAULT_MAX_TOKENS,

@@ -22,7 +22,7 @@ import { WriteFaultPlan } from './write-faults.ts';
 
 export interface FileStoreOptions {
   /** Armed write failures (tests and drills), e.g. "effect-write:3". */
-  writeFaults?: string;
+  writeFaults?: string | undefined;
 }
 
 export const JOURNAL_FILE = 'journal.jsonl';

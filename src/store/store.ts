@@ -47,7 +47,7 @@ export interface AppendOptions {
    * record is written (a killed process keeps it) without waiting for the disk. It becomes
    * durable with the next synced append.
    */
-  sync?: boolean;
+  sync?: boolean | undefined;
 }
 
 export interface RunLock {
@@ -58,7 +58,7 @@ export interface RunLock {
 
 export interface LoadOptions {
   /** Cut a torn tail off (keeping its bytes aside) so that appends can follow. Only the lock holder may. */
-  repair?: boolean;
+  repair?: boolean | undefined;
 }
 
 export interface RunStore {

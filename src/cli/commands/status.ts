@@ -6,7 +6,7 @@ import type { StatusArgs } from '../args.ts';
 import { EXIT } from '../exit-codes.ts';
 import { formatAgo, formatBytes, formatUsage, keyValueLines, tableLines } from '../format.ts';
 import type { Writers } from '../plain-reporter.ts';
-import { STATE_DIR } from '../drive-run.ts';
+import { STATE_DIR } from '../state-dir.ts';
 
 export async function statusCommand(args: StatusArgs, writers: Writers, now = Date.now()): Promise<number> {
   const store = new FileStore(path.join(path.resolve(args.dir), STATE_DIR));

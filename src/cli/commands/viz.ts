@@ -13,7 +13,7 @@ import { FileStore } from '../../store/file-store.ts';
 import type { VizArgs } from '../args.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
-import { STATE_DIR } from '../drive-run.ts';
+import { STATE_DIR } from '../state-dir.ts';
 
 export const VIZ_FILE = 'viz.html';
 
