@@ -39,7 +39,7 @@ export {
   StoreWriteError,
 } from './store/errors.ts';
 /** Thrown when durable-agent/postgres is imported without pg installed (catch it around a dynamic import). */
-export { PgMissingError } from './store/pg/load-pg.ts';
+export { PgMissingError } from './store/pg/pg-missing.ts';
 
 /** A real Claude model; loaded on demand because the SDK is slow to import. */
 export async function anthropicModel(options: import('./model/anthropic-model.ts').AnthropicModelOptions) {
