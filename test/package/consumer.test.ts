@@ -141,7 +141,7 @@ describe('the packed package', () => {
       catch (error) { console.log(error instanceof PgMissingError, error.name, error.message); }`;
     const result = run(process.execPath, ['--input-type=module', '-e', probe], consumer);
     expect(result.stderr).toBe('');
-    expect(result.stdout).toMatch(/^true PgMissingError durable-agent\/postgres needs the PostgreSQL client "pg".*npm install pg/);
+    expect(result.stdout).toMatch(/^true PgMissingError durable-agent\/postgres and the fleet commands need the PostgreSQL client "pg".*npm install pg/);
   });
 
   it('passes publint --strict and arethetypeswrong (ESM-only profile)', () => {

@@ -8,8 +8,8 @@ export class PgMissingError extends Error {
   readonly packageName = 'pg';
   constructor(cause: unknown) {
     super(
-      'durable-agent/postgres needs the PostgreSQL client "pg", an optional peer dependency that is not installed: ' +
-        'install it next to durable-agent (npm install pg) and run again.',
+      'durable-agent/postgres and the fleet commands need the PostgreSQL client "pg", an optional peer dependency ' +
+        'that is not installed: install it next to durable-agent (npm install pg) and run again.',
       { cause },
     );
   }
