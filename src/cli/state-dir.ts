@@ -1,2 +1,2 @@
-/** Where a run's state lives inside its directory (a module of its own: status and viz need only this name). */
+/** Where a run keeps its state inside DIR. A module of its own so that readers (status, viz) need not load the runtime. */
 export const STATE_DIR = '.durable-agent';
