@@ -96,7 +96,7 @@ try {
   console.log(`${'command'.padEnd(12)}${'median ms'.padStart(11)}${'min ms'.padStart(9)}${'max ms'.padStart(9)}${'÷ node -e 0'.padStart(13)}${'target'.padStart(9)}`);
   for (const row of figures) {
     const verdict = row.target === null ? '' : `≤ ${row.target}× ${row.met ? 'met' : 'MISSED'}`;
-    console.log(`${row.name.padEnd(12)}${row.medianMs.toFixed(1).padStart(11)}${row.minMs.toFixed(1).padStart(9)}${row.maxMs.toFixed(1).padStart(9)}${`${row.ratio.toFixed(2)}×`.padStart(13)}  ${verdict}`);
+    console.log(`${row.name.padEnd(12)}${row.medianMs.toFixed(1).padStart(11)}${row.minMs.toFixed(1).padStart(9)}${row.maxMs.toFixed(1).padStart(9)}${`${row.ratio.toFixed(2)}×`.padStart(13)}  ${verdict}`.trimEnd());
   }
 
   fs.mkdirSync(path.dirname(RESULTS), { recursive: true });

@@ -125,7 +125,7 @@ describe('the packed package', () => {
     expect(demo.stdout.trimEnd().split('\n')).toEqual(DEMO_PLAIN_LINES);
     expect(demo.status).toBe(0);
 
-    expect(ok(run('npx', ['--no-install', 'durable-agent', '--help'], consumer))).toContain('durable-agent demo');
+    expect(ok(run('npx', ['--no-install', 'durable-agent', '--help'], consumer))).toMatch(/Usage:\s+durable-agent /);
 
     const viz = ok(run('npx', ['--no-install', 'durable-agent', 'viz', '--dir', 'demo-run'], consumer));
     expect(viz).toContain('[viz] wrote');
