@@ -7,5 +7,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // The CLI under test is the compiled package in dist/: rebuild it when a source is newer.
+    globalSetup: ['test/helpers/fresh-build.ts'],
   },
 });

@@ -1,9 +1,13 @@
 #!/usr/bin/env node
-// The command's entry point: load the TypeScript sources through tsx, run, exit with the code.
-// tsx is told to use this package's tsconfig, not one it might find in the user's directory.
-import { fileURLToPath } from 'node:url';
-import { register } from 'tsx/esm/api';
-
-register({ tsconfig: fileURLToPath(new URL('../tsconfig.json', import.meta.url)) });
-const { runCli } = await import('../src/cli/main.ts');
-process.exit(await runCli(process.argv.slice(2)));
+// The command's entry point: the compiled CLI in dist/ (npm run build writes it; npm ci, npm pack
+// and a git install run the build). Plain JavaScript: nothing is compiled when the command starts.
+const main = new URL('../dist/src/cli/main.js', import.meta.url);
+let cli;
+try {
+  cli = await import(main.href);
+} catch (error) {
+  if (error?.code !== 'ERR_MODULE_NOT_FOUND' || !String(error.message).includes(main.pathname)) throw error;
+  process.stderr.write('durable-agent: the compiled CLI (dist/) is missing: run `npm run build` in the package\'s directory.\n');
+  process.exit(1);
+}
+process.exit(await cli.runCli(process.argv.slice(2)));

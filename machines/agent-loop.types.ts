@@ -29,7 +29,7 @@ export interface ToolResultBlock extends ContentBlock {
   type: 'tool_result';
   tool_use_id: string;
   content: ToolResultContent;
-  is_error?: boolean;
+  is_error?: boolean | undefined;
 }
 
 export interface Message {
@@ -59,7 +59,7 @@ export interface ModelReply {
   /** A string outside {@link StopReason} is a stop reason this version does not know: the run fails clearly. */
   stop_reason: StopReason | (string & {}) | null;
   usage: TokenUsage;
-  model?: string;
+  model?: string | undefined;
 }
 
 /** A tool call the model named and the loop has not closed yet. */
@@ -130,7 +130,7 @@ export interface AgentContext {
 
 export interface AgentInput {
   task: string;
-  system?: string | null;
+  system?: string | null | undefined;
   maxTurns: number;
   /** Default {@link MAX_PAUSES_IN_A_ROW}. */
   maxPausesInARow?: number;

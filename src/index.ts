@@ -28,7 +28,8 @@ export { InspectedRunSendError } from './runtime/run-inspection.ts';
 export type { InspectedRun, RunInspector } from './runtime/run-inspection.ts';
 export { readRunHistory, readRunStatus } from './runtime/run-status.ts';
 export type { HistoryStep, RunStatus } from './runtime/run-status.ts';
-export { CrashPoints, CrashSpecError, SimulatedCrash } from './runtime/crash-points.ts';
+export { CrashPoints, CrashSpecError, SIMULATED_CRASH_EXIT_CODE, SimulatedCrash } from './runtime/crash-points.ts';
+export type { CrashAction, CrashHandler } from './runtime/crash-points.ts';
 export { RunOriginMismatchError } from './runtime/run-origin.ts';
 export type { JournalHeader, RunOrigin } from './store/journal-record.ts';
 export type { LockOptions, LockTakeOver, RunLock, RunStore } from './store/store.ts';
@@ -45,6 +46,8 @@ export {
   StoreVersionError,
   StoreWriteError,
 } from './store/errors.ts';
+/** Thrown when durable-agent/postgres is imported without pg installed (catch it around a dynamic import). */
+export { PgMissingError } from './store/pg/pg-missing.ts';
 
 /** A real Claude model; loaded on demand because the SDK is slow to import. */
 export async function anthropicModel(options: import('./model/anthropic-model.ts').AnthropicModelOptions) {

@@ -1,18 +1,14 @@
 /**
  * Puts the page together as one self-contained HTML file: the diagram as inline SVG, the run
- * as inline JSON, the style and the script inlined. The script is bundled from
- * visualizer/page/ with esbuild when the page is written (no build step to run beforehand).
+ * as inline JSON, the style and the script inlined (the script is bundled from visualizer/page/
+ * by the build: see page-assets.ts).
  * A Content-Security-Policy forbids every fetch, so the page works offline and cannot call out.
  */
-import fs from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import { escapeXml, jsonForScript } from './escape.ts';
 import type { MachineGraph } from './machine-graph.ts';
 import { ROLE_BADGES } from './machine-graph.ts';
+import { pageScript, pageStyle } from './page-assets.ts';
 import type { VizPageData } from './viz-data.ts';
-
-const PAGE_DIR = new URL('./page/', import.meta.url);
 
 export interface PageParts {
   title: string;
@@ -22,7 +18,7 @@ export interface PageParts {
 }
 
 export async function pageHtml(parts: PageParts): Promise<string> {
-  const [script, style] = await Promise.all([pageScript(), fs.promises.readFile(new URL('style.css', PAGE_DIR), 'utf8')]);
+  const [script, style] = await Promise.all([pageScript().then(scriptForInlining), pageStyle()]);
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -71,19 +67,7 @@ function legend(graph: MachineGraph): string {
   return `<details class="legend"><summary>What the states mean</summary><ul>${rows.join('')}</ul></details>`;
 }
 
-async function pageScript(): Promise<string> {
-  const result = await build({
-    entryPoints: [fileURLToPath(new URL('main.ts', PAGE_DIR))],
-    bundle: true,
-    write: false,
-    format: 'iife',
-    platform: 'browser',
-    target: 'es2020',
-    minify: true,
-    legalComments: 'none',
-    logLevel: 'silent',
-  });
-  const code = result.outputFiles[0]!.text;
-  // Inside <script>, only "</script" could end the element early; in JavaScript, "<\/" means the same.
+/** Inside <script>, only "</script" could end the element early; in JavaScript, "<\/" means the same. */
+function scriptForInlining(code: string): string {
   return code.replace(/<\/(script)/gi, '<\\/$1');
 }

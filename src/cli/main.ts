@@ -14,6 +14,7 @@ import {
 } from '../store/errors.ts';
 import { environmentProblem } from '../store/fs-problems.ts';
 import { DatabaseUrlMissingError } from '../store/pg/database-url.ts';
+import { PgMissingError } from '../store/pg/pg-missing.ts';
 import { SchemaVersionError } from '../store/pg/schema.ts';
 import { redactSecrets } from '../util/redact.ts';
 import { WriteFaultSpecError } from '../store/write-faults.ts';
@@ -91,6 +92,7 @@ function isDatabaseUnreachable(error: unknown): boolean {
 const REFUSALS = [
   UsageError,
   DatabaseUrlMissingError,
+  PgMissingError,
   SchemaVersionError,
   CrashSpecError,
   WriteFaultSpecError,

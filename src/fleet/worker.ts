@@ -31,7 +31,7 @@ export interface WorkerOptions {
   log: (line: string) => void;
   /** Builds the model a run's spec names (a real one needs the API key). */
   modelFor: (spec: RunSpec) => Promise<Model>;
-  id?: string;
+  id?: string | undefined;
 }
 
 interface ActiveRun {

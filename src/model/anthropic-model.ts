@@ -18,11 +18,11 @@ export interface AnthropicModelOptions {
   model: string;
   apiKey: string;
   /** Another endpoint (a proxy, a gateway, a test server); default: the SDK's, or ANTHROPIC_BASE_URL as the CLI passes it. */
-  baseURL?: string;
+  baseURL?: string | undefined;
   /** Retries after the first attempt of each call (default 4). */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** Time limit of one attempt in milliseconds (default 10 minutes, as the SDK's). */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
 }
 
 export const DEFAULT_MAX_RETRIES = 4;

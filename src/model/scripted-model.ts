@@ -11,7 +11,7 @@ import { type Pace, stepDelay } from '../util/pace.ts';
 export type ScriptedStep = ModelReply | ((messages: readonly Message[]) => ModelReply);
 
 export interface ScriptedModelOptions extends Pace {
-  name?: string;
+  name?: string | undefined;
 }
 
 export class ScriptExhaustedError extends ModelCallError {

@@ -23,10 +23,15 @@ export const CRASH_POINT_NAMES: readonly CrashPointName[] = [
   'save-reopen',
 ];
 
+/**
+ * What an armed crash point throws in a program (the default of `onCrash`): the run stops right
+ * there, as a kill would stop it, and everything up to the point is durable. Catch it and call
+ * resumeRun (now or in a later process) to go on.
+ */
 export class SimulatedCrash extends Error {
   override readonly name = 'SimulatedCrash';
   constructor(readonly label: string) {
-    super(`simulated kill at ${label}`);
+    super(`simulated kill at ${label} (armed by crashAfter / CRASH_AFTER): the run is saved up to this point; resumeRun picks it up.`);
   }
 }
 
@@ -42,9 +47,30 @@ export class CrashSpecError extends Error {
 
 export type CrashHandler = (label: string) => void;
 
-/** The library's default: unwind with SimulatedCrash. The CLI exits the process on the spot instead. */
+/**
+ * What an armed crash point does: 'throw' a SimulatedCrash (the default), 'exit' the process
+ * with code 137 as a killed process would (one line on stderr says why), or call a function.
+ */
+export type CrashAction = 'throw' | 'exit' | CrashHandler;
+
+/** The exit code of a process killed by SIGKILL (128 + 9), which a simulated crash imitates. */
+export const SIMULATED_CRASH_EXIT_CODE = 137;
+
+/** The library's default: unwind with SimulatedCrash. */
 export function throwSimulatedCrash(label: string): never {
   throw new SimulatedCrash(label);
+}
+
+/** onCrash: 'exit': end the process on the spot, like a kill: no unwinding, no cleanup. */
+export function exitOnSimulatedCrash(label: string): never {
+  process.stderr.write(`durable-agent: simulated kill at ${label} (crashAfter / CRASH_AFTER): exiting with code ${SIMULATED_CRASH_EXIT_CODE}; the run is saved up to this point, resumeRun picks it up.\n`);
+  process.exit(SIMULATED_CRASH_EXIT_CODE);
+}
+
+export function crashHandlerOf(action: CrashAction | undefined): CrashHandler {
+  if (action === undefined || action === 'throw') return throwSimulatedCrash;
+  if (action === 'exit') return exitOnSimulatedCrash;
+  return action;
 }
 
 export class CrashPoints {

@@ -15,8 +15,8 @@ import type { RunLock, RunStore } from '../store/store.ts';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../tools/execute-call.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { ToolRegistry } from '../tools/tool-registry.ts';
-import type { CrashHandler } from './crash-points.ts';
-import { CrashPoints } from './crash-points.ts';
+import type { CrashAction } from './crash-points.ts';
+import { CrashPoints, crashHandlerOf } from './crash-points.ts';
 import type { RunObserver, RunResult } from './run-events.ts';
 import type { RunInspector } from './run-inspection.ts';
 import { API_COMMAND, checkOrigin, runOriginOf } from './run-origin.ts';
@@ -31,57 +31,60 @@ export interface RunParts {
   model: Model;
   tools: readonly ToolDefinition[];
   /** Receives progress events (saves, tool calls, reconcile decisions). */
-  observer?: RunObserver;
+  observer?: RunObserver | undefined;
   /** Arms crash points, e.g. "after-effect-write:3" (see CRASH_AFTER). */
-  crashAfter?: string;
-  /** What an armed crash point does; by default it throws SimulatedCrash. */
-  onCrash?: CrashHandler;
+  crashAfter?: string | undefined;
+  /**
+   * What an armed crash point does: 'throw' SimulatedCrash (the default; catch it and resume),
+   * 'exit' the process with code 137 as a kill would, or a function of the crash label.
+   */
+  onCrash?: CrashAction | undefined;
   /** Crash points made by the caller (to read which were passed); replaces crashAfter and onCrash. */
-  crashPoints?: CrashPoints;
-  toolTimeoutMs?: number;
-  maxTokens?: number;
+  crashPoints?: CrashPoints | undefined;
+  toolTimeoutMs?: number | undefined;
+  maxTokens?: number | undefined;
   /** Abort to stop the run at the next step boundary (SIGTERM in a worker, a lost lease). */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /**
    * What drives the run: 'demo', 'run', 'worker'; 'api' (the default) for a program. Recorded
    * in the journal's header with the model and the tools when the run starts; a resume by
    * another command or with other tools is refused unless allowToolChange is set.
    */
-  command?: string;
+  command?: string | undefined;
   /**
    * Take the run's lock at once, whoever holds it (--take-over): for a holder that is gone, or
    * suspended, when the user is sure. A live holder stops before its next write.
    */
-  takeOver?: boolean;
+  takeOver?: boolean | undefined;
   /**
    * Receives XState inspection events (`@xstate.actor`, `@xstate.event`, `@xstate.snapshot`) for
    * every transition the run takes, once saved: pass `createSkyInspector().inspect` from
    * @statelyai/inspect, or any function or observer, as to `createActor(machine, { inspect })`.
    */
-  inspect?: RunInspector;
+  inspect?: RunInspector | undefined;
 }
 
 export interface StartOptions extends RunParts {
   task: string;
-  system?: string | null;
-  maxTurns?: number;
+  system?: string | null | undefined;
+  maxTurns?: number | undefined;
   /** The most pause_turn replies in a row the run continues after (default MAX_PAUSES_IN_A_ROW, 8); one more fails it, resumably. */
-  maxPausesInARow?: number;
+  maxPausesInARow?: number | undefined;
   /** Archive an unfinished run found in the store instead of refusing to start. */
-  fresh?: boolean;
+  fresh?: boolean | undefined;
 }
 
 export interface ResumeOptions extends RunParts {
   /** A new MAX_TURNS: reopens a run stopped at its limit when larger than the turns taken. */
-  maxTurns?: number;
+  maxTurns?: number | undefined;
   /**
    * Go on although the journal ends inside its last committed record (refused otherwise, with
    * StoreLostRecordError): the run resumes from the record before, and whatever the lost record
    * had started may happen again. Safe when a power loss caused it; see the README.
    */
-  acceptLostRecord?: boolean;
+  acceptLostRecord?: boolean | undefined;
   /** Go on although the command or the tools (names, input schemas) differ from those that started the run. */
-  allowToolChange?: boolean;
+  allowToolChange?: boolean | undefined;
 }
 
 export async function startRun(options: StartOptions): Promise<RunResult> {
@@ -184,7 +187,7 @@ function driverParts(options: RunParts): DriverParts {
     signal: options.signal,
     model: options.model,
     registry: new ToolRegistry(options.tools),
-    crash: options.crashPoints ?? new CrashPoints(options.crashAfter, options.onCrash),
+    crash: options.crashPoints ?? new CrashPoints(options.crashAfter, crashHandlerOf(options.onCrash)),
     observer: options.observer ?? (() => {}),
     toolTimeoutMs: options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
     maxTokens: options.maxTokens ?? DEFAULT_MAX_TOKENS,

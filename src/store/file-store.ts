@@ -24,12 +24,12 @@ import { WriteFaultPlan } from './write-faults.ts';
 
 export interface FileStoreOptions {
   /** Armed write failures (tests and drills), e.g. "effect-write:3", "lock-write:1". */
-  writeFaults?: string;
+  writeFaults?: string | undefined;
   /**
    * How long a lock held from another host may go without a heartbeat before it is taken over
    * (default 30 s); the holder's heartbeat beats at a tenth of it, at most every 2 s.
    */
-  lockLeaseMs?: number;
+  lockLeaseMs?: number | undefined;
 }
 
 export const JOURNAL_FILE = 'journal.jsonl';

@@ -48,7 +48,7 @@ export interface AppendOptions {
    * record is written (a killed process keeps it) without waiting for the disk. It becomes
    * durable with the next synced append.
    */
-  sync?: boolean;
+  sync?: boolean | undefined;
 }
 
 export interface RunLock {
@@ -75,19 +75,19 @@ export interface LockOptions {
 
 export interface LoadOptions {
   /** Cut a torn tail off (keeping its bytes aside) so that appends can follow. Only the lock holder may. */
-  repair?: boolean;
+  repair?: boolean | undefined;
   /**
    * Recover a journal that ends inside its last committed record to the record before it,
    * instead of refusing it (StoreLostRecordError): a person's decision, since what that record
    * had started may happen again. A store whose writes cannot lose a committed record
    * (PostgreSQL commits each record in one statement) refuses a missing one regardless.
    */
-  acceptLostRecord?: boolean;
+  acceptLostRecord?: boolean | undefined;
   /**
    * Called with the header before anything is repaired: throwing refuses the load with nothing
    * changed (a resume checks that what resumes the run is what started it).
    */
-  checkHeader?: (header: JournalHeader) => void;
+  checkHeader?: ((header: JournalHeader) => void) | undefined;
 }
 
 export interface RunStore {

@@ -20,7 +20,7 @@ export interface ToolContext {
 export interface VerifyAnswer {
   happened: boolean;
   /** The result to give the model when it had happened; a default sentence otherwise. */
-  result?: ToolResultContent;
+  result?: ToolResultContent | undefined;
 }
 
 export interface ToolDefinition<Input = any> {
@@ -31,7 +31,7 @@ export interface ToolDefinition<Input = any> {
   /** True when running the tool twice does no harm: a resume then simply runs it again. */
   readOnly: boolean;
   /** Per-call time limit in milliseconds (default: the runtime's). */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   run(input: Input, context: ToolContext): Promise<unknown> | unknown;
   /**
    * Optional: checks whether the effect of this call already happened. Resolving undefined (or

@@ -1,9 +1,9 @@
 /** Artificial step delays, so a person (or a kill test) can catch a run in the middle of a step. */
 export interface Pace {
   /** Milliseconds every step takes. */
-  paceMs?: number;
+  paceMs?: number | undefined;
   /** Up to this many milliseconds more, at random, per step. */
-  jitterMs?: number;
+  jitterMs?: number | undefined;
 }
 
 export function stepDelay(pace: Pace): Promise<void> {

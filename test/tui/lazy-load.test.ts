@@ -15,7 +15,19 @@ it('a piped demo run loads neither ink nor React', async () => {
   expect(run.stdout).toContain('[done]');
   const loaded = fs.readFileSync(log, 'utf8').split('\n');
   expect(loaded.some((url) => url.includes('/node_modules/xstate/')), 'the hook sees package imports').toBe(true);
-  expect(loaded.some((url) => url.endsWith('/src/cli/run-reporter.ts'))).toBe(true);
+  expect(loaded.some((url) => url.endsWith('/dist/src/cli/run-reporter.js'))).toBe(true);
   expect(loaded.filter((url) => /\/node_modules\/(ink|react|react-reconciler|yoga-layout)\//.test(url))).toEqual([]);
   expect(loaded.filter((url) => url.includes('/src/tui/'))).toEqual([]);
+});
+
+it('the CLI runs compiled JavaScript: no TypeScript source, no tsx, no esbuild, no pg', async () => {
+  const dir = tempDir();
+  const log = path.join(dir, 'imports.log');
+  const hook = pathToFileURL(path.join(REPO, 'test/fixtures/log-imports.mjs')).href;
+  const run = await runCliAsync(['demo'], { cwd: dir, env: { NODE_OPTIONS: `--import ${hook}`, IMPORT_LOG: log } });
+  expect(run.code).toBe(0);
+  const loaded = fs.readFileSync(log, 'utf8').split('\n').filter(Boolean);
+  expect(loaded.some((url) => url.includes('/dist/src/cli/main.js'))).toBe(true);
+  expect(loaded.filter((url) => /\.tsx?$/.test(url))).toEqual([]);
+  expect(loaded.filter((url) => /\/node_modules\/(tsx|esbuild|pg|@anthropic-ai)\//.test(url))).toEqual([]);
 });

@@ -20,13 +20,13 @@ export const DEFAULT_LEASE_MS = 15_000;
 
 export interface PgRunStoreOptions {
   /** The lease this process holds (a worker claims it first); without one, lock() claims it. */
-  lease?: Lease;
+  lease?: Lease | undefined;
   /** Length of a lease lock() claims. */
-  leaseMs?: number;
+  leaseMs?: number | undefined;
   /** What to run, recorded when lock() has to create the run's row (programmatic use). */
-  spec?: Record<string, unknown>;
+  spec?: Record<string, unknown> | undefined;
   /** Armed write failures (tests and drills), e.g. "effect-write:3", as for the file store. */
-  writeFaults?: string;
+  writeFaults?: string | undefined;
 }
 
 export class PgRunStore implements RunStore {

@@ -1,5 +1,6 @@
 /** Opening the database: one pool per process, that survives the server restarting. */
-import pg from 'pg';
+import type pg from 'pg';
+import { loadPg } from './load-pg.ts';
 import { migrate } from './schema.ts';
 export { databaseUrlOf, DatabaseUrlMissingError } from './database-url.ts';
 
@@ -13,8 +14,11 @@ export function describeDatabase(url: string): string {
   }
 }
 
+/** Loaded when durable-agent/postgres is imported: a missing pg is reported then, by name. */
+const { Pool } = loadPg();
+
 export function openPool(url: string, max = 10): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 10_000 });
+  const pool = new Pool({ connectionString: url, max, connectionTimeoutMillis: 10_000 });
   // An idle connection dropped by a server restart must not bring the process down: the pool
   // opens a new one on the next query.
   pool.on('error', () => {});

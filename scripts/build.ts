@@ -1,0 +1,53 @@
+/**
+ * npm run build: the package as users install it, in dist/ (run by `prepare`, so `npm ci`,
+ * `npm pack` and a git install build it too).
+ *
+ *   1. tsc -p tsconfig.build.json: one .js and one .d.ts per source file, the sources' `.ts`
+ *      import specifiers rewritten to `.js` (rewriteRelativeImportExtensions).
+ *   2. The .d.ts files keep the sources' `.ts` specifiers (tsc copies them as written): rewrite
+ *      them to `.js` too, so that every TypeScript version and resolution mode reads them.
+ *   3. The visualizer page's script bundled once, here, with esbuild, and its style copied:
+ *      `viz` inlines both from dist/ and never loads esbuild.
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { bundlePageScript } from '../visualizer/page-bundle.ts';
+import { recordBuild, ROOT } from './build-state.ts';
+
+const DIST = path.join(ROOT, 'dist');
+// Inputs changed after this instant make the build stale (fs.rmSync below may take a moment).
+const started = Date.now();
+
+fs.rmSync(DIST, { recursive: true, force: true });
+
+const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+const compiled = spawnSync(process.execPath, [tsc, '-p', path.join(ROOT, 'tsconfig.build.json')], { stdio: 'inherit' });
+if (compiled.status !== 0) {
+  console.error('build: tsc failed (see above); dist/ is incomplete.');
+  process.exit(1);
+}
+
+const RELATIVE_TS = /((?:from|import)\s*\(?\s*)(['"])(\.\.?\/[^'"]*?)\.tsx?\2/g;
+const files = fs.readdirSync(DIST, { recursive: true, encoding: 'utf8' }).map((file) => path.join(DIST, file));
+for (const file of files.filter((f) => f.endsWith('.d.ts'))) {
+  const text = fs.readFileSync(file, 'utf8');
+  const rewritten = text.replace(RELATIVE_TS, '$1$2$3.js$2');
+  if (rewritten !== text) fs.writeFileSync(file, rewritten);
+}
+const leftover = files.filter((f) => /\.(js|d\.ts)$/.test(f) && fs.readFileSync(f, 'utf8').search(RELATIVE_TS) !== -1);
+if (leftover.length) {
+  console.error(`build: .ts import specifiers left in ${leftover.map((f) => path.relative(ROOT, f)).join(', ')}`);
+  process.exit(1);
+}
+
+const pageOut = path.join(DIST, 'visualizer', 'page');
+fs.mkdirSync(pageOut, { recursive: true });
+fs.writeFileSync(path.join(pageOut, 'page.js'), await bundlePageScript());
+fs.copyFileSync(path.join(ROOT, 'visualizer', 'page', 'style.css'), path.join(pageOut, 'style.css'));
+// The bundler's module is for the build and for runs from the sources only: the package does not ship it.
+for (const ext of ['.js', '.d.ts']) fs.rmSync(path.join(DIST, 'visualizer', `page-bundle${ext}`));
+
+recordBuild(started);
+console.log(`build: dist/ written in ${((Date.now() - started) / 1000).toFixed(1)} s`);

@@ -1,0 +1,207 @@
+/**
+ * The package as another project gets it: `npm pack` of this checkout's build, installed into a
+ * scratch project (no pg, no tsx, no esbuild there), then used as a user would: the README's
+ * example with plain node, a strict TypeScript consumer compiled and run, the CLI through npx,
+ * durable-agent/postgres without pg. publint and arethetypeswrong check the same tarball.
+ */
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { cliEnv, REPO } from '../helpers/cli.ts';
+import { DEMO_PLAIN_LINES } from '../helpers/demo-lines.ts';
+import { EXAMPLE_DONE_OUTPUT, readmeProgrammaticExample } from '../helpers/readme-example.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
+
+const pkg = JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8'));
+const resolveHere = createRequire(path.join(REPO, 'package.json'));
+const TSC = resolveHere.resolve('typescript/bin/tsc');
+const PUBLINT = binOf('publint', 'publint');
+const ATTW = binOf('@arethetypeswrong/cli', 'attw');
+
+/** The script behind a dev dependency's command, run with this node (not a shell's PATH). */
+function binOf(name: string, command: string): string {
+  const manifest = path.join(REPO, 'node_modules', name, 'package.json');
+  return path.join(path.dirname(manifest), JSON.parse(fs.readFileSync(manifest, 'utf8')).bin[command]);
+}
+
+/** The child's environment: none of the npm_* settings `npm test` puts there (a prefix must not point back here). */
+function env(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const base = cliEnv(extra);
+  for (const name of Object.keys(base)) if (/^npm_/i.test(name)) delete base[name];
+  return base;
+}
+
+function run(command: string, args: string[], cwd: string, extra: Record<string, string | undefined> = {}): SpawnSyncReturns<string> {
+  const result = spawnSync(command, args, { cwd, env: env(extra), encoding: 'utf8', timeout: 120_000 });
+  if (result.error) throw result.error;
+  return result;
+}
+
+function ok(result: SpawnSyncReturns<string>): string {
+  expect(result.status, `${result.stdout}\n${result.stderr}`).toBe(0);
+  return result.stdout;
+}
+
+let scratch: string;
+let tarball: string;
+let packedFiles: string[];
+let consumer: string;
+
+beforeAll(() => {
+  scratch = tempDir('da-package-');
+  // dist/ is fresh (npm test builds first; test/helpers/fresh-build.ts otherwise): pack it as is.
+  const packed = JSON.parse(ok(run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', scratch], REPO)))[0];
+  tarball = path.join(scratch, packed.filename);
+  packedFiles = packed.files.map((file: { path: string }) => file.path);
+
+  consumer = path.join(scratch, 'consumer');
+  fs.mkdirSync(consumer);
+  fs.writeFileSync(path.join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true, type: 'module' }));
+  // The same versions as this checkout's lockfile, so npm ci's cache serves them.
+  const types = ['@types/node', '@types/pg'].map((name) => `${name}@${pkg.devDependencies[name]}`);
+  ok(run('npm', ['install', tarball, ...types, '--prefer-offline', '--no-audit', '--no-fund'], consumer));
+}, 300_000);
+
+describe('the packed package', () => {
+  it('holds the build, the bin, the licence and the README, and no sources', () => {
+    expect(packedFiles).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'bin/durable-agent.mjs', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/store/pg/index.js', 'dist/visualizer/page/page.js']));
+    expect(packedFiles.filter((file) => !/^(dist\/|bin\/|package\.json$|README\.md$|LICENSE$)/.test(file))).toEqual([]);
+    expect(packedFiles.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))).toEqual([]);
+    expect(packedFiles.filter((file) => file.includes('page-bundle'))).toEqual([]);
+  });
+
+  it('installs without pg, tsx or esbuild: they are not runtime dependencies', () => {
+    for (const name of ['pg', 'tsx', 'esbuild', 'typescript']) expect(fs.existsSync(path.join(consumer, 'node_modules', name)), name).toBe(false);
+    expect(fs.existsSync(path.join(consumer, 'node_modules', 'durable-agent', 'dist', 'src', 'index.js'))).toBe(true);
+  });
+
+  it("runs the README's programmatic example with plain node: a crash on demand, then the resume", () => {
+    fs.writeFileSync(path.join(consumer, 'invoice.mjs'), readmeProgrammaticExample());
+    const crashed = run(process.execPath, ['invoice.mjs'], consumer, { CRASH_AFTER: 'after-effect-write:1' });
+    expect(crashed.status).toBe(137);
+    expect(crashed.stdout).toBe('');
+    expect(crashed.stderr).toMatch(/^simulated kill at after-effect-write:1 .*resumeRun picks it up\.\n$/);
+    const resumed = run(process.execPath, ['invoice.mjs'], consumer);
+    expect(resumed.stderr).toBe('');
+    expect(resumed.stdout).toBe(EXAMPLE_DONE_OUTPUT);
+  });
+
+  it('type-checks a strict nodenext TypeScript consumer, whose output runs with plain node', () => {
+    const project = path.join(consumer, 'ts');
+    fs.mkdirSync(project);
+    fs.writeFileSync(path.join(project, 'invoice.ts'), readmeProgrammaticExample());
+    fs.writeFileSync(path.join(project, 'typed.ts'), TYPED_CONSUMER);
+    const compilerOptions = {
+      target: 'ES2022',
+      module: 'nodenext',
+      moduleResolution: 'nodenext',
+      strict: true,
+      exactOptionalPropertyTypes: true,
+      noPropertyAccessFromIndexSignature: true,
+      noUncheckedIndexedAccess: true,
+      // As `tsc --init` sets it: xstate 5.33's own declarations do not pass exactOptionalPropertyTypes (checked below).
+      skipLibCheck: true,
+      types: ['node'],
+      outDir: 'out',
+    };
+    fs.writeFileSync(path.join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['invoice.ts', 'typed.ts'] }));
+    ok(run(process.execPath, [TSC, '-p', '.'], project));
+
+    const typed = run(process.execPath, [path.join('out', 'typed.js')], project);
+    expect(typed.stderr).toBe('');
+    expect(typed.stdout).toBe('done typed ok\nledger 1, state done\ncrash at after-save-a:1\n');
+
+    // Our declarations themselves (not skipped): the only errors allowed are inside xstate's.
+    const strict = run(process.execPath, [TSC, '-p', '.', '--noEmit', '--skipLibCheck', 'false'], project);
+    const errorFiles = new Set([...strict.stdout.matchAll(/^(\S+?)\(\d+,\d+\): error/gm)].map((match) => match[1]!));
+    expect([...errorFiles].filter((file) => !file.startsWith('../node_modules/xstate/'))).toEqual([]);
+  });
+
+  it('runs the CLI from the installed package: npx durable-agent demo, --help and viz (its page script prebuilt)', () => {
+    const demo = run('npx', ['--no-install', 'durable-agent', 'demo', '--dir', 'demo-run'], consumer);
+    expect(demo.stderr).toBe('');
+    expect(demo.stdout.trimEnd().split('\n')).toEqual(DEMO_PLAIN_LINES);
+    expect(demo.status).toBe(0);
+
+    expect(ok(run('npx', ['--no-install', 'durable-agent', '--help'], consumer))).toMatch(/Usage:\s+durable-agent /);
+
+    const viz = ok(run('npx', ['--no-install', 'durable-agent', 'viz', '--dir', 'demo-run'], consumer));
+    expect(viz).toContain('[viz] wrote');
+    const html = fs.readFileSync(path.join(consumer, 'demo-run', '.durable-agent', 'viz.html'), 'utf8');
+    expect(html).toMatch(/<script>\n.{1000,}/);
+  });
+
+  it('durable-agent/postgres without pg: a PgMissingError that names the package; the main entry works without it', () => {
+    const probe = `
+      import { PgMissingError, MemoryStore } from 'durable-agent';
+      new MemoryStore();
+      try { await import('durable-agent/postgres'); console.log('imported'); }
+      catch (error) { console.log(error instanceof PgMissingError, error.name, error.message); }`;
+    const result = run(process.execPath, ['--input-type=module', '-e', probe], consumer);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toMatch(/^true PgMissingError durable-agent\/postgres and the fleet commands need the PostgreSQL client "pg".*npm install pg/);
+  });
+
+  it('the fleet commands without pg: refused (exit 2) with the package to install, no stack trace', () => {
+    const migrate = run('npx', ['--no-install', 'durable-agent', 'db', 'migrate', '--database-url', 'postgresql://nobody@127.0.0.1:1/none'], consumer);
+    expect(migrate.stdout).toBe('');
+    expect(migrate.stderr).toMatch(/^durable-agent: durable-agent\/postgres and the fleet commands need the PostgreSQL client "pg".*npm install pg/);
+    expect(migrate.stderr).not.toMatch(/\n\s+at /);
+    expect(migrate.status).toBe(2);
+  });
+
+  it('passes publint --strict and arethetypeswrong (ESM-only profile)', () => {
+    expect(ok(run(process.execPath, [PUBLINT, 'run', tarball, '--strict'], scratch))).toContain('All good');
+    ok(run(process.execPath, [ATTW, tarball, '--profile', 'esm-only', '--format', 'ascii'], scratch));
+  });
+});
+
+/** Typed use of the API under the strict flags: generics, optional options given as undefined, types from both entries. */
+const TYPED_CONSUMER = `
+import { defineTool, endTurnReply, MemoryStore, readRunStatus, scriptedModel, SimulatedCrash, startRun, toolUseReply } from 'durable-agent';
+import type { CrashAction, RunEvent, RunStatus, StartOptions, ToolDefinition } from 'durable-agent';
+import type { PgRunStoreOptions, WorkerOptions } from 'durable-agent/postgres';
+
+const add: ToolDefinition<{ a: number; b: number }> = defineTool<{ a: number; b: number }>({
+  name: 'add',
+  description: 'Adds two numbers.',
+  inputSchema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] },
+  readOnly: true,
+  timeoutMs: undefined,
+  run: ({ a, b }) => String(a + b),
+  verify: () => ({ happened: true, result: undefined }),
+});
+
+const events: RunEvent['type'][] = [];
+const options: StartOptions = {
+  store: new MemoryStore(),
+  model: scriptedModel([toolUseReply([{ id: 'toolu_1', name: 'add', input: { a: 1, b: 2 } }]), endTurnReply('typed ok')], { name: undefined }),
+  tools: [add],
+  task: 'add',
+  crashAfter: process.env['NOT_SET'],
+  onCrash: undefined,
+  maxTurns: undefined,
+  maxTokens: undefined,
+  system: undefined,
+  signal: undefined,
+  observer: (event) => void events.push(event.type),
+};
+const result = await startRun(options);
+console.log(result.status, result.text);
+const status: RunStatus = await readRunStatus(options.store);
+console.log(\`ledger \${status.ledgerEntries}, state \${status.state}\`);
+
+const exit: CrashAction = 'exit';
+const pgOptions: PgRunStoreOptions = { leaseMs: undefined, writeFaults: undefined };
+const workerId: WorkerOptions['id'] = undefined;
+void [exit, pgOptions, workerId];
+
+try {
+  await startRun({ ...options, store: new MemoryStore(), crashAfter: 'after-save-a:1', observer: undefined });
+} catch (error) {
+  if (error instanceof SimulatedCrash) console.log(\`crash at \${error.label}\`);
+  else throw error;
+}
+`;
