@@ -10,21 +10,11 @@ import { FileStore } from '../src/store/file-store.ts';
 import type { JournalRecord } from '../src/store/journal-record.ts';
 import { JOURNAL_FORMAT, JOURNAL_VERSION } from '../src/store/journal-record.ts';
 import { tempDir } from './helpers/temp-dir.ts';
+import { storeRecord } from './helpers/journal-records.ts';
 
 const HEADER = { format: JOURNAL_FORMAT, version: JOURNAL_VERSION, runId: 'run-1', createdAt: 1 } as const;
 
-function record(seq: number, extra: Partial<JournalRecord> = {}): JournalRecord {
-  return {
-    seq,
-    at: 1000 + seq,
-    state: seq === 0 ? 'awaitingModel' : seq % 2 ? 'pendingTool' : 'closed',
-    event: seq === 0 ? 'START' : seq % 2 ? 'MODEL_REPLY' : 'CLOSE_TURN',
-    turn: Math.ceil(seq / 2),
-    maxTurns: 10,
-    usage: { input: seq, output: seq, cacheRead: 0, cacheWrite: 0 },
-    ...extra,
-  };
-}
+const record = storeRecord;
 
 async function storeWith(records: number): Promise<{ store: FileStore; dir: string; journal: string }> {
   const dir = path.join(tempDir(), '.durable-agent');

@@ -12,6 +12,7 @@ import { FileStore } from '../src/store/file-store.ts';
 import { JOURNAL_FORMAT, JOURNAL_VERSION, type JournalRecord } from '../src/store/journal-record.ts';
 import { type CliRun, runCli, runCliAsync, startCli } from './helpers/cli.ts';
 import { tempDir } from './helpers/temp-dir.ts';
+import { storeRecord } from './helpers/journal-records.ts';
 
 const FOREIGN_HOST = 'a-host-that-was-recreated';
 
@@ -37,16 +38,7 @@ function lockFile(dir: string): string {
 }
 
 function record(seq: number): JournalRecord {
-  return {
-    seq,
-    at: 1000 + seq,
-    state: seq === 0 ? 'awaitingModel' : seq % 2 ? 'pendingTool' : 'closed',
-    event: seq === 0 ? 'START' : seq % 2 ? 'MODEL_REPLY' : 'CLOSE_TURN',
-    turn: Math.ceil(seq / 2),
-    maxTurns: 10,
-    usage: { input: seq, output: seq, cacheRead: 0, cacheWrite: 0 },
-    ...(seq === 0 ? { task: 'the task' } : {}),
-  };
+  return storeRecord(seq, seq === 0 ? { task: 'the task' } : {});
 }
 
 describe('a lock from another host', () => {

@@ -5,23 +5,14 @@
  * between effects: right after a model reply arrived (nothing saved yet) and right after a tool
  * returned (its ledger entry not written yet).
  */
-import type { PointName } from '../store/record-points.ts';
+import { POINT_NAMES, type PointName } from '../store/record-points.ts';
 
 export type CrashPointName = PointName | 'tool-return';
 
-export const CRASH_POINT_NAMES: readonly CrashPointName[] = [
-  'save-start',
-  'model-reply',
-  'save-a',
-  'tool-return',
-  'effect-write',
-  'save-b',
-  'save-pause',
-  'save-done',
-  'save-max-turns',
-  'save-failed',
-  'save-reopen',
-];
+/** The record points in their order, with the return of a tool (before its ledger write) after checkpoint A. */
+export const CRASH_POINT_NAMES: readonly CrashPointName[] = POINT_NAMES.flatMap((point): CrashPointName[] =>
+  point === 'save-a' ? [point, 'tool-return'] : [point],
+);
 
 /**
  * What an armed crash point throws in a program (the default of `onCrash`): the run stops right
