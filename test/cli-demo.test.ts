@@ -218,7 +218,9 @@ describe('refusals that protect the user’s run', () => {
 
   it('refuses a second process on a run another one is driving, naming the holder', async () => {
     const dir = tempDir();
-    const first = startCli(['demo', '--pace', '300'], { cwd: dir });
+    // Paced so that the first run is still going when the second process has started, even on a
+    // loaded machine where a node process takes a second or two to start.
+    const first = startCli(['demo', '--pace', '1500'], { cwd: dir });
     await waitFor(() => first.output().includes('[save A]'));
     const second = runCli(['demo', '--resume'], { cwd: dir });
     expect(second.code).toBe(2);
