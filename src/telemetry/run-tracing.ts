@@ -227,11 +227,11 @@ export class RunTracing {
         this.root?.setAttribute('durable_agent.store', redactSecrets(event.location));
         this.root?.end();
         this.root = null;
-        this.session?.setAttributes(this.clean({ 'gen_ai.request.model': event.model, 'durable_agent.max_turns': event.maxTurns }));
+        this.session?.setAttributes(this.clean({ 'gen_ai.request.model': event.model, 'durable_agent.max_turns': event.maxTurns, 'durable_agent.store': event.location }));
         if (event.archivedPrevious) this.sessionEvent('durable_agent.archived_previous', { 'durable_agent.archived_to': event.archivedPrevious });
         return;
       case 'resumed': {
-        this.session?.setAttributes(this.clean({ 'gen_ai.request.model': event.model, 'durable_agent.max_turns': event.maxTurns }));
+        this.session?.setAttributes(this.clean({ 'gen_ai.request.model': event.model, 'durable_agent.max_turns': event.maxTurns, 'durable_agent.store': event.location }));
         const { lastSave } = event;
         this.sessionEvent('durable_agent.resume', {
           'durable_agent.resume.state': event.state,
