@@ -3,8 +3,10 @@
  * the spans of a run crashed and resumed, in one trace, with the GenAI attributes, and no
  * content (nor any key) unless asked.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import fs from 'node:fs';
 import path from 'node:path';
+import { type Context, context, type ContextManager, ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
 import { endTurnReply, scriptedModel, toolUseReply } from '../../src/model/scripted-model.ts';
@@ -147,5 +149,42 @@ describe('the tracer option', () => {
     const [resume] = byName(exporter.getFinishedSpans(), 'durable-agent resume');
     expect(resume!.status.code).toBe(2);
     expect(resume!.events.map((e) => e.name)).toEqual(['exception']);
+  });
+
+  it("inside an application's span: the run hangs under it, and a resume inside another links to the run's root", async () => {
+    const storage = new AsyncLocalStorage<Context>();
+    const manager: ContextManager = {
+      active: () => storage.getStore() ?? ROOT_CONTEXT,
+      with: (ctx, fn, thisArg, ...args) => storage.run(ctx, () => fn.call(thisArg, ...args)),
+      bind: (_ctx, target) => target,
+      enable() {
+        return this;
+      },
+      disable() {
+        return this;
+      },
+    };
+    context.setGlobalContextManager(manager);
+    try {
+      const { exporter, tracer } = memoryTracer();
+      const store = new MemoryStore();
+      const { tools } = countingTools();
+      const request = tracer.startSpan('POST /invoices');
+      await context.with(trace.setSpan(ROOT_CONTEXT, request), () =>
+        expect(startRun({ store, model: script(), tools, task: 't', tracer, crashAfter: 'after-save-a:1' })).rejects.toThrow(SimulatedCrash),
+      );
+      request.end();
+      const later = tracer.startSpan('job');
+      await context.with(trace.setSpan(ROOT_CONTEXT, later), () => resumeRun({ store, model: script(), tools, tracer }));
+      later.end();
+      const spans = exporter.getFinishedSpans();
+      const [root] = byName(spans, 'durable-agent run');
+      expect(parentOf(root!)).toBe(request.spanContext().spanId);
+      const [resume] = byName(spans, 'durable-agent resume');
+      expect(parentOf(resume!)).toBe(later.spanContext().spanId);
+      expect(resume!.links.map((link) => link.context.spanId)).toEqual([root!.spanContext().spanId]);
+    } finally {
+      context.disable();
+    }
   });
 });
