@@ -217,7 +217,15 @@ describe('demo and run', () => {
       paceMs: 0,
       jitterMs: 0,
       api: { maxRetries: null, timeoutMs: null },
+      otelContent: false,
     });
+  });
+
+  it('passes --otel-content into the args of demo, run and worker', () => {
+    expect(parse('demo', '--otel-content')).toMatchObject({ otelContent: true });
+    expect(parse('run', '--model', 'm', '--task', 't', '--otel-content')).toMatchObject({ otelContent: true });
+    expect(parse('worker', '--otel-content')).toMatchObject({ otelContent: true });
+    expect(parse('worker')).toMatchObject({ otelContent: false });
   });
 
   it('passes --take-over, --accept-lost-record and --allow-tool-change into the args of demo and run', () => {

@@ -9,7 +9,7 @@ import { expect, it } from 'vitest';
 import { REPO, runCliAsync } from './helpers/cli.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
-const HEAVY_PACKAGES = /\/node_modules\/(xstate|@anthropic-ai|ink|react|react-reconciler|elkjs|pg|ajv|@xstate)\//;
+const HEAVY_PACKAGES = /\/node_modules\/(xstate|@anthropic-ai|ink|react|react-reconciler|elkjs|pg|ajv|@xstate|@opentelemetry)\//;
 
 async function loadedBy(args: string[], cwd: string): Promise<string[]> {
   const log = path.join(tempDir(), 'imports.log');
@@ -38,4 +38,10 @@ it('`status` reads a run without the machine library, the SDK, the TUI, the visu
   expect(loaded.some((url) => url.includes('/cli/commands/status.')), 'the hook sees the command').toBe(true);
   expect(loaded.filter((url) => HEAVY_PACKAGES.test(url))).toEqual([]);
   expect(loaded.filter((url) => /\/(tui|visualizer)\/|\/runtime\/run-(api|driver)\./.test(url))).toEqual([]);
+});
+
+it('`demo` without the OpenTelemetry variables loads no OpenTelemetry package and none of the tracing', async () => {
+  const loaded = await loadedBy(['demo'], tempDir());
+  expect(loaded.some((url) => url.includes('/runtime/run-api.')), 'the hook sees the runtime').toBe(true);
+  expect(loaded.filter((url) => /\/node_modules\/@opentelemetry\/|\/telemetry\/(run-tracing|otlp-export)\./.test(url))).toEqual([]);
 });

@@ -28,6 +28,8 @@ export interface DemoArgs {
   paceMs: number;
   api: ApiArgs;
   jitterMs: number;
+  /** --otel-content: traces carry messages and tool content (when traces are exported). */
+  otelContent: boolean;
 }
 
 export interface StatusArgs {
@@ -75,6 +77,7 @@ export interface WorkerArgs {
   leaseMs: number | null;
   pollMs: number | null;
   api: ApiArgs;
+  otelContent: boolean;
 }
 
 export interface RunArgs {
@@ -93,6 +96,7 @@ export interface RunArgs {
   plain: boolean;
   verbose: boolean;
   api: ApiArgs;
+  otelContent: boolean;
 }
 
 /** How a real model is called. */
@@ -261,6 +265,7 @@ function argsOf(command: string, values: OptionValues, cwd: string): CliArgs {
         leaseMs: values.number('lease-ms'),
         pollMs: values.number('poll-ms'),
         api,
+        otelContent: values.flag('otel-content'),
       };
     case 'run':
       return runArgs(dir, values, api);
@@ -279,6 +284,7 @@ function argsOf(command: string, values: OptionValues, cwd: string): CliArgs {
         paceMs: values.numberWithDefault('pace'),
         jitterMs: values.numberWithDefault('jitter'),
         api,
+        otelContent: values.flag('otel-content'),
       };
   }
   throw new Error(`the command table names "${command}", which the parser does not know`);
@@ -319,6 +325,7 @@ function runArgs(dir: string, values: OptionValues, api: ApiArgs): RunArgs {
     plain: values.flag('plain'),
     verbose: values.flag('verbose'),
     api,
+    otelContent: values.flag('otel-content'),
   };
 }
 

@@ -120,6 +120,11 @@ const jitter: OptionSpec = {
 };
 const plain = { name: 'plain', type: 'boolean', help: 'print the plain lines, never the live view' } as const;
 const verbose = { name: 'verbose', type: 'boolean', help: 'also print every save, model call and tool call (to stderr), and stack traces' } as const;
+const otelContent = {
+  name: 'otel-content',
+  type: 'boolean',
+  help: 'with OTEL_EXPORTER_OTLP_ENDPOINT set: the traces carry messages, tool inputs and results too (API keys are taken out)',
+} as const;
 const json = { name: 'json', type: 'boolean', help: 'print JSON instead of a table' } as const;
 const databaseUrl: OptionSpec = {
   name: 'database-url',
@@ -157,6 +162,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: 'list-crash-points', type: 'boolean', help: 'print every crash label a whole demo run passes, in order, and exit' },
       plain,
       verbose,
+      otelContent,
     ],
     examples: [
       'CRASH_AFTER=after-effect-write:3 durable-agent demo --dir demo-run     # killed, exit 137',
@@ -187,6 +193,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       timeout,
       plain,
       verbose,
+      otelContent,
     ],
     examples: [
       'durable-agent run --model claude-sonnet-4-5 --dir my-project --task "Summarise notes.md into summary.md"',
@@ -276,6 +283,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: 'poll-ms', type: 'integer', value: 'MS', help: 'how often an idle worker looks at the queue', min: 10, max: 60_000, defaultText: '500' },
       maxRetries,
       timeout,
+      otelContent,
     ],
     examples: ['durable-agent worker --concurrency 4 --exit-when-idle'],
   },

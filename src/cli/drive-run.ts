@@ -15,6 +15,7 @@ import { EXIT } from './exit-codes.ts';
 import type { Writers } from './plain-reporter.ts';
 import { openRunReporter } from './run-reporter.ts';
 import { STATE_DIR } from './state-dir.ts';
+import { openTraceExport, type TraceExport, traceOptions } from './trace-export.ts';
 
 export { STATE_DIR } from './state-dir.ts';
 
@@ -35,6 +36,8 @@ export interface CliRun {
   maxTokens: number | null;
   /** --take-over: take the run's lock at once, whoever holds it. */
   takeOver: boolean;
+  /** --otel-content: exported traces carry messages and tool content. */
+  otelContent?: boolean;
 }
 
 export async function driveCliRun(run: CliRun): Promise<number> {
@@ -43,6 +46,7 @@ export async function driveCliRun(run: CliRun): Promise<number> {
   // printed on a terminal in its normal state.
   const store = new FileStore(path.join(run.dir, STATE_DIR), { writeFaults: env.DURABLE_AGENT_FAIL_WRITE, lockLeaseMs: lockLeaseOf(env) });
   const crashMode = crashModeOf(env.CRASH_MODE);
+  const traces = await openTraceExport(env, run.otelContent === true);
   const reporter = await openRunReporter(run.writers, env, { ...run.output, task: run.start?.task ?? null, resumeHint: run.resumeCommand });
   const parts = {
     store,
@@ -50,12 +54,13 @@ export async function driveCliRun(run: CliRun): Promise<number> {
     tools: run.tools,
     observer: reporter.observer,
     crashAfter: env.CRASH_AFTER,
-    onCrash: exitOnCrash(crashMode, reporter.writers),
+    onCrash: exitOnCrash(crashMode, reporter.writers, traces),
     command: run.command,
     ...(run.maxTokens ? { maxTokens: run.maxTokens } : {}),
     ...(run.takeOver ? { takeOver: true } : {}),
+    ...traceOptions(traces),
   };
-  exitOnInterrupt(reporter.writers, run.resumeCommand);
+  exitOnInterrupt(reporter.writers, run.resumeCommand, traces);
   let result: RunResult;
   try {
     if (run.start) {
@@ -68,6 +73,7 @@ export async function driveCliRun(run: CliRun): Promise<number> {
     }
   } finally {
     reporter.close(); // before main prints an error: the terminal must be the TUI's no more
+    await traces?.shutdown();
   }
   return exitCodeOf(result);
 }
@@ -107,11 +113,14 @@ export function crashModeOf(mode: string | undefined): CrashMode {
  * An armed crash point ends the process on the spot, like a kill: no unwinding, no cleanup
  * (the run's lock stays behind and is taken over by the next process, as after a real kill).
  */
-export function exitOnCrash(mode: CrashMode, writers: Writers): CrashHandler {
+export function exitOnCrash(mode: CrashMode, writers: Writers, traces: TraceExport | null = null): CrashHandler {
   return (label) => {
     if (mode === 'sigkill') process.kill(process.pid, 'SIGKILL');
     writers.out(`[kill] simulated kill at ${label}`);
-    process.exit(EXIT.simulatedCrash);
+    if (!traces) process.exit(EXIT.simulatedCrash);
+    // The run waits on this promise: nothing more happens before the process exits, as after a kill.
+    const crash = { 'durable_agent.crash.label': label, 'durable_agent.crash.simulated': true };
+    return traces.stop({ event: 'durable_agent.crash', attributes: crash, description: `simulated kill at ${label}` }).then(() => process.exit(EXIT.simulatedCrash));
   };
 }
 
@@ -119,10 +128,13 @@ export function exitOnCrash(mode: CrashMode, writers: Writers): CrashHandler {
  * Ctrl-C or SIGTERM mid-run is a crash like any other: everything up to the last save is on
  * disk and a resume reconciles the rest. Say so and leave; the lock is taken over on resume.
  */
-export function exitOnInterrupt(writers: Writers, resumeCommand: string): void {
+export function exitOnInterrupt(writers: Writers, resumeCommand: string, traces: TraceExport | null = null): void {
   const stop = (signal: string) => {
     writers.err(`[interrupted] ${signal}: the run is saved up to its last checkpoint. Resume it with: ${resumeCommand}`);
-    process.exit(EXIT.interrupted);
+    if (!traces) process.exit(EXIT.interrupted);
+    // The spans leave first (a few seconds at most); the run may take a step meanwhile, saved as ever.
+    const why = { event: 'durable_agent.interrupted', attributes: { 'durable_agent.signal': signal }, description: `interrupted by ${signal}` };
+    void traces.stop(why).finally(() => process.exit(EXIT.interrupted));
   };
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));

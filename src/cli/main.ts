@@ -16,6 +16,7 @@ import { environmentProblem } from '../store/fs-problems.ts';
 import { DatabaseUrlMissingError } from '../store/pg/database-url.ts';
 import { PgMissingError } from '../store/pg/pg-missing.ts';
 import { SchemaVersionError } from '../store/pg/schema.ts';
+import { OtelSdkMissingError } from '../telemetry/otel-missing.ts';
 import { redactSecrets } from '../util/redact.ts';
 import { WriteFaultSpecError } from '../store/write-faults.ts';
 import { parseArgs, type StatusArgs, UsageError } from './args.ts';
@@ -105,6 +106,7 @@ const REFUSALS = [
   StoreVersionError,
   StoreCorruptError,
   RunOriginMismatchError,
+  OtelSdkMissingError,
 ];
 
 /** The error's words may come from anywhere (an endpoint, a URL): the key of `env` is taken out too. */

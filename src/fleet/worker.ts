@@ -6,6 +6,7 @@
  */
 import os from 'node:os';
 import { randomBytes } from 'node:crypto';
+import type { Tracer } from '@opentelemetry/api';
 import type { Pool } from 'pg';
 import { demoScript, DEMO_TASK } from '../demo/demo-task.ts';
 import type { Model } from '../model/model.ts';
@@ -32,6 +33,9 @@ export interface WorkerOptions {
   /** Builds the model a run's spec names (a real one needs the API key). */
   modelFor: (spec: RunSpec) => Promise<Model>;
   id?: string | undefined;
+  /** Traces every run this worker drives (see RunParts.tracer). */
+  tracer?: Tracer | undefined;
+  traceContent?: boolean | undefined;
 }
 
 interface ActiveRun {
@@ -130,6 +134,8 @@ export class Worker {
         observer: (event: RunEvent) => this.report(tag, event),
         signal: controller.signal,
         command: 'worker',
+        tracer: this.options.tracer,
+        traceContent: this.options.traceContent,
       };
       const resuming = await store.exists();
       log(`${tag}: claimed (lease epoch ${lease.epoch}), ${resuming ? 'resuming' : 'starting'}`);
@@ -164,6 +170,7 @@ export class Worker {
   }
 
   private report(tag: string, event: RunEvent): void {
+    if (event.type === 'lock-taken-over') this.options.log(`${tag}: taken over from ${event.holder} (${event.why})`);
     if (event.type === 'reconciled') this.options.log(`${tag}: reconcile ${event.call.id} ${event.call.name}: ${event.decision}`);
     if (event.type === 'ledger-write-failed') this.options.log(`${tag}: [ALERT] ledger write failed for ${event.call.id}: ${event.error.message}`);
   }

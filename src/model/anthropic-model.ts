@@ -37,6 +37,7 @@ export function anthropicModel(options: AnthropicModelOptions): Model {
   });
   return {
     name: options.model,
+    provider: 'anthropic',
     async createMessage(request: ModelRequest): Promise<ModelReply> {
       let message: Anthropic.Messages.Message;
       try {

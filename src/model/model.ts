@@ -18,6 +18,8 @@ export interface ModelRequest {
 export interface Model {
   /** The model's name as shown to users (and sent to the API for a real model). */
   readonly name: string;
+  /** Who serves it, for traces (gen_ai.provider.name): 'anthropic' for a Claude model. */
+  readonly provider?: string | undefined;
   createMessage(request: ModelRequest): Promise<ModelReply>;
 }
 

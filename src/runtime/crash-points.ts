@@ -36,6 +36,10 @@ export class CrashSpecError extends Error {
   }
 }
 
+/**
+ * Called at an armed crash point. A handler that returns a promise is awaited before the run
+ * goes on, so one that ends the process may first finish asynchronous work (flush traces).
+ */
 export type CrashHandler = (label: string) => void;
 
 /**
@@ -82,8 +86,8 @@ export class CrashPoints {
   }
 
   /** Passes a point: counts it, and crashes if that pass is armed. */
-  pass(point: CrashPointName): void {
-    this.fireIfArmed(this.reach(point));
+  pass(point: CrashPointName): Promise<void> | undefined {
+    return this.fireIfArmed(this.reach(point));
   }
 
   /** Counts a pass and returns its label, without crashing yet (so the caller can report it first). */
@@ -95,7 +99,14 @@ export class CrashPoints {
     return label;
   }
 
-  fireIfArmed(label: string): void {
-    if (this.armed.has(label)) this.onCrash(label);
+  /** Crashes if the label is armed; returns the handler's promise when it gave one. */
+  fireIfArmed(label: string): Promise<void> | undefined {
+    if (!this.armed.has(label)) return undefined;
+    const outcome: unknown = this.onCrash(label);
+    return isThenable(outcome) ? Promise.resolve(outcome).then(() => undefined) : undefined;
   }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
 }

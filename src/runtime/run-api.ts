@@ -2,6 +2,7 @@
  * The programmatic entry points: start a run, resume it. The CLI goes through these too.
  */
 import { randomUUID } from 'node:crypto';
+import type { Tracer } from '@opentelemetry/api';
 import { initialTransition } from 'xstate';
 import { effectOfActions } from '../../machines/agent-loop.effects.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
@@ -22,6 +23,8 @@ import type { RunInspector } from './run-inspection.ts';
 import { API_COMMAND, checkOrigin, runOriginOf } from './run-origin.ts';
 import type { DriverParts } from './run-driver.ts';
 import { RunDriver } from './run-driver.ts';
+import type { RunTracing } from '../telemetry/run-tracing.ts';
+import { tracedRun, withTracing } from './traced-run.ts';
 
 export const DEFAULT_MAX_TURNS = 20;
 export const DEFAULT_MAX_TOKENS = 4096;
@@ -62,6 +65,14 @@ export interface RunParts {
    * @statelyai/inspect, or any function or observer, as to `createActor(machine, { inspect })`.
    */
   inspect?: RunInspector | undefined;
+  /**
+   * An OpenTelemetry tracer (`trace.getTracer(...)` from @opentelemetry/api, your SDK behind it):
+   * the run is traced into it (a span per session, model call, tool call and save; see the
+   * README). The run's trace context is kept in the journal, so a resume joins the same trace.
+   */
+  tracer?: Tracer | undefined;
+  /** With tracer: export messages, tool inputs and results too (API keys taken out). Off by default. */
+  traceContent?: boolean | undefined;
 }
 
 export interface StartOptions extends RunParts {
@@ -88,8 +99,12 @@ export interface ResumeOptions extends RunParts {
 }
 
 export async function startRun(options: StartOptions): Promise<RunResult> {
+  return tracedRun(options, 'start', options.command ?? API_COMMAND, (tracing) => start(options, tracing));
+}
+
+async function start(options: StartOptions, tracing: RunTracing | null): Promise<RunResult> {
   const { store } = options;
-  const parts = driverParts(options);
+  const parts = driverParts(options, tracing);
   const lock = await lockRun(options, parts);
   try {
     const archivedPrevious = await clearFinishedRun(store, options.fresh === true);
@@ -106,7 +121,9 @@ export async function startRun(options: StartOptions): Promise<RunResult> {
       note: { started: { pid: process.pid } },
     });
     const startedBy = runOriginOf(options.command ?? API_COMMAND, options.model.name, options.tools);
-    const receipt = await store.create({ format: JOURNAL_FORMAT, version: JOURNAL_VERSION, runId, createdAt: record.at, startedBy }, record);
+    const trace = tracing?.beginRun(runId, { model: options.model.name, task: options.task, maxTurns });
+    const header = { format: JOURNAL_FORMAT, version: JOURNAL_VERSION, runId, createdAt: record.at, startedBy, ...(trace ? { trace } : {}) } as const;
+    const receipt = await store.create(header, record);
     const driver = new RunDriver(parts, runId, snapshot, { state: 'awaitingModel', context: snapshot.context, ledger: new Map() }, 1);
     parts.observer({
       type: 'started',
@@ -117,7 +134,7 @@ export async function startRun(options: StartOptions): Promise<RunResult> {
       location: store.location,
       archivedPrevious,
     });
-    driver.announceCreated(record, receipt);
+    await driver.announceCreated(record, receipt);
     return await driver.drive(effectOfActions(actions));
   } finally {
     await lock.release();
@@ -125,8 +142,12 @@ export async function startRun(options: StartOptions): Promise<RunResult> {
 }
 
 export async function resumeRun(options: ResumeOptions): Promise<RunResult> {
+  return tracedRun(options, 'resume', options.command ?? API_COMMAND, (tracing) => resume(options, tracing));
+}
+
+async function resume(options: ResumeOptions, tracing: RunTracing | null): Promise<RunResult> {
   const { store } = options;
-  const parts = driverParts(options);
+  const parts = driverParts(options, tracing);
   const lock = await lockRun(options, parts);
   try {
     const offered = runOriginOf(options.command ?? API_COMMAND, options.model.name, options.tools);
@@ -138,6 +159,7 @@ export async function resumeRun(options: ResumeOptions): Promise<RunResult> {
       checkHeader: (header) => void checkOrigin(store.location, header, offered, allowChange),
     });
     const origin = checkOrigin(store.location, loaded.header, offered, allowChange);
+    tracing?.joinRun(loaded.header);
     const view = foldJournal(store.location, loaded);
     const snapshot = agentLoopMachine.resolveState({ value: view.state, context: snapshotContextOf(view) });
     const driver = new RunDriver(
@@ -181,14 +203,14 @@ function pauseLimitOf(options: StartOptions): number {
   return limit;
 }
 
-function driverParts(options: RunParts): DriverParts {
+function driverParts(options: RunParts, tracing: RunTracing | null): DriverParts {
   return {
     store: options.store,
     signal: options.signal,
     model: options.model,
     registry: new ToolRegistry(options.tools),
     crash: options.crashPoints ?? new CrashPoints(options.crashAfter, crashHandlerOf(options.onCrash)),
-    observer: options.observer ?? (() => {}),
+    observer: withTracing(options.observer, tracing),
     toolTimeoutMs: options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
     maxTokens: options.maxTokens ?? DEFAULT_MAX_TOKENS,
     inspect: options.inspect,

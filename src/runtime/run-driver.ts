@@ -81,8 +81,8 @@ export class RunDriver {
   }
 
   /** Reports the record that created the run (it was written by the store's create()). */
-  announceCreated(record: JournalRecord, receipt: AppendReceipt): void {
-    this.reportSaved(record, receipt);
+  async announceCreated(record: JournalRecord, receipt: AppendReceipt): Promise<void> {
+    await this.reportSaved(record, receipt);
     const { task, system, maxTurns, maxPausesInARow } = this.snapshot.context;
     this.inspection.started({ task, system, maxTurns, maxPausesInARow });
   }
@@ -257,16 +257,12 @@ export class RunDriver {
       // The reply that met MAX_TURNS, reopened with more turns: act on it (its tokens were counted).
       reply = { ...context.heldReply, usage: ZERO_USAGE };
     } else {
-      this.emit({ type: 'model-call', turn: context.turn });
-      const received = receiveReply(
-        await this.parts.model.createMessage({
-          system: context.system,
-          messages: context.messages,
-          tools: this.parts.registry.specs,
-          maxTokens: this.parts.maxTokens,
-        }),
-      );
-      this.emit({ type: 'model-reply', stopReason: received.reply.stop_reason, usage: received.usage, usageNote: received.usageNote });
+      const { model, maxTokens } = this.parts;
+      const { system, messages } = context;
+      this.emit({ type: 'model-call', turn: context.turn, model: model.name, provider: model.provider ?? null, maxTokens, system, messages });
+      const received = receiveReply(await model.createMessage({ system, messages, tools: this.parts.registry.specs, maxTokens }));
+      const { reply: answer, usage, usageNote } = received;
+      this.emit({ type: 'model-reply', stopReason: answer.stop_reason, usage, usageNote, reply: answer });
       await this.countUsage(received.usage, received.usageNote);
       reply = received.reply;
     }
@@ -304,7 +300,7 @@ export class RunDriver {
     this.emit({ type: 'tool-started', call: view, at: startedAt });
     const result = await executeCall(this.parts.registry, this.runId, call, this.parts.toolTimeoutMs);
     this.emit({ type: 'tool-finished', call: view, outcome: result, ms: Date.now() - startedAt });
-    this.parts.crash.pass('tool-return');
+    await this.parts.crash.pass('tool-return');
     return result;
   }
 
@@ -364,10 +360,10 @@ export class RunDriver {
     for (const entry of ledgerEntriesOf(record)) this.durable.ledger.set(entry.tool_use_id, entry);
     this.durable = { state, context, ledger: this.durable.ledger };
     this.seq += 1;
-    this.reportSaved(record, receipt, options?.sync !== false);
+    await this.reportSaved(record, receipt, options?.sync !== false);
   }
 
-  private reportSaved(record: JournalRecord, receipt: AppendReceipt, durable = true): void {
+  private async reportSaved(record: JournalRecord, receipt: AppendReceipt, durable = true): Promise<void> {
     const point = pointOf(record);
     const label = this.parts.crash.reach(point);
     const context = this.snapshot.context;
@@ -390,8 +386,9 @@ export class RunDriver {
       at: record.at,
       durable,
       closesResumedTurn,
+      syncMs: receipt.syncMs ?? null,
     });
-    this.parts.crash.fireIfArmed(label);
+    await this.parts.crash.fireIfArmed(label);
   }
 
   private stopIfAsked(): void {

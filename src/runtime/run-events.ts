@@ -4,6 +4,8 @@
  */
 import type {
   AgentStateName,
+  Message,
+  ModelReply,
   PendingCall,
   RunFailure,
   TokenUsage,
@@ -77,14 +79,27 @@ export type RunEvent =
       durable: boolean;
       /** True for the checkpoint B that closes a turn left open by the crash this process resumed from. */
       closesResumedTurn: boolean;
+      /** How long the store waited for the disk (fsync), when it says; null otherwise. */
+      syncMs: number | null;
     }
-  | { type: 'model-call'; turn: number }
+  | {
+      type: 'model-call';
+      turn: number;
+      /** The model's name, its provider ('anthropic') when it says, and what it is asked (for traces). */
+      model: string;
+      provider: string | null;
+      maxTokens: number;
+      system: string | null;
+      messages: readonly Message[];
+    }
   | {
       type: 'model-reply';
       stopReason: string | null;
       usage: TokenUsage;
       /** Set when some of the reply's token figures were missing and counted as 0. */
       usageNote: string | null;
+      /** The reply as received (its content and the model that answered). */
+      reply: ModelReply;
     }
   | { type: 'tool-started'; call: CallView; at: number }
   | { type: 'tool-finished'; call: CallView; outcome: ToolOutcome; ms: number }

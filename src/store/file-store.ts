@@ -128,11 +128,14 @@ export class FileStore implements RunStore {
     const markOffset = head.length;
     const mark = { records: 1, bytes: head.length + frameCommitMark({ records: 0, bytes: 0 }).length + body.length };
     const tmp = `${this.journalPath}.new-${process.pid}`;
+    let syncMs = 0;
     try {
       const fd = fs.openSync(tmp, 'w');
       try {
         writeAll(fd, Buffer.concat([head, frameCommitMark(mark), body]), 0);
+        const syncStart = performance.now();
         fs.fsyncSync(fd);
+        syncMs = performance.now() - syncStart;
       } finally {
         fs.closeSync(fd);
       }
@@ -145,7 +148,7 @@ export class FileStore implements RunStore {
     }
     this.close();
     this.position = { fd: null, markOffset, written: mark };
-    return { bytes: body.length };
+    return { bytes: body.length, syncMs };
   }
 
   async append(record: JournalRecord, options: AppendOptions = {}): Promise<AppendReceipt> {
@@ -154,6 +157,7 @@ export class FileStore implements RunStore {
     this.held?.assertHeld();
     const line = frameLine(record);
     const next = { records: position.written.records + 1, bytes: position.written.bytes + line.length };
+    let syncMs: number | undefined;
     try {
       position.fd ??= fs.openSync(this.journalPath, 'r+');
       const fault = this.faults.check(record);
@@ -164,14 +168,16 @@ export class FileStore implements RunStore {
       writeAll(position.fd, line, position.written.bytes);
       if (options.sync !== false) {
         writeAll(position.fd, frameCommitMark(next), position.markOffset);
+        const syncStart = performance.now();
         fs.fdatasyncSync(position.fd);
+        syncMs = performance.now() - syncStart;
       }
     } catch (error) {
       this.undoPartialWrite(position);
       throw new StoreWriteError(this.journalPath, describeRecord(record), error);
     }
     position.written = next;
-    return { bytes: line.length };
+    return { bytes: line.length, syncMs };
   }
 
   async lock(options: LockOptions = {}): Promise<RunLock> {

@@ -28,6 +28,20 @@ export interface JournalHeader {
    * before it was recorded (an older reader ignores it: the version stays the same).
    */
   startedBy?: RunOrigin;
+  /**
+   * The run's trace (OpenTelemetry), when its start was traced: every process that works on the
+   * run later adds its spans under it. Absent otherwise (an older reader ignores it).
+   */
+  trace?: RunTraceContext;
+}
+
+/** A span context in W3C form: the run's root span, the parent of each process's session span. */
+export interface RunTraceContext {
+  /** 32 lowercase hex digits. */
+  traceId: string;
+  /** 16 lowercase hex digits. */
+  spanId: string;
+  traceFlags: number;
 }
 
 /** What drives a run: the command, the model and the tools it offers. */

@@ -40,6 +40,8 @@ export interface LoadedRun {
 
 export interface AppendReceipt {
   bytes: number;
+  /** How long the store waited for the disk (fsync), when it knows; absent for a write it did not sync. */
+  syncMs?: number | undefined;
 }
 
 export interface AppendOptions {

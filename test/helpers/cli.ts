@@ -16,6 +16,7 @@ export interface CliRun {
 export function cliEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of ['CRASH_AFTER', 'CRASH_MODE', 'DURABLE_AGENT_FAIL_WRITE', 'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL']) delete env[name];
+  for (const name of Object.keys(env)) if (name.startsWith('OTEL_')) delete env[name];
   for (const [name, value] of Object.entries(extra)) {
     if (value === undefined) delete env[name];
     else env[name] = value;

@@ -152,6 +152,17 @@ describe('the packed package', () => {
     expect(migrate.status).toBe(2);
   });
 
+  it('traces asked for without the OpenTelemetry SDK: refused (exit 2) naming the package, nothing run; without the variable the demo runs', () => {
+    expect(fs.existsSync(path.join(consumer, 'node_modules', '@opentelemetry', 'sdk-trace-base'))).toBe(false);
+    const dir = fs.mkdtempSync(path.join(scratch, 'otel-'));
+    const refused = run('npx', ['--no-install', 'durable-agent', 'demo', '--dir', dir], consumer, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:1' });
+    expect(refused.stderr).toMatch(/^durable-agent: OTEL_EXPORTER_OTLP_ENDPOINT .* the package @opentelemetry\/sdk-trace-base is not installed\. Nothing was run\. .*npm install @opentelemetry\/sdk-trace-base/);
+    expect(refused.stderr).not.toMatch(/\n\s+at /);
+    expect(refused.status).toBe(2);
+    expect(fs.existsSync(path.join(dir, '.durable-agent'))).toBe(false);
+    ok(run('npx', ['--no-install', 'durable-agent', 'demo', '--dir', dir], consumer));
+  });
+
   it('passes publint --strict and arethetypeswrong (ESM-only profile)', () => {
     expect(ok(run(process.execPath, [PUBLINT, 'run', tarball, '--strict'], scratch))).toContain('All good');
     ok(run(process.execPath, [ATTW, tarball, '--profile', 'esm-only', '--format', 'ascii'], scratch));

@@ -27,7 +27,7 @@ describe('choosing the TUI or the plain lines', () => {
       task: null,
       resumeHint: 'x',
     });
-    reporter.observer({ type: 'model-call', turn: 0 });
+    reporter.observer({ type: 'model-call', turn: 0, model: 'm', provider: null, maxTokens: 1, system: null, messages: [] });
     reporter.observer({
       type: 'finished',
       result: { runId: 'r', status: 'done', text: 'ok', failure: null, turn: 1, maxTurns: 2, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } },

@@ -10,6 +10,7 @@ import { EXIT } from '../exit-codes.ts';
 import { tableLines } from '../format.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { realModel } from '../real-model.ts';
+import { openTraceExport, traceOptions } from '../trace-export.ts';
 
 export async function dbCommand(args: DbArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   const url = databaseUrlOf(args.databaseUrl, env, 'db migrate');
@@ -40,8 +41,10 @@ const WORKER_WITHOUT_KEY = 'Set it in the environment of every worker; runs subm
 
 export async function workerCommand(args: WorkerArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   const url = databaseUrlOf(args.databaseUrl, env, 'worker');
+  const traces = await openTraceExport(env, args.otelContent);
   const pool = await openDatabase(url, args.concurrency * 3 + 2);
   const worker = new Worker({
+    ...traceOptions(traces),
     pool,
     concurrency: args.concurrency,
     leaseMs: args.leaseMs ?? DEFAULT_LEASE_MS,
@@ -58,6 +61,7 @@ export async function workerCommand(args: WorkerArgs, env: NodeJS.ProcessEnv, wr
     return EXIT.done;
   } finally {
     await pool.end().catch(() => {});
+    await traces?.shutdown();
   }
 }
 

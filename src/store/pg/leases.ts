@@ -9,6 +9,8 @@ export interface Lease {
   runId: string;
   owner: string;
   epoch: number;
+  /** Set when the claim took the run from a holder whose lease had expired (it died or froze). */
+  takenFrom?: { owner: string; expiredAt: string } | null;
 }
 
 export class LeaseLostError extends Error {
@@ -29,20 +31,24 @@ export class LeaseLostError extends Error {
 
 /** Claims the oldest unfinished run whose lease is free or expired; null when there is none. */
 export async function claimNextRun(pool: Pool, owner: string, leaseMs: number): Promise<Lease | null> {
-  const { rows } = await pool.query<{ id: string; lease_epoch: string }>(
-    `UPDATE da_runs SET lease_owner = $1, lease_epoch = lease_epoch + 1,
+  // A released lease has no owner: an owner left on a claimable run is a holder whose lease expired.
+  const { rows } = await pool.query<{ id: string; lease_epoch: string; previous_owner: string | null; previous_expiry: Date | null }>(
+    `UPDATE da_runs SET lease_owner = $1, lease_epoch = da_runs.lease_epoch + 1,
             lease_expires_at = now() + $2 * interval '1 millisecond', updated_at = now()
-      WHERE id = (
-        SELECT id FROM da_runs
+       FROM (
+        SELECT id, lease_owner AS previous_owner, lease_expires_at AS previous_expiry FROM da_runs
          WHERE NOT finished AND (lease_expires_at IS NULL OR lease_expires_at < now())
          ORDER BY created_at, id
          FOR UPDATE SKIP LOCKED
-         LIMIT 1)
-      RETURNING id, lease_epoch`,
+         LIMIT 1) AS previous
+      WHERE da_runs.id = previous.id
+      RETURNING da_runs.id, da_runs.lease_epoch, previous.previous_owner, previous.previous_expiry`,
     [owner, leaseMs],
   );
   const row = rows[0];
-  return row ? { runId: row.id, owner, epoch: Number(row.lease_epoch) } : null;
+  if (!row) return null;
+  const takenFrom = row.previous_owner ? { owner: row.previous_owner, expiredAt: row.previous_expiry?.toISOString() ?? '?' } : null;
+  return { runId: row.id, owner, epoch: Number(row.lease_epoch), takenFrom };
 }
 
 /** Claims one given run if its lease is free or expired; null when someone else holds it. */

@@ -157,7 +157,11 @@ export class PgRunStore implements RunStore {
    * driving a run directly), this claims the run's lease, keeps it renewed and releases it.
    */
   async lock(): Promise<RunLock> {
-    if (this.lease) return { holder: this.lease.owner, release: async () => {} };
+    if (this.lease) {
+      const from = this.lease.takenFrom;
+      const takenOver = from ? { holder: from.owner, why: `its lease expired at ${from.expiredAt}`, waitedMs: 0 } : null;
+      return { holder: this.lease.owner, takenOver, release: async () => {} };
+    }
     const owner = `${os.hostname()}:${process.pid}`;
     const leaseMs = this.options.leaseMs ?? DEFAULT_LEASE_MS;
     await this.pool.query('INSERT INTO da_runs (id, spec) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING', [this.runId, JSON.stringify(this.options.spec ?? { kind: 'api' })]);
