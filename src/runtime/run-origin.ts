@@ -127,7 +127,7 @@ function howToResume(origin: RunOrigin): string {
     case 'demo':
       return '`durable-agent demo --resume` (with the same --dir)';
     case 'run':
-      return `\`durable-agent run --resume --model ${origin.model}\` (with the same --dir)`;
+      return `\`durable-agent run --resume --model ${origin.model}\` (with the same --dir${origin.tools.some((name) => name.startsWith('mcp__')) ? ' and --mcp-config' : ''})`;
     case 'worker':
       return 'a fleet worker (`durable-agent worker`)';
     default:

@@ -1,7 +1,9 @@
 /** `durable-agent run`: a real model on the user's task, with file tools in a directory. */
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Model } from '../../model/model.ts';
 import { fileTools } from '../../tools/file-tools.ts';
+import type { ToolDefinition } from '../../tools/tool.ts';
 import { type RunArgs, UsageError } from '../args.ts';
 import { driveCliRun } from '../drive-run.ts';
 import type { Writers } from '../plain-reporter.ts';
@@ -15,15 +17,37 @@ export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers:
   const dir = path.resolve(args.dir);
   const system = args.systemFile ? readSystemPrompt(args.systemFile) : null;
   const model = await realModel(args.model!, env, args.api, RUN_WITHOUT_KEY);
-  const resumeCommand = cliCommand(env, ['run', '--resume', '--model', args.model!, ...dirWords(dir)]);
+  const mcpConfig = args.mcpConfig === null ? null : path.resolve(args.mcpConfig);
+  const resumeCommand = cliCommand(env, ['run', '--resume', '--model', args.model!, ...dirWords(dir), ...(mcpConfig ? ['--mcp-config', mcpConfig] : [])]);
   if (args.resume && system !== null) writers.err('[resume] --system is ignored: the run keeps the system prompt it started with.');
+  // Loaded only when asked for: the MCP SDK is an optional peer dependency. Stdio servers are also
+  // stopped when the process exits early (an interrupt, a simulated crash): see mcp/connection.ts.
+  const mcp = mcpConfig ? await (await import('../../mcp/mcp-tools.ts')).mcpTools(mcpConfig, { env, log: (line) => writers.err(line) }) : null;
+  try {
+    return await driveRun(args, { dir, env, writers, model, resumeCommand, system, tools: [...fileTools(dir), ...(mcp?.tools ?? [])] });
+  } finally {
+    await mcp?.close();
+  }
+}
+
+interface RunParts {
+  dir: string;
+  env: NodeJS.ProcessEnv;
+  writers: Writers;
+  model: Model;
+  resumeCommand: string;
+  system: string | null;
+  tools: ToolDefinition[];
+}
+
+function driveRun(args: RunArgs, { dir, env, writers, model, resumeCommand, system, tools }: RunParts): Promise<number> {
   return driveCliRun({
     command: 'run',
     dir,
     env,
     writers,
     model,
-    tools: fileTools(dir),
+    tools,
     output: { plain: args.plain, verbose: args.verbose },
     resumeCommand,
     resume: args.resume ? { maxTurns: args.maxTurns, acceptLostRecord: args.acceptLostRecord, allowToolChange: args.allowToolChange } : null,
