@@ -43,6 +43,8 @@ export interface ConnectionOptions {
 }
 
 const STDERR_TAIL_LINES = 20;
+/** The key of `_meta` that carries a call's idempotency key (stable across crashes and resumes). */
+export const IDEMPOTENCY_META_KEY = 'idempotencyKey';
 /** Calls end by the tool's own time limit (its AbortSignal); the SDK's 60 s default would cut long tools short. */
 const NO_SDK_TIMEOUT_MS = 2_147_483_647;
 
@@ -69,6 +71,8 @@ export class McpConnection {
   private connecting: Promise<Client> | null = null;
   private closed = false;
   private stderrTail: string[] = [];
+  /** How sending each tools/call request went, by its idempotency key: delivered, or not sent at all. */
+  private readonly sends = new Map<string, Promise<'delivered' | 'not-delivered' | 'lost'>>();
   /** The tools as the server lists them now (refreshed on every reconnection). */
   tools: ListedTool[] = [];
 
@@ -88,6 +92,7 @@ export class McpConnection {
   }
 
   async call(tool: string, input: unknown, meta: Record<string, unknown>, signal: AbortSignal): Promise<CallAnswer> {
+    const key = String(meta[IDEMPOTENCY_META_KEY] ?? '');
     // A call that never reached the server is sent again once the server is back: nothing happened.
     for (let attempt = 0; ; attempt += 1) {
       const client = await this.connected().catch((error: unknown) => error as Error);
@@ -100,11 +105,16 @@ export class McpConnection {
         return { kind: 'answered', result: result as McpCallResult };
       } catch (error) {
         if (signal.aborted) throw error;
-        const fate = this.fateOf(error);
+        let fate = this.fateOf(error);
+        // The connection may report itself closed before the send of this very request failed:
+        // whether the request left decides between "lost" and "never sent".
+        if (fate === 'lost' && (await this.sends.get(key)) === 'not-delivered') fate = 'not-delivered';
         if (fate === 'answered') return { kind: 'refused', message: this.describe(error) };
         this.drop(client);
         if (fate === 'lost') return { kind: 'lost', message: this.describe(error) };
         if (attempt >= 1) return { kind: 'not-delivered', message: this.describe(error) };
+      } finally {
+        this.sends.delete(key);
       }
     }
   }
@@ -164,8 +174,12 @@ export class McpConnection {
     client.onerror = (error) => {
       // A Streamable HTTP response stream that broke leaves its request waiting forever: closing
       // the transport fails it (as lost), and the next call reconnects.
-      if (/SSE stream disconnected|Maximum reconnection attempts/.test(error.message)) void transport.close().catch(() => {});
+      if (/SSE stream disconnected|Maximum reconnection attempts/.test(error.message)) {
+        if (this.client === client) this.client = null;
+        void transport.close().catch(() => {});
+      }
     };
+    this.watchSends(transport);
     try {
       await client.connect(transport);
     } catch (error) {
@@ -200,6 +214,26 @@ export class McpConnection {
     liveChildren.add(transport);
     stopChildrenOnExit();
     return transport;
+  }
+
+  /** Records, for each tools/call request, whether the transport sent it (see call()). */
+  private watchSends(transport: Transport): void {
+    const send = transport.send.bind(transport);
+    transport.send = (message, options) => {
+      const params = (message as { method?: string; params?: { _meta?: Record<string, unknown> } }).params;
+      const key = (message as { method?: string }).method === 'tools/call' ? params?._meta?.[IDEMPOTENCY_META_KEY] : undefined;
+      const sending = send(message, options);
+      if (typeof key === 'string') {
+        this.sends.set(
+          key,
+          sending.then(
+            () => 'delivered' as const,
+            (error: unknown) => (this.fateOf(error) === 'not-delivered' ? 'not-delivered' : 'lost'),
+          ),
+        );
+      }
+      return sending;
+    };
   }
 
   private async list(client: Client): Promise<ListedTool[]> {

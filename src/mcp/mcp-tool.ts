@@ -8,7 +8,7 @@
 import { defineTool, type ToolContext, type ToolDefinition, type TraitSources, type VerifyAnswer } from '../tools/tool.ts';
 import { contentOfResult } from './call-result.ts';
 import type { McpToolOverride } from './config.ts';
-import { type CallAnswer, type ListedTool, type McpConnection, sameContract } from './connection.ts';
+import { type CallAnswer, IDEMPOTENCY_META_KEY, type ListedTool, type McpConnection, sameContract } from './connection.ts';
 
 export const MCP_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
@@ -16,8 +16,6 @@ export function mcpToolName(server: string, tool: string): string {
   return `mcp__${server}__${tool}`;
 }
 
-/** The key of `_meta` that carries the call's idempotency key (stable across crashes and resumes). */
-export const IDEMPOTENCY_META_KEY = 'idempotencyKey';
 
 export interface McpToolTraits {
   readOnly: boolean;

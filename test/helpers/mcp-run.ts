@@ -80,7 +80,7 @@ export function toolResultSent(model: FakeAnthropic, id: string): { content: unk
   for (const message of last?.body.messages ?? []) {
     if (typeof message.content === 'string') continue;
     for (const block of message.content) {
-      if (block.type === 'tool_result' && block.tool_use_id === id) return block as { content: unknown; is_error?: boolean };
+      if (block.type === 'tool_result' && block.tool_use_id === id) return block as unknown as { content: unknown; is_error?: boolean };
     }
   }
   return undefined;
