@@ -8,9 +8,24 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileStore } from '../../src/store/file-store.ts';
 import { runCliAsync } from '../helpers/cli.ts';
-import { effectsOf } from '../helpers/mcp-servers.ts';
+import { effectsOf, readEffects } from '../helpers/mcp-servers.ts';
 import { mcpRunSetup, MODEL, TASK, toolResultSent } from '../helpers/mcp-run.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function gone(pid: number, withinMs = 5000): Promise<boolean> {
+  const started = Date.now();
+  while (alive(pid) && Date.now() - started < withinMs) await new Promise((resolve) => setTimeout(resolve, 50));
+  return !alive(pid);
+}
 
 describe('run --mcp-config', () => {
   it('offers the MCP tools next to the file tools, runs them, and pins names, schemas and annotations (no secrets) in the header', async () => {
@@ -37,8 +52,30 @@ describe('run --mcp-config', () => {
         hints: { destructiveHint: true, idempotentHint: true, readOnlyHint: false },
       });
       expect(pinned.toolAnnotations!['mcp__local__bump']).toEqual({ readOnly: false, idempotent: false });
-      const everything = [fs.readFileSync(path.join(setup.dir, '.durable-agent', 'journal.jsonl'), 'utf8'), run.stdout, run.stderr].join('\n');
+      const page = path.join(tempDir(), 'viz.html');
+      expect((await runCliAsync(['viz', '--out', page], { cwd: setup.dir })).code).toBe(0);
+      const history = await runCliAsync(['history', '--json'], { cwd: setup.dir });
+      const journalText = fs.readFileSync(path.join(setup.dir, '.durable-agent', 'journal.jsonl'), 'utf8');
+      const everything = [journalText, run.stdout, run.stderr, fs.readFileSync(page, 'utf8'), history.stdout].join('\n');
       for (const value of [secret, token]) expect(everything).not.toContain(value);
+    } finally {
+      await setup.stop();
+    }
+  });
+
+  it('stops its stdio servers when it exits early (a simulated crash), and a server whose client was SIGKILLed exits with its stdin', async () => {
+    const setup = await mcpRunSetup();
+    try {
+      const crashed = await setup.run(TASK, { CRASH_AFTER: 'after-save-a:1' });
+      expect(crashed.code, crashed.stderr).toBe(137);
+      const [first] = readEffects(setup.effects).filter((e) => e.event === 'started' && e.pid !== setup.http.child.pid);
+      expect(await gone(first!.pid)).toBe(true);
+
+      const killed = await setup.run(['run', '--resume'], { CRASH_AFTER: 'after-save-a:2', CRASH_MODE: 'sigkill' });
+      expect(killed.signal).toBe('SIGKILL');
+      const second = readEffects(setup.effects).filter((e) => e.event === 'started' && e.pid !== setup.http.child.pid && e.pid !== first!.pid);
+      expect(second).toHaveLength(1);
+      expect(await gone(second[0]!.pid)).toBe(true);
     } finally {
       await setup.stop();
     }
