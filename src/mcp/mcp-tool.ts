@@ -105,7 +105,7 @@ export function mcpToolDefinition(connection: McpConnection, listed: ListedTool,
         case 'answered':
           return contentOfResult(answer.result);
         case 'refused':
-          throw new Error(`MCP server "${server}" refused the call: ${answer.message}`);
+          throw new Error(`MCP server "${server}" answered the call with an error: ${answer.message}`);
         case 'not-delivered':
           throw new Error(`MCP server "${server}" could not be reached, so the call was not made (${answer.message}). Try it again later.`);
         case 'lost':

@@ -120,6 +120,14 @@ const TOOLS = [
     run: () => text(`secret length ${(process.env.MCP_TEST_SECRET ?? '').length}`),
   },
   {
+    // With the server's name in front, longer than the 64 characters a tool name may have: left out.
+    name: 'a_tool_whose_name_is_far_too_long_to_be_offered_to_the_model_at_all',
+    description: 'Never offered.',
+    inputSchema: { type: 'object', properties: {} },
+    annotations: { readOnlyHint: true },
+    run: () => text('unreachable'),
+  },
+  {
     name: 'fail',
     description: 'Always answers with an error result.',
     inputSchema: { type: 'object', properties: {} },

@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { McpConfigFieldError, McpVerifyToolError } from '../../src/mcp/errors.ts';
 import { mcpTools, type McpToolSet } from '../../src/mcp/mcp-tools.ts';
 import { idempotencyKeyFor, toolContextFor } from '../../src/tools/execute-call.ts';
 import type { ToolDefinition } from '../../src/tools/tool.ts';
@@ -54,9 +55,15 @@ describe('the test server over Streamable HTTP', () => {
     const effects = path.join(tempDir(), 'effects.jsonl');
     const server = await startHttpServer(effects);
     open.push(server);
-    const set = await mcpTools({
-      mcpServers: { api: { type: 'http', url: server.url, reconcile: { delete_line: { idempotentHint: true }, append_line: { verify: 'has_appended' } } } },
-    });
+    const log: string[] = [];
+    const set = await mcpTools(
+      { mcpServers: { api: { type: 'http', url: server.url, reconcile: { delete_line: { idempotentHint: true }, append_line: { verify: 'has_appended' } } } } },
+      { log: (line) => log.push(line) },
+    );
+    expect(log).toEqual([
+      '[mcp] server "api": tool "a_tool_whose_name_is_far_too_long_to_be_offered_to_the_model_at_all" is left out: ' +
+        'mcp__api__a_tool_whose_name_is_far_too_long_to_be_offered_to_the_model_at_all is not a tool name the model accepts (1 to 64 letters, digits, "_" or "-")',
+    ]);
     open.push(set);
     const traits = Object.fromEntries(set.tools.map((t) => [t.name, [t.readOnly, t.idempotent, typeof t.verify === 'function']]));
     expect(traits).toEqual({
@@ -92,5 +99,22 @@ describe('the test server over stdio', () => {
     await set.close();
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(() => process.kill(started!.pid, 0)).toThrow();
+  });
+});
+
+describe('reconcile settings that do not fit the server', () => {
+  it('a setting for a tool the server does not offer, or a verify tool it does not offer, is refused and the server stopped', async () => {
+    const effects = path.join(tempDir(), 'effects.jsonl');
+    await expect(mcpTools({ mcpServers: { local: { ...stdioServer(effects), reconcile: { apend_line: { idempotentHint: true } } } } })).rejects.toThrow(
+      McpConfigFieldError,
+    );
+    await expect(mcpTools({ mcpServers: { local: { ...stdioServer(effects), reconcile: { apend_line: { idempotentHint: true } } } } })).rejects.toThrow(
+      'the MCP config: mcpServers.local.reconcile.apend_line names a tool server "local" does not offer (it offers: lookup, set_value, append_line,',
+    );
+    await expect(mcpTools({ mcpServers: { local: { ...stdioServer(effects), reconcile: { append_line: { verify: 'was_appended' } } } } })).rejects.toThrow(
+      McpVerifyToolError,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    for (const { pid } of readEffects(effects).filter((e) => e.event === 'started')) expect(() => process.kill(pid, 0)).toThrow();
   });
 });
