@@ -96,5 +96,5 @@ describe('SIGKILL at every crash label while MCP calls run', () => {
     } finally {
       await setup.stop();
     }
-  });
+  }, 120_000);
 });
