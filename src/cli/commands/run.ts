@@ -1,9 +1,7 @@
 /** `durable-agent run`: a real model on the user's task, with file tools in a directory. */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Model } from '../../model/model.ts';
 import { fileTools } from '../../tools/file-tools.ts';
-import type { ToolDefinition } from '../../tools/tool.ts';
 import { type RunArgs, UsageError } from '../args.ts';
 import { driveCliRun } from '../drive-run.ts';
 import type { Writers } from '../plain-reporter.ts';
@@ -23,31 +21,13 @@ export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers:
   // Loaded only when asked for: the MCP SDK is an optional peer dependency. Stdio servers are also
   // stopped when the process exits early (an interrupt, a simulated crash): see mcp/connection.ts.
   const mcp = mcpConfig ? await (await import('../../mcp/mcp-tools.ts')).mcpTools(mcpConfig, { env, log: (line) => writers.err(line) }) : null;
-  try {
-    return await driveRun(args, { dir, env, writers, model, resumeCommand, system, tools: [...fileTools(dir), ...(mcp?.tools ?? [])] });
-  } finally {
-    await mcp?.close();
-  }
-}
-
-interface RunParts {
-  dir: string;
-  env: NodeJS.ProcessEnv;
-  writers: Writers;
-  model: Model;
-  resumeCommand: string;
-  system: string | null;
-  tools: ToolDefinition[];
-}
-
-function driveRun(args: RunArgs, { dir, env, writers, model, resumeCommand, system, tools }: RunParts): Promise<number> {
   return driveCliRun({
     command: 'run',
     dir,
     env,
     writers,
     model,
-    tools,
+    tools: [...fileTools(dir), ...(mcp?.tools ?? [])],
     output: { plain: args.plain, verbose: args.verbose },
     resumeCommand,
     resume: args.resume ? { maxTurns: args.maxTurns, acceptLostRecord: args.acceptLostRecord, allowToolChange: args.allowToolChange } : null,
@@ -56,7 +36,7 @@ function driveRun(args: RunArgs, { dir, env, writers, model, resumeCommand, syst
       : { task: args.task!, system, fresh: args.fresh, maxTurns: args.maxTurns, prepare: () => fs.mkdirSync(dir, { recursive: true }) },
     maxTokens: args.maxTokens,
     takeOver: args.takeOver,
-  });
+  }).finally(() => mcp?.close());
 }
 
 function readSystemPrompt(file: string): string {
