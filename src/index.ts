@@ -54,3 +54,30 @@ export async function anthropicModel(options: import('./model/anthropic-model.ts
   const { anthropicModel: create } = await import('./model/anthropic-model.ts');
   return create(options);
 }
+
+/** MCP tools: the errors a config or a server can be refused with (no SDK needed to catch them). */
+export {
+  McpConfigFieldError,
+  McpConfigSyntaxError,
+  McpConfigUnreadableError,
+  McpSdkMissingError,
+  McpServerStartError,
+  McpVerifyToolError,
+} from './mcp/errors.ts';
+export type { McpConfig, McpHttpServer, McpServerConfig, McpStdioServer, McpToolOverride } from './mcp/config.ts';
+export type { McpToolSet, McpToolsOptions } from './mcp/mcp-tools.ts';
+export type { ToolAnnotations, TraitSources } from './tools/tool.ts';
+export type { PinnedAnnotations, ReconcileNote, ReconcileRule } from './store/journal-record.ts';
+
+/**
+ * The tools of the MCP servers in `config` (an .mcp.json path or its object), as
+ * `mcp__<server>__<tool>`; close() stops the servers. Loads @modelcontextprotocol/sdk, an optional
+ * peer dependency, only when called (McpSdkMissingError when it is not installed).
+ */
+export async function mcpTools(
+  config: import('./mcp/config.ts').McpConfig | string,
+  options?: import('./mcp/mcp-tools.ts').McpToolsOptions,
+): Promise<import('./mcp/mcp-tools.ts').McpToolSet> {
+  const { mcpTools: connect } = await import('./mcp/mcp-tools.ts');
+  return connect(config, options);
+}

@@ -53,6 +53,7 @@ describe('what started a run', () => {
       model: 'model-one',
       tools: tools.map((t) => t.name),
       toolSchemas: Object.fromEntries(tools.map((t) => [t.name, schemaHash(t.inputSchema)])),
+      toolAnnotations: Object.fromEntries(tools.map((t) => [t.name, { readOnly: t.readOnly, idempotent: false }])),
     });
     // A program that does not say: 'api'.
     expect(headerOf((await crashedRun()).journal)).toMatchObject({ startedBy: { command: 'api' } });

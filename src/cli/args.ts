@@ -86,6 +86,8 @@ export interface RunArgs {
   task: string | null;
   model: string | null;
   systemFile: string | null;
+  /** --mcp-config FILE: the MCP servers whose tools join the file tools (an .mcp.json). */
+  mcpConfig: string | null;
   resume: boolean;
   fresh: boolean;
   takeOver: boolean;
@@ -319,6 +321,7 @@ function runArgs(dir: string, values: OptionValues, api: ApiArgs): RunArgs {
     task,
     model,
     systemFile: values.text('system'),
+    mcpConfig: values.text('mcp-config'),
     ...shared,
     maxTurns: values.number('max-turns'),
     maxTokens: values.number('max-tokens'),

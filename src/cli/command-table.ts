@@ -182,6 +182,12 @@ export const COMMANDS: readonly CommandSpec[] = [
       realModel('the Claude model, e.g. claude-sonnet-4-5 (required)'),
       runDir,
       { name: 'system', type: 'string', value: 'FILE', help: 'a system prompt, read from FILE (stored with the run)' },
+      {
+        name: 'mcp-config',
+        type: 'string',
+        value: 'FILE',
+        help: "an .mcp.json file: its servers' tools join the file tools as mcp__<server>__<tool> (give it again with --resume)",
+      },
       resume,
       fresh,
       takeOver,

@@ -1,4 +1,12 @@
 /** The command line: parse, run the command, turn its outcome or error into an exit code. */
+import {
+  McpConfigFieldError,
+  McpConfigSyntaxError,
+  McpConfigUnreadableError,
+  McpSdkMissingError,
+  McpServerStartError,
+  McpVerifyToolError,
+} from '../mcp/errors.ts';
 import { MissingApiKeyError, ModelCallError } from '../model/model.ts';
 import { CrashSpecError } from '../runtime/crash-points.ts';
 import { RunOriginMismatchError } from '../runtime/run-origin.ts';
@@ -107,6 +115,12 @@ const REFUSALS = [
   StoreCorruptError,
   RunOriginMismatchError,
   OtelSdkMissingError,
+  McpConfigUnreadableError,
+  McpConfigSyntaxError,
+  McpConfigFieldError,
+  McpSdkMissingError,
+  McpServerStartError,
+  McpVerifyToolError,
 ];
 
 /** The error's words may come from anywhere (an endpoint, a URL): the key of `env` is taken out too. */

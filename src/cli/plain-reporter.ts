@@ -15,6 +15,7 @@ export interface Writers {
 export const RECONCILE_PHRASES: Record<ReconcileOutcomeName, string> = {
   reused: 'ledger hit, reusing result, not re-running',
   're-ran-read-only': 'ledger miss, read-only tool, re-running',
+  're-ran-idempotent': 'ledger miss, idempotent tool, re-running',
   'unknown-reported': 'ledger miss with side effects, unresolvable, appending is_error',
   'verified-done': 'ledger miss with side effects, verified as done, not re-running',
   'verified-not-done-ran': 'ledger miss with side effects, verified as not done, running it now',
@@ -95,8 +96,13 @@ export function detailLine(event: RunEvent, verbose: boolean): string | null {
       const waited = event.waitedMs > 0 ? ` Waited ${(event.waitedMs / 1000).toFixed(1)} s for it to notice and stop before reading the run.` : '';
       return `[lock] took the run over from ${event.holder} (${event.why}).${waited}`;
     }
-    case 'reconciled':
-      return event.detail ? `[resume][reconcile] ${event.call.id}: ${event.detail}` : null;
+    case 'reconciled': {
+      const lines: string[] = [];
+      if (event.detail) lines.push(`[resume][reconcile] ${event.call.id}: ${event.detail}`);
+      // Where a trait came from is worth a line when it is not the tool's own code (an MCP server's hint).
+      if (event.basis) lines.push(`[resume][reconcile] ${event.call.id}: rule ${event.rule ?? '?'}: ${event.basis}`);
+      return lines.length ? lines.join('\n') : null;
+    }
     default:
       break;
   }

@@ -4,22 +4,38 @@
  *
  * - ledger hit: the call finished and its outcome is recorded: reuse it, never run it again;
  * - miss, read-only tool: running it again is harmless: run and record;
+ * - miss, idempotent tool: the same call again has no further effect: run and record;
  * - miss, side-effecting tool that can verify: ask it whether the effect happened;
  * - miss, side-effecting tool that cannot: the state is unknown; tell the model so with an
  *   is_error tool_result rather than guess (running it again could do the effect twice).
+ * A tool that is gone, or whose contract (input schema, annotations) changed since the call was
+ * made, is never called for it: the call's state is reported as unknown.
  */
 import type { PendingCall, ToolOutcome } from '../../machines/agent-loop.types.ts';
+import type { ReconcileRule } from '../store/journal-record.ts';
 
 export interface ToolTraits {
   readOnly: boolean;
+  /** Absent: false. */
+  idempotent?: boolean | undefined;
   canVerify: boolean;
+  /** Set when the tool's contract changed since the run started: why, in words. */
+  changed?: string | null | undefined;
+  /** Where each trait came from, for the record of the decision. */
+  sources?: { readOnly?: string | undefined; idempotent?: string | undefined; verify?: string | undefined } | undefined;
+}
+
+/** Which rule decided, and where the trait it rests on came from (null: the tool's own definition). */
+interface Ruling {
+  rule: ReconcileRule;
+  basis: string | null;
 }
 
 export type ReconcileDecision =
-  | { kind: 'reuse'; call: PendingCall; outcome: ToolOutcome }
-  | { kind: 'rerun'; call: PendingCall }
-  | { kind: 'verify'; call: PendingCall }
-  | { kind: 'report-unknown'; call: PendingCall; why: string };
+  | ({ kind: 'reuse'; call: PendingCall; outcome: ToolOutcome } & Ruling)
+  | ({ kind: 'rerun'; call: PendingCall } & Ruling)
+  | ({ kind: 'verify'; call: PendingCall } & Ruling)
+  | ({ kind: 'report-unknown'; call: PendingCall; why: string } & Ruling);
 
 export function planReconcile(
   pending: readonly PendingCall[],
@@ -28,12 +44,21 @@ export function planReconcile(
 ): ReconcileDecision[] {
   return pending.map((call): ReconcileDecision => {
     const recorded = ledger.get(call.id);
-    if (recorded) return { kind: 'reuse', call, outcome: recorded };
+    if (recorded) return { kind: 'reuse', call, outcome: recorded, rule: 'ledger-hit', basis: null };
     const traits = traitsOf(call.name);
-    if (!traits) return { kind: 'report-unknown', call, why: `the tool ${call.name} is not available in this process` };
-    if (traits.readOnly) return { kind: 'rerun', call };
-    if (traits.canVerify) return { kind: 'verify', call };
-    return { kind: 'report-unknown', call, why: 'no result was recorded for it' };
+    if (!traits) {
+      return { kind: 'report-unknown', call, why: `the tool ${call.name} is not available in this process`, rule: 'tool-gone', basis: null };
+    }
+    if (traits.changed) {
+      const why = `the tool ${call.name} changed since this call was made (${traits.changed}), so it was not called again with a different contract`;
+      return { kind: 'report-unknown', call, why, rule: 'tool-changed', basis: null };
+    }
+    const sources = traits.sources ?? {};
+    if (traits.readOnly) return { kind: 'rerun', call, rule: 'read-only', basis: sources.readOnly ?? null };
+    if (traits.idempotent) return { kind: 'rerun', call, rule: 'idempotent', basis: sources.idempotent ?? null };
+    if (traits.canVerify) return { kind: 'verify', call, rule: 'verify', basis: sources.verify ?? null };
+    const basis = [sources.readOnly, sources.idempotent, sources.verify].filter(Boolean).join('; ') || null;
+    return { kind: 'report-unknown', call, why: 'no result was recorded for it', rule: 'no-verify', basis };
   });
 }
 

@@ -61,6 +61,8 @@ export class RunDriver {
   /** Ledger hits a resume reused since the last record; the next record notes them. */
   private pendingReuses: ReconcileNote[] = [];
   private readonly inspection: RunInspection;
+  /** Set on resume: tools whose contract changed since the start (their open calls are not run). */
+  private changedTools: ReadonlyMap<string, string> = new Map();
 
   constructor(
     private readonly parts: DriverParts,
@@ -118,6 +120,7 @@ export class RunDriver {
   async resume(maxTurns: number | undefined, tornTail: RecoveredTornTail | null, lastStored: StoredRecord, origin: OriginCheck): Promise<RunResult> {
     const context = this.snapshot.context;
     this.inspection.started(undefined);
+    this.changedTools = origin.changedTools;
     this.pendingResumeNote = {
       pid: process.pid,
       fromSeq: this.seq - 1,
@@ -191,7 +194,9 @@ export class RunDriver {
     const { registry } = this.parts;
     const decisions = planReconcile(this.snapshot.context.pending, this.durable.ledger, (name) => {
       const tool = registry.get(name);
-      return tool ? { readOnly: tool.readOnly, canVerify: typeof tool.verify === 'function' } : undefined;
+      if (!tool) return undefined;
+      const { readOnly, idempotent, traitSources: sources } = tool;
+      return { readOnly, idempotent, canVerify: typeof tool.verify === 'function', changed: this.changedTools.get(name), sources };
     });
     this.closingResumedTurn = true;
     for (const decision of decisions) await this.carryOut(decision);
@@ -199,19 +204,22 @@ export class RunDriver {
 
   private async carryOut(decision: ReconcileDecision): Promise<void> {
     const { call } = decision;
+    this.ruling = decision;
     switch (decision.kind) {
       case 'reuse':
         this.reportReconciled(call, 'reused', null);
         if (!this.snapshot.context.results.some((o) => o.tool_use_id === call.id)) {
           await this.recordOutcome(call, decision.outcome, this.reconcileNote(call, 'reused'));
         } else {
-          this.pendingReuses.push({ tool_use_id: call.id, name: call.name, decision: 'reused' });
+          this.pendingReuses.push(this.reconcileNote(call, 'reused').reconcile!);
         }
         return;
-      case 'rerun':
-        this.reportReconciled(call, 're-ran-read-only', null);
-        await this.recordOutcome(call, await this.runCall(call), this.reconcileNote(call, 're-ran-read-only'));
+      case 'rerun': {
+        const rerun = decision.rule === 'idempotent' ? 're-ran-idempotent' : 're-ran-read-only';
+        this.reportReconciled(call, rerun, null);
+        await this.recordOutcome(call, await this.runCall(call), this.reconcileNote(call, rerun));
         return;
+      }
       case 'verify': {
         const verdict = await verifyCall(this.parts.registry, this.runId, call, this.parts.toolTimeoutMs);
         if ('cannotTell' in verdict) {
@@ -242,12 +250,17 @@ export class RunDriver {
     );
   }
 
+  /** The rule of the decision being carried out, recorded with it. */
+  private ruling: Pick<ReconcileDecision, 'rule' | 'basis'> | null = null;
+
   private reconcileNote(call: PendingCall, decision: ReconcileOutcomeName): RecordNote {
-    return { reconcile: { tool_use_id: call.id, name: call.name, decision } };
+    const { rule, basis } = this.ruling ?? {};
+    return { reconcile: { tool_use_id: call.id, name: call.name, decision, ...(rule ? { rule } : {}), ...(basis ? { basis } : {}) } };
   }
 
   private reportReconciled(call: PendingCall, decision: ReconcileOutcomeName, detail: string | null): void {
-    this.emit({ type: 'reconciled', call: this.callView(call), decision, detail });
+    const { rule = null, basis = null } = this.ruling ?? {};
+    this.emit({ type: 'reconciled', call: this.callView(call), decision, detail, rule, basis });
   }
 
   private async askModel(): Promise<AnnouncedEffect | null> {

@@ -12,7 +12,7 @@ import type {
   ToolOutcome,
 } from '../../machines/agent-loop.types.ts';
 import type { StoreWriteError } from '../store/errors.ts';
-import type { ReconcileOutcomeName, RecordEvent, RunOrigin } from '../store/journal-record.ts';
+import type { ReconcileOutcomeName, ReconcileRule, RecordEvent, RunOrigin } from '../store/journal-record.ts';
 import type { PointName } from '../store/record-points.ts';
 import type { RecoveredTornTail } from '../store/store.ts';
 
@@ -59,7 +59,15 @@ export type RunEvent =
   | { type: 'reopened'; previousState: AgentStateName; maxTurns: number }
   /** The run's lock was taken from another holder (its heartbeat past the lease, or --take-over). */
   | { type: 'lock-taken-over'; holder: string; why: string; waitedMs: number }
-  | { type: 'reconciled'; call: CallView; decision: ReconcileOutcomeName; detail: string | null }
+  | {
+      type: 'reconciled';
+      call: CallView;
+      decision: ReconcileOutcomeName;
+      detail: string | null;
+      /** Which rule decided, and where the trait it rests on came from (e.g. an MCP server's readOnlyHint). */
+      rule?: ReconcileRule | null | undefined;
+      basis?: string | null | undefined;
+    }
   | {
       type: 'saved';
       point: PointName;

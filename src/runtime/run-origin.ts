@@ -5,7 +5,7 @@
  * would go on with a run that `run` started, with other tools on the same files.
  */
 import { createHash } from 'node:crypto';
-import type { JournalHeader, RunOrigin } from '../store/journal-record.ts';
+import type { JournalHeader, PinnedAnnotations, RunOrigin } from '../store/journal-record.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 
 /** The command recorded for a program that calls startRun / resumeRun itself. */
@@ -17,7 +17,41 @@ export function runOriginOf(command: string, modelName: string, tools: readonly 
     model: modelName,
     tools: tools.map((tool) => tool.name),
     toolSchemas: Object.fromEntries(tools.map((tool) => [tool.name, schemaHash(tool.inputSchema)])),
+    toolAnnotations: Object.fromEntries(tools.map((tool) => [tool.name, pinnedAnnotationsOf(tool)])),
   };
+}
+
+/** Only names, booleans and hints: nothing of a tool's configuration (an MCP server's env or headers). */
+function pinnedAnnotationsOf(tool: ToolDefinition): PinnedAnnotations {
+  const pinned: PinnedAnnotations = { readOnly: tool.readOnly === true, idempotent: tool.idempotent === true };
+  const hints = Object.entries(tool.annotations ?? {}).filter(([, value]) => typeof value === 'boolean');
+  if (hints.length) pinned.hints = Object.fromEntries(hints.sort(([a], [b]) => (a < b ? -1 : 1))) as Record<string, boolean>;
+  return pinned;
+}
+
+/**
+ * The tools offered by both whose contract changed since the run started (input schema or
+ * annotations), with what changed in words: a call left open to one of them is not run again.
+ */
+export function changedTools(started: RunOrigin, offered: RunOrigin): Map<string, string> {
+  const changed = new Map<string, string>();
+  for (const name of started.tools) {
+    if (!offered.tools.includes(name)) continue;
+    const schema = started.toolSchemas[name] !== offered.toolSchemas[name];
+    const before = started.toolAnnotations?.[name];
+    const now = offered.toolAnnotations?.[name];
+    const annotations = before && now && canonicalJson(before) !== canonicalJson(now);
+    if (!schema && !annotations) continue;
+    const what = schema && annotations ? 'the input schema and the annotations' : schema ? 'the input schema' : 'the annotations';
+    const detail = annotations ? ` (${annotationWords(before)} then, ${annotationWords(now)} now)` : '';
+    changed.set(name, `${what} of tool ${name} changed${detail}`);
+  }
+  return changed;
+}
+
+function annotationWords(pinned: PinnedAnnotations): string {
+  const hints = Object.entries(pinned.hints ?? {}).map(([name, value]) => `${name}: ${value}`);
+  return `${pinned.readOnly ? 'read-only' : pinned.idempotent ? 'idempotent' : 'side effect'}${hints.length ? ` {${hints.join(', ')}}` : ''}`;
 }
 
 /** What a resume found about the run's origin, for the 'resumed' event. */
@@ -26,6 +60,8 @@ export interface OriginCheck {
   startedBy: RunOrigin | null;
   /** Differences the resume went on with because it was told to (allowToolChange). */
   acceptedChanges: string[];
+  /** Tools offered now whose contract changed since the start, with what changed: their open calls are not run. */
+  changedTools: ReadonlyMap<string, string>;
 }
 
 /**
@@ -35,10 +71,10 @@ export interface OriginCheck {
  */
 export function checkOrigin(location: string, header: JournalHeader, offered: RunOrigin, allowChange: boolean): OriginCheck {
   const startedBy = header.startedBy ?? null;
-  if (!startedBy) return { startedBy, acceptedChanges: [] };
+  if (!startedBy) return { startedBy, acceptedChanges: [], changedTools: new Map() };
   const differences = originDifferences(startedBy, offered);
   if (differences.length && !allowChange) throw new RunOriginMismatchError(location, startedBy, offered, differences);
-  return { startedBy, acceptedChanges: differences };
+  return { startedBy, acceptedChanges: differences, changedTools: changedTools(startedBy, offered) };
 }
 
 export function originDifferences(started: RunOrigin, offered: RunOrigin): string[] {
@@ -48,10 +84,9 @@ export function originDifferences(started: RunOrigin, offered: RunOrigin): strin
   }
   const gone = started.tools.filter((name) => !offered.tools.includes(name));
   const added = offered.tools.filter((name) => !started.tools.includes(name));
-  const changed = started.tools.filter((name) => offered.tools.includes(name) && started.toolSchemas[name] !== offered.toolSchemas[name]);
   if (gone.length) differences.push(`${toolWords(gone)} ${gone.length === 1 ? 'is' : 'are'} not offered now`);
   if (added.length) differences.push(`${toolWords(added)} ${added.length === 1 ? 'is' : 'are'} new`);
-  if (changed.length) differences.push(`the input schema of ${toolWords(changed)} changed`);
+  differences.push(...changedTools(started, offered).values());
   return differences;
 }
 
@@ -92,7 +127,7 @@ function howToResume(origin: RunOrigin): string {
     case 'demo':
       return '`durable-agent demo --resume` (with the same --dir)';
     case 'run':
-      return `\`durable-agent run --resume --model ${origin.model}\` (with the same --dir)`;
+      return `\`durable-agent run --resume --model ${origin.model}\` (with the same --dir${origin.tools.some((name) => name.startsWith('mcp__')) ? ' and --mcp-config' : ''})`;
     case 'worker':
       return 'a fleet worker (`durable-agent worker`)';
     default:

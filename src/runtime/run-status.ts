@@ -5,7 +5,7 @@
 import { openCalls } from '../../machines/agent-loop.logic.ts';
 import type { AgentStateName, RunFailure, TokenUsage } from '../../machines/agent-loop.types.ts';
 import { foldJournal } from '../store/fold-journal.ts';
-import type { RecordEvent, RecordNote } from '../store/journal-record.ts';
+import type { ReconcileNote, RecordEvent, RecordNote } from '../store/journal-record.ts';
 import type { PointName } from '../store/record-points.ts';
 import { pointOf } from '../store/record-points.ts';
 import type { RecoveredTornTail, RunStore } from '../store/store.ts';
@@ -33,6 +33,8 @@ export interface RunStatus {
   journalBytes: number;
   /** A record cut off by a crash, which a resume will drop. */
   tornTail: RecoveredTornTail | null;
+  /** How the last resume settled the calls it found open, with the rule that decided each. */
+  reconciled: ReconcileNote[];
 }
 
 export interface HistoryStep {
@@ -69,6 +71,7 @@ export async function readRunStatus(store: RunStore): Promise<RunStatus> {
     records: loaded.records.length,
     journalBytes: loaded.totalBytes,
     tornTail: loaded.tornTail,
+    reconciled: lastReconcile(loaded.records.map((stored) => stored.record.note)),
   };
 }
 
@@ -91,4 +94,14 @@ export async function readRunHistory(store: RunStore): Promise<HistoryStep[]> {
     });
   });
   return steps;
+}
+
+/** The reconcile decisions noted from the last resume on (a resume notes itself on its first record). */
+function lastReconcile(notes: ReadonlyArray<RecordNote | undefined>): ReconcileNote[] {
+  let from = -1;
+  notes.forEach((note, index) => {
+    if (note?.resumed) from = index;
+  });
+  if (from < 0) return [];
+  return notes.slice(from).flatMap((note) => [...(note?.reused ?? []), ...(note?.reconcile ? [note.reconcile] : [])]);
 }

@@ -53,6 +53,19 @@ export interface RunOrigin {
   tools: string[];
   /** Each tool's input schema, by tool name: the first 16 hex digits of the SHA-256 of its canonical JSON. */
   toolSchemas: Record<string, string>;
+  /**
+   * Each tool's reconcile traits and, for an MCP tool, the server's annotations, by tool name.
+   * Absent in journals written before they were recorded (then not compared).
+   */
+  toolAnnotations?: Record<string, PinnedAnnotations>;
+}
+
+/** What a resume may do with a call of this tool left open; a change makes its open calls "unknown". */
+export interface PinnedAnnotations {
+  readOnly: boolean;
+  idempotent: boolean;
+  /** The hints an MCP server gave (readOnlyHint, destructiveHint, idempotentHint, openWorldHint). */
+  hints?: Record<string, boolean>;
 }
 
 /** A list field changed: keep the first `from` items, then append `add`. */
@@ -112,11 +125,22 @@ export interface ReconcileNote {
   tool_use_id: string;
   name: string;
   decision: ReconcileOutcomeName;
+  /** Which rule decided (absent in journals written before it was recorded). */
+  rule?: ReconcileRule;
+  /** Where the trait the rule rests on came from, e.g. `readOnlyHint of MCP server "fs"`. */
+  basis?: string;
 }
+
+/**
+ * ledger-hit: reused; read-only / idempotent: re-run; verify: asked; no-verify: a side effect
+ * that cannot be checked; tool-gone / tool-changed: the tool is not the one the call was made to.
+ */
+export type ReconcileRule = 'ledger-hit' | 'read-only' | 'idempotent' | 'verify' | 'no-verify' | 'tool-gone' | 'tool-changed';
 
 export type ReconcileOutcomeName =
   | 'reused'
   | 're-ran-read-only'
+  | 're-ran-idempotent'
   | 'verified-done'
   | 'verified-not-done-ran'
   | 'unknown-reported';

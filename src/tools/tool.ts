@@ -23,6 +23,20 @@ export interface VerifyAnswer {
   result?: ToolResultContent | undefined;
 }
 
+/** The behaviour hints of the Model Context Protocol (all optional; MCP assumes the worst when absent). */
+export interface ToolAnnotations {
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+export interface TraitSources {
+  readOnly?: string;
+  idempotent?: string;
+  verify?: string;
+}
+
 export interface ToolDefinition<Input = any> {
   name: string;
   description: string;
@@ -30,6 +44,19 @@ export interface ToolDefinition<Input = any> {
   inputSchema: JsonSchema;
   /** True when running the tool twice does no harm: a resume then simply runs it again. */
   readOnly: boolean;
+  /**
+   * True when the same call made again has no further effect (it changes things, but a second
+   * time changes nothing more: "set X to 5", "write this content to this file"). A resume then
+   * runs a call whose result it did not record again, like a read-only one. Default false.
+   */
+  idempotent?: boolean | undefined;
+  /**
+   * Hints about the tool's behaviour as an MCP server gives them; pinned in the journal's header
+   * with the input schema, so a resume notices a tool whose contract changed.
+   */
+  annotations?: ToolAnnotations | undefined;
+  /** Where readOnly, idempotent and verify came from (e.g. an MCP server's hint), shown with reconcile decisions. */
+  traitSources?: TraitSources | undefined;
   /** Per-call time limit in milliseconds (default: the runtime's). */
   timeoutMs?: number | undefined;
   run(input: Input, context: ToolContext): Promise<unknown> | unknown;

@@ -90,6 +90,7 @@ export type Tone = 'good' | 'redo' | 'warn';
 export const RECONCILE_LABELS: Record<ReconcileOutcomeName, { text: string; tone: Tone }> = {
   reused: { text: 'reused from the ledger, not re-run', tone: 'good' },
   're-ran-read-only': { text: 'no ledger entry, read-only: re-run', tone: 'redo' },
+  're-ran-idempotent': { text: 'no ledger entry, idempotent: re-run', tone: 'redo' },
   'verified-done': { text: 'verified as done, not re-run', tone: 'good' },
   'verified-not-done-ran': { text: 'verified as not done: run now', tone: 'redo' },
   'unknown-reported': { text: 'unknown side effect: reported to the model (is_error), not re-run', tone: 'warn' },

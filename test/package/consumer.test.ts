@@ -73,7 +73,7 @@ describe('the packed package', () => {
   });
 
   it('installs without pg, tsx or esbuild: they are not runtime dependencies', () => {
-    for (const name of ['pg', 'tsx', 'esbuild', 'typescript']) expect(fs.existsSync(path.join(consumer, 'node_modules', name)), name).toBe(false);
+    for (const name of ['pg', 'tsx', 'esbuild', 'typescript', '@modelcontextprotocol/sdk']) expect(fs.existsSync(path.join(consumer, 'node_modules', name)), name).toBe(false);
     expect(fs.existsSync(path.join(consumer, 'node_modules', 'durable-agent', 'dist', 'src', 'index.js'))).toBe(true);
   });
 
@@ -142,6 +142,21 @@ describe('the packed package', () => {
     const result = run(process.execPath, ['--input-type=module', '-e', probe], consumer);
     expect(result.stderr).toBe('');
     expect(result.stdout).toMatch(/^true PgMissingError durable-agent\/postgres and the fleet commands need the PostgreSQL client "pg".*npm install pg/);
+  });
+
+  it('MCP tools without @modelcontextprotocol/sdk: mcpTools() rejects with McpSdkMissingError, run --mcp-config is refused (exit 2)', () => {
+    const probe = `
+      import { mcpTools, McpSdkMissingError } from 'durable-agent';
+      try { await mcpTools({ mcpServers: { x: { command: 'node' } } }); console.log('connected'); }
+      catch (error) { console.log(error instanceof McpSdkMissingError, error.name, error.message); }`;
+    const result = run(process.execPath, ['--input-type=module', '-e', probe], consumer);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toMatch(/^true McpSdkMissingError MCP tools need "@modelcontextprotocol\/sdk".*npm install @modelcontextprotocol\/sdk/);
+    fs.writeFileSync(path.join(consumer, '.mcp.json'), JSON.stringify({ mcpServers: { x: { command: 'node' } } }));
+    const cli = run('npx', ['--no-install', 'durable-agent', 'run', '--model', 'm', '--task', 't', '--mcp-config', '.mcp.json'], consumer, { ANTHROPIC_API_KEY: 'k' });
+    expect(cli.stderr).toMatch(/^durable-agent: MCP tools need "@modelcontextprotocol\/sdk"/);
+    expect(cli.stderr).not.toMatch(/\n\s+at /);
+    expect(cli.status).toBe(2);
   });
 
   it('the fleet commands without pg: refused (exit 2) with the package to install, no stack trace', () => {

@@ -91,7 +91,7 @@ describe('words for the loop', () => {
   });
 
   it('has a label for every reconcile decision, the unknown side effect as a warning', () => {
-    expect(Object.keys(RECONCILE_LABELS).sort()).toEqual(['re-ran-read-only', 'reused', 'unknown-reported', 'verified-done', 'verified-not-done-ran']);
+    expect(Object.keys(RECONCILE_LABELS).sort()).toEqual(['re-ran-idempotent', 're-ran-read-only', 'reused', 'unknown-reported', 'verified-done', 'verified-not-done-ran']);
     expect(RECONCILE_LABELS['unknown-reported'].tone).toBe('warn');
     expect(RECONCILE_LABELS.reused.text).toContain('not re-run');
   });

@@ -15,15 +15,19 @@ export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers:
   const dir = path.resolve(args.dir);
   const system = args.systemFile ? readSystemPrompt(args.systemFile) : null;
   const model = await realModel(args.model!, env, args.api, RUN_WITHOUT_KEY);
-  const resumeCommand = cliCommand(env, ['run', '--resume', '--model', args.model!, ...dirWords(dir)]);
+  const mcpConfig = args.mcpConfig === null ? null : path.resolve(args.mcpConfig);
+  const resumeCommand = cliCommand(env, ['run', '--resume', '--model', args.model!, ...dirWords(dir), ...(mcpConfig ? ['--mcp-config', mcpConfig] : [])]);
   if (args.resume && system !== null) writers.err('[resume] --system is ignored: the run keeps the system prompt it started with.');
+  // Loaded only when asked for: the MCP SDK is an optional peer dependency. Stdio servers are also
+  // stopped when the process exits early (an interrupt, a simulated crash): see mcp/connection.ts.
+  const mcp = mcpConfig ? await (await import('../../mcp/mcp-tools.ts')).mcpTools(mcpConfig, { env, log: (line) => writers.err(line) }) : null;
   return driveCliRun({
     command: 'run',
     dir,
     env,
     writers,
     model,
-    tools: fileTools(dir),
+    tools: [...fileTools(dir), ...(mcp?.tools ?? [])],
     output: { plain: args.plain, verbose: args.verbose },
     resumeCommand,
     resume: args.resume ? { maxTurns: args.maxTurns, acceptLostRecord: args.acceptLostRecord, allowToolChange: args.allowToolChange } : null,
@@ -33,7 +37,7 @@ export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers:
     maxTokens: args.maxTokens,
     takeOver: args.takeOver,
     otelContent: args.otelContent,
-  });
+  }).finally(() => mcp?.close());
 }
 
 function readSystemPrompt(file: string): string {

@@ -2,6 +2,7 @@
 import path from 'node:path';
 import { type HistoryStep, readRunHistory, readRunStatus } from '../../runtime/run-status.ts';
 import { FileStore } from '../../store/file-store.ts';
+import type { ReconcileNote } from '../../store/journal-record.ts';
 import type { StatusArgs } from '../args.ts';
 import { EXIT } from '../exit-codes.ts';
 import { formatAgo, formatBytes, formatUsage, keyValueLines, tableLines } from '../format.ts';
@@ -35,6 +36,7 @@ export async function statusCommand(args: StatusArgs, writers: Writers, now = Da
   ];
   if (status.finalText !== null) rows.push(['answer', status.finalText]);
   if (status.failure) rows.push(['failure', status.failure.message]);
+  if (status.reconciled.length) rows.push(['reconciled', status.reconciled.map(reconcileWords).join('; ')]);
   if (status.tornTail) rows.push(['torn tail', `${status.tornTail.bytes} bytes after the last complete record (a resume drops them)`]);
   for (const line of keyValueLines(rows)) writers.out(line);
   return EXIT.done;
@@ -71,12 +73,18 @@ export async function historyCommand(args: StatusArgs, writers: Writers): Promis
   return EXIT.done;
 }
 
+/** `re-ran-idempotent toolu_1 (rule idempotent: idempotentHint of MCP server "fs")`; older journals have no rule. */
+export function reconcileWords(note: ReconcileNote): string {
+  const rule = note.rule && note.rule !== 'ledger-hit' ? ` (rule ${note.rule}${note.basis ? `: ${note.basis}` : ''})` : '';
+  return `${note.decision} ${note.tool_use_id}${rule}`;
+}
+
 function historyNote(step: HistoryStep): string {
   const parts: string[] = [];
   const note = step.note;
   if (note?.resumed) parts.push(`resumed by pid ${note.resumed.pid} after record ${note.resumed.fromSeq}`);
-  for (const reuse of note?.reused ?? []) parts.push(`${reuse.decision} ${reuse.tool_use_id}`);
-  if (note?.reconcile) parts.push(`${note.reconcile.decision} ${note.reconcile.tool_use_id}`);
+  for (const reuse of note?.reused ?? []) parts.push(reconcileWords(reuse));
+  if (note?.reconcile) parts.push(reconcileWords(note.reconcile));
   if (note?.reopened) parts.push(`reopened, MAX_TURNS=${note.reopened.maxTurns}`);
   return parts.join('; ');
 }
