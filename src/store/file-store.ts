@@ -10,6 +10,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { FileDecisionInbox, type InboxPoint } from '../approval/file-decision-inbox.ts';
 import { fsyncDir } from '../util/durable-file.ts';
 import { StoreMissingError, StoreWriteError } from './errors.ts';
 import { type CommitMark, frameCommitMark, frameLine } from './framing.ts';
@@ -30,6 +31,8 @@ export interface FileStoreOptions {
    * (default 30 s); the holder's heartbeat beats at a tenth of it, at most every 2 s.
    */
   lockLeaseMs?: number | undefined;
+  /** Drills: called as a decision's write passes a point (a test kills the process there). */
+  onDecisionPoint?: ((point: InboxPoint) => void) | undefined;
 }
 
 export const JOURNAL_FILE = 'journal.jsonl';
@@ -54,6 +57,8 @@ export class FileStore implements RunStore {
   private readonly lockLeaseMs: number;
   /** The lock this store holds; while it does, every write first checks it was not taken over. */
   private held: HeldLockFile | null = null;
+  /** Decisions given from other processes: DIR/decisions/<tool_use_id>.json. */
+  readonly decisions: FileDecisionInbox;
 
   constructor(
     readonly dir: string,
@@ -63,6 +68,10 @@ export class FileStore implements RunStore {
     this.journalPath = path.join(dir, JOURNAL_FILE);
     this.faults = new WriteFaultPlan(options.writeFaults);
     this.lockLeaseMs = options.lockLeaseMs ?? DEFAULT_LOCK_LEASE_MS;
+    this.decisions = new FileDecisionInbox(dir, {
+      onPoint: options.onDecisionPoint,
+      failWrite: () => this.faults.checkPoint('decision-write') !== null,
+    });
     const { min, max } = LOCK_LEASE_RANGE_MS;
     if (!Number.isInteger(this.lockLeaseMs) || this.lockLeaseMs < min || this.lockLeaseMs > max) {
       throw new RangeError(`lockLeaseMs must be a whole number of milliseconds from ${min} to ${max}, not ${this.lockLeaseMs}`);
