@@ -5,17 +5,23 @@
  *   pendingTool ─TOOL_RESULT→ effectRecorded (the outcome is in the ledger) ─TOOL_RESULT→ …
  *   effectRecorded ─CLOSE_TURN→ closed (checkpoint B: every tool_result is in messages)
  *   closed ─MODEL_REPLY→ pendingTool | done | stoppedAtMaxTurns | failed (the same list as awaitingModel)
+ *   pendingTool | effectRecorded ─DECISION_NEEDED→ awaitingDecision (the next open call waits for a person)
+ *   awaitingDecision ─DECISION(approved)→ pendingTool | effectRecorded (the call runs next)
+ *   awaitingDecision ─DECISION(denied | answered)→ effectRecorded (the decision is the call's ledger entry)
  *
  * Pure on purpose: named actions and guards only, no I/O, no invoked actors. Every state is a
  * resting state (nothing leaves by `always`), so every snapshot the runtime persists is one a
- * resume can stand on. The entry/transition actions `requestModelReply`, `runPendingTools` and
- * `requestTurnClose` do nothing here: they announce the effect the runtime must carry out once
+ * resume can stand on. The entry/transition actions `requestModelReply`, `runPendingTools`,
+ * `requestTurnClose` and `awaitDecision` do nothing here: they announce the effect the runtime must carry out once
  * the snapshot that names it is durable.
  */
 import { and, assertEvent, assign, setup } from 'xstate';
 import {
   addUsage,
   assistantMessageOf,
+  awaitsDecision,
+  decisionOutcomeOf,
+  verdictFits,
   failureForStopReason,
   openCalls,
   pauseLimitFailure,
@@ -47,6 +53,8 @@ function initialContext({ input = NO_INPUT }: { input: AgentInput | undefined })
     messages: [{ role: 'user', content: input.task }],
     pending: [],
     results: [],
+    decisions: [],
+    awaiting: null,
     pausesInARow: 0,
     maxPausesInARow: input.maxPausesInARow ?? MAX_PAUSES_IN_A_ROW,
     heldReply: null,
@@ -65,6 +73,7 @@ const machineSetup = setup({
     requestModelReply: announceEffect,
     runPendingTools: announceEffect,
     requestTurnClose: announceEffect,
+    awaitDecision: announceEffect,
     countReplyUsage: assign({
       usage: ({ context, event }) => {
         assertEvent(event, ['MODEL_REPLY', 'MODEL_REPLY_INVALID']);
@@ -87,10 +96,32 @@ const machineSetup = setup({
       turn: ({ context }) => context.turn + 1,
       pending: ({ event }) => {
         assertEvent(event, 'MODEL_REPLY');
-        return pendingCallsOf(event.reply);
+        return pendingCallsOf(event.reply, event.needsDecision);
       },
       results: () => [],
+      decisions: () => [],
+      awaiting: () => null,
       heldReply: () => null,
+    }),
+    markAwaited: assign({
+      awaiting: ({ event }) => {
+        assertEvent(event, 'DECISION_NEEDED');
+        return { tool_use_id: event.tool_use_id, since: event.at };
+      },
+    }),
+    recordDecision: assign({
+      decisions: ({ context, event }) => {
+        assertEvent(event, 'DECISION');
+        return [...context.decisions, event.decision];
+      },
+      awaiting: () => null,
+    }),
+    recordDecisionOutcome: assign({
+      results: ({ context, event }) => {
+        assertEvent(event, 'DECISION');
+        const call = context.pending.find((pending) => pending.id === event.decision.tool_use_id)!;
+        return [...context.results, decisionOutcomeOf(call, event.decision)];
+      },
     }),
     holdReply: assign({
       heldReply: ({ event }) => {
@@ -162,6 +193,26 @@ const machineSetup = setup({
       return openCalls(context).some((call) => call.id === event.outcome.tool_use_id);
     },
     allCallsRecorded: ({ context }) => context.pending.length > 0 && openCalls(context).length === 0,
+    nextCallAwaitsDecision: ({ context, event }) => {
+      assertEvent(event, 'DECISION_NEEDED');
+      const next = openCalls(context)[0];
+      return next !== undefined && next.id === event.tool_use_id && awaitsDecision(context, next);
+    },
+    decisionFitsAwaitedCall: ({ context, event }) => {
+      assertEvent(event, 'DECISION');
+      const call = context.pending.find((pending) => pending.id === context.awaiting?.tool_use_id);
+      return call !== undefined && event.decision.tool_use_id === call.id && verdictFits(call, event.decision);
+    },
+    decisionApproves: ({ event }) => {
+      assertEvent(event, 'DECISION');
+      return event.decision.verdict === 'approved';
+    },
+    noResultYet: ({ context }) => context.results.length === 0,
+    decidesLastOpenCall: ({ context, event }) => {
+      assertEvent(event, 'DECISION');
+      const open = openCalls(context);
+      return open.length === 1 && open[0]!.id === event.decision.tool_use_id;
+    },
   },
 });
 
@@ -236,6 +287,14 @@ const onToolResult = [
   },
 ] as const;
 
+/** The next open call needs a decision it does not have: wait, recording since when. */
+const onDecisionNeeded = {
+  guard: 'nextCallAwaitsDecision',
+  target: 'awaitingDecision',
+  actions: 'markAwaited',
+  description: 'The next open call needs a decision it does not have: record that it waits, and since when; nothing runs.',
+} as const;
+
 export const agentLoopMachine = machineSetup.createMachine({
   id: 'agentLoop',
   context: initialContext,
@@ -249,18 +308,51 @@ export const agentLoopMachine = machineSetup.createMachine({
     pendingTool: {
       description: "Checkpoint A: the model's tool calls are recorded; none has a recorded result yet.",
       entry: 'runPendingTools',
-      on: { TOOL_RESULT: onToolResult },
+      on: { TOOL_RESULT: onToolResult, DECISION_NEEDED: onDecisionNeeded },
     },
     effectRecorded: {
       description: "A tool call's outcome is in the ledger; the turn's tool_results are not all in messages yet.",
       on: {
         TOOL_RESULT: onToolResult,
+        DECISION_NEEDED: onDecisionNeeded,
         CLOSE_TURN: {
           guard: 'allCallsRecorded',
           target: 'closed',
           actions: 'closeTurn',
           description: "Every call has its outcome: put the turn's tool_results into messages in one user message (checkpoint B).",
         },
+      },
+    },
+    awaitingDecision: {
+      description: 'The next open call waits for a decision (context.awaiting): an approval, or an answer to ask_user; nothing runs until one is durable.',
+      entry: 'awaitDecision',
+      on: {
+        DECISION: [
+          {
+            guard: and(['decisionFitsAwaitedCall', 'decisionApproves', 'noResultYet']),
+            target: 'pendingTool',
+            actions: 'recordDecision',
+            description: 'Approved, and no call of the turn has a result yet: record the approval, then run the call.',
+          },
+          {
+            guard: and(['decisionFitsAwaitedCall', 'decisionApproves']),
+            target: 'effectRecorded',
+            actions: ['recordDecision', 'runPendingTools'],
+            description: 'Approved: record the approval, then run the call.',
+          },
+          {
+            guard: and(['decisionFitsAwaitedCall', 'decidesLastOpenCall']),
+            target: 'effectRecorded',
+            actions: ['recordDecision', 'recordDecisionOutcome', 'requestTurnClose'],
+            description: "Denied or answered, the turn's last open call: the decision is its ledger entry; close the turn next.",
+          },
+          {
+            guard: 'decisionFitsAwaitedCall',
+            target: 'effectRecorded',
+            actions: ['recordDecision', 'recordDecisionOutcome', 'runPendingTools'],
+            description: 'Denied or answered: the decision is the call\'s ledger entry; go on with the next open call.',
+          },
+        ],
       },
     },
     closed: {

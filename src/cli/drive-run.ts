@@ -92,6 +92,8 @@ export function exitCodeOf(result: RunResult): number {
       return EXIT.stoppedAtMaxTurns;
     case 'failed':
       return EXIT.runFailed;
+    case 'waiting':
+      return EXIT.waitingForPerson;
   }
 }
 

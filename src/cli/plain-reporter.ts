@@ -53,6 +53,8 @@ export function resultLine(result: RunResult): string {
       );
     case 'failed':
       return `[failed] ${result.failure?.message ?? 'the run failed'}`;
+    case 'waiting':
+      return `[waiting] ${(result.waiting ?? []).map((call) => call.tool_use_id).join(', ')} waits for a person's decision; resume with --resume after it is given.`;
   }
 }
 

@@ -65,6 +65,10 @@ export function checkpointName(point: PointName): string {
       return 'ledger entry';
     case 'save-b':
       return 'checkpoint B';
+    case 'save-waiting':
+      return 'waits for a decision';
+    case 'save-decision':
+      return 'decision';
     case 'save-pause':
       return 'pause_turn reply';
     case 'save-done':
@@ -136,6 +140,10 @@ function outcomeText(call: CallLine): string {
       return 'verified';
     case 'unknown':
       return 'state unknown';
+    case 'denied':
+      return 'denied';
+    case 'answered':
+      return 'answered';
   }
 }
 

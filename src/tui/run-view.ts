@@ -223,6 +223,10 @@ function applyEvent(view: RunView, event: RunEvent, at: number): RunView {
       return { ...view, calls: updateCall(view.calls, event.call, (call) => ({ ...call, status: 'unrecorded' })) };
     case 'finished':
       return { ...view, modelCall: null, ending: { kind: 'finished', result: withoutSecrets(event.result) } };
+    case 'waiting':
+      return appendLog(view, `${event.call.id} ${event.call.name} waits for ${event.needs === 'answer' ? 'an answer' : 'a decision'}`, 'notice');
+    case 'decided':
+      return appendLog(view, `${event.call.id} ${event.call.name} ${event.decision.verdict} by ${event.decision.by}`, 'notice');
   }
 }
 
