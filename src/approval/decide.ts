@@ -4,7 +4,8 @@
  * it stopped. A decision is checked whole before anything is written, then written to the
  * store's inbox; the run's writer makes it a DECISION record.
  */
-import type { Decision, DecisionNeed, PendingCall, Verdict } from '../../machines/agent-loop.types.ts';
+import type { Decision, PendingCall, Verdict } from '../../machines/agent-loop.types.ts';
+import type { WaitingCall } from '../runtime/run-events.ts';
 import { schemaHash } from '../runtime/run-origin.ts';
 import { StoreMissingError } from '../store/errors.ts';
 import { foldJournal } from '../store/fold-journal.ts';
@@ -14,20 +15,15 @@ import type { DecisionInbox, RunStore } from '../store/store.ts';
 import { ToolRegistry } from '../tools/tool-registry.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { DecisionRefusedError } from './decision-errors.ts';
-import { DecisionExistsError, isCallId } from './file-decision-inbox.ts';
+import { FileDecisionInbox, isCallId } from './file-decision-inbox.ts';
+import { waitingCallsOf } from './waiting-calls.ts';
 
-/** A call that waits for a person. */
-export interface PendingDecision {
-  runId: string;
-  tool_use_id: string;
-  name: string;
-  input: unknown;
-  needs: DecisionNeed;
-  /** Epoch ms: since the run began waiting for it (awaited), else since the reply that asked for it. */
-  since: number;
-  /** Whether the run is stopped on this call (the next to go); the others of the turn come after it. */
-  awaited: boolean;
-  /** A decision for it is in the inbox, not yet taken up by the run (it is on the next resume, or within a second). */
+/**
+ * A call that waits for a person: `since` is when the run began to wait for it (null for a later
+ * call of the turn, not reached yet).
+ */
+export interface PendingDecision extends WaitingCall {
+  /** A decision for it is in the inbox, not yet taken up by the run (it is within a second, or on the next resume). */
   given: Decision | null;
 }
 
@@ -56,21 +52,11 @@ export interface DecideOptions {
 /** The calls of the run in `store` that wait for a decision, in the order they will be taken up. */
 export async function pendingDecisions(store: RunStore): Promise<PendingDecision[]> {
   const run = await readRun(store);
-  if (!run) return [];
+  if (!run) throw new StoreMissingError(store.location, 'read');
   const inbox = inboxOf(store);
   const waiting: PendingDecision[] = [];
-  for (const call of undecidedCalls(run.view)) {
-    const awaited = run.view.context.awaiting?.tool_use_id === call.id;
-    waiting.push({
-      runId: run.header.runId,
-      tool_use_id: call.id,
-      name: call.name,
-      input: call.input,
-      needs: call.needs!,
-      since: awaited ? run.view.context.awaiting!.since : run.turnOpenedAt,
-      awaited,
-      given: inbox ? await inbox.get(call.id) : null,
-    });
+  for (const call of waitingCallsOf(run.header.runId, run.view.context)) {
+    waiting.push({ ...call, given: inbox ? await givenFor(inbox, call.tool_use_id) : null });
   }
   return waiting;
 }
@@ -103,7 +89,7 @@ export async function decide(store: RunStore, request: DecisionRequest, options:
   if (run.view.context.results.some((outcome) => outcome.tool_use_id === id)) {
     throw refuse('not-waiting', `${id} (${call.name}) has its result already. ${listHint}`);
   }
-  const given = await inbox.get(id);
+  const given = await givenFor(inbox, id);
   if (given) throw refuse('already-decided', `${id} (${call.name}) is already ${words(given)} (the run takes it up when it goes on); a call is decided once. Nothing was written.`);
   checkVerdict(call, request, refuse, run.header, options.tools);
   const decision: Decision = { tool_use_id: id, verdict: request.verdict, by: request.by ?? 'api', at: (options.now ?? Date.now)() };
@@ -111,11 +97,8 @@ export async function decide(store: RunStore, request: DecisionRequest, options:
   if (request.verdict === 'denied') decision.reason = request.reason!;
   if (request.verdict === 'answered') decision.text = request.text!;
   if (request.verdict === 'approved' && request.input !== undefined) decision.input = request.input;
-  try {
-    await inbox.put(decision);
-  } catch (error) {
-    if (error instanceof DecisionExistsError) throw refuse('already-decided', `${id} (${call.name}) was decided by another process a moment ago; a call is decided once. Nothing was written.`);
-    throw error;
+  if ((await inbox.write(decision)) === 'exists') {
+    throw refuse('already-decided', `${id} (${call.name}) was decided by another process a moment ago; a call is decided once. Nothing was written.`);
   }
   return decision;
 }
@@ -125,8 +108,8 @@ type Refuse = (reason: DecisionRefusedError['reason'], message: string) => Decis
 function checkVerdict(call: PendingCall, request: DecisionRequest, refuse: Refuse, header: JournalHeader, tools: readonly ToolDefinition[] | undefined): void {
   const { verdict } = request;
   const id = call.id;
-  if (call.needs === 'answer' && verdict !== 'answered') {
-    throw refuse('wrong-verdict', `${id} is a question (${call.name}): it waits for an answer, not to be ${verdict}. Give it with \`durable-agent answer ${id} TEXT\`. Nothing was written.`);
+  if (call.needs === 'answer' && verdict === 'approved') {
+    throw refuse('wrong-verdict', `${id} is a question (${call.name}): it waits for an answer, not an approval. Give it with \`durable-agent answer ${id} TEXT\` (or deny it with a reason). Nothing was written.`);
   }
   if (call.needs === 'approval' && verdict === 'answered') {
     throw refuse('wrong-verdict', `${id} (${call.name}) waits for approval, not for an answer: approve or deny it. Nothing was written.`);
@@ -158,8 +141,6 @@ function pinnedTool(name: string, header: JournalHeader, tools: readonly ToolDef
 interface ReadRun {
   header: JournalHeader;
   view: DurableView;
-  /** When the open turn's reply was saved (checkpoint A). */
-  turnOpenedAt: number;
   /** Every call the run ever saw, by id: its tool name (to tell a finished call from an unknown id). */
   knownCalls: Map<string, string>;
 }
@@ -173,24 +154,21 @@ async function readRun(store: RunStore): Promise<ReadRun | null> {
     if (error instanceof StoreMissingError) return null;
     throw error;
   }
-  let turnOpenedAt = loaded.header.createdAt;
   const knownCalls = new Map<string, string>();
-  const view = foldJournal(store.location, loaded, (step, stored) => {
-    if (stored.record.event === 'MODEL_REPLY') turnOpenedAt = stored.record.at;
+  const view = foldJournal(store.location, loaded, (step) => {
     for (const call of step.context.pending) knownCalls.set(call.id, call.name);
   });
-  return { header: loaded.header, view, turnOpenedAt, knownCalls };
-}
-
-/** The open turn's calls that need a decision and have neither one nor a result, in order. */
-function undecidedCalls(view: DurableView): PendingCall[] {
-  const decided = new Set(view.context.decisions.map((decision) => decision.tool_use_id));
-  const done = new Set(view.context.results.map((outcome) => outcome.tool_use_id));
-  return view.context.pending.filter((call) => call.needs !== undefined && !decided.has(call.id) && !done.has(call.id));
+  return { header: loaded.header, view, knownCalls };
 }
 
 function inboxOf(store: RunStore): DecisionInbox | null {
   return store.decisions ?? null;
+}
+
+/** The decision in the inbox for this call; a damaged inbox file is refused, with its path, rather than taken for none. */
+async function givenFor(inbox: DecisionInbox, id: string): Promise<Decision | null> {
+  if (inbox instanceof FileDecisionInbox) return inbox.get(id);
+  return (await inbox.read()).find((decision) => decision.tool_use_id === id) ?? null;
 }
 
 function words(decision: Decision): string {

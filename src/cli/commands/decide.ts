@@ -37,8 +37,8 @@ export async function pendingCommand(args: PendingArgs, env: NodeJS.ProcessEnv, 
     call.tool_use_id,
     call.name,
     call.needs === 'answer' ? 'an answer' : 'approval',
-    `${new Date(call.since).toISOString()} (${formatAgo(call.since, now)})`,
-    call.given ? `${call.given.verdict} by ${call.given.by}, not taken up yet` : call.awaited ? 'the run waits on it' : 'after the one before',
+    call.since === null ? '-' : `${new Date(call.since).toISOString()} (${formatAgo(call.since, now)})`,
+    call.given ? `${call.given.verdict} by ${call.given.by}, not taken up yet` : call.awaited ? 'the run waits on it' : 'comes after the one above',
     inputText(call),
   ]);
   for (const line of tableLines(['call', 'tool', 'waits for', 'since', 'state', 'input'], rows)) writers.out(line);
