@@ -34,6 +34,11 @@ export { RunOriginMismatchError } from './runtime/run-origin.ts';
 export type { JournalHeader, RunOrigin } from './store/journal-record.ts';
 export type { LockOptions, LockTakeOver, RunLock, RunStore } from './store/store.ts';
 export { FileStore } from './store/file-store.ts';
+export { decide, pendingDecisions } from './approval/decide.ts';
+export type { DecideOptions, DecisionRequest, PendingDecision } from './approval/decide.ts';
+export { DecisionRefusedError } from './approval/decision-errors.ts';
+export type { DecisionRefusal } from './approval/decision-errors.ts';
+export { FileDecisionInbox } from './approval/file-decision-inbox.ts';
 export { MemoryStore } from './store/memory-store.ts';
 export {
   RunExistsError,

@@ -5,7 +5,8 @@
  */
 import type { AgentStateName, OutcomeKind, TokenUsage } from '../../machines/agent-loop.types.ts';
 import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
-import { detailLine, plainLine } from '../cli/plain-reporter.ts';
+import type { DecisionCommands } from '../cli/decision-lines.ts';
+import { commandLines, detailLine, plainLine } from '../cli/plain-reporter.ts';
 import type { CallView, RunEvent, RunResult } from '../runtime/run-events.ts';
 import type { ReconcileOutcomeName } from '../store/journal-record.ts';
 import type { PointName } from '../store/record-points.ts';
@@ -65,6 +66,8 @@ export interface RunView {
   verbose: boolean;
   /** The command line that resumes this run, shown when the process stops before the end. */
   resumeHint: string;
+  /** The commands that decide a waiting call, shown under its line. */
+  decisionCommands: DecisionCommands | null;
   runId: string | null;
   task: string | null;
   model: string | null;
@@ -102,12 +105,14 @@ export interface ViewSettings {
   resumeHint: string;
   /** The task, when the command knows it before the run's first event. */
   task: string | null;
+  decisionCommands?: DecisionCommands | null | undefined;
 }
 
 export function initialView(settings: ViewSettings): RunView {
   return {
     verbose: settings.verbose,
     resumeHint: settings.resumeHint,
+    decisionCommands: settings.decisionCommands ?? null,
     runId: null,
     task: settings.task,
     model: null,
@@ -265,6 +270,7 @@ function logEvent(view: RunView, event: RunEvent): RunView {
   let next = view;
   const line = plainLine(event);
   if (line !== null) next = appendLog(next, line, toneOf(event));
+  for (const hint of commandLines(event, view.decisionCommands)) next = appendLog(next, hint, 'notice');
   const detail = detailLine(event, view.verbose);
   if (detail !== null) next = appendLog(next, detail, event.type === 'ledger-write-failed' ? 'alert' : 'detail');
   return next;
@@ -278,6 +284,10 @@ function toneOf(event: RunEvent): LogTone {
       return 'resume';
     case 'reconciled':
       return 'reconcile';
+    case 'waiting':
+      return 'stopped';
+    case 'decided':
+      return 'notice';
     case 'finished':
       return event.result.status === 'done' ? 'done' : event.result.status === 'failed' ? 'failed' : 'stopped';
     default:

@@ -16,6 +16,7 @@ import { NoSuchDirectoryError } from '../errors.ts';
 import { EXIT } from '../exit-codes.ts';
 import { formatAgo, tableLines } from '../format.ts';
 import type { Writers } from '../plain-reporter.ts';
+import { decisionCommandsFor, decisionHintLines } from '../decision-lines.ts';
 import { cliCommand, dirWords } from '../shell-command.ts';
 import { STATE_DIR } from '../state-dir.ts';
 
@@ -43,7 +44,10 @@ export async function pendingCommand(args: PendingArgs, env: NodeJS.ProcessEnv, 
   ]);
   for (const line of tableLines(['call', 'tool', 'waits for', 'since', 'state', 'input'], rows)) writers.out(line);
   const next = waiting.find((call) => !call.given);
-  if (next) for (const line of decisionCommands(env, dir, next)) writers.out(line);
+  if (next) {
+    const header = (await store.load()).header;
+    for (const line of decisionHintLines(decisionCommandsFor(env, dir, resumeCommandOf(env, dir, header.startedBy)), next)) writers.out(line);
+  }
   return EXIT.done;
 }
 
@@ -62,16 +66,6 @@ export async function decideCommand(args: DecideArgs, env: NodeJS.ProcessEnv, wr
   const header = (await store.load()).header;
   writers.out(`A run that waits takes it up within a second; a run that stopped (exit 7) goes on with: ${resumeCommandOf(env, dir, header.startedBy)}`);
   return EXIT.done;
-}
-
-/** The commands that decide `call`, quoted to paste. */
-export function decisionCommands(env: NodeJS.ProcessEnv, dir: string, call: Pick<PendingDecision, 'tool_use_id' | 'needs'>): string[] {
-  const where = dirWords(dir);
-  if (call.needs === 'answer') return [`  answer: ${cliCommand(env, ['answer', ...where, call.tool_use_id])} 'TEXT'`];
-  return [
-    `  approve: ${cliCommand(env, ['approve', ...where, call.tool_use_id])}`,
-    `  deny:    ${cliCommand(env, ['deny', ...where, call.tool_use_id])} --reason 'TEXT'`,
-  ];
 }
 
 function resumeCommandOf(env: NodeJS.ProcessEnv, dir: string, origin: RunOrigin | undefined): string {
