@@ -6,7 +6,7 @@
  *   effectRecorded ─CLOSE_TURN→ closed (checkpoint B: every tool_result is in messages)
  *   closed ─MODEL_REPLY→ pendingTool | done | stoppedAtMaxTurns | failed (the same list as awaitingModel)
  *   pendingTool | effectRecorded ─DECISION_NEEDED→ awaitingDecision (the next open call waits for a person)
- *   awaitingDecision ─DECISION(approved)→ pendingTool | effectRecorded (the call runs next)
+ *   awaitingDecision ─DECISION(approved)→ effectRecorded (the approval is recorded; the call runs next)
  *   awaitingDecision ─DECISION(denied | answered)→ effectRecorded (the decision is the call's ledger entry)
  *
  * Pure on purpose: named actions and guards only, no I/O, no invoked actors. Every state is a
@@ -29,7 +29,7 @@ import {
   textOf,
   toolResultsMessageOf,
 } from './agent-loop.logic.ts';
-import type { AgentContext, AgentEvent, AgentInput } from './agent-loop.types.ts';
+import type { AgentContext, AgentEvent, AgentInput, Decision } from './agent-loop.types.ts';
 import { MAX_PAUSES_IN_A_ROW, ZERO_USAGE } from './agent-loop.types.ts';
 
 /** The runtime executes these; inside the machine they are only announcements. */
@@ -61,6 +61,12 @@ function initialContext({ input = NO_INPUT }: { input: AgentInput | undefined })
     finalText: null,
     failure: null,
   };
+}
+
+/** A decision is about the call the run waits on, and its verdict answers what that call needs. */
+function decisionFitsAwaitedCall(context: AgentContext, decision: Decision): boolean {
+  const call = context.pending.find((pending) => pending.id === context.awaiting?.tool_use_id);
+  return call !== undefined && decision.tool_use_id === call.id && verdictFits(call, decision);
 }
 
 const machineSetup = setup({
@@ -193,25 +199,23 @@ const machineSetup = setup({
       return openCalls(context).some((call) => call.id === event.outcome.tool_use_id);
     },
     allCallsRecorded: ({ context }) => context.pending.length > 0 && openCalls(context).length === 0,
-    nextCallAwaitsDecision: ({ context, event }) => {
+    nextIsUndecided: ({ context, event }) => {
       assertEvent(event, 'DECISION_NEEDED');
       const next = openCalls(context)[0];
       return next !== undefined && next.id === event.tool_use_id && awaitsDecision(context, next);
     },
-    decisionFitsAwaitedCall: ({ context, event }) => {
+    approvesCall: ({ context, event }) => {
       assertEvent(event, 'DECISION');
-      const call = context.pending.find((pending) => pending.id === context.awaiting?.tool_use_id);
-      return call !== undefined && event.decision.tool_use_id === call.id && verdictFits(call, event.decision);
+      return decisionFitsAwaitedCall(context, event.decision) && event.decision.verdict === 'approved';
     },
-    decisionApproves: ({ event }) => {
-      assertEvent(event, 'DECISION');
-      return event.decision.verdict === 'approved';
-    },
-    noResultYet: ({ context }) => context.results.length === 0,
-    decidesLastOpenCall: ({ context, event }) => {
+    settlesLastCall: ({ context, event }) => {
       assertEvent(event, 'DECISION');
       const open = openCalls(context);
-      return open.length === 1 && open[0]!.id === event.decision.tool_use_id;
+      return decisionFitsAwaitedCall(context, event.decision) && open.length === 1 && open[0]!.id === event.decision.tool_use_id;
+    },
+    settlesCall: ({ context, event }) => {
+      assertEvent(event, 'DECISION');
+      return decisionFitsAwaitedCall(context, event.decision);
     },
   },
 });
@@ -289,7 +293,7 @@ const onToolResult = [
 
 /** The next open call needs a decision it does not have: wait, recording since when. */
 const onDecisionNeeded = {
-  guard: 'nextCallAwaitsDecision',
+  guard: 'nextIsUndecided',
   target: 'awaitingDecision',
   actions: 'markAwaited',
   description: 'The next open call needs a decision it does not have: record that it waits, and since when; nothing runs.',
@@ -311,7 +315,7 @@ export const agentLoopMachine = machineSetup.createMachine({
       on: { TOOL_RESULT: onToolResult, DECISION_NEEDED: onDecisionNeeded },
     },
     effectRecorded: {
-      description: "A tool call's outcome is in the ledger; the turn's tool_results are not all in messages yet.",
+      description: "A tool call's outcome (or a person's decision about one) is recorded; the turn's tool_results are not all in messages yet.",
       on: {
         TOOL_RESULT: onToolResult,
         DECISION_NEEDED: onDecisionNeeded,
@@ -329,25 +333,19 @@ export const agentLoopMachine = machineSetup.createMachine({
       on: {
         DECISION: [
           {
-            guard: and(['decisionFitsAwaitedCall', 'decisionApproves', 'noResultYet']),
-            target: 'pendingTool',
-            actions: 'recordDecision',
-            description: 'Approved, and no call of the turn has a result yet: record the approval, then run the call.',
-          },
-          {
-            guard: and(['decisionFitsAwaitedCall', 'decisionApproves']),
+            guard: 'approvesCall',
             target: 'effectRecorded',
             actions: ['recordDecision', 'runPendingTools'],
             description: 'Approved: record the approval, then run the call.',
           },
           {
-            guard: and(['decisionFitsAwaitedCall', 'decidesLastOpenCall']),
+            guard: 'settlesLastCall',
             target: 'effectRecorded',
             actions: ['recordDecision', 'recordDecisionOutcome', 'requestTurnClose'],
             description: "Denied or answered, the turn's last open call: the decision is its ledger entry; close the turn next.",
           },
           {
-            guard: 'decisionFitsAwaitedCall',
+            guard: 'settlesCall',
             target: 'effectRecorded',
             actions: ['recordDecision', 'recordDecisionOutcome', 'runPendingTools'],
             description: 'Denied or answered: the decision is the call\'s ledger entry; go on with the next open call.',
