@@ -10,7 +10,8 @@ import type { RunResult } from '../runtime/run-events.ts';
 import { FileStore } from '../store/file-store.ts';
 import { DEFAULT_LOCK_LEASE_MS, LOCK_LEASE_RANGE_MS } from '../store/lock-file.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
-import { UsageError } from './args.ts';
+import { type ApprovalArgs, UsageError } from './args.ts';
+import { decisionCommandsFor } from './decision-lines.ts';
 import { EXIT } from './exit-codes.ts';
 import type { Writers } from './plain-reporter.ts';
 import { openRunReporter } from './run-reporter.ts';
@@ -35,6 +36,8 @@ export interface CliRun {
   maxTokens: number | null;
   /** --take-over: take the run's lock at once, whoever holds it. */
   takeOver: boolean;
+  /** Which calls wait for a person, and whether this process waits for them (issue 13). */
+  approval: ApprovalArgs & { allowQuestions: boolean };
 }
 
 export async function driveCliRun(run: CliRun): Promise<number> {
@@ -43,7 +46,12 @@ export async function driveCliRun(run: CliRun): Promise<number> {
   // printed on a terminal in its normal state.
   const store = new FileStore(path.join(run.dir, STATE_DIR), { writeFaults: env.DURABLE_AGENT_FAIL_WRITE, lockLeaseMs: lockLeaseOf(env) });
   const crashMode = crashModeOf(env.CRASH_MODE);
-  const reporter = await openRunReporter(run.writers, env, { ...run.output, task: run.start?.task ?? null, resumeHint: run.resumeCommand });
+  const reporter = await openRunReporter(run.writers, env, {
+    ...run.output,
+    task: run.start?.task ?? null,
+    resumeHint: run.resumeCommand,
+    decisionCommands: decisionCommandsFor(env, run.dir, run.resumeCommand),
+  });
   const parts = {
     store,
     model: run.model,
@@ -54,6 +62,7 @@ export async function driveCliRun(run: CliRun): Promise<number> {
     command: run.command,
     ...(run.maxTokens ? { maxTokens: run.maxTokens } : {}),
     ...(run.takeOver ? { takeOver: true } : {}),
+    ...decisionOptions(run.approval, run.writers),
   };
   exitOnInterrupt(reporter.writers, run.resumeCommand);
   let result: RunResult;
@@ -70,6 +79,21 @@ export async function driveCliRun(run: CliRun): Promise<number> {
     reporter.close(); // before main prints an error: the terminal must be the TUI's no more
   }
   return exitCodeOf(result);
+}
+
+/**
+ * The run waits for a decision when told to (--wait), never with --no-wait, and otherwise when
+ * stdout is a terminal: a person is there to see the [approval] line. A run in a pipe, a
+ * service or CI stops instead (exit 7), so that nothing hangs unseen.
+ */
+function decisionOptions(approval: CliRun['approval'], writers: Writers) {
+  const wait = approval.wait ?? writers.terminal?.isTTY === true;
+  return {
+    wait,
+    ...(approval.requireApproval ? { requireApproval: approval.requireApproval } : {}),
+    ...(approval.allowQuestions ? { allowQuestions: true } : {}),
+    ...(approval.decisionTimeoutMs !== null ? { decisionTimeoutMs: approval.decisionTimeoutMs } : {}),
+  };
 }
 
 /** DURABLE_AGENT_LOCK_LEASE_MS: how long a lock from another host may go without a heartbeat. */

@@ -43,6 +43,7 @@ export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writer
         },
     maxTokens: args.maxTokens,
     takeOver: args.takeOver,
+    approval: { ...args.approval, allowQuestions: false },
   });
 }
 

@@ -32,6 +32,7 @@ export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers:
       : { task: args.task!, system, fresh: args.fresh, maxTurns: args.maxTurns, prepare: () => fs.mkdirSync(dir, { recursive: true }) },
     maxTokens: args.maxTokens,
     takeOver: args.takeOver,
+    approval: { ...args.approval, allowQuestions: args.allowQuestions },
   });
 }
 
