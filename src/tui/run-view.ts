@@ -229,9 +229,9 @@ function applyEvent(view: RunView, event: RunEvent, at: number): RunView {
     case 'finished':
       return { ...view, modelCall: null, ending: { kind: 'finished', result: withoutSecrets(event.result) } };
     case 'waiting':
-      return appendLog(view, `${event.call.id} ${event.call.name} waits for ${event.needs === 'answer' ? 'an answer' : 'a decision'}`, 'notice');
     case 'decided':
-      return appendLog(view, `${event.call.id} ${event.call.name} ${event.decision.verdict} by ${event.decision.by}`, 'notice');
+      // Logged with the plain output's lines (logEvent), the commands that decide it included.
+      return view;
   }
 }
 
