@@ -52,12 +52,12 @@ export function pendingCallsOf(reply: ModelReply, needsDecision?: Readonly<Recor
 }
 
 /** The decision recorded for a call in this turn, if any. */
-export function decisionFor(context: Pick<AgentContext, 'decisions'>, id: string): Decision | undefined {
+export function decisionFor(context: { readonly decisions: readonly Decision[] }, id: string): Decision | undefined {
   return context.decisions.find((decision) => decision.tool_use_id === id);
 }
 
 /** Whether a call must wait for a decision before anything else happens to it. */
-export function awaitsDecision(context: Pick<AgentContext, 'decisions'>, call: PendingCall): boolean {
+export function awaitsDecision(context: { readonly decisions: readonly Decision[] }, call: PendingCall): boolean {
   return call.needs !== undefined && decisionFor(context, call.id) === undefined;
 }
 
@@ -68,7 +68,7 @@ export function verdictFits(call: PendingCall, decision: Decision): boolean {
 }
 
 /** The call as it runs: with the input a person approved in place of the model's, if edited. */
-export function effectiveCall(context: Pick<AgentContext, 'decisions'>, call: PendingCall): PendingCall {
+export function effectiveCall(context: { readonly decisions: readonly Decision[] }, call: PendingCall): PendingCall {
   const decision = decisionFor(context, call.id);
   return decision?.verdict === 'approved' && decision.input !== undefined ? { ...call, input: decision.input } : call;
 }

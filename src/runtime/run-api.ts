@@ -6,6 +6,9 @@ import { initialTransition } from 'xstate';
 import { effectOfActions } from '../../machines/agent-loop.effects.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
 import { MAX_PAUSES_IN_A_ROW } from '../../machines/agent-loop.types.ts';
+import { askUserTool } from '../approval/ask-user.ts';
+import type { DecisionHandler } from '../approval/decision-step.ts';
+import { checkDecisionPolicy, type RequireApproval } from '../approval/needs-decision.ts';
 import type { Model } from '../model/model.ts';
 import { RunExistsError } from '../store/errors.ts';
 import { foldJournal } from '../store/fold-journal.ts';
@@ -62,6 +65,20 @@ export interface RunParts {
    * @statelyai/inspect, or any function or observer, as to `createActor(machine, { inspect })`.
    */
   inspect?: RunInspector | undefined;
+  /**
+   * Tools whose calls need a person's approval before they run: by name, or 'side-effects' for
+   * every tool that is not read-only (a tool can also say so itself: needsApproval). A name the
+   * run does not offer is refused (UnknownApprovalToolError).
+   */
+  requireApproval?: RequireApproval | undefined;
+  /** Offer the model an ask_user tool: its question waits for a person's answer, which becomes its result. */
+  allowQuestions?: boolean | undefined;
+  /** Asked for a decision when a call waits for one and the inbox has none; null leaves it to the inbox. */
+  onDecision?: DecisionHandler | undefined;
+  /** False: with no decision at hand, stop with status 'waiting' instead of waiting (resume once decided). Default true. */
+  wait?: boolean | undefined;
+  /** Deny, by 'deadline', a call still undecided this many milliseconds after it began to wait. */
+  decisionTimeoutMs?: number | undefined;
 }
 
 export interface StartOptions extends RunParts {
@@ -105,7 +122,7 @@ export async function startRun(options: StartOptions): Promise<RunResult> {
       context: snapshot.context,
       note: { started: { pid: process.pid } },
     });
-    const startedBy = runOriginOf(options.command ?? API_COMMAND, options.model.name, options.tools);
+    const startedBy = runOriginOf(options.command ?? API_COMMAND, options.model.name, offeredTools(options));
     const receipt = await store.create({ format: JOURNAL_FORMAT, version: JOURNAL_VERSION, runId, createdAt: record.at, startedBy }, record);
     const driver = new RunDriver(parts, runId, snapshot, { state: 'awaitingModel', context: snapshot.context, ledger: new Map() }, 1);
     parts.observer({
@@ -129,7 +146,7 @@ export async function resumeRun(options: ResumeOptions): Promise<RunResult> {
   const parts = driverParts(options);
   const lock = await lockRun(options, parts);
   try {
-    const offered = runOriginOf(options.command ?? API_COMMAND, options.model.name, options.tools);
+    const offered = runOriginOf(options.command ?? API_COMMAND, options.model.name, offeredTools(options));
     const allowChange = options.allowToolChange === true;
     const loaded = await store.load({
       repair: true,
@@ -181,12 +198,26 @@ function pauseLimitOf(options: StartOptions): number {
   return limit;
 }
 
+/** The run's tools, with ask_user when questions are allowed. */
+function offeredTools(options: RunParts): readonly ToolDefinition[] {
+  return options.allowQuestions ? [...options.tools, askUserTool] : options.tools;
+}
+
 function driverParts(options: RunParts): DriverParts {
+  const tools = offeredTools(options);
+  const policy = { requireApproval: options.requireApproval, allowQuestions: options.allowQuestions === true };
+  checkDecisionPolicy(policy, tools);
+  const timeout = options.decisionTimeoutMs;
+  if (timeout !== undefined && !(Number.isSafeInteger(timeout) && timeout > 0)) {
+    throw new RangeError(`decisionTimeoutMs must be a whole number of milliseconds above 0 (got ${String(timeout)}); nothing was started.`);
+  }
   return {
+    policy,
+    decisions: { onDecision: options.onDecision, wait: options.wait, decisionTimeoutMs: timeout },
     store: options.store,
     signal: options.signal,
     model: options.model,
-    registry: new ToolRegistry(options.tools),
+    registry: new ToolRegistry(tools),
     crash: options.crashPoints ?? new CrashPoints(options.crashAfter, crashHandlerOf(options.onCrash)),
     observer: options.observer ?? (() => {}),
     toolTimeoutMs: options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
