@@ -43,7 +43,7 @@ export type { JournalHeader, RunOrigin } from './store/journal-record.ts';
 export type { DecisionInbox, InboxDecision, LockOptions, LockTakeOver, RunLock, RunStore } from './store/store.ts';
 export { FileStore } from './store/file-store.ts';
 export { decide, pendingDecisions } from './approval/decide.ts';
-export type { DecideOptions, DecisionRequest, PendingDecision } from './approval/decide.ts';
+export type { DecideInput, DecideOptions, PendingDecision } from './approval/decide.ts';
 export { DecisionRefusedError } from './approval/decision-errors.ts';
 export type { DecisionRefusal } from './approval/decision-errors.ts';
 export { FileDecisionInbox } from './approval/file-decision-inbox.ts';

@@ -28,7 +28,7 @@ export interface PendingDecision extends WaitingCall {
 }
 
 /** What a person decides; `by` defaults to 'api', `at` to now. */
-export interface DecisionRequest {
+export interface DecideInput {
   tool_use_id: string;
   verdict: Verdict;
   by?: string | undefined;
@@ -65,7 +65,7 @@ export async function pendingDecisions(store: RunStore): Promise<PendingDecision
  * Checks the decision against the journal and writes it to the inbox, or throws
  * DecisionRefusedError with nothing written.
  */
-export async function decide(store: RunStore, request: DecisionRequest, options: DecideOptions = {}): Promise<Decision> {
+export async function decide(store: RunStore, request: DecideInput, options: DecideOptions = {}): Promise<Decision> {
   const id = request.tool_use_id;
   const refuse = (reason: DecisionRefusedError['reason'], message: string) => new DecisionRefusedError(reason, id, message);
   if (!isCallId(id)) {
@@ -105,7 +105,7 @@ export async function decide(store: RunStore, request: DecisionRequest, options:
 
 type Refuse = (reason: DecisionRefusedError['reason'], message: string) => DecisionRefusedError;
 
-function checkVerdict(call: PendingCall, request: DecisionRequest, refuse: Refuse, header: JournalHeader, tools: readonly ToolDefinition[] | undefined): void {
+function checkVerdict(call: PendingCall, request: DecideInput, refuse: Refuse, header: JournalHeader, tools: readonly ToolDefinition[] | undefined): void {
   const { verdict } = request;
   const id = call.id;
   if (call.needs === 'answer' && verdict === 'approved') {

@@ -1,5 +1,6 @@
 /** The command line: parse, run the command, turn its outcome or error into an exit code. */
 import { BadCallIdError, DecisionRefusedError, InboxFileError } from '../approval/decision-errors.ts';
+import { UnknownApprovalToolError } from '../approval/needs-decision.ts';
 import { MissingApiKeyError, ModelCallError } from '../model/model.ts';
 import { CrashSpecError } from '../runtime/crash-points.ts';
 import { RunOriginMismatchError } from '../runtime/run-origin.ts';
@@ -116,6 +117,7 @@ const REFUSALS = [
   DecisionRefusedError,
   BadCallIdError,
   InboxFileError,
+  UnknownApprovalToolError,
 ];
 
 /** The error's words may come from anywhere (an endpoint, a URL): the key of `env` is taken out too. */

@@ -132,6 +132,9 @@ export class FileStore implements RunStore {
   async create(header: JournalHeader, first: JournalRecord): Promise<AppendReceipt> {
     this.held?.assertHeld();
     this.makeDir();
+    // Decisions left by another run (its journal removed by hand, or a crash between moving it
+    // and its decisions to the archive) are never taken for this run's: the scripted model's ids repeat.
+    this.archiveDecisions(new Date());
     const head = frameLine(header);
     const body = frameLine(first);
     const markOffset = head.length;
@@ -204,7 +207,8 @@ export class FileStore implements RunStore {
 
   async archive(): Promise<string> {
     const archiveDir = path.join(this.dir, 'archive');
-    const target = path.join(archiveDir, `journal-${new Date().toISOString().replace(/[:.]/g, '-')}.jsonl`);
+    const now = new Date();
+    const target = path.join(archiveDir, `journal-${stampOf(now)}.jsonl`);
     this.close();
     inEnvironment(`move the journal ${this.journalPath} to ${archiveDir}`, archiveDir, () => {
       fs.mkdirSync(archiveDir, { recursive: true });
@@ -213,7 +217,21 @@ export class FileStore implements RunStore {
       fsyncDir(this.dir);
     });
     this.position = null;
+    this.archiveDecisions(now);
     return target;
+  }
+
+  /** Moves the inbox of decisions, if it holds any, to archive/decisions-<time>: they belong to the run that was there. */
+  private archiveDecisions(now: Date): void {
+    const inbox = this.decisions.dir;
+    if (!fs.existsSync(inbox) || fs.readdirSync(inbox).length === 0) return;
+    const archiveDir = path.join(this.dir, 'archive');
+    inEnvironment(`move the decisions ${inbox} to ${archiveDir}`, archiveDir, () => {
+      fs.mkdirSync(archiveDir, { recursive: true });
+      fs.renameSync(inbox, path.join(archiveDir, `decisions-${stampOf(now)}`));
+      fsyncDir(archiveDir);
+      fsyncDir(this.dir);
+    });
   }
 
   private makeDir(): void {
@@ -298,6 +316,10 @@ function writeAll(fd: number, buffer: Buffer, position: number): void {
   }
 }
 
+
+function stampOf(date: Date): string {
+  return date.toISOString().replace(/[:.]/g, '-');
+}
 
 function describeRecord(record: JournalRecord): string {
   return `${describePoint(pointOf(record))} (record ${record.seq}, state ${record.state})`;

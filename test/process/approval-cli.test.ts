@@ -50,9 +50,9 @@ describe('a demo run that needs an approval, stopped (--no-wait)', () => {
   it('stops with exit 7 before write_report runs, and prints the call and the commands that decide it', async () => {
     const { dir, run } = await stoppedDemo();
     expect(run.stdout).toContain('[turn 3][save A] pending=write_report\n[approval] toolu_03 write_report waits for a decision\n');
-    expect(run.stdout).toMatch(new RegExp(`approve: .*durable-agent approve --dir ${dir} toolu_03\\n`));
-    expect(run.stdout).toMatch(new RegExp(`deny: +.*durable-agent deny --dir ${dir} toolu_03 --reason 'TEXT'\\n`));
-    expect(run.stdout).toMatch(/\[waiting\] .*exit 7.*demo --resume --dir /);
+    // The run is in the current directory: the commands need no --dir (see decision-lines.test.ts for a quoted one).
+    expect(run.stdout).toMatch(/\n {2}approve: (npx )?durable-agent approve toolu_03\n {2}deny: {4}(npx )?durable-agent deny toolu_03 --reason 'TEXT'\n/);
+    expect(run.stdout).toMatch(/\n\[waiting\] toolu_03 .*\n {2}resume: {2}(npx )?durable-agent demo --resume\n$/);
     expect(fs.existsSync(path.join(dir, 'report.txt'))).toBe(false);
     expect(auditLines(dir)).toEqual([]);
   });
@@ -260,7 +260,7 @@ describe('SIGKILL of the run around its DECISION record', () => {
     expect(inboxFiles(dir)).toEqual([]);
   });
 
-  it('killed right after the DECISION record, before the inbox file is removed: the resume applies it once and removes it', async () => {
+  it('killed right after the DECISION record, before the inbox file is removed: the resume applies it once, the next run asks again', async () => {
     const { dir } = await stoppedDemo();
     expectClean(await cli(['approve', '--dir', dir, 'toolu_03'], dir));
     const killed = await cli(['demo', '--dir', dir, '--resume'], dir, { CRASH_AFTER: 'after-save-decision:1', CRASH_MODE: 'sigkill' });
@@ -271,7 +271,24 @@ describe('SIGKILL of the run around its DECISION record', () => {
     expectClean(resumed);
     expect(auditLines(dir)).toHaveLength(1);
     expect((await journal(dir)).events.filter((event) => event === 'DECISION')).toHaveLength(1);
+
+    // The file left behind belongs to that run: the next run in the directory (the finished one is
+    // archived, with its decisions) asks again for its own toolu_03, the scripted model's same id.
+    const next = await cli(['demo', '--dir', dir, '--require-approval', 'write_report', '--no-wait'], dir);
+    expect(next.code, next.stdout).toBe(WAITING);
+    expect(auditLines(dir)).toHaveLength(1);
     expect(inboxFiles(dir)).toEqual([]);
+  });
+
+  it('a new run never takes up decisions left in the directory by another run', async () => {
+    const { dir } = await stoppedDemo();
+    expectClean(await cli(['approve', '--dir', dir, 'toolu_03'], dir));
+    const fresh = await cli(['demo', '--dir', dir, '--fresh', '--require-approval', 'write_report', '--no-wait'], dir);
+    expect(fresh.code, fresh.stdout).toBe(WAITING);
+    expect(fs.existsSync(path.join(dir, 'report.txt'))).toBe(false);
+    expect(inboxFiles(dir)).toEqual([]);
+    const archived = fs.readdirSync(path.join(dir, '.durable-agent', 'archive'));
+    expect(archived.some((name) => name.startsWith('decisions-'))).toBe(true);
   });
 });
 

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { decide, type DecisionRequest, type PendingDecision, pendingDecisions } from '../../approval/decide.ts';
+import { decide, type DecideInput, type PendingDecision, pendingDecisions } from '../../approval/decide.ts';
 import type { InboxPoint } from '../../approval/file-decision-inbox.ts';
 import { FileStore } from '../../store/file-store.ts';
 import type { RunOrigin } from '../../store/journal-record.ts';
@@ -20,7 +20,7 @@ import { decisionCommandsFor, decisionHintLines } from '../decision-lines.ts';
 import { cliCommand, dirWords } from '../shell-command.ts';
 import { STATE_DIR } from '../state-dir.ts';
 
-const VERDICT: Record<DecideArgs['command'], DecisionRequest['verdict']> = { approve: 'approved', deny: 'denied', answer: 'answered' };
+const VERDICT: Record<DecideArgs['command'], DecideInput['verdict']> = { approve: 'approved', deny: 'denied', answer: 'answered' };
 
 export async function pendingCommand(args: PendingArgs, env: NodeJS.ProcessEnv, writers: Writers, now = Date.now()): Promise<number> {
   const dir = runDirOf(args.dir);
@@ -54,7 +54,7 @@ export async function pendingCommand(args: PendingArgs, env: NodeJS.ProcessEnv, 
 export async function decideCommand(args: DecideArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   const dir = runDirOf(args.dir);
   const store = new FileStore(path.join(dir, STATE_DIR), { writeFaults: env.DURABLE_AGENT_FAIL_WRITE, onDecisionPoint: crashPointsOf(env.CRASH_AFTER) });
-  const request: DecisionRequest = { tool_use_id: args.callId, verdict: VERDICT[args.command], by: args.by ?? userName() };
+  const request: DecideInput = { tool_use_id: args.callId, verdict: VERDICT[args.command], by: args.by ?? userName() };
   if (args.note !== null) request.note = args.note;
   if (args.reason !== null) request.reason = args.reason;
   if (args.text !== null) request.text = args.text;
