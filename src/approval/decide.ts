@@ -12,7 +12,6 @@ import { foldJournal } from '../store/fold-journal.ts';
 import type { DurableView } from '../store/journal-codec.ts';
 import type { JournalHeader } from '../store/journal-record.ts';
 import type { DecisionInbox, RunStore } from '../store/store.ts';
-import { ToolRegistry } from '../tools/tool-registry.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { DecisionRefusedError } from './decision-errors.ts';
 import { FileDecisionInbox, isCallId } from './file-decision-inbox.ts';
@@ -91,7 +90,7 @@ export async function decide(store: RunStore, request: DecideInput, options: Dec
   }
   const given = await givenFor(inbox, id);
   if (given) throw refuse('already-decided', `${id} (${call.name}) is already ${words(given)} (the run takes it up when it goes on); a call is decided once. Nothing was written.`);
-  checkVerdict(call, request, refuse, run.header, options.tools);
+  await checkVerdict(call, request, refuse, run.header, options.tools);
   const decision: Decision = { tool_use_id: id, verdict: request.verdict, by: request.by ?? 'api', at: (options.now ?? Date.now)() };
   if (request.note !== undefined) decision.note = request.note;
   if (request.verdict === 'denied') decision.reason = request.reason!;
@@ -105,7 +104,7 @@ export async function decide(store: RunStore, request: DecideInput, options: Dec
 
 type Refuse = (reason: DecisionRefusedError['reason'], message: string) => DecisionRefusedError;
 
-function checkVerdict(call: PendingCall, request: DecideInput, refuse: Refuse, header: JournalHeader, tools: readonly ToolDefinition[] | undefined): void {
+async function checkVerdict(call: PendingCall, request: DecideInput, refuse: Refuse, header: JournalHeader, tools: readonly ToolDefinition[] | undefined): Promise<void> {
   const { verdict } = request;
   const id = call.id;
   if (call.needs === 'answer' && verdict === 'approved') {
@@ -126,6 +125,8 @@ function checkVerdict(call: PendingCall, request: DecideInput, refuse: Refuse, h
         'with a reason saying what to change; a program can pass its tools (decide(store, decision, { tools })). Nothing was written.',
     );
   }
+  // ajv is loaded only for an edited input: pending, deny and answer start without it.
+  const { ToolRegistry } = await import('../tools/tool-registry.ts');
   const problem = new ToolRegistry([tool]).inputProblem(tool.name, request.input);
   if (problem !== null) throw refuse('invalid-input', `The edited input does not fit the input schema of ${call.name}: ${problem}. Fix it and approve again. Nothing was written.`);
 }
