@@ -12,6 +12,7 @@ import { DEFAULT_LOCK_LEASE_MS, LOCK_LEASE_RANGE_MS } from '../store/lock-file.t
 import type { ToolDefinition } from '../tools/tool.ts';
 import { type ApprovalArgs, UsageError } from './args.ts';
 import { decisionCommandsFor } from './decision-lines.ts';
+import { formatDuration } from './duration.ts';
 import { EXIT } from './exit-codes.ts';
 import type { Writers } from './plain-reporter.ts';
 import { openRunReporter } from './run-reporter.ts';
@@ -94,6 +95,20 @@ function decisionOptions(approval: CliRun['approval'], writers: Writers) {
     ...(approval.allowQuestions ? { allowQuestions: true } : {}),
     ...(approval.decisionTimeoutMs !== null ? { decisionTimeoutMs: approval.decisionTimeoutMs } : {}),
   };
+}
+
+/**
+ * The flags that say which calls wait for a person, for the resume command the run prints: the
+ * journal keeps the flags of the calls already made, not the rule for the next ones, so a
+ * resume without them would let later calls run unasked.
+ */
+export function approvalWords(approval: CliRun['approval']): string[] {
+  const rule = approval.requireApproval;
+  return [
+    ...(rule === null ? [] : ['--require-approval', rule === 'side-effects' ? rule : rule.join(',')]),
+    ...(approval.allowQuestions ? ['--allow-questions'] : []),
+    ...(approval.decisionTimeoutMs === null ? [] : ['--decision-timeout', formatDuration(approval.decisionTimeoutMs)]),
+  ];
 }
 
 /** DURABLE_AGENT_LOCK_LEASE_MS: how long a lock from another host may go without a heartbeat. */

@@ -52,7 +52,8 @@ describe('a demo run that needs an approval, stopped (--no-wait)', () => {
     expect(run.stdout).toContain('[turn 3][save A] pending=write_report\n[approval] toolu_03 write_report waits for a decision\n');
     // The run is in the current directory: the commands need no --dir (see decision-lines.test.ts for a quoted one).
     expect(run.stdout).toMatch(/\n {2}approve: (npx )?durable-agent approve toolu_03\n {2}deny: {4}(npx )?durable-agent deny toolu_03 --reason 'TEXT'\n/);
-    expect(run.stdout).toMatch(/\n\[waiting\] toolu_03 .*\n {2}resume: {2}(npx )?durable-agent demo --resume\n$/);
+    // The resume keeps the rule for the calls to come: the journal holds only the flags of those made.
+    expect(run.stdout).toMatch(/\n\[waiting\] toolu_03 .*\n {2}resume: {2}(npx )?durable-agent demo --resume --require-approval write_report\n$/);
     expect(fs.existsSync(path.join(dir, 'report.txt'))).toBe(false);
     expect(auditLines(dir)).toEqual([]);
   });

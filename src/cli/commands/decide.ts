@@ -64,12 +64,18 @@ export async function decideCommand(args: DecideArgs, env: NodeJS.ProcessEnv, wr
   const what = decision.verdict === 'denied' ? `denied (${decision.reason})` : decision.verdict === 'approved' && decision.input !== undefined ? 'approved with edited input' : decision.verdict;
   writers.out(`[decided] ${decision.tool_use_id} ${what} by ${decision.by}`);
   const header = (await store.load()).header;
-  writers.out(`A run that waits takes it up within a second; a run that stopped (exit 7) goes on with: ${resumeCommandOf(env, dir, header.startedBy)}`);
+  writers.out(
+    `A run that waits takes it up within a second. A run that stopped (exit 7) goes on with the resume command it printed: ` +
+      `${resumeCommandOf(env, dir, header.startedBy)} and the --require-approval it was started with.`,
+  );
   return EXIT.done;
 }
 
 function resumeCommandOf(env: NodeJS.ProcessEnv, dir: string, origin: RunOrigin | undefined): string {
-  if (origin?.command === 'run') return cliCommand(env, ['run', '--resume', '--model', origin.model, ...dirWords(dir)]);
+  if (origin?.command === 'run') {
+    const questions = origin.tools.includes('ask_user') ? ['--allow-questions'] : [];
+    return cliCommand(env, ['run', '--resume', '--model', origin.model, ...dirWords(dir), ...questions]);
+  }
   if (origin?.command === 'demo' || origin === undefined) return cliCommand(env, ['demo', '--resume', ...dirWords(dir)]);
   return 'the program or worker that drives it';
 }

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileTools } from '../../tools/file-tools.ts';
 import { type RunArgs, UsageError } from '../args.ts';
-import { driveCliRun } from '../drive-run.ts';
+import { approvalWords, driveCliRun } from '../drive-run.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { realModel } from '../real-model.ts';
 import { cliCommand, dirWords } from '../shell-command.ts';
@@ -15,7 +15,8 @@ export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers:
   const dir = path.resolve(args.dir);
   const system = args.systemFile ? readSystemPrompt(args.systemFile) : null;
   const model = await realModel(args.model!, env, args.api, RUN_WITHOUT_KEY);
-  const resumeCommand = cliCommand(env, ['run', '--resume', '--model', args.model!, ...dirWords(dir)]);
+  const approval = { ...args.approval, allowQuestions: args.allowQuestions };
+  const resumeCommand = cliCommand(env, ['run', '--resume', '--model', args.model!, ...dirWords(dir), ...approvalWords(approval)]);
   if (args.resume && system !== null) writers.err('[resume] --system is ignored: the run keeps the system prompt it started with.');
   return driveCliRun({
     command: 'run',
@@ -32,7 +33,7 @@ export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers:
       : { task: args.task!, system, fresh: args.fresh, maxTurns: args.maxTurns, prepare: () => fs.mkdirSync(dir, { recursive: true }) },
     maxTokens: args.maxTokens,
     takeOver: args.takeOver,
-    approval: { ...args.approval, allowQuestions: args.allowQuestions },
+    approval,
   });
 }
 
