@@ -23,13 +23,11 @@ import { toolResultOf } from './helpers/messages.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
 /** A real file store; its decisions arrive through an in-process inbox (the file inbox is tested with the CLI). */
-class FileStoreWithInbox extends FileStore {
-  override readonly decisions = new MemoryDecisionInbox();
-}
+const fileStoreWithInbox = (dir: string) => Object.assign(new FileStore(path.join(dir, '.durable-agent')), { decisions: new MemoryDecisionInbox() });
 
 const STORES: Array<[string, () => RunStore & { decisions: MemoryDecisionInbox }]> = [
   ['MemoryStore', () => new MemoryStore()],
-  ['FileStore', () => new FileStoreWithInbox(path.join(tempDir(), '.durable-agent'))],
+  ['FileStore', () => fileStoreWithInbox(tempDir())],
 ];
 
 const emailScript = (input: unknown = { to: 'x@example.com' }): ScriptedStep[] => [

@@ -4,7 +4,9 @@
  */
 import { openCalls } from '../../machines/agent-loop.logic.ts';
 import type { AgentStateName, RunFailure, TokenUsage } from '../../machines/agent-loop.types.ts';
+import { waitingCallsOf } from '../approval/waiting-calls.ts';
 import { foldJournal } from '../store/fold-journal.ts';
+import type { WaitingCall } from './run-events.ts';
 import type { RecordEvent, RecordNote } from '../store/journal-record.ts';
 import type { PointName } from '../store/record-points.ts';
 import { pointOf } from '../store/record-points.ts';
@@ -24,6 +26,8 @@ export interface RunStatus {
   turn: number;
   maxTurns: number;
   pending: PendingCallStatus[];
+  /** The calls that wait for a person's decision: the awaited one with since when, then the rest of its turn. */
+  waiting: WaitingCall[];
   ledgerEntries: number;
   usage: TokenUsage;
   finalText: string | null;
@@ -61,6 +65,7 @@ export async function readRunStatus(store: RunStore): Promise<RunStatus> {
     turn: view.context.turn,
     maxTurns: view.context.maxTurns,
     pending: view.context.pending.map((call) => ({ id: call.id, name: call.name, recorded: !open.has(call.id) })),
+    waiting: waitingCallsOf(loaded.header.runId, view.context),
     ledgerEntries: view.ledger.size,
     usage: view.context.usage,
     finalText: view.context.finalText,
