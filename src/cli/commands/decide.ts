@@ -61,12 +61,13 @@ export async function decideCommand(args: DecideArgs, env: NodeJS.ProcessEnv, wr
   if (args.input !== undefined) request.input = args.input;
   const tools = args.input === undefined ? undefined : await toolsOf(store, dir);
   const decision = await decide(store, request, { tools });
-  const what = decision.verdict === 'denied' ? `denied (${decision.reason})` : decision.verdict === 'approved' && decision.input !== undefined ? 'approved with edited input' : decision.verdict;
-  writers.out(`[decided] ${decision.tool_use_id} ${what} by ${decision.by}`);
+  const name = (await pendingDecisions(store)).find((call) => call.tool_use_id === decision.tool_use_id)?.name ?? 'the call';
+  const what = decision.verdict === 'approved' && decision.input !== undefined ? 'approved with edited input' : decision.verdict;
+  writers.out(`[decided] ${decision.tool_use_id} ${name} ${what} by ${decision.by}${decision.verdict === 'denied' ? `: ${decision.reason}` : ''}`);
   const header = (await store.load()).header;
   writers.out(
-    `A run that waits takes it up within a second. A run that stopped (exit 7) goes on with the resume command it printed: ` +
-      `${resumeCommandOf(env, dir, header.startedBy)} and the --require-approval it was started with.`,
+    'A run that waits takes it up within a second; a run that stopped (exit 7) takes it up when resumed with the command it printed ' +
+      `(${resumeCommandOf(env, dir, header.startedBy)} plus its --require-approval).`,
   );
   return EXIT.done;
 }
