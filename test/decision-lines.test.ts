@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { decisionCommandsFor } from '../src/cli/decision-lines.ts';
 import { plainReporter } from '../src/cli/plain-reporter.ts';
 import type { RunEvent } from '../src/runtime/run-events.ts';
+import { activityText, endingText } from '../src/tui/format.ts';
 import { initialView, reduceView } from '../src/tui/run-view.ts';
 
 const call = { id: 'toolu_03', name: 'write_report', input: { content: 'x' }, readOnly: false };
@@ -56,5 +57,18 @@ describe('decision lines', () => {
     let view = initialView({ verbose: false, resumeHint: commands.resume, task: null, decisionCommands: commands });
     for (const event of events) view = reduceView(view, { type: 'event', event, at: 0 });
     expect(view.log.map((entry) => entry.text)).toEqual(EXPECTED);
+  });
+
+  it('the live view says the run waits for a person, and a run that stopped for one is not "failed"', () => {
+    let view = initialView({ verbose: false, resumeHint: commands.resume, task: null, decisionCommands: commands });
+    view = reduceView(view, { type: 'event', event: events[0]!, at: 0 });
+    expect(view.prompt).toEqual({ id: 'toolu_03', name: 'write_report', input: { content: 'x' }, needs: 'approval', question: null });
+    expect(activityText(view, 0)).toBe("waiting for a person's decision on write_report toolu_03");
+    const waiting = { runId: 'r', tool_use_id: 'toolu_03', name: 'write_report', input: {}, needs: 'approval' as const, since: 1, awaited: true };
+    const result = { runId: 'r', status: 'waiting' as const, waiting: [waiting], text: null, failure: null, turn: 3, maxTurns: 20, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } };
+    const ended = reduceView(view, { type: 'event', event: { type: 'finished', result }, at: 0 });
+    expect(ended.prompt).toBeNull();
+    expect(endingText(ended)).toEqual({ parts: ['⏸ waiting for a person (exit 7)', 'write_report toolu_03', 'decide it (approve, deny, answer), then resume'], tone: 'warn' });
+    expect(reduceView(view, { type: 'event', event: events[1]!, at: 0 }).prompt).toBeNull();
   });
 });

@@ -5,6 +5,7 @@
 import path from 'node:path';
 import type { Model } from '../model/model.ts';
 import type { CrashHandler } from '../runtime/crash-points.ts';
+import { decide, type DecideInput } from '../approval/decide.ts';
 import { resumeRun, startRun } from '../runtime/run-api.ts';
 import type { RunResult } from '../runtime/run-events.ts';
 import { FileStore } from '../store/file-store.ts';
@@ -52,6 +53,7 @@ export async function driveCliRun(run: CliRun): Promise<number> {
     task: run.start?.task ?? null,
     resumeHint: run.resumeCommand,
     decisionCommands: decisionCommandsFor(env, run.dir, run.resumeCommand),
+    decide: waitsForDecisions(run.approval, run.writers) ? promptDecide(store, run.tools) : null,
   });
   const parts = {
     store,
@@ -82,15 +84,28 @@ export async function driveCliRun(run: CliRun): Promise<number> {
   return exitCodeOf(result);
 }
 
+function waitsForDecisions(approval: CliRun['approval'], writers: Writers): boolean {
+  return approval.wait ?? writers.terminal?.isTTY === true;
+}
+
+/**
+ * The live view's y / n / e: a decision checked and written to the inbox like `approve` from
+ * another terminal (the run takes it up within a second), read through a store of its own.
+ */
+function promptDecide(store: FileStore, tools: ToolDefinition[]) {
+  return async (input: DecideInput): Promise<void> => {
+    await decide(new FileStore(store.dir), input, { tools });
+  };
+}
+
 /**
  * The run waits for a decision when told to (--wait), never with --no-wait, and otherwise when
  * stdout is a terminal: a person is there to see the [approval] line. A run in a pipe, a
  * service or CI stops instead (exit 7), so that nothing hangs unseen.
  */
 function decisionOptions(approval: CliRun['approval'], writers: Writers) {
-  const wait = approval.wait ?? writers.terminal?.isTTY === true;
   return {
-    wait,
+    wait: waitsForDecisions(approval, writers),
     ...(approval.requireApproval ? { requireApproval: approval.requireApproval } : {}),
     ...(approval.allowQuestions ? { allowQuestions: true } : {}),
     ...(approval.decisionTimeoutMs !== null ? { decisionTimeoutMs: approval.decisionTimeoutMs } : {}),

@@ -3,7 +3,9 @@
  * The TUI's code, ink and React are imported only when it is chosen.
  */
 import type { RunObserver } from '../runtime/run-events.ts';
+import type { DecideInput } from '../approval/decide.ts';
 import type { DecisionCommands } from './decision-lines.ts';
+import { userName } from './user-name.ts';
 import { chooseOutputMode } from './output-mode.ts';
 import { plainReporter, type Writers } from './plain-reporter.ts';
 
@@ -24,6 +26,8 @@ export interface RunReporterOptions {
   resumeHint: string;
   /** The commands that decide a waiting call of this run, printed under its [approval] / [question] line. */
   decisionCommands?: DecisionCommands | null;
+  /** How the live view's prompt decides a waiting call (only when the run waits); shown only if stdin is a terminal too. */
+  decide?: ((input: DecideInput) => Promise<void>) | null;
 }
 
 export async function openRunReporter(writers: Writers, env: NodeJS.ProcessEnv, options: RunReporterOptions): Promise<RunReporter> {
@@ -40,5 +44,6 @@ export async function openRunReporter(writers: Writers, env: NodeJS.ProcessEnv, 
     task: options.task,
     resumeHint: options.resumeHint,
     decisionCommands: options.decisionCommands ?? null,
+    decider: options.decide && process.stdin.isTTY ? { decide: options.decide, by: userName() } : null,
   });
 }

@@ -3,7 +3,7 @@
  * be rebuilt from an event list in a test. The permanent log carries exactly the plain lines
  * (plainLine / detailLine), so nothing the plain output says is missing from the terminal.
  */
-import type { AgentStateName, OutcomeKind, TokenUsage } from '../../machines/agent-loop.types.ts';
+import type { AgentStateName, DecisionNeed, OutcomeKind, TokenUsage } from '../../machines/agent-loop.types.ts';
 import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 import type { DecisionCommands } from '../cli/decision-lines.ts';
 import { commandLines, detailLine, plainLine } from '../cli/plain-reporter.ts';
@@ -89,6 +89,17 @@ export interface RunView {
   modelCall: { turn: number; since: number } | null;
   log: LogEntry[];
   ending: Ending | null;
+  /** The call the run waits on for a person's decision, for the prompt; null when none waits. */
+  prompt: PromptCall | null;
+}
+
+/** A call that waits for a decision, as the live view's prompt shows it. */
+export interface PromptCall {
+  id: string;
+  name: string;
+  input: unknown;
+  needs: DecisionNeed;
+  question: string | null;
 }
 
 export type ViewAction =
@@ -130,6 +141,7 @@ export function initialView(settings: ViewSettings): RunView {
     modelCall: null,
     log: [],
     ending: null,
+    prompt: null,
   };
 }
 
@@ -227,11 +239,12 @@ function applyEvent(view: RunView, event: RunEvent, at: number): RunView {
     case 'ledger-write-failed':
       return { ...view, calls: updateCall(view.calls, event.call, (call) => ({ ...call, status: 'unrecorded' })) };
     case 'finished':
-      return { ...view, modelCall: null, ending: { kind: 'finished', result: withoutSecrets(event.result) } };
+      return { ...view, modelCall: null, prompt: null, ending: { kind: 'finished', result: withoutSecrets(event.result) } };
+    // Both are logged with the plain output's lines (logEvent), the commands that decide it included.
     case 'waiting':
+      return { ...view, prompt: { id: event.call.id, name: event.call.name, input: event.call.input, needs: event.needs, question: event.question } };
     case 'decided':
-      // Logged with the plain output's lines (logEvent), the commands that decide it included.
-      return view;
+      return view.prompt?.id === event.call.id ? { ...view, prompt: null } : view;
   }
 }
 

@@ -4,7 +4,6 @@
  * decision's inbox file, so they work while the run waits in another process.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { decide, type DecideInput, type PendingDecision, pendingDecisions } from '../../approval/decide.ts';
 import type { InboxPoint } from '../../approval/file-decision-inbox.ts';
@@ -19,6 +18,7 @@ import type { Writers } from '../plain-reporter.ts';
 import { decisionCommandsFor, decisionHintLines } from '../decision-lines.ts';
 import { cliCommand, dirWords } from '../shell-command.ts';
 import { STATE_DIR } from '../state-dir.ts';
+import { userName } from '../user-name.ts';
 
 const VERDICT: Record<DecideArgs['command'], DecideInput['verdict']> = { approve: 'approved', deny: 'denied', answer: 'answered' };
 
@@ -97,14 +97,6 @@ function runDirOf(dir: string): string {
   const stat = fs.statSync(resolved, { throwIfNoEntry: false });
   if (!stat?.isDirectory()) throw new NoSuchDirectoryError('--dir', resolved, stat !== undefined);
   return resolved;
-}
-
-function userName(): string {
-  try {
-    return os.userInfo().username || 'cli';
-  } catch {
-    return 'cli';
-  }
 }
 
 function inputText(call: PendingDecision): string {
