@@ -11,6 +11,7 @@ import type { DecisionHandler, DecisionReply, DecisionRequest } from '../src/app
 import { DecisionReplyError } from '../src/approval/decision-step.ts';
 import { endTurnReply, scriptedModel, type ScriptedStep, toolUseReply } from '../src/model/scripted-model.ts';
 import { SimulatedCrash } from '../src/runtime/crash-points.ts';
+import { RunStoppedError } from '../src/runtime/run-driver.ts';
 import { resumeRun, type RunParts, startRun } from '../src/runtime/run-api.ts';
 import type { RunEvent } from '../src/runtime/run-events.ts';
 import { readRunHistory, readRunStatus } from '../src/runtime/run-status.ts';
@@ -163,6 +164,23 @@ describe.each(STORES)('a person in the loop (%s)', (_name, newStore) => {
     expect(events.find((e) => e.type === 'saved' && e.point === 'save-decision')!).toMatchObject({ at: expect.any(Number) });
     const savedAt = (events.find((e) => e.type === 'saved' && e.point === 'save-decision') as { at: number }).at;
     expect(savedAt - writtenAt).toBeLessThan(1000);
+  });
+
+  it('a signal stops a waiting run at once; the wait is saved and a resume waits again', async () => {
+    const store = newStore();
+    const { tools, counter } = countingTools();
+    const { events, observer } = collect();
+    const controller = new AbortController();
+    const running = startRun({ store, model: scriptedModel(emailScript()), tools, task: 't', requireApproval: ['send_email'], observer, signal: controller.signal });
+    while (!events.some((e) => e.type === 'waiting')) await new Promise((r) => setTimeout(r, 10));
+    const abortedAt = Date.now();
+    controller.abort('a person went home');
+    await expect(running).rejects.toThrow(RunStoppedError);
+    expect(Date.now() - abortedAt).toBeLessThan(200);
+    expect((await readRunStatus(store)).state).toBe('awaitingDecision');
+    const { handler } = counting({ verdict: 'approved' });
+    expect((await resumeRun({ store, model: scriptedModel(emailScript()), tools, requireApproval: ['send_email'], onDecision: handler })).status).toBe('done');
+    expect(counter.of('t2')).toBe(1);
   });
 
   it('denies by deadline what is still undecided when decisionTimeoutMs passes', async () => {
