@@ -149,6 +149,32 @@ describe.each(STORES)('a person in the loop (%s)', (_name, newStore) => {
     expect(await store.decisions.read()).toEqual([]);
   });
 
+  it('an approval with edited input from the inbox runs with that input, after a resume too', async () => {
+    const store = newStore();
+    const { tools, counter } = countingTools();
+    const parts = { model: scriptedModel(emailScript()), tools, requireApproval: ['send_email'], wait: false } as const;
+    expect((await startRun({ ...parts, store, task: 't' })).status).toBe('waiting');
+    await store.decisions.write({ tool_use_id: 't2', verdict: 'approved', input: { to: 'edited@example.com' }, by: 'bob', at: Date.now() });
+    // The approval is recorded, then the process dies as the tool returns: the resume verifies nothing
+    // (send_email cannot), so the call's state is unknown, and it is not run or asked again.
+    await expect(resumeRun({ ...parts, store, crashAfter: 'after-tool-return:1' })).rejects.toThrow(SimulatedCrash);
+    expect(counter.of('t2')).toBe(1);
+    expect(counter.keys.get('t2')).toBeDefined();
+    expect(await store.decisions.read()).toEqual([]);
+    expect((await resumeRun({ ...parts, store })).status).toBe('done');
+    expect(counter.of('t2')).toBe(1);
+    const view = foldJournal(store.location, await store.load());
+    expect(view.ledger.get('t2')).toMatchObject({ kind: 'unknown' });
+  });
+
+  it('runs the edited input from the inbox', async () => {
+    const store = newStore();
+    const { tools } = countingTools();
+    await store.decisions.write({ tool_use_id: 't2', verdict: 'approved', input: { to: 'edited@example.com' }, by: 'bob', at: 1 });
+    await startRun({ store, model: scriptedModel(emailScript()), tools, task: 't', requireApproval: ['send_email'], wait: false });
+    expect(String(toolResultOf(await messagesOf(store), 't2')!.content)).toMatch(/"to":"edited@example.com".*\n\nsent to edited@example\.com$/s);
+  });
+
   it('a waiting run picks up a decision written to its inbox while it waits', async () => {
     const store = newStore();
     const { tools, counter } = countingTools();
