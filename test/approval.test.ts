@@ -11,6 +11,7 @@ import type { DecisionHandler, DecisionReply, DecisionRequest } from '../src/app
 import { DecisionReplyError } from '../src/approval/decision-step.ts';
 import { endTurnReply, scriptedModel, type ScriptedStep, toolUseReply } from '../src/model/scripted-model.ts';
 import { SimulatedCrash } from '../src/runtime/crash-points.ts';
+import { RunStoppedError } from '../src/runtime/run-driver.ts';
 import { resumeRun, type RunParts, startRun } from '../src/runtime/run-api.ts';
 import type { RunEvent } from '../src/runtime/run-events.ts';
 import { readRunHistory, readRunStatus } from '../src/runtime/run-status.ts';
@@ -148,6 +149,32 @@ describe.each(STORES)('a person in the loop (%s)', (_name, newStore) => {
     expect(await store.decisions.read()).toEqual([]);
   });
 
+  it('an approval with edited input from the inbox runs with that input, after a resume too', async () => {
+    const store = newStore();
+    const { tools, counter } = countingTools();
+    const parts = { model: scriptedModel(emailScript()), tools, requireApproval: ['send_email'], wait: false } as const;
+    expect((await startRun({ ...parts, store, task: 't' })).status).toBe('waiting');
+    await store.decisions.write({ tool_use_id: 't2', verdict: 'approved', input: { to: 'edited@example.com' }, by: 'bob', at: Date.now() });
+    // The approval is recorded, then the process dies as the tool returns: the resume verifies nothing
+    // (send_email cannot), so the call's state is unknown, and it is not run or asked again.
+    await expect(resumeRun({ ...parts, store, crashAfter: 'after-tool-return:1' })).rejects.toThrow(SimulatedCrash);
+    expect(counter.of('t2')).toBe(1);
+    expect(counter.keys.get('t2')).toBeDefined();
+    expect(await store.decisions.read()).toEqual([]);
+    expect((await resumeRun({ ...parts, store })).status).toBe('done');
+    expect(counter.of('t2')).toBe(1);
+    const view = foldJournal(store.location, await store.load());
+    expect(view.ledger.get('t2')).toMatchObject({ kind: 'unknown' });
+  });
+
+  it('runs the edited input from the inbox', async () => {
+    const store = newStore();
+    const { tools } = countingTools();
+    await store.decisions.write({ tool_use_id: 't2', verdict: 'approved', input: { to: 'edited@example.com' }, by: 'bob', at: 1 });
+    await startRun({ store, model: scriptedModel(emailScript()), tools, task: 't', requireApproval: ['send_email'], wait: false });
+    expect(String(toolResultOf(await messagesOf(store), 't2')!.content)).toMatch(/"to":"edited@example.com".*\n\nsent to edited@example\.com$/s);
+  });
+
   it('a waiting run picks up a decision written to its inbox while it waits', async () => {
     const store = newStore();
     const { tools, counter } = countingTools();
@@ -163,6 +190,23 @@ describe.each(STORES)('a person in the loop (%s)', (_name, newStore) => {
     expect(events.find((e) => e.type === 'saved' && e.point === 'save-decision')!).toMatchObject({ at: expect.any(Number) });
     const savedAt = (events.find((e) => e.type === 'saved' && e.point === 'save-decision') as { at: number }).at;
     expect(savedAt - writtenAt).toBeLessThan(1000);
+  });
+
+  it('a signal stops a waiting run at once; the wait is saved and a resume waits again', async () => {
+    const store = newStore();
+    const { tools, counter } = countingTools();
+    const { events, observer } = collect();
+    const controller = new AbortController();
+    const running = startRun({ store, model: scriptedModel(emailScript()), tools, task: 't', requireApproval: ['send_email'], observer, signal: controller.signal });
+    while (!events.some((e) => e.type === 'waiting')) await new Promise((r) => setTimeout(r, 10));
+    const abortedAt = Date.now();
+    controller.abort('a person went home');
+    await expect(running).rejects.toThrow(RunStoppedError);
+    expect(Date.now() - abortedAt).toBeLessThan(200);
+    expect((await readRunStatus(store)).state).toBe('awaitingDecision');
+    const { handler } = counting({ verdict: 'approved' });
+    expect((await resumeRun({ store, model: scriptedModel(emailScript()), tools, requireApproval: ['send_email'], onDecision: handler })).status).toBe('done');
+    expect(counter.of('t2')).toBe(1);
   });
 
   it('denies by deadline what is still undecided when decisionTimeoutMs passes', async () => {
