@@ -125,3 +125,16 @@ describe('the decision inbox', () => {
     expect((await inbox.list()).map((d) => d.tool_use_id)).toEqual(['toolu_b', 'toolu_a']);
   });
 });
+
+describe('DURABLE_AGENT_FAIL_WRITE=decision-write on the command line', () => {
+  it('approve fails (exit 4, the path and the fix) and leaves no decision; the next approve writes it', async () => {
+    const { runCliAsync } = await import('./helpers/cli.ts');
+    const dir = tempDir();
+    expect((await runCliAsync(['demo', '--require-approval', 'write_report', '--no-wait'], { cwd: dir })).code).toBe(7);
+    const failed = await runCliAsync(['approve', 'toolu_03'], { cwd: dir, env: { DURABLE_AGENT_FAIL_WRITE: 'decision-write:1' } });
+    expect(failed.code).toBe(4);
+    expect(failed.stderr).toMatch(/write the decision .*toolu_03\.json.*ENOSPC.*free disk space/);
+    expect(fs.readdirSync(path.join(dir, '.durable-agent', 'decisions'))).toEqual([]);
+    expect((await runCliAsync(['approve', 'toolu_03'], { cwd: dir })).code).toBe(0);
+  });
+});
