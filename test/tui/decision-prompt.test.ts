@@ -68,9 +68,9 @@ describe.skipIf(!tmuxPresent())('the live view asks for a decision', () => {
     await pane.waitFor('the prompt', (screen) => screen.includes(PROMPT));
     await pane.sendKeys('e');
     await pane.waitFor('the input line', (screen) => screen.includes('input as JSON (Enter to approve, Esc back)'));
-    await pane.sendKeys('-l', 'oops');
-    await pane.sendKeys('Enter');
-    await pane.waitFor('the JSON error', (screen) => flat(screen).includes('not JSON:'));
+    // Text and Enter in one write, as a paste or a busy machine delivers them: the line ends at the Enter.
+    await pane.sendKeys('-l', 'oops\r');
+    await pane.waitFor('the JSON error', (screen) => flat(screen).includes('not JSON:'), 20_000);
     await pane.sendKeys('Escape');
     await pane.waitFor('the keys again', (screen) => screen.includes(PROMPT));
     await pane.sendKeys('y');

@@ -6,7 +6,7 @@
  * then written to the inbox), so the run records it the same way, whichever came first.
  */
 import { Box, Text, useInput } from 'ink';
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import type { DecideInput } from '../../approval/decide.ts';
 import type { PromptCall } from '../run-view.ts';
 
@@ -16,20 +16,24 @@ type Mode = 'keys' | 'reason' | 'edit' | 'answer' | 'sent';
 
 export function DecisionPrompt({ call, decide, by }: { call: PromptCall; decide: PromptDecide; by: string }) {
   const first: Mode = call.needs === 'answer' ? 'answer' : 'keys';
-  const [mode, setMode] = useState<Mode>(first);
-  const [text, setText] = useState('');
-  const [error, setError] = useState<string | null>(null);
+  // Keys can arrive faster than React renders (typed text and Enter in one read): the handler
+  // works on refs, and the state only redraws.
+  const state = useRef<{ mode: Mode; text: string; error: string | null }>({ mode: first, text: '', error: null });
+  const [, redraw] = useState(0);
+  const set = (change: Partial<{ mode: Mode; text: string; error: string | null }>) => {
+    state.current = { ...state.current, ...change };
+    redraw((n) => n + 1);
+  };
 
   const send = (input: Omit<DecideInput, 'tool_use_id' | 'by'>, back: Mode) => {
-    setMode('sent');
-    setError(null);
+    set({ mode: 'sent', error: null });
     decide({ ...input, tool_use_id: call.id, by }).catch((thrown: unknown) => {
-      setError(thrown instanceof Error ? thrown.message : String(thrown));
-      setMode(back);
+      set({ mode: back, error: thrown instanceof Error ? thrown.message : String(thrown) });
     });
   };
 
   const enter = () => {
+    const { mode, text } = state.current;
     if (mode === 'reason') send({ verdict: 'denied', reason: text }, 'reason');
     else if (mode === 'answer') send({ verdict: 'answered', text }, 'answer');
     else if (mode === 'edit') {
@@ -37,7 +41,7 @@ export function DecisionPrompt({ call, decide, by }: { call: PromptCall; decide:
       try {
         input = JSON.parse(text);
       } catch (thrown) {
-        setError(`not JSON: ${(thrown as Error).message}`);
+        set({ error: `not JSON: ${(thrown as Error).message}` });
         return;
       }
       send({ verdict: 'approved', input }, 'edit');
@@ -50,23 +54,26 @@ export function DecisionPrompt({ call, decide, by }: { call: PromptCall; decide:
       process.kill(process.pid, 'SIGINT');
       return;
     }
+    const { mode, text } = state.current;
     if (mode === 'sent') return;
     if (mode === 'keys') {
       if (input === 'y') send({ verdict: 'approved' }, 'keys');
-      else if (input === 'n') (setMode('reason'), setText(''), setError(null));
-      else if (input === 'e') (setMode('edit'), setText(JSON.stringify(call.input) ?? ''), setError(null));
+      else if (input === 'n') set({ mode: 'reason', text: '', error: null });
+      else if (input === 'e') set({ mode: 'edit', text: JSON.stringify(call.input) ?? '', error: null });
       return;
     }
-    if (key.escape) {
-      setMode(first);
-      setText('');
-      return;
+    if (key.escape) set({ mode: first, text: '' });
+    else if (key.return) enter();
+    else if (key.backspace || key.delete) set({ text: text.slice(0, -1) });
+    else if (input && !key.ctrl && !key.meta) {
+      // Typed text and Enter can arrive in one read (a paste, a busy machine): the line ends there.
+      const end = input.search(/[\r\n]/);
+      set({ text: text + (end === -1 ? input : input.slice(0, end)) });
+      if (end !== -1) enter();
     }
-    if (key.return) enter();
-    else if (key.backspace || key.delete) setText((current) => current.slice(0, -1));
-    else if (input && !key.ctrl && !key.meta) setText((current) => current + input);
   });
 
+  const { mode, text, error } = state.current;
   return (
     <Box flexDirection="column" marginTop={1} borderStyle="round" borderColor="yellow" paddingX={1}>
       <Text>
