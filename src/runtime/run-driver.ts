@@ -315,7 +315,10 @@ export class RunDriver {
     this.emit({ type: 'waiting', call: this.callView(call), needs: call.needs!, since: context.awaiting!.since, question });
     const wait = { runId: this.runId, context, inbox: parts.store.decisions, registry: parts.registry, options: parts.decisions, signal: parts.signal };
     const decision = await findDecision(wait);
-    if (!decision) return this.stopIfAsked(), null;
+    if (!decision) {
+      this.stopIfAsked();
+      return null;
+    }
     const effect = await this.step({ type: 'DECISION', decision });
     await parts.store.decisions?.settle(decision.tool_use_id);
     this.emit({ type: 'decided', call: this.callView(call), decision });
