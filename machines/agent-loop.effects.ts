@@ -6,9 +6,9 @@
 import { openCalls } from './agent-loop.logic.ts';
 import type { AgentContext, AgentStateName } from './agent-loop.types.ts';
 
-export type AnnouncedEffect = 'requestModelReply' | 'runPendingTools' | 'requestTurnClose';
+export type AnnouncedEffect = 'requestModelReply' | 'runPendingTools' | 'requestTurnClose' | 'awaitDecision';
 
-export const EFFECT_ACTIONS: readonly AnnouncedEffect[] = ['requestModelReply', 'runPendingTools', 'requestTurnClose'];
+export const EFFECT_ACTIONS: readonly AnnouncedEffect[] = ['requestModelReply', 'runPendingTools', 'requestTurnClose', 'awaitDecision'];
 
 export function announcedEffectOf(state: AgentStateName, context: AgentContext): AnnouncedEffect | null {
   switch (state) {
@@ -18,6 +18,8 @@ export function announcedEffectOf(state: AgentStateName, context: AgentContext):
     case 'pendingTool':
     case 'effectRecorded':
       return openCalls(context).length > 0 ? 'runPendingTools' : 'requestTurnClose';
+    case 'awaitingDecision':
+      return 'awaitDecision';
     default:
       return null;
   }

@@ -2,6 +2,8 @@
 import type {
   AgentContext,
   ContentBlock,
+  Decision,
+  DecisionNeed,
   Message,
   ModelReply,
   PendingCall,
@@ -40,10 +42,50 @@ export function toolUsesOf(reply: ModelReply): ToolUseBlock[] {
   return reply.content.filter(isToolUseBlock);
 }
 
-export function pendingCallsOf(reply: ModelReply): PendingCall[] {
+export function pendingCallsOf(reply: ModelReply, needsDecision?: Readonly<Record<string, DecisionNeed>>): PendingCall[] {
   // The input object is shared with the assistant message on purpose: the journal codec
   // recognises it by identity and does not write it twice.
-  return toolUsesOf(reply).map((block) => ({ id: block.id, name: block.name, input: block.input }));
+  return toolUsesOf(reply).map((block) => {
+    const needs = needsDecision && Object.hasOwn(needsDecision, block.id) ? needsDecision[block.id] : undefined;
+    return needs ? { id: block.id, name: block.name, input: block.input, needs } : { id: block.id, name: block.name, input: block.input };
+  });
+}
+
+/** The decision recorded for a call in this turn, if any. */
+export function decisionFor(context: { readonly decisions: readonly Decision[] }, id: string): Decision | undefined {
+  return context.decisions.find((decision) => decision.tool_use_id === id);
+}
+
+/** Whether a call must wait for a decision before anything else happens to it. */
+export function awaitsDecision(context: { readonly decisions: readonly Decision[] }, call: PendingCall): boolean {
+  return call.needs !== undefined && decisionFor(context, call.id) === undefined;
+}
+
+/** Whether a verdict answers what the call needs: approve an approval, answer a question; deny either. */
+export function verdictFits(call: PendingCall, decision: Decision): boolean {
+  if (decision.verdict === 'denied') return call.needs !== undefined;
+  return decision.verdict === 'approved' ? call.needs === 'approval' : call.needs === 'answer';
+}
+
+/** The call as it runs: with the input a person approved in place of the model's, if edited. */
+export function effectiveCall(context: { readonly decisions: readonly Decision[] }, call: PendingCall): PendingCall {
+  const decision = decisionFor(context, call.id);
+  return decision?.verdict === 'approved' && decision.input !== undefined ? { ...call, input: decision.input } : call;
+}
+
+/** The outcome a denial or an answer records for its call (an approval records none: the call runs). */
+export function decisionOutcomeOf(call: PendingCall, decision: Decision): ToolOutcome {
+  if (decision.verdict === 'answered') {
+    return { tool_use_id: call.id, name: call.name, kind: 'answered', content: decision.text ?? '', is_error: false };
+  }
+  return {
+    tool_use_id: call.id,
+    name: call.name,
+    kind: 'denied',
+    // A deadline is not a person: the model is told which it was.
+    content: `${decision.by === 'deadline' ? 'denied by the decision deadline' : 'denied by a person'}: ${decision.reason ?? 'no reason given'}`,
+    is_error: true,
+  };
 }
 
 export function textOf(content: string | ContentBlock[]): string {

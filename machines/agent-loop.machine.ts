@@ -5,17 +5,23 @@
  *   pendingTool ─TOOL_RESULT→ effectRecorded (the outcome is in the ledger) ─TOOL_RESULT→ …
  *   effectRecorded ─CLOSE_TURN→ closed (checkpoint B: every tool_result is in messages)
  *   closed ─MODEL_REPLY→ pendingTool | done | stoppedAtMaxTurns | failed (the same list as awaitingModel)
+ *   pendingTool | effectRecorded ─DECISION_NEEDED→ awaitingDecision (the next open call waits for a person)
+ *   awaitingDecision ─DECISION(approved)→ effectRecorded (the approval is recorded; the call runs next)
+ *   awaitingDecision ─DECISION(denied | answered)→ effectRecorded (the decision is the call's ledger entry)
  *
  * Pure on purpose: named actions and guards only, no I/O, no invoked actors. Every state is a
  * resting state (nothing leaves by `always`), so every snapshot the runtime persists is one a
- * resume can stand on. The entry/transition actions `requestModelReply`, `runPendingTools` and
- * `requestTurnClose` do nothing here: they announce the effect the runtime must carry out once
+ * resume can stand on. The entry/transition actions `requestModelReply`, `runPendingTools`,
+ * `requestTurnClose` and `awaitDecision` do nothing here: they announce the effect the runtime must carry out once
  * the snapshot that names it is durable.
  */
 import { and, assertEvent, assign, setup } from 'xstate';
 import {
   addUsage,
   assistantMessageOf,
+  awaitsDecision,
+  decisionOutcomeOf,
+  verdictFits,
   failureForStopReason,
   openCalls,
   pauseLimitFailure,
@@ -23,7 +29,7 @@ import {
   textOf,
   toolResultsMessageOf,
 } from './agent-loop.logic.ts';
-import type { AgentContext, AgentEvent, AgentInput } from './agent-loop.types.ts';
+import type { AgentContext, AgentEvent, AgentInput, Decision } from './agent-loop.types.ts';
 import { MAX_PAUSES_IN_A_ROW, ZERO_USAGE } from './agent-loop.types.ts';
 
 /** The runtime executes these; inside the machine they are only announcements. */
@@ -47,12 +53,20 @@ function initialContext({ input = NO_INPUT }: { input: AgentInput | undefined })
     messages: [{ role: 'user', content: input.task }],
     pending: [],
     results: [],
+    decisions: [],
+    awaiting: null,
     pausesInARow: 0,
     maxPausesInARow: input.maxPausesInARow ?? MAX_PAUSES_IN_A_ROW,
     heldReply: null,
     finalText: null,
     failure: null,
   };
+}
+
+/** A decision is about the call the run waits on, and its verdict answers what that call needs. */
+function decisionFitsAwaitedCall(context: AgentContext, decision: Decision): boolean {
+  const call = context.pending.find((pending) => pending.id === context.awaiting?.tool_use_id);
+  return call !== undefined && decision.tool_use_id === call.id && verdictFits(call, decision);
 }
 
 const machineSetup = setup({
@@ -65,6 +79,7 @@ const machineSetup = setup({
     requestModelReply: announceEffect,
     runPendingTools: announceEffect,
     requestTurnClose: announceEffect,
+    awaitDecision: announceEffect,
     countReplyUsage: assign({
       usage: ({ context, event }) => {
         assertEvent(event, ['MODEL_REPLY', 'MODEL_REPLY_INVALID']);
@@ -87,10 +102,32 @@ const machineSetup = setup({
       turn: ({ context }) => context.turn + 1,
       pending: ({ event }) => {
         assertEvent(event, 'MODEL_REPLY');
-        return pendingCallsOf(event.reply);
+        return pendingCallsOf(event.reply, event.needsDecision);
       },
       results: () => [],
+      decisions: () => [],
+      awaiting: () => null,
       heldReply: () => null,
+    }),
+    markAwaited: assign({
+      awaiting: ({ event }) => {
+        assertEvent(event, 'DECISION_NEEDED');
+        return { tool_use_id: event.tool_use_id, since: event.at };
+      },
+    }),
+    recordDecision: assign({
+      decisions: ({ context, event }) => {
+        assertEvent(event, 'DECISION');
+        return [...context.decisions, event.decision];
+      },
+      awaiting: () => null,
+    }),
+    recordDecisionOutcome: assign({
+      results: ({ context, event }) => {
+        assertEvent(event, 'DECISION');
+        const call = context.pending.find((pending) => pending.id === event.decision.tool_use_id)!;
+        return [...context.results, decisionOutcomeOf(call, event.decision)];
+      },
     }),
     holdReply: assign({
       heldReply: ({ event }) => {
@@ -162,6 +199,24 @@ const machineSetup = setup({
       return openCalls(context).some((call) => call.id === event.outcome.tool_use_id);
     },
     allCallsRecorded: ({ context }) => context.pending.length > 0 && openCalls(context).length === 0,
+    nextIsUndecided: ({ context, event }) => {
+      assertEvent(event, 'DECISION_NEEDED');
+      const next = openCalls(context)[0];
+      return next !== undefined && next.id === event.tool_use_id && awaitsDecision(context, next);
+    },
+    approvesCall: ({ context, event }) => {
+      assertEvent(event, 'DECISION');
+      return decisionFitsAwaitedCall(context, event.decision) && event.decision.verdict === 'approved';
+    },
+    settlesLastCall: ({ context, event }) => {
+      assertEvent(event, 'DECISION');
+      const open = openCalls(context);
+      return decisionFitsAwaitedCall(context, event.decision) && open.length === 1 && open[0]!.id === event.decision.tool_use_id;
+    },
+    settlesCall: ({ context, event }) => {
+      assertEvent(event, 'DECISION');
+      return decisionFitsAwaitedCall(context, event.decision);
+    },
   },
 });
 
@@ -236,6 +291,14 @@ const onToolResult = [
   },
 ] as const;
 
+/** The next open call needs a decision it does not have: wait, recording since when. */
+const onDecisionNeeded = {
+  guard: 'nextIsUndecided',
+  target: 'awaitingDecision',
+  actions: 'markAwaited',
+  description: 'The next open call needs a decision it does not have: record that it waits, and since when; nothing runs.',
+} as const;
+
 export const agentLoopMachine = machineSetup.createMachine({
   id: 'agentLoop',
   context: initialContext,
@@ -249,18 +312,45 @@ export const agentLoopMachine = machineSetup.createMachine({
     pendingTool: {
       description: "Checkpoint A: the model's tool calls are recorded; none has a recorded result yet.",
       entry: 'runPendingTools',
-      on: { TOOL_RESULT: onToolResult },
+      on: { TOOL_RESULT: onToolResult, DECISION_NEEDED: onDecisionNeeded },
     },
     effectRecorded: {
-      description: "A tool call's outcome is in the ledger; the turn's tool_results are not all in messages yet.",
+      description: "A tool call's outcome (or a person's decision about one) is recorded; the turn's tool_results are not all in messages yet.",
       on: {
         TOOL_RESULT: onToolResult,
+        DECISION_NEEDED: onDecisionNeeded,
         CLOSE_TURN: {
           guard: 'allCallsRecorded',
           target: 'closed',
           actions: 'closeTurn',
           description: "Every call has its outcome: put the turn's tool_results into messages in one user message (checkpoint B).",
         },
+      },
+    },
+    awaitingDecision: {
+      description: 'The next open call waits for a decision (context.awaiting): an approval, or an answer to ask_user; nothing runs until one is durable.',
+      entry: 'awaitDecision',
+      on: {
+        DECISION: [
+          {
+            guard: 'approvesCall',
+            target: 'effectRecorded',
+            actions: ['recordDecision', 'runPendingTools'],
+            description: 'Approved: record the approval, then run the call.',
+          },
+          {
+            guard: 'settlesLastCall',
+            target: 'effectRecorded',
+            actions: ['recordDecision', 'recordDecisionOutcome', 'requestTurnClose'],
+            description: "Denied or answered, the turn's last open call: the decision is its ledger entry; close the turn next.",
+          },
+          {
+            guard: 'settlesCall',
+            target: 'effectRecorded',
+            actions: ['recordDecision', 'recordDecisionOutcome', 'runPendingTools'],
+            description: 'Denied or answered: the decision is the call\'s ledger entry; go on with the next open call.',
+          },
+        ],
       },
     },
     closed: {

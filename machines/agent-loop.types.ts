@@ -62,11 +62,45 @@ export interface ModelReply {
   model?: string | undefined;
 }
 
+/** What a call waits for before it may go on: a person's approval, or a person's answer (ask_user). */
+export type DecisionNeed = 'approval' | 'answer';
+
 /** A tool call the model named and the loop has not closed yet. */
 export interface PendingCall {
   id: string;
   name: string;
   input: unknown;
+  /**
+   * Set when the call needs a person's decision first. Fixed when the reply arrives and kept in
+   * checkpoint A, so that a resume and another process (pending, approve) read the same answer
+   * from the journal alone, without the tools' code.
+   */
+  needs?: DecisionNeed | undefined;
+}
+
+export type Verdict = 'approved' | 'denied' | 'answered';
+
+/** A person's (or a deadline's) decision about one call: durable before anything acts on it. */
+export interface Decision {
+  tool_use_id: string;
+  verdict: Verdict;
+  /** Who decided: a user name, 'api' or what a program passes, 'deadline' for a timeout. */
+  by: string;
+  /** Epoch milliseconds when it was decided. */
+  at: number;
+  note?: string | undefined;
+  /** Why it was denied (denied only). */
+  reason?: string | undefined;
+  /** Input edited by a person (approved only): the call runs with it instead of the model's. */
+  input?: unknown;
+  /** The answer (answered only): it becomes the call's tool_result. */
+  text?: string | undefined;
+}
+
+/** The call the run waits on, and since when (the time of its DECISION_NEEDED record). */
+export interface AwaitedCall {
+  tool_use_id: string;
+  since: number;
 }
 
 /**
@@ -78,8 +112,10 @@ export interface PendingCall {
  * - rejected: the tool was not run (unknown tool, input not matching its schema)
  * - verified: on resume, the tool's verify() confirmed the effect had happened
  * - unknown: on resume, a side-effecting call with no record and no way to check
+ * - denied: a person (or a decision deadline) refused the call; it never ran
+ * - answered: an ask_user call, answered by a person; the answer is its result
  */
-export type OutcomeKind = 'ran' | 'threw' | 'timed-out' | 'rejected' | 'verified' | 'unknown';
+export type OutcomeKind = 'ran' | 'threw' | 'timed-out' | 'rejected' | 'verified' | 'unknown' | 'denied' | 'answered';
 
 /** The recorded result of one call: a ledger entry, keyed by `tool_use_id`. */
 export interface ToolOutcome {
@@ -118,6 +154,10 @@ export interface AgentContext {
   pending: PendingCall[];
   /** This turn's recorded outcomes, in the order they were recorded. */
   results: ToolOutcome[];
+  /** This turn's decisions, in the order they were made; emptied when a turn opens. */
+  decisions: Decision[];
+  /** The call waiting for a decision (state awaitingDecision), else null. */
+  awaiting: AwaitedCall | null;
   /** pause_turn replies in a row just before this point; any other reply sets it back to 0. */
   pausesInARow: number;
   /** The most pause_turn replies in a row the run continues after; one more fails it (reason pause_limit). */
@@ -144,15 +184,25 @@ export interface AgentInput {
 export const MAX_PAUSES_IN_A_ROW = 8;
 
 export type AgentEvent =
-  | { type: 'MODEL_REPLY'; reply: ModelReply }
+  | {
+      type: 'MODEL_REPLY';
+      reply: ModelReply;
+      /** The reply's calls that need a decision first, by tool_use_id (evaluated by the driver as the reply arrives). */
+      needsDecision?: Record<string, DecisionNeed> | undefined;
+    }
   | { type: 'MODEL_REPLY_INVALID'; reason: string; usage: TokenUsage }
   | { type: 'TOOL_RESULT'; outcome: ToolOutcome }
-  | { type: 'CLOSE_TURN' };
+  | { type: 'CLOSE_TURN' }
+  /** The next open call needs a decision it does not have: wait for one, from `at`. */
+  | { type: 'DECISION_NEEDED'; tool_use_id: string; at: number }
+  /** A decision about the awaited call. */
+  | { type: 'DECISION'; decision: Decision };
 
 export type AgentStateName =
   | 'awaitingModel'
   | 'pendingTool'
   | 'effectRecorded'
+  | 'awaitingDecision'
   | 'closed'
   | 'done'
   | 'stoppedAtMaxTurns'
@@ -162,6 +212,7 @@ export const AGENT_STATES: readonly AgentStateName[] = [
   'awaitingModel',
   'pendingTool',
   'effectRecorded',
+  'awaitingDecision',
   'closed',
   'done',
   'stoppedAtMaxTurns',

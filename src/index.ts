@@ -4,6 +4,8 @@ export type {
   AgentContext,
   AgentStateName,
   ContentBlock,
+  Decision,
+  DecisionNeed,
   Message,
   ModelReply,
   PendingCall,
@@ -12,6 +14,7 @@ export type {
   TokenUsage,
   ToolOutcome,
   ToolResultContent,
+  Verdict,
 } from '../machines/agent-loop.types.ts';
 export { MAX_PAUSES_IN_A_ROW } from '../machines/agent-loop.types.ts';
 export { defineTool } from './tools/tool.ts';
@@ -23,7 +26,12 @@ export { endTurnReply, scriptedModel, ScriptExhaustedError, stopReply, toolUseRe
 export type { ScriptedStep } from './model/scripted-model.ts';
 export { DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS, resumeRun, startRun } from './runtime/run-api.ts';
 export type { ResumeOptions, RunParts, StartOptions } from './runtime/run-api.ts';
-export type { RunEvent, RunObserver, RunResult } from './runtime/run-events.ts';
+export type { RunEvent, RunObserver, RunResult, WaitingCall } from './runtime/run-events.ts';
+export { ASK_USER } from './approval/ask-user.ts';
+export { DECISION_POLL_MS, DecisionReplyError } from './approval/decision-step.ts';
+export type { DecisionHandler, DecisionReply, DecisionRequest } from './approval/decision-step.ts';
+export { UnknownApprovalToolError } from './approval/needs-decision.ts';
+export type { RequireApproval } from './approval/needs-decision.ts';
 export { InspectedRunSendError } from './runtime/run-inspection.ts';
 export type { InspectedRun, RunInspector } from './runtime/run-inspection.ts';
 export { readRunHistory, readRunStatus } from './runtime/run-status.ts';
@@ -32,8 +40,13 @@ export { CrashPoints, CrashSpecError, SIMULATED_CRASH_EXIT_CODE, SimulatedCrash 
 export type { CrashAction, CrashHandler } from './runtime/crash-points.ts';
 export { RunOriginMismatchError } from './runtime/run-origin.ts';
 export type { JournalHeader, RunOrigin } from './store/journal-record.ts';
-export type { LockOptions, LockTakeOver, RunLock, RunStore } from './store/store.ts';
+export type { DecisionInbox, InboxDecision, LockOptions, LockTakeOver, RunLock, RunStore } from './store/store.ts';
 export { FileStore } from './store/file-store.ts';
+export { decide, pendingDecisions } from './approval/decide.ts';
+export type { DecideInput, DecideOptions, PendingDecision } from './approval/decide.ts';
+export { DecisionRefusedError } from './approval/decision-errors.ts';
+export type { DecisionRefusal } from './approval/decision-errors.ts';
+export { FileDecisionInbox } from './approval/file-decision-inbox.ts';
 export { MemoryStore } from './store/memory-store.ts';
 export {
   RunExistsError,

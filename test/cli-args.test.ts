@@ -18,6 +18,9 @@ const REQUIRED: Record<string, string[]> = {
   run: ['--model', 'claude-sonnet-4-5', '--task', 'do it'],
   db: ['migrate'],
   submit: ['demo'],
+  approve: ['toolu_01'],
+  deny: ['toolu_01', '--reason', 'not now'],
+  answer: ['toolu_01', 'yes'],
 };
 
 function parse(...argv: string[]): CliArgs {
@@ -47,11 +50,14 @@ function withOption(command: CommandSpec, option: OptionSpec, value?: string): s
     if (task !== -1) needed.splice(task, 2);
   }
   if (option.name === 'resume' && command.name === 'run') needed.splice(needed.indexOf('--task'), 2);
+  if (option.name === 'reason') needed.splice(needed.indexOf('--reason'), 2);
   const given = option.type === 'boolean' ? [`--${option.name}`] : [`--${option.name}`, value ?? sampleValue(option)];
   return [command.name, ...needed, ...given];
 }
 
 function sampleValue(option: OptionSpec): string {
+  if (option.type === 'duration') return '15m';
+  if (option.name === 'input') return '{"text":"edited"}';
   return option.type === 'integer' ? String(option.min) : 'some-value';
 }
 
@@ -66,6 +72,7 @@ describe('help and parser come from one table', () => {
     for (const option of command.options) {
       expect(help).toMatch(new RegExp(`^ {2}--${option.name}${option.type === 'boolean' ? '' : ` ${option.value}`} +\\S`, 'm'));
       if (option.type === 'integer') expect(flat).toContain(`(${option.min} to ${option.max}`);
+      if (option.type === 'duration') expect(flat).toContain('(1s to 90d');
     }
     expect(help).toMatch(/Examples?:\n {2}.*durable-agent /);
     expect(help).toContain('-h, --help');
@@ -218,6 +225,7 @@ describe('demo and run', () => {
       jitterMs: 0,
       api: { maxRetries: null, timeoutMs: null },
       otelContent: false,
+      approval: { requireApproval: null, wait: null, decisionTimeoutMs: null },
     });
   });
 
@@ -282,5 +290,84 @@ describe('status: a run in a directory, or a fleet', () => {
 
   it('refuses --stately with --out or --open', () => {
     expect(refusal('viz', '--stately', '--open')).toContain('--stately prints the machine to stdout');
+  });
+});
+
+describe('a person in the loop: --require-approval, --wait, --no-wait, --decision-timeout, --allow-questions', () => {
+  const approval = (...argv: string[]) => (parse('demo', ...argv) as Extract<CliArgs, { command: 'demo' }>).approval;
+
+  it('takes tool names separated by commas, or side-effects alone', () => {
+    expect(approval('--require-approval', 'write_report')).toMatchObject({ requireApproval: ['write_report'] });
+    expect(approval('--require-approval', 'write_report,count_words,write_report')).toMatchObject({ requireApproval: ['write_report', 'count_words'] });
+    expect(approval('--require-approval', 'side-effects')).toMatchObject({ requireApproval: 'side-effects' });
+    expect(refusal('demo', '--require-approval', 'side-effects,write_report')).toContain('side-effects already covers');
+    expect(refusal('demo', '--require-approval', 'write_report,')).toContain('--require-approval takes tool names separated by commas');
+    expect(refusal('demo', '--require-approval', '../x')).toContain('--require-approval takes tool names');
+  });
+
+  it('waits when stdout is a terminal unless told: --wait always, --no-wait never, not both', () => {
+    expect(approval()).toEqual({ requireApproval: null, wait: null, decisionTimeoutMs: null });
+    expect(approval('--wait')).toMatchObject({ wait: true });
+    expect(approval('--no-wait')).toMatchObject({ wait: false });
+    expect(refusal('demo', '--wait', '--no-wait')).toContain('--wait and --no-wait contradict each other');
+  });
+
+  it('takes a duration from 1s to 90d as a whole number and a unit, and refuses anything else with the range', () => {
+    const cases: Array<[string, number]> = [['90s', 90_000], ['15m', 900_000], ['2h', 7_200_000], ['3d', 259_200_000], ['1s', 1_000], ['90d', 7_776_000_000]];
+    for (const [text, ms] of cases) expect(approval('--decision-timeout', text)).toMatchObject({ decisionTimeoutMs: ms });
+    for (const junk of ['0s', '91d', '2161h', '15', '1.5h', '15 m', '15M', '1h30m', 'soon', '9'.repeat(40) + 's']) {
+      expect(refusal('demo', '--decision-timeout', junk)).toContain('--decision-timeout takes a duration from 1s to 90d: a whole number and s, m, h or d (90s, 15m, 2h, 3d), not');
+    }
+    expect((parse('run', '--model', 'm', '--task', 't', '--decision-timeout', '2h') as Extract<CliArgs, { command: 'run' }>).approval.decisionTimeoutMs).toBe(7_200_000);
+  });
+
+  it('gives run --allow-questions, and not the demo', () => {
+    expect(parse('run', '--model', 'm', '--task', 't', '--allow-questions')).toMatchObject({ allowQuestions: true });
+    expect(parse('run', '--model', 'm', '--task', 't')).toMatchObject({ allowQuestions: false, approval: { requireApproval: null } });
+    expect(refusal('demo', '--allow-questions')).toContain('Unknown option --allow-questions for demo');
+  });
+});
+
+describe('pending, approve, deny, answer', () => {
+  it('parses each with its call id and values', () => {
+    expect(parse('pending', '--dir', 'd', '--json')).toEqual({ command: 'pending', dir: 'd', json: true });
+    expect(parse('approve', 'toolu_01', '--note', 'ok', '--by', 'ana')).toEqual({
+      command: 'approve',
+      dir: CWD,
+      callId: 'toolu_01',
+      note: 'ok',
+      reason: null,
+      text: null,
+      by: 'ana',
+    });
+    expect(parse('approve', '--dir', 'd', 'toolu_01', '--input', '{"text":"short"}')).toMatchObject({ callId: 'toolu_01', input: { text: 'short' } });
+    expect(parse('deny', 'toolu_01', '--reason', 'not today')).toMatchObject({ command: 'deny', callId: 'toolu_01', reason: 'not today', by: null });
+    expect(parse('answer', 'toolu_01', 'Use the 2024 figures.')).toMatchObject({ command: 'answer', callId: 'toolu_01', text: 'Use the 2024 figures.' });
+    expect(parse('answer', 'toolu_01', '--', '-5 degrees')).toMatchObject({ text: '-5 degrees' });
+  });
+
+  it('needs the call id (and the text of an answer, the reason of a denial), and takes nothing more', () => {
+    expect(refusal('approve')).toContain('approve needs CALL_ID');
+    expect(refusal('answer', 'toolu_01')).toContain('answer needs TEXT');
+    expect(refusal('answer', 'toolu_01', '  ')).toContain('answer needs a TEXT that is not empty');
+    expect(refusal('deny', 'toolu_01')).toContain('deny needs --reason TEXT');
+    expect(refusal('approve', 'toolu_01', 'toolu_02')).toContain('Unexpected argument "toolu_02" for approve (expected: durable-agent approve CALL_ID)');
+    expect(refusal('pending', 'toolu_01')).toContain('Unexpected argument "toolu_01" for pending');
+  });
+
+  it('refuses a call id that could be a path, before anything reads or writes', () => {
+    for (const id of ['../x', 'a/b', 'toolu.01', '..', 'x'.repeat(129)]) expect(refusal('approve', id)).toContain('is not a call id');
+  });
+
+  it('refuses --input that is not a JSON object, saying what to give', () => {
+    expect(refusal('approve', 'toolu_01', '--input', '{text: 1}')).toMatch(/^--input is not JSON \(.*\): give the whole input as a JSON object/);
+    expect(refusal('approve', 'toolu_01', '--input', '[1]')).toContain('--input must be a JSON object (a tool\'s input), not an array');
+    expect(refusal('approve', 'toolu_01', '--input', '"x"')).toContain('not "x"');
+  });
+
+  it('shows the arguments in the help', () => {
+    const help = commandHelp(COMMANDS.find((c) => c.name === 'answer')!);
+    expect(help).toMatch(/^Usage: durable-agent answer \[--dir DIR\] CALL_ID TEXT/);
+    expect(help).toMatch(/^Arguments:\n {2}CALL_ID +the tool_use_id/m);
   });
 });

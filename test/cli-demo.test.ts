@@ -427,7 +427,7 @@ describe('the command line refuses what it cannot honour, before anything is wri
     const dir = tempDir();
     const run = runCli(['demo'], { cwd: dir, env: { DURABLE_AGENT_FAIL_WRITE: spec } });
     expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(/DURABLE_AGENT_FAIL_WRITE=\S+ names no write\. Use <point>:<n> with n ≥ 1 and <point> one of: save-start, model-reply, save-a, effect-write/);
+    expect(run.stderr).toMatch(/DURABLE_AGENT_FAIL_WRITE=\S+ names no write\. Use <point>:<n> with n ≥ 1 and <point> one of: save-start, model-reply, save-a, save-waiting, save-decision, effect-write/);
     nothingWritten(dir);
   });
 

@@ -45,3 +45,14 @@ it('`demo` without the OpenTelemetry variables loads no OpenTelemetry package an
   expect(loaded.some((url) => url.includes('/runtime/run-api.')), 'the hook sees the runtime').toBe(true);
   expect(loaded.filter((url) => /\/node_modules\/@opentelemetry\/|\/telemetry\/(run-tracing|otlp-export)\./.test(url))).toEqual([]);
 });
+
+it('`pending`, `approve` and `deny` read and decide without the machine library, the SDK, the TUI, ajv or pg', async () => {
+  const dir = tempDir();
+  expect((await runCliAsync(['demo', '--require-approval', 'write_report', '--no-wait'], { cwd: dir })).code).toBe(7);
+  for (const args of [['pending'], ['deny', 'toolu_03', '--reason', 'not now']]) {
+    const loaded = await loadedBy(args, dir);
+    expect(loaded.some((url) => url.includes('/cli/commands/decide.')), 'the hook sees the command').toBe(true);
+    expect(loaded.filter((url) => HEAVY_PACKAGES.test(url))).toEqual([]);
+    expect(loaded.filter((url) => /\/(tui|visualizer)\/|\/runtime\/run-(api|driver)\./.test(url))).toEqual([]);
+  }
+});

@@ -78,6 +78,8 @@ describe('encoding changes that are not appends', () => {
     messages: [{ role: 'user', content: 't' }],
     pending: [],
     results: [],
+    decisions: [],
+    awaiting: null,
     pausesInARow: 0,
     maxPausesInARow: 8,
     heldReply: null,

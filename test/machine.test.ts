@@ -125,6 +125,7 @@ describe('the agent loop machine', () => {
       'awaitingModel',
       'pendingTool',
       'effectRecorded',
+      'awaitingDecision',
       'closed',
       'done',
       'stoppedAtMaxTurns',

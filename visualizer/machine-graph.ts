@@ -9,13 +9,14 @@ import type { AnyStateMachine } from 'xstate';
 import type { AgentStateName } from '../machines/agent-loop.types.ts';
 
 /** What a state means for durability; shown as a badge on the diagram. */
-export type StateRole = 'model-call' | 'checkpoint-a' | 'ledger' | 'checkpoint-b' | 'final';
+export type StateRole = 'model-call' | 'checkpoint-a' | 'ledger' | 'decision' | 'checkpoint-b' | 'final';
 
 /** Checked against the machine by the tests: a state added to the machine must get a role here. */
 export const STATE_ROLES: Record<AgentStateName, StateRole> = {
   awaitingModel: 'model-call',
   pendingTool: 'checkpoint-a',
   effectRecorded: 'ledger',
+  awaitingDecision: 'decision',
   closed: 'checkpoint-b',
   done: 'final',
   stoppedAtMaxTurns: 'final',
@@ -26,6 +27,7 @@ export const ROLE_BADGES: Record<StateRole, string> = {
   'model-call': 'asks the model',
   'checkpoint-a': 'checkpoint A',
   ledger: 'ledger entry',
+  decision: 'waits for a person',
   'checkpoint-b': 'checkpoint B',
   final: 'final',
 };

@@ -184,6 +184,8 @@ function nextEffectOf(state: AgentStateName, context: AgentContext): string | nu
     }
     case 'requestTurnClose':
       return "close the turn: put its tool_results in messages (checkpoint B)";
+    case 'awaitDecision':
+      return `wait for a decision about ${context.awaiting?.tool_use_id ?? 'the next call'}`;
     case null:
       return null;
   }

@@ -5,6 +5,7 @@
  */
 import { parseArgs as splitArgs } from 'node:util';
 import { COMMANDS, commandSpec, type CommandSpec, type OptionSpec } from './command-table.ts';
+import { formatDuration, parseDuration } from './duration.ts';
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -30,6 +31,38 @@ export interface DemoArgs {
   jitterMs: number;
   /** --otel-content: traces carry messages and tool content (when traces are exported). */
   otelContent: boolean;
+  approval: ApprovalArgs;
+}
+
+/** Which calls wait for a person, and whether the run waits for them (demo and run). */
+export interface ApprovalArgs {
+  /** --require-approval: tool names, every side-effecting tool, or none. */
+  requireApproval: string[] | 'side-effects' | null;
+  /** true: --wait; false: --no-wait; null: wait when stdout is a terminal. */
+  wait: boolean | null;
+  decisionTimeoutMs: number | null;
+}
+
+export interface PendingArgs {
+  command: 'pending';
+  dir: string;
+  json: boolean;
+}
+
+/** approve, deny, answer: one decision for one waiting call. */
+export interface DecideArgs {
+  command: 'approve' | 'deny' | 'answer';
+  dir: string;
+  callId: string;
+  /** approve --input: the edited input, parsed. Undefined when not given. */
+  input?: unknown;
+  note: string | null;
+  /** deny --reason. */
+  reason: string | null;
+  /** answer's TEXT. */
+  text: string | null;
+  /** --by, else the CLI's user name (filled in by the command). */
+  by: string | null;
 }
 
 export interface StatusArgs {
@@ -99,6 +132,8 @@ export interface RunArgs {
   verbose: boolean;
   api: ApiArgs;
   otelContent: boolean;
+  approval: ApprovalArgs;
+  allowQuestions: boolean;
 }
 
 /** How a real model is called. */
@@ -113,7 +148,18 @@ export interface HelpArgs {
   topic: string | null;
 }
 
-export type CliArgs = DemoArgs | RunArgs | StatusArgs | DbArgs | SubmitArgs | WorkerArgs | VizArgs | HelpArgs | { command: 'version' };
+export type CliArgs =
+  | DemoArgs
+  | RunArgs
+  | StatusArgs
+  | PendingArgs
+  | DecideArgs
+  | DbArgs
+  | SubmitArgs
+  | WorkerArgs
+  | VizArgs
+  | HelpArgs
+  | { command: 'version' };
 
 export function parseArgs(argv: readonly string[], cwd: string): CliArgs {
   const [first, ...rest] = argv;
@@ -127,8 +173,8 @@ export function parseArgs(argv: readonly string[], cwd: string): CliArgs {
   const command = commandSpec(first);
   if (!command) throw new UsageError(`Unknown command "${first}". Commands: ${COMMANDS.map((c) => c.name).join(', ')}. Run durable-agent --help for usage.`);
   if (asksForHelp(rest)) return { command: 'help', topic: command.name };
-  const values = readOptions(command, rest);
-  return argsOf(command.name, new OptionValues(values), cwd);
+  const { values, positionals } = readOptions(command, rest);
+  return argsOf(command.name, new OptionValues(values, positionals), cwd);
 }
 
 function helpAbout(rest: readonly string[]): HelpArgs {
@@ -146,7 +192,7 @@ function asksForHelp(args: readonly string[]): boolean {
 
 type Value = string | number | boolean;
 
-function readOptions(command: CommandSpec, args: readonly string[]): Map<string, Value> {
+function readOptions(command: CommandSpec, args: readonly string[]): { values: Map<string, Value>; positionals: string[] } {
   const { tokens } = splitArgs({
     args: [...args],
     options: Object.fromEntries(command.options.map((option) => [option.name, { type: option.type === 'boolean' ? 'boolean' : 'string' }])),
@@ -157,6 +203,8 @@ function readOptions(command: CommandSpec, args: readonly string[]): Map<string,
   });
   const values = new Map<string, Value>();
   const words: string[] = [];
+  const positionals: string[] = [];
+  const wanted = command.arguments ?? [];
   for (const token of tokens) {
     if (token.kind === 'option-terminator') continue;
     if (token.kind === 'positional') {
@@ -164,7 +212,11 @@ function readOptions(command: CommandSpec, args: readonly string[]): Map<string,
         words.push(token.value);
         continue;
       }
-      const expected = command.words.length > 0 ? ` (expected: ${usageOf(command)})` : '';
+      if (words.length === command.words.length && positionals.length < wanted.length) {
+        positionals.push(token.value);
+        continue;
+      }
+      const expected = command.words.length > 0 || wanted.length > 0 ? ` (expected: ${usageOf(command)})` : '';
       throw new UsageError(`Unexpected argument "${token.value}" for ${command.name}${expected}. Run ${helpHint(command)} for its options.`);
     }
     const option = command.options.find((o) => o.name === token.name);
@@ -175,10 +227,14 @@ function readOptions(command: CommandSpec, args: readonly string[]): Map<string,
     values.set(option.name, valueOf(option, token.value, token.inlineValue));
   }
   if (words.length < command.words.length) throw new UsageError(`${command.name} needs: ${usageOf(command)}. Run ${helpHint(command)} for usage.`);
+  const missing = wanted.slice(positionals.length);
+  if (missing.length > 0) {
+    throw new UsageError(`${command.name} needs ${missing.map((arg) => `${arg.name} (${arg.help})`).join(' and ')}: ${usageOf(command)}. Run ${helpHint(command)} for usage.`);
+  }
   for (const option of command.options) {
     if (option.default !== undefined && !values.has(option.name)) values.set(option.name, option.default);
   }
-  return values;
+  return { values, positionals };
 }
 
 function valueOf(option: OptionSpec, value: string | undefined, inline: boolean | undefined): Value {
@@ -196,7 +252,24 @@ function valueOf(option: OptionSpec, value: string | undefined, inline: boolean 
   }
   if (value === '') throw new UsageError(`${flag} needs a value, not an empty one: ${shape}.`);
   if (option.type === 'string') return value;
+  if (option.type === 'duration') return durationOf(option, value);
   return integerOf(option, value);
+}
+
+function durationOf(option: OptionSpec, text: string): number {
+  const ms = parseDuration(text);
+  const min = option.min ?? 1_000;
+  const max = option.max ?? Number.MAX_SAFE_INTEGER;
+  if (ms === null || ms < min || ms > max) {
+    throw new UsageError(
+      `--${option.name} takes a duration from ${formatDuration(min)} to ${formatDuration(max)}: a whole number and s, m, h or d (90s, 15m, 2h, 3d), not "${shorten(text)}".`,
+    );
+  }
+  return ms;
+}
+
+function shorten(text: string): string {
+  return text.length > 40 ? `${text.slice(0, 20)}…${text.slice(-10)} (${text.length} characters)` : text;
 }
 
 function integerOf(option: OptionSpec, text: string): number {
@@ -204,15 +277,18 @@ function integerOf(option: OptionSpec, text: string): number {
   const max = option.max ?? Number.MAX_SAFE_INTEGER;
   const number = /^\d+$/.test(text) ? Number(text) : Number.NaN;
   if (!(number >= min && number <= max)) {
-    const shown = text.length > 40 ? `${text.slice(0, 20)}…${text.slice(-10)} (${text.length} characters)` : text;
-    throw new UsageError(`--${option.name} takes a whole number from ${min} to ${max}, not "${shown}".`);
+    throw new UsageError(`--${option.name} takes a whole number from ${min} to ${max}, not "${shorten(text)}".`);
   }
   return number;
 }
 
 /** Typed access to the parsed values of one command. */
 class OptionValues {
-  constructor(private readonly values: Map<string, Value>) {}
+  constructor(
+    private readonly values: Map<string, Value>,
+    /** The command's arguments, in the order of its table. */
+    readonly positionals: readonly string[] = [],
+  ) {}
   flag(name: string): boolean {
     return this.values.get(name) === true;
   }
@@ -269,6 +345,12 @@ function argsOf(command: string, values: OptionValues, cwd: string): CliArgs {
         api,
         otelContent: values.flag('otel-content'),
       };
+    case 'pending':
+      return { command, dir, json: values.flag('json') };
+    case 'approve':
+    case 'deny':
+    case 'answer':
+      return decideArgs(command, dir, values);
     case 'run':
       return runArgs(dir, values, api);
     case 'demo':
@@ -287,6 +369,7 @@ function argsOf(command: string, values: OptionValues, cwd: string): CliArgs {
         jitterMs: values.numberWithDefault('jitter'),
         api,
         otelContent: values.flag('otel-content'),
+        approval: approvalArgs(values),
       };
   }
   throw new Error(`the command table names "${command}", which the parser does not know`);
@@ -329,7 +412,55 @@ function runArgs(dir: string, values: OptionValues, api: ApiArgs): RunArgs {
     verbose: values.flag('verbose'),
     api,
     otelContent: values.flag('otel-content'),
+    approval: approvalArgs(values),
+    allowQuestions: values.flag('allow-questions'),
   };
+}
+
+/** The names of --require-approval: tool names (checked against the tools by the command), or side-effects. */
+function approvalArgs(values: OptionValues): ApprovalArgs {
+  if (values.flag('wait') && values.flag('no-wait')) throw new UsageError('--wait and --no-wait contradict each other: give one of them (or neither: wait when stdout is a terminal).');
+  return {
+    requireApproval: requiredApprovals(values.text('require-approval')),
+    wait: values.flag('no-wait') ? false : values.flag('wait') ? true : null,
+    decisionTimeoutMs: values.number('decision-timeout'),
+  };
+}
+
+function requiredApprovals(text: string | null): string[] | 'side-effects' | null {
+  if (text === null) return null;
+  const names = text.split(',').map((name) => name.trim());
+  if (names.length === 1 && names[0] === 'side-effects') return 'side-effects';
+  if (names.includes('side-effects')) throw new UsageError('--require-approval side-effects already covers every tool that is not read-only: give it alone, or give tool names.');
+  const bad = names.find((name) => !/^[A-Za-z0-9_-]{1,64}$/.test(name));
+  if (bad !== undefined) throw new UsageError(`--require-approval takes tool names separated by commas (write_report,count_words) or side-effects, not "${shorten(text)}".`);
+  return [...new Set(names)];
+}
+
+function decideArgs(command: DecideArgs['command'], dir: string, values: OptionValues): DecideArgs {
+  const [callId = '', text = null] = values.positionals;
+  if (!/^[A-Za-z0-9_-]{1,128}$/.test(callId)) {
+    throw new UsageError(`"${shorten(callId)}" is not a call id: a call id is a tool_use_id such as toolu_01A9… (letters, digits, _ and -), as durable-agent pending lists it.`);
+  }
+  const args: DecideArgs = { command, dir, callId, note: values.text('note'), reason: values.text('reason'), text, by: values.text('by') };
+  if (command === 'deny' && args.reason === null) throw new UsageError('deny needs --reason TEXT: the model is told why its call was denied.');
+  if (command === 'answer' && text !== null && text.trim() === '') throw new UsageError('answer needs a TEXT that is not empty: it is what the model gets as the answer.');
+  const input = values.text('input');
+  if (input !== null) args.input = inputOf(input);
+  return args;
+}
+
+function inputOf(text: string): unknown {
+  let input: unknown;
+  try {
+    input = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`--input is not JSON (${(error as Error).message}): give the whole input as a JSON object, e.g. --input '{"text":"…"}'.`);
+  }
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    throw new UsageError(`--input must be a JSON object (a tool's input), not ${Array.isArray(input) ? 'an array' : JSON.stringify(input)}.`);
+  }
+  return input;
 }
 
 function vizArgs(dir: string, values: OptionValues): VizArgs {
@@ -341,7 +472,7 @@ function vizArgs(dir: string, values: OptionValues): VizArgs {
 }
 
 function usageOf(command: CommandSpec): string {
-  return ['durable-agent', command.name, ...command.words].join(' ');
+  return ['durable-agent', command.name, ...command.words, ...(command.arguments ?? []).map((arg) => arg.name)].join(' ');
 }
 
 function helpHint(command: CommandSpec): string {

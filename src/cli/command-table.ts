@@ -4,7 +4,7 @@
  * same rows, so the two cannot drift apart.
  */
 
-export type OptionType = 'boolean' | 'string' | 'integer';
+export type OptionType = 'boolean' | 'string' | 'integer' | 'duration';
 
 export interface OptionSpec {
   /** The long name, without the dashes. */
@@ -13,7 +13,7 @@ export interface OptionSpec {
   /** What the value is called in the help (DIR, N, MS); string and integer options only. */
   readonly value?: string;
   readonly help: string;
-  /** Integer options: the allowed range, inclusive. */
+  /** Integer options: the allowed range, inclusive (duration options: in milliseconds). */
   readonly min?: number;
   readonly max?: number;
   /** Integer options: the value when the option is absent (the parser fills it in). */
@@ -22,10 +22,19 @@ export interface OptionSpec {
   readonly defaultText?: string;
 }
 
+/** A value given by its place after the command's words: `approve CALL_ID`. */
+export interface ArgumentSpec {
+  /** As shown in the usage and help: CALL_ID, TEXT. */
+  readonly name: string;
+  readonly help: string;
+}
+
 export interface CommandSpec {
   readonly name: string;
   /** Words that must follow the command, in order: `db migrate`, `submit demo`. */
   readonly words: readonly string[];
+  /** Values that must follow the words, in order (all required). */
+  readonly arguments?: readonly ArgumentSpec[];
   /** The synopsis after `durable-agent`, where the options alone do not say what is required. */
   readonly synopsis?: string;
   /** One line for the list of commands. */
@@ -42,6 +51,7 @@ const MAX_TURNS_LIMIT = 100_000;
 const MAX_TOKENS_LIMIT = 1_000_000;
 const HOUR_MS = 3_600_000;
 const TEN_MINUTES_MS = 600_000;
+const DAY_MS = 86_400_000;
 
 const dir = (help: string): OptionSpec => ({ name: 'dir', type: 'string', value: 'DIR', help, defaultText: 'the current directory' });
 const runDir = dir('the directory the run works in; its state is kept in DIR/.durable-agent/');
@@ -126,6 +136,36 @@ const otelContent = {
   help: 'with OTEL_EXPORTER_OTLP_ENDPOINT set: the traces carry messages, tool inputs and results too (API keys are taken out)',
 } as const;
 const json = { name: 'json', type: 'boolean', help: 'print JSON instead of a table' } as const;
+// A person in the loop (issue 13): which calls wait for a decision, and how a run waits for one.
+const requireApproval: OptionSpec = {
+  name: 'require-approval',
+  type: 'string',
+  value: 'TOOLS',
+  help:
+    'NAME[,NAME…] or side-effects (every tool that is not read-only): each call to these tools waits for ' +
+    "a person's decision (approve, deny) before it runs",
+};
+const wait = {
+  name: 'wait',
+  type: 'boolean',
+  help: 'wait for decisions even when stdout is not a terminal (a service, a pipe); approve, deny or answer give them from another shell',
+} as const;
+const noWait = {
+  name: 'no-wait',
+  type: 'boolean',
+  help: 'never wait for a decision: stop (exit 7) and print the commands that give it; resume with --resume afterwards',
+} as const;
+const decisionTimeout: OptionSpec = {
+  name: 'decision-timeout',
+  type: 'duration',
+  value: 'DURATION',
+  help: 'deny what is still undecided this long after it began to wait (90s, 15m, 2h, 3d), with the reason "no decision within DURATION"',
+  min: 1_000,
+  max: 90 * DAY_MS,
+};
+const by: OptionSpec = { name: 'by', type: 'string', value: 'NAME', help: 'who decides, as the journal records it', defaultText: 'your user name' };
+const callId = { name: 'CALL_ID', help: 'the tool_use_id of the waiting call (toolu_…), as `durable-agent pending` lists it' } as const;
+
 const databaseUrl: OptionSpec = {
   name: 'database-url',
   type: 'string',
@@ -160,6 +200,10 @@ export const COMMANDS: readonly CommandSpec[] = [
       jitter,
       { name: 'no-verify', type: 'boolean', help: 'write_report offers no verify(): a resume reports its unknown state to the model instead' },
       { name: 'list-crash-points', type: 'boolean', help: 'print every crash label a whole demo run passes, in order, and exit' },
+      requireApproval,
+      wait,
+      noWait,
+      decisionTimeout,
       plain,
       verbose,
       otelContent,
@@ -167,6 +211,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     examples: [
       'CRASH_AFTER=after-effect-write:3 durable-agent demo --dir demo-run     # killed, exit 137',
       'durable-agent demo --dir demo-run --resume                            # picks it up, exit 0',
+      'durable-agent demo --dir demo-run --require-approval write_report --no-wait  # exit 7, waits',
     ],
   },
   {
@@ -197,12 +242,18 @@ export const COMMANDS: readonly CommandSpec[] = [
       maxTokens,
       maxRetries,
       timeout,
+      requireApproval,
+      { name: 'allow-questions', type: 'boolean', help: "give the model an ask_user tool: its question waits for a person's answer (durable-agent answer)" },
+      wait,
+      noWait,
+      decisionTimeout,
       plain,
       verbose,
       otelContent,
     ],
     examples: [
       'durable-agent run --model claude-sonnet-4-5 --dir my-project --task "Summarise notes.md into summary.md"',
+      'durable-agent run --model claude-sonnet-4-5 --task "Tidy up" --require-approval side-effects --no-wait',
       'durable-agent run --model claude-sonnet-4-5 --dir my-project --resume',
     ],
   },
@@ -223,6 +274,56 @@ export const COMMANDS: readonly CommandSpec[] = [
     description: 'Prints one line per record of the journal in DIR/.durable-agent/: the run as it was saved, step by step.',
     options: [readDir, json],
     examples: ['durable-agent history --dir demo-run'],
+  },
+  {
+    name: 'pending',
+    words: [],
+    summary: 'the calls of a run that wait for a person: approval or an answer, since when',
+    description:
+      'Lists the calls of the run in DIR that wait for a decision: approve or deny them, answer a question. It reads the\n' +
+      'journal without a lock, so it works while the run waits in another process and after it stopped (exit 7).',
+    options: [readDir, json],
+    examples: ['durable-agent pending --dir demo-run'],
+  },
+  {
+    name: 'approve',
+    words: [],
+    arguments: [callId],
+    synopsis: 'approve [--dir DIR] CALL_ID [--input JSON] [--note TEXT] [--by NAME]',
+    summary: 'let a waiting call run, as it is or with edited input',
+    description:
+      "Approves a call that waits for a decision. A waiting run picks it up within a second; a stopped one when it is\n" +
+      'resumed (--resume). --input replaces the call\'s input (it must fit the tool\'s schema; the model is told a person\n' +
+      'changed it). A call is decided once: a second decision is refused (exit 2), nothing written.',
+    options: [
+      readDir,
+      { name: 'input', type: 'string', value: 'JSON', help: "the call's input, edited: a JSON object valid for the tool's input schema" },
+      { name: 'note', type: 'string', value: 'TEXT', help: 'a note kept with the decision in the journal' },
+      by,
+    ],
+    examples: ['durable-agent approve --dir demo-run toolu_03', 'durable-agent approve --dir demo-run toolu_03 --input \'{"text":"Shorter report."}\''],
+  },
+  {
+    name: 'deny',
+    words: [],
+    arguments: [callId],
+    synopsis: 'deny [--dir DIR] CALL_ID --reason TEXT [--by NAME]',
+    summary: 'refuse a waiting call: the model is told "denied by a person: REASON"',
+    description:
+      'Denies a call that waits for approval. It never runs: its result, recorded once, is the error "denied by a person:\n' +
+      'REASON", and the model goes on from there.',
+    options: [readDir, { name: 'reason', type: 'string', value: 'TEXT', help: 'why, for the model (required)' }, by],
+    examples: ['durable-agent deny --dir demo-run toolu_03 --reason "not before Monday"'],
+  },
+  {
+    name: 'answer',
+    words: [],
+    arguments: [callId, { name: 'TEXT', help: "the answer, given to the model as the question's result" }],
+    synopsis: 'answer [--dir DIR] CALL_ID TEXT [--by NAME]',
+    summary: "answer the model's question (run --allow-questions)",
+    description: "Answers a question the model asked with ask_user (run --allow-questions): TEXT becomes the call's result.",
+    options: [readDir, by],
+    examples: ['durable-agent answer --dir my-project toolu_04 "Use the 2024 figures."'],
   },
   {
     name: 'viz',

@@ -5,12 +5,15 @@
 import path from 'node:path';
 import type { Model } from '../model/model.ts';
 import type { CrashHandler } from '../runtime/crash-points.ts';
+import { decide, type DecideInput } from '../approval/decide.ts';
 import { resumeRun, startRun } from '../runtime/run-api.ts';
 import type { RunResult } from '../runtime/run-events.ts';
 import { FileStore } from '../store/file-store.ts';
 import { DEFAULT_LOCK_LEASE_MS, LOCK_LEASE_RANGE_MS } from '../store/lock-file.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
-import { UsageError } from './args.ts';
+import { type ApprovalArgs, UsageError } from './args.ts';
+import { decisionCommandsFor } from './decision-lines.ts';
+import { formatDuration } from './duration.ts';
 import { EXIT } from './exit-codes.ts';
 import type { Writers } from './plain-reporter.ts';
 import { openRunReporter } from './run-reporter.ts';
@@ -38,6 +41,8 @@ export interface CliRun {
   takeOver: boolean;
   /** --otel-content: exported traces carry messages and tool content. */
   otelContent?: boolean;
+  /** Which calls wait for a person, and whether this process waits for them (issue 13). */
+  approval: ApprovalArgs & { allowQuestions: boolean };
 }
 
 export async function driveCliRun(run: CliRun): Promise<number> {
@@ -47,7 +52,13 @@ export async function driveCliRun(run: CliRun): Promise<number> {
   const store = new FileStore(path.join(run.dir, STATE_DIR), { writeFaults: env.DURABLE_AGENT_FAIL_WRITE, lockLeaseMs: lockLeaseOf(env) });
   const crashMode = crashModeOf(env.CRASH_MODE);
   const traces = await openTraceExport(env, run.otelContent === true);
-  const reporter = await openRunReporter(run.writers, env, { ...run.output, task: run.start?.task ?? null, resumeHint: run.resumeCommand });
+  const reporter = await openRunReporter(run.writers, env, {
+    ...run.output,
+    task: run.start?.task ?? null,
+    resumeHint: run.resumeCommand,
+    decisionCommands: decisionCommandsFor(env, run.dir, run.resumeCommand),
+    decide: waitsForDecisions(run.approval, run.writers) ? promptDecide(store, run.tools) : null,
+  });
   const parts = {
     store,
     model: run.model,
@@ -59,6 +70,7 @@ export async function driveCliRun(run: CliRun): Promise<number> {
     ...(run.maxTokens ? { maxTokens: run.maxTokens } : {}),
     ...(run.takeOver ? { takeOver: true } : {}),
     ...traceOptions(traces),
+    ...decisionOptions(run.approval, run.writers),
   };
   exitOnInterrupt(reporter.writers, run.resumeCommand, traces);
   let result: RunResult;
@@ -76,6 +88,48 @@ export async function driveCliRun(run: CliRun): Promise<number> {
     await traces?.shutdown();
   }
   return exitCodeOf(result);
+}
+
+function waitsForDecisions(approval: CliRun['approval'], writers: Writers): boolean {
+  return approval.wait ?? writers.terminal?.isTTY === true;
+}
+
+/**
+ * The live view's y / n / e: a decision checked and written to the inbox like `approve` from
+ * another terminal (the run takes it up within a second), read through a store of its own.
+ */
+function promptDecide(store: FileStore, tools: ToolDefinition[]) {
+  return async (input: DecideInput): Promise<void> => {
+    await decide(new FileStore(store.dir), input, { tools });
+  };
+}
+
+/**
+ * The run waits for a decision when told to (--wait), never with --no-wait, and otherwise when
+ * stdout is a terminal: a person is there to see the [approval] line. A run in a pipe, a
+ * service or CI stops instead (exit 7), so that nothing hangs unseen.
+ */
+function decisionOptions(approval: CliRun['approval'], writers: Writers) {
+  return {
+    wait: waitsForDecisions(approval, writers),
+    ...(approval.requireApproval ? { requireApproval: approval.requireApproval } : {}),
+    ...(approval.allowQuestions ? { allowQuestions: true } : {}),
+    ...(approval.decisionTimeoutMs !== null ? { decisionTimeoutMs: approval.decisionTimeoutMs } : {}),
+  };
+}
+
+/**
+ * The flags that say which calls wait for a person, for the resume command the run prints: the
+ * journal keeps the flags of the calls already made, not the rule for the next ones, so a
+ * resume without them would let later calls run unasked.
+ */
+export function approvalWords(approval: CliRun['approval']): string[] {
+  const rule = approval.requireApproval;
+  return [
+    ...(rule === null ? [] : ['--require-approval', rule === 'side-effects' ? rule : rule.join(',')]),
+    ...(approval.allowQuestions ? ['--allow-questions'] : []),
+    ...(approval.decisionTimeoutMs === null ? [] : ['--decision-timeout', formatDuration(approval.decisionTimeoutMs)]),
+  ];
 }
 
 /** DURABLE_AGENT_LOCK_LEASE_MS: how long a lock from another host may go without a heartbeat. */
@@ -98,6 +152,8 @@ export function exitCodeOf(result: RunResult): number {
       return EXIT.stoppedAtMaxTurns;
     case 'failed':
       return EXIT.runFailed;
+    case 'waiting':
+      return EXIT.waitingForPerson;
   }
 }
 

@@ -16,6 +16,8 @@ export const EXIT = {
   stoppedAtMaxTurns: 5,
   /** The run ended in the failed state (refusal, max_tokens, context window…); see the message. */
   runFailed: 6,
+  /** The run waits for a person's decision (approval or answer); resume after giving it. */
+  waitingForPerson: 7,
   /** Interrupted by Ctrl-C or SIGTERM; resumable. */
   interrupted: 130,
   /** A simulated crash (CRASH_AFTER). */

@@ -1,5 +1,6 @@
 /** The help text, printed from the command table: every option the parser accepts, and only those. */
 import { COMMANDS, type CommandSpec, type OptionSpec } from './command-table.ts';
+import { formatDuration } from './duration.ts';
 
 /** Lines are wrapped to fit a usual terminal. */
 const WIDTH = 100;
@@ -39,6 +40,7 @@ export function commandHelp(command: CommandSpec): string {
     '',
     ...wrap(command.description.replaceAll('\n', ' '), WIDTH),
     '',
+    ...(command.arguments?.length ? ['Arguments:', ...twoColumns(command.arguments.map((arg) => [arg.name, arg.help])), ''] : []),
     'Options:',
     ...twoColumns([...command.options.map(optionRow), ['-h, --help', 'this help']]),
     '',
@@ -55,6 +57,7 @@ function optionRow(option: OptionSpec): [string, string] {
   const left = option.type === 'boolean' ? `--${option.name}` : `--${option.name} ${option.value ?? 'VALUE'}`;
   const notes: string[] = [];
   if (option.type === 'integer') notes.push(`${option.min} to ${option.max}`);
+  if (option.type === 'duration') notes.push(`${formatDuration(option.min!)} to ${formatDuration(option.max!)}`);
   const shown = option.default !== undefined ? String(option.default) : option.defaultText;
   if (shown !== undefined) notes.push(`default: ${shown}`);
   return [left, notes.length > 0 ? `${option.help} (${notes.join('; ')})` : option.help];

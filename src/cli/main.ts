@@ -7,6 +7,8 @@ import {
   McpServerStartError,
   McpVerifyToolError,
 } from '../mcp/errors.ts';
+import { BadCallIdError, DecisionRefusedError, InboxFileError } from '../approval/decision-errors.ts';
+import { UnknownApprovalToolError } from '../approval/needs-decision.ts';
 import { MissingApiKeyError, ModelCallError } from '../model/model.ts';
 import { CrashSpecError } from '../runtime/crash-points.ts';
 import { RunOriginMismatchError } from '../runtime/run-origin.ts';
@@ -69,6 +71,12 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
         return await (await fleet()).submitCommand(args, env, writers);
       case 'worker':
         return await (await fleet()).workerCommand(args, env, writers);
+      case 'pending':
+        return await (await decisions()).pendingCommand(args, env, writers);
+      case 'approve':
+      case 'deny':
+      case 'answer':
+        return await (await decisions()).decideCommand(args, env, writers);
       case 'history':
         return await (await import('./commands/status.ts')).historyCommand(args, writers);
       case 'viz':
@@ -84,6 +92,7 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
  * pay for the runtime, the TUI, the visualizer or pg.
  */
 const fleet = () => import('./commands/fleet.ts');
+const decisions = () => import('./commands/decide.ts');
 
 /**
  * `status` lists a fleet when given --database-url, or when DURABLE_AGENT_DATABASE_URL is set
@@ -121,6 +130,10 @@ const REFUSALS = [
   McpSdkMissingError,
   McpServerStartError,
   McpVerifyToolError,
+  DecisionRefusedError,
+  BadCallIdError,
+  InboxFileError,
+  UnknownApprovalToolError,
 ];
 
 /** The error's words may come from anywhere (an endpoint, a URL): the key of `env` is taken out too. */

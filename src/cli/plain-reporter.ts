@@ -4,6 +4,7 @@
  */
 import type { ReconcileOutcomeName } from '../store/journal-record.ts';
 import type { RunEvent, RunObserver, RunResult } from '../runtime/run-events.ts';
+import { type DecisionCommands, decidedLine, decisionHintLines, waitingLine } from './decision-lines.ts';
 
 export interface Writers {
   out(line: string): void;
@@ -36,11 +37,23 @@ export function plainLine(event: RunEvent): string | null {
       return `[resume] read turn=${event.turn} pending=${event.pending.map((c) => c.name).join(',') || 'none'}`;
     case 'reconciled':
       return `[resume][reconcile] tool_use_id=${event.call.id} name=${event.call.name} ${RECONCILE_PHRASES[event.decision]}`;
+    case 'waiting':
+      return waitingLine(event);
+    case 'decided':
+      return decidedLine(event);
     case 'finished':
       return resultLine(event.result);
     default:
       return null;
   }
+}
+
+/** Lines after an event's own: the commands that decide a waiting call, or resume a run that stopped for one. */
+export function commandLines(event: RunEvent, commands: DecisionCommands | null | undefined): string[] {
+  if (!commands) return [];
+  if (event.type === 'waiting') return decisionHintLines(commands, { tool_use_id: event.call.id, needs: event.needs });
+  if (event.type === 'finished' && event.result.status === 'waiting') return [`  resume:  ${commands.resume}`];
+  return [];
 }
 
 export function resultLine(result: RunResult): string {
@@ -54,6 +67,8 @@ export function resultLine(result: RunResult): string {
       );
     case 'failed':
       return `[failed] ${result.failure?.message ?? 'the run failed'}`;
+    case 'waiting':
+      return `[waiting] ${(result.waiting ?? []).map((call) => call.tool_use_id).join(', ')} waits for a person's decision; resume with --resume after it is given.`;
   }
 }
 
@@ -126,10 +141,11 @@ export function detailLine(event: RunEvent, verbose: boolean): string | null {
   }
 }
 
-export function plainReporter(writers: Writers, verbose: boolean): RunObserver {
+export function plainReporter(writers: Writers, verbose: boolean, commands: DecisionCommands | null = null): RunObserver {
   return (event) => {
     const line = plainLine(event);
     if (line !== null) writers.out(line);
+    for (const hint of commandLines(event, commands)) writers.out(hint);
     const detail = detailLine(event, verbose);
     if (detail !== null) writers.err(detail);
   };

@@ -3,6 +3,9 @@
  * The TUI's code, ink and React are imported only when it is chosen.
  */
 import type { RunObserver } from '../runtime/run-events.ts';
+import type { DecideInput } from '../approval/decide.ts';
+import type { DecisionCommands } from './decision-lines.ts';
+import { userName } from './user-name.ts';
 import { chooseOutputMode } from './output-mode.ts';
 import { plainReporter, type Writers } from './plain-reporter.ts';
 
@@ -21,15 +24,26 @@ export interface RunReporterOptions {
   task: string | null;
   /** The command that resumes the run, shown if the process stops before the end. */
   resumeHint: string;
+  /** The commands that decide a waiting call of this run, printed under its [approval] / [question] line. */
+  decisionCommands?: DecisionCommands | null;
+  /** How the live view's prompt decides a waiting call (only when the run waits); shown only if stdin is a terminal too. */
+  decide?: ((input: DecideInput) => Promise<void>) | null;
 }
 
 export async function openRunReporter(writers: Writers, env: NodeJS.ProcessEnv, options: RunReporterOptions): Promise<RunReporter> {
   const terminal = writers.terminal;
   if (!terminal || chooseOutputMode({ stdoutIsTTY: terminal.isTTY === true, env, plain: options.plain }) === 'plain') {
-    return { observer: plainReporter(writers, options.verbose), writers, close: () => {} };
+    return { observer: plainReporter(writers, options.verbose, options.decisionCommands ?? null), writers, close: () => {} };
   }
   // React's development build (chosen when NODE_ENV is unset) costs several times the CPU per frame.
   process.env.NODE_ENV ??= 'production';
   const { createTuiReporter } = await import('../tui/mount-tui.tsx');
-  return createTuiReporter({ stdout: terminal, verbose: options.verbose, task: options.task, resumeHint: options.resumeHint });
+  return createTuiReporter({
+    stdout: terminal,
+    verbose: options.verbose,
+    task: options.task,
+    resumeHint: options.resumeHint,
+    decisionCommands: options.decisionCommands ?? null,
+    decider: options.decide && process.stdin.isTTY ? { decide: options.decide, by: userName() } : null,
+  });
 }

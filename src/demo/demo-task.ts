@@ -63,6 +63,8 @@ export function demoScript(doneText = DEMO_DONE_TEXT): ScriptedStep[] {
       ),
     (messages) => {
       const written = resultBlock(messages, 'toolu_03');
+      const denial = /^denied by a person: /.test(resultText(messages, 'toolu_03'));
+      if (written?.is_error && denial) return endTurnReply(`I did not write ${REPORT_FILE}: ${resultText(messages, 'toolu_03')}.`);
       if (written?.is_error) {
         return endTurnReply(
           `I could not confirm that ${REPORT_FILE} was written (${resultText(messages, 'toolu_03')}). Please check ${REPORT_FILE} before running the task again.`,

@@ -10,8 +10,14 @@
  *   is_error tool_result rather than guess (running it again could do the effect twice).
  * A tool that is gone, or whose contract (input schema, annotations) changed since the call was
  * made, is never called for it: the call's state is reported as unknown.
+ *
+ * A call that needs a decision and has none cannot have run (its decision comes first), and
+ * calls run in order, so neither it nor any call after it has started: the plan stops there and
+ * leaves them open, and the run goes on to wait for the decision. An approved call follows the
+ * rules above; a denied or answered one has its outcome in the ledger already.
  */
-import type { PendingCall, ToolOutcome } from '../../machines/agent-loop.types.ts';
+import { awaitsDecision } from '../../machines/agent-loop.logic.ts';
+import type { Decision, PendingCall, ToolOutcome } from '../../machines/agent-loop.types.ts';
 import type { ReconcileRule } from '../store/journal-record.ts';
 
 export interface ToolTraits {
@@ -41,8 +47,11 @@ export function planReconcile(
   pending: readonly PendingCall[],
   ledger: ReadonlyMap<string, ToolOutcome>,
   traitsOf: (toolName: string) => ToolTraits | undefined,
+  decisions: readonly Decision[] = [],
 ): ReconcileDecision[] {
-  return pending.map((call): ReconcileDecision => {
+  const firstUndecided = pending.findIndex((call) => !ledger.has(call.id) && awaitsDecision({ decisions }, call));
+  const settled = firstUndecided === -1 ? pending : pending.slice(0, firstUndecided);
+  return settled.map((call): ReconcileDecision => {
     const recorded = ledger.get(call.id);
     if (recorded) return { kind: 'reuse', call, outcome: recorded, rule: 'ledger-hit', basis: null };
     const traits = traitsOf(call.name);

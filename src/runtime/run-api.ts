@@ -7,6 +7,9 @@ import { initialTransition } from 'xstate';
 import { effectOfActions } from '../../machines/agent-loop.effects.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
 import { MAX_PAUSES_IN_A_ROW } from '../../machines/agent-loop.types.ts';
+import { askUserTool } from '../approval/ask-user.ts';
+import type { DecisionHandler } from '../approval/decision-step.ts';
+import { checkDecisionPolicy, type RequireApproval } from '../approval/needs-decision.ts';
 import type { Model } from '../model/model.ts';
 import { RunExistsError } from '../store/errors.ts';
 import { foldJournal } from '../store/fold-journal.ts';
@@ -73,6 +76,20 @@ export interface RunParts {
   tracer?: Tracer | undefined;
   /** With tracer: export messages, tool inputs and results too (API keys taken out). Off by default. */
   traceContent?: boolean | undefined;
+  /**
+   * Tools whose calls need a person's approval before they run: by name, or 'side-effects' for
+   * every tool that is not read-only (a tool can also say so itself: needsApproval). A name the
+   * run does not offer is refused (UnknownApprovalToolError).
+   */
+  requireApproval?: RequireApproval | undefined;
+  /** Offer the model an ask_user tool: its question waits for a person's answer, which becomes its result. */
+  allowQuestions?: boolean | undefined;
+  /** Asked for a decision when a call waits for one and the inbox has none; null leaves it to the inbox. */
+  onDecision?: DecisionHandler | undefined;
+  /** False: with no decision at hand, stop with status 'waiting' instead of waiting (resume once decided). Default true. */
+  wait?: boolean | undefined;
+  /** Deny, by 'deadline', a call still undecided this many milliseconds after it began to wait. */
+  decisionTimeoutMs?: number | undefined;
 }
 
 export interface StartOptions extends RunParts {
@@ -120,7 +137,7 @@ async function start(options: StartOptions, tracing: RunTracing | null): Promise
       context: snapshot.context,
       note: { started: { pid: process.pid } },
     });
-    const startedBy = runOriginOf(options.command ?? API_COMMAND, options.model.name, options.tools);
+    const startedBy = runOriginOf(options.command ?? API_COMMAND, options.model.name, offeredTools(options));
     const trace = tracing?.beginRun(runId, { model: options.model.name, task: options.task, maxTurns });
     const header = { format: JOURNAL_FORMAT, version: JOURNAL_VERSION, runId, createdAt: record.at, startedBy, ...(trace ? { trace } : {}) } as const;
     const receipt = await store.create(header, record);
@@ -150,7 +167,7 @@ async function resume(options: ResumeOptions, tracing: RunTracing | null): Promi
   const parts = driverParts(options, tracing);
   const lock = await lockRun(options, parts);
   try {
-    const offered = runOriginOf(options.command ?? API_COMMAND, options.model.name, options.tools);
+    const offered = runOriginOf(options.command ?? API_COMMAND, options.model.name, offeredTools(options));
     const allowChange = options.allowToolChange === true;
     const loaded = await store.load({
       repair: true,
@@ -203,12 +220,26 @@ function pauseLimitOf(options: StartOptions): number {
   return limit;
 }
 
+/** The run's tools, with ask_user when questions are allowed. */
+function offeredTools(options: RunParts): readonly ToolDefinition[] {
+  return options.allowQuestions ? [...options.tools, askUserTool] : options.tools;
+}
+
 function driverParts(options: RunParts, tracing: RunTracing | null): DriverParts {
+  const tools = offeredTools(options);
+  const policy = { requireApproval: options.requireApproval, allowQuestions: options.allowQuestions === true };
+  checkDecisionPolicy(policy, tools);
+  const timeout = options.decisionTimeoutMs;
+  if (timeout !== undefined && !(Number.isSafeInteger(timeout) && timeout > 0)) {
+    throw new RangeError(`decisionTimeoutMs must be a whole number of milliseconds above 0 (got ${String(timeout)}); nothing was started.`);
+  }
   return {
+    policy,
+    decisions: { onDecision: options.onDecision, wait: options.wait, decisionTimeoutMs: timeout },
     store: options.store,
     signal: options.signal,
     model: options.model,
-    registry: new ToolRegistry(options.tools),
+    registry: new ToolRegistry(tools),
     crash: options.crashPoints ?? new CrashPoints(options.crashAfter, crashHandlerOf(options.onCrash)),
     observer: withTracing(options.observer, tracing),
     toolTimeoutMs: options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,

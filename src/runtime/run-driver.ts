@@ -6,22 +6,25 @@
 import { transition, type SnapshotFrom } from 'xstate';
 import type { AnnouncedEffect } from '../../machines/agent-loop.effects.ts';
 import { announcedEffectOf, effectOfActions } from '../../machines/agent-loop.effects.ts';
-import { addUsage, openCalls, toolUsesOf } from '../../machines/agent-loop.logic.ts';
+import { addUsage, awaitsDecision, effectiveCall, openCalls, toolUsesOf } from '../../machines/agent-loop.logic.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
 import type { AgentEvent, AgentStateName, ModelReply, PendingCall, TokenUsage, ToolOutcome } from '../../machines/agent-loop.types.ts';
 import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
+import { awaitedCallOf, type DecisionOptions, findDecision, withEditNotice } from '../approval/decision-step.ts';
+import { questionOf } from '../approval/ask-user.ts';
+import { type DecisionPolicy, needsDecisionOf } from '../approval/needs-decision.ts';
+import { waitingCallsOf } from '../approval/waiting-calls.ts';
 import type { Model } from '../model/model.ts';
 import { receiveReply, replyProblem } from '../model/reply-check.ts';
-import type { ReconcileDecision } from '../reconcile/reconcile.ts';
-import { planReconcile, unknownStateMessage } from '../reconcile/reconcile.ts';
+import { reconcileOpenTurn } from '../reconcile/carry-out.ts';
 import { StoreWriteError } from '../store/errors.ts';
 import { RecordEncodeError } from '../store/framing.ts';
 import type { DurableView } from '../store/journal-codec.ts';
 import { encodeRecord, ledgerEntriesOf } from '../store/journal-codec.ts';
-import type { JournalRecord, ReconcileNote, RecordEvent, RecordNote, ReconcileOutcomeName, ResumeNote } from '../store/journal-record.ts';
+import type { JournalRecord, ReconcileNote, RecordEvent, RecordNote, ResumeNote } from '../store/journal-record.ts';
 import { pointOf } from '../store/record-points.ts';
 import type { AppendOptions, AppendReceipt, RecoveredTornTail, RunStore, StoredRecord } from '../store/store.ts';
-import { executeCall, outcome, verifyCall } from '../tools/execute-call.ts';
+import { executeCall } from '../tools/execute-call.ts';
 import { unrecordableOutcome } from '../tools/recordable.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 import type { CrashPoints } from './crash-points.ts';
@@ -50,6 +53,9 @@ export interface DriverParts {
   toolTimeoutMs: number;
   maxTokens: number;
   inspect: RunInspector | undefined;
+  /** Which calls need a person's decision, and where decisions come from. */
+  policy: DecisionPolicy;
+  decisions: DecisionOptions;
 }
 
 export class RunDriver {
@@ -101,15 +107,22 @@ export class RunDriver {
         case 'runPendingTools': {
           const call = openCalls(this.snapshot.context)[0];
           if (!call) throw new Error(`runPendingTools announced in ${this.state} with no open call`);
-          effect = await this.recordOutcome(call, await this.runCall(call));
+          effect = awaitsDecision(this.snapshot.context, call)
+            ? await this.step({ type: 'DECISION_NEEDED', tool_use_id: call.id, at: Date.now() })
+            : await this.recordOutcome(call, await this.runCall(call));
           break;
         }
+        case 'awaitDecision':
+          effect = await this.takeDecision();
+          break;
         case 'requestTurnClose':
           effect = await this.step({ type: 'CLOSE_TURN' });
           break;
       }
     }
-    if (this.snapshot.status !== 'done') throw new Error(`the machine rests in ${this.state} without announcing an effect`);
+    if (this.snapshot.status !== 'done' && this.state !== 'awaitingDecision') {
+      throw new Error(`the machine rests in ${this.state} without announcing an effect`);
+    }
     return this.finish();
   }
 
@@ -161,9 +174,11 @@ export class RunDriver {
 
   result(): RunResult {
     const context = this.snapshot.context;
+    const waiting = this.state === 'awaitingDecision';
     return {
       runId: this.runId,
-      status: this.state as RunStatusName,
+      status: (waiting ? 'waiting' : this.state) as RunStatusName,
+      ...(waiting ? { waiting: waitingCallsOf(this.runId, context) } : {}),
       text: context.finalText,
       failure: context.failure,
       turn: context.turn,
@@ -191,76 +206,20 @@ export class RunDriver {
   }
 
   private async reconcileOpenTurn(): Promise<void> {
-    const { registry } = this.parts;
-    const decisions = planReconcile(this.snapshot.context.pending, this.durable.ledger, (name) => {
-      const tool = registry.get(name);
-      if (!tool) return undefined;
-      const { readOnly, idempotent, traitSources: sources } = tool;
-      return { readOnly, idempotent, canVerify: typeof tool.verify === 'function', changed: this.changedTools.get(name), sources };
-    });
+    const { registry, toolTimeoutMs } = this.parts;
     this.closingResumedTurn = true;
-    for (const decision of decisions) await this.carryOut(decision);
-  }
-
-  private async carryOut(decision: ReconcileDecision): Promise<void> {
-    const { call } = decision;
-    this.ruling = decision;
-    switch (decision.kind) {
-      case 'reuse':
-        this.reportReconciled(call, 'reused', null);
-        if (!this.snapshot.context.results.some((o) => o.tool_use_id === call.id)) {
-          await this.recordOutcome(call, decision.outcome, this.reconcileNote(call, 'reused'));
-        } else {
-          this.pendingReuses.push(this.reconcileNote(call, 'reused').reconcile!);
-        }
-        return;
-      case 'rerun': {
-        const rerun = decision.rule === 'idempotent' ? 're-ran-idempotent' : 're-ran-read-only';
-        this.reportReconciled(call, rerun, null);
-        await this.recordOutcome(call, await this.runCall(call), this.reconcileNote(call, rerun));
-        return;
-      }
-      case 'verify': {
-        const verdict = await verifyCall(this.parts.registry, this.runId, call, this.parts.toolTimeoutMs);
-        if ('cannotTell' in verdict) {
-          await this.reportUnknown(call, `${verdict.cannotTell}, and no result was recorded for it`);
-        } else if (verdict.answer.happened) {
-          this.reportReconciled(call, 'verified-done', null);
-          const content =
-            verdict.answer.result ?? `${call.name} had already taken effect before the resume (confirmed by checking); it was not run again.`;
-          await this.recordOutcome(call, outcome(call, 'verified', content, false), this.reconcileNote(call, 'verified-done'));
-        } else {
-          this.reportReconciled(call, 'verified-not-done-ran', null);
-          await this.recordOutcome(call, await this.runCall(call), this.reconcileNote(call, 'verified-not-done-ran'));
-        }
-        return;
-      }
-      case 'report-unknown':
-        await this.reportUnknown(call, decision.why);
-        return;
-    }
-  }
-
-  private async reportUnknown(call: PendingCall, why: string): Promise<void> {
-    this.reportReconciled(call, 'unknown-reported', why);
-    await this.recordOutcome(
-      call,
-      outcome(call, 'unknown', unknownStateMessage(call, why), true),
-      this.reconcileNote(call, 'unknown-reported'),
-    );
-  }
-
-  /** The rule of the decision being carried out, recorded with it. */
-  private ruling: Pick<ReconcileDecision, 'rule' | 'basis'> | null = null;
-
-  private reconcileNote(call: PendingCall, decision: ReconcileOutcomeName): RecordNote {
-    const { rule, basis } = this.ruling ?? {};
-    return { reconcile: { tool_use_id: call.id, name: call.name, decision, ...(rule ? { rule } : {}), ...(basis ? { basis } : {}) } };
-  }
-
-  private reportReconciled(call: PendingCall, decision: ReconcileOutcomeName, detail: string | null): void {
-    const { rule = null, basis = null } = this.ruling ?? {};
-    this.emit({ type: 'reconciled', call: this.callView(call), decision, detail, rule, basis });
+    await reconcileOpenTurn({
+      runId: this.runId,
+      registry,
+      toolTimeoutMs,
+      ledger: this.durable.ledger,
+      changedTools: this.changedTools,
+      context: () => this.snapshot.context,
+      record: (call, result, note) => this.recordOutcome(call, result, note),
+      run: (call) => this.runCall(call),
+      noteReuse: (note) => void this.pendingReuses.push(note),
+      report: (call, decision, detail, { rule, basis }) => this.emit({ type: 'reconciled', call: this.callView(call), decision, detail, rule, basis }),
+    });
   }
 
   private async askModel(): Promise<AnnouncedEffect | null> {
@@ -283,7 +242,7 @@ export class RunDriver {
     if (problem) return this.step({ type: 'MODEL_REPLY_INVALID', reason: problem, usage: ZERO_USAGE });
     let effect: AnnouncedEffect | null;
     try {
-      effect = await this.step({ type: 'MODEL_REPLY', reply });
+      effect = await this.step({ type: 'MODEL_REPLY', reply, needsDecision: needsDecisionOf(reply, this.parts.registry, this.parts.policy) });
     } catch (error) {
       // A reply from a user's own Model may hold what JSON cannot (a BigInt): refused like any bad reply.
       if (!(error instanceof RecordEncodeError)) throw error;
@@ -311,7 +270,8 @@ export class RunDriver {
     const view = this.callView(call);
     const startedAt = Date.now();
     this.emit({ type: 'tool-started', call: view, at: startedAt });
-    const result = await executeCall(this.parts.registry, this.runId, call, this.parts.toolTimeoutMs);
+    const ran = effectiveCall(this.snapshot.context, call);
+    const result = withEditNotice(call, ran, await executeCall(this.parts.registry, this.runId, ran, this.parts.toolTimeoutMs));
     this.emit({ type: 'tool-finished', call: view, outcome: result, ms: Date.now() - startedAt });
     await this.parts.crash.pass('tool-return');
     return result;
@@ -341,6 +301,28 @@ export class RunDriver {
     }
     this.inspection.took({ type: 'TOOL_RESULT', outcome: result });
     return effectOfActions(actions);
+  }
+
+  /**
+   * Waits for the decision about the awaited call and records it; the inbox entry it came from
+   * is settled only once the record is durable. Null: no decision, and the run is not to wait.
+   */
+  private async takeDecision(): Promise<AnnouncedEffect | null> {
+    const { parts } = this;
+    const context = this.snapshot.context;
+    const call = awaitedCallOf(context);
+    const question = call.needs === 'answer' ? questionOf(call.input) : null;
+    this.emit({ type: 'waiting', call: this.callView(call), needs: call.needs!, since: context.awaiting!.since, question });
+    const wait = { runId: this.runId, context, inbox: parts.store.decisions, registry: parts.registry, options: parts.decisions, signal: parts.signal };
+    const decision = await findDecision(wait);
+    if (!decision) {
+      this.stopIfAsked();
+      return null;
+    }
+    const effect = await this.step({ type: 'DECISION', decision });
+    await parts.store.decisions?.settle(decision.tool_use_id);
+    this.emit({ type: 'decided', call: this.callView(call), decision });
+    return effect;
   }
 
   private async step(event: AgentEvent): Promise<AnnouncedEffect | null> {

@@ -4,6 +4,8 @@
  */
 import type {
   AgentStateName,
+  Decision,
+  DecisionNeed,
   Message,
   ModelReply,
   PendingCall,
@@ -16,11 +18,27 @@ import type { ReconcileOutcomeName, ReconcileRule, RecordEvent, RunOrigin } from
 import type { PointName } from '../store/record-points.ts';
 import type { RecoveredTornTail } from '../store/store.ts';
 
-export type RunStatusName = 'done' | 'stoppedAtMaxTurns' | 'failed';
+export type RunStatusName = 'done' | 'stoppedAtMaxTurns' | 'failed' | 'waiting';
+
+/** A call of the open turn that needs a decision and has none yet. */
+export interface WaitingCall {
+  runId: string;
+  tool_use_id: string;
+  name: string;
+  input: unknown;
+  needs: DecisionNeed;
+  /** When it began to wait (its DECISION_NEEDED record); null for a later call of the turn not reached yet. */
+  since: number | null;
+  /** True for the call the run waits on now; the others come after it in the same turn. */
+  awaited: boolean;
+}
 
 export interface RunResult {
   runId: string;
+  /** 'waiting': the run stopped for a person's decision (wait: false); see `waiting`, and resume once decided. */
   status: RunStatusName;
+  /** The calls that wait for a decision: set when status is 'waiting'. */
+  waiting?: WaitingCall[] | undefined;
   /** The model's final answer, when done. */
   text: string | null;
   failure: RunFailure | null;
@@ -112,6 +130,10 @@ export type RunEvent =
   | { type: 'tool-started'; call: CallView; at: number }
   | { type: 'tool-finished'; call: CallView; outcome: ToolOutcome; ms: number }
   | { type: 'ledger-write-failed'; call: CallView; error: StoreWriteError }
+  /** A call waits for a decision (its DECISION_NEEDED record is durable); `question` is ask_user's. */
+  | { type: 'waiting'; call: CallView; needs: DecisionNeed; since: number; question: string | null }
+  /** A decision about a call is durable (its DECISION record); an approved call runs next. */
+  | { type: 'decided'; call: CallView; decision: Decision }
   | { type: 'finished'; result: RunResult };
 
 export type RunObserver = (event: RunEvent) => void;

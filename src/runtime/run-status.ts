@@ -3,12 +3,14 @@
  * changes nothing, so it is safe while another process drives the run.
  */
 import { openCalls } from '../../machines/agent-loop.logic.ts';
-import type { AgentStateName, RunFailure, TokenUsage } from '../../machines/agent-loop.types.ts';
+import type { AgentStateName, Decision, DecisionNeed, RunFailure, TokenUsage } from '../../machines/agent-loop.types.ts';
+import { waitingCallsOf } from '../approval/waiting-calls.ts';
 import { foldJournal } from '../store/fold-journal.ts';
 import type { ReconcileNote, RecordEvent, RecordNote } from '../store/journal-record.ts';
 import type { PointName } from '../store/record-points.ts';
 import { pointOf } from '../store/record-points.ts';
 import type { RecoveredTornTail, RunStore } from '../store/store.ts';
+import type { WaitingCall } from './run-events.ts';
 
 export interface PendingCallStatus {
   id: string;
@@ -24,6 +26,10 @@ export interface RunStatus {
   turn: number;
   maxTurns: number;
   pending: PendingCallStatus[];
+  /** The calls that wait for a person's decision, the awaited one first (since when it waits). */
+  waiting: WaitingCall[];
+  /** The decisions of the open turn, in the order they were made. */
+  decisions: Decision[];
   ledgerEntries: number;
   usage: TokenUsage;
   finalText: string | null;
@@ -48,6 +54,10 @@ export interface HistoryStep {
   pending: string[];
   ledgerEntries: number;
   note: RecordNote | null;
+  /** A DECISION_NEEDED record: the call that began to wait, and for what. */
+  waitingFor: { tool_use_id: string; name: string; needs: DecisionNeed } | null;
+  /** A DECISION record: the decisions it made durable. */
+  decided: Decision[];
 }
 
 export async function readRunStatus(store: RunStore): Promise<RunStatus> {
@@ -63,6 +73,8 @@ export async function readRunStatus(store: RunStore): Promise<RunStatus> {
     turn: view.context.turn,
     maxTurns: view.context.maxTurns,
     pending: view.context.pending.map((call) => ({ id: call.id, name: call.name, recorded: !open.has(call.id) })),
+    waiting: waitingCallsOf(loaded.header.runId, view.context),
+    decisions: view.context.decisions,
     ledgerEntries: view.ledger.size,
     usage: view.context.usage,
     finalText: view.context.finalText,
@@ -80,6 +92,8 @@ export async function readRunHistory(store: RunStore): Promise<HistoryStep[]> {
   const steps: HistoryStep[] = [];
   foldJournal(store.location, loaded, (view, stored) => {
     const { record } = stored;
+    const awaited = record.event === 'DECISION_NEEDED' ? view.context.awaiting : null;
+    const call = awaited ? view.context.pending.find((pending) => pending.id === awaited.tool_use_id) : undefined;
     steps.push({
       seq: record.seq,
       at: record.at,
@@ -91,6 +105,8 @@ export async function readRunHistory(store: RunStore): Promise<HistoryStep[]> {
       pending: view.context.pending.map((call) => call.name),
       ledgerEntries: view.ledger.size,
       note: record.note ?? null,
+      waitingFor: call?.needs ? { tool_use_id: call.id, name: call.name, needs: call.needs } : null,
+      decided: record.event === 'DECISION' ? (record.decisions?.add ?? []) : [],
     });
   });
   return steps;

@@ -10,6 +10,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { FileDecisionInbox, type InboxPoint } from '../approval/file-decision-inbox.ts';
 import { fsyncDir } from '../util/durable-file.ts';
 import { StoreMissingError, StoreWriteError } from './errors.ts';
 import { type CommitMark, frameCommitMark, frameLine } from './framing.ts';
@@ -30,6 +31,8 @@ export interface FileStoreOptions {
    * (default 30 s); the holder's heartbeat beats at a tenth of it, at most every 2 s.
    */
   lockLeaseMs?: number | undefined;
+  /** Drills: called as a decision's write passes a point (a test kills the process there). */
+  onDecisionPoint?: ((point: InboxPoint) => void) | undefined;
 }
 
 export const JOURNAL_FILE = 'journal.jsonl';
@@ -54,6 +57,8 @@ export class FileStore implements RunStore {
   private readonly lockLeaseMs: number;
   /** The lock this store holds; while it does, every write first checks it was not taken over. */
   private held: HeldLockFile | null = null;
+  /** Decisions given from other processes: DIR/decisions/<tool_use_id>.json. */
+  readonly decisions: FileDecisionInbox;
 
   constructor(
     readonly dir: string,
@@ -63,6 +68,10 @@ export class FileStore implements RunStore {
     this.journalPath = path.join(dir, JOURNAL_FILE);
     this.faults = new WriteFaultPlan(options.writeFaults);
     this.lockLeaseMs = options.lockLeaseMs ?? DEFAULT_LOCK_LEASE_MS;
+    this.decisions = new FileDecisionInbox(dir, {
+      onPoint: options.onDecisionPoint,
+      failWrite: () => this.faults.checkPoint('decision-write') !== null,
+    });
     const { min, max } = LOCK_LEASE_RANGE_MS;
     if (!Number.isInteger(this.lockLeaseMs) || this.lockLeaseMs < min || this.lockLeaseMs > max) {
       throw new RangeError(`lockLeaseMs must be a whole number of milliseconds from ${min} to ${max}, not ${this.lockLeaseMs}`);
@@ -123,6 +132,9 @@ export class FileStore implements RunStore {
   async create(header: JournalHeader, first: JournalRecord): Promise<AppendReceipt> {
     this.held?.assertHeld();
     this.makeDir();
+    // Decisions left by another run (its journal removed by hand, or a crash between moving it
+    // and its decisions to the archive) are never taken for this run's: the scripted model's ids repeat.
+    this.archiveDecisions(new Date());
     const head = frameLine(header);
     const body = frameLine(first);
     const markOffset = head.length;
@@ -201,7 +213,8 @@ export class FileStore implements RunStore {
 
   async archive(): Promise<string> {
     const archiveDir = path.join(this.dir, 'archive');
-    const target = path.join(archiveDir, `journal-${new Date().toISOString().replace(/[:.]/g, '-')}.jsonl`);
+    const now = new Date();
+    const target = path.join(archiveDir, `journal-${stampOf(now)}.jsonl`);
     this.close();
     inEnvironment(`move the journal ${this.journalPath} to ${archiveDir}`, archiveDir, () => {
       fs.mkdirSync(archiveDir, { recursive: true });
@@ -210,7 +223,21 @@ export class FileStore implements RunStore {
       fsyncDir(this.dir);
     });
     this.position = null;
+    this.archiveDecisions(now);
     return target;
+  }
+
+  /** Moves the inbox of decisions, if it holds any, to archive/decisions-<time>: they belong to the run that was there. */
+  private archiveDecisions(now: Date): void {
+    const inbox = this.decisions.dir;
+    if (!fs.existsSync(inbox) || fs.readdirSync(inbox).length === 0) return;
+    const archiveDir = path.join(this.dir, 'archive');
+    inEnvironment(`move the decisions ${inbox} to ${archiveDir}`, archiveDir, () => {
+      fs.mkdirSync(archiveDir, { recursive: true });
+      fs.renameSync(inbox, path.join(archiveDir, `decisions-${stampOf(now)}`));
+      fsyncDir(archiveDir);
+      fsyncDir(this.dir);
+    });
   }
 
   private makeDir(): void {
@@ -295,6 +322,10 @@ function writeAll(fd: number, buffer: Buffer, position: number): void {
   }
 }
 
+
+function stampOf(date: Date): string {
+  return date.toISOString().replace(/[:.]/g, '-');
+}
 
 function describeRecord(record: JournalRecord): string {
   return `${describePoint(pointOf(record))} (record ${record.seq}, state ${record.state})`;

@@ -27,7 +27,7 @@ import type {
   RecordNote,
 } from './journal-record.ts';
 import { isLedgerRef } from './journal-record.ts';
-import { messageProblem, outcomeProblem, pendingProblem, storedUsage } from './record-shape.ts';
+import { awaitedProblem, decisionProblem, messageProblem, outcomeProblem, pendingProblem, storedUsage } from './record-shape.ts';
 
 function isStoredLedgerRef(block: unknown): boolean {
   return block !== null && typeof block === 'object' && isLedgerRef(block as EncodedBlock);
@@ -90,6 +90,12 @@ export function encodeRecord(prev: DurableView | null, next: TransitionToEncode)
     if (edit) record.messages = { from: edit.from, add: edit.add.map((m) => encodeMessage(m, ledgerAfter)) };
   }
   if (!before || before.pending !== ctx.pending) record.pending = encodePending(ctx.pending, ctx.messages);
+  if (!before || before.decisions !== ctx.decisions) {
+    const edit = listEdit(before?.decisions ?? [], ctx.decisions);
+    if (edit) record.decisions = edit;
+  }
+  // Written only when it changes, so that a run without decisions writes what it always wrote.
+  if ((before?.awaiting ?? null) !== ctx.awaiting) record.awaiting = ctx.awaiting;
   if (!before || before.heldReply !== ctx.heldReply) record.heldReply = ctx.heldReply;
   if (!before || before.finalText !== ctx.finalText) record.finalText = ctx.finalText;
   if (!before || before.failure !== ctx.failure) record.failure = ctx.failure;
@@ -140,6 +146,21 @@ export function applyRecord(into: DurableView | null, record: JournalRecord): Du
     for (const message of edit.add) ctx.messages.push(decodeMessage(record.seq, message, view.ledger));
   }
   if (record.pending) ctx.pending = decodePending(record.seq, record.pending, ctx.messages);
+  if (record.decisions) {
+    const edit = record.decisions;
+    checkEdit(record.seq, 'decisions', edit, ctx.decisions.length);
+    ctx.decisions.length = edit.from;
+    for (const decision of edit.add) {
+      const problem = decisionProblem(decision);
+      if (problem) throw new JournalDecodeError(record.seq, problem);
+      ctx.decisions.push(decision);
+    }
+  }
+  if (record.awaiting !== undefined) {
+    const problem = awaitedProblem(record.awaiting);
+    if (problem) throw new JournalDecodeError(record.seq, problem);
+    ctx.awaiting = record.awaiting;
+  }
   if (record.heldReply !== undefined) ctx.heldReply = record.heldReply;
   if (record.finalText !== undefined) ctx.finalText = record.finalText;
   if (record.failure !== undefined) ctx.failure = record.failure;
@@ -149,7 +170,13 @@ export function applyRecord(into: DurableView | null, record: JournalRecord): Du
 /** A context the machine can take: arrays copied so later appends by the fold cannot leak in. */
 export function snapshotContextOf(view: DurableView): AgentContext {
   const ctx = view.context;
-  return { ...ctx, messages: ctx.messages.slice(), pending: ctx.pending.slice(), results: ctx.results.slice() };
+  return {
+    ...ctx,
+    messages: ctx.messages.slice(),
+    pending: ctx.pending.slice(),
+    results: ctx.results.slice(),
+    decisions: ctx.decisions.slice(),
+  };
 }
 
 function emptyContext(): AgentContext {
@@ -162,6 +189,9 @@ function emptyContext(): AgentContext {
     messages: [],
     pending: [],
     results: [],
+    // Journals written before decisions existed hold neither field: none, nothing awaited.
+    decisions: [],
+    awaiting: null,
     // Journals written before the pause limit existed hold neither field: they start from these.
     pausesInARow: 0,
     maxPausesInARow: MAX_PAUSES_IN_A_ROW,
@@ -241,11 +271,14 @@ function decodeMessage(seq: number, message: EncodedMessage, ledger: Map<string,
 
 function encodePending(pending: PendingCall[], messages: Message[]): EncodedPendingCall[] {
   const inputsInMessage = toolUseInputsOfLastAssistant(messages);
-  return pending.map((call) =>
-    inputsInMessage.has(call.id) && inputsInMessage.get(call.id) === call.input
-      ? { id: call.id, name: call.name }
-      : { id: call.id, name: call.name, input: call.input },
-  );
+  return pending.map((call) => {
+    const encoded: EncodedPendingCall =
+      inputsInMessage.has(call.id) && inputsInMessage.get(call.id) === call.input
+        ? { id: call.id, name: call.name }
+        : { id: call.id, name: call.name, input: call.input };
+    if (call.needs) encoded.needs = call.needs;
+    return encoded;
+  });
 }
 
 function decodePending(seq: number, pending: EncodedPendingCall[], messages: Message[]): PendingCall[] {
@@ -257,10 +290,15 @@ function decodePending(seq: number, pending: EncodedPendingCall[], messages: Mes
   }
   let inputs: Map<string, unknown> | null = null;
   return pending.map((call) => {
-    if ('input' in call) return { id: call.id, name: call.name, input: call.input };
-    inputs ??= toolUseInputsOfLastAssistant(messages);
-    if (!inputs.has(call.id)) throw new JournalDecodeError(seq, `pending call ${call.id} has no tool_use block in the last assistant message`);
-    return { id: call.id, name: call.name, input: inputs.get(call.id) };
+    let input: unknown;
+    if ('input' in call) {
+      input = call.input;
+    } else {
+      inputs ??= toolUseInputsOfLastAssistant(messages);
+      if (!inputs.has(call.id)) throw new JournalDecodeError(seq, `pending call ${call.id} has no tool_use block in the last assistant message`);
+      input = inputs.get(call.id);
+    }
+    return call.needs ? { id: call.id, name: call.name, input, needs: call.needs } : { id: call.id, name: call.name, input };
   });
 }
 

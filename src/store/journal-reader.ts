@@ -9,12 +9,13 @@ import { type JournalDamage, StoreCorruptError, StoreLostRecordError, StoreVersi
 import type { CommitMark, FramedJournal, FramedLine } from './framing.ts';
 import { COMMIT_MARK_BYTES, FrameError, parseCommitMark, parseFrames } from './framing.ts';
 import type { JournalHeader, JournalRecord, RecordEvent } from './journal-record.ts';
+import { RECORD_EVENTS } from './journal-record.ts';
 import { JOURNAL_FORMAT, JOURNAL_VERSION } from './journal-record.ts';
 import { describePoint, pointOf } from './record-points.ts';
 import type { StoredRecord } from './store.ts';
 
 const STATES = new Set<AgentStateName>(AGENT_STATES);
-const EVENTS = new Set<RecordEvent>(['START', 'REOPEN', 'MODEL_USAGE', 'MODEL_REPLY', 'MODEL_REPLY_INVALID', 'TOOL_RESULT', 'CLOSE_TURN']);
+const EVENTS = new Set<RecordEvent>(RECORD_EVENTS);
 
 export interface CutEnd {
   offset: number;

@@ -6,7 +6,10 @@
  */
 import type {
   AgentStateName,
+  AwaitedCall,
   ContentBlock,
+  Decision,
+  DecisionNeed,
   Message,
   ModelReply,
   RunFailure,
@@ -91,6 +94,8 @@ export interface EncodedPendingCall {
   id: string;
   name: string;
   input?: unknown;
+  /** Absent for a call that needs no decision (and in journals from before decisions existed). */
+  needs?: DecisionNeed;
 }
 
 /** Why the runtime made a transition, when it is not plain from the event (resume decisions). */
@@ -146,11 +151,33 @@ export type ReconcileOutcomeName =
   | 'unknown-reported';
 
 /**
- * Machine events, plus two records the runtime writes outside the machine's graph: REOPEN (a
+ * Machine events (DECISION_NEEDED: a call waits for a person; DECISION: a person's decision,
+ * with the call's outcome in `results` when it is a denial or an answer), plus two records the runtime writes outside the machine's graph: REOPEN (a
  * resume changed the run's settings or reopened a finished run) and MODEL_USAGE (a reply's
  * tokens, counted the moment it arrives so that a crash before checkpoint A does not lose them).
  */
-export type RecordEvent = 'START' | 'REOPEN' | 'MODEL_USAGE' | 'MODEL_REPLY' | 'MODEL_REPLY_INVALID' | 'TOOL_RESULT' | 'CLOSE_TURN';
+export type RecordEvent =
+  | 'START'
+  | 'REOPEN'
+  | 'MODEL_USAGE'
+  | 'MODEL_REPLY'
+  | 'MODEL_REPLY_INVALID'
+  | 'TOOL_RESULT'
+  | 'CLOSE_TURN'
+  | 'DECISION_NEEDED'
+  | 'DECISION';
+
+export const RECORD_EVENTS: readonly RecordEvent[] = [
+  'START',
+  'REOPEN',
+  'MODEL_USAGE',
+  'MODEL_REPLY',
+  'MODEL_REPLY_INVALID',
+  'TOOL_RESULT',
+  'CLOSE_TURN',
+  'DECISION_NEEDED',
+  'DECISION',
+];
 
 export interface JournalRecord {
   seq: number;
@@ -171,6 +198,10 @@ export interface JournalRecord {
   pending?: EncodedPendingCall[];
   /** Ledger entries written by this transition (appended to the turn's results after `from`). */
   results?: ListEdit<ToolOutcome>;
+  /** This turn's decisions (absent in journals from before decisions existed: none). */
+  decisions?: ListEdit<Decision>;
+  /** The call waiting for a decision; written when it changes (absent: null). */
+  awaiting?: AwaitedCall | null;
   heldReply?: ModelReply | null;
   finalText?: string | null;
   failure?: RunFailure | null;

@@ -4,13 +4,33 @@
  */
 import { StoreMissingError } from './errors.ts';
 import type { JournalHeader, JournalRecord } from './journal-record.ts';
-import type { AppendReceipt, LoadedRun, LoadOptions, RunLock, RunStore, StoredRecord } from './store.ts';
+import type { AppendReceipt, DecisionInbox, InboxDecision, LoadedRun, LoadOptions, RunLock, RunStore, StoredRecord } from './store.ts';
+
+/** The in-memory inbox: decisions by tool_use_id, copied in and out so a caller cannot change one later. */
+export class MemoryDecisionInbox implements DecisionInbox {
+  private readonly entries = new Map<string, InboxDecision>();
+
+  async write(decision: InboxDecision): Promise<'written' | 'exists'> {
+    if (this.entries.has(decision.tool_use_id)) return 'exists';
+    this.entries.set(decision.tool_use_id, structuredClone(decision));
+    return 'written';
+  }
+
+  async read(): Promise<InboxDecision[]> {
+    return [...this.entries.values()].map((decision) => structuredClone(decision));
+  }
+
+  async settle(tool_use_id: string): Promise<void> {
+    this.entries.delete(tool_use_id);
+  }
+}
 
 export class MemoryStore implements RunStore {
   readonly location: string;
   private header: JournalHeader | null = null;
   private records: StoredRecord[] = [];
   private readonly archived: StoredRecord[][] = [];
+  readonly decisions = new MemoryDecisionInbox();
 
   constructor(name = 'memory') {
     this.location = `${name} (in memory, not durable)`;

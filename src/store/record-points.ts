@@ -11,6 +11,8 @@ export type PointName =
   | 'save-a'
   | 'effect-write'
   | 'save-b'
+  | 'save-waiting'
+  | 'save-decision'
   | 'save-pause'
   | 'save-done'
   | 'save-max-turns'
@@ -21,6 +23,8 @@ export const POINT_NAMES: readonly PointName[] = [
   'save-start',
   'model-reply',
   'save-a',
+  'save-waiting',
+  'save-decision',
   'effect-write',
   'save-b',
   'save-pause',
@@ -42,6 +46,10 @@ export function pointOf(record: Pick<JournalRecord, 'event' | 'state'>): PointNa
       return 'effect-write';
     case 'CLOSE_TURN':
       return 'save-b';
+    case 'DECISION_NEEDED':
+      return 'save-waiting';
+    case 'DECISION':
+      return 'save-decision';
     case 'MODEL_REPLY':
     case 'MODEL_REPLY_INVALID':
       switch (record.state) {
@@ -68,6 +76,10 @@ export function describePoint(point: PointName): string {
       return 'checkpoint A';
     case 'save-b':
       return 'checkpoint B';
+    case 'save-waiting':
+      return 'the wait for a decision';
+    case 'save-decision':
+      return 'the decision';
     default:
       return point;
   }

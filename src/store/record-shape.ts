@@ -42,6 +42,29 @@ export function outcomeProblem(outcome: unknown): string | null {
 /** Why a stored pending call cannot be read, or null. */
 export function pendingProblem(call: unknown): string | null {
   if (call === null || typeof call !== 'object') return 'a pending call is not an object';
-  const { id, name } = call as Record<string, unknown>;
-  return typeof id === 'string' && typeof name === 'string' ? null : 'a pending call lacks its id or name';
+  const { id, name, needs } = call as Record<string, unknown>;
+  if (typeof id !== 'string' || typeof name !== 'string') return 'a pending call lacks its id or name';
+  // A flag this version does not know must not read as "needs nothing": the call would run unasked.
+  if (needs !== undefined && needs !== 'approval' && needs !== 'answer') return `the pending call ${id} needs ${JSON.stringify(needs)}, which this version does not know`;
+  return null;
+}
+
+const VERDICTS: readonly unknown[] = ['approved', 'denied', 'answered'];
+
+/** Why a stored decision cannot be read, or null. */
+export function decisionProblem(decision: unknown): string | null {
+  if (decision === null || typeof decision !== 'object') return 'a decision is not an object';
+  const { tool_use_id: id, verdict, by, at } = decision as Record<string, unknown>;
+  if (typeof id !== 'string') return 'a decision lacks its tool_use_id';
+  if (!VERDICTS.includes(verdict)) return `the decision about ${id} has the verdict ${JSON.stringify(verdict) ?? 'undefined'}`;
+  if (typeof by !== 'string' || typeof at !== 'number') return `the decision about ${id} does not say who made it, or when`;
+  return null;
+}
+
+/** Why a stored awaited call (null: none) cannot be read, or null. */
+export function awaitedProblem(awaiting: unknown): string | null {
+  if (awaiting === null) return null;
+  if (typeof awaiting !== 'object') return 'the awaited call is not an object';
+  const { tool_use_id: id, since } = awaiting as Record<string, unknown>;
+  return typeof id === 'string' && typeof since === 'number' ? null : 'the awaited call lacks its tool_use_id or time';
 }

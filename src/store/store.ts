@@ -7,6 +7,7 @@
  *   never returns a state that was not written;
  * - only the holder of the run's lock appends.
  */
+import type { Decision } from '../../machines/agent-loop.types.ts';
 import type { TornTail } from './framing.ts';
 import type { JournalHeader, JournalRecord } from './journal-record.ts';
 
@@ -92,6 +93,27 @@ export interface LoadOptions {
   checkHeader?: ((header: JournalHeader) => void) | undefined;
 }
 
+/**
+ * A decision written by anyone (another process, a program) for the run's writer to take in.
+ * Only the writer writes the journal: it reads the inbox while a call waits, turns a decision
+ * into a DECISION record, and settles the inbox entry only once that record is durable, so a
+ * crash between the two loses nothing (the entry, read again, is ignored for a decided call).
+ */
+export type InboxDecision = Decision;
+
+export interface DecisionInbox {
+  /**
+   * Adds a decision, whole and at once (a reader never sees half of one). Exclusive per
+   * tool_use_id: resolves 'exists' and writes nothing when the call already has one in the inbox.
+   * Callers validate first (decide() does); the inbox only stores.
+   */
+  write(decision: InboxDecision): Promise<'written' | 'exists'>;
+  /** Every decision in the inbox, in no particular order; a damaged entry is left out, never thrown. */
+  read(): Promise<InboxDecision[]>;
+  /** Removes (or archives) the call's entry; a missing one is no error. Called after its DECISION record is durable. */
+  settle(tool_use_id: string): Promise<void>;
+}
+
 export interface RunStore {
   /** Where the run lives, in words a user can act on (a path, a database and run id). */
   readonly location: string;
@@ -109,4 +131,9 @@ export interface RunStore {
    * cut off from its run does not act for it.
    */
   assertOwnership?(): Promise<void>;
+  /**
+   * Where decisions about the run's waiting calls arrive (see DecisionInbox). A store without
+   * one can still run tools that need a decision, through the run's onDecision handler.
+   */
+  readonly decisions?: DecisionInbox | undefined;
 }

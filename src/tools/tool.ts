@@ -59,6 +59,12 @@ export interface ToolDefinition<Input = any> {
   traitSources?: TraitSources | undefined;
   /** Per-call time limit in milliseconds (default: the runtime's). */
   timeoutMs?: number | undefined;
+  /**
+   * Whether a call needs a person's approval before it runs: always (true), or when this
+   * function of the call's input says so (a throw counts as yes). Evaluated once, when the
+   * model's reply arrives, and kept in the journal: a resume does not ask again.
+   */
+  needsApproval?: boolean | ((input: Input) => boolean) | undefined;
   run(input: Input, context: ToolContext): Promise<unknown> | unknown;
   /**
    * Optional: checks whether the effect of this call already happened. Resolving undefined (or

@@ -65,6 +65,10 @@ export function checkpointName(point: PointName): string {
       return 'ledger entry';
     case 'save-b':
       return 'checkpoint B';
+    case 'save-waiting':
+      return 'waits for a decision';
+    case 'save-decision':
+      return 'decision';
     case 'save-pause':
       return 'pause_turn reply';
     case 'save-done':
@@ -137,12 +141,17 @@ function outcomeText(call: CallLine): string {
       return 'verified';
     case 'unknown':
       return 'state unknown';
+    case 'denied':
+      return 'denied';
+    case 'answered':
+      return 'answered';
   }
 }
 
 /** What the process is doing right now, for the "now" row. */
 export function activityText(view: RunView, now: number): string {
   if (view.modelCall) return `asking the model · ${formatDuration(now - view.modelCall.since)}`;
+  if (view.prompt) return `waiting for a person's decision on ${view.prompt.name} ${view.prompt.id}`;
   const running = view.calls.find((call) => call.status === 'running');
   if (running) return `running ${running.name}`;
   const returned = view.calls.find((call) => call.status === 'returned');
@@ -169,6 +178,10 @@ export function endingText(view: RunView): { parts: string[]; tone: 'good' | 'wa
       const turns = `after ${pluralize(result.turn, 'turn', 'turns')}`;
       if (result.status === 'done') return { parts: ['✔ done', turns], tone: 'good' };
       if (result.status === 'stoppedAtMaxTurns') return { parts: [`■ stopped at MAX_TURNS=${result.maxTurns}`, turns], tone: 'warn' };
+      if (result.status === 'waiting') {
+        const calls = (result.waiting ?? []).map((call) => `${call.name} ${call.tool_use_id}`).join(', ');
+        return { parts: ['⏸ waiting for a person (exit 7)', calls, 'decide it (approve, deny, answer), then resume'], tone: 'warn' };
+      }
       return { parts: ['✖ failed', result.failure?.message ?? 'the run failed'], tone: 'bad' };
     }
     case 'exited': {

@@ -12,7 +12,7 @@
 import { type Instance, render } from 'ink';
 import type { Writers } from '../cli/plain-reporter.ts';
 import type { RunObserver } from '../runtime/run-events.ts';
-import { TuiApp } from './components/TuiApp.tsx';
+import { TuiApp, type TuiDecider } from './components/TuiApp.tsx';
 import { redactSecrets } from '../util/redact.ts';
 import { initialView, reduceView, type RunView, type ViewAction, type ViewSettings } from './run-view.ts';
 
@@ -24,6 +24,8 @@ export interface TuiOptions extends ViewSettings {
   clock?: () => number;
   /** Route console.* output above the live view (default); off where console cannot be patched. */
   patchConsole?: boolean;
+  /** Lets the person at this terminal decide a waiting call (y / n / e); null: the prompt is not shown. */
+  decider?: TuiDecider | null;
 }
 
 export interface TuiReporter {
@@ -42,12 +44,13 @@ export function createTuiReporter(options: TuiOptions): TuiReporter {
   let ticker: NodeJS.Timeout | null = null;
   let closed = false;
 
-  const draw = () => instance?.rerender(<TuiApp view={view} now={clock()} columns={stdout.columns || 80} />);
+  const decider = options.decider ?? null;
+  const draw = () => instance?.rerender(<TuiApp view={view} now={clock()} columns={stdout.columns || 80} decider={decider} />);
 
   // Mounted at the first event, not before: a run refused before it starts (a lock held, an
   // unfinished run in the way) prints its message without an empty frame above it.
   const mount = () => {
-    instance = render(<TuiApp view={view} now={clock()} columns={stdout.columns || 80} />, {
+    instance = render(<TuiApp view={view} now={clock()} columns={stdout.columns || 80} decider={decider} />, {
       stdout,
       exitOnCtrlC: false,
       patchConsole: options.patchConsole ?? true,

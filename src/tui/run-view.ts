@@ -3,9 +3,10 @@
  * be rebuilt from an event list in a test. The permanent log carries exactly the plain lines
  * (plainLine / detailLine), so nothing the plain output says is missing from the terminal.
  */
-import type { AgentStateName, OutcomeKind, TokenUsage } from '../../machines/agent-loop.types.ts';
+import type { AgentStateName, DecisionNeed, OutcomeKind, TokenUsage } from '../../machines/agent-loop.types.ts';
 import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
-import { detailLine, plainLine } from '../cli/plain-reporter.ts';
+import type { DecisionCommands } from '../cli/decision-lines.ts';
+import { commandLines, detailLine, plainLine } from '../cli/plain-reporter.ts';
 import type { CallView, RunEvent, RunResult } from '../runtime/run-events.ts';
 import type { ReconcileOutcomeName } from '../store/journal-record.ts';
 import type { PointName } from '../store/record-points.ts';
@@ -65,6 +66,8 @@ export interface RunView {
   verbose: boolean;
   /** The command line that resumes this run, shown when the process stops before the end. */
   resumeHint: string;
+  /** The commands that decide a waiting call, shown under its line. */
+  decisionCommands: DecisionCommands | null;
   runId: string | null;
   task: string | null;
   model: string | null;
@@ -86,6 +89,17 @@ export interface RunView {
   modelCall: { turn: number; since: number } | null;
   log: LogEntry[];
   ending: Ending | null;
+  /** The call the run waits on for a person's decision, for the prompt; null when none waits. */
+  prompt: PromptCall | null;
+}
+
+/** A call that waits for a decision, as the live view's prompt shows it. */
+export interface PromptCall {
+  id: string;
+  name: string;
+  input: unknown;
+  needs: DecisionNeed;
+  question: string | null;
 }
 
 export type ViewAction =
@@ -102,12 +116,14 @@ export interface ViewSettings {
   resumeHint: string;
   /** The task, when the command knows it before the run's first event. */
   task: string | null;
+  decisionCommands?: DecisionCommands | null | undefined;
 }
 
 export function initialView(settings: ViewSettings): RunView {
   return {
     verbose: settings.verbose,
     resumeHint: settings.resumeHint,
+    decisionCommands: settings.decisionCommands ?? null,
     runId: null,
     task: settings.task,
     model: null,
@@ -125,6 +141,7 @@ export function initialView(settings: ViewSettings): RunView {
     modelCall: null,
     log: [],
     ending: null,
+    prompt: null,
   };
 }
 
@@ -222,7 +239,12 @@ function applyEvent(view: RunView, event: RunEvent, at: number): RunView {
     case 'ledger-write-failed':
       return { ...view, calls: updateCall(view.calls, event.call, (call) => ({ ...call, status: 'unrecorded' })) };
     case 'finished':
-      return { ...view, modelCall: null, ending: { kind: 'finished', result: withoutSecrets(event.result) } };
+      return { ...view, modelCall: null, prompt: null, ending: { kind: 'finished', result: withoutSecrets(event.result) } };
+    // Both are logged with the plain output's lines (logEvent), the commands that decide it included.
+    case 'waiting':
+      return { ...view, prompt: { id: event.call.id, name: event.call.name, input: event.call.input, needs: event.needs, question: event.question } };
+    case 'decided':
+      return view.prompt?.id === event.call.id ? { ...view, prompt: null } : view;
   }
 }
 
@@ -261,6 +283,7 @@ function logEvent(view: RunView, event: RunEvent): RunView {
   let next = view;
   const line = plainLine(event);
   if (line !== null) next = appendLog(next, line, toneOf(event));
+  for (const hint of commandLines(event, view.decisionCommands)) next = appendLog(next, hint, 'notice');
   const detail = detailLine(event, view.verbose);
   if (detail !== null) next = appendLog(next, detail, event.type === 'ledger-write-failed' ? 'alert' : 'detail');
   return next;
@@ -274,6 +297,10 @@ function toneOf(event: RunEvent): LogTone {
       return 'resume';
     case 'reconciled':
       return 'reconcile';
+    case 'waiting':
+      return 'stopped';
+    case 'decided':
+      return 'notice';
     case 'finished':
       return event.result.status === 'done' ? 'done' : event.result.status === 'failed' ? 'failed' : 'stopped';
     default:

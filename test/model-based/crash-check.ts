@@ -3,6 +3,7 @@
  * real runtime there, resume from the store alone, and hold the result to the invariants.
  */
 import { expect } from 'vitest';
+import { awaitsDecision } from '../../machines/agent-loop.logic.ts';
 import type { Message, ToolOutcome } from '../../machines/agent-loop.types.ts';
 import type { RunEvent } from '../../src/runtime/run-events.ts';
 import { RunOriginMismatchError } from '../../src/runtime/run-origin.ts';
@@ -117,7 +118,13 @@ async function checkCrashInvariants(crash: CrashCase, stores: ScenarioStores, ba
   const attemptsAtCrash = new Map(world.attempts.runs);
   const effectsAtCrash = new Map(world.effects.runs);
   const openTurn = atCrash.state === 'pendingTool' || atCrash.state === 'effectRecorded';
-  const openCalls = openTurn ? atCrash.context.pending : [];
+  // Reconcile settles the turn's calls up to the first that waits for a decision: that one and the rest never started.
+  const firstUndecided = atCrash.context.pending.findIndex((call) => !atCrash.ledger.has(call.id) && awaitsDecision(atCrash.context, call));
+  const openCalls = openTurn ? atCrash.context.pending.slice(0, firstUndecided === -1 ? undefined : firstUndecided) : [];
+  const decidedAtCrash = new Set(loaded.records.flatMap((r) => (r.record.decisions?.add ?? []).map((d) => d.tool_use_id)));
+  const askedAtCrash = new Map(world.asked);
+  // 7. A call that needs a decision never ran before its decision was durable.
+  for (const id of Object.keys(scenario.decisions)) if (!decidedAtCrash.has(id)) expect(world.attempts.of(id), `runs of ${id} before its decision`).toBe(0);
 
   // 6. A resume by another command is refused, with nothing written and nothing run; the run's own resume then goes on (below).
   const refused = await resumeScenarioAs(scenario, key, world, stores, 'another-command');
@@ -134,8 +141,11 @@ async function checkCrashInvariants(crash: CrashCase, stores: ScenarioStores, ba
   stores.close(finalStore);
   const messages = final.context.messages;
 
-  // 1. Valid for the Messages API: every tool_use answered once, in the next message, results first.
-  expect(toolUseProblems(messages)).toEqual([]);
+  // 1. Valid for the Messages API: every tool_use answered once, in the next message, results first
+  //    (but for the turn a run stopped in to wait for a decision: its results come once decided).
+  const stillWaiting = final.state === 'awaitingDecision';
+  expect(toolUseProblems(stillWaiting ? messages.slice(0, -1) : messages)).toEqual([]);
+  if (stillWaiting) expect(resumed.result?.status).toBe('waiting');
 
   // 2. No side effect took place twice for one tool_use_id.
   for (const [id, runs] of world.effects.runs) expect(runs, `effects of ${id}`).toBeLessThanOrEqual(1);
@@ -146,7 +156,8 @@ async function checkCrashInvariants(crash: CrashCase, stores: ScenarioStores, ba
   for (const call of openCalls) {
     const recorded: ToolOutcome | undefined = atCrash.ledger.get(call.id);
     const ranOnResume = world.attempts.of(call.id) - (attemptsAtCrash.get(call.id) ?? 0);
-    const result = toolResultOf(messages, call.id);
+    // A turn still waiting for a decision has its results in the ledger, not yet in messages.
+    const result = stillWaiting ? final.ledger.get(call.id) : toolResultOf(messages, call.id);
     if (recorded) {
       expect(decisions.get(call.id)).toBe('reused');
       expect(result?.content).toEqual(recorded.content);
@@ -166,11 +177,26 @@ async function checkCrashInvariants(crash: CrashCase, stores: ScenarioStores, ba
     }
   }
 
+  // 8. A decided call is never asked again, and every call is decided once.
+  for (const id of decidedAtCrash) expect((world.asked.get(id) ?? 0) - (askedAtCrash.get(id) ?? 0), `asked again about ${id}`).toBe(0);
+  const finalRecords = (await reload(stores, key)).records;
+  const decidedIds = finalRecords.flatMap((r) => (r.record.decisions?.add ?? []).map((d) => d.tool_use_id));
+  expect(decidedIds).toEqual([...new Set(decidedIds)]);
+
   // 5. Where every open call's result was recorded (or could be recomputed), the run ends exactly as the uninterrupted one
   //    (a crash after its final record: as the uninterrupted one resumed).
   expect(resumed.result?.status).toBe(baseline.status);
   if ([...decisions.values()].every((d) => d === 'reused' || d === 're-ran-read-only')) {
     expect(messages).toEqual(baseline.messages);
+  }
+}
+
+async function reload(stores: ScenarioStores, key: string) {
+  const store = stores.open(key);
+  try {
+    return await store.load();
+  } finally {
+    stores.close(store);
   }
 }
 

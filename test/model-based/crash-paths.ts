@@ -6,9 +6,10 @@
 import { getShortestPaths, getSimplePaths, type StatePath } from '@xstate/graph';
 import { type AnyTransitionDefinition, type SnapshotFrom, transition } from 'xstate';
 import { type AnnouncedEffect, announcedEffectOf, effectOfActions } from '../../machines/agent-loop.effects.ts';
-import { openCalls } from '../../machines/agent-loop.logic.ts';
+import { awaitsDecision, openCalls } from '../../machines/agent-loop.logic.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
-import type { AgentEvent, AgentStateName, ContentBlock, ModelReply } from '../../machines/agent-loop.types.ts';
+import type { AgentEvent, AgentStateName, ContentBlock, Decision, DecisionNeed, ModelReply } from '../../machines/agent-loop.types.ts';
+import type { DecisionReply } from '../../src/approval/decision-step.ts';
 import { endTurnReply, stopReply, toolUseReply } from '../../src/model/scripted-model.ts';
 import { pointOf } from '../../src/store/record-points.ts';
 import { guardText, guardTreeOf } from '../../visualizer/machine-graph.ts';
@@ -18,10 +19,13 @@ export type Snapshot = SnapshotFrom<typeof agentLoopMachine>;
 /** A machine event plus what the scenario needs to make the runtime produce it. */
 export type PathEvent =
   /** `sent` is what the model sends when it is not the reply the machine gets (the runtime normalizes it first). */
-  | { type: 'MODEL_REPLY'; reply: ModelReply; sent?: unknown; label: string }
+  | { type: 'MODEL_REPLY'; reply: ModelReply; sent?: unknown; label: string; needsDecision?: Record<string, DecisionNeed> }
   | { type: 'MODEL_REPLY_INVALID'; reason: string; usage: ModelReply['usage']; reply: ModelReply; label: string }
   | { type: 'TOOL_RESULT'; outcome: Extract<AgentEvent, { type: 'TOOL_RESULT' }>['outcome']; behaviour: ToolBehaviour; label: string }
-  | { type: 'CLOSE_TURN'; label: string };
+  | { type: 'CLOSE_TURN'; label: string }
+  | { type: 'DECISION_NEEDED'; tool_use_id: string; at: number; label: string }
+  /** The run's onDecision handler gives `decision` (its by and at are the runtime's). */
+  | { type: 'DECISION'; decision: Decision; label: string };
 
 /**
  * ok: returns; throws: throws; ledger-write-fails: returns, and its ledger write fails with
@@ -37,6 +41,8 @@ export interface Scenario {
   behaviours: Record<string, ToolBehaviour>;
   /** Which ledger write attempts fail (1-based, counted over the uninterrupted run). */
   failingEffectWrites: number[];
+  /** What the run's onDecision handler answers, by tool_use_id (publish needs approval, ask_user an answer). */
+  decisions: Record<string, DecisionReply>;
 }
 
 export interface PathStep {
@@ -72,6 +78,10 @@ export const PAUSE_LIMIT = 1;
 export function eventsFor(snapshot: Snapshot): PathEvent[] {
   const state = snapshot.value as AgentStateName;
   const context = snapshot.context;
+  if (state === 'closed' && context.decisions.length > 0) {
+    // After a turn with decisions, one ending is enough: what follows a close is walked on the other turns.
+    return [{ type: 'MODEL_REPLY', label: 'reply: end_turn', reply: endTurnReply(FINISH_TEXT) }];
+  }
   if (state === 'awaitingModel' || state === 'closed') {
     const t = context.turn + 1;
     const cutOff: ModelReply = { ...toolUseReply([{ id: `t${t}_cut`, name: 'send_email', input: { to: 'cut' } }]), stop_reason: 'max_tokens' };
@@ -101,6 +111,31 @@ export function eventsFor(snapshot: Snapshot): PathEvent[] {
         { type: 'MODEL_REPLY_INVALID', label: 'reply: null block', reason: 'content block 1 is null, not a content block', usage: nullBlock.usage, reply: nullBlock },
         { type: 'MODEL_REPLY_INVALID', label: 'reply: end_turn naming a tool', reason: 'the reply ended the turn but named tools', usage: endsWithTool.usage, reply: endsWithTool },
       );
+    }
+    if (context.messages.length === 1) {
+      // A person in the loop, as the run's first reply: an approval before another call, and a question after one.
+      events.push(
+        {
+          type: 'MODEL_REPLY',
+          label: 'reply: publish + lookup',
+          reply: toolUseReply([
+            { id: 't1_publish', name: 'publish', input: { text: 'news' } },
+            { id: 't1_lookup', name: 'lookup', input: { q: 'after' } },
+          ]),
+          needsDecision: { t1_publish: 'approval' },
+        },
+        {
+          type: 'MODEL_REPLY',
+          label: 'reply: lookup + ask_user',
+          reply: toolUseReply([
+            { id: 't1_lookup', name: 'lookup', input: { q: 'before' } },
+            { id: 't1_ask', name: 'ask_user', input: { question: 'Which one?' } },
+          ]),
+          needsDecision: { t1_ask: 'answer' },
+        },
+      );
+    }
+    if (t === 1) {
       events.push({
         type: 'MODEL_REPLY',
         label: 'reply: three tools',
@@ -123,11 +158,19 @@ export function eventsFor(snapshot: Snapshot): PathEvent[] {
   if (state === 'pendingTool' || state === 'effectRecorded') {
     const call = openCalls(context)[0];
     if (!call) return [{ type: 'CLOSE_TURN', label: 'close turn' }];
+    if (awaitsDecision(context, call)) return [{ type: 'DECISION_NEEDED', tool_use_id: call.id, at: 0, label: `${call.name} waits` }];
     // The runtime runs calls one at a time in the model's order: only the first open call can finish next.
     // A turn of three calls is walked with every call succeeding, to keep the graph small.
     // A result JSON cannot hold is tried on single-call turns (a read-only and a side-effecting tool).
+    // A turn with a decision walks its calls running or throwing only: the ledger's failures are walked elsewhere.
     const behaviours: readonly ToolBehaviour[] =
-      context.pending.length > 2 ? ['ok'] : context.pending.length === 1 ? ['ok', 'throws', 'ledger-write-fails', 'unserializable'] : ['ok', 'throws', 'ledger-write-fails'];
+      context.pending.some((pending) => pending.needs)
+        ? ['ok', 'throws']
+        : context.pending.length > 2
+          ? ['ok']
+          : context.pending.length === 1
+            ? ['ok', 'throws', 'ledger-write-fails', 'unserializable']
+            : ['ok', 'throws', 'ledger-write-fails'];
     return behaviours.map((behaviour) => ({
       type: 'TOOL_RESULT',
       label: `${call.name} ${behaviour === 'ok' ? 'ran' : behaviour}`,
@@ -141,6 +184,16 @@ export function eventsFor(snapshot: Snapshot): PathEvent[] {
       },
     }));
   }
+  if (state === 'awaitingDecision') {
+    const call = context.pending.find((pending) => pending.id === context.awaiting?.tool_use_id)!;
+    const decision = (verdict: Decision['verdict'], more: Partial<Decision>): PathEvent => ({
+      type: 'DECISION',
+      label: `${call.name} ${verdict}`,
+      decision: { tool_use_id: call.id, verdict, by: 'api', at: 0, ...more },
+    });
+    const denied = decision('denied', { reason: 'not now' });
+    return call.needs === 'answer' ? [decision('answered', { text: 'the second' }), denied] : [decision('approved', {}), denied];
+  }
   return [];
 }
 
@@ -153,6 +206,7 @@ function serializeState(snapshot: Snapshot): string {
     c.messages.length,
     c.pending.map((call) => call.id),
     c.results.map((o) => `${o.tool_use_id}:${o.content as string}`),
+    c.decisions.map((d) => `${d.tool_use_id}:${d.verdict}`),
     c.heldReply !== null,
     c.failure?.reason ?? null,
   ]);
@@ -219,7 +273,7 @@ function toCrashPath(
   source: 'simple' | 'shortest',
   limits: Pick<Scenario, 'maxTurns' | 'maxPausesInARow'>,
 ): CrashPath {
-  const scenario: Scenario = { ...limits, replies: [], behaviours: {}, failingEffectWrites: [] };
+  const scenario: Scenario = { ...limits, replies: [], behaviours: {}, failingEffectWrites: [], decisions: {} };
   const counts = new Map<string, number>();
   const next = (point: string) => {
     const n = (counts.get(point) ?? 0) + 1;
@@ -265,6 +319,16 @@ function toCrashPath(
       case 'CLOSE_TURN':
         labels.push(next('save-b'));
         break;
+      case 'DECISION_NEEDED':
+        labels.push(next('save-waiting'));
+        break;
+      case 'DECISION': {
+        const { verdict, reason, text } = event.decision;
+        scenario.decisions[event.decision.tool_use_id] =
+          verdict === 'approved' ? { verdict } : verdict === 'denied' ? { verdict, reason: reason! } : { verdict, text: text! };
+        labels.push(next('save-decision'));
+        break;
+      }
     }
     steps.push({ from, to, event, labels, transitions, effects });
     from = to;

@@ -4,6 +4,7 @@
  * that outlives the crash (as the outside world does) and count every real execution.
  */
 import path from 'node:path';
+import type { DecisionRequest } from '../../src/approval/decision-step.ts';
 import { endTurnReply, scriptedModel } from '../../src/model/scripted-model.ts';
 import { CrashPoints, SimulatedCrash } from '../../src/runtime/crash-points.ts';
 import { resumeRun, startRun } from '../../src/runtime/run-api.ts';
@@ -21,10 +22,12 @@ export interface World {
   effects: ExecutionCounter;
   /** Idempotency keys of charges that happened, for charge_card's verify(). */
   charged: Set<string>;
+  /** How many times the onDecision handler was asked about each call. */
+  asked: Map<string, number>;
 }
 
 export function newWorld(): World {
-  return { attempts: new ExecutionCounter(), effects: new ExecutionCounter(), charged: new Set() };
+  return { attempts: new ExecutionCounter(), effects: new ExecutionCounter(), charged: new Set(), asked: new Map() };
 }
 
 export const READ_ONLY_TOOLS = new Set(['lookup']);
@@ -62,6 +65,14 @@ export function scenarioTools(scenario: Scenario, world: World): ToolDefinition[
         return result;
       },
       verify: (_input, ctx) => ({ happened: world.charged.has(ctx.idempotencyKey) }),
+    }),
+    defineTool<{ text: string }>({
+      name: 'publish',
+      description: 'side effect, cannot be checked, needs a person’s approval',
+      inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+      readOnly: false,
+      needsApproval: true,
+      run: ({ text }, ctx) => act('publish', ctx.toolUseId, ctx.idempotencyKey, `published ${text}`),
     }),
   ];
 }
@@ -106,6 +117,13 @@ function parts(scenario: Scenario, key: string, world: World, withFaults: boolea
     tools: scenarioTools(scenario, world),
     observer: (event: RunEvent) => events.push(event),
     toolTimeoutMs: 5_000,
+    allowQuestions: true,
+    onDecision: (request: DecisionRequest) => {
+      world.asked.set(request.tool_use_id, (world.asked.get(request.tool_use_id) ?? 0) + 1);
+      // A path that ends waiting has no decision: the run stops there (status 'waiting').
+      return scenario.decisions[request.tool_use_id] ?? null;
+    },
+    wait: false,
   };
 }
 

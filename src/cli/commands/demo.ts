@@ -11,7 +11,7 @@ import { startRun } from '../../runtime/run-api.ts';
 import { FileStore } from '../../store/file-store.ts';
 import { WriteFaultPlan } from '../../store/write-faults.ts';
 import type { DemoArgs } from '../args.ts';
-import { driveCliRun } from '../drive-run.ts';
+import { approvalWords, driveCliRun } from '../drive-run.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { realModel } from '../real-model.ts';
@@ -30,7 +30,7 @@ export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writer
     model,
     tools: demoTools(dir, { paceMs: args.paceMs, jitterMs: args.jitterMs, verify: args.verify }),
     output: { plain: args.plain, verbose: args.verbose },
-    resumeCommand: cliCommand(env, ['demo', '--resume', ...dirWords(dir)]),
+    resumeCommand: cliCommand(env, ['demo', '--resume', ...dirWords(dir), ...approvalWords({ ...args.approval, allowQuestions: false })]),
     resume: args.resume ? { maxTurns: args.maxTurns, acceptLostRecord: args.acceptLostRecord, allowToolChange: args.allowToolChange } : null,
     start: args.resume
       ? null
@@ -44,6 +44,7 @@ export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writer
     maxTokens: args.maxTokens,
     takeOver: args.takeOver,
     otelContent: args.otelContent,
+    approval: { ...args.approval, allowQuestions: false },
   });
 }
 

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileTools } from '../../tools/file-tools.ts';
 import { type RunArgs, UsageError } from '../args.ts';
-import { driveCliRun } from '../drive-run.ts';
+import { approvalWords, driveCliRun } from '../drive-run.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { realModel } from '../real-model.ts';
 import { cliCommand, dirWords } from '../shell-command.ts';
@@ -16,7 +16,16 @@ export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers:
   const system = args.systemFile ? readSystemPrompt(args.systemFile) : null;
   const model = await realModel(args.model!, env, args.api, RUN_WITHOUT_KEY);
   const mcpConfig = args.mcpConfig === null ? null : path.resolve(args.mcpConfig);
-  const resumeCommand = cliCommand(env, ['run', '--resume', '--model', args.model!, ...dirWords(dir), ...(mcpConfig ? ['--mcp-config', mcpConfig] : [])]);
+  const approval = { ...args.approval, allowQuestions: args.allowQuestions };
+  const resumeCommand = cliCommand(env, [
+    'run',
+    '--resume',
+    '--model',
+    args.model!,
+    ...dirWords(dir),
+    ...(mcpConfig ? ['--mcp-config', mcpConfig] : []),
+    ...approvalWords(approval),
+  ]);
   if (args.resume && system !== null) writers.err('[resume] --system is ignored: the run keeps the system prompt it started with.');
   // Loaded only when asked for: the MCP SDK is an optional peer dependency. Stdio servers are also
   // stopped when the process exits early (an interrupt, a simulated crash): see mcp/connection.ts.
@@ -37,6 +46,7 @@ export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers:
     maxTokens: args.maxTokens,
     takeOver: args.takeOver,
     otelContent: args.otelContent,
+    approval,
   }).finally(() => mcp?.close());
 }
 

@@ -1,5 +1,6 @@
 /** `durable-agent status` and `durable-agent history`: read a run's store and print it. */
 import path from 'node:path';
+import type { WaitingCall } from '../../runtime/run-events.ts';
 import { type HistoryStep, readRunHistory, readRunStatus } from '../../runtime/run-status.ts';
 import { FileStore } from '../../store/file-store.ts';
 import type { ReconcileNote } from '../../store/journal-record.ts';
@@ -26,6 +27,7 @@ export async function statusCommand(args: StatusArgs, writers: Writers, now = Da
     ['state', status.state],
     ['turn', `${status.turn} of ${status.maxTurns}`],
     ['pending', pending],
+    ...status.waiting.map((call): [string, string] => ['waiting', waitingText(call, now)]),
     ['ledger', `${status.ledgerEntries} ${status.ledgerEntries === 1 ? 'entry' : 'entries'}`],
     ['tokens', formatUsage(status.usage)],
     [
@@ -40,6 +42,12 @@ export async function statusCommand(args: StatusArgs, writers: Writers, now = Da
   if (status.tornTail) rows.push(['torn tail', `${status.tornTail.bytes} bytes after the last complete record (a resume drops them)`]);
   for (const line of keyValueLines(rows)) writers.out(line);
   return EXIT.done;
+}
+
+function waitingText(call: WaitingCall, now: number): string {
+  const need = call.needs === 'answer' ? 'an answer' : 'approval';
+  const since = call.since === null ? 'after the call above' : `since ${new Date(call.since).toISOString()} (${formatAgo(call.since, now)})`;
+  return `${call.tool_use_id} ${call.name}: ${need}, ${since}`;
 }
 
 /**
@@ -86,5 +94,10 @@ function historyNote(step: HistoryStep): string {
   for (const reuse of note?.reused ?? []) parts.push(reconcileWords(reuse));
   if (note?.reconcile) parts.push(reconcileWords(note.reconcile));
   if (note?.reopened) parts.push(`reopened, MAX_TURNS=${note.reopened.maxTurns}`);
+  if (step.waitingFor) parts.push(`${step.waitingFor.tool_use_id} waits for ${step.waitingFor.needs === 'answer' ? 'an answer' : 'approval'}`);
+  for (const decision of step.decided) {
+    const why = decision.verdict === 'denied' ? `: ${decision.reason ?? ''}` : decision.input !== undefined ? ' with edited input' : '';
+    parts.push(`${decision.tool_use_id} ${decision.verdict} by ${decision.by}${why}`);
+  }
   return parts.join('; ');
 }

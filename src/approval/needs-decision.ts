@@ -1,0 +1,68 @@
+/**
+ * Which calls of a reply need a person's decision before they go on, evaluated once as the
+ * reply arrives: the answer goes into the MODEL_REPLY event, so it is in checkpoint A and a
+ * resume (or another process) reads it from the journal instead of asking the tools again.
+ */
+import { toolUsesOf } from '../../machines/agent-loop.logic.ts';
+import type { DecisionNeed, ModelReply } from '../../machines/agent-loop.types.ts';
+import type { ToolDefinition } from '../tools/tool.ts';
+import type { ToolRegistry } from '../tools/tool-registry.ts';
+import { ASK_USER } from './ask-user.ts';
+
+/** A run's rule for approvals: tools by name, or every tool that is not read-only. */
+export type RequireApproval = readonly string[] | 'side-effects';
+
+export interface DecisionPolicy {
+  requireApproval: RequireApproval | undefined;
+  allowQuestions: boolean;
+}
+
+/** requireApproval names a tool the run does not offer. */
+export class UnknownApprovalToolError extends Error {
+  override readonly name = 'UnknownApprovalToolError';
+  constructor(
+    readonly unknown: readonly string[],
+    readonly tools: readonly string[],
+  ) {
+    super(
+      `requireApproval names ${unknown.map((name) => `"${name}"`).join(', ')}, which this run does not offer. ` +
+        `The tools are: ${tools.join(', ') || 'none'}; name some of them, or give 'side-effects' for every tool that is not read-only.`,
+    );
+  }
+}
+
+/** Refuses a policy that names tools the run does not have (a typo would silently approve nothing). */
+export function checkDecisionPolicy(policy: DecisionPolicy, tools: readonly ToolDefinition[]): void {
+  const rule = policy.requireApproval;
+  if (rule === undefined || rule === 'side-effects') return;
+  const names = tools.map((tool) => tool.name);
+  const unknown = rule.filter((name) => !names.includes(name));
+  if (unknown.length > 0) throw new UnknownApprovalToolError(unknown, names);
+}
+
+export function needsDecisionOf(reply: ModelReply, registry: ToolRegistry, policy: DecisionPolicy): Record<string, DecisionNeed> | undefined {
+  let flags: Record<string, DecisionNeed> | undefined;
+  for (const call of toolUsesOf(reply)) {
+    const need = needOf(call.name, call.input, registry, policy);
+    if (need) (flags ??= {})[call.id] = need;
+  }
+  return flags;
+}
+
+function needOf(name: string, input: unknown, registry: ToolRegistry, policy: DecisionPolicy): DecisionNeed | null {
+  if (name === ASK_USER && policy.allowQuestions) return 'answer';
+  const tool = registry.get(name);
+  // An unknown tool is rejected without running: there is nothing to approve.
+  if (!tool) return null;
+  const rule = policy.requireApproval;
+  if (rule === 'side-effects' ? !tool.readOnly : rule?.includes(name)) return 'approval';
+  if (typeof tool.needsApproval === 'function') {
+    try {
+      return tool.needsApproval(input) ? 'approval' : null;
+    } catch {
+      // A predicate that cannot decide must not let a call through unasked.
+      return 'approval';
+    }
+  }
+  return tool.needsApproval === true ? 'approval' : null;
+}

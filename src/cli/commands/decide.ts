@@ -1,0 +1,121 @@
+/**
+ * `durable-agent pending`, `approve`, `deny` and `answer`: what waits for a person in the run of
+ * DIR, and a decision for one call. They read the journal without a lock and write only the
+ * decision's inbox file, so they work while the run waits in another process.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { decide, type DecideInput, type PendingDecision, pendingDecisions } from '../../approval/decide.ts';
+import type { InboxPoint } from '../../approval/file-decision-inbox.ts';
+import { FileStore } from '../../store/file-store.ts';
+import type { RunOrigin } from '../../store/journal-record.ts';
+import type { ToolDefinition } from '../../tools/tool.ts';
+import { type DecideArgs, type PendingArgs, UsageError } from '../args.ts';
+import { NoSuchDirectoryError } from '../errors.ts';
+import { EXIT } from '../exit-codes.ts';
+import { formatAgo, tableLines } from '../format.ts';
+import type { Writers } from '../plain-reporter.ts';
+import { decisionCommandsFor, decisionHintLines } from '../decision-lines.ts';
+import { cliCommand, dirWords } from '../shell-command.ts';
+import { STATE_DIR } from '../state-dir.ts';
+import { userName } from '../user-name.ts';
+
+const VERDICT: Record<DecideArgs['command'], DecideInput['verdict']> = { approve: 'approved', deny: 'denied', answer: 'answered' };
+
+export async function pendingCommand(args: PendingArgs, env: NodeJS.ProcessEnv, writers: Writers, now = Date.now()): Promise<number> {
+  const dir = runDirOf(args.dir);
+  const store = new FileStore(path.join(dir, STATE_DIR));
+  const waiting = await pendingDecisions(store);
+  if (args.json) {
+    writers.out(JSON.stringify(waiting, null, 2));
+    return EXIT.done;
+  }
+  if (waiting.length === 0) {
+    writers.out(`Nothing waits for a decision in ${dir}.`);
+    return EXIT.done;
+  }
+  const rows = waiting.map((call) => [
+    call.tool_use_id,
+    call.name,
+    call.needs === 'answer' ? 'an answer' : 'approval',
+    call.since === null ? '-' : `${new Date(call.since).toISOString()} (${formatAgo(call.since, now)})`,
+    call.given ? `${call.given.verdict} by ${call.given.by}, not taken up yet` : call.awaited ? 'the run waits on it' : 'comes after the one above',
+    inputText(call),
+  ]);
+  for (const line of tableLines(['call', 'tool', 'waits for', 'since', 'state', 'input'], rows)) writers.out(line);
+  const next = waiting.find((call) => !call.given);
+  if (next) {
+    const header = (await store.load()).header;
+    for (const line of decisionHintLines(decisionCommandsFor(env, dir, resumeCommandOf(env, dir, header.startedBy)), next)) writers.out(line);
+  }
+  return EXIT.done;
+}
+
+export async function decideCommand(args: DecideArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
+  const dir = runDirOf(args.dir);
+  const store = new FileStore(path.join(dir, STATE_DIR), { writeFaults: env.DURABLE_AGENT_FAIL_WRITE, onDecisionPoint: crashPointsOf(env.CRASH_AFTER) });
+  const request: DecideInput = { tool_use_id: args.callId, verdict: VERDICT[args.command], by: args.by ?? userName() };
+  if (args.note !== null) request.note = args.note;
+  if (args.reason !== null) request.reason = args.reason;
+  if (args.text !== null) request.text = args.text;
+  if (args.input !== undefined) request.input = args.input;
+  const tools = args.input === undefined ? undefined : await toolsOf(store, dir);
+  const decision = await decide(store, request, { tools });
+  const name = (await pendingDecisions(store)).find((call) => call.tool_use_id === decision.tool_use_id)?.name ?? 'the call';
+  const what = decision.verdict === 'approved' && decision.input !== undefined ? 'approved with edited input' : decision.verdict;
+  writers.out(`[decided] ${decision.tool_use_id} ${name} ${what} by ${decision.by}${decision.verdict === 'denied' ? `: ${decision.reason}` : ''}`);
+  const header = (await store.load()).header;
+  writers.out(
+    'A run that waits takes it up within a second; a run that stopped (exit 7) takes it up when resumed with the command it printed ' +
+      `(${resumeCommandOf(env, dir, header.startedBy)} plus its --require-approval).`,
+  );
+  return EXIT.done;
+}
+
+function resumeCommandOf(env: NodeJS.ProcessEnv, dir: string, origin: RunOrigin | undefined): string {
+  if (origin?.command === 'run') {
+    const questions = origin.tools.includes('ask_user') ? ['--allow-questions'] : [];
+    return cliCommand(env, ['run', '--resume', '--model', origin.model, ...dirWords(dir), ...questions]);
+  }
+  if (origin?.command === 'demo' || origin === undefined) return cliCommand(env, ['demo', '--resume', ...dirWords(dir)]);
+  return 'the program or worker that drives it';
+}
+
+/**
+ * The tools of a run this command line started, for the check of an edited input (the journal
+ * pins their schemas; a tool whose schema differs is not used).
+ */
+async function toolsOf(store: FileStore, dir: string): Promise<ToolDefinition[] | undefined> {
+  const origin = (await store.load()).header.startedBy;
+  if (origin?.command === 'demo') return (await import('../../demo/demo-tools.ts')).demoTools(dir);
+  if (origin?.command === 'run') return (await import('../../tools/file-tools.ts')).fileTools(dir);
+  return undefined;
+}
+
+function runDirOf(dir: string): string {
+  const resolved = path.resolve(dir);
+  const stat = fs.statSync(resolved, { throwIfNoEntry: false });
+  if (!stat?.isDirectory()) throw new NoSuchDirectoryError('--dir', resolved, stat !== undefined);
+  return resolved;
+}
+
+function inputText(call: PendingDecision): string {
+  const text = JSON.stringify(call.input) ?? '';
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+const INBOX_POINTS: readonly InboxPoint[] = ['decision-temp', 'decision-link'];
+
+/**
+ * Drills: CRASH_AFTER=after-decision-temp:1 (the decision written under its temporary name) or
+ * after-decision-link:1 (linked to its name, the directory not yet synced) kills this process
+ * there with SIGKILL, to check that a kill leaves no decision or a whole one.
+ */
+function crashPointsOf(spec: string | undefined): ((point: InboxPoint) => void) | undefined {
+  if (spec === undefined || spec === '') return undefined;
+  const point = /^after-(decision-temp|decision-link):1$/.exec(spec)?.[1] as InboxPoint | undefined;
+  if (!point) throw new UsageError(`CRASH_AFTER=${spec} names no point of a decision's write: use ${INBOX_POINTS.map((p) => `after-${p}:1`).join(' or ')}.`);
+  return (passed) => {
+    if (passed === point) process.kill(process.pid, 'SIGKILL');
+  };
+}

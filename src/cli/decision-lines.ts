@@ -1,0 +1,57 @@
+/**
+ * The lines a run prints about decisions: a call that waits (`[approval]`, `[question]`) with
+ * the exact commands that decide it, and a decision taken up (`[decided]`). Pure, shared by
+ * the plain output and the live view.
+ */
+import type { Decision, DecisionNeed } from '../../machines/agent-loop.types.ts';
+import type { RunEvent } from '../runtime/run-events.ts';
+import { cliCommand, dirWords, shellQuote } from './shell-command.ts';
+
+/** The commands that decide a call of this run, quoted to paste, without the call id. */
+export interface DecisionCommands {
+  approve: string;
+  deny: string;
+  answer: string;
+  /** The command that goes on with the run once decided (after exit 7). */
+  resume: string;
+}
+
+export function decisionCommandsFor(env: NodeJS.ProcessEnv, dir: string, resume: string): DecisionCommands {
+  const where = dirWords(dir);
+  return {
+    approve: cliCommand(env, ['approve', ...where]),
+    deny: cliCommand(env, ['deny', ...where]),
+    answer: cliCommand(env, ['answer', ...where]),
+    resume,
+  };
+}
+
+/** The pasteable commands that decide one call. */
+export function decisionHintLines(commands: DecisionCommands, call: { tool_use_id: string; needs: DecisionNeed }): string[] {
+  const id = shellQuote(call.tool_use_id);
+  const deny = `  deny:    ${commands.deny} ${id} --reason 'TEXT'`;
+  if (call.needs === 'answer') return [`  answer:  ${commands.answer} ${id} 'TEXT'`, deny];
+  return [`  approve: ${commands.approve} ${id}`, deny];
+}
+
+export function waitingLine(event: Extract<RunEvent, { type: 'waiting' }>): string {
+  const { call } = event;
+  if (event.needs === 'answer') return `[question] ${call.id} ${call.name}: ${event.question ?? '(no question text)'}`;
+  return `[approval] ${call.id} ${call.name} waits for a decision`;
+}
+
+export function decidedLine(event: Extract<RunEvent, { type: 'decided' }>): string {
+  return `[decided] ${event.call.id} ${event.call.name} ${verdictWords(event.decision)}`;
+}
+
+function verdictWords(decision: Decision): string {
+  const note = decision.note ? ` (${decision.note})` : '';
+  switch (decision.verdict) {
+    case 'approved':
+      return `approved by ${decision.by}${decision.input !== undefined ? ' with edited input' : ''}${note}`;
+    case 'denied':
+      return `denied by ${decision.by}: ${decision.reason ?? ''}${note}`;
+    case 'answered':
+      return `answered by ${decision.by}: ${decision.text ?? ''}${note}`;
+  }
+}
