@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { FileStore } from '../../src/store/file-store.ts';
 import { runCliAsync } from '../helpers/cli.ts';
 import { effectsOf, readEffects } from '../helpers/mcp-servers.ts';
-import { mcpRunSetup, MODEL, TASK, toolResultSent } from '../helpers/mcp-run.ts';
+import { mcpRunSetup, MODEL, RESUME, TASK, toolResultSent } from '../helpers/mcp-run.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 function alive(pid: number): boolean {
@@ -131,6 +131,26 @@ describe('run --mcp-config', () => {
       const refused = await setup.run(TASK);
       expect(refused.code, refused.stderr).toBe(2);
       expect(refused.stderr).toContain('mcpServers.local.reconcile.append_line.verify names "bump", which is not read-only');
+    } finally {
+      await setup.stop();
+    }
+  });
+  it('--require-approval names an MCP tool like any other: the run stops before it (exit 7), approve lets it run once', async () => {
+    const setup = await mcpRunSetup();
+    try {
+      const waiting = await setup.run([...TASK, '--require-approval', 'mcp__local__bump', '--no-wait']);
+      expect(waiting.code, waiting.stderr).toBe(7);
+      expect(waiting.stdout).toContain('[approval] toolu_03 mcp__local__bump waits for a decision');
+      expect(effectsOf(setup.effects, 'bump')).toHaveLength(0);
+      expect(effectsOf(setup.effects, 'append_line')).toHaveLength(1);
+
+      const approved = await runCliAsync(['approve', 'toolu_03', '--note', 'fine'], { cwd: setup.dir });
+      expect(approved.code, approved.stderr).toBe(0);
+      const resumed = await setup.run([...RESUME, '--require-approval', 'mcp__local__bump', '--no-wait']);
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(resumed.stdout).toContain('[done] All four done.');
+      expect(effectsOf(setup.effects, 'bump')).toHaveLength(1);
+      expect(effectsOf(setup.effects, 'append_line')).toHaveLength(1);
     } finally {
       await setup.stop();
     }
