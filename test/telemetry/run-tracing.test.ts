@@ -187,4 +187,39 @@ describe('the tracer option', () => {
       context.disable();
     }
   });
+  it('a run whose lock another process took over ends its session with a fencing event, having written nothing more', async () => {
+    const { exporter, tracer } = memoryTracer();
+    const dir = tempDir();
+    const store = () => new FileStore(path.join(dir, '.durable-agent'));
+    let release!: () => void;
+    let started!: () => void;
+    const toolStarted = new Promise<void>((resolve) => (started = resolve));
+    const slowLookup = {
+      name: 'lookup',
+      description: 'looks something up, slowly',
+      inputSchema: { type: 'object' },
+      readOnly: true,
+      run: async () => {
+        started();
+        await new Promise<void>((resolve) => (release = resolve));
+        return 'sunny';
+      },
+    };
+    const model = () => scriptedModel([toolUseReply([{ id: 'call_1', name: 'lookup', input: {} }]), endTurnReply('done')]);
+    const first = startRun({ store: store(), model: model(), tools: [slowLookup], task: 'weather', tracer }).catch((error: unknown) => error);
+    await toolStarted;
+    const quickLookup = { ...slowLookup, run: () => 'sunny' };
+    const taker = await resumeRun({ store: store(), model: model(), tools: [quickLookup], takeOver: true });
+    expect(taker.status).toBe('done');
+    const journalAfterTaker = fs.readFileSync(path.join(dir, '.durable-agent', 'journal.jsonl'));
+    release();
+    expect(await first).toMatchObject({ name: 'RunLockLostError' });
+    expect(fs.readFileSync(path.join(dir, '.durable-agent', 'journal.jsonl'))).toEqual(journalAfterTaker);
+
+    const [start] = byName(exporter.getFinishedSpans(), 'durable-agent start');
+    const fenced = start!.events.find((event) => event.name === 'durable_agent.fenced');
+    expect(fenced?.attributes).toMatchObject({ 'error.type': 'RunLockLostError' });
+    expect(String(fenced?.attributes?.['durable_agent.fenced.reason'])).toContain('no longer holds the run');
+    expect(start!.status.code).toBe(2);
+  });
 });
