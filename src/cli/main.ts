@@ -27,6 +27,7 @@ import { DatabaseUrlMissingError } from '../store/pg/database-url.ts';
 import { PgMissingError } from '../store/pg/pg-missing.ts';
 import { SchemaVersionError } from '../store/pg/schema.ts';
 import { OtelSdkMissingError } from '../telemetry/otel-missing.ts';
+import { OtlpProtocolError } from '../telemetry/otlp-env.ts';
 import { redactSecrets } from '../util/redact.ts';
 import { WriteFaultSpecError } from '../store/write-faults.ts';
 import { parseArgs, type StatusArgs, UsageError } from './args.ts';
@@ -124,6 +125,7 @@ const REFUSALS = [
   StoreCorruptError,
   RunOriginMismatchError,
   OtelSdkMissingError,
+  OtlpProtocolError,
   McpConfigUnreadableError,
   McpConfigSyntaxError,
   McpConfigFieldError,

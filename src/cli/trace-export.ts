@@ -2,7 +2,7 @@
  * The command line's traces: exported over OTLP/HTTP when the standard variables ask for it,
  * and nothing loaded otherwise (see otlpTracesWanted).
  */
-import { otlpTracesWanted } from '../telemetry/otlp-env.ts';
+import { checkOtlpProtocol, otlpTracesWanted } from '../telemetry/otlp-env.ts';
 import type { TraceExport } from '../telemetry/otlp-export.ts';
 import { packageVersion } from './version.ts';
 
@@ -10,6 +10,7 @@ export type { TraceExport } from '../telemetry/otlp-export.ts';
 
 export async function openTraceExport(env: NodeJS.ProcessEnv, content: boolean): Promise<TraceExport | null> {
   if (!otlpTracesWanted(env)) return null;
+  checkOtlpProtocol(env);
   const { startTraceExport } = await import('../telemetry/otlp-export.ts');
   return startTraceExport({ content, serviceVersion: packageVersion() });
 }

@@ -158,4 +158,17 @@ describe('traces over OTLP/HTTP from the command line', () => {
     await sleep(200);
     expect(receiver.bodies).toEqual([]);
   }, 60_000);
+  it('refuses gRPC (exit 2, nothing run, nothing sent) and takes http/protobuf as OTLP/HTTP', async () => {
+    const dir = tempDir();
+    const grpc = await runCliAsync(['demo'], { cwd: dir, env: otelEnv({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }) });
+    expect(grpc.code).toBe(2);
+    expect(grpc.stderr).toContain('OTEL_EXPORTER_OTLP_PROTOCOL=grpc: durable-agent exports traces over OTLP/HTTP only. Nothing was run.');
+    expect(fs.existsSync(path.join(dir, '.durable-agent'))).toBe(false);
+    await sleep(200);
+    expect(receiver.bodies).toEqual([]);
+
+    const protobuf = await runCliAsync(['demo'], { cwd: dir, env: otelEnv({ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }) });
+    expect(protobuf.code, protobuf.stderr).toBe(0);
+    await waitFor('the spans', () => receiver.spans.some((span) => span.name === 'durable-agent start'));
+  }, 60_000);
 });
