@@ -92,6 +92,9 @@ describe('a demo run that needs an approval, stopped (--no-wait)', () => {
     const resumed = await cli(['demo', '--dir', dir, '--resume', '--require-approval', 'write_report', '--no-wait'], dir);
     expectClean(resumed);
     expect(resumed.stdout).toContain('[decided] toolu_03 write_report approved by ana');
+    // The decision was at hand: the resume does not announce a wait it never did.
+    expect(resumed.stdout).not.toContain('[approval]');
+    expect(resumed.stdout).not.toContain('approve: ');
     expect(resumed.stdout).toContain('[done] Report written to report.txt, task complete.');
     expect(fs.readFileSync(path.join(dir, 'report.txt'), 'utf8')).toBe(EXPECTED_REPORT);
     expect(auditLines(dir)).toHaveLength(1);
