@@ -235,6 +235,48 @@ describe.each(STORES)('a person in the loop (%s)', (_name, newStore) => {
     expect(view.ledger.get('t2')).toMatchObject({ kind: 'denied', content: 'denied by the decision deadline: no decision within 100 ms' });
   });
 
+  it('a resume that finds the decision already given does not announce a wait (no `waiting` event), only the decision', async () => {
+    const store = newStore();
+    const { tools, counter } = countingTools();
+    const script = emailScript();
+    expect((await startRun({ store, model: scriptedModel(script), tools, task: 't', requireApproval: ['send_email'], wait: false })).status).toBe('waiting');
+    await store.decisions.write({ tool_use_id: 't2', verdict: 'approved', by: 'ana', at: Date.now() });
+    const { events, observer } = collect();
+    const resumed = await resumeRun({ store, model: scriptedModel(script), tools, requireApproval: ['send_email'], wait: false, observer });
+    expect(resumed.status).toBe('done');
+    expect(counter.of('t2')).toBe(1);
+    expect(events.filter((e) => e.type === 'waiting')).toEqual([]);
+    expect(events.filter((e) => e.type === 'decided').map((e) => e.type === 'decided' && e.decision.by)).toEqual(['ana']);
+  });
+
+  it('a decision given before the deadline wins although the run reads it after the deadline (a late resume)', async () => {
+    const store = newStore();
+    const { tools, counter } = countingTools();
+    const script = emailScript();
+    expect((await startRun({ store, model: scriptedModel(script), tools, task: 't', requireApproval: ['send_email'], wait: false })).status).toBe('waiting');
+    const since = (await readRunStatus(store)).waiting[0]!.since!;
+    await store.decisions.write({ tool_use_id: 't2', verdict: 'approved', by: 'ana', at: since + 50 });
+    await new Promise((r) => setTimeout(r, 250));
+    const resumed = await resumeRun({ store, model: scriptedModel(script), tools, requireApproval: ['send_email'], decisionTimeoutMs: 100, wait: false });
+    expect(resumed.status).toBe('done');
+    expect(counter.of('t2')).toBe(1);
+    expect((await ledgerOf(store)).get('t2')).toMatchObject({ kind: 'ran' });
+  });
+
+  it('a decision given after the deadline comes too late: the deadline denies', async () => {
+    const store = newStore();
+    const { tools, counter } = countingTools();
+    const script = emailScript();
+    expect((await startRun({ store, model: scriptedModel(script), tools, task: 't', requireApproval: ['send_email'], wait: false })).status).toBe('waiting');
+    const since = (await readRunStatus(store)).waiting[0]!.since!;
+    await store.decisions.write({ tool_use_id: 't2', verdict: 'approved', by: 'ana', at: since + 150 });
+    await new Promise((r) => setTimeout(r, 200));
+    const resumed = await resumeRun({ store, model: scriptedModel(script), tools, requireApproval: ['send_email'], decisionTimeoutMs: 100, wait: false });
+    expect(resumed.status).toBe('done');
+    expect(counter.of('t2')).toBe(0);
+    expect((await ledgerOf(store)).get('t2')).toMatchObject({ kind: 'denied' });
+  });
+
   it('never asks twice: a crash right after the decision resumes without asking; the approved call follows the normal reconcile', async () => {
     const store = newStore();
     const { tools, counter } = countingTools();

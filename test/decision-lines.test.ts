@@ -62,8 +62,8 @@ describe('decision lines', () => {
   it('the live view says the run waits for a person, and a run that stopped for one is not "failed"', () => {
     let view = initialView({ verbose: false, resumeHint: commands.resume, task: null, decisionCommands: commands });
     view = reduceView(view, { type: 'event', event: events[0]!, at: 0 });
-    expect(view.prompt).toEqual({ id: 'toolu_03', name: 'write_report', input: { content: 'x' }, needs: 'approval', question: null });
-    expect(activityText(view, 0)).toBe("waiting for a person's decision on write_report toolu_03");
+    expect(view.prompt).toEqual({ id: 'toolu_03', name: 'write_report', input: { content: 'x' }, needs: 'approval', question: null, since: 1 });
+    expect(activityText(view, 65_001)).toBe("waiting for a person's decision on write_report toolu_03 · 1 min 05 s");
     const waiting = { runId: 'r', tool_use_id: 'toolu_03', name: 'write_report', input: {}, needs: 'approval' as const, since: 1, awaited: true };
     const result = { runId: 'r', status: 'waiting' as const, waiting: [waiting], text: null, failure: null, turn: 3, maxTurns: 20, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } };
     const ended = reduceView(view, { type: 'event', event: { type: 'finished', result }, at: 0 });

@@ -7,6 +7,7 @@ import { announcedEffectOf } from '../machines/agent-loop.effects.ts';
 import { openCalls } from '../machines/agent-loop.logic.ts';
 import type { AgentContext, AgentStateName, ContentBlock, Message, ToolResultContent } from '../machines/agent-loop.types.ts';
 import { FINAL_STATES } from '../machines/agent-loop.types.ts';
+import { type DecidedCall, DecisionTrail, verdictWords } from '../src/approval/decision-trail.ts';
 import { RECONCILE_PHRASES } from '../src/cli/plain-reporter.ts';
 import { foldJournal } from '../src/store/fold-journal.ts';
 import type { JournalRecord } from '../src/store/journal-record.ts';
@@ -14,7 +15,7 @@ import { pointOf } from '../src/store/record-points.ts';
 import type { LoadedRun } from '../src/store/store.ts';
 import type { MachineGraph } from './machine-graph.ts';
 import { edgeId, edgesOf } from './machine-graph.ts';
-import type { BlockView, LedgerEntryView, MessageView, ProcessView, ReconcileView, RunView, StepView } from './viz-data.ts';
+import type { BlockView, DecisionView, LedgerEntryView, MessageView, ProcessView, ReconcileView, RunView, StepView } from './viz-data.ts';
 
 export function runViewOf(location: string, loaded: LoadedRun, graph: MachineGraph): RunView {
   const edges = new Map(edgesOf(graph).map((edge) => [edge.id, new Set(edge.transitions.map((t) => t.event))]));
@@ -25,10 +26,17 @@ export function runViewOf(location: string, loaded: LoadedRun, graph: MachineGra
   const steps: StepView[] = [];
   const processes: ProcessView[] = [];
   let previous: StepView | null = null;
+  const trail = new DecisionTrail();
+  const decisionViews = new Map<string, DecisionView>();
 
   const final = foldJournal(location, loaded, (view, stored) => {
     const { record } = stored;
     const context = view.context;
+    const known = trail.decided.length;
+    trail.add(record, context);
+    const decided = trail.decided.slice(known).map(decisionViewOf);
+    for (const decision of decided) decisionViews.set(decision.toolUseId, decision);
+    const verdicts = new Map(context.decisions.map((decision) => [decision.tool_use_id, decision.verdict]));
     if (record.note?.resumed || processes.length === 0) {
       const resumed = record.note?.resumed;
       const pid = resumed?.pid ?? record.note?.started?.pid ?? null;
@@ -67,7 +75,14 @@ export function runViewOf(location: string, loaded: LoadedRun, graph: MachineGra
       tools: toolsOf(record, context, previous),
       edge: previous ? takenEdge(edges, previous.state, record) : null,
       messageEdit: record.messages ? { from: record.messages.from, add: context.messages.slice(record.messages.from).map(intern) } : null,
-      pending: context.pending.map((call) => ({ id: call.id, name: call.name, input: jsonText(call.input), recorded: recorded.has(call.id) })),
+      pending: context.pending.map((call) => ({
+        id: call.id,
+        name: call.name,
+        input: jsonText(call.input),
+        recorded: recorded.has(call.id),
+        needs: call.needs ?? null,
+        verdict: verdicts.get(call.id) ?? null,
+      })),
       ledgerSize: view.ledger.size,
       ledgerWritten,
       next: record.event === 'MODEL_USAGE' ? USAGE_COUNTED : nextEffectOf(record.state, context),
@@ -84,6 +99,9 @@ export function runViewOf(location: string, loaded: LoadedRun, graph: MachineGra
         seq: null,
       })),
       reopened: note?.reopened ?? null,
+      waiting: waitViewOf(context),
+      decided,
+      turnDecisions: context.decisions.flatMap((decision) => decisionViews.get(decision.tool_use_id) ?? []),
     };
     steps.push(step);
     previous = step;
@@ -148,6 +166,30 @@ function resumeDecisions(process: ProcessView, steps: readonly StepView[]): Reco
   return decisions;
 }
 
+function decisionViewOf(call: DecidedCall): DecisionView {
+  return {
+    toolUseId: call.tool_use_id,
+    name: call.name,
+    verdict: call.verdict,
+    by: call.by,
+    at: call.at,
+    words: verdictWords({ ...call, input: undefined }),
+    reason: call.reason ?? null,
+    note: call.note ?? null,
+    input: call.input === undefined ? null : jsonText(call.input),
+    text: call.text ?? null,
+    since: call.since,
+    waitedMs: call.waitedMs,
+    seq: call.seq,
+  };
+}
+
+function waitViewOf(context: AgentContext): StepView['waiting'] {
+  const awaiting = context.awaiting;
+  const call = awaiting ? context.pending.find((pending) => pending.id === awaiting.tool_use_id) : undefined;
+  return awaiting && call?.needs ? { toolUseId: call.id, name: call.name, needs: call.needs, since: awaiting.since } : null;
+}
+
 function isFinal(state: AgentStateName): boolean {
   return (FINAL_STATES as readonly AgentStateName[]).includes(state);
 }
@@ -166,6 +208,12 @@ function toolsOf(record: JournalRecord, context: AgentContext, previous: StepVie
     case 'CLOSE_TURN':
       // Closing empties the turn's calls: name the ones it closed.
       return previous?.pending.map((call) => call.name) ?? [];
+    case 'DECISION_NEEDED': {
+      const awaited = context.pending.find((call) => call.id === context.awaiting?.tool_use_id);
+      return awaited ? [awaited.name] : [];
+    }
+    case 'DECISION':
+      return (record.decisions?.add ?? []).map((decision) => context.pending.find((call) => call.id === decision.tool_use_id)?.name ?? decision.tool_use_id);
     default:
       return [];
   }
@@ -184,8 +232,11 @@ function nextEffectOf(state: AgentStateName, context: AgentContext): string | nu
     }
     case 'requestTurnClose':
       return "close the turn: put its tool_results in messages (checkpoint B)";
-    case 'awaitDecision':
-      return `wait for a decision about ${context.awaiting?.tool_use_id ?? 'the next call'}`;
+    case 'awaitDecision': {
+      const call = context.pending.find((pending) => pending.id === context.awaiting?.tool_use_id);
+      const what = call?.needs === 'answer' ? "a person's answer to" : "a person's decision about";
+      return call ? `wait for ${what} ${call.name} (${call.id}), then record it` : "wait for a person's decision";
+    }
     case null:
       return null;
   }

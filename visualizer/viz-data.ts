@@ -3,7 +3,7 @@
  * history. Plain JSON, written into the page by the generator and read by the page's script,
  * which imports these types (and nothing from Node).
  */
-import type { AgentStateName, OutcomeKind, TokenUsage } from '../machines/agent-loop.types.ts';
+import type { AgentStateName, DecisionNeed, OutcomeKind, TokenUsage, Verdict } from '../machines/agent-loop.types.ts';
 import type { HistoryStep } from '../src/runtime/run-status.ts';
 import type { ReconcileOutcomeName } from '../src/store/journal-record.ts';
 import type { StateRole } from './machine-graph.ts';
@@ -69,6 +69,40 @@ export interface PendingCallView {
   input: string;
   /** Its outcome is in this turn's results (and the ledger). */
   recorded: boolean;
+  /** It needs a person's decision first (approval, or an answer for ask_user); null: it runs unasked. */
+  needs: DecisionNeed | null;
+  /** How it was decided, if it was (in this turn, as of this step). */
+  verdict: Verdict | null;
+}
+
+/** A person's (or a deadline's) decision about one call, as a DECISION record made it durable. */
+export interface DecisionView {
+  toolUseId: string;
+  name: string;
+  verdict: Verdict;
+  by: string;
+  at: number;
+  /** In words: "approved by ana (note: fine)", "denied by deadline: no decision within 15m", "answered by bo: Tuesday". */
+  words: string;
+  reason: string | null;
+  note: string | null;
+  /** The input a person edited (approved), as JSON text. */
+  input: string | null;
+  /** The answer (answered). */
+  text: string | null;
+  /** When the call began to wait (its DECISION_NEEDED record), and how long it waited. */
+  since: number | null;
+  waitedMs: number | null;
+  /** The DECISION record. */
+  seq: number;
+}
+
+/** The call the run waits on at a step (state awaitingDecision). */
+export interface WaitView {
+  toolUseId: string;
+  name: string;
+  needs: DecisionNeed;
+  since: number;
 }
 
 export interface ReconcileView {
@@ -104,6 +138,12 @@ export interface StepView extends Pick<HistoryStep, 'seq' | 'at' | 'point' | 'st
   /** Ledger hits a resume reused (nothing to write for them) noted on this record. */
   reused: ReconcileView[];
   reopened: { maxTurns: number; previousState: AgentStateName } | null;
+  /** The call the run waits on for a person at this step, since when (null when it waits for none). */
+  waiting: WaitView | null;
+  /** The decisions this record made durable (a DECISION record). */
+  decided: DecisionView[];
+  /** The open turn's decisions as of this step, oldest first. */
+  turnDecisions: DecisionView[];
 }
 
 /** One process that drove the run: the one that started it, then one per resume that wrote a record. */

@@ -1,7 +1,8 @@
 /**
  * The `awaitDecision` effect: find the decision for the call the run waits on. In order: the
- * deadline (a call undecided past it is denied), the store's inbox (a decision given from
- * elsewhere, perhaps while no process ran), the program's onDecision handler, then, when the
+ * store's inbox (a decision given from elsewhere, perhaps while no process ran, if given before
+ * the deadline), the deadline (a call undecided past it is denied), then — the run now waits,
+ * and says so — the program's onDecision handler, then, when the
  * run may wait, the inbox again every DECISION_POLL_MS until a decision or the deadline comes.
  * Nothing here writes the journal: the driver turns what it returns into a DECISION record and
  * settles the inbox entry once that record is durable.
@@ -63,6 +64,11 @@ export interface DecisionWait {
   registry: ToolRegistry;
   options: DecisionOptions;
   signal: AbortSignal | undefined;
+  /**
+   * Called once, when no decision is at hand (none in the inbox, the deadline not passed): the
+   * run begins to wait for a person. Not called when a resume finds the decision already given.
+   */
+  onWait?: () => void;
 }
 
 /** The call the snapshot waits on. */
@@ -79,9 +85,13 @@ export async function findDecision(wait: DecisionWait): Promise<Decision | null>
   const since = context.awaiting!.since;
   const deadline = options.decisionTimeoutMs === undefined ? Number.POSITIVE_INFINITY : since + options.decisionTimeoutMs;
   const expired = () => deadlineDecision(call, options.decisionTimeoutMs!, deadline);
-  if (Date.now() >= deadline) return expired();
-  const inboxed = await fromInbox(wait, call);
+  // A decision given before the deadline wins even when it is read after it (a run that stopped
+  // and is resumed late); one given after the deadline comes too late.
+  const inTime = (found: Decision | null) => (found && found.at < deadline ? found : null);
+  const inboxed = inTime(await fromInbox(wait, call));
   if (inboxed) return inboxed;
+  if (Date.now() >= deadline) return expired();
+  wait.onWait?.();
   if (options.onDecision) {
     const reply = await options.onDecision({
       runId: wait.runId,
@@ -97,9 +107,9 @@ export async function findDecision(wait: DecisionWait): Promise<Decision | null>
   if (options.wait === false) return null;
   while (!wait.signal?.aborted) {
     await pause(Math.min(DECISION_POLL_MS, deadline - Date.now()), wait.signal);
-    if (Date.now() >= deadline) return expired();
-    const found = await fromInbox(wait, call);
+    const found = inTime(await fromInbox(wait, call));
     if (found) return found;
+    if (Date.now() >= deadline) return expired();
   }
   return null;
 }

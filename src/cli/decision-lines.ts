@@ -4,7 +4,9 @@
  * the plain output and the live view.
  */
 import type { Decision, DecisionNeed } from '../../machines/agent-loop.types.ts';
+import { type DecidedCall, verdictWords as fullVerdictWords } from '../approval/decision-trail.ts';
 import type { RunEvent } from '../runtime/run-events.ts';
+import { formatElapsed } from './format.ts';
 import { cliCommand, dirWords, shellQuote } from './shell-command.ts';
 
 /** The commands that decide a call of this run, quoted to paste, without the call id. */
@@ -54,4 +56,10 @@ function verdictWords(decision: Decision): string {
     case 'answered':
       return `answered by ${decision.by}: ${decision.text ?? ''}${note}`;
   }
+}
+
+/** `toolu_03 write_report denied by deadline: no decision within 15m, at 2026-… (turn 3, record 12, waited 15 min 00 s)` */
+export function decidedText(call: DecidedCall): string {
+  const waited = call.waitedMs === null ? '' : `, waited ${formatElapsed(call.waitedMs)}`;
+  return `${call.tool_use_id} ${call.name} ${fullVerdictWords(call)}, at ${new Date(call.at).toISOString()} (turn ${call.turn}, record ${call.seq}${waited})`;
 }

@@ -15,6 +15,19 @@ export function formatAgo(then: number, now: number): string {
   return `${Math.round(seconds / 86400)} d ago`;
 }
 
+/** How long something took or has waited: "0.4 s", "12 s", "3 min 05 s", "2 h 03 min", "3 d 04 h". */
+export function formatElapsed(ms: number): string {
+  const clamped = Math.max(0, ms);
+  if (clamped < 10_000) return `${(Math.floor(clamped / 100) / 10).toFixed(1)} s`;
+  const seconds = Math.floor(clamped / 1000);
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min ${String(seconds % 60).padStart(2, '0')} s`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return `${hours} h ${String(minutes % 60).padStart(2, '0')} min`;
+  return `${Math.floor(hours / 24)} d ${String(hours % 24).padStart(2, '0')} h`;
+}
+
 export function formatUsage(usage: TokenUsage): string {
   return `input ${usage.input} · output ${usage.output} · cache read ${usage.cacheRead} · cache write ${usage.cacheWrite}`;
 }

@@ -9,6 +9,7 @@ import {
 } from '../mcp/errors.ts';
 import { BadCallIdError, DecisionRefusedError, InboxFileError } from '../approval/decision-errors.ts';
 import { UnknownApprovalToolError } from '../approval/needs-decision.ts';
+import { questionsAdvice } from '../approval/origin-advice.ts';
 import { MissingApiKeyError, ModelCallError } from '../model/model.ts';
 import { CrashSpecError } from '../runtime/crash-points.ts';
 import { RunOriginMismatchError } from '../runtime/run-origin.ts';
@@ -148,6 +149,8 @@ function reportError(error: unknown, writers: Writers, verbose: boolean): number
   const message = error instanceof Error ? error.message : String(error);
   if (REFUSALS.some((kind) => error instanceof kind)) {
     writers.err(`durable-agent: ${message}`);
+    const advice = error instanceof RunOriginMismatchError ? questionsAdvice(error.startedBy, error.offered) : null;
+    if (advice) writers.err(`durable-agent: ${advice}`);
     return EXIT.refused;
   }
   if (error instanceof ModelCallError) {

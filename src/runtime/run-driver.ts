@@ -312,8 +312,8 @@ export class RunDriver {
     const context = this.snapshot.context;
     const call = awaitedCallOf(context);
     const question = call.needs === 'answer' ? questionOf(call.input) : null;
-    this.emit({ type: 'waiting', call: this.callView(call), needs: call.needs!, since: context.awaiting!.since, question });
-    const wait = { runId: this.runId, context, inbox: parts.store.decisions, registry: parts.registry, options: parts.decisions, signal: parts.signal };
+    const onWait = () => this.emit({ type: 'waiting', call: this.callView(call), needs: call.needs!, since: context.awaiting!.since, question });
+    const wait = { runId: this.runId, context, inbox: parts.store.decisions, registry: parts.registry, options: parts.decisions, signal: parts.signal, onWait };
     const decision = await findDecision(wait);
     if (!decision) {
       this.stopIfAsked();

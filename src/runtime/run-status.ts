@@ -4,6 +4,7 @@
  */
 import { openCalls } from '../../machines/agent-loop.logic.ts';
 import type { AgentStateName, Decision, DecisionNeed, RunFailure, TokenUsage } from '../../machines/agent-loop.types.ts';
+import { type DecidedCall, DecisionTrail } from '../approval/decision-trail.ts';
 import { waitingCallsOf } from '../approval/waiting-calls.ts';
 import { foldJournal } from '../store/fold-journal.ts';
 import type { ReconcileNote, RecordEvent, RecordNote } from '../store/journal-record.ts';
@@ -30,6 +31,8 @@ export interface RunStatus {
   waiting: WaitingCall[];
   /** The decisions of the open turn, in the order they were made. */
   decisions: Decision[];
+  /** Every decision of the run, oldest first: who, how, when, and how long the call waited. */
+  decided: DecidedCall[];
   ledgerEntries: number;
   usage: TokenUsage;
   finalText: string | null;
@@ -54,15 +57,16 @@ export interface HistoryStep {
   pending: string[];
   ledgerEntries: number;
   note: RecordNote | null;
-  /** A DECISION_NEEDED record: the call that began to wait, and for what. */
+  /** A DECISION_NEEDED record: the call that began to wait (since this record's `at`), and for what. */
   waitingFor: { tool_use_id: string; name: string; needs: DecisionNeed } | null;
-  /** A DECISION record: the decisions it made durable. */
-  decided: Decision[];
+  /** A DECISION record: the decisions it made durable, with how long each call waited. */
+  decided: DecidedCall[];
 }
 
 export async function readRunStatus(store: RunStore): Promise<RunStatus> {
   const loaded = await store.load();
-  const view = foldJournal(store.location, loaded);
+  const trail = new DecisionTrail();
+  const view = foldJournal(store.location, loaded, (step, stored) => trail.add(stored.record, step.context));
   const last = loaded.records[loaded.records.length - 1]!;
   const open = new Set(openCalls(view.context).map((call) => call.id));
   return {
@@ -75,6 +79,7 @@ export async function readRunStatus(store: RunStore): Promise<RunStatus> {
     pending: view.context.pending.map((call) => ({ id: call.id, name: call.name, recorded: !open.has(call.id) })),
     waiting: waitingCallsOf(loaded.header.runId, view.context),
     decisions: view.context.decisions,
+    decided: trail.decided,
     ledgerEntries: view.ledger.size,
     usage: view.context.usage,
     finalText: view.context.finalText,
@@ -90,8 +95,11 @@ export async function readRunStatus(store: RunStore): Promise<RunStatus> {
 export async function readRunHistory(store: RunStore): Promise<HistoryStep[]> {
   const loaded = await store.load();
   const steps: HistoryStep[] = [];
+  const trail = new DecisionTrail();
   foldJournal(store.location, loaded, (view, stored) => {
     const { record } = stored;
+    const known = trail.decided.length;
+    trail.add(record, view.context);
     const awaited = record.event === 'DECISION_NEEDED' ? view.context.awaiting : null;
     const call = awaited ? view.context.pending.find((pending) => pending.id === awaited.tool_use_id) : undefined;
     steps.push({
@@ -106,7 +114,7 @@ export async function readRunHistory(store: RunStore): Promise<HistoryStep[]> {
       ledgerEntries: view.ledger.size,
       note: record.note ?? null,
       waitingFor: call?.needs ? { tool_use_id: call.id, name: call.name, needs: call.needs } : null,
-      decided: record.event === 'DECISION' ? (record.decisions?.add ?? []) : [],
+      decided: trail.decided.slice(known),
     });
   });
   return steps;

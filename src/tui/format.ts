@@ -4,16 +4,25 @@ import type { ReconcileOutcomeName } from '../store/journal-record.ts';
 import type { PointName } from '../store/record-points.ts';
 import type { CallLine, RunView } from './run-view.ts';
 
-/** The loop's four working states, in the order a turn passes them. */
-export const LOOP_STATES: ReadonlyArray<{ state: AgentStateName; label: string }> = [
+/**
+ * The loop's working states, in the order a turn passes them. awaitingDecision is passed only by
+ * a call that needs a person: the row shows it once the run has waited for one (`whenAsked`).
+ */
+export const LOOP_STATES: ReadonlyArray<{ state: AgentStateName; label: string; whenAsked?: true }> = [
   { state: 'awaitingModel', label: 'awaitingModel' },
   { state: 'pendingTool', label: 'pendingTool (A)' },
+  { state: 'awaitingDecision', label: 'awaitingDecision', whenAsked: true },
   { state: 'effectRecorded', label: 'effectRecorded' },
   { state: 'closed', label: 'closed (B)' },
 ];
 
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 const SPINNER_STEP_MS = 80;
+
+/** The states the row shows: the decision state once the run is in it or has been. */
+export function loopStatesShown(state: AgentStateName | null, asked: boolean): ReadonlyArray<{ state: AgentStateName; label: string }> {
+  return LOOP_STATES.filter((step) => !step.whenAsked || asked || state === step.state);
+}
 
 export function spinnerFrame(elapsedMs: number): string {
   return SPINNER[Math.floor(Math.max(0, elapsedMs) / SPINNER_STEP_MS) % SPINNER.length]!;
@@ -151,7 +160,10 @@ function outcomeText(call: CallLine): string {
 /** What the process is doing right now, for the "now" row. */
 export function activityText(view: RunView, now: number): string {
   if (view.modelCall) return `asking the model · ${formatDuration(now - view.modelCall.since)}`;
-  if (view.prompt) return `waiting for a person's decision on ${view.prompt.name} ${view.prompt.id}`;
+  if (view.prompt) {
+    const what = view.prompt.needs === 'answer' ? "a person's answer to" : "a person's decision on";
+    return `waiting for ${what} ${view.prompt.name} ${view.prompt.id} · ${formatDuration(now - view.prompt.since)}`;
+  }
   const running = view.calls.find((call) => call.status === 'running');
   if (running) return `running ${running.name}`;
   const returned = view.calls.find((call) => call.status === 'returned');

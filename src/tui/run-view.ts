@@ -91,6 +91,8 @@ export interface RunView {
   ending: Ending | null;
   /** The call the run waits on for a person's decision, for the prompt; null when none waits. */
   prompt: PromptCall | null;
+  /** The run has waited for a person's decision (the state row then shows awaitingDecision). */
+  asked: boolean;
 }
 
 /** A call that waits for a decision, as the live view's prompt shows it. */
@@ -100,6 +102,8 @@ export interface PromptCall {
   input: unknown;
   needs: DecisionNeed;
   question: string | null;
+  /** When the call began to wait (its DECISION_NEEDED record): the view shows how long it has waited. */
+  since: number;
 }
 
 export type ViewAction =
@@ -142,6 +146,7 @@ export function initialView(settings: ViewSettings): RunView {
     log: [],
     ending: null,
     prompt: null,
+    asked: false,
   };
 }
 
@@ -242,7 +247,7 @@ function applyEvent(view: RunView, event: RunEvent, at: number): RunView {
       return { ...view, modelCall: null, prompt: null, ending: { kind: 'finished', result: withoutSecrets(event.result) } };
     // Both are logged with the plain output's lines (logEvent), the commands that decide it included.
     case 'waiting':
-      return { ...view, prompt: { id: event.call.id, name: event.call.name, input: event.call.input, needs: event.needs, question: event.question } };
+      return { ...view, asked: true, prompt: { id: event.call.id, name: event.call.name, input: event.call.input, needs: event.needs, question: event.question, since: event.since } };
     case 'decided':
       return view.prompt?.id === event.call.id ? { ...view, prompt: null } : view;
   }

@@ -85,13 +85,16 @@ describe('a demo run that needs an approval, stopped (--no-wait)', () => {
     const { dir } = await stoppedDemo();
     const approved = await cli(['approve', '--dir', dir, 'toolu_03', '--note', 'fine', '--by', 'ana'], dir);
     expectClean(approved);
-    expect(approved.stdout).toMatch(/^\[decided\] toolu_03 write_report approved by ana\nA run that waits takes it up within a second; .*\((npx )?durable-agent demo --resume plus its --require-approval\)\.\n$/);
+    expect(approved.stdout).toMatch(/^\[given\] toolu_03 write_report approved by ana \(note: fine\)\nWritten to the run’s inbox; the run takes it up and records it: a run that waits within a second, .*\((npx )?durable-agent demo --resume plus its --require-approval\)\. /);
     expect(inboxFiles(dir)).toEqual(['toolu_03.json']);
     expect(JSON.parse((await cli(['pending', '--dir', dir, '--json'], dir)).stdout)[0].given).toMatchObject({ verdict: 'approved', by: 'ana', note: 'fine' });
 
     const resumed = await cli(['demo', '--dir', dir, '--resume', '--require-approval', 'write_report', '--no-wait'], dir);
     expectClean(resumed);
     expect(resumed.stdout).toContain('[decided] toolu_03 write_report approved by ana');
+    // The decision was at hand: the resume does not announce a wait it never did.
+    expect(resumed.stdout).not.toContain('[approval]');
+    expect(resumed.stdout).not.toContain('approve: ');
     expect(resumed.stdout).toContain('[done] Report written to report.txt, task complete.');
     expect(fs.readFileSync(path.join(dir, 'report.txt'), 'utf8')).toBe(EXPECTED_REPORT);
     expect(auditLines(dir)).toHaveLength(1);

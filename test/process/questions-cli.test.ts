@@ -54,6 +54,13 @@ describe('run --allow-questions', () => {
       expect(refused.stderr).toContain('it waits for an answer, not an approval');
       expectCode(await cli(['answer', 'toolu_q1', '2024, please', '--by', 'ana'], dir), 0);
 
+      // Without the flag the tools differ by ask_user alone: the advice is the flag, not --allow-tool-change.
+      const bare = await cli(['run', '--model', MODEL, '--resume'], dir, url);
+      expectCode(bare, 2);
+      expect(bare.stderr).toContain(
+        'durable-agent: The run was started with --allow-questions (the ask_user tool): resume it with --allow-questions (programmatic: allowQuestions: true), not --allow-tool-change.',
+      );
+
       const resumed = await cli(['run', '--model', MODEL, '--resume', '--allow-questions'], dir, url);
       expectCode(resumed, 0);
       expect(resumed.stdout).toContain('[decided] toolu_q1 ask_user answered by ana: 2024, please');

@@ -19,7 +19,7 @@ export interface DemoRun {
   events: RunEvent[];
 }
 
-export async function runDemo(options: { crashAfter?: string; model?: string } = {}): Promise<DemoRun> {
+export async function runDemo(options: { crashAfter?: string; model?: string; requireApproval?: string[] } = {}): Promise<DemoRun> {
   const dir = tempDir('da-tui-');
   ensureSampleNotes(dir);
   const store = new MemoryStore();
@@ -32,6 +32,7 @@ export async function runDemo(options: { crashAfter?: string; model?: string } =
       task: DEMO_TASK,
       observer: (event) => events.push(event),
       ...(options.crashAfter ? { crashAfter: options.crashAfter } : {}),
+      ...(options.requireApproval ? { requireApproval: options.requireApproval, wait: false } : {}),
     });
   } catch (error) {
     if (!(error instanceof SimulatedCrash)) throw error;

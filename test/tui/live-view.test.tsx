@@ -144,3 +144,22 @@ describe('on a narrow terminal (40 columns)', () => {
     expect(panel, 'no empty line inside the box').not.toMatch(/│ +│/);
   });
 });
+
+describe('while a call waits for a person', () => {
+  it('shows awaitingDecision as the current state, in the turn’s order, and how long the call has waited', async () => {
+    const { events } = await runDemo({ requireApproval: ['write_report'] });
+    const view = viewOf(events, (e) => e.type === 'waiting');
+    const since = view.prompt!.since;
+    const text = frame(view, since + 65_000);
+    expect(text).toMatch(/state\s+awaitingModel → pendingTool \(A\) → ▶ awaitingDecision → effectRecorded → closed \(B\)/);
+    expect(text).toMatch(/now\s+[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] waiting for a person's decision on write_report toolu_03 · 1 min 05 s/);
+    // Once asked, the row keeps the state, so that it does not jump when the run goes on.
+    const after = frame(viewOf(events, (e) => e.type === 'finished'), since + 66_000);
+    expect(after).toMatch(/state\s+awaitingModel → pendingTool \(A\) → ▶ awaitingDecision → effectRecorded → closed \(B\)/);
+  });
+
+  it('leaves awaitingDecision out of the row of a run that never waits', async () => {
+    const { events } = await runDemo();
+    expect(frame(viewOf(events), Date.now())).not.toContain('awaitingDecision');
+  });
+});

@@ -2,11 +2,11 @@
  * The run's context at the selected step: what the runtime does next, the turn's pending calls,
  * the ledger and the conversation so far. Everything is rebuilt from the steps (time travel).
  */
-import { formatBytes } from '../../src/cli/format.ts';
-import type { BlockView, MessageView, RunView } from '../viz-data.ts';
+import { formatBytes, formatElapsed } from '../../src/cli/format.ts';
+import type { BlockView, MessageView, PendingCallView, RunView, StepView } from '../viz-data.ts';
 import { formatClock, h } from './dom.ts';
 import { ledgerAt, messageIdsAt } from './run-replay.ts';
-import { reconcileLine } from './timeline.ts';
+import { decisionLine, reconcileLine } from './timeline.ts';
 
 export function renderContext(run: RunView, index: number): HTMLElement {
   const step = run.steps[index]!;
@@ -27,6 +27,7 @@ export function renderContext(run: RunView, index: number): HTMLElement {
       ...fact('turn', `${step.turn} of ${step.maxTurns}`),
       ...fact('written', `${formatClock(step.at)} by process ${process.pid ?? '?'} (${formatBytes(step.bytes)})`),
       ...fact('next', step.next ?? 'nothing: a final state'),
+      ...(step.waiting ? fact('waits', waitFact(run, index)) : []),
       ...fact('tokens', `in ${step.usage.input} · out ${step.usage.output}`),
     ),
     step.reconcile ? h('p', { class: 'context-note' }, reconcileLine(step.reconcile)) : null,
@@ -42,16 +43,22 @@ export function renderContext(run: RunView, index: number): HTMLElement {
             ...step.pending.map((call) =>
               h(
                 'tr',
-                { class: call.recorded ? 'recorded' : 'open', 'data-call': call.id },
+                { class: `${call.recorded ? 'recorded' : 'open'}${step.waiting?.toolUseId === call.id ? ' awaited' : ''}`, 'data-call': call.id },
                 h('td', { class: 'mono' }, call.id),
                 h('td', { class: 'mono' }, call.name),
-                h('td', {}, call.recorded ? 'recorded in the ledger' : 'no result yet'),
+                h('td', {}, callStatus(call, step)),
                 h('td', {}, collapsible(call.input)),
               ),
             ),
           ),
         )
       : h('p', { class: 'empty' }, 'none: no turn is open'),
+    ...(step.turnDecisions.length
+      ? [
+          h('h3', {}, `Decisions in this turn (${step.turnDecisions.length})`),
+          h('ul', { class: 'turn-decisions' }, ...step.turnDecisions.map((decision) => h('li', { 'data-call': decision.toolUseId }, decisionLine(decision), h('span', { class: 'dim' }, ` · record ${decision.seq}`)))),
+        ]
+      : []),
     h('h3', {}, `Ledger (${ledger.length} ${ledger.length === 1 ? 'entry' : 'entries'})`),
     ledger.length
       ? h(
@@ -111,6 +118,23 @@ function recentRows<T>(items: readonly T[], render: (item: T) => HTMLElement, no
     body.prepend(row);
   }
   return body;
+}
+
+/** A call's standing at the step: its result, its decision, or that it waits (and since when). */
+function callStatus(call: PendingCallView, step: StepView): string {
+  if (call.recorded) return call.verdict && call.verdict !== 'approved' ? `${call.verdict}: recorded in the ledger` : 'recorded in the ledger';
+  if (call.verdict === 'approved') return 'approved: runs next';
+  if (step.waiting?.toolUseId === call.id) return `waits for ${call.needs === 'answer' ? 'an answer' : 'approval'} since ${formatClock(step.waiting.since)}`;
+  if (call.needs) return `needs ${call.needs === 'answer' ? 'an answer' : 'approval'}; no result yet`;
+  return 'no result yet';
+}
+
+/** Since when the awaited call waits, and how long it waited up to the next record (or the end). */
+function waitFact(run: RunView, index: number): string {
+  const wait = run.steps[index]!.waiting!;
+  const next = run.steps[index + 1];
+  const until = next ? `${formatElapsed(next.at - wait.since)} until record ${next.seq}` : 'still waiting at the end of the journal';
+  return `${wait.toolUseId} ${wait.name} waits for ${wait.needs === 'answer' ? 'an answer' : 'approval'} since ${formatClock(wait.since)} (${until})`;
 }
 
 function fact(term: string, value: string): HTMLElement[] {

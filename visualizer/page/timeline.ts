@@ -3,8 +3,8 @@
  * a process stopped and where the next one resumed (`li.marker`), and how it settled the calls
  * it found open.
  */
-import { formatBytes } from '../../src/cli/format.ts';
-import type { ProcessView, ReconcileView, RunView, StepView } from '../viz-data.ts';
+import { formatBytes, formatElapsed } from '../../src/cli/format.ts';
+import type { DecisionView, ProcessView, ReconcileView, RunView, StepView, WaitView } from '../viz-data.ts';
 import { formatClock, formatOffset, h } from './dom.ts';
 
 export interface Timeline {
@@ -47,10 +47,13 @@ function stepItem(step: StepView, index: number, startedAt: number): HTMLLIEleme
   const notes: Array<Node | string> = [];
   if (step.reconcile) notes.push(reconcileLine(step.reconcile));
   if (step.reopened) notes.push(h('span', { class: 'note-reopen' }, `reopened (was ${step.reopened.previousState}) with MAX_TURNS=${step.reopened.maxTurns}`));
+  if (step.event === 'DECISION_NEEDED' && step.waiting) notes.push(waitLine(step.waiting));
+  for (const decision of step.decided) notes.push(decisionLine(decision));
+  const decisionClass = step.decided.length ? ` has-decision verdict-${step.decided[0]!.verdict}` : step.event === 'DECISION_NEEDED' ? ' has-wait' : '';
   return h(
     'li',
     {
-      class: `step point-${step.point}${step.reconcile ? ' has-reconcile' : ''}`,
+      class: `step point-${step.point}${step.reconcile ? ' has-reconcile' : ''}${decisionClass}`,
       role: 'option',
       'aria-selected': 'false',
       'data-index': String(index),
@@ -115,5 +118,23 @@ export function reconcileLine(decision: ReconcileView): HTMLElement {
     { class: `reconcile decision-${decision.decision}` },
     `[reconcile] ${decision.toolUseId} ${decision.name}: ${decision.phrase}`,
     decision.seq === null ? ' (already in the turn: nothing to write)' : '',
+  );
+}
+
+/** `⏸ toolu_03 write_report waits for approval since 12:00:01.250 UTC` */
+export function waitLine(wait: WaitView): HTMLElement {
+  const what = wait.needs === 'answer' ? 'an answer' : 'approval';
+  return h('span', { class: 'decision-wait', 'data-call': wait.toolUseId }, `⏸ ${wait.toolUseId} ${wait.name} waits for ${what} since ${formatClock(wait.since)}`);
+}
+
+/** `✔ toolu_03 write_report approved by ana (note: fine) after waiting 1 min 05 s`, with the edited input or the answer. */
+export function decisionLine(decision: DecisionView): HTMLElement {
+  const mark = decision.verdict === 'denied' ? '✖' : '✔';
+  const waited = decision.waitedMs === null ? '' : ` after waiting ${formatElapsed(decision.waitedMs)}`;
+  return h(
+    'span',
+    { class: `decision verdict-${decision.verdict}`, 'data-call': decision.toolUseId },
+    `${mark} ${decision.toolUseId} ${decision.name} ${decision.words}${waited}`,
+    decision.input !== null ? h('span', { class: 'decision-input' }, ` · edited input ${decision.input.replace(/\s+/g, ' ')}`) : null,
   );
 }

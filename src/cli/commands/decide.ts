@@ -15,7 +15,11 @@ import { NoSuchDirectoryError } from '../errors.ts';
 import { EXIT } from '../exit-codes.ts';
 import { formatAgo, tableLines } from '../format.ts';
 import type { Writers } from '../plain-reporter.ts';
-import { decisionCommandsFor, decisionHintLines } from '../decision-lines.ts';
+import { decidedText, decisionCommandsFor, decisionHintLines } from '../decision-lines.ts';
+import { readRunStatus } from '../../runtime/run-status.ts';
+import { DecisionRefusedError } from '../../approval/decision-errors.ts';
+import { verdictWords } from '../../approval/decision-trail.ts';
+import type { Decision } from '../../../machines/agent-loop.types.ts';
 import { cliCommand, dirWords } from '../shell-command.ts';
 import { STATE_DIR } from '../state-dir.ts';
 import { userName } from '../user-name.ts';
@@ -30,8 +34,12 @@ export async function pendingCommand(args: PendingArgs, env: NodeJS.ProcessEnv, 
     writers.out(JSON.stringify(waiting, null, 2));
     return EXIT.done;
   }
+  // What the run recorded last: a decision given here may have been overtaken (a deadline).
+  const decided = (await readRunStatus(store)).decided.slice(-LAST_DECISIONS);
+  const decidedLines = decided.length ? [`Decided last (${decided.length === 1 ? 'the run’s last decision' : `the run’s last ${decided.length}`}):`, ...decided.map((call) => `  ${decidedText(call)}`)] : [];
   if (waiting.length === 0) {
     writers.out(`Nothing waits for a decision in ${dir}.`);
+    for (const line of decidedLines) writers.out(line);
     return EXIT.done;
   }
   const rows = waiting.map((call) => [
@@ -48,12 +56,16 @@ export async function pendingCommand(args: PendingArgs, env: NodeJS.ProcessEnv, 
     const header = (await store.load()).header;
     for (const line of decisionHintLines(decisionCommandsFor(env, dir, resumeCommandOf(env, dir, header.startedBy)), next)) writers.out(line);
   }
+  for (const line of decidedLines) writers.out(line);
   return EXIT.done;
 }
 
-export async function decideCommand(args: DecideArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
+const LAST_DECISIONS = 3;
+
+/** `store`: the run's store (tests pass one whose inbox write they interleave with a run). */
+export async function decideCommand(args: DecideArgs, env: NodeJS.ProcessEnv, writers: Writers, given?: FileStore): Promise<number> {
   const dir = runDirOf(args.dir);
-  const store = new FileStore(path.join(dir, STATE_DIR), { writeFaults: env.DURABLE_AGENT_FAIL_WRITE, onDecisionPoint: crashPointsOf(env.CRASH_AFTER) });
+  const store = given ?? new FileStore(path.join(dir, STATE_DIR), { writeFaults: env.DURABLE_AGENT_FAIL_WRITE, onDecisionPoint: crashPointsOf(env.CRASH_AFTER) });
   const request: DecideInput = { tool_use_id: args.callId, verdict: VERDICT[args.command], by: args.by ?? userName() };
   if (args.note !== null) request.note = args.note;
   if (args.reason !== null) request.reason = args.reason;
@@ -61,15 +73,35 @@ export async function decideCommand(args: DecideArgs, env: NodeJS.ProcessEnv, wr
   if (args.input !== undefined) request.input = args.input;
   const tools = args.input === undefined ? undefined : await toolsOf(store, dir);
   const decision = await decide(store, request, { tools });
-  const name = (await pendingDecisions(store)).find((call) => call.tool_use_id === decision.tool_use_id)?.name ?? 'the call';
-  const what = decision.verdict === 'approved' && decision.input !== undefined ? 'approved with edited input' : decision.verdict;
-  writers.out(`[decided] ${decision.tool_use_id} ${name} ${what} by ${decision.by}${decision.verdict === 'denied' ? `: ${decision.reason}` : ''}`);
-  const header = (await store.load()).header;
+  // The run may have recorded a decision of its own (a deadline) between the check and the
+  // write: read again, so that what is printed is what holds.
+  const status = await readRunStatus(store);
+  const recorded = status.decided.find((call) => call.tool_use_id === decision.tool_use_id);
+  if (recorded && !sameDecision(recorded, decision)) {
+    await store.decisions.settle(decision.tool_use_id);
+    throw new DecisionRefusedError(
+      'already-decided',
+      decision.tool_use_id,
+      `${decision.tool_use_id} (${recorded.name}) was ${verdictWords(recorded)} at ${new Date(recorded.at).toISOString()} (record ${recorded.seq}), ` +
+        `just before this decision reached the inbox: that decision holds, this one was not used and is removed from the inbox.`,
+    );
+  }
+  const name = recorded?.name ?? status.waiting.find((call) => call.tool_use_id === decision.tool_use_id)?.name ?? 'the call';
+  writers.out(`[given] ${decision.tool_use_id} ${name} ${verdictWords(decision)}`);
+  if (recorded) {
+    writers.out(`The run has taken it up already: recorded in record ${recorded.seq}.`);
+    return EXIT.done;
+  }
   writers.out(
-    'A run that waits takes it up within a second; a run that stopped (exit 7) takes it up when resumed with the command it printed ' +
-      `(${resumeCommandOf(env, dir, header.startedBy)} plus its --require-approval).`,
+    'Written to the run’s inbox; the run takes it up and records it: a run that waits within a second, a run that stopped (exit 7) when ' +
+      `resumed with the command it printed (${resumeCommandOf(env, dir, (await store.load()).header.startedBy)} plus its --require-approval). ` +
+      'A decision deadline that passes before this decision was given denies the call instead; `durable-agent status` shows what was recorded.',
   );
   return EXIT.done;
+}
+
+function sameDecision(recorded: Decision, given: Decision): boolean {
+  return recorded.verdict === given.verdict && recorded.by === given.by && recorded.at === given.at;
 }
 
 function resumeCommandOf(env: NodeJS.ProcessEnv, dir: string, origin: RunOrigin | undefined): string {

@@ -1,12 +1,14 @@
 /** `durable-agent status` and `durable-agent history`: read a run's store and print it. */
 import path from 'node:path';
+import { type DecidedCall, verdictWords } from '../../approval/decision-trail.ts';
+import { decidedText } from '../decision-lines.ts';
 import type { WaitingCall } from '../../runtime/run-events.ts';
 import { type HistoryStep, readRunHistory, readRunStatus } from '../../runtime/run-status.ts';
 import { FileStore } from '../../store/file-store.ts';
 import type { ReconcileNote } from '../../store/journal-record.ts';
 import type { StatusArgs } from '../args.ts';
 import { EXIT } from '../exit-codes.ts';
-import { formatAgo, formatBytes, formatUsage, keyValueLines, tableLines } from '../format.ts';
+import { formatAgo, formatBytes, formatElapsed, formatUsage, keyValueLines, tableLines } from '../format.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { STATE_DIR } from '../state-dir.ts';
 
@@ -28,6 +30,7 @@ export async function statusCommand(args: StatusArgs, writers: Writers, now = Da
     ['turn', `${status.turn} of ${status.maxTurns}`],
     ['pending', pending],
     ...status.waiting.map((call): [string, string] => ['waiting', waitingText(call, now)]),
+    ...decidedRows(status.decided),
     ['ledger', `${status.ledgerEntries} ${status.ledgerEntries === 1 ? 'entry' : 'entries'}`],
     ['tokens', formatUsage(status.usage)],
     [
@@ -48,6 +51,18 @@ function waitingText(call: WaitingCall, now: number): string {
   const need = call.needs === 'answer' ? 'an answer' : 'approval';
   const since = call.since === null ? 'after the call above' : `since ${new Date(call.since).toISOString()} (${formatAgo(call.since, now)})`;
   return `${call.tool_use_id} ${call.name}: ${need}, ${since}`;
+}
+
+/** The run's decisions, the latest last; a long run shows its last few (status --json has them all). */
+const DECIDED_SHOWN = 10;
+
+function decidedRows(decided: readonly DecidedCall[]): Array<[string, string]> {
+  const shown = decided.slice(-DECIDED_SHOWN);
+  const earlier = decided.length - shown.length;
+  return [
+    ...(earlier > 0 ? [['decided', `${earlier} earlier ${earlier === 1 ? 'decision' : 'decisions'} (status --json lists them all)`] as [string, string]] : []),
+    ...shown.map((call): [string, string] => ['decided', decidedText(call)]),
+  ];
 }
 
 /**
@@ -96,8 +111,8 @@ function historyNote(step: HistoryStep): string {
   if (note?.reopened) parts.push(`reopened, MAX_TURNS=${note.reopened.maxTurns}`);
   if (step.waitingFor) parts.push(`${step.waitingFor.tool_use_id} waits for ${step.waitingFor.needs === 'answer' ? 'an answer' : 'approval'}`);
   for (const decision of step.decided) {
-    const why = decision.verdict === 'denied' ? `: ${decision.reason ?? ''}` : decision.input !== undefined ? ' with edited input' : '';
-    parts.push(`${decision.tool_use_id} ${decision.verdict} by ${decision.by}${why}`);
+    const waited = decision.waitedMs === null ? '' : ` (waited ${formatElapsed(decision.waitedMs)})`;
+    parts.push(`${decision.tool_use_id} ${verdictWords(decision)}${waited}`);
   }
   return parts.join('; ');
 }

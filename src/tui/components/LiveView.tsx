@@ -33,7 +33,7 @@ export function LiveView({ view, now, columns }: LiveViewProps) {
       {view.task ? <Field label="task">{<Text>{view.task}</Text>}</Field> : null}
       <ReconcilePanel view={view} />
       <Field label="state">
-        <StateRow state={view.state} />
+        <StateRow state={view.state} asked={view.asked} />
       </Field>
       <Field label="turn">
         <TurnProgress turn={view.turn} maxTurns={view.maxTurns} columns={columns} />

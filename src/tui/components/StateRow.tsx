@@ -2,11 +2,12 @@
 /** The machine's states in a row, the current one marked; wraps on a narrow terminal. */
 import { Box, Text } from 'ink';
 import type { AgentStateName } from '../../../machines/agent-loop.types.ts';
-import { LOOP_STATES } from '../format.ts';
+import { LOOP_STATES, loopStatesShown } from '../format.ts';
 
-export function StateRow({ state }: { state: AgentStateName | null }) {
+/** `asked`: the run has waited for a person's decision, so the row shows awaitingDecision. */
+export function StateRow({ state, asked = false }: { state: AgentStateName | null; asked?: boolean }) {
   const final = state !== null && !LOOP_STATES.some((step) => step.state === state) ? state : null;
-  const steps = [...LOOP_STATES, ...(final ? [{ state: final, label: final }] : [])];
+  const steps = [...loopStatesShown(state, asked), ...(final ? [{ state: final, label: final }] : [])];
   return (
     <Box flexWrap="wrap" columnGap={1}>
       {steps.map((step, index) => (
