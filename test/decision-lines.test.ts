@@ -68,7 +68,7 @@ describe('decision lines', () => {
     const result = { runId: 'r', status: 'waiting' as const, waiting: [waiting], text: null, failure: null, turn: 3, maxTurns: 20, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } };
     const ended = reduceView(view, { type: 'event', event: { type: 'finished', result }, at: 0 });
     expect(ended.prompt).toBeNull();
-    expect(endingText(ended)).toEqual({ parts: ['⏸ waiting for a person (exit 7)', 'write_report toolu_03', 'decide it (approve, deny, answer), then resume'], tone: 'warn' });
+    expect(endingText(ended)).toEqual({ parts: ['‖ waiting for a person (exit 7)', 'write_report toolu_03', 'decide it (approve, deny, answer), then resume'], tone: 'warn' });
     expect(reduceView(view, { type: 'event', event: events[1]!, at: 0 }).prompt).toBeNull();
   });
 });

@@ -331,7 +331,8 @@ export class RunDriver {
     const before = this.snapshot;
     this.snapshot = next;
     try {
-      await this.persist(event.type);
+      // An event that carries its own time (DECISION_NEEDED: waits since) is recorded at that time.
+      await this.persist(event.type, undefined, undefined, 'at' in event ? event.at : Date.now());
     } catch (error) {
       // Nothing of an unencodable record was written: the run stands where it was.
       if (error instanceof RecordEncodeError) this.snapshot = before;
@@ -342,13 +343,13 @@ export class RunDriver {
   }
 
   /** Appends the transition to the journal; resolves once it is durable. */
-  private async persist(event: RecordEvent, note?: RecordNote, options?: AppendOptions): Promise<void> {
+  private async persist(event: RecordEvent, note?: RecordNote, options?: AppendOptions, at = Date.now()): Promise<void> {
     const state = this.state;
     const context = this.snapshot.context;
     const resumed = this.pendingResumeNote;
     const reused = this.pendingReuses.length ? this.pendingReuses : null;
     const fullNote = resumed || reused ? { ...note, ...(resumed ? { resumed } : {}), ...(reused ? { reused } : {}) } : note;
-    const record = encodeRecord(this.durable, { seq: this.seq, at: Date.now(), event, state, context, note: fullNote });
+    const record = encodeRecord(this.durable, { seq: this.seq, at, event, state, context, note: fullNote });
     const receipt = await this.parts.store.append(record, options);
     this.pendingResumeNote = null;
     this.pendingReuses = [];

@@ -192,7 +192,7 @@ export function endingText(view: RunView): { parts: string[]; tone: 'good' | 'wa
       if (result.status === 'stoppedAtMaxTurns') return { parts: [`■ stopped at MAX_TURNS=${result.maxTurns}`, turns], tone: 'warn' };
       if (result.status === 'waiting') {
         const calls = (result.waiting ?? []).map((call) => `${call.name} ${call.tool_use_id}`).join(', ');
-        return { parts: ['⏸ waiting for a person (exit 7)', calls, 'decide it (approve, deny, answer), then resume'], tone: 'warn' };
+        return { parts: ['‖ waiting for a person (exit 7)', calls, 'decide it (approve, deny, answer), then resume'], tone: 'warn' };
       }
       return { parts: ['✖ failed', result.failure?.message ?? 'the run failed'], tone: 'bad' };
     }

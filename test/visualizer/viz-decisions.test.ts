@@ -126,7 +126,7 @@ describe.skipIf(!chromiumPresent())('the page of a run that waits for a person',
     }
     await expect(page.locator('svg.machine .edge.taken').evaluateAll((nodes) => nodes.map((n) => (n as SVGElement).dataset.edge))).resolves.toEqual(['pendingTool->awaitingDecision']);
     const item = page.locator(`li.step[data-seq="${waitingStep.seq}"]`);
-    await expect(item.locator('.decision-wait').textContent()).resolves.toMatch(/^⏸ toolu_03 write_report waits for approval since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC$/);
+    await expect(item.locator('.decision-wait').textContent()).resolves.toMatch(/^‖ toolu_03 write_report waits for approval since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC$/);
     await expect(page.locator('tr[data-call="toolu_03"] td').nth(2).textContent()).resolves.toMatch(/^waits for approval since /);
     await expect(page.locator('.facts').textContent()).resolves.toMatch(/waitstoolu_03 write_report waits for approval since .* \(still waiting at the end of the journal\)/);
     await expect(page.locator('.facts').textContent()).resolves.toContain("wait for a person's decision about write_report (toolu_03), then record it");

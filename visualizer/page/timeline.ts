@@ -121,10 +121,10 @@ export function reconcileLine(decision: ReconcileView): HTMLElement {
   );
 }
 
-/** `⏸ toolu_03 write_report waits for approval since 12:00:01.250 UTC` */
+/** `‖ toolu_03 write_report waits for approval since 12:00:01.250 UTC` */
 export function waitLine(wait: WaitView): HTMLElement {
   const what = wait.needs === 'answer' ? 'an answer' : 'approval';
-  return h('span', { class: 'decision-wait', 'data-call': wait.toolUseId }, `⏸ ${wait.toolUseId} ${wait.name} waits for ${what} since ${formatClock(wait.since)}`);
+  return h('span', { class: 'decision-wait', 'data-call': wait.toolUseId }, `‖ ${wait.toolUseId} ${wait.name} waits for ${what} since ${formatClock(wait.since)}`);
 }
 
 /** `✔ toolu_03 write_report approved by ana (note: fine) after waiting 1 min 05 s`, with the edited input or the answer. */
