@@ -19,6 +19,7 @@ export interface DemoArgs {
   takeOver: boolean;
   acceptLostRecord: boolean;
   allowToolChange: boolean;
+  replaceDecisionPolicy: boolean;
   model: string | null;
   maxTurns: number | null;
   maxTokens: number | null;
@@ -126,6 +127,7 @@ export interface RunArgs {
   takeOver: boolean;
   acceptLostRecord: boolean;
   allowToolChange: boolean;
+  replaceDecisionPolicy: boolean;
   maxTurns: number | null;
   maxTokens: number | null;
   plain: boolean;
@@ -379,7 +381,7 @@ function argsOf(command: string, values: OptionValues, cwd: string): CliArgs {
 function startOrResume(values: OptionValues) {
   const resume = values.flag('resume');
   if (resume && values.flag('fresh')) throw new UsageError('--resume and --fresh contradict each other: resume the run, or discard it and start over.');
-  for (const name of ['accept-lost-record', 'allow-tool-change']) {
+  for (const name of ['accept-lost-record', 'allow-tool-change', 'replace-decision-policy']) {
     if (values.flag(name) && !resume) throw new UsageError(`--${name} only applies to --resume: it lets a resume go on with a stored run. Add --resume, or drop --${name}.`);
   }
   return {
@@ -388,6 +390,7 @@ function startOrResume(values: OptionValues) {
     takeOver: values.flag('take-over'),
     acceptLostRecord: values.flag('accept-lost-record'),
     allowToolChange: values.flag('allow-tool-change'),
+    replaceDecisionPolicy: values.flag('replace-decision-policy'),
   };
 }
 

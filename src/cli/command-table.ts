@@ -163,6 +163,13 @@ const decisionTimeout: OptionSpec = {
   min: 1_000,
   max: 90 * DAY_MS,
 };
+const replaceDecisionPolicy = {
+  name: 'replace-decision-policy',
+  type: 'boolean',
+  help:
+    'with --resume: the --require-approval, --allow-questions and --decision-timeout given now replace the rule the run ' +
+    'started with (kept in its journal; without this a resume applies it, adding what is given)',
+} as const;
 const by: OptionSpec = { name: 'by', type: 'string', value: 'NAME', help: 'who decides, as the journal records it', defaultText: 'your user name' };
 const callId = { name: 'CALL_ID', help: 'the tool_use_id of the waiting call (toolu_…), as `durable-agent pending` lists it' } as const;
 
@@ -204,6 +211,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       wait,
       noWait,
       decisionTimeout,
+      replaceDecisionPolicy,
       plain,
       verbose,
       otelContent,
@@ -247,6 +255,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       wait,
       noWait,
       decisionTimeout,
+      replaceDecisionPolicy,
       plain,
       verbose,
       otelContent,

@@ -7,7 +7,7 @@ import {
   McpServerStartError,
   McpVerifyToolError,
 } from '../mcp/errors.ts';
-import { BadCallIdError, DecisionRefusedError, InboxFileError } from '../approval/decision-errors.ts';
+import { BadCallIdError, DecisionRefusedError, InboxFileError, PolicyLoosenedError } from '../approval/decision-errors.ts';
 import { UnknownApprovalToolError } from '../approval/needs-decision.ts';
 import { MissingApiKeyError, ModelCallError } from '../model/model.ts';
 import { CrashSpecError } from '../runtime/crash-points.ts';
@@ -123,6 +123,7 @@ const REFUSALS = [
   StoreVersionError,
   StoreCorruptError,
   RunOriginMismatchError,
+  PolicyLoosenedError,
   OtelSdkMissingError,
   McpConfigUnreadableError,
   McpConfigSyntaxError,

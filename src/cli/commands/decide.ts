@@ -67,7 +67,7 @@ export async function decideCommand(args: DecideArgs, env: NodeJS.ProcessEnv, wr
   const header = (await store.load()).header;
   writers.out(
     'A run that waits takes it up within a second; a run that stopped (exit 7) takes it up when resumed with the command it printed ' +
-      `(${resumeCommandOf(env, dir, header.startedBy)} plus its --require-approval).`,
+      `(${resumeCommandOf(env, dir, header.startedBy)}${header.decisionPolicy ? '' : ' plus the --require-approval it was given'}).`,
   );
   return EXIT.done;
 }

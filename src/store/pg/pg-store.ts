@@ -10,7 +10,7 @@ import { FINAL_STATES } from '../../../machines/agent-loop.types.ts';
 import { RunLockedError, StoreCorruptError, StoreMissingError, StoreVersionError, StoreWriteError } from '../errors.ts';
 import { documentJson } from '../framing.ts';
 import type { JournalHeader, JournalRecord } from '../journal-record.ts';
-import { JOURNAL_FORMAT, JOURNAL_VERSION } from '../journal-record.ts';
+import { isReadableVersion, JOURNAL_FORMAT, JOURNAL_VERSION } from '../journal-record.ts';
 import { recordProblem } from '../journal-reader.ts';
 import type { AppendReceipt, LoadedRun, LoadOptions, RunLock, RunStore, StoredRecord } from '../store.ts';
 import { WriteFaultPlan } from '../write-faults.ts';
@@ -60,7 +60,7 @@ export class PgRunStore implements RunStore {
     if (!row || row.header === null || row.records === 0) throw new StoreMissingError(this.location, options.repair ? 'resume' : 'read');
     const header = row.header;
     if (header.format !== JOURNAL_FORMAT) throw new StoreCorruptError(this.location, 0, 0, `the run's header is not a ${JOURNAL_FORMAT} header`, 'start');
-    if (header.version !== JOURNAL_VERSION) throw new StoreVersionError(this.location, header.version, JOURNAL_VERSION);
+    if (!isReadableVersion(header.version)) throw new StoreVersionError(this.location, header.version, JOURNAL_VERSION);
     options.checkHeader?.(header);
     const { rows } = await this.pool.query<{ seq: number; body: string; bytes: number }>(
       'SELECT seq, body, bytes FROM da_records WHERE run_id = $1 AND seq < $2 ORDER BY seq',
