@@ -8,6 +8,7 @@ import path from 'node:path';
 import { decide, type DecideInput, type PendingDecision, pendingDecisions } from '../../approval/decide.ts';
 import type { InboxPoint } from '../../approval/file-decision-inbox.ts';
 import { FileStore } from '../../store/file-store.ts';
+import type { Decision } from '../../../machines/agent-loop.types.ts';
 import type { RunOrigin } from '../../store/journal-record.ts';
 import type { ToolDefinition } from '../../tools/tool.ts';
 import { type DecideArgs, type PendingArgs, UsageError } from '../args.ts';
@@ -34,15 +35,7 @@ export async function pendingCommand(args: PendingArgs, env: NodeJS.ProcessEnv, 
     writers.out(`Nothing waits for a decision in ${dir}.`);
     return EXIT.done;
   }
-  const rows = waiting.map((call) => [
-    call.tool_use_id,
-    call.name,
-    call.needs === 'answer' ? 'an answer' : 'approval',
-    call.since === null ? '-' : `${new Date(call.since).toISOString()} (${formatAgo(call.since, now)})`,
-    call.given ? `${call.given.verdict} by ${call.given.by}, not taken up yet` : call.awaited ? 'the run waits on it' : 'comes after the one above',
-    inputText(call),
-  ]);
-  for (const line of tableLines(['call', 'tool', 'waits for', 'since', 'state', 'input'], rows)) writers.out(line);
+  for (const line of pendingTable(waiting, now)) writers.out(line);
   const next = waiting.find((call) => !call.given);
   if (next) {
     const header = (await store.load()).header;
@@ -54,22 +47,45 @@ export async function pendingCommand(args: PendingArgs, env: NodeJS.ProcessEnv, 
 export async function decideCommand(args: DecideArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   const dir = runDirOf(args.dir);
   const store = new FileStore(path.join(dir, STATE_DIR), { writeFaults: env.DURABLE_AGENT_FAIL_WRITE, onDecisionPoint: crashPointsOf(env.CRASH_AFTER) });
-  const request: DecideInput = { tool_use_id: args.callId, verdict: VERDICT[args.command], by: args.by ?? userName() };
-  if (args.note !== null) request.note = args.note;
-  if (args.reason !== null) request.reason = args.reason;
-  if (args.text !== null) request.text = args.text;
-  if (args.input !== undefined) request.input = args.input;
+  const request = decideInputOf(args);
   const tools = args.input === undefined ? undefined : await toolsOf(store, dir);
   const decision = await decide(store, request, { tools });
   const name = (await pendingDecisions(store)).find((call) => call.tool_use_id === decision.tool_use_id)?.name ?? 'the call';
-  const what = decision.verdict === 'approved' && decision.input !== undefined ? 'approved with edited input' : decision.verdict;
-  writers.out(`[decided] ${decision.tool_use_id} ${name} ${what} by ${decision.by}${decision.verdict === 'denied' ? `: ${decision.reason}` : ''}`);
+  writers.out(decidedLine(decision, name));
   const header = (await store.load()).header;
   writers.out(
     'A run that waits takes it up within a second; a run that stopped (exit 7) takes it up when resumed with the command it printed ' +
       `(${resumeCommandOf(env, dir, header.startedBy)}${header.decisionPolicy ? '' : ' plus the --require-approval it was given'}).`,
   );
   return EXIT.done;
+}
+
+/** The table `pending` prints (shared with the fleet's pending --run). */
+export function pendingTable(waiting: PendingDecision[], now: number): string[] {
+  const rows = waiting.map((call) => [
+    call.tool_use_id,
+    call.name,
+    call.needs === 'answer' ? 'an answer' : 'approval',
+    call.since === null ? '-' : `${new Date(call.since).toISOString()} (${formatAgo(call.since, now)})`,
+    call.given ? `${call.given.verdict} by ${call.given.by}, not taken up yet` : call.awaited ? 'the run waits on it' : 'comes after the one above',
+    inputText(call),
+  ]);
+  return tableLines(['call', 'tool', 'waits for', 'since', 'state', 'input'], rows);
+}
+
+/** The decision asked for on the command line, for decide(). */
+export function decideInputOf(args: DecideArgs): DecideInput {
+  const request: DecideInput = { tool_use_id: args.callId, verdict: VERDICT[args.command], by: args.by ?? userName() };
+  if (args.note !== null) request.note = args.note;
+  if (args.reason !== null) request.reason = args.reason;
+  if (args.text !== null) request.text = args.text;
+  if (args.input !== undefined) request.input = args.input;
+  return request;
+}
+
+export function decidedLine(decision: Decision, name: string): string {
+  const what = decision.verdict === 'approved' && decision.input !== undefined ? 'approved with edited input' : decision.verdict;
+  return `[decided] ${decision.tool_use_id} ${name} ${what} by ${decision.by}${decision.verdict === 'denied' ? `: ${decision.reason}` : ''}`;
 }
 
 function resumeCommandOf(env: NodeJS.ProcessEnv, dir: string, origin: RunOrigin | undefined): string {
