@@ -44,13 +44,15 @@ function withOption(command: CommandSpec, option: OptionSpec, value?: string): s
     const at = needed.indexOf(`--${option.name}`);
     if (at !== -1) needed.splice(at, 2);
   }
-  if (option.name === 'accept-lost-record' || option.name === 'allow-tool-change') {
+  if (option.name === 'accept-lost-record' || option.name === 'allow-tool-change' || option.name === 'replace-decision-policy') {
     needed.push('--resume');
     const task = needed.indexOf('--task');
     if (task !== -1) needed.splice(task, 2);
   }
   if (option.name === 'resume' && command.name === 'run') needed.splice(needed.indexOf('--task'), 2);
   if (option.name === 'reason') needed.splice(needed.indexOf('--reason'), 2);
+  // pending/approve/deny/answer: --database-url goes with --run ID (a fleet run).
+  if (option.name === 'database-url' && ['pending', 'approve', 'deny', 'answer'].includes(command.name)) needed.push('--run', 'run-1');
   const given = option.type === 'boolean' ? [`--${option.name}`] : [`--${option.name}`, value ?? sampleValue(option)];
   return [command.name, ...needed, ...given];
 }
@@ -214,6 +216,7 @@ describe('demo and run', () => {
       takeOver: false,
       acceptLostRecord: false,
       allowToolChange: false,
+      replaceDecisionPolicy: false,
       model: null,
       maxTurns: null,
       maxTokens: null,
@@ -330,10 +333,13 @@ describe('a person in the loop: --require-approval, --wait, --no-wait, --decisio
 
 describe('pending, approve, deny, answer', () => {
   it('parses each with its call id and values', () => {
-    expect(parse('pending', '--dir', 'd', '--json')).toEqual({ command: 'pending', dir: 'd', json: true });
+    expect(parse('pending', '--dir', 'd', '--json')).toEqual({ command: 'pending', dir: 'd', json: true, fleetRun: null, databaseUrl: null });
+    expect(parse('pending', '--run', 'r1', '--database-url', 'postgresql://h/db')).toMatchObject({ fleetRun: 'r1', databaseUrl: 'postgresql://h/db' });
     expect(parse('approve', 'toolu_01', '--note', 'ok', '--by', 'ana')).toEqual({
       command: 'approve',
       dir: CWD,
+      fleetRun: null,
+      databaseUrl: null,
       callId: 'toolu_01',
       note: 'ok',
       reason: null,

@@ -52,3 +52,18 @@ export class InboxFileError extends Error {
     );
   }
 }
+
+/** A resume was given a looser rule than the one pinned when the run started. */
+export class PolicyLoosenedError extends Error {
+  override readonly name = 'PolicyLoosenedError';
+  constructor(
+    readonly location: string,
+    readonly difference: string,
+  ) {
+    super(
+      `The run at ${location} was started with a stricter rule for decisions: ${difference}. It was not resumed and nothing ` +
+        'was changed. Resume it without that flag (the rule it started with applies), or, to loosen the rule on purpose, add ' +
+        '--replace-decision-policy (programmatic: replaceDecisionPolicy: true): the flags given then replace the rule, for this resume.',
+    );
+  }
+}

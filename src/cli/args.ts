@@ -19,6 +19,7 @@ export interface DemoArgs {
   takeOver: boolean;
   acceptLostRecord: boolean;
   allowToolChange: boolean;
+  replaceDecisionPolicy: boolean;
   model: string | null;
   maxTurns: number | null;
   maxTokens: number | null;
@@ -47,12 +48,18 @@ export interface PendingArgs {
   command: 'pending';
   dir: string;
   json: boolean;
+  /** --run ID: a fleet run, read from PostgreSQL (--database-url or DURABLE_AGENT_DATABASE_URL); null: the run in dir. */
+  fleetRun: string | null;
+  databaseUrl: string | null;
 }
 
 /** approve, deny, answer: one decision for one waiting call. */
 export interface DecideArgs {
   command: 'approve' | 'deny' | 'answer';
   dir: string;
+  /** --run ID: a fleet run (see PendingArgs). */
+  fleetRun: string | null;
+  databaseUrl: string | null;
   callId: string;
   /** approve --input: the edited input, parsed. Undefined when not given. */
   input?: unknown;
@@ -100,6 +107,9 @@ export interface SubmitArgs {
   maxTurns: number | null;
   paceMs: number;
   jitterMs: number;
+  /** --require-approval and --decision-timeout, pinned in each run (wait is always false in a fleet). */
+  requireApproval: string[] | 'side-effects' | null;
+  decisionTimeoutMs: number | null;
 }
 
 export interface WorkerArgs {
@@ -126,6 +136,7 @@ export interface RunArgs {
   takeOver: boolean;
   acceptLostRecord: boolean;
   allowToolChange: boolean;
+  replaceDecisionPolicy: boolean;
   maxTurns: number | null;
   maxTokens: number | null;
   plain: boolean;
@@ -333,6 +344,8 @@ function argsOf(command: string, values: OptionValues, cwd: string): CliArgs {
         maxTurns: values.number('max-turns'),
         paceMs: values.numberWithDefault('pace'),
         jitterMs: values.numberWithDefault('jitter'),
+        requireApproval: requiredApprovals(values.text('require-approval')),
+        decisionTimeoutMs: values.number('decision-timeout'),
       };
     case 'worker':
       return {
@@ -346,7 +359,7 @@ function argsOf(command: string, values: OptionValues, cwd: string): CliArgs {
         otelContent: values.flag('otel-content'),
       };
     case 'pending':
-      return { command, dir, json: values.flag('json') };
+      return { command, dir, json: values.flag('json'), ...fleetRunOf(command, values) };
     case 'approve':
     case 'deny':
     case 'answer':
@@ -379,7 +392,7 @@ function argsOf(command: string, values: OptionValues, cwd: string): CliArgs {
 function startOrResume(values: OptionValues) {
   const resume = values.flag('resume');
   if (resume && values.flag('fresh')) throw new UsageError('--resume and --fresh contradict each other: resume the run, or discard it and start over.');
-  for (const name of ['accept-lost-record', 'allow-tool-change']) {
+  for (const name of ['accept-lost-record', 'allow-tool-change', 'replace-decision-policy']) {
     if (values.flag(name) && !resume) throw new UsageError(`--${name} only applies to --resume: it lets a resume go on with a stored run. Add --resume, or drop --${name}.`);
   }
   return {
@@ -388,6 +401,7 @@ function startOrResume(values: OptionValues) {
     takeOver: values.flag('take-over'),
     acceptLostRecord: values.flag('accept-lost-record'),
     allowToolChange: values.flag('allow-tool-change'),
+    replaceDecisionPolicy: values.flag('replace-decision-policy'),
   };
 }
 
@@ -442,12 +456,25 @@ function decideArgs(command: DecideArgs['command'], dir: string, values: OptionV
   if (!/^[A-Za-z0-9_-]{1,128}$/.test(callId)) {
     throw new UsageError(`"${shorten(callId)}" is not a call id: a call id is a tool_use_id such as toolu_01A9… (letters, digits, _ and -), as durable-agent pending lists it.`);
   }
-  const args: DecideArgs = { command, dir, callId, note: values.text('note'), reason: values.text('reason'), text, by: values.text('by') };
+  const args: DecideArgs = { command, dir, ...fleetRunOf(command, values), callId, note: values.text('note'), reason: values.text('reason'), text, by: values.text('by') };
   if (command === 'deny' && args.reason === null) throw new UsageError('deny needs --reason TEXT: the model is told why its call was denied.');
   if (command === 'answer' && text !== null && text.trim() === '') throw new UsageError('answer needs a TEXT that is not empty: it is what the model gets as the answer.');
   const input = values.text('input');
   if (input !== null) args.input = inputOf(input);
   return args;
+}
+
+/** --run ID (with --database-url or DURABLE_AGENT_DATABASE_URL): a fleet run; else the run in --dir. */
+function fleetRunOf(command: string, values: OptionValues): { fleetRun: string | null; databaseUrl: string | null } {
+  const fleetRun = values.text('run');
+  const databaseUrl = values.text('database-url');
+  if (fleetRun !== null && values.text('dir') !== null) {
+    throw new UsageError(`${command} decides for the run in --dir or the fleet run --run ID, not both: give one of them.`);
+  }
+  if (fleetRun === null && databaseUrl !== null) {
+    throw new UsageError(`${command} --database-url needs --run ID: the fleet run (its id, as submit printed it; durable-agent status --database-url lists them).`);
+  }
+  return { fleetRun, databaseUrl };
 }
 
 function inputOf(text: string): unknown {

@@ -163,6 +163,13 @@ const decisionTimeout: OptionSpec = {
   min: 1_000,
   max: 90 * DAY_MS,
 };
+const replaceDecisionPolicy = {
+  name: 'replace-decision-policy',
+  type: 'boolean',
+  help:
+    'with --resume: the --require-approval, --allow-questions and --decision-timeout given now replace the rule the run ' +
+    'started with (kept in its journal; without this a resume applies it, adding what is given)',
+} as const;
 const by: OptionSpec = { name: 'by', type: 'string', value: 'NAME', help: 'who decides, as the journal records it', defaultText: 'your user name' };
 const callId = { name: 'CALL_ID', help: 'the tool_use_id of the waiting call (toolu_…), as `durable-agent pending` lists it' } as const;
 
@@ -173,6 +180,14 @@ const databaseUrl: OptionSpec = {
   help: 'the PostgreSQL database of the fleet, postgresql://user@host:5432/db',
   defaultText: '$DURABLE_AGENT_DATABASE_URL',
 };
+
+const fleetRun: OptionSpec = {
+  name: 'run',
+  type: 'string',
+  value: 'ID',
+  help: 'a run of the fleet (its id, as submit printed it): the decision goes through PostgreSQL (--database-url)',
+};
+const fleetDatabaseUrl: OptionSpec = { ...databaseUrl, help: 'with --run: the PostgreSQL database of the fleet, postgresql://user@host:5432/db' };
 
 export const COMMANDS: readonly CommandSpec[] = [
   {
@@ -204,6 +219,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       wait,
       noWait,
       decisionTimeout,
+      replaceDecisionPolicy,
       plain,
       verbose,
       otelContent,
@@ -247,6 +263,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       wait,
       noWait,
       decisionTimeout,
+      replaceDecisionPolicy,
       plain,
       verbose,
       otelContent,
@@ -282,8 +299,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     description:
       'Lists the calls of the run in DIR that wait for a decision: approve or deny them, answer a question. It reads the\n' +
       'journal without a lock, so it works while the run waits in another process and after it stopped (exit 7).',
-    options: [readDir, json],
-    examples: ['durable-agent pending --dir demo-run'],
+    options: [readDir, fleetRun, fleetDatabaseUrl, json],
+    examples: ['durable-agent pending --dir demo-run', 'durable-agent pending --database-url postgresql://user@db-host:5432/agents --run RUN_ID'],
   },
   {
     name: 'approve',
@@ -297,11 +314,13 @@ export const COMMANDS: readonly CommandSpec[] = [
       'changed it). A call is decided once: a second decision is refused (exit 2), nothing written.',
     options: [
       readDir,
+      fleetRun,
+      fleetDatabaseUrl,
       { name: 'input', type: 'string', value: 'JSON', help: "the call's input, edited: a JSON object valid for the tool's input schema" },
       { name: 'note', type: 'string', value: 'TEXT', help: 'a note kept with the decision in the journal' },
       by,
     ],
-    examples: ['durable-agent approve --dir demo-run toolu_03', 'durable-agent approve --dir demo-run toolu_03 --input \'{"text":"Shorter report."}\''],
+    examples: ['durable-agent approve --dir demo-run toolu_03', 'durable-agent approve --database-url postgresql://user@db-host:5432/agents --run RUN_ID toolu_03', 'durable-agent approve --dir demo-run toolu_03 --input \'{"text":"Shorter report."}\''],
   },
   {
     name: 'deny',
@@ -312,7 +331,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     description:
       'Denies a call that waits for approval. It never runs: its result, recorded once, is the error "denied by a person:\n' +
       'REASON", and the model goes on from there.',
-    options: [readDir, { name: 'reason', type: 'string', value: 'TEXT', help: 'why, for the model (required)' }, by],
+    options: [readDir, fleetRun, fleetDatabaseUrl, { name: 'reason', type: 'string', value: 'TEXT', help: 'why, for the model (required)' }, by],
     examples: ['durable-agent deny --dir demo-run toolu_03 --reason "not before Monday"'],
   },
   {
@@ -322,7 +341,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     synopsis: 'answer [--dir DIR] CALL_ID TEXT [--by NAME]',
     summary: "answer the model's question (run --allow-questions)",
     description: "Answers a question the model asked with ask_user (run --allow-questions): TEXT becomes the call's result.",
-    options: [readDir, by],
+    options: [readDir, fleetRun, fleetDatabaseUrl, by],
     examples: ['durable-agent answer --dir my-project toolu_04 "Use the 2024 figures."'],
   },
   {
@@ -364,8 +383,10 @@ export const COMMANDS: readonly CommandSpec[] = [
       { ...maxTurns, help: 'each run stops cleanly after N tool-using turns', defaultText: '20' },
       pace,
       jitter,
+      { ...requireApproval, help: requireApproval.help + '; pinned in each run: a waiting run holds no lease and is taken up once decided (approve --run ID)' },
+      decisionTimeout,
     ],
-    examples: ['durable-agent submit demo --count 30 --pace 100'],
+    examples: ['durable-agent submit demo --count 30 --pace 100', 'durable-agent submit demo --require-approval write_report'],
   },
   {
     name: 'worker',

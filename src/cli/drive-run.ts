@@ -34,7 +34,7 @@ export interface CliRun {
   /** The command line that picks this run up again, shown when the process stops early. */
   resumeCommand: string;
   /** Exactly one of resume and start is set. */
-  resume: { maxTurns: number | null; acceptLostRecord: boolean; allowToolChange: boolean } | null;
+  resume: { maxTurns: number | null; acceptLostRecord: boolean; allowToolChange: boolean; replaceDecisionPolicy: boolean } | null;
   start: { task: string; system: string | null; fresh: boolean; maxTurns: number | null; prepare?: () => void } | null;
   maxTokens: number | null;
   /** --take-over: take the run's lock at once, whoever holds it. */
@@ -80,8 +80,8 @@ export async function driveCliRun(run: CliRun): Promise<number> {
       prepare?.();
       result = await startRun({ ...parts, task, system, fresh, ...(maxTurns ? { maxTurns } : {}) });
     } else {
-      const { maxTurns, acceptLostRecord, allowToolChange } = run.resume!;
-      result = await resumeRun({ ...parts, acceptLostRecord, allowToolChange, ...(maxTurns ? { maxTurns } : {}) });
+      const { maxTurns, acceptLostRecord, allowToolChange, replaceDecisionPolicy } = run.resume!;
+      result = await resumeRun({ ...parts, acceptLostRecord, allowToolChange, replaceDecisionPolicy, ...(maxTurns ? { maxTurns } : {}) });
     }
   } finally {
     reporter.close(); // before main prints an error: the terminal must be the TUI's no more
@@ -119,11 +119,12 @@ function decisionOptions(approval: CliRun['approval'], writers: Writers) {
 }
 
 /**
- * The flags that say which calls wait for a person, for the resume command the run prints: the
- * journal keeps the flags of the calls already made, not the rule for the next ones, so a
- * resume without them would let later calls run unasked.
+ * The flags that say which calls wait for a person, for the resume command a RESUME prints: a
+ * new run pins its rule in the journal's header (a bare --resume applies it), but what a resume
+ * adds is for that process only, and a run started before the rule was pinned has none.
  */
-export function approvalWords(approval: CliRun['approval']): string[] {
+export function approvalWords(approval: CliRun['approval'], resuming: boolean): string[] {
+  if (!resuming) return [];
   const rule = approval.requireApproval;
   return [
     ...(rule === null ? [] : ['--require-approval', rule === 'side-effects' ? rule : rule.join(',')]),

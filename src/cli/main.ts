@@ -7,7 +7,7 @@ import {
   McpServerStartError,
   McpVerifyToolError,
 } from '../mcp/errors.ts';
-import { BadCallIdError, DecisionRefusedError, InboxFileError } from '../approval/decision-errors.ts';
+import { BadCallIdError, DecisionRefusedError, InboxFileError, PolicyLoosenedError } from '../approval/decision-errors.ts';
 import { UnknownApprovalToolError } from '../approval/needs-decision.ts';
 import { questionsAdvice } from '../approval/origin-advice.ts';
 import { MissingApiKeyError, ModelCallError } from '../model/model.ts';
@@ -74,11 +74,15 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
       case 'worker':
         return await (await fleet()).workerCommand(args, env, writers);
       case 'pending':
-        return await (await decisions()).pendingCommand(args, env, writers);
+        return args.fleetRun !== null
+          ? await (await import('./commands/fleet-decide.ts')).fleetPendingCommand(args, env, writers)
+          : await (await decisions()).pendingCommand(args, env, writers);
       case 'approve':
       case 'deny':
       case 'answer':
-        return await (await decisions()).decideCommand(args, env, writers);
+        return args.fleetRun !== null
+          ? await (await import('./commands/fleet-decide.ts')).fleetDecideCommand(args, env, writers)
+          : await (await decisions()).decideCommand(args, env, writers);
       case 'history':
         return await (await import('./commands/status.ts')).historyCommand(args, writers);
       case 'viz':
@@ -125,6 +129,7 @@ const REFUSALS = [
   StoreVersionError,
   StoreCorruptError,
   RunOriginMismatchError,
+  PolicyLoosenedError,
   OtelSdkMissingError,
   OtlpProtocolError,
   McpConfigUnreadableError,

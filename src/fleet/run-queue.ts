@@ -1,6 +1,7 @@
 /** The queue of runs in PostgreSQL: submitting runs and listing where they stand. */
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
+import { WORKABLE } from '../store/pg/leases.ts';
 
 /** What a worker needs to drive a run: which task, which model, how paced. */
 export interface RunSpec {
@@ -10,6 +11,10 @@ export interface RunSpec {
   maxTurns: number;
   paceMs: number;
   jitterMs: number;
+  /** submit --require-approval: pinned in the run's header when a worker starts it (absent: none). */
+  requireApproval?: string[] | 'side-effects';
+  /** submit --decision-timeout, in milliseconds (absent: none). */
+  decisionTimeoutMs?: number;
 }
 
 export interface QueuedRun {
@@ -23,6 +28,11 @@ export interface QueuedRun {
   leaseEpoch: number;
   leaseExpiresAt: string | null;
   leaseActive: boolean;
+  /** The call the run waits for a person's decision on (state awaitingDecision), else null. */
+  awaiting: string | null;
+  awaitingSince: string | null;
+  /** A decision for the awaited call is there: a worker takes the run up. */
+  decisionGiven: boolean;
   createdAt: string;
   updatedAt: string;
 }
@@ -49,11 +59,18 @@ export async function listRuns(pool: Pool): Promise<QueuedRun[]> {
     lease_epoch: string;
     lease_expires_at: Date | null;
     lease_active: boolean;
+    awaiting: string | null;
+    awaiting_since: Date | null;
+    decision_given: boolean;
     created_at: Date;
     updated_at: Date;
   }>(
     `SELECT id, state, turn, records, finished, spec, lease_owner, lease_epoch, lease_expires_at,
-            coalesce(lease_expires_at > now(), false) AS lease_active, created_at, updated_at
+            coalesce(lease_expires_at > now(), false) AS lease_active,
+            CASE WHEN state = 'awaitingDecision' THEN awaiting END AS awaiting,
+            CASE WHEN state = 'awaitingDecision' THEN awaiting_since END AS awaiting_since,
+            EXISTS (SELECT 1 FROM da_decisions d WHERE d.run_id = da_runs.id AND d.tool_use_id = da_runs.awaiting AND d.settled_at IS NULL) AS decision_given,
+            created_at, updated_at
        FROM da_runs WHERE id NOT LIKE '%~archived~%' ORDER BY created_at, id`,
   );
   return rows.map((row) => ({
@@ -67,12 +84,19 @@ export async function listRuns(pool: Pool): Promise<QueuedRun[]> {
     leaseEpoch: Number(row.lease_epoch),
     leaseExpiresAt: row.lease_expires_at?.toISOString() ?? null,
     leaseActive: row.lease_active,
+    awaiting: row.awaiting,
+    awaitingSince: row.awaiting_since?.toISOString() ?? null,
+    decisionGiven: row.awaiting !== null && row.decision_given,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   }));
 }
 
+/**
+ * Unfinished runs a worker has, or will have, something to do for: a run that waits for a person
+ * counts only while a worker drives it or once its decision is there (or its deadline passed).
+ */
 export async function unfinishedRunCount(pool: Pool): Promise<number> {
-  const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM da_runs WHERE NOT finished');
+  const { rows } = await pool.query<{ n: string }>(`SELECT count(*) AS n FROM da_runs WHERE NOT finished AND (lease_expires_at > now() OR ${WORKABLE})`);
   return Number(rows[0]?.n ?? 0);
 }

@@ -36,6 +36,8 @@ export interface WorkerOptions {
   /** Traces every run this worker drives (see RunParts.tracer). */
   tracer?: Tracer | undefined;
   traceContent?: boolean | undefined;
+  /** Drills: a crash point (CRASH_AFTER) at which this worker process SIGKILLs itself, as in the demo. */
+  crashAfter?: string | undefined;
 }
 
 interface ActiveRun {
@@ -136,13 +138,19 @@ export class Worker {
         command: 'worker',
         tracer: this.options.tracer,
         traceContent: this.options.traceContent,
+        // A run that waits for a person stops and lets go of its lease and this worker's slot:
+        // it is claimable again once a decision for its call is in da_decisions.
+        wait: false,
+        ...(this.options.crashAfter ? { crashAfter: this.options.crashAfter, onCrash: () => process.kill(process.pid, 'SIGKILL') } : {}),
       };
       const resuming = await store.exists();
       log(`${tag}: claimed (lease epoch ${lease.epoch}), ${resuming ? 'resuming' : 'starting'}`);
       const result = resuming
         ? await resumeRun(parts)
-        : await startRun({ ...parts, task: DEMO_TASK, maxTurns: spec.maxTurns });
-      log(`${tag}: ${result.status}${result.text ? `: ${result.text}` : result.failure ? `: ${result.failure.message}` : ''}`);
+        : await startRun({ ...parts, task: DEMO_TASK, maxTurns: spec.maxTurns, ...policyOf(spec) });
+      const waits = result.waiting?.map((call) => `${call.tool_use_id} ${call.name}`).join(', ');
+      const outcome = result.text ? `: ${result.text}` : result.failure ? `: ${result.failure.message}` : waits ? ` for a person (${waits}); lease released` : '';
+      log(`${tag}: ${result.status}${outcome}`);
     } catch (error) {
       if (error instanceof LeaseLostError) {
         lost = true;
@@ -171,9 +179,18 @@ export class Worker {
 
   private report(tag: string, event: RunEvent): void {
     if (event.type === 'lock-taken-over') this.options.log(`${tag}: taken over from ${event.holder} (${event.why})`);
+    if (event.type === 'decided') this.options.log(`${tag}: decision ${event.call.id} ${event.call.name}: ${event.decision.verdict} by ${event.decision.by}`);
     if (event.type === 'reconciled') this.options.log(`${tag}: reconcile ${event.call.id} ${event.call.name}: ${event.decision}`);
     if (event.type === 'ledger-write-failed') this.options.log(`${tag}: [ALERT] ledger write failed for ${event.call.id}: ${event.error.message}`);
   }
+}
+
+/** The rule for decisions a spec gives; pinned in the journal's header at the start, applied by every resume. */
+function policyOf(spec: RunSpec) {
+  return {
+    ...(spec.requireApproval ? { requireApproval: spec.requireApproval } : {}),
+    ...(spec.decisionTimeoutMs ? { decisionTimeoutMs: spec.decisionTimeoutMs } : {}),
+  };
 }
 
 export const FLEET_DONE_TEXT = 'Report stored in demo_reports, task complete.';

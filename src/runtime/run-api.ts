@@ -10,11 +10,13 @@ import { MAX_PAUSES_IN_A_ROW } from '../../machines/agent-loop.types.ts';
 import { askUserTool } from '../approval/ask-user.ts';
 import type { DecisionHandler } from '../approval/decision-step.ts';
 import { checkDecisionPolicy, type RequireApproval } from '../approval/needs-decision.ts';
+import { canNeedDecisions, effectivePolicy, pinnedPolicyOf } from '../approval/pinned-policy.ts';
 import type { Model } from '../model/model.ts';
 import { RunExistsError } from '../store/errors.ts';
 import { foldJournal } from '../store/fold-journal.ts';
 import { encodeRecord, snapshotContextOf } from '../store/journal-codec.ts';
-import { JOURNAL_FORMAT, JOURNAL_VERSION } from '../store/journal-record.ts';
+import { JOURNAL_FORMAT, JOURNAL_VERSION, JOURNAL_VERSION_PLAIN } from '../store/journal-record.ts';
+import type { JournalHeader } from '../store/journal-record.ts';
 import type { RunLock, RunStore } from '../store/store.ts';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../tools/execute-call.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
@@ -113,6 +115,12 @@ export interface ResumeOptions extends RunParts {
   acceptLostRecord?: boolean | undefined;
   /** Go on although the command or the tools (names, input schemas) differ from those that started the run. */
   allowToolChange?: boolean | undefined;
+  /**
+   * The rule for decisions pinned when the run started (requireApproval, allowQuestions,
+   * decisionTimeoutMs) applies to every resume, joined with what is given now; with this, what
+   * is given now replaces it (a looser rule on purpose). Otherwise a looser deadline is refused.
+   */
+  replaceDecisionPolicy?: boolean | undefined;
 }
 
 export async function startRun(options: StartOptions): Promise<RunResult> {
@@ -139,7 +147,9 @@ async function start(options: StartOptions, tracing: RunTracing | null): Promise
     });
     const startedBy = runOriginOf(options.command ?? API_COMMAND, options.model.name, offeredTools(options));
     const trace = tracing?.beginRun(runId, { model: options.model.name, task: options.task, maxTurns });
-    const header = { format: JOURNAL_FORMAT, version: JOURNAL_VERSION, runId, createdAt: record.at, startedBy, ...(trace ? { trace } : {}) } as const;
+    const decisionPolicy = pinnedPolicyOf(options);
+    const version = canNeedDecisions(decisionPolicy, offeredTools(options)) ? JOURNAL_VERSION : JOURNAL_VERSION_PLAIN;
+    const header = { format: JOURNAL_FORMAT, version, runId, createdAt: record.at, startedBy, ...(trace ? { trace } : {}), ...(decisionPolicy ? { decisionPolicy } : {}) } as const;
     const receipt = await store.create(header, record);
     const driver = new RunDriver(parts, runId, snapshot, { state: 'awaitingModel', context: snapshot.context, ledger: new Map() }, 1);
     parts.observer({
@@ -164,18 +174,24 @@ export async function resumeRun(options: ResumeOptions): Promise<RunResult> {
 
 async function resume(options: ResumeOptions, tracing: RunTracing | null): Promise<RunResult> {
   const { store } = options;
-  const parts = driverParts(options, tracing);
-  const lock = await lockRun(options, parts);
+  const lock = await lockRun(options, driverParts(options, tracing));
   try {
-    const offered = runOriginOf(options.command ?? API_COMMAND, options.model.name, offeredTools(options));
     const allowChange = options.allowToolChange === true;
+    // The run's own rule for decisions, pinned when it started, joined with what is given now.
+    const withPolicy = (header: JournalHeader): ResumeOptions => ({
+      ...options,
+      ...effectivePolicy(store.location, header, options, options.tools, options.replaceDecisionPolicy === true),
+    });
+    const offeredFor = (applied: ResumeOptions) => runOriginOf(options.command ?? API_COMMAND, options.model.name, offeredTools(applied));
     const loaded = await store.load({
       repair: true,
       acceptLostRecord: options.acceptLostRecord === true,
-      // Before the store repairs anything: a resume refused for its origin changes nothing.
-      checkHeader: (header) => void checkOrigin(store.location, header, offered, allowChange),
+      // Before the store repairs anything: a resume refused for its origin or its rule changes nothing.
+      checkHeader: (header) => void checkOrigin(store.location, header, offeredFor(withPolicy(header)), allowChange),
     });
-    const origin = checkOrigin(store.location, loaded.header, offered, allowChange);
+    const applied = withPolicy(loaded.header);
+    const parts = driverParts(applied, tracing);
+    const origin = checkOrigin(store.location, loaded.header, offeredFor(applied), allowChange);
     tracing?.joinRun(loaded.header);
     const view = foldJournal(store.location, loaded);
     const snapshot = agentLoopMachine.resolveState({ value: view.state, context: snapshotContextOf(view) });

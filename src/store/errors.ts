@@ -1,4 +1,5 @@
 /** Errors a store raises. Each names the store and says what the user can do next. */
+import { JOURNAL_VERSIONS_READ } from './journal-record.ts';
 
 /** What the caller wanted of a run that is not there: to pick it up (resume) or to look at it. */
 export type MissingRunAttempt = 'resume' | 'read';
@@ -25,7 +26,7 @@ export class StoreVersionError extends Error {
     readonly supportedVersion: number,
   ) {
     super(
-      `The journal at ${location} has version ${String(foundVersion)}; this durable-agent reads version ${supportedVersion} only, ` +
+      `The journal at ${location} has version ${String(foundVersion)}; this durable-agent reads version ${JOURNAL_VERSIONS_READ.join(' or ')} only, ` +
         `so it was not loaded and nothing was changed. Finish that run with the durable-agent release that wrote it, ` +
         `or start over with --fresh (the old journal is archived, not deleted).`,
     );

@@ -10,7 +10,7 @@ import type { CommitMark, FramedJournal, FramedLine } from './framing.ts';
 import { COMMIT_MARK_BYTES, FrameError, parseCommitMark, parseFrames } from './framing.ts';
 import type { JournalHeader, JournalRecord, RecordEvent } from './journal-record.ts';
 import { RECORD_EVENTS } from './journal-record.ts';
-import { JOURNAL_FORMAT, JOURNAL_VERSION } from './journal-record.ts';
+import { isReadableVersion, JOURNAL_FORMAT, JOURNAL_VERSION } from './journal-record.ts';
 import { describePoint, pointOf } from './record-points.ts';
 import type { StoredRecord } from './store.ts';
 
@@ -79,7 +79,7 @@ function readFrames(location: string, bytes: JournalBytes, pieceBytes: number, a
   if (!header || typeof header !== 'object' || header.format !== JOURNAL_FORMAT) {
     throw new StoreCorruptError(location, 1, 0, `the first line is not a ${JOURNAL_FORMAT} header`, 'start');
   }
-  if (header.version !== JOURNAL_VERSION) throw new StoreVersionError(location, header.version, JOURNAL_VERSION);
+  if (!isReadableVersion(header.version)) throw new StoreVersionError(location, header.version, JOURNAL_VERSION);
   if (typeof header.runId !== 'string') throw new StoreCorruptError(location, 1, 0, 'the header has no run id', 'start');
 
   const mark = startFrame(location, () => parseCommitMark(head, markOffset, 2));

@@ -18,8 +18,21 @@ import type {
 } from '../../machines/agent-loop.types.ts';
 
 export const JOURNAL_FORMAT = 'durable-agent/journal';
-/** Bump when a record written by this version could not be read correctly by an older one. */
-export const JOURNAL_VERSION = 1;
+/**
+ * Bump when a record written by this version could not be read correctly by an older one.
+ * Version 2: a run whose calls can wait for a person (a pinned decisionPolicy, or a tool with
+ * needsApproval): a release before decisions existed would ignore a call's `needs` flag and run
+ * it unasked, and it refuses any version but 1. Every other run is still written as version 1.
+ */
+export const JOURNAL_VERSION = 2;
+/** A journal whose calls never wait for a person: readable by every release. */
+export const JOURNAL_VERSION_PLAIN = 1;
+/** The versions this release reads. */
+export const JOURNAL_VERSIONS_READ: readonly number[] = [1, 2];
+
+export function isReadableVersion(version: unknown): boolean {
+  return typeof version === 'number' && JOURNAL_VERSIONS_READ.includes(version);
+}
 
 export interface JournalHeader {
   format: typeof JOURNAL_FORMAT;
@@ -36,6 +49,18 @@ export interface JournalHeader {
    * run later adds its spans under it. Absent otherwise (an older reader ignores it).
    */
   trace?: RunTraceContext;
+  /**
+   * The run's rule for decisions, pinned when it started, applied by every resume (which may add
+   * to it). Absent for a run started without one (and in journals from before it was pinned).
+   */
+  decisionPolicy?: PinnedDecisionPolicy;
+}
+
+/** Which calls of the run wait for a person (see src/approval/pinned-policy.ts). */
+export interface PinnedDecisionPolicy {
+  requireApproval?: string[] | 'side-effects';
+  allowQuestions?: boolean;
+  decisionTimeoutMs?: number;
 }
 
 /** A span context in W3C form: the run's root span, the parent of each process's session span. */

@@ -120,8 +120,8 @@ describe.skipIf(!postgresAvailable())('a fleet of workers on PostgreSQL', () => 
   it('migrates the schema once, queues runs, and lists them as JSON with id and state', async () => {
     const url = await freshDatabase('queue');
     const first = await cli(['db', 'migrate', '--database-url', url]);
-    expect(first.stdout).toContain('migrated from version 0 to 1');
-    expect((await cli(['db', 'migrate', '--database-url', url])).stdout).toContain('is at version 1: nothing to do');
+    expect(first.stdout).toContain('migrated from version 0 to 2');
+    expect((await cli(['db', 'migrate', '--database-url', url])).stdout).toContain('is at version 2: nothing to do');
     const submitted = await cli(['submit', 'demo', '--database-url', url, '--count', '3']);
     expect(submitted.code, submitted.stderr).toBe(0);
     const ids = submitted.stdout.trim().split('\n');

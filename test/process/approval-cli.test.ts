@@ -52,8 +52,8 @@ describe('a demo run that needs an approval, stopped (--no-wait)', () => {
     expect(run.stdout).toContain('[turn 3][save A] pending=write_report\n[approval] toolu_03 write_report waits for a decision\n');
     // The run is in the current directory: the commands need no --dir (see decision-lines.test.ts for a quoted one).
     expect(run.stdout).toMatch(/\n {2}approve: (npx )?durable-agent approve toolu_03\n {2}deny: {4}(npx )?durable-agent deny toolu_03 --reason 'TEXT'\n/);
-    // The resume keeps the rule for the calls to come: the journal holds only the flags of those made.
-    expect(run.stdout).toMatch(/\n\[waiting\] toolu_03 .*\n {2}resume: {2}(npx )?durable-agent demo --resume --require-approval write_report\n$/);
+    // The rule is pinned in the journal's header: a bare --resume applies it, so the command needs no flags.
+    expect(run.stdout).toMatch(/\n\[waiting\] toolu_03 .*\n {2}resume: {2}(npx )?durable-agent demo --resume\n$/);
     expect(fs.existsSync(path.join(dir, 'report.txt'))).toBe(false);
     expect(auditLines(dir)).toEqual([]);
   });
@@ -85,7 +85,7 @@ describe('a demo run that needs an approval, stopped (--no-wait)', () => {
     const { dir } = await stoppedDemo();
     const approved = await cli(['approve', '--dir', dir, 'toolu_03', '--note', 'fine', '--by', 'ana'], dir);
     expectClean(approved);
-    expect(approved.stdout).toMatch(/^\[given\] toolu_03 write_report approved by ana \(note: fine\)\nWritten to the run’s inbox; the run takes it up and records it: a run that waits within a second, .*\((npx )?durable-agent demo --resume plus its --require-approval\)\. /);
+    expect(approved.stdout).toMatch(/^\[given\] toolu_03 write_report approved by ana \(note: fine\)\nWritten to the run’s inbox; the run takes it up and records it: a run that waits within a second, .*\((npx )?durable-agent demo --resume\)\. /);
     expect(inboxFiles(dir)).toEqual(['toolu_03.json']);
     expect(JSON.parse((await cli(['pending', '--dir', dir, '--json'], dir)).stdout)[0].given).toMatchObject({ verdict: 'approved', by: 'ana', note: 'fine' });
 
@@ -303,3 +303,52 @@ async function until(condition: () => boolean, timeoutMs: number): Promise<void>
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
+
+describe('the rule for decisions is pinned in the run, not in the process', () => {
+  it('a bare --resume of a run started with --require-approval still asks before write_report', async () => {
+    const dir = tempDir();
+    // Killed after its first checkpoint A (read_notes): write_report is not asked for yet.
+    expectClean(await cli(['demo', '--dir', dir, '--require-approval', 'write_report'], dir, { CRASH_AFTER: 'after-save-a:1' }), 137);
+    const header = JSON.parse(fs.readFileSync(path.join(dir, '.durable-agent', 'journal.jsonl'), 'utf8').split('\n')[0]!.slice(9));
+    expect(header).toMatchObject({ version: 2, decisionPolicy: { requireApproval: ['write_report'] } });
+    const resumed = await cli(['demo', '--dir', dir, '--resume', '--no-wait'], dir);
+    expectClean(resumed, WAITING);
+    expect(resumed.stdout).toContain('[approval] toolu_03 write_report waits for a decision');
+    expect(fs.existsSync(path.join(dir, 'report.txt'))).toBe(false);
+    expect(auditLines(dir)).toEqual([]);
+    // A worker-like resume (no terminal, no flags) after the approval: the decision is applied once.
+    expectClean(await cli(['approve', '--dir', dir, 'toolu_03'], dir));
+    expectClean(await cli(['demo', '--dir', dir, '--resume'], dir));
+    expect(auditLines(dir)).toHaveLength(1);
+  });
+
+  it('a resume may add to the rule, not loosen it: a longer deadline is refused unless --replace-decision-policy', async () => {
+    const { dir } = await stoppedDemo(['--decision-timeout', '15m']);
+    const looser = await cli(['demo', '--dir', dir, '--resume', '--no-wait', '--decision-timeout', '2h'], dir);
+    expectClean(looser, 2);
+    expect(looser.stderr).toContain('its decision deadline is 15m, and this resume gives 2h');
+    expect(looser.stderr).toContain('--replace-decision-policy');
+    expect((await journal(dir)).events.at(-1)).toBe('DECISION_NEEDED');
+    // Stricter is fine (and so is the same rule given again).
+    expectClean(await cli(['demo', '--dir', dir, '--resume', '--no-wait', '--decision-timeout', '10m', '--require-approval', 'write_report'], dir), WAITING);
+    // Replaced on purpose: the longer deadline is taken; the call flagged at checkpoint A still waits (its flag is in the journal).
+    const replaced = await cli(['demo', '--dir', dir, '--resume', '--no-wait', '--replace-decision-policy', '--decision-timeout', '2h'], dir);
+    expectClean(replaced, WAITING);
+    expect(auditLines(dir)).toEqual([]);
+  });
+
+  it('--replace-decision-policy only applies to --resume', async () => {
+    const dir = tempDir();
+    const run = await cli(['demo', '--dir', dir, '--replace-decision-policy'], dir);
+    expectClean(run, 2);
+    expect(run.stderr).toContain('--replace-decision-policy only applies to --resume');
+  });
+
+  it('a run that cannot wait for a person keeps journal version 1 (older releases read it); one that can is version 2', async () => {
+    const plain = tempDir();
+    expectClean(await cli(['demo', '--dir', plain], plain));
+    const header = JSON.parse(fs.readFileSync(path.join(plain, '.durable-agent', 'journal.jsonl'), 'utf8').split('\n')[0]!.slice(9));
+    expect(header.version).toBe(1);
+    expect(header.decisionPolicy).toBeUndefined();
+  });
+});

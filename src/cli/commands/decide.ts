@@ -8,7 +8,7 @@ import path from 'node:path';
 import { decide, type DecideInput, type PendingDecision, pendingDecisions } from '../../approval/decide.ts';
 import type { InboxPoint } from '../../approval/file-decision-inbox.ts';
 import { FileStore } from '../../store/file-store.ts';
-import type { RunOrigin } from '../../store/journal-record.ts';
+import type { JournalHeader, RunOrigin } from '../../store/journal-record.ts';
 import type { ToolDefinition } from '../../tools/tool.ts';
 import { type DecideArgs, type PendingArgs, UsageError } from '../args.ts';
 import { NoSuchDirectoryError } from '../errors.ts';
@@ -42,15 +42,7 @@ export async function pendingCommand(args: PendingArgs, env: NodeJS.ProcessEnv, 
     for (const line of decidedLines) writers.out(line);
     return EXIT.done;
   }
-  const rows = waiting.map((call) => [
-    call.tool_use_id,
-    call.name,
-    call.needs === 'answer' ? 'an answer' : 'approval',
-    call.since === null ? '-' : `${new Date(call.since).toISOString()} (${formatAgo(call.since, now)})`,
-    call.given ? `${call.given.verdict} by ${call.given.by}, not taken up yet` : call.awaited ? 'the run waits on it' : 'comes after the one above',
-    inputText(call),
-  ]);
-  for (const line of tableLines(['call', 'tool', 'waits for', 'since', 'state', 'input'], rows)) writers.out(line);
+  for (const line of pendingTable(waiting, now)) writers.out(line);
   const next = waiting.find((call) => !call.given);
   if (next) {
     const header = (await store.load()).header;
@@ -66,11 +58,7 @@ const LAST_DECISIONS = 3;
 export async function decideCommand(args: DecideArgs, env: NodeJS.ProcessEnv, writers: Writers, given?: FileStore): Promise<number> {
   const dir = runDirOf(args.dir);
   const store = given ?? new FileStore(path.join(dir, STATE_DIR), { writeFaults: env.DURABLE_AGENT_FAIL_WRITE, onDecisionPoint: crashPointsOf(env.CRASH_AFTER) });
-  const request: DecideInput = { tool_use_id: args.callId, verdict: VERDICT[args.command], by: args.by ?? userName() };
-  if (args.note !== null) request.note = args.note;
-  if (args.reason !== null) request.reason = args.reason;
-  if (args.text !== null) request.text = args.text;
-  if (args.input !== undefined) request.input = args.input;
+  const request = decideInputOf(args);
   const tools = args.input === undefined ? undefined : await toolsOf(store, dir);
   const decision = await decide(store, request, { tools });
   // The run may have recorded a decision of its own (a deadline) between the check and the
@@ -87,17 +75,50 @@ export async function decideCommand(args: DecideArgs, env: NodeJS.ProcessEnv, wr
     );
   }
   const name = recorded?.name ?? status.waiting.find((call) => call.tool_use_id === decision.tool_use_id)?.name ?? 'the call';
-  writers.out(`[given] ${decision.tool_use_id} ${name} ${verdictWords(decision)}`);
+  writers.out(givenLine(decision, name));
   if (recorded) {
     writers.out(`The run has taken it up already: recorded in record ${recorded.seq}.`);
     return EXIT.done;
   }
   writers.out(
     'Written to the run’s inbox; the run takes it up and records it: a run that waits within a second, a run that stopped (exit 7) when ' +
-      `resumed with the command it printed (${resumeCommandOf(env, dir, (await store.load()).header.startedBy)} plus its --require-approval). ` +
+      `resumed with the command it printed (${resumeHintOf(env, dir, (await store.load()).header)}). ` +
       'A decision deadline that passes before this decision was given denies the call instead; `durable-agent status` shows what was recorded.',
   );
   return EXIT.done;
+}
+
+/** The table `pending` prints (shared with the fleet's pending --run). */
+export function pendingTable(waiting: PendingDecision[], now: number): string[] {
+  const rows = waiting.map((call) => [
+    call.tool_use_id,
+    call.name,
+    call.needs === 'answer' ? 'an answer' : 'approval',
+    call.since === null ? '-' : `${new Date(call.since).toISOString()} (${formatAgo(call.since, now)})`,
+    call.given ? `${call.given.verdict} by ${call.given.by}, not taken up yet` : call.awaited ? 'the run waits on it' : 'comes after the one above',
+    inputText(call),
+  ]);
+  return tableLines(['call', 'tool', 'waits for', 'since', 'state', 'input'], rows);
+}
+
+/** The decision asked for on the command line, for decide() (shared with the fleet's commands). */
+export function decideInputOf(args: DecideArgs): DecideInput {
+  const request: DecideInput = { tool_use_id: args.callId, verdict: VERDICT[args.command], by: args.by ?? userName() };
+  if (args.note !== null) request.note = args.note;
+  if (args.reason !== null) request.reason = args.reason;
+  if (args.text !== null) request.text = args.text;
+  if (args.input !== undefined) request.input = args.input;
+  return request;
+}
+
+/** `[given] toolu_03 write_report approved by ana (note: fine)`: what approve, deny and answer wrote. */
+export function givenLine(decision: Decision, name: string): string {
+  return `[given] ${decision.tool_use_id} ${name} ${verdictWords(decision)}`;
+}
+
+/** The command that resumes a stopped run; a run whose decision policy is not pinned needs its flags again. */
+function resumeHintOf(env: NodeJS.ProcessEnv, dir: string, header: JournalHeader): string {
+  return `${resumeCommandOf(env, dir, header.startedBy)}${header.decisionPolicy ? '' : ' plus the --require-approval it was given'}`;
 }
 
 function sameDecision(recorded: Decision, given: Decision): boolean {

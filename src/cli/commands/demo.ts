@@ -30,8 +30,8 @@ export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writer
     model,
     tools: demoTools(dir, { paceMs: args.paceMs, jitterMs: args.jitterMs, verify: args.verify }),
     output: { plain: args.plain, verbose: args.verbose },
-    resumeCommand: cliCommand(env, ['demo', '--resume', ...dirWords(dir), ...approvalWords({ ...args.approval, allowQuestions: false })]),
-    resume: args.resume ? { maxTurns: args.maxTurns, acceptLostRecord: args.acceptLostRecord, allowToolChange: args.allowToolChange } : null,
+    resumeCommand: cliCommand(env, ['demo', '--resume', ...dirWords(dir), ...approvalWords({ ...args.approval, allowQuestions: false }, args.resume)]),
+    resume: args.resume ? { maxTurns: args.maxTurns, acceptLostRecord: args.acceptLostRecord, allowToolChange: args.allowToolChange, replaceDecisionPolicy: args.replaceDecisionPolicy } : null,
     start: args.resume
       ? null
       : {

@@ -1,7 +1,10 @@
 /** The fleet commands: migrate the schema, submit runs, run a worker, list runs. */
 import { migrate } from '../../store/pg/schema.ts';
 import { databaseUrlOf, describeDatabase, openDatabase, openPool } from '../../store/pg/pool.ts';
-import { listRuns, type QueuedRun, submitRuns } from '../../fleet/run-queue.ts';
+import { listRuns, type QueuedRun, type RunSpec, submitRuns } from '../../fleet/run-queue.ts';
+import type { Pool } from 'pg';
+import { checkDecisionPolicy } from '../../approval/needs-decision.ts';
+import { fleetDemoTools } from '../../fleet/fleet-demo-tools.ts';
 import { scriptedDemoModel, Worker } from '../../fleet/worker.ts';
 import { DEFAULT_LEASE_MS } from '../../store/pg/pg-store.ts';
 import { DEFAULT_MAX_TURNS } from '../../runtime/run-api.ts';
@@ -28,13 +31,23 @@ export async function submitCommand(args: SubmitArgs, env: NodeJS.ProcessEnv, wr
   const url = databaseUrlOf(args.databaseUrl, env, 'submit');
   const pool = await openDatabase(url, 2);
   try {
-    const ids = await submitRuns(pool, { kind: 'demo', model: args.model, maxTurns: args.maxTurns ?? DEFAULT_MAX_TURNS, paceMs: args.paceMs, jitterMs: args.jitterMs }, args.count);
+    const spec: RunSpec = { kind: 'demo', model: args.model, maxTurns: args.maxTurns ?? DEFAULT_MAX_TURNS, paceMs: args.paceMs, jitterMs: args.jitterMs };
+    if (args.requireApproval !== null) spec.requireApproval = checkedApprovals(pool, args.requireApproval);
+    if (args.decisionTimeoutMs !== null) spec.decisionTimeoutMs = args.decisionTimeoutMs;
+    const ids = await submitRuns(pool, spec, args.count);
     for (const id of ids) writers.out(id);
     writers.err(`[submit] ${ids.length} demo run(s) queued in ${describeDatabase(url)}; start workers with: durable-agent worker --database-url URL`);
     return EXIT.done;
   } finally {
     await pool.end();
   }
+}
+
+/** A tool name the demo does not have is refused at submit, not when a worker starts the run. */
+function checkedApprovals(pool: Pool, rule: string[] | 'side-effects'): string[] | 'side-effects' {
+  // Only the tools' names and traits are read: nothing runs.
+  checkDecisionPolicy({ requireApproval: rule, allowQuestions: false }, fleetDemoTools(pool, { runId: '', owner: '', epoch: -1 }));
+  return rule;
 }
 
 const WORKER_WITHOUT_KEY = 'Set it in the environment of every worker; runs submitted without --model use the scripted model and need none.';
@@ -51,6 +64,7 @@ export async function workerCommand(args: WorkerArgs, env: NodeJS.ProcessEnv, wr
     exitWhenIdle: args.exitWhenIdle,
     pollMs: args.pollMs ?? 500,
     log: (line) => writers.out(line),
+    crashAfter: env.CRASH_AFTER || undefined,
     modelFor: (spec) => (spec.model ? realModel(spec.model, env, args.api, WORKER_WITHOUT_KEY) : Promise.resolve(scriptedDemoModel(spec))),
   });
   const onSignal = (signal: string) => () => worker.stop(signal);
@@ -86,9 +100,14 @@ export async function fleetStatusCommand(args: StatusArgs, env: NodeJS.ProcessEn
     run.leaseActive ? (run.worker ?? '-') : '-',
     String(run.leaseEpoch),
     run.leaseActive ? (run.leaseExpiresAt ?? '-') : '-',
+    run.awaiting === null ? '-' : `${run.awaiting} since ${run.awaitingSince ?? '?'}${run.decisionGiven ? ' (decided, to be taken up)' : ''}`,
   ]);
-  for (const line of tableLines(['run', 'state', 'turn', 'records', 'worker', 'epoch', 'lease until'], rows)) writers.out(line);
+  for (const line of tableLines(['run', 'state', 'turn', 'records', 'worker', 'epoch', 'lease until', 'waits for a person'], rows)) writers.out(line);
   const done = runs.filter((run) => run.state === 'done').length;
-  writers.out(`${runs.length} runs: ${done} done, ${runs.filter((r) => !r.finished).length} unfinished, ${runs.filter((r) => r.leaseActive).length} leased`);
+  const waiting = runs.filter((run) => run.awaiting !== null).length;
+  writers.out(
+    `${runs.length} runs: ${done} done, ${runs.filter((r) => !r.finished).length} unfinished, ${runs.filter((r) => r.leaseActive).length} leased, ` +
+      `${waiting} waiting for a person${waiting ? ' (pending --run ID lists what; approve, deny or answer --run ID decide)' : ''}`,
+  );
   return EXIT.done;
 }

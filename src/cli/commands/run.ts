@@ -24,7 +24,7 @@ export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers:
     args.model!,
     ...dirWords(dir),
     ...(mcpConfig ? ['--mcp-config', mcpConfig] : []),
-    ...approvalWords(approval),
+    ...approvalWords(approval, args.resume),
   ]);
   if (args.resume && system !== null) writers.err('[resume] --system is ignored: the run keeps the system prompt it started with.');
   // Loaded only when asked for: the MCP SDK is an optional peer dependency. Stdio servers are also
@@ -39,7 +39,7 @@ export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers:
     tools: [...fileTools(dir), ...(mcp?.tools ?? [])],
     output: { plain: args.plain, verbose: args.verbose },
     resumeCommand,
-    resume: args.resume ? { maxTurns: args.maxTurns, acceptLostRecord: args.acceptLostRecord, allowToolChange: args.allowToolChange } : null,
+    resume: args.resume ? { maxTurns: args.maxTurns, acceptLostRecord: args.acceptLostRecord, allowToolChange: args.allowToolChange, replaceDecisionPolicy: args.replaceDecisionPolicy } : null,
     start: args.resume
       ? null
       : { task: args.task!, system, fresh: args.fresh, maxTurns: args.maxTurns, prepare: () => fs.mkdirSync(dir, { recursive: true }) },

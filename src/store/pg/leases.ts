@@ -29,7 +29,15 @@ export class LeaseLostError extends Error {
   }
 }
 
-/** Claims the oldest unfinished run whose lease is free or expired; null when there is none. */
+/**
+ * A run that waits for a person is not claimable until there is something to do: a decision
+ * for the call it waits for, or that call's deadline (pinned in the header) passed.
+ */
+export const WORKABLE = `(da_runs.state <> 'awaitingDecision'
+   OR EXISTS (SELECT 1 FROM da_decisions d WHERE d.run_id = da_runs.id AND d.tool_use_id = da_runs.awaiting AND d.settled_at IS NULL)
+   OR da_runs.awaiting_since + (da_runs.header #>> '{decisionPolicy,decisionTimeoutMs}')::bigint * interval '1 millisecond' <= now())`;
+
+/** Claims the oldest unfinished run whose lease is free or expired and that has work to do; null when there is none. */
 export async function claimNextRun(pool: Pool, owner: string, leaseMs: number): Promise<Lease | null> {
   // A released lease has no owner: an owner left on a claimable run is a holder whose lease expired.
   const { rows } = await pool.query<{ id: string; lease_epoch: string; previous_owner: string | null; previous_expiry: Date | null }>(
@@ -37,7 +45,7 @@ export async function claimNextRun(pool: Pool, owner: string, leaseMs: number): 
             lease_expires_at = now() + $2 * interval '1 millisecond', updated_at = now()
        FROM (
         SELECT id, lease_owner AS previous_owner, lease_expires_at AS previous_expiry FROM da_runs
-         WHERE NOT finished AND (lease_expires_at IS NULL OR lease_expires_at < now())
+         WHERE NOT finished AND (lease_expires_at IS NULL OR lease_expires_at < now()) AND ${WORKABLE}
          ORDER BY created_at, id
          FOR UPDATE SKIP LOCKED
          LIMIT 1) AS previous

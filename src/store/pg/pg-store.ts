@@ -10,10 +10,11 @@ import { FINAL_STATES } from '../../../machines/agent-loop.types.ts';
 import { RunLockedError, StoreCorruptError, StoreMissingError, StoreVersionError, StoreWriteError } from '../errors.ts';
 import { documentJson } from '../framing.ts';
 import type { JournalHeader, JournalRecord } from '../journal-record.ts';
-import { JOURNAL_FORMAT, JOURNAL_VERSION } from '../journal-record.ts';
+import { isReadableVersion, JOURNAL_FORMAT, JOURNAL_VERSION } from '../journal-record.ts';
 import { recordProblem } from '../journal-reader.ts';
 import type { AppendReceipt, LoadedRun, LoadOptions, RunLock, RunStore, StoredRecord } from '../store.ts';
 import { WriteFaultPlan } from '../write-faults.ts';
+import { PgDecisionInbox } from './pg-decision-inbox.ts';
 import { assertLease, claimRun, type Lease, LeaseKeeper, LeaseLostError, lockLeaseRow, releaseLease } from './leases.ts';
 
 export const DEFAULT_LEASE_MS = 15_000;
@@ -31,6 +32,7 @@ export interface PgRunStoreOptions {
 
 export class PgRunStore implements RunStore {
   readonly location: string;
+  readonly decisions: PgDecisionInbox;
   private lease: Lease | null;
   private readonly faults: WriteFaultPlan;
 
@@ -42,6 +44,7 @@ export class PgRunStore implements RunStore {
     this.location = `PostgreSQL run ${runId}`;
     this.lease = options.lease ?? null;
     this.faults = new WriteFaultPlan(options.writeFaults);
+    this.decisions = new PgDecisionInbox(pool, runId, () => this.lease);
   }
 
   async exists(): Promise<boolean> {
@@ -60,7 +63,7 @@ export class PgRunStore implements RunStore {
     if (!row || row.header === null || row.records === 0) throw new StoreMissingError(this.location, options.repair ? 'resume' : 'read');
     const header = row.header;
     if (header.format !== JOURNAL_FORMAT) throw new StoreCorruptError(this.location, 0, 0, `the run's header is not a ${JOURNAL_FORMAT} header`, 'start');
-    if (header.version !== JOURNAL_VERSION) throw new StoreVersionError(this.location, header.version, JOURNAL_VERSION);
+    if (!isReadableVersion(header.version)) throw new StoreVersionError(this.location, header.version, JOURNAL_VERSION);
     options.checkHeader?.(header);
     const { rows } = await this.pool.query<{ seq: number; body: string; bytes: number }>(
       'SELECT seq, body, bytes FROM da_records WHERE run_id = $1 AND seq < $2 ORDER BY seq',
@@ -133,9 +136,24 @@ export class PgRunStore implements RunStore {
            SELECT $1, $3, $2, $4, $5 FROM holder
            RETURNING seq
          )
-         UPDATE da_runs SET state = $6, turn = coalesce($7, turn), records = $3 + 1, finished = $8, updated_at = now()
+         UPDATE da_runs SET state = $6, turn = coalesce($7, turn), records = $3 + 1, finished = $8, updated_at = now(),
+                awaiting = CASE WHEN $9 THEN $10::text ELSE awaiting END,
+                awaiting_since = CASE WHEN $9 THEN to_timestamp($11::double precision / 1000) ELSE awaiting_since END
           WHERE id = $1 AND EXISTS (SELECT 1 FROM added)`,
-        [this.runId, lease.epoch, record.seq, body, bytes, record.state, record.turn ?? null, FINAL_STATES.includes(record.state)],
+        [
+          this.runId,
+          lease.epoch,
+          record.seq,
+          body,
+          bytes,
+          record.state,
+          record.turn ?? null,
+          FINAL_STATES.includes(record.state),
+          // What the run waits for, kept on the row so a claim can tell whether a decision for it exists.
+          record.awaiting !== undefined,
+          record.awaiting?.tool_use_id ?? null,
+          record.awaiting?.since ?? null,
+        ],
       );
       accepted = result.rowCount ?? 0;
     } catch (error) {

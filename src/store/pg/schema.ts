@@ -5,7 +5,7 @@
  */
 import type { Pool } from 'pg';
 
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 const MIGRATIONS: Record<number, string> = {
   1: `
@@ -49,6 +49,19 @@ const MIGRATIONS: Record<number, string> = {
       at              timestamptz NOT NULL DEFAULT now()
     );
   `,
+  // A person in the loop (issue 13): the decisions inbox, and what a waiting run waits for, so
+  // that a claim can leave it alone until a decision for that call (or its deadline) is there.
+  2: `
+    CREATE TABLE da_decisions (
+      run_id      text NOT NULL REFERENCES da_runs (id) ON UPDATE CASCADE ON DELETE CASCADE,
+      tool_use_id text NOT NULL,
+      decision    jsonb NOT NULL,
+      written_at  timestamptz NOT NULL DEFAULT now(),
+      settled_at  timestamptz,
+      PRIMARY KEY (run_id, tool_use_id)
+    );
+    ALTER TABLE da_runs ADD COLUMN awaiting text, ADD COLUMN awaiting_since timestamptz;
+  `,
 };
 
 export class SchemaVersionError extends Error {
@@ -69,7 +82,8 @@ export interface MigrationResult {
   to: number;
 }
 
-export async function migrate(pool: Pool): Promise<MigrationResult> {
+/** `upTo`: stop at that version (tests of a migration from an older schema). */
+export async function migrate(pool: Pool, upTo = SCHEMA_VERSION): Promise<MigrationResult> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
@@ -78,12 +92,12 @@ export async function migrate(pool: Pool): Promise<MigrationResult> {
     const { rows } = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM da_schema');
     const from = rows[0]?.version ?? 0;
     if (from > SCHEMA_VERSION) throw new SchemaVersionError(from, SCHEMA_VERSION);
-    for (let version = from + 1; version <= SCHEMA_VERSION; version++) {
+    for (let version = from + 1; version <= upTo; version++) {
       await client.query(MIGRATIONS[version]!);
       await client.query('INSERT INTO da_schema (version) VALUES ($1)', [version]);
     }
     await client.query('COMMIT');
-    return { from, to: SCHEMA_VERSION };
+    return { from, to: Math.max(from, upTo) };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => {});
     throw error;

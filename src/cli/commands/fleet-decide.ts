@@ -1,0 +1,68 @@
+/**
+ * `pending`, `approve`, `deny` and `answer` for a fleet run (`--run ID`): the same checks as for
+ * a run in a directory, read from the run's journal in PostgreSQL; the decision goes into
+ * da_decisions, where the claim query sees it: the run becomes claimable and a worker applies it.
+ */
+import { decide, pendingDecisions } from '../../approval/decide.ts';
+import { fleetDemoTools } from '../../fleet/fleet-demo-tools.ts';
+import { PgRunStore } from '../../store/pg/pg-store.ts';
+import { databaseUrlOf, openDatabase } from '../../store/pg/pool.ts';
+import type { Pool } from 'pg';
+import type { DecideArgs, PendingArgs } from '../args.ts';
+import { decisionHintLines } from '../decision-lines.ts';
+import { EXIT } from '../exit-codes.ts';
+import type { Writers } from '../plain-reporter.ts';
+import { cliCommand } from '../shell-command.ts';
+import { decideInputOf, givenLine, pendingTable } from './decide.ts';
+
+export async function fleetPendingCommand(args: PendingArgs, env: NodeJS.ProcessEnv, writers: Writers, now = Date.now()): Promise<number> {
+  const runId = args.fleetRun!;
+  return withPool(databaseUrlOf(args.databaseUrl, env, 'pending --run'), async (pool) => {
+    const waiting = await pendingDecisions(new PgRunStore(pool, runId));
+    if (args.json) {
+      writers.out(JSON.stringify(waiting, null, 2));
+      return EXIT.done;
+    }
+    if (waiting.length === 0) {
+      writers.out(`Nothing waits for a decision in fleet run ${runId}.`);
+      return EXIT.done;
+    }
+    for (const line of pendingTable(waiting, now)) writers.out(line);
+    const next = waiting.find((call) => !call.given);
+    if (next) {
+      const where = ['--run', runId];
+      const commands = { approve: cliCommand(env, ['approve', ...where]), deny: cliCommand(env, ['deny', ...where]), answer: cliCommand(env, ['answer', ...where]), resume: '' };
+      for (const line of decisionHintLines(commands, next)) writers.out(line);
+      writers.out('  (with --database-url URL, or DURABLE_AGENT_DATABASE_URL set; a worker takes the run up once decided)');
+    }
+    return EXIT.done;
+  });
+}
+
+export async function fleetDecideCommand(args: DecideArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
+  const runId = args.fleetRun!;
+  return withPool(databaseUrlOf(args.databaseUrl, env, `${args.command} --run`), async (pool) => {
+    const store = new PgRunStore(pool, runId);
+    const tools = args.input === undefined ? undefined : await toolsOf(pool, store, runId);
+    const name = (await pendingDecisions(store).catch(() => [])).find((call) => call.tool_use_id === args.callId)?.name ?? 'the call';
+    const decision = await decide(store, decideInputOf(args), { tools });
+    writers.out(givenLine(decision, name));
+    writers.out(`The run is claimable now: a worker of the fleet takes it up and applies the decision (fleet run ${runId}).`);
+    return EXIT.done;
+  });
+}
+
+/** The tools a worker offers the run (only their input schemas are used: to check an edited input). */
+async function toolsOf(pool: Pool, store: PgRunStore, runId: string) {
+  const origin = (await store.load()).header.startedBy;
+  return origin?.command === 'worker' ? fleetDemoTools(pool, { runId, owner: 'schema-check', epoch: -1 }) : undefined;
+}
+
+async function withPool(url: string, work: (pool: Pool) => Promise<number>): Promise<number> {
+  const pool = await openDatabase(url, 2);
+  try {
+    return await work(pool);
+  } finally {
+    await pool.end();
+  }
+}
