@@ -81,6 +81,10 @@ export type { McpConfig, McpHttpServer, McpServerConfig, McpStdioServer, McpTool
 export type { McpToolSet, McpToolsOptions } from './mcp/mcp-tools.ts';
 export type { ToolAnnotations, TraitSources } from './tools/tool.ts';
 export type { PinnedAnnotations, ReconcileNote, ReconcileRule } from './store/journal-record.ts';
+export { pruneRuns } from './prune/prune-archive.ts';
+export type { FailedRemoval, KeptRun, PrunedRun, PruneReport } from './prune/prune-archive.ts';
+export { PruneOptionError, PruneRuleMissingError } from './prune/prune-plan.ts';
+export type { PruneCandidate, PruneOptions } from './prune/prune-plan.ts';
 
 /**
  * The tools of the MCP servers in `config` (an .mcp.json path or its object), as

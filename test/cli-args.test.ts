@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { type CliArgs, parseArgs, UsageError } from '../src/cli/args.ts';
 import { COMMANDS, type CommandSpec, type OptionSpec } from '../src/cli/command-table.ts';
+import { formatDuration } from '../src/cli/duration.ts';
 import { commandHelp, mainHelp } from '../src/cli/help.ts';
 import { readsFleet } from '../src/cli/main.ts';
 import { DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS } from '../src/model/anthropic-model.ts';
@@ -21,6 +22,7 @@ const REQUIRED: Record<string, string[]> = {
   approve: ['toolu_01'],
   deny: ['toolu_01', '--reason', 'not now'],
   answer: ['toolu_01', 'yes'],
+  prune: ['--keep', '1'],
 };
 
 function parse(...argv: string[]): CliArgs {
@@ -51,6 +53,7 @@ function withOption(command: CommandSpec, option: OptionSpec, value?: string): s
   }
   if (option.name === 'resume' && command.name === 'run') needed.splice(needed.indexOf('--task'), 2);
   if (option.name === 'reason') needed.splice(needed.indexOf('--reason'), 2);
+  if (option.name === 'keep' && command.name === 'prune') needed.splice(needed.indexOf('--keep'), 2);
   // pending/approve/deny/answer: --database-url goes with --run ID (a fleet run).
   if (option.name === 'database-url' && ['pending', 'approve', 'deny', 'answer'].includes(command.name)) needed.push('--run', 'run-1');
   const given = option.type === 'boolean' ? [`--${option.name}`] : [`--${option.name}`, value ?? sampleValue(option)];
@@ -74,7 +77,7 @@ describe('help and parser come from one table', () => {
     for (const option of command.options) {
       expect(help).toMatch(new RegExp(`^ {2}--${option.name}${option.type === 'boolean' ? '' : ` ${option.value}`} +\\S`, 'm'));
       if (option.type === 'integer') expect(flat).toContain(`(${option.min} to ${option.max}`);
-      if (option.type === 'duration') expect(flat).toContain('(1s to 90d');
+      if (option.type === 'duration') expect(flat).toContain(`(${formatDuration(option.min!)} to ${formatDuration(option.max!)}`);
     }
     expect(help).toMatch(/Examples?:\n {2}.*durable-agent /);
     expect(help).toContain('-h, --help');

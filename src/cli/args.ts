@@ -82,6 +82,17 @@ export interface StatusArgs {
   databaseUrl: string | null;
 }
 
+/** prune: which finished runs go (a rule is required: older-than, keep, or both). */
+export interface PruneArgs {
+  command: 'prune';
+  dir: string;
+  dirGiven: boolean;
+  databaseUrl: string | null;
+  olderThanMs: number | null;
+  keep: number | null;
+  dryRun: boolean;
+}
+
 export interface VizArgs {
   command: 'viz';
   dir: string;
@@ -169,6 +180,7 @@ export type CliArgs =
   | SubmitArgs
   | WorkerArgs
   | VizArgs
+  | PruneArgs
   | HelpArgs
   | { command: 'version' };
 
@@ -332,6 +344,8 @@ function argsOf(command: string, values: OptionValues, cwd: string): CliArgs {
       return { command, dir, dirGiven: values.text('dir') !== null, json: values.flag('json'), databaseUrl };
     case 'viz':
       return vizArgs(dir, values);
+    case 'prune':
+      return pruneArgs(dir, values);
     case 'db':
       return { command, action: 'migrate', databaseUrl };
     case 'submit':
@@ -488,6 +502,19 @@ function inputOf(text: string): unknown {
     throw new UsageError(`--input must be a JSON object (a tool's input), not ${Array.isArray(input) ? 'an array' : JSON.stringify(input)}.`);
   }
   return input;
+}
+
+function pruneArgs(dir: string, values: OptionValues): PruneArgs {
+  const databaseUrl = values.text('database-url');
+  if (values.text('dir') !== null && databaseUrl !== null) {
+    throw new UsageError('prune removes either the archived runs in --dir or the finished runs of the fleet at --database-url, not both: give one of them.');
+  }
+  const olderThanMs = values.number('older-than');
+  const keep = values.number('keep');
+  if (olderThanMs === null && keep === null) {
+    throw new UsageError('prune needs a rule: --older-than DURATION (e.g. 30d), --keep N (the N newest finished runs stay), or both. Nothing was removed.');
+  }
+  return { command: 'prune', dir, dirGiven: values.text('dir') !== null, databaseUrl, olderThanMs, keep, dryRun: values.flag('dry-run') };
 }
 
 function vizArgs(dir: string, values: OptionValues): VizArgs {

@@ -345,6 +345,25 @@ export const COMMANDS: readonly CommandSpec[] = [
     examples: ['durable-agent answer --dir my-project toolu_04 "Use the 2024 figures."'],
   },
   {
+    name: 'prune',
+    words: [],
+    synopsis: 'prune [--dir DIR | --database-url URL] (--older-than DURATION | --keep N) [--dry-run]',
+    summary: 'remove finished runs: archived ones in DIR, or finished runs of a fleet',
+    description:
+      'Removes the finished (done, failed, stopped at max turns) runs in DIR/.durable-agent/archive/, with their decisions;\n' +
+      'the current run and unfinished archived runs are never touched. With --database-url (or DURABLE_AGENT_DATABASE_URL\n' +
+      'and no --dir) it removes finished runs of the fleet with their records and decisions instead; a queued, leased or\n' +
+      'waiting run is never touched. It needs --older-than, --keep or both (with both, a run goes only if both say so).',
+    options: [
+      readDir,
+      databaseUrl,
+      { name: 'older-than', type: 'duration', value: 'DURATION', help: 'remove runs that finished at least this long ago (30d, 12h, 0s for all)', min: 0, max: 3650 * DAY_MS },
+      { name: 'keep', type: 'integer', value: 'N', help: 'keep the N newest finished runs, whatever their age', min: 0, max: 1_000_000 },
+      { name: 'dry-run', type: 'boolean', help: 'list what would be removed; remove nothing' },
+    ],
+    examples: ['durable-agent prune --dir demo-run --older-than 30d --dry-run', 'durable-agent prune --database-url postgresql://user@db-host:5432/agents --keep 100'],
+  },
+  {
     name: 'viz',
     words: [],
     summary: "the loop as a diagram with a run's history on it, one HTML page",

@@ -30,6 +30,7 @@ import { SchemaVersionError } from '../store/pg/schema.ts';
 import { OtelSdkMissingError } from '../telemetry/otel-missing.ts';
 import { OtlpProtocolError } from '../telemetry/otlp-env.ts';
 import { redactSecrets } from '../util/redact.ts';
+import { PruneOptionError, PruneRuleMissingError } from '../prune/prune-plan.ts';
 import { WriteFaultSpecError } from '../store/write-faults.ts';
 import { parseArgs, type StatusArgs, UsageError } from './args.ts';
 import { commandSpec } from './command-table.ts';
@@ -87,6 +88,8 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
         return await (await import('./commands/status.ts')).historyCommand(args, writers);
       case 'viz':
         return await (await import('./commands/viz.ts')).vizCommand(args, writers, env);
+      case 'prune':
+        return await (await import('./commands/prune.ts')).pruneCommand(args, env, writers);
     }
   } catch (error) {
     return reportError(error, redactingWriters(writers, env), verbose);
@@ -104,7 +107,7 @@ const decisions = () => import('./commands/decide.ts');
  * `status` lists a fleet when given --database-url, or when DURABLE_AGENT_DATABASE_URL is set
  * and no --dir was given; an explicit --dir always means the run in that directory.
  */
-export function readsFleet(args: StatusArgs, env: NodeJS.ProcessEnv): boolean {
+export function readsFleet(args: Pick<StatusArgs, 'databaseUrl' | 'dirGiven'>, env: NodeJS.ProcessEnv): boolean {
   return args.databaseUrl !== null || (!args.dirGiven && Boolean(env.DURABLE_AGENT_DATABASE_URL));
 }
 
@@ -142,6 +145,8 @@ const REFUSALS = [
   BadCallIdError,
   InboxFileError,
   UnknownApprovalToolError,
+  PruneRuleMissingError,
+  PruneOptionError,
 ];
 
 /** The error's words may come from anywhere (an endpoint, a URL): the key of `env` is taken out too. */

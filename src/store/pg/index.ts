@@ -13,3 +13,5 @@ export { submitRuns, listRuns } from '../../fleet/run-queue.ts';
 export type { QueuedRun, RunSpec } from '../../fleet/run-queue.ts';
 export { Worker } from '../../fleet/worker.ts';
 export type { WorkerOptions } from '../../fleet/worker.ts';
+export { pruneFleetRuns } from './prune-fleet.ts';
+export type { FleetPruneReport, PrunedFleetRun } from './prune-fleet.ts';

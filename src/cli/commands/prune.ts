@@ -1,0 +1,55 @@
+/** `durable-agent prune`: removes finished runs, archived ones in DIR or a fleet's in PostgreSQL, and says what went. */
+import fs from 'node:fs';
+import path from 'node:path';
+import { pruneRuns } from '../../prune/prune-archive.ts';
+import type { PruneCandidate } from '../../prune/prune-plan.ts';
+import { FileStore } from '../../store/file-store.ts';
+import type { PruneArgs } from '../args.ts';
+import { NoSuchDirectoryError } from '../errors.ts';
+import { EXIT } from '../exit-codes.ts';
+import { formatBytes, tableLines } from '../format.ts';
+import { readsFleet } from '../main.ts';
+import type { Writers } from '../plain-reporter.ts';
+import { STATE_DIR } from '../state-dir.ts';
+
+export async function pruneCommand(args: PruneArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
+  if (readsFleet(args, env)) return pruneFleet(args, env, writers);
+  const dir = path.resolve(args.dir);
+  const stat = fs.statSync(dir, { throwIfNoEntry: false });
+  if (!stat?.isDirectory()) throw new NoSuchDirectoryError('--dir', dir, stat !== undefined);
+  const report = await pruneRuns(new FileStore(path.join(dir, STATE_DIR)), { olderThanMs: args.olderThanMs, keep: args.keep, dryRun: args.dryRun });
+  printRemoved(writers, report.removed, report.dryRun, (run) => run.journal);
+  for (const name of report.leftoversRemoved) writers.out(`${report.dryRun ? 'would delete' : 'deleted'} ${name}, left by an interrupted prune`);
+  for (const kept of report.kept) writers.err(`[prune] kept ${kept.journal}: ${kept.why}`);
+  printTotal(writers, report.removed.length, report.totalBytes, report.dryRun, 'archived');
+  for (const failed of report.failed) {
+    writers.err(`durable-agent: could not remove ${failed.journal}: ${failed.message}.${failed.leftover.length ? ` Left: ${failed.leftover.join(', ')}; prune again once that is fixed.` : ''}`);
+  }
+  return report.failed.length > 0 ? EXIT.storeWriteFailed : EXIT.done;
+}
+
+async function pruneFleet(args: PruneArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
+  const { databaseUrlOf, openDatabase } = await import('../../store/pg/pool.ts');
+  const { pruneFleetRuns } = await import('../../store/pg/prune-fleet.ts');
+  const pool = await openDatabase(databaseUrlOf(args.databaseUrl, env, 'prune'), 2);
+  try {
+    const report = await pruneFleetRuns(pool, { olderThanMs: args.olderThanMs, keep: args.keep, dryRun: args.dryRun });
+    printRemoved(writers, report.removed, report.dryRun, (run) => `${run.records} records, ${run.decisions} decisions`);
+    for (const id of report.skipped) writers.err(`[prune] kept ${id}: it was taken up while the prune ran`);
+    printTotal(writers, report.removed.length, report.totalBytes, report.dryRun, 'finished');
+    return EXIT.done;
+  } finally {
+    await pool.end();
+  }
+}
+
+function printRemoved<T extends PruneCandidate>(writers: Writers, runs: readonly T[], dryRun: boolean, what: (run: T) => string): void {
+  if (runs.length === 0) return;
+  const rows = runs.map((run) => [dryRun ? 'would remove' : 'removed', run.id, run.state, new Date(run.finishedAt).toISOString(), formatBytes(run.bytes), what(run)]);
+  for (const line of tableLines(['', 'run', 'state', 'finished', 'bytes', 'what'], rows)) writers.out(line);
+}
+
+function printTotal(writers: Writers, count: number, bytes: number, dryRun: boolean, kind: string): void {
+  const runs = `${count} ${kind} ${count === 1 ? 'run' : 'runs'}, ${formatBytes(bytes)}`;
+  writers.out(dryRun ? `would remove ${runs} (dry run: nothing was removed)` : `removed ${runs}`);
+}

@@ -1,0 +1,90 @@
+/**
+ * Pruning a fleet: removes finished runs from PostgreSQL with their records and decisions.
+ * Finished means all of: `finished` set, a final state (done, failed, stoppedAtMaxTurns; a row
+ * archived while unfinished is finished but not in a final state, and stays), and no lease
+ * that has not expired (a worker that died between the final record and its release holds the
+ * run until the lease runs out). A queued, leased or waiting run is never finished.
+ *
+ * Each run goes in a transaction of its own that locks its row and checks all of the above
+ * again, so a claim or a write racing the prune either happened before (the run is then kept)
+ * or waits for the delete and finds no run. What the demo's tools wrote to the outside world
+ * (demo_reports) is not the run's record and stays.
+ */
+import type { Pool } from 'pg';
+import { FINAL_STATES } from '../../../machines/agent-loop.types.ts';
+import { checkPruneOptions, type PruneCandidate, type PruneOptions, selectForPruning } from '../../prune/prune-plan.ts';
+
+export interface PrunedFleetRun extends PruneCandidate {
+  records: number;
+  decisions: number;
+}
+
+export interface FleetPruneReport {
+  dryRun: boolean;
+  /** Removed (or, with dryRun, would be), newest first. */
+  removed: PrunedFleetRun[];
+  totalBytes: number;
+  /** Selected but no longer finished when its turn came (taken up meanwhile): left alone. */
+  skipped: string[];
+}
+
+const FINISHED = `finished AND state = ANY($1::text[]) AND (lease_expires_at IS NULL OR lease_expires_at <= now())`;
+
+/** Removes the finished runs of the fleet that the options select (see selectForPruning); ages by the server's clock. */
+export async function pruneFleetRuns(pool: Pool, options: PruneOptions): Promise<FleetPruneReport> {
+  checkPruneOptions(options);
+  const dryRun = options.dryRun === true;
+  const { rows } = await pool.query<{ id: string; state: string; finished_at: Date; now: Date; bytes: string; records: string; decisions: string }>(
+    `SELECT id, state, updated_at AS finished_at, now() AS now,
+            (SELECT coalesce(sum(bytes), 0) FROM da_records r WHERE r.run_id = da_runs.id)
+              + (SELECT coalesce(sum(octet_length(decision::text)), 0) FROM da_decisions d WHERE d.run_id = da_runs.id) AS bytes,
+            (SELECT count(*) FROM da_records r WHERE r.run_id = da_runs.id) AS records,
+            (SELECT count(*) FROM da_decisions d WHERE d.run_id = da_runs.id) AS decisions
+       FROM da_runs WHERE ${FINISHED}`,
+    [FINAL_STATES],
+  );
+  const now = rows[0]?.now.getTime() ?? Date.now();
+  const candidates: PrunedFleetRun[] = rows.map((row) => ({
+    id: row.id,
+    state: row.state,
+    finishedAt: row.finished_at.getTime(),
+    bytes: Number(row.bytes),
+    records: Number(row.records),
+    decisions: Number(row.decisions),
+  }));
+  const selected = selectForPruning(candidates, options, now);
+  const report: FleetPruneReport = { dryRun, removed: [], totalBytes: 0, skipped: [] };
+  if (dryRun) {
+    report.removed = selected;
+  } else {
+    for (const run of selected) {
+      if (await removeRun(pool, run.id)) report.removed.push(run);
+      else report.skipped.push(run.id);
+    }
+  }
+  report.totalBytes = report.removed.reduce((sum, run) => sum + run.bytes, 0);
+  return report;
+}
+
+/** One run, in one transaction: false when it is no longer finished (or gone) once its row is locked. */
+async function removeRun(pool: Pool, runId: string): Promise<boolean> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const { rowCount } = await client.query(`SELECT 1 FROM da_runs WHERE id = $2 AND ${FINISHED} FOR UPDATE`, [FINAL_STATES, runId]);
+    if (rowCount !== 1) {
+      await client.query('ROLLBACK');
+      return false;
+    }
+    await client.query('DELETE FROM da_decisions WHERE run_id = $1', [runId]);
+    await client.query('DELETE FROM da_records WHERE run_id = $1', [runId]);
+    await client.query('DELETE FROM da_runs WHERE id = $1', [runId]);
+    await client.query('COMMIT');
+    return true;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}
