@@ -240,7 +240,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'run',
     words: [],
-    synopsis: 'run --model NAME (--task TEXT | --resume) [options]',
+    synopsis: 'run --model NAME (--task TEXT | --resume [--message TEXT]) [options]',
     summary: 'a real model on your task, with list_files, read_file and write_file in DIR',
     description:
       'Gives a real Claude model (ANTHROPIC_API_KEY, read from the environment only; ANTHROPIC_BASE_URL points\n' +
