@@ -46,7 +46,7 @@ function withOption(command: CommandSpec, option: OptionSpec, value?: string): s
     const at = needed.indexOf(`--${option.name}`);
     if (at !== -1) needed.splice(at, 2);
   }
-  if (option.name === 'accept-lost-record' || option.name === 'allow-tool-change' || option.name === 'replace-decision-policy') {
+  if (['accept-lost-record', 'allow-tool-change', 'replace-decision-policy', 'message'].includes(option.name)) {
     needed.push('--resume');
     const task = needed.indexOf('--task');
     if (task !== -1) needed.splice(task, 2);
@@ -210,11 +210,20 @@ describe('numbers: a whole number within the range in the table, or exit 2 with 
 });
 
 describe('demo and run', () => {
+  it('--message goes with --resume and is never empty', () => {
+    expect(parse('run', '--model', 'm', '--resume', '--message', 'and then?')).toMatchObject({ resume: true, message: 'and then?' });
+    expect(parse('demo', '--resume')).toMatchObject({ message: null });
+    expect(refusal('demo', '--message', 'x')).toContain('--message continues a finished run: add --resume');
+    expect(refusal('run', '--model', 'm', '--task', 't', '--message', 'x')).toContain('add --resume');
+    expect(refusal('demo', '--resume', '--message', ' ')).toContain('--message is empty');
+  });
+
   it('parses the demo with its defaults', () => {
     expect(parse('demo')).toEqual({
       command: 'demo',
       dir: CWD,
       resume: false,
+      message: null,
       fresh: false,
       takeOver: false,
       acceptLostRecord: false,

@@ -15,6 +15,8 @@ export interface DemoArgs {
   command: 'demo';
   dir: string;
   resume: boolean;
+  /** --message: with --resume, the user's next message to a done run. */
+  message: string | null;
   fresh: boolean;
   takeOver: boolean;
   acceptLostRecord: boolean;
@@ -143,6 +145,8 @@ export interface RunArgs {
   /** --mcp-config FILE: the MCP servers whose tools join the file tools (an .mcp.json). */
   mcpConfig: string | null;
   resume: boolean;
+  /** --message: with --resume, the user's next message to a done run. */
+  message: string | null;
   fresh: boolean;
   takeOver: boolean;
   acceptLostRecord: boolean;
@@ -411,12 +415,22 @@ function startOrResume(values: OptionValues) {
   }
   return {
     resume,
+    message: continueMessage(values, resume),
     fresh: values.flag('fresh'),
     takeOver: values.flag('take-over'),
     acceptLostRecord: values.flag('accept-lost-record'),
     allowToolChange: values.flag('allow-tool-change'),
     replaceDecisionPolicy: values.flag('replace-decision-policy'),
   };
+}
+
+/** --message continues a done run: only with --resume, and never empty. */
+function continueMessage(values: OptionValues, resume: boolean): string | null {
+  const message = values.text('message');
+  if (message === null) return null;
+  if (!resume) throw new UsageError('--message continues a finished run: add --resume (a new run takes its first message with --task).');
+  if (message.trim() === '') throw new UsageError('--message is empty: give the text the model should answer, e.g. --message "Now add a summary line".');
+  return message;
 }
 
 function runArgs(dir: string, values: OptionValues, api: ApiArgs): RunArgs {

@@ -57,6 +57,12 @@ const dir = (help: string): OptionSpec => ({ name: 'dir', type: 'string', value:
 const runDir = dir('the directory the run works in; its state is kept in DIR/.durable-agent/');
 const readDir = dir('the directory of the run to read (the one given to demo or run)');
 const resume = { name: 'resume', type: 'boolean', help: 'go on with the run stored in DIR, from its last checkpoint' } as const;
+const message = {
+  name: 'message',
+  type: 'string',
+  value: 'TEXT',
+  help: "with --resume on a done run: continue the conversation with this user message (the run's MAX_TURNS stays its total)",
+} as const;
 const fresh = { name: 'fresh', type: 'boolean', help: 'start over: an unfinished run in DIR is moved to .durable-agent/archive/ (never deleted)' } as const;
 const takeOver = {
   name: 'take-over',
@@ -202,6 +208,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     options: [
       runDir,
       resume,
+      message,
       fresh,
       takeOver,
       acceptLostRecord,
@@ -233,7 +240,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'run',
     words: [],
-    synopsis: 'run --model NAME (--task TEXT | --resume) [options]',
+    synopsis: 'run --model NAME (--task TEXT | --resume [--message TEXT]) [options]',
     summary: 'a real model on your task, with list_files, read_file and write_file in DIR',
     description:
       'Gives a real Claude model (ANTHROPIC_API_KEY, read from the environment only; ANTHROPIC_BASE_URL points\n' +
@@ -250,6 +257,7 @@ export const COMMANDS: readonly CommandSpec[] = [
         help: "an .mcp.json file: its servers' tools join the file tools as mcp__<server>__<tool> (give it again with --resume)",
       },
       resume,
+      message,
       fresh,
       takeOver,
       acceptLostRecord,

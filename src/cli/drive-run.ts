@@ -34,7 +34,7 @@ export interface CliRun {
   /** The command line that picks this run up again, shown when the process stops early. */
   resumeCommand: string;
   /** Exactly one of resume and start is set. */
-  resume: { maxTurns: number | null; acceptLostRecord: boolean; allowToolChange: boolean; replaceDecisionPolicy: boolean } | null;
+  resume: { maxTurns: number | null; acceptLostRecord: boolean; allowToolChange: boolean; replaceDecisionPolicy: boolean; message?: string | null } | null;
   start: { task: string; system: string | null; fresh: boolean; maxTurns: number | null; prepare?: () => void } | null;
   maxTokens: number | null;
   /** --take-over: take the run's lock at once, whoever holds it. */
@@ -80,8 +80,9 @@ export async function driveCliRun(run: CliRun): Promise<number> {
       prepare?.();
       result = await startRun({ ...parts, task, system, fresh, ...(maxTurns ? { maxTurns } : {}) });
     } else {
-      const { maxTurns, acceptLostRecord, allowToolChange, replaceDecisionPolicy } = run.resume!;
-      result = await resumeRun({ ...parts, acceptLostRecord, allowToolChange, replaceDecisionPolicy, ...(maxTurns ? { maxTurns } : {}) });
+      const { maxTurns, acceptLostRecord, allowToolChange, replaceDecisionPolicy, message } = run.resume!;
+      const more = { ...(maxTurns ? { maxTurns } : {}), ...(message != null ? { message } : {}) };
+      result = await resumeRun({ ...parts, acceptLostRecord, allowToolChange, replaceDecisionPolicy, ...more });
     }
   } finally {
     reporter.close(); // before main prints an error: the terminal must be the TUI's no more

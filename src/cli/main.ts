@@ -11,6 +11,7 @@ import { BadCallIdError, DecisionRefusedError, InboxFileError, PolicyLoosenedErr
 import { UnknownApprovalToolError } from '../approval/needs-decision.ts';
 import { questionsAdvice } from '../approval/origin-advice.ts';
 import { MissingApiKeyError, ModelCallError } from '../model/model.ts';
+import { ContinueRefusedError } from '../runtime/continue-run.ts';
 import { CrashSpecError } from '../runtime/crash-points.ts';
 import { RunOriginMismatchError } from '../runtime/run-origin.ts';
 import {
@@ -147,6 +148,7 @@ const REFUSALS = [
   UnknownApprovalToolError,
   PruneRuleMissingError,
   PruneOptionError,
+  ContinueRefusedError,
 ];
 
 /** The error's words may come from anywhere (an endpoint, a URL): the key of `env` is taken out too. */

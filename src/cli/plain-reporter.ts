@@ -106,6 +106,7 @@ export function detailLine(event: RunEvent, verbose: boolean): string | null {
       return lines.length ? lines.join('\n') : null;
     }
     case 'reopened':
+      if (event.message !== undefined) return `[continue] the finished run takes a new message (MAX_TURNS=${event.maxTurns}): ${JSON.stringify(event.message)}`;
       return `[resume] reopened the run (was ${event.previousState}) with MAX_TURNS=${event.maxTurns}`;
     case 'lock-taken-over': {
       const waited = event.waitedMs > 0 ? ` Waited ${(event.waitedMs / 1000).toFixed(1)} s for it to notice and stop before reading the run.` : '';

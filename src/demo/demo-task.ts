@@ -1,7 +1,7 @@
 /** The lesson's task, its sample notes and the scripted model that plays it without a key. */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ContentBlock, Message, ToolResultBlock } from '../../machines/agent-loop.types.ts';
+import type { ContentBlock, Message, ModelReply, ToolResultBlock } from '../../machines/agent-loop.types.ts';
 import { endTurnReply, type ScriptedStep, toolUseReply } from '../model/scripted-model.ts';
 import { inEnvironment } from '../store/fs-problems.ts';
 import type { WriteFaultPlan } from '../store/write-faults.ts';
@@ -73,6 +73,13 @@ export function demoScript(doneText = DEMO_DONE_TEXT): ScriptedStep[] {
       return endTurnReply(doneText);
     },
   ];
+}
+
+/** The scripted model's answer to a message that continues the finished demo (`demo --resume --message`). */
+export function demoFollowUp(messages: readonly Message[]): ModelReply {
+  const last = messages[messages.length - 1];
+  const asked = last?.role === 'user' && typeof last.content === 'string' ? last.content : '';
+  return endTurnReply(`You said: ${JSON.stringify(asked)}. ${REPORT_FILE} is written; this scripted model has nothing to add.`);
 }
 
 export function buildReport(notes: string, countText: string): string {

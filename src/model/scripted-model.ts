@@ -12,6 +12,8 @@ export type ScriptedStep = ModelReply | ((messages: readonly Message[]) => Model
 
 export interface ScriptedModelOptions extends Pace {
   name?: string | undefined;
+  /** Answers every request past the script: a finished conversation continued with a new message. */
+  afterScript?: ScriptedStep | undefined;
 }
 
 export class ScriptExhaustedError extends ModelCallError {
@@ -36,7 +38,7 @@ export function scriptedModel(steps: readonly ScriptedStep[], options: ScriptedM
     async createMessage(request: ModelRequest): Promise<ModelReply> {
       await stepDelay(options);
       const index = request.messages.reduce((n, message) => (message.role === 'assistant' ? n + 1 : n), 0);
-      const step = steps[index];
+      const step = steps[index] ?? options.afterScript;
       if (step === undefined) throw new ScriptExhaustedError(steps.length, index + 1);
       return typeof step === 'function' ? step(request.messages) : step;
     },

@@ -21,6 +21,7 @@ import type { RunLock, RunStore } from '../store/store.ts';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../tools/execute-call.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { ToolRegistry } from '../tools/tool-registry.ts';
+import { checkContinue, checkMessageText } from './continue-run.ts';
 import type { CrashAction } from './crash-points.ts';
 import { CrashPoints, crashHandlerOf } from './crash-points.ts';
 import type { RunObserver, RunResult } from './run-events.ts';
@@ -121,6 +122,12 @@ export interface ResumeOptions extends RunParts {
    * is given now replaces it (a looser rule on purpose). Otherwise a looser deadline is refused.
    */
   replaceDecisionPolicy?: boolean | undefined;
+  /**
+   * Continue a finished (`done`) conversation: this becomes the user's next message and the
+   * model is asked again with the whole conversation. Refused (ContinueRefusedError, nothing
+   * written) when empty, when the run is not done, or when no turn is left (give maxTurns).
+   */
+  message?: string | undefined;
 }
 
 export async function startRun(options: StartOptions): Promise<RunResult> {
@@ -173,7 +180,9 @@ export async function resumeRun(options: ResumeOptions): Promise<RunResult> {
 }
 
 async function resume(options: ResumeOptions, tracing: RunTracing | null): Promise<RunResult> {
-  const { store } = options;
+  const { store, message } = options;
+  // Checked on a read that takes no lock and repairs nothing: a refused message writes nothing.
+  if (message !== undefined) await checkContinuable(store, message, options.maxTurns);
   const lock = await lockRun(options, driverParts(options, tracing));
   try {
     const allowChange = options.allowToolChange === true;
@@ -195,6 +204,8 @@ async function resume(options: ResumeOptions, tracing: RunTracing | null): Promi
     tracing?.joinRun(loaded.header);
     const view = foldJournal(store.location, loaded);
     const snapshot = agentLoopMachine.resolveState({ value: view.state, context: snapshotContextOf(view) });
+    // Again under the lock: another process may have gone on since the check above.
+    if (message !== undefined) checkContinue(store.location, message, view.state, snapshot.context, options.maxTurns);
     const driver = new RunDriver(
       parts,
       loaded.header.runId,
@@ -202,10 +213,16 @@ async function resume(options: ResumeOptions, tracing: RunTracing | null): Promi
       { state: view.state, context: snapshot.context, ledger: view.ledger },
       loaded.records.length,
     );
-    return await driver.resume(options.maxTurns, loaded.tornTail, loaded.records[loaded.records.length - 1]!, origin);
+    return await driver.resume(options.maxTurns, loaded.tornTail, loaded.records[loaded.records.length - 1]!, origin, message);
   } finally {
     await lock.release();
   }
+}
+
+async function checkContinuable(store: RunStore, message: string, maxTurns: number | undefined): Promise<void> {
+  checkMessageText(store.location, message);
+  const view = foldJournal(store.location, await store.load());
+  checkContinue(store.location, message, view.state, snapshotContextOf(view), maxTurns);
 }
 
 /** Takes the run's lock; a holder taken over is reported, since it may still be alive. */

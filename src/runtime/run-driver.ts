@@ -27,6 +27,7 @@ import type { AppendOptions, AppendReceipt, RecoveredTornTail, RunStore, StoredR
 import { executeCall } from '../tools/execute-call.ts';
 import { unrecordableOutcome } from '../tools/recordable.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
+import { continuedContext } from './continue-run.ts';
 import type { CrashPoints } from './crash-points.ts';
 import { RunInspection, type RunInspector } from './run-inspection.ts';
 import type { CallView, RunEvent, RunObserver, RunResult, RunStatusName } from './run-events.ts';
@@ -129,8 +130,9 @@ export class RunDriver {
   /**
    * Picks a loaded run up where it stopped: settles the calls of an open turn, reopens a run
    * stopped at MAX_TURNS (given more turns) or failed for a reason worth retrying, and goes on.
+   * With `message` (checked by checkContinue), a done run takes it as the user's next message.
    */
-  async resume(maxTurns: number | undefined, tornTail: RecoveredTornTail | null, lastStored: StoredRecord, origin: OriginCheck): Promise<RunResult> {
+  async resume(maxTurns: number | undefined, tornTail: RecoveredTornTail | null, lastStored: StoredRecord, origin: OriginCheck, message?: string): Promise<RunResult> {
     const context = this.snapshot.context;
     this.inspection.started(undefined);
     this.changedTools = origin.changedTools;
@@ -156,7 +158,9 @@ export class RunDriver {
       startedBy: origin.startedBy,
       acceptedChanges: origin.acceptedChanges,
     });
-    if (this.snapshot.status === 'done') {
+    if (message !== undefined) {
+      await this.reopen('awaitingModel', maxTurns ?? context.maxTurns, message);
+    } else if (this.snapshot.status === 'done') {
       if (!this.mayReopen(maxTurns)) return this.finish();
       await this.reopen('awaitingModel', maxTurns ?? context.maxTurns);
     } else if (maxTurns !== undefined && maxTurns !== context.maxTurns) {
@@ -194,15 +198,17 @@ export class RunDriver {
     return false;
   }
 
-  private async reopen(state: AgentStateName, maxTurns: number): Promise<void> {
+  /** With `message`: the user's next message, durable in this record before the model is asked. */
+  private async reopen(state: AgentStateName, maxTurns: number, message?: string): Promise<void> {
     const previousState = this.state;
+    const { turn } = this.snapshot.context;
     // A finished run that is reopened starts a new series of pauses (it may have failed on too many).
     const pausesInARow = this.snapshot.status === 'done' ? 0 : this.snapshot.context.pausesInARow;
-    const context = { ...this.snapshot.context, maxTurns, failure: null, pausesInARow };
+    const context = message === undefined ? { ...this.snapshot.context, maxTurns, failure: null, pausesInARow } : continuedContext(this.snapshot.context, message, maxTurns);
     this.snapshot = agentLoopMachine.resolveState({ value: state, context });
-    await this.persist('REOPEN', { reopened: { maxTurns, previousState } });
-    this.inspection.took({ type: 'REOPEN', maxTurns, previousState });
-    this.emit({ type: 'reopened', previousState, maxTurns });
+    await this.persist('REOPEN', { reopened: { maxTurns, previousState }, ...(message === undefined ? {} : { continued: { turn } }) });
+    this.inspection.took({ type: 'REOPEN', maxTurns, previousState, ...(message === undefined ? {} : { message }) });
+    this.emit({ type: 'reopened', previousState, maxTurns, ...(message === undefined ? {} : { message }) });
   }
 
   private async reconcileOpenTurn(): Promise<void> {

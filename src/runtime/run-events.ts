@@ -74,7 +74,8 @@ export type RunEvent =
       /** How this resume differs from what started the run, gone on with because allowToolChange was set. */
       acceptedChanges: string[];
     }
-  | { type: 'reopened'; previousState: AgentStateName; maxTurns: number }
+  /** `message`: a finished conversation continued with the user's new message. */
+  | { type: 'reopened'; previousState: AgentStateName; maxTurns: number; message?: string | undefined }
   /** The run's lock was taken from another holder (its heartbeat past the lease, or --take-over). */
   | { type: 'lock-taken-over'; holder: string; why: string; waitedMs: number }
   | {

@@ -3,11 +3,11 @@
  * changes nothing, so it is safe while another process drives the run.
  */
 import { openCalls } from '../../machines/agent-loop.logic.ts';
-import type { AgentStateName, Decision, DecisionNeed, RunFailure, TokenUsage } from '../../machines/agent-loop.types.ts';
+import type { AgentStateName, Message, Decision, DecisionNeed, RunFailure, TokenUsage } from '../../machines/agent-loop.types.ts';
 import { type DecidedCall, DecisionTrail } from '../approval/decision-trail.ts';
 import { waitingCallsOf } from '../approval/waiting-calls.ts';
 import { foldJournal } from '../store/fold-journal.ts';
-import type { ReconcileNote, RecordEvent, RecordNote } from '../store/journal-record.ts';
+import type { JournalRecord, ReconcileNote, RecordEvent, RecordNote } from '../store/journal-record.ts';
 import type { PointName } from '../store/record-points.ts';
 import { pointOf } from '../store/record-points.ts';
 import type { RecoveredTornTail, RunStore } from '../store/store.ts';
@@ -44,6 +44,16 @@ export interface RunStatus {
   tornTail: RecoveredTornTail | null;
   /** How the last resume settled the calls it found open, with the rule that decided each. */
   reconciled: ReconcileNote[];
+  /** Each time the finished conversation was continued with a new message, oldest first. */
+  continued: ContinuedStep[];
+}
+
+/** A finished conversation continued (a REOPEN record with note.continued): the message, when, after which turn. */
+export interface ContinuedStep {
+  seq: number;
+  at: number;
+  turn: number;
+  message: string;
 }
 
 export interface HistoryStep {
@@ -61,12 +71,19 @@ export interface HistoryStep {
   waitingFor: { tool_use_id: string; name: string; needs: DecisionNeed } | null;
   /** A DECISION record: the decisions it made durable, with how long each call waited. */
   decided: DecidedCall[];
+  /** A REOPEN record that continued the finished conversation: the user's new message. */
+  continued: { message: string } | null;
 }
 
 export async function readRunStatus(store: RunStore): Promise<RunStatus> {
   const loaded = await store.load();
   const trail = new DecisionTrail();
-  const view = foldJournal(store.location, loaded, (step, stored) => trail.add(stored.record, step.context));
+  const continued: ContinuedStep[] = [];
+  const view = foldJournal(store.location, loaded, (step, stored) => {
+    trail.add(stored.record, step.context);
+    const found = continuedStepOf(stored.record, step.context.messages);
+    if (found) continued.push(found);
+  });
   const last = loaded.records[loaded.records.length - 1]!;
   const open = new Set(openCalls(view.context).map((call) => call.id));
   return {
@@ -89,6 +106,7 @@ export async function readRunStatus(store: RunStore): Promise<RunStatus> {
     journalBytes: loaded.totalBytes,
     tornTail: loaded.tornTail,
     reconciled: lastReconcile(loaded.records.map((stored) => stored.record.note)),
+    continued,
   };
 }
 
@@ -115,9 +133,19 @@ export async function readRunHistory(store: RunStore): Promise<HistoryStep[]> {
       note: record.note ?? null,
       waitingFor: call?.needs ? { tool_use_id: call.id, name: call.name, needs: call.needs } : null,
       decided: trail.decided.slice(known),
+      continued: continuedStepOf(record, view.context.messages),
     });
   });
   return steps;
+}
+
+/** The REOPEN record that continued the conversation appended the user's message: it is the last one. */
+function continuedStepOf(record: JournalRecord, messages: readonly Message[]): ContinuedStep | null {
+  const turn = record.note?.continued?.turn;
+  if (turn === undefined) return null;
+  const last = messages[messages.length - 1];
+  const message = last?.role !== 'user' ? '' : typeof last.content === 'string' ? last.content : last.content.map((block) => (block.type === 'text' ? String(block.text) : '')).join('');
+  return { seq: record.seq, at: record.at, turn, message };
 }
 
 /** The reconcile decisions noted from the last resume on (a resume notes itself on its first record). */

@@ -127,6 +127,11 @@ export interface EncodedPendingCall {
 export interface RecordNote {
   reconcile?: ReconcileNote;
   reopened?: { maxTurns: number; previousState: AgentStateName };
+  /**
+   * On a REOPEN record: a finished conversation continued, at `turn`, with the user message this
+   * record appends to messages (its text is kept there once, not here).
+   */
+  continued?: { turn: number };
   /** On a MODEL_USAGE record: why some of the reply's token figures were counted as 0. */
   usage?: string;
   /** On the first record of a run: which process started it. */

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { demoScript, DEMO_TASK, ensureSampleNotes } from '../../demo/demo-task.ts';
+import { demoFollowUp, demoScript, DEMO_TASK, ensureSampleNotes } from '../../demo/demo-task.ts';
 import { demoTools } from '../../demo/demo-tools.ts';
 import type { Model } from '../../model/model.ts';
 import { scriptedModel } from '../../model/scripted-model.ts';
@@ -31,7 +31,7 @@ export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writer
     tools: demoTools(dir, { paceMs: args.paceMs, jitterMs: args.jitterMs, verify: args.verify }),
     output: { plain: args.plain, verbose: args.verbose },
     resumeCommand: cliCommand(env, ['demo', '--resume', ...dirWords(dir), ...approvalWords({ ...args.approval, allowQuestions: false }, args.resume)]),
-    resume: args.resume ? { maxTurns: args.maxTurns, acceptLostRecord: args.acceptLostRecord, allowToolChange: args.allowToolChange, replaceDecisionPolicy: args.replaceDecisionPolicy } : null,
+    resume: args.resume ? { maxTurns: args.maxTurns, acceptLostRecord: args.acceptLostRecord, allowToolChange: args.allowToolChange, replaceDecisionPolicy: args.replaceDecisionPolicy, message: args.message } : null,
     start: args.resume
       ? null
       : {
@@ -49,7 +49,7 @@ export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writer
 }
 
 async function demoModel(args: DemoArgs, env: NodeJS.ProcessEnv): Promise<Model> {
-  if (!args.model) return scriptedModel(demoScript(), { name: 'scripted-demo', paceMs: args.paceMs, jitterMs: args.jitterMs });
+  if (!args.model) return scriptedModel(demoScript(), { name: 'scripted-demo', paceMs: args.paceMs, jitterMs: args.jitterMs, afterScript: demoFollowUp });
   return realModel(args.model, env, args.api);
 }
 

@@ -39,7 +39,7 @@ export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers:
     tools: [...fileTools(dir), ...(mcp?.tools ?? [])],
     output: { plain: args.plain, verbose: args.verbose },
     resumeCommand,
-    resume: args.resume ? { maxTurns: args.maxTurns, acceptLostRecord: args.acceptLostRecord, allowToolChange: args.allowToolChange, replaceDecisionPolicy: args.replaceDecisionPolicy } : null,
+    resume: args.resume ? { maxTurns: args.maxTurns, acceptLostRecord: args.acceptLostRecord, allowToolChange: args.allowToolChange, replaceDecisionPolicy: args.replaceDecisionPolicy, message: args.message } : null,
     start: args.resume
       ? null
       : { task: args.task!, system, fresh: args.fresh, maxTurns: args.maxTurns, prepare: () => fs.mkdirSync(dir, { recursive: true }) },

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { type DecidedCall, verdictWords } from '../../approval/decision-trail.ts';
 import { decidedText } from '../decision-lines.ts';
 import type { WaitingCall } from '../../runtime/run-events.ts';
-import { type HistoryStep, readRunHistory, readRunStatus } from '../../runtime/run-status.ts';
+import { type ContinuedStep, type HistoryStep, readRunHistory, readRunStatus } from '../../runtime/run-status.ts';
 import { FileStore } from '../../store/file-store.ts';
 import type { ReconcileNote } from '../../store/journal-record.ts';
 import type { StatusArgs } from '../args.ts';
@@ -41,10 +41,15 @@ export async function statusCommand(args: StatusArgs, writers: Writers, now = Da
   ];
   if (status.finalText !== null) rows.push(['answer', status.finalText]);
   if (status.failure) rows.push(['failure', status.failure.message]);
+  for (const step of status.continued) rows.push(['continued', continuedText(step)]);
   if (status.reconciled.length) rows.push(['reconciled', status.reconciled.map(reconcileWords).join('; ')]);
   if (status.tornTail) rows.push(['torn tail', `${status.tornTail.bytes} bytes after the last complete record (a resume drops them)`]);
   for (const line of keyValueLines(rows)) writers.out(line);
   return EXIT.done;
+}
+
+function continuedText(step: ContinuedStep): string {
+  return `after turn ${step.turn}, at ${new Date(step.at).toISOString()} (record ${step.seq}): ${JSON.stringify(step.message)}`;
 }
 
 function waitingText(call: WaitingCall, now: number): string {
@@ -109,6 +114,7 @@ function historyNote(step: HistoryStep): string {
   for (const reuse of note?.reused ?? []) parts.push(reconcileWords(reuse));
   if (note?.reconcile) parts.push(reconcileWords(note.reconcile));
   if (note?.reopened) parts.push(`reopened, MAX_TURNS=${note.reopened.maxTurns}`);
+  if (step.continued) parts.push(`continued with the message ${JSON.stringify(step.continued.message)}`);
   if (step.waitingFor) parts.push(`${step.waitingFor.tool_use_id} waits for ${step.waitingFor.needs === 'answer' ? 'an answer' : 'approval'}`);
   for (const decision of step.decided) {
     const waited = decision.waitedMs === null ? '' : ` (waited ${formatElapsed(decision.waitedMs)})`;
