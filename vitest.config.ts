@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -7,6 +8,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // vitest's default is one worker fewer than the cores: on CI's 2 cores, one file at a time,
+    // although most files wait on child processes, fsync and paced runs (measured: ~1.06 cores
+    // busy over the whole run). One worker per core keeps both busy.
+    maxWorkers: Math.max(2, os.availableParallelism()),
     // The CLI under test is the compiled package in dist/: rebuild it when a source is newer.
     globalSetup: ['test/helpers/fresh-build.ts'],
   },

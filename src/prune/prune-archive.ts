@@ -15,8 +15,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { FINAL_STATES, type AgentStateName } from '../../machines/agent-loop.types.ts';
-import type { FileStore } from '../store/file-store.ts';
-import { type JournalBytes, readJournal } from '../store/journal-reader.ts';
+import { fileBytes, type FileStore } from '../store/file-store.ts';
+import { readJournal } from '../store/journal-reader.ts';
 import { fsyncDir } from '../util/durable-file.ts';
 import { checkPruneOptions, type PruneCandidate, type PruneOptions, selectForPruning } from './prune-plan.ts';
 
@@ -180,19 +180,7 @@ function removeAll(paths: readonly string[]): Array<{ path: string; message: str
 function readArchived(file: string) {
   const fd = fs.openSync(file, 'r');
   try {
-    const bytes: JournalBytes = {
-      length: fs.fstatSync(fd).size,
-      read(start, want) {
-        const piece = Buffer.allocUnsafe(Math.max(0, want));
-        let done = 0;
-        while (done < piece.length) {
-          const read = fs.readSync(fd, piece, done, piece.length - done, start + done);
-          if (read === 0) break;
-          done += read;
-        }
-        return piece.subarray(0, done);
-      },
-    };
+    const bytes = fileBytes(fd);
     // An archived journal cut off at its end still tells how the run ended as of its last record.
     return readJournal(file, bytes);
   } finally {

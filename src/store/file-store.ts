@@ -286,7 +286,7 @@ export class FileStore implements RunStore {
  * The journal's bytes as the reader asks for them: a piece at a time, never the whole file at
  * once. The length is the file's at the moment it is asked (see JournalBytes.length).
  */
-function fileBytes(fd: number): JournalBytes {
+export function fileBytes(fd: number): JournalBytes {
   return {
     get length() {
       return fs.fstatSync(fd).size;

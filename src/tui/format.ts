@@ -1,5 +1,6 @@
 /** Pure text for the live view: every string it shows is made here and tested without ink. */
 import type { AgentStateName } from '../../machines/agent-loop.types.ts';
+import { formatElapsed as formatDuration } from '../cli/format.ts';
 import type { ReconcileOutcomeName } from '../store/journal-record.ts';
 import type { PointName } from '../store/record-points.ts';
 import type { CallLine, RunView } from './run-view.ts';
@@ -28,16 +29,8 @@ export function spinnerFrame(elapsedMs: number): string {
   return SPINNER[Math.floor(Math.max(0, elapsedMs) / SPINNER_STEP_MS) % SPINNER.length]!;
 }
 
-/** "0.4 s", "12 s", "3 min 05 s": tenths while it is short enough for them to matter. */
-export function formatDuration(ms: number): string {
-  const clamped = Math.max(0, ms);
-  if (clamped < 10_000) return `${(Math.floor(clamped / 100) / 10).toFixed(1)} s`;
-  const seconds = Math.floor(clamped / 1000);
-  if (seconds < 60) return `${seconds} s`;
-  const minutes = Math.floor(seconds / 60);
-  if (minutes < 60) return `${minutes} min ${String(seconds % 60).padStart(2, '0')} s`;
-  return `${Math.floor(minutes / 60)} h ${String(minutes % 60).padStart(2, '0')} min`;
-}
+/** "0.4 s", "12 s", "3 min 05 s", "2 h 07 min": the same durations as the plain output prints. */
+export { formatDuration };
 
 /** A bar of `width` cells, filled in proportion to done/total. */
 export function progressBar(done: number, total: number, width: number): string {

