@@ -24,6 +24,8 @@ it('`--help` loads no package and none of the runtime', async () => {
   expect(loaded.some((url) => url.includes('/cli/main.')), 'the hook sees the CLI').toBe(true);
   expect(loaded.filter((url) => HEAVY_PACKAGES.test(url))).toEqual([]);
   expect(loaded.filter((url) => /\/cli\/commands\/|\/tui\/|\/visualizer\/|\/runtime\/run-(api|driver)\./.test(url))).toEqual([]);
+  // The error classes of the other parts load only when a command fails (src/cli/report-error.ts).
+  expect(loaded.filter((url) => /\/(approval|mcp|telemetry|prune|store\/pg)\/|\/cli\/report-error\./.test(url))).toEqual([]);
 });
 
 it('`demo --help` loads the help, not the demo', async () => {
