@@ -295,8 +295,10 @@ export class RunDriver {
     const [next, actions] = transition(agentLoopMachine, before, { type: 'TOOL_RESULT', outcome: result });
     if (next === before) throw new Error(`the machine did not take the result of ${call.id} in ${this.state}`);
     this.snapshot = next;
+    // The turn's last outcome is written without its own fsync: checkpoint B, written right after it, syncs both.
+    const last = effectOfActions(actions) === 'requestTurnClose';
     try {
-      await this.persist('TOOL_RESULT', note);
+      await this.persist('TOOL_RESULT', note, { sync: !last });
     } catch (error) {
       if (error instanceof RecordEncodeError && mayReplace) {
         this.snapshot = before;
@@ -306,7 +308,7 @@ export class RunDriver {
       this.emit({ type: 'ledger-write-failed', call: this.callView(call), error });
     }
     this.inspection.took({ type: 'TOOL_RESULT', outcome: result });
-    return effectOfActions(actions);
+    return last ? this.step({ type: 'CLOSE_TURN' }) : effectOfActions(actions);
   }
 
   /**
