@@ -3,7 +3,7 @@
  * only then carry out the effect it announced (a model call, a tool run, closing the turn),
  * feeding the outcome back as the next event.
  */
-import { transition, type SnapshotFrom } from 'xstate';
+import type { SnapshotFrom } from 'xstate';
 import type { AnnouncedEffect } from '../../machines/agent-loop.effects.ts';
 import { announcedEffectOf, effectOfActions } from '../../machines/agent-loop.effects.ts';
 import { addUsage, awaitsDecision, effectiveCall, openCalls, toolUsesOf } from '../../machines/agent-loop.logic.ts';
@@ -29,6 +29,7 @@ import { unrecordableOutcome } from '../tools/recordable.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 import { continuedContext } from './continue-run.ts';
 import type { CrashPoints } from './crash-points.ts';
+import { transition } from './machine-step.ts';
 import { RunInspection, type RunInspector } from './run-inspection.ts';
 import type { CallView, RunEvent, RunObserver, RunResult, RunStatusName } from './run-events.ts';
 import type { OriginCheck } from './run-origin.ts';
