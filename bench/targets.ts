@@ -51,7 +51,9 @@ export function checkTargets(
   const slowest = Math.max(...memory.map((row) => row.msPerTurn));
   checks.push({
     target: 'the loop in memory at most 0.2 ms per turn, at every T',
-    measured: memory.map((row) => `T=${row.turns}: ${row.msPerTurn.toFixed(3)} ms`).join(', '),
+    measured:
+      memory.map((row) => `T=${row.turns}: ${row.msPerTurn.toFixed(3)} ms`).join(', ') +
+      ` (CPU time, which a busy machine's waits leave out: ${memory.map((row) => `${row.cpuMsPerTurn.toFixed(3)} ms`).join(', ')})`,
     met: slowest <= 0.2,
   });
   const naive = ratios.filter((r) => r.naiveOverOurs !== null).sort((a, b) => b.turns - a.turns)[0];
