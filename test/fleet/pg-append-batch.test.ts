@@ -5,9 +5,10 @@
  * the WAL to be flushed, and the next synced commit flushes it.
  */
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { StoreWriteError } from '../../src/store/errors.ts';
 import { JOURNAL_FORMAT, JOURNAL_VERSION } from '../../src/store/journal-record.ts';
+import { LeaseLostError } from '../../src/store/pg/leases.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
 import { openDatabase } from '../../src/store/pg/pool.ts';
 import { storeRecord } from '../helpers/journal-records.ts';
@@ -84,5 +85,23 @@ describe.skipIf(!postgresAvailable())('appendBatch on the PostgreSQL store', () 
     expect(after.unsynced).toBe(10);
     expect(after.synced).toBeLessThanOrEqual(2);
     expect((await rowsOf('unsynced')).records).toBe(22);
+  });
+
+  it('create is one statement: one round trip, fenced by the lease, refused on a run that has records', async () => {
+    const store = new PgRunStore(pool, 'created', { leaseMs: 60_000 });
+    await store.lock();
+    const queries = vi.spyOn(pool, 'query');
+    await store.create({ ...HEADER, runId: 'created' }, storeRecord(0));
+    // One pool.query (its own connection checkout), where a transaction took BEGIN, a locking SELECT, two writes and COMMIT.
+    expect(queries).toHaveBeenCalledTimes(1);
+    vi.restoreAllMocks();
+    expect(await rowsOf('created')).toEqual({ seqs: [0], records: 1, state: 'awaitingModel' });
+    const again = await store.create({ ...HEADER, runId: 'created' }, storeRecord(0)).catch((e: unknown) => e);
+    expect(again).toBeInstanceOf(StoreWriteError);
+    expect((again as Error).message).toContain('already has records');
+    await pool.query(`UPDATE da_runs SET lease_epoch = lease_epoch + 1, records = 0 WHERE id = 'created'`);
+    await pool.query(`DELETE FROM da_records WHERE run_id = 'created'`);
+    await expect(store.create({ ...HEADER, runId: 'created' }, storeRecord(0))).rejects.toBeInstanceOf(LeaseLostError);
+    expect((await rowsOf('created')).seqs).toEqual([]);
   });
 });

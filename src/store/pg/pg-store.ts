@@ -16,7 +16,7 @@ import { CommitQueue } from '../commit-queue.ts';
 import type { AppendOptions, AppendReceipt, LoadedRun, LoadOptions, RunLock, RunStore, StoredRecord } from '../store.ts';
 import { WriteFaultPlan } from '../write-faults.ts';
 import { PgDecisionInbox } from './pg-decision-inbox.ts';
-import { assertLease, claimRun, type Lease, LeaseKeeper, LeaseLostError, lockLeaseRow, releaseLease } from './leases.ts';
+import { assertLease, claimRun, type Lease, LeaseKeeper, LeaseLostError, releaseLease } from './leases.ts';
 
 export const DEFAULT_LEASE_MS = 15_000;
 
@@ -104,27 +104,30 @@ export class PgRunStore implements RunStore {
     return { header, records, tornTail: null, totalBytes };
   }
 
+  /** One statement (one round trip), fenced like an append: the row of record 0 and the run's header. */
   async create(header: JournalHeader, first: JournalRecord): Promise<AppendReceipt> {
     const lease = this.requireLease();
     const body = JSON.stringify(first);
     const bytes = Buffer.byteLength(body);
-    const client = await this.pool.connect();
+    let created: number;
     try {
-      await client.query('BEGIN');
-      const row = await lockLeaseRow(client, lease);
-      if (row.records > 0) throw new Error(`run ${this.runId} already has records`);
-      await client.query('INSERT INTO da_records (run_id, seq, epoch, body, bytes) VALUES ($1, 0, $2, $3, $4)', [this.runId, lease.epoch, body, bytes]);
-      await client.query(
-        `UPDATE da_runs SET header = $2, state = $3, turn = $4, records = 1, finished = false, updated_at = now() WHERE id = $1`,
-        [this.runId, JSON.stringify(header), first.state, first.turn ?? 0],
+      const result = await this.pool.query(
+        `WITH holder AS (
+           SELECT id FROM da_runs WHERE id = $1 AND lease_epoch = $2 AND records = 0 FOR UPDATE
+         ), added AS (
+           INSERT INTO da_records (run_id, seq, epoch, body, bytes) SELECT $1, 0, $2, $3, $4 FROM holder RETURNING seq
+         )
+         UPDATE da_runs SET header = $5, state = $6, turn = $7, records = 1, finished = false, updated_at = now()
+          WHERE id = $1 AND EXISTS (SELECT 1 FROM added)`,
+        [this.runId, lease.epoch, body, bytes, JSON.stringify(header), first.state, first.turn ?? 0],
       );
-      await client.query('COMMIT');
+      created = result.rowCount ?? 0;
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      if (error instanceof LeaseLostError) throw error;
       throw new StoreWriteError(this.location, 'the new run', error);
-    } finally {
-      client.release();
+    }
+    if (created !== 1) {
+      await assertLease(this.pool, lease);
+      throw new StoreWriteError(this.location, 'the new run', new Error(`run ${this.runId} already has records`));
     }
     return { bytes };
   }
