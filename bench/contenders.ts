@@ -29,6 +29,8 @@ export const CONTENDER_LABELS: Record<Contender, string> = {
 
 export interface RunMeasure {
   ms: number;
+  /** CPU time of the process (user + system) over the same span. */
+  cpuMs: number;
   io: IoCounts;
   /** What turn T alone wrote (from the checkpoint B of turn T-1 to that of turn T); null for the floor. */
   lastTurn: IoCounts | null;
@@ -58,9 +60,11 @@ export async function measureLoop(contender: Exclude<Contender, 'floor'>, dir: s
   };
   const options = benchRunOptions(store, script, observer);
   const start = ioNow();
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const result = await startRun(options);
   const ms = performance.now() - t0;
+  const cpuMs = cpuSince(cpu0);
   const io = ioSince(start);
   const floorPlan = store instanceof SyncTracingFileStore ? floorPlanOf(store) : undefined;
   if (store instanceof FileStore || store instanceof BareAppendStore) store.close();
@@ -68,13 +72,19 @@ export async function measureLoop(contender: Exclude<Contender, 'floor'>, dir: s
   const [before, after] = turns > 1 ? atCheckpointB : [start, atCheckpointB[0]];
   if (!before || !after) throw new Error(`${contender} run: no checkpoint B seen for the last turn`);
   const lastTurn = { bytes: after.bytes - before.bytes, syncs: after.syncs - before.syncs, syncMs: after.syncMs - before.syncMs };
-  return { ms, io, lastTurn, floorPlan };
+  return { ms, cpuMs, io, lastTurn, floorPlan };
 }
 
 export function measureFloor(dir: string, plan: FloorPlan): RunMeasure {
   const start = ioNow();
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   appendWithSyncs(path.join(dir, 'floor'), plan);
   const ms = performance.now() - t0;
-  return { ms, io: ioSince(start), lastTurn: null };
+  return { ms, cpuMs: cpuSince(cpu0), io: ioSince(start), lastTurn: null };
+}
+
+function cpuSince(start: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / 1000;
 }

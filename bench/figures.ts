@@ -13,6 +13,8 @@ export interface LoopFigures {
   runs: number;
   /** Median over the runs of (run time / turns). */
   msPerTurn: number;
+  /** Median over the runs of (the process's CPU time, user + system, / turns): what a busy machine's waits leave out. */
+  cpuMsPerTurn: number;
   /**
    * What persistence adds per turn: the median over repetitions of (this run − the in-memory
    * run of the same repetition). The raw floor has no loop: its overhead is its own time.
@@ -74,6 +76,7 @@ export function loopFigures(turns: number, samples: LoopSamples): LoopFigures[] 
       label: CONTENDER_LABELS[contender],
       runs: runs.length,
       msPerTurn: median(perTurn),
+      cpuMsPerTurn: median(runs.map((run) => run.cpuMs / turns)),
       overheadMsPerTurn: contender === 'memory' ? null : contender === 'floor' ? median(perTurn) : median(paired),
       bytesPerTurn: last.io.bytes / turns,
       lastTurnBytes: last.lastTurn?.bytes ?? null,

@@ -30,5 +30,11 @@ export async function writeKilledRun(dir: string, turns: number): Promise<string
   } finally {
     store.close();
   }
+  // The last ledger entry was written without an fsync (B would have synced it): the commit mark
+  // does not count it yet, and a resume's load would rewrite the mark. Done once here, so that
+  // every measured resume reads the same bytes and changes none.
+  const settle = new FileStore(resumeStoreDir(dir));
+  await settle.load({ repair: true });
+  settle.close();
   return path.join(store.dir, JOURNAL_FILE);
 }

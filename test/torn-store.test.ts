@@ -45,7 +45,7 @@ async function resumeDemo(dir: string, events: RunEvent[], options: { acceptLost
 let offsetsTried = 0;
 
 describe('a cut inside the last record, at every byte offset', () => {
-  it.each(['after-save-a:3', 'after-effect-write:3', 'after-save-b:2'])(
+  it.each(['after-save-a:3', 'after-save-b:2'])(
     'last record written at %s: every cut is refused with nothing changed; accepted, it resumes from the record before, and says so',
     async (label) => {
       const { dir, journal } = await crashedDemo(label);
@@ -83,6 +83,29 @@ describe('a cut inside the last record, at every byte offset', () => {
       }
     },
   );
+
+  it('last record written at after-effect-write:3, the turn’s last ledger entry (committed only with B, by B’s fsync): every cut is a cut-off end, recovered without asking; the call is settled by verify(), never run twice', async () => {
+    const { dir, journal } = await crashedDemo('after-effect-write:3');
+    const original = fs.readFileSync(journal);
+    const loaded = await new FileStore(path.dirname(journal)).load();
+    const last = loaded.records.at(-1)!;
+    expect(last.record.event).toBe('TOOL_RESULT');
+    for (let cut = last.offset; cut < original.length; cut++) {
+      const copy = copyRun(dir);
+      fs.writeFileSync(path.join(copy, '.durable-agent', 'journal.jsonl'), original.subarray(0, cut));
+      const events: RunEvent[] = [];
+      const result = await resumeDemo(copy, events);
+      expect(events.find((e) => e.type === 'resumed'), `cut at ${cut}`).toMatchObject({
+        state: loaded.records.at(-2)!.record.state,
+        tornTail: cut === last.offset ? null : { offset: last.offset, bytes: cut - last.offset, lostCommittedRecord: null },
+      });
+      expect(events.find((e) => e.type === 'reconciled')).toMatchObject({ decision: 'verified-done' });
+      expect(result.status).toBe('done');
+      expect(fs.readFileSync(path.join(copy, 'report-audit.log'), 'utf8').trim().split('\n')).toHaveLength(1);
+      offsetsTried += 1;
+      fs.rmSync(copy, { recursive: true, force: true });
+    }
+  });
 
   it('tried every offset', () => {
     console.log(`[torn writes] ${offsetsTried} cut offsets inside last records resumed`);

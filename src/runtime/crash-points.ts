@@ -3,7 +3,9 @@
  * right after the third time it passes the point "effect-write" (the third ledger write).
  * Every persisted transition is a point, named after what just became durable; two more sit
  * between effects: right after a model reply arrived (nothing saved yet) and right after a tool
- * returned (its ledger entry not written yet).
+ * returned (its ledger entry not written yet). A turn's last ledger entry is written without an
+ * fsync of its own (checkpoint B, written right after it, fsyncs both): after-effect-write there
+ * is a state a kill leaves, and a power loss takes back (the crash suite tries both).
  */
 import { POINT_NAMES, type PointName } from '../store/record-points.ts';
 

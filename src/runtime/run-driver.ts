@@ -3,7 +3,7 @@
  * only then carry out the effect it announced (a model call, a tool run, closing the turn),
  * feeding the outcome back as the next event.
  */
-import { transition, type SnapshotFrom } from 'xstate';
+import type { SnapshotFrom } from 'xstate';
 import type { AnnouncedEffect } from '../../machines/agent-loop.effects.ts';
 import { announcedEffectOf, effectOfActions } from '../../machines/agent-loop.effects.ts';
 import { addUsage, awaitsDecision, effectiveCall, openCalls, toolUsesOf } from '../../machines/agent-loop.logic.ts';
@@ -29,6 +29,7 @@ import { unrecordableOutcome } from '../tools/recordable.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 import { continuedContext } from './continue-run.ts';
 import type { CrashPoints } from './crash-points.ts';
+import { transition } from './machine-step.ts';
 import { RunInspection, type RunInspector } from './run-inspection.ts';
 import type { CallView, RunEvent, RunObserver, RunResult, RunStatusName } from './run-events.ts';
 import type { OriginCheck } from './run-origin.ts';
@@ -295,8 +296,10 @@ export class RunDriver {
     const [next, actions] = transition(agentLoopMachine, before, { type: 'TOOL_RESULT', outcome: result });
     if (next === before) throw new Error(`the machine did not take the result of ${call.id} in ${this.state}`);
     this.snapshot = next;
+    // The turn's last outcome is written without its own fsync: checkpoint B, written right after it, syncs both.
+    const last = effectOfActions(actions) === 'requestTurnClose';
     try {
-      await this.persist('TOOL_RESULT', note);
+      await this.persist('TOOL_RESULT', note, { sync: !last });
     } catch (error) {
       if (error instanceof RecordEncodeError && mayReplace) {
         this.snapshot = before;
@@ -306,7 +309,7 @@ export class RunDriver {
       this.emit({ type: 'ledger-write-failed', call: this.callView(call), error });
     }
     this.inspection.took({ type: 'TOOL_RESULT', outcome: result });
-    return effectOfActions(actions);
+    return last ? this.step({ type: 'CLOSE_TURN' }) : effectOfActions(actions);
   }
 
   /**

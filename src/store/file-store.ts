@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { FileDecisionInbox, type InboxPoint } from '../approval/file-decision-inbox.ts';
 import { fsyncDir } from '../util/durable-file.ts';
+import { CommitQueue } from './commit-queue.ts';
 import { StoreMissingError, StoreWriteError } from './errors.ts';
 import { type CommitMark, frameCommitMark, frameLine } from './framing.ts';
 import { environmentProblem, inEnvironment } from './fs-problems.ts';
@@ -37,6 +38,12 @@ export interface FileStoreOptions {
 
 export const JOURNAL_FILE = 'journal.jsonl';
 
+/** One appendBatch: its records, and whether it waits for the disk. */
+interface PendingUnit {
+  records: readonly JournalRecord[];
+  sync: boolean;
+}
+
 /** Where this process appends; known only after create() or a repairing load(). */
 interface AppendPosition {
   fd: number | null;
@@ -59,6 +66,8 @@ export class FileStore implements RunStore {
   private held: HeldLockFile | null = null;
   /** Decisions given from other processes: DIR/decisions/<tool_use_id>.json. */
   readonly decisions: FileDecisionInbox;
+  /** Appends made while a grouped fsync is in flight share the next one. */
+  private readonly commits = new CommitQueue<PendingUnit, AppendReceipt>((units) => this.flushUnits(units, true));
 
   constructor(
     readonly dir: string,
@@ -164,32 +173,61 @@ export class FileStore implements RunStore {
   }
 
   async append(record: JournalRecord, options: AppendOptions = {}): Promise<AppendReceipt> {
+    return this.appendBatch([record], options);
+  }
+
+  /**
+   * The records are written after the last one in one piece, each but the last saying how many
+   * of the unit follow it (`more`), so a reader takes the unit whole or not at all; then the
+   * commit mark is rewritten to count them and one fdatasync makes all of it durable.
+   */
+  async appendBatch(records: readonly JournalRecord[], options: AppendOptions = {}): Promise<AppendReceipt> {
+    const unit = { records, sync: options.sync !== false };
+    if (!options.groupCommit && !this.commits.busy) return this.flushUnits([unit], false).then((receipts) => receipts[0]!);
+    return this.commits.submit(unit);
+  }
+
+  /** Writes the units in order; with a sync among them, the mark and one fdatasync (awaited without blocking when `grouped`). */
+  private async flushUnits(units: readonly PendingUnit[], grouped: boolean): Promise<AppendReceipt[]> {
     const position = this.position;
     if (!position) throw new Error('FileStore.append before create() or load({ repair: true })');
     this.held?.assertHeld();
-    const line = frameLine(record);
-    const next = { records: position.written.records + 1, bytes: position.written.bytes + line.length };
+    const framed = units.map((unit) => unit.records.map((record, index) => frameUnitLine(record, unit.records.length - 1 - index)));
+    const lines = framed.flat();
+    const bytes = lines.reduce((sum, line) => sum + line.length, 0);
+    const next = { records: position.written.records + lines.length, bytes: position.written.bytes + bytes };
+    const sync = units.some((unit) => unit.sync);
+    const all = units.flatMap((unit) => unit.records);
     let syncMs: number | undefined;
+    let failed: JournalRecord = all[0]!;
     try {
       position.fd ??= fs.openSync(this.journalPath, 'r+');
-      const fault = this.faults.check(record);
-      if (fault) {
-        writeAll(position.fd, line.subarray(0, line.length >> 1), position.written.bytes);
+      const at = position.written.bytes;
+      for (const [index, record] of all.entries()) {
+        failed = record;
+        const fault = this.faults.check(record);
+        if (!fault) continue;
+        const before = Buffer.concat(lines.slice(0, index));
+        writeAll(position.fd, Buffer.concat([before, lines[index]!.subarray(0, lines[index]!.length >> 1)]), at);
         throw fault;
       }
-      writeAll(position.fd, line, position.written.bytes);
-      if (options.sync !== false) {
+      writeAll(position.fd, lines.length === 1 ? lines[0]! : Buffer.concat(lines), at);
+      if (sync) {
         writeAll(position.fd, frameCommitMark(next), position.markOffset);
         const syncStart = performance.now();
-        fs.fdatasyncSync(position.fd);
+        if (grouped) await fdatasync(position.fd);
+        else fs.fdatasyncSync(position.fd);
         syncMs = performance.now() - syncStart;
       }
     } catch (error) {
       this.undoPartialWrite(position);
-      throw new StoreWriteError(this.journalPath, describeRecord(record), error);
+      throw new StoreWriteError(this.journalPath, describeRecord(failed), error);
     }
     position.written = next;
-    return { bytes: line.length, syncMs };
+    return framed.map((unitLines) => {
+      const each = unitLines.map((line) => line.length);
+      return { bytes: each.reduce((sum, n) => sum + n, 0), bytesEach: each, syncMs };
+    });
   }
 
   async lock(options: LockOptions = {}): Promise<RunLock> {
@@ -314,6 +352,15 @@ function snapshotOf(fd: number): Buffer {
 
 /** Enough to hold a header (tool names and all) and the commit mark after it. */
 const SNAPSHOT_HEAD_BYTES = 64 * 1024;
+
+/** A record's line; `more` > 0 for a record that the next ones of its unit follow. */
+function frameUnitLine(record: JournalRecord, more: number): Buffer {
+  return frameLine(more > 0 ? { ...record, more } : record);
+}
+
+function fdatasync(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fs.fdatasync(fd, (error) => (error ? reject(error) : resolve())));
+}
 
 function writeAll(fd: number, buffer: Buffer, position: number): void {
   let offset = 0;

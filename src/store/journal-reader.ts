@@ -92,6 +92,11 @@ function readFrames(location: string, bytes: JournalBytes, pieceBytes: number, a
     return { record: line.document as JournalRecord, bytes: line.bytes, offset: line.offset };
   });
 
+  const unit = cutOffUnit(records, mark, length, acceptLostRecord, location, bytes);
+  if (unit) {
+    records.length = unit.first;
+    return { header: header as JournalHeader, mark, markOffset, records, cutEnd: unit.cutEnd, goodLength: unit.cutEnd.offset };
+  }
   const complete = records.length;
   if (complete === 0) throw new StoreCorruptError(location, 3, framed.goodLength, 'the journal holds no complete record', 'cut-short');
   if (complete < mark.records - 1) {
@@ -116,6 +121,25 @@ function readFrames(location: string, bytes: JournalBytes, pieceBytes: number, a
     cutEnd = { ...framed.tornTail, lostCommittedRecord: null };
   }
   return { header: header as JournalHeader, mark, markOffset, records, cutEnd, goodLength: framed.goodLength };
+}
+
+/**
+ * A unit written as one (appendBatch) whose last records are missing: it is dropped whole, as a
+ * cut-off end. One the commit mark counts was committed and lost (a power loss kept the mark
+ * without it): refused like a lost record, unless the caller accepts the loss.
+ */
+function cutOffUnit(records: StoredRecord[], mark: CommitMark, length: number, acceptLostRecord: boolean, location: string, bytes: JournalBytes): { first: number; cutEnd: CutEnd } | null {
+  let first = records.length - 1;
+  if (first < 1 || !((records[first]!.record.more ?? 0) > 0)) return null;
+  while (first > 1 && records[first - 1]!.record.more === (records[first]!.record.more ?? 0) + 1) first -= 1;
+  const offset = records[first]!.offset;
+  const cut = { offset, bytes: length - offset };
+  if (first >= mark.records) return { first, cutEnd: { ...cut, lostCommittedRecord: null } };
+  if (!acceptLostRecord) {
+    const what = recordKindOf(bytes.read(cut.offset, Math.min(cut.bytes, 4096)));
+    throw new StoreLostRecordError(location, first + 3, cut.offset, first, what, cut.bytes);
+  }
+  return { first, cutEnd: { ...cut, lostCommittedRecord: first } };
 }
 
 /** The header and the commit mark: a frame that does not parse there is damage at the start. */
@@ -203,6 +227,7 @@ export function recordProblem(document: unknown, index: number): string | null {
   if (!STATES.has(record.state as AgentStateName)) return `unknown state ${JSON.stringify(record.state)}`;
   if (!EVENTS.has(record.event as RecordEvent)) return `unknown event ${JSON.stringify(record.event)}`;
   if (typeof record.at !== 'number') return 'the record has no time';
+  if (record.more !== undefined && !(Number.isInteger(record.more) && record.more > 0)) return `"more" is ${JSON.stringify(record.more)}, not a count of records that follow`;
   if (index === 0 && (typeof record.turn !== 'number' || typeof record.maxTurns !== 'number' || typeof record.usage !== 'object')) {
     return 'the first record lacks its turn, max turns or usage';
   }

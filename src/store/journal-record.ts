@@ -236,6 +236,12 @@ export interface JournalRecord {
   finalText?: string | null;
   failure?: RunFailure | null;
   note?: RecordNote;
+  /**
+   * Written by a file store's appendBatch: how many records after this one belong to the same
+   * atomic unit. A reader takes a unit whole or not at all (an older one ignores the field and
+   * may take the first records of a unit cut off by a power loss: a state that was durable too).
+   */
+  more?: number;
 }
 
 export function isLedgerRef(block: EncodedBlock): block is LedgerRef {

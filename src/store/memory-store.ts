@@ -58,6 +58,11 @@ export class MemoryStore implements RunStore {
     return { bytes: 0 };
   }
 
+  async appendBatch(records: readonly JournalRecord[]): Promise<AppendReceipt> {
+    for (const record of records) this.records.push({ record, bytes: 0, offset: this.records.length });
+    return { bytes: 0, bytesEach: records.map(() => 0) };
+  }
+
   async lock(): Promise<RunLock> {
     return { holder: 'this process', release: async () => {} };
   }

@@ -2,7 +2,8 @@
  * Where a run's journal lives. The file store is the embedded default; a PostgreSQL store for
  * fleets implements the same contract. The contract, for every implementation:
  * - `create` and `append` resolve only once the record is durable (fsync / commit);
- * - appends are atomic per record, and cost what the record costs, never what the history costs;
+ * - appends are atomic per record (per batch for appendBatch), and cost what the records cost,
+ *   never what the history costs;
  * - `load` refuses a journal of another version or a damaged one with a clear error, and
  *   never returns a state that was not written;
  * - only the holder of the run's lock appends.
@@ -41,6 +42,8 @@ export interface LoadedRun {
 
 export interface AppendReceipt {
   bytes: number;
+  /** appendBatch: the bytes of each record, in order (their sum is `bytes`). */
+  bytesEach?: number[] | undefined;
   /** How long the store waited for the disk (fsync), when it knows; absent for a write it did not sync. */
   syncMs?: number | undefined;
 }
@@ -52,6 +55,12 @@ export interface AppendOptions {
    * durable with the next synced append.
    */
   sync?: boolean | undefined;
+  /**
+   * Other appends may arrive while this one waits for the disk (calls still running in
+   * parallel): wait without blocking, so that appends made meanwhile share the next fsync
+   * (group commit). Without it a store may block for its fsync (the fastest for one writer).
+   */
+  groupCommit?: boolean | undefined;
 }
 
 export interface RunLock {
@@ -122,6 +131,13 @@ export interface RunStore {
   /** Creates the journal with its header and first record, atomically; fails if one exists. */
   create(header: JournalHeader, first: JournalRecord): Promise<AppendReceipt>;
   append(record: JournalRecord, options?: AppendOptions): Promise<AppendReceipt>;
+  /**
+   * Appends records as one atomic unit, with one fsync (one commit): after a kill, a power loss
+   * or a failed write, every reader sees all of them or none. Appends made while one waits for
+   * the disk are made durable together with the next (group commit); each resolves once its
+   * own records are durable. Optional for stores written elsewhere; every store here has it.
+   */
+  appendBatch?(records: readonly JournalRecord[], options?: AppendOptions): Promise<AppendReceipt>;
   lock(options?: LockOptions): Promise<RunLock>;
   /** Moves the run aside (never deletes it) so a new one can start; returns where it went. */
   archive(): Promise<string>;

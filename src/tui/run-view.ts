@@ -253,9 +253,13 @@ function applyEvent(view: RunView, event: RunEvent, at: number): RunView {
   }
 }
 
-/** A record written without waiting for the disk (a reply's tokens) is not shown as the last safe point. */
+/**
+ * A reply's token count, written without waiting for the disk, is not shown as the last safe
+ * point. A turn's last ledger entry is, though written the same way: a kill keeps it, and
+ * checkpoint B, written right after it, makes it durable with its own fsync.
+ */
 function durable(event: Extract<RunEvent, { type: 'saved' }>): boolean {
-  return event.durable;
+  return event.durable || event.point === 'effect-write';
 }
 
 /** A checkpoint A opens a new list of calls; the ledger writes after it mark them recorded. */

@@ -192,7 +192,7 @@ describe.skipIf(!postgresAvailable())('a fleet of workers on PostgreSQL', () => 
       await waitFor('runs under way', async () => (await withDb(url, (db) => db.query('SELECT 1 FROM da_records'))).rowCount! >= 10);
       server.restart();
       await waitFor('every run to finish after the restart', async () => (await withDb(url, (db) => db.query('SELECT 1 FROM da_runs WHERE NOT finished'))).rowCount === 0, 120_000);
-      for (const w of workers) expect(w.child.exitCode).toBeNull();
+      for (const w of workers) expect(w.child.exitCode, w.output()).toBeNull();
     } finally {
       for (const w of workers) w.child.kill('SIGTERM');
       await Promise.all(workers.map((w) => w.done));

@@ -17,17 +17,24 @@ export interface CrashCase {
   path: CrashPath;
   stepIndex: number;
   label: string;
+  /**
+   * After the kill, the machine loses power too: what was written without an fsync is gone.
+   * Only where the run had such a record that matters: a turn's last ledger entry, whose fsync
+   * is checkpoint B's, right after it.
+   */
+  powerLoss?: boolean;
 }
 
-export function crashCases(paths: CrashPath[]): CrashCase[] {
+/** With `powerLoss`, a second case at each turn's last ledger entry, where a power loss differs from a kill. */
+export function crashCases(paths: CrashPath[], options: { powerLoss?: boolean } = {}): CrashCase[] {
   return paths.flatMap((crashPath) =>
     crashPath.steps.flatMap((step, stepIndex) =>
-      step.labels.map((label) => ({
-        name: `${describeStep(step)} ✂ ${label} (path ${crashPath.id}${stepIndex > 1 ? `, step ${stepIndex}` : ''})`,
-        path: crashPath,
-        stepIndex,
-        label,
-      })),
+      step.labels.flatMap((label) => {
+        const name = `${describeStep(step)} ✂ ${label} (path ${crashPath.id}${stepIndex > 1 ? `, step ${stepIndex}` : ''})`;
+        const crash = { name, path: crashPath, stepIndex, label };
+        const unsynced = options.powerLoss && label.startsWith('after-effect-write:') && step.effects.returned === 'requestTurnClose';
+        return unsynced ? [crash, { ...crash, name: `${name} + power loss`, powerLoss: true }] : [crash];
+      }),
     ),
   );
 }
@@ -108,6 +115,12 @@ async function checkCrashInvariants(crash: CrashCase, stores: ScenarioStores, ba
 
   const crashed = await playScenario(scenario, key, world, stores, crash.label);
   expect(crashed.crashedAt).toBe(crash.label);
+  if (crash.powerLoss) {
+    const before = await reload(stores, key);
+    expect(stores.loseUnsynced!(key), 'bytes written without an fsync').toBeGreaterThan(0);
+    // The turn's last ledger entry is gone with the power: the run stands at the record before it.
+    expect((await reload(stores, key)).records.length).toBe(before.records.length - 1);
+  }
 
   // 4. A crash at a transition boundary leaves a store that loads, with nothing cut off.
   const atCrashStore = stores.open(key);

@@ -3,13 +3,15 @@
  * at a label, and resumed from the store alone in a fresh runtime. The tools act on a "world"
  * that outlives the crash (as the outside world does) and count every real execution.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import type { DecisionRequest } from '../../src/approval/decision-step.ts';
 import { endTurnReply, scriptedModel } from '../../src/model/scripted-model.ts';
 import { CrashPoints, SimulatedCrash } from '../../src/runtime/crash-points.ts';
 import { resumeRun, startRun } from '../../src/runtime/run-api.ts';
 import type { RunEvent, RunResult } from '../../src/runtime/run-events.ts';
-import { FileStore } from '../../src/store/file-store.ts';
+import { FileStore, JOURNAL_FILE } from '../../src/store/file-store.ts';
+import { parseCommitMark } from '../../src/store/framing.ts';
 import type { RunStore } from '../../src/store/store.ts';
 import { defineTool, type ToolDefinition } from '../../src/tools/tool.ts';
 import { ExecutionCounter } from '../helpers/counting-tools.ts';
@@ -99,6 +101,8 @@ export interface ScenarioStores {
   open(key: string, writeFaults?: string): RunStore;
   /** Releases what open() holds (a file descriptor); the journal stays. */
   close(store: RunStore): void;
+  /** A power loss: drops what was written without an fsync; returns how many bytes that was. */
+  loseUnsynced?(key: string): number;
 }
 
 export function fileStores(): ScenarioStores {
@@ -106,6 +110,14 @@ export function fileStores(): ScenarioStores {
     name: 'file store',
     open: (dir, writeFaults) => new FileStore(path.join(dir, '.durable-agent'), writeFaults ? { writeFaults } : {}),
     close: (store) => (store as FileStore).close(),
+    loseUnsynced: (dir) => {
+      // The commit mark counts what the last fsync made durable: everything after it is cut off.
+      const journal = path.join(dir, '.durable-agent', JOURNAL_FILE);
+      const bytes = fs.readFileSync(journal);
+      const mark = parseCommitMark(bytes, bytes.indexOf(0x0a) + 1, 2);
+      fs.truncateSync(journal, mark.bytes);
+      return bytes.length - mark.bytes;
+    },
   };
 }
 

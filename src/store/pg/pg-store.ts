@@ -12,10 +12,11 @@ import { documentJson } from '../framing.ts';
 import type { JournalHeader, JournalRecord } from '../journal-record.ts';
 import { isReadableVersion, JOURNAL_FORMAT, JOURNAL_VERSION } from '../journal-record.ts';
 import { recordProblem } from '../journal-reader.ts';
-import type { AppendReceipt, LoadedRun, LoadOptions, RunLock, RunStore, StoredRecord } from '../store.ts';
+import { CommitQueue } from '../commit-queue.ts';
+import type { AppendOptions, AppendReceipt, LoadedRun, LoadOptions, RunLock, RunStore, StoredRecord } from '../store.ts';
 import { WriteFaultPlan } from '../write-faults.ts';
 import { PgDecisionInbox } from './pg-decision-inbox.ts';
-import { assertLease, claimRun, type Lease, LeaseKeeper, LeaseLostError, lockLeaseRow, releaseLease } from './leases.ts';
+import { assertLease, claimRun, type Lease, LeaseKeeper, LeaseLostError, releaseLease } from './leases.ts';
 
 export const DEFAULT_LEASE_MS = 15_000;
 
@@ -30,11 +31,19 @@ export interface PgRunStoreOptions {
   writeFaults?: string | undefined;
 }
 
+/** One appendBatch: its records, and whether it waits for the disk. */
+interface PendingUnit {
+  records: readonly JournalRecord[];
+  sync: boolean;
+}
+
 export class PgRunStore implements RunStore {
   readonly location: string;
   readonly decisions: PgDecisionInbox;
   private lease: Lease | null;
   private readonly faults: WriteFaultPlan;
+  /** One statement at a time per run, in order; appends made while one commits go into the next. */
+  private readonly commits = new CommitQueue<PendingUnit, AppendReceipt>((units) => this.flushUnits(units));
 
   constructor(
     private readonly pool: Pool,
@@ -95,75 +104,106 @@ export class PgRunStore implements RunStore {
     return { header, records, tornTail: null, totalBytes };
   }
 
+  /** One statement (one round trip), fenced like an append: the row of record 0 and the run's header. */
   async create(header: JournalHeader, first: JournalRecord): Promise<AppendReceipt> {
     const lease = this.requireLease();
     const body = JSON.stringify(first);
     const bytes = Buffer.byteLength(body);
-    const client = await this.pool.connect();
+    let created: number;
     try {
-      await client.query('BEGIN');
-      const row = await lockLeaseRow(client, lease);
-      if (row.records > 0) throw new Error(`run ${this.runId} already has records`);
-      await client.query('INSERT INTO da_records (run_id, seq, epoch, body, bytes) VALUES ($1, 0, $2, $3, $4)', [this.runId, lease.epoch, body, bytes]);
-      await client.query(
-        `UPDATE da_runs SET header = $2, state = $3, turn = $4, records = 1, finished = false, updated_at = now() WHERE id = $1`,
-        [this.runId, JSON.stringify(header), first.state, first.turn ?? 0],
+      const result = await this.pool.query(
+        `WITH holder AS (
+           SELECT id FROM da_runs WHERE id = $1 AND lease_epoch = $2 AND records = 0 FOR UPDATE
+         ), added AS (
+           INSERT INTO da_records (run_id, seq, epoch, body, bytes) SELECT $1, 0, $2, $3, $4 FROM holder RETURNING seq
+         )
+         UPDATE da_runs SET header = $5, state = $6, turn = $7, records = 1, finished = false, updated_at = now()
+          WHERE id = $1 AND EXISTS (SELECT 1 FROM added)`,
+        [this.runId, lease.epoch, body, bytes, JSON.stringify(header), first.state, first.turn ?? 0],
       );
-      await client.query('COMMIT');
+      created = result.rowCount ?? 0;
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      if (error instanceof LeaseLostError) throw error;
       throw new StoreWriteError(this.location, 'the new run', error);
-    } finally {
-      client.release();
+    }
+    if (created !== 1) {
+      await assertLease(this.pool, lease);
+      throw new StoreWriteError(this.location, 'the new run', new Error(`run ${this.runId} already has records`));
     }
     return { bytes };
   }
 
-  async append(record: JournalRecord): Promise<AppendReceipt> {
+  async append(record: JournalRecord, options: AppendOptions = {}): Promise<AppendReceipt> {
+    return this.appendBatch([record], options);
+  }
+
+  /** One statement, so one transaction; appends made while one commits share the next commit. */
+  async appendBatch(records: readonly JournalRecord[], options: AppendOptions = {}): Promise<AppendReceipt> {
+    return this.commits.submit({ records, sync: options.sync !== false });
+  }
+
+  /**
+   * Every record of the units in one statement: the rows, and the run's count, state and what it
+   * waits for, as of the last of them. Units none of which waits for the disk commit without
+   * waiting for the WAL's flush (synchronous_commit off for that transaction): a later
+   * commit that waits flushes them with it, in order.
+   */
+  private async flushUnits(units: readonly PendingUnit[]): Promise<AppendReceipt[]> {
     const lease = this.requireLease();
-    const body = documentJson(record);
-    const bytes = Buffer.byteLength(body);
-    const fault = this.faults.check(record);
-    if (fault) throw new StoreWriteError(this.location, `record ${record.seq} (${record.event}, state ${record.state})`, fault);
+    const records = units.flatMap((unit) => unit.records);
+    const bodies = records.map((record) => documentJson(record));
+    const each = bodies.map((body) => Buffer.byteLength(body));
+    const last = records[records.length - 1]!;
+    const what = records.length === 1 ? `record ${last.seq} (${last.event}, state ${last.state})` : `records ${records[0]!.seq} to ${last.seq} (one unit)`;
+    for (const record of records) {
+      const fault = this.faults.check(record);
+      if (fault) throw new StoreWriteError(this.location, what, fault);
+    }
+    const turn = records.findLast((record) => record.turn !== undefined)?.turn ?? null;
+    const awaited = records.findLast((record) => record.awaiting !== undefined);
     let accepted: number;
     try {
       const result = await this.pool.query(
         `WITH holder AS (
-           SELECT id FROM da_runs WHERE id = $1 AND lease_epoch = $2 FOR UPDATE
+           SELECT id FROM da_runs WHERE id = $1 AND lease_epoch = $2 AND set_config('synchronous_commit', $11, true) IS NOT NULL FOR UPDATE
          ), added AS (
            INSERT INTO da_records (run_id, seq, epoch, body, bytes)
-           SELECT $1, $3, $2, $4, $5 FROM holder
+           SELECT $1, r.seq, $2, r.body, r.bytes FROM holder, unnest($3::integer[], $4::text[], $5::integer[]) AS r(seq, body, bytes)
            RETURNING seq
          )
-         UPDATE da_runs SET state = $6, turn = coalesce($7, turn), records = $3 + 1, finished = $8, updated_at = now(),
+         UPDATE da_runs SET state = $6, turn = coalesce($7, turn), records = $12, finished = $8, updated_at = now(),
                 awaiting = CASE WHEN $9 THEN $10::text ELSE awaiting END,
-                awaiting_since = CASE WHEN $9 THEN to_timestamp($11::double precision / 1000) ELSE awaiting_since END
+                awaiting_since = CASE WHEN $9 THEN to_timestamp($13::double precision / 1000) ELSE awaiting_since END
           WHERE id = $1 AND EXISTS (SELECT 1 FROM added)`,
         [
           this.runId,
           lease.epoch,
-          record.seq,
-          body,
-          bytes,
-          record.state,
-          record.turn ?? null,
-          FINAL_STATES.includes(record.state),
+          records.map((record) => record.seq),
+          bodies,
+          each,
+          last.state,
+          turn,
+          FINAL_STATES.includes(last.state),
           // What the run waits for, kept on the row so a claim can tell whether a decision for it exists.
-          record.awaiting !== undefined,
-          record.awaiting?.tool_use_id ?? null,
-          record.awaiting?.since ?? null,
+          awaited !== undefined,
+          awaited?.awaiting?.tool_use_id ?? null,
+          units.some((unit) => unit.sync) ? 'on' : 'off',
+          last.seq + 1,
+          awaited?.awaiting?.since ?? null,
         ],
       );
       accepted = result.rowCount ?? 0;
     } catch (error) {
-      throw new StoreWriteError(this.location, `record ${record.seq} (${record.event}, state ${record.state})`, error);
+      throw new StoreWriteError(this.location, what, error);
     }
     if (accepted !== 1) {
       await assertLease(this.pool, lease);
       throw new LeaseLostError(this.runId, lease.epoch, null, null);
     }
-    return { bytes };
+    let at = 0;
+    return units.map((unit) => {
+      const bytesEach = each.slice(at, (at += unit.records.length));
+      return { bytes: bytesEach.reduce((sum, n) => sum + n, 0), bytesEach };
+    });
   }
 
   async assertOwnership(): Promise<void> {

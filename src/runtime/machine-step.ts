@@ -1,0 +1,42 @@
+/**
+ * xstate's pure `transition()`, without the throwaway actor it builds on every call: that
+ * actor computes the machine's initial state each time (about a third of a step's cost). One
+ * inert scope per machine is built once and reused; the machine invokes and spawns no actors
+ * (a rule of machines/), so nothing is ever registered in it. Same snapshot, same actions:
+ * test/machine-step.test.ts holds it to xstate's own on every path of the crash suite.
+ */
+import { type ActorScope, type AnyStateMachine, createActor, type EventFromLogic, type ExecutableActionsFrom, type SnapshotFrom } from 'xstate';
+
+const scopes = new WeakMap<AnyStateMachine, ActorScope<any, any, any, any>>();
+
+function scopeOf(machine: AnyStateMachine): ActorScope<any, any, any, any> {
+  let scope = scopes.get(machine);
+  if (!scope) {
+    const self = createActor(machine);
+    scope = {
+      self,
+      defer: () => {},
+      id: '',
+      logger: () => {},
+      sessionId: '',
+      stopChild: () => {},
+      system: self.system,
+      emit: () => {},
+      actionExecutor: () => {},
+    } as ActorScope<any, any, any, any>;
+    scopes.set(machine, scope);
+  }
+  return scope;
+}
+
+/** The next snapshot and the actions to carry out, as xstate's `transition(machine, snapshot, event)` returns them. */
+export function transition<M extends AnyStateMachine>(machine: M, snapshot: SnapshotFrom<M>, event: EventFromLogic<M>): [SnapshotFrom<M>, ExecutableActionsFrom<M>[]] {
+  const actions: ExecutableActionsFrom<M>[] = [];
+  const scope = scopeOf(machine);
+  scope.actionExecutor = (action) => void actions.push(action as ExecutableActionsFrom<M>);
+  try {
+    return [machine.transition(snapshot, event, scope) as SnapshotFrom<M>, actions];
+  } finally {
+    scope.actionExecutor = () => {};
+  }
+}
