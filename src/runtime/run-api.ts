@@ -287,7 +287,8 @@ function driverParts(options: RunParts, tracing: RunTracing | null): PartsOfRun 
     signal: options.signal,
     model: options.model,
     registry: new ToolRegistry(tools),
-    crash: options.crashPoints ?? new CrashPoints(options.crashAfter, crashHandlerOf(options.onCrash)),
+    // Nobody reads the labels passed of points made here: not kept (a long run would hold one per record).
+    crash: options.crashPoints ?? new CrashPoints(options.crashAfter, crashHandlerOf(options.onCrash), false),
     observer: withTracing(options.observer, tracing),
     toolTimeoutMs: options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
     maxTokens: options.maxTokens ?? DEFAULT_MAX_TOKENS,
