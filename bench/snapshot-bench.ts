@@ -36,6 +36,8 @@ export interface SnapshotRatios {
   bytesPerTurn: number;
   writerPeakRss: number;
   resumeMs: number;
+  /** The resume's CPU time: less at the mercy of a busy machine than its wall time. */
+  resumeCpuMs: number;
   resumePeakRss: number;
 }
 
@@ -83,6 +85,7 @@ export function snapshotRatios(figures: readonly SnapshotFigures[]): SnapshotRat
         bytesPerTurn: other.write.bytesPerTurn / base.write.bytesPerTurn,
         writerPeakRss: other.write.peakRssKb / base.write.peakRssKb,
         resumeMs: other.resumeMs / base.resumeMs,
+        resumeCpuMs: other.resumeCpuMs / base.resumeCpuMs,
         resumePeakRss: other.resumePeakRssKb / base.resumePeakRssKb,
       });
     }
@@ -101,7 +104,7 @@ export function snapshotReport(figures: readonly SnapshotFigures[], ratios: read
   const ratioRows = ratios.map(
     (r) =>
       `  ${r.mode.padEnd(9)} T=${r.to} vs T=${r.from}: per-turn time ${r.msPerTurn.toFixed(2)}x, bytes ${r.bytesPerTurn.toFixed(2)}x, ` +
-      `writer peak RSS ${r.writerPeakRss.toFixed(2)}x, resume ${r.resumeMs.toFixed(2)}x (peak RSS ${r.resumePeakRss.toFixed(2)}x)`,
+      `writer peak RSS ${r.writerPeakRss.toFixed(2)}x, resume ${r.resumeMs.toFixed(2)}x (cpu ${r.resumeCpuMs.toFixed(2)}x, peak RSS ${r.resumePeakRss.toFixed(2)}x)`,
   );
   return [
     `Long runs with a bounded live context (compacted every 50 turns; per turn = the last 1,000 turns; fsync off for these writes):`,
