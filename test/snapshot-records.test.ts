@@ -24,6 +24,7 @@ import { readJournal } from '../src/store/journal-reader.ts';
 import { MemoryStore } from '../src/store/memory-store.ts';
 import type { RunStore } from '../src/store/store.ts';
 import { countingTools } from './helpers/counting-tools.ts';
+import { runCli } from './helpers/cli.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
 /** A small deterministic generator, so a failing journal can be written again from its seed. */
@@ -271,6 +272,14 @@ describe('snapshotEvery', () => {
     for (const bad of [-1, 1.5, Number.NaN]) expect(() => snapshotEveryOf(bad, {})).toThrow(SnapshotEveryError);
     expect(() => snapshotEveryOf(undefined, { [SNAPSHOT_EVERY_ENV]: 'often' })).toThrow(/DURABLE_AGENT_SNAPSHOT_EVERY/);
   });
+
+  it('the CLI refuses a bad DURABLE_AGENT_SNAPSHOT_EVERY (exit 2), and writes nothing', () => {
+    const dir = tempDir();
+    const run = runCli(['demo', '--dir', dir], { cwd: dir, env: { [SNAPSHOT_EVERY_ENV]: 'often' } });
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toContain('DURABLE_AGENT_SNAPSHOT_EVERY');
+    expect(fs.existsSync(path.join(dir, '.durable-agent', JOURNAL_FILE))).toBe(false);
+  }, 60_000);
 
   it('a bad value refuses the run before anything is written', async () => {
     const store = new MemoryStore();
