@@ -7,7 +7,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { agentLoopMachine } from '../machines/agent-loop.machine.ts';
 import type { ToolOutcome } from '../machines/agent-loop.types.ts';
+import { machineGraphOf } from '../visualizer/machine-graph.ts';
+import { runViewOf } from '../visualizer/run-timeline.ts';
 import { endTurnReply, scriptedModel, type ScriptedStep, toolUseReply } from '../src/model/scripted-model.ts';
 import { SimulatedCrash } from '../src/runtime/crash-points.ts';
 import { readRunHistory, readRunStatus } from '../src/runtime/run-status.ts';
@@ -195,11 +198,14 @@ describe('a snapshot that does not belong is refused, never trusted', () => {
 });
 
 describe('reading a journal with snapshots', () => {
-  it('history and status show every record, snapshots included', async () => {
+  it('history, status and viz show every record, snapshots included', async () => {
     const { store } = await fileRun(12, 4);
     const whole = await store.load();
     const history = await readRunHistory(store);
     expect(history.map((step) => step.seq)).toEqual(whole.records.map((stored) => stored.record.seq));
+    expect(whole.records.filter((stored) => stored.record.snapshot).length).toBeGreaterThan(3);
+    const viz = runViewOf(store.location, whole, machineGraphOf(agentLoopMachine));
+    expect(viz.steps.length).toBe(whole.records.length);
     expect(history[0]!.seq).toBe(0);
     const status = await readRunStatus(store);
     expect(status.records).toBe(whole.records.length);
