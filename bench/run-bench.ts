@@ -1,10 +1,11 @@
 /**
- * npm run bench [-- --quick] [-- --dir DIR]
+ * npm run bench [-- --quick] [-- --long] [-- --dir DIR]
  *
  * Runs, side by side in one process, the same scripted T-turn agent run (~2 KB tool results)
  * on our durable loop (real file store, fsync on), on the same loop in memory, on the naive
  * baseline store (whole checkpoint and whole ledger rewritten with fsync), and the raw floor
- * (the same appends and fsyncs, no logic); then measures resume in fresh processes. Prints one
+ * (the same appends and fsyncs, no logic); then measures resume in fresh processes, and long
+ * runs with and without snapshot records at T = 1,000 and 10,000 (--long: and 100,000). Prints one
  * report and writes its figures to bench/results/latest.json (--quick: latest-quick.json).
  */
 import fs from 'node:fs';
@@ -23,6 +24,7 @@ import { loopTable, ratioTable, resumeTable, targetLines } from './report.ts';
 import { digestOf, measureInChild } from './resume-measure.ts';
 import type { ChildMeasure } from './resume-child.ts';
 import { resumeStoreDir, writeKilledRun } from './resume-journal.ts';
+import { measureSnapshots, snapshotRatios, snapshotReport } from './snapshot-bench.ts';
 import { checkTargets } from './targets.ts';
 import { benchRunOptions, benchScript, contentBytesPerTurn, TOOL_RESULT_BYTES } from './workload.ts';
 
@@ -34,6 +36,8 @@ interface Plan {
   naiveReps: Record<number, number>;
   resumeTurns: number[];
   resumeReps: number;
+  /** Long runs with a bounded context, with and without snapshot records (snapshot-bench.ts). */
+  snapshotTurns: number[];
 }
 
 const FULL: Plan = {
@@ -43,6 +47,7 @@ const FULL: Plan = {
   naiveReps: { 50: 9, 200: 5, 1000: 3 },
   resumeTurns: [1000, 10000],
   resumeReps: 5,
+  snapshotTurns: [1000, 10000],
 };
 
 const QUICK: Plan = {
@@ -52,6 +57,7 @@ const QUICK: Plan = {
   naiveReps: { 50: 5, 200: 3 },
   resumeTurns: [1000],
   resumeReps: 3,
+  snapshotTurns: [1000, 10000],
 };
 
 /** A quick run writes beside the committed figures of the full run, not over them. */
@@ -128,7 +134,9 @@ async function measureResume(root: string, turns: number, reps: number): Promise
 }
 
 async function main(): Promise<void> {
-  const plan = process.argv.includes('--quick') ? QUICK : FULL;
+  const chosen = process.argv.includes('--quick') ? QUICK : FULL;
+  // 100,000 turns take minutes to write (twice: with and without snapshots): only when asked.
+  const plan = process.argv.includes('--long') ? { ...chosen, snapshotTurns: [...chosen.snapshotTurns, 100_000] } : chosen;
   const root = fs.mkdtempSync(path.join(argValue('--dir') ?? os.tmpdir(), 'durable-agent-bench-'));
   installIoCounter();
   const started = Date.now();
@@ -153,6 +161,8 @@ async function main(): Promise<void> {
       log(`  resume: writing a ${turns}-turn journal (fsync off for this input only), then ${plan.resumeReps} runs`);
       resume.push(await measureResume(root, turns, plan.resumeReps));
     }
+    const snapshots = measureSnapshots(root, plan.snapshotTurns, plan.resumeReps, log);
+    const snapshotRatioList = snapshotRatios(snapshots);
     const targets = checkTargets(loops, ratios, resume, content);
 
     const loadAtEnd = os.loadavg()[0]!;
@@ -173,6 +183,8 @@ async function main(): Promise<void> {
       resumeTable(resume),
       `  resume did: ${resume.map((r) => `T=${r.turns}: ${r.resumeDetail}`).join('; ')}`,
       '',
+      snapshotReport(snapshots, snapshotRatioList),
+      '',
       'Targets:',
       targetLines(targets),
     ].join('\n');
@@ -186,6 +198,8 @@ async function main(): Promise<void> {
       loops,
       ratios,
       resume,
+      snapshots,
+      snapshotRatios: snapshotRatioList,
       targets,
     };
     const file = fileURLToPath(new URL(`./results/${RESULTS[plan.name]}`, import.meta.url));

@@ -38,6 +38,7 @@ export { readRunHistory, readRunStatus } from './runtime/run-status.ts';
 export type { ContinuedStep, HistoryStep, RunStatus } from './runtime/run-status.ts';
 export { CrashPoints, CrashSpecError, SIMULATED_CRASH_EXIT_CODE, SimulatedCrash } from './runtime/crash-points.ts';
 export type { CrashAction, CrashHandler } from './runtime/crash-points.ts';
+export { DEFAULT_SNAPSHOT_EVERY, SNAPSHOT_EVERY_ENV, SnapshotEveryError, snapshotsAtEvent } from './runtime/snapshot-policy.ts';
 export { ContinueRefusedError, type ContinueProblem } from './runtime/continue-run.ts';
 export { RunOriginMismatchError } from './runtime/run-origin.ts';
 export type { JournalHeader, PinnedDecisionPolicy, RunOrigin } from './store/journal-record.ts';

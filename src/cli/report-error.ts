@@ -18,6 +18,7 @@ import { MissingApiKeyError, ModelCallError } from '../model/model.ts';
 import { ContinueRefusedError } from '../runtime/continue-run.ts';
 import { CrashSpecError } from '../runtime/crash-points.ts';
 import { RunOriginMismatchError } from '../runtime/run-origin.ts';
+import { SnapshotEveryError } from '../runtime/snapshot-policy.ts';
 import {
   RunExistsError,
   RunLockedError,
@@ -78,6 +79,7 @@ const REFUSALS = [
   PruneRuleMissingError,
   PruneOptionError,
   ContinueRefusedError,
+  SnapshotEveryError,
 ];
 
 export function reportError(error: unknown, writers: Writers, verbose: boolean): number {

@@ -28,6 +28,7 @@ import type { RunObserver, RunResult } from './run-events.ts';
 import type { RunInspector } from './run-inspection.ts';
 import { API_COMMAND, checkOrigin, runOriginOf } from './run-origin.ts';
 import type { DriverParts } from './run-driver.ts';
+import { SnapshotPolicy, snapshotEveryOf } from './snapshot-policy.ts';
 import { RunDriver } from './run-driver.ts';
 import type { RunTracing } from '../telemetry/run-tracing.ts';
 import { tracedRun, withTracing } from './traced-run.ts';
@@ -93,6 +94,11 @@ export interface RunParts {
   wait?: boolean | undefined;
   /** Deny, by 'deadline', a call still undecided this many milliseconds after it began to wait. */
   decisionTimeoutMs?: number | undefined;
+  /**
+   * Write the whole state (a snapshot record) every this many records, so that a resume reads
+   * only from the last one; 0: only at compactions. Default DURABLE_AGENT_SNAPSHOT_EVERY, else 1,000.
+   */
+  snapshotEvery?: number | undefined;
 }
 
 export interface StartOptions extends RunParts {
@@ -158,7 +164,8 @@ async function start(options: StartOptions, tracing: RunTracing | null): Promise
     const version = canNeedDecisions(decisionPolicy, offeredTools(options)) ? JOURNAL_VERSION : JOURNAL_VERSION_PLAIN;
     const header = { format: JOURNAL_FORMAT, version, runId, createdAt: record.at, startedBy, ...(trace ? { trace } : {}), ...(decisionPolicy ? { decisionPolicy } : {}) } as const;
     const receipt = await store.create(header, record);
-    const driver = new RunDriver(parts, runId, snapshot, { state: 'awaitingModel', context: snapshot.context, ledger: new Map() }, 1);
+    const snapshots = new SnapshotPolicy(snapshotEveryOf(options.snapshotEvery), record, record);
+    const driver = new RunDriver({ ...parts, snapshots }, runId, snapshot, { state: 'awaitingModel', context: snapshot.context, ledger: new Map() }, 1);
     parts.observer({
       type: 'started',
       runId,
@@ -194,6 +201,7 @@ async function resume(options: ResumeOptions, tracing: RunTracing | null): Promi
     const offeredFor = (applied: ResumeOptions) => runOriginOf(options.command ?? API_COMMAND, options.model.name, offeredTools(applied));
     const loaded = await store.load({
       repair: true,
+      fromLastSnapshot: true,
       acceptLostRecord: options.acceptLostRecord === true,
       // Before the store repairs anything: a resume refused for its origin or its rule changes nothing.
       checkHeader: (header) => void checkOrigin(store.location, header, offeredFor(withPolicy(header)), allowChange),
@@ -206,12 +214,13 @@ async function resume(options: ResumeOptions, tracing: RunTracing | null): Promi
     const snapshot = agentLoopMachine.resolveState({ value: view.state, context: snapshotContextOf(view) });
     // Again under the lock: another process may have gone on since the check above.
     if (message !== undefined) checkContinue(store.location, message, view.state, snapshot.context, options.maxTurns);
+    const [first, last] = [loaded.records[0]!.record, loaded.records[loaded.records.length - 1]!.record];
     const driver = new RunDriver(
-      parts,
+      { ...parts, snapshots: new SnapshotPolicy(snapshotEveryOf(options.snapshotEvery), first, last) },
       loaded.header.runId,
       snapshot,
       { state: view.state, context: snapshot.context, ledger: view.ledger },
-      loaded.records.length,
+      last.seq + 1,
     );
     return await driver.resume(options.maxTurns, loaded.tornTail, loaded.records[loaded.records.length - 1]!, origin, message);
   } finally {
@@ -221,12 +230,12 @@ async function resume(options: ResumeOptions, tracing: RunTracing | null): Promi
 
 async function checkContinuable(store: RunStore, message: string, maxTurns: number | undefined): Promise<void> {
   checkMessageText(store.location, message);
-  const view = foldJournal(store.location, await store.load());
+  const view = foldJournal(store.location, await store.load({ fromLastSnapshot: true }));
   checkContinue(store.location, message, view.state, snapshotContextOf(view), maxTurns);
 }
 
 /** Takes the run's lock; a holder taken over is reported, since it may still be alive. */
-async function lockRun(options: RunParts, parts: DriverParts): Promise<RunLock> {
+async function lockRun(options: RunParts, parts: PartsOfRun): Promise<RunLock> {
   const lock = await options.store.lock(options.takeOver ? { takeOver: true } : undefined);
   if (lock.takenOver) parts.observer({ type: 'lock-taken-over', ...lock.takenOver });
   return lock;
@@ -239,7 +248,7 @@ async function lockRun(options: RunParts, parts: DriverParts): Promise<RunLock> 
 async function clearFinishedRun(store: RunStore, fresh: boolean): Promise<string | null> {
   if (!(await store.exists())) return null;
   if (!fresh) {
-    const view = foldJournal(store.location, await store.load());
+    const view = foldJournal(store.location, await store.load({ fromLastSnapshot: true }));
     if (view.state !== 'done') throw new RunExistsError(store.location, view.state, view.context.turn);
   }
   return store.archive();
@@ -258,7 +267,12 @@ function offeredTools(options: RunParts): readonly ToolDefinition[] {
   return options.allowQuestions ? [...options.tools, askUserTool] : options.tools;
 }
 
-function driverParts(options: RunParts, tracing: RunTracing | null): DriverParts {
+/** What the driver needs, but the snapshot policy, which needs the journal's records. */
+type PartsOfRun = Omit<DriverParts, 'snapshots'>;
+
+function driverParts(options: RunParts, tracing: RunTracing | null): PartsOfRun {
+  // Checked here, before anything is written; the policy itself is made once the records are known.
+  snapshotEveryOf(options.snapshotEvery);
   const tools = offeredTools(options);
   const policy = { requireApproval: options.requireApproval, allowQuestions: options.allowQuestions === true };
   checkDecisionPolicy(policy, tools);
@@ -273,7 +287,8 @@ function driverParts(options: RunParts, tracing: RunTracing | null): DriverParts
     signal: options.signal,
     model: options.model,
     registry: new ToolRegistry(tools),
-    crash: options.crashPoints ?? new CrashPoints(options.crashAfter, crashHandlerOf(options.onCrash)),
+    // Nobody reads the labels passed of points made here: not kept (a long run would hold one per record).
+    crash: options.crashPoints ?? new CrashPoints(options.crashAfter, crashHandlerOf(options.onCrash), false),
     observer: withTracing(options.observer, tracing),
     toolTimeoutMs: options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
     maxTokens: options.maxTokens ?? DEFAULT_MAX_TOKENS,

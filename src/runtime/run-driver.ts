@@ -20,7 +20,6 @@ import { reconcileOpenTurn } from '../reconcile/carry-out.ts';
 import { StoreWriteError } from '../store/errors.ts';
 import { RecordEncodeError } from '../store/framing.ts';
 import type { DurableView } from '../store/journal-codec.ts';
-import { encodeRecord, ledgerEntriesOf } from '../store/journal-codec.ts';
 import type { JournalRecord, ReconcileNote, RecordEvent, RecordNote, ResumeNote } from '../store/journal-record.ts';
 import { pointOf } from '../store/record-points.ts';
 import type { AppendOptions, AppendReceipt, RecoveredTornTail, RunStore, StoredRecord } from '../store/store.ts';
@@ -33,6 +32,7 @@ import { transition } from './machine-step.ts';
 import { RunInspection, type RunInspector } from './run-inspection.ts';
 import type { CallView, RunEvent, RunObserver, RunResult, RunStatusName } from './run-events.ts';
 import type { OriginCheck } from './run-origin.ts';
+import type { SnapshotPolicy } from './snapshot-policy.ts';
 
 export type AgentSnapshot = SnapshotFrom<typeof agentLoopMachine>;
 
@@ -58,6 +58,8 @@ export interface DriverParts {
   /** Which calls need a person's decision, and where decisions come from. */
   policy: DecisionPolicy;
   decisions: DecisionOptions;
+  /** Which records are written in full (snapshots), and what the process keeps after one. */
+  snapshots: SnapshotPolicy;
 }
 
 export class RunDriver {
@@ -358,12 +360,11 @@ export class RunDriver {
     const resumed = this.pendingResumeNote;
     const reused = this.pendingReuses.length ? this.pendingReuses : null;
     const fullNote = resumed || reused ? { ...note, ...(resumed ? { resumed } : {}), ...(reused ? { reused } : {}) } : note;
-    const record = encodeRecord(this.durable, { seq: this.seq, at, event, state, context, note: fullNote });
+    const record = this.parts.snapshots.encode(this.durable, { seq: this.seq, at, event, state, context, note: fullNote }, options);
     const receipt = await this.parts.store.append(record, options);
     this.pendingResumeNote = null;
     this.pendingReuses = [];
-    for (const entry of ledgerEntriesOf(record)) this.durable.ledger.set(entry.tool_use_id, entry);
-    this.durable = { state, context, ledger: this.durable.ledger };
+    this.durable = this.parts.snapshots.durableAfter(record, this.durable, state, context);
     this.seq += 1;
     await this.reportSaved(record, receipt, options?.sync !== false);
   }

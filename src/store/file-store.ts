@@ -118,7 +118,7 @@ export class FileStore implements RunStore {
     let tornTail: RecoveredTornTail | null = null;
     try {
       const bytes = fileBytes(fd);
-      const read = () => readJournal(this.journalPath, bytes, { acceptLostRecord: options.acceptLostRecord === true });
+      const read = () => readJournal(this.journalPath, bytes, { acceptLostRecord: options.acceptLostRecord === true, fromLastSnapshot: options.fromLastSnapshot === true });
       journal = options.repair ? read() : await readWhileWritten(read, () => snapshotOf(fd));
       options.checkHeader?.(journal.header);
       if (journal.cutEnd) {
@@ -131,7 +131,8 @@ export class FileStore implements RunStore {
     }
     if (options.repair) {
       this.close();
-      const mark = { records: journal.records.length, bytes: journal.goodLength };
+      // The records read may start at a snapshot: the count is the last one's number + 1.
+      const mark = { records: journal.records[journal.records.length - 1]!.record.seq + 1, bytes: journal.goodLength };
       this.position = { fd: fs.openSync(this.journalPath, 'r+'), markOffset: journal.markOffset, written: mark };
       if (journal.cutEnd || journal.mark.records !== mark.records) this.rewriteEnd(mark);
     }

@@ -29,10 +29,15 @@ export function documentJson(document: unknown): string {
   return json;
 }
 
+/** The checksum a line carries for this JSON text: 8 lowercase hex digits of its CRC-32. */
+export function checksumOf(json: string | Buffer): string {
+  return crc32(json).toString(16).padStart(CRC_HEX, '0');
+}
+
 export function frameLine(document: unknown): Buffer {
   const json = Buffer.from(documentJson(document), 'utf8');
   const line = Buffer.allocUnsafe(CRC_HEX + 1 + json.length + 1);
-  line.write(crc32(json).toString(16).padStart(CRC_HEX, '0'), 0, 'latin1');
+  line.write(checksumOf(json), 0, 'latin1');
   line[CRC_HEX] = 0x20;
   json.copy(line, CRC_HEX + 1);
   line[line.length - 1] = NEWLINE;
@@ -43,6 +48,8 @@ export interface FramedLine {
   document: unknown;
   offset: number;
   bytes: number;
+  /** The line's checksum (checksumOf its JSON). */
+  crc: string;
 }
 
 export interface TornTail {
@@ -75,13 +82,15 @@ export function parseFrames(buffer: Buffer, start = 0, firstLineNo = 1): FramedJ
   while (pos < buffer.length) {
     const end = buffer.indexOf(NEWLINE, pos);
     if (end === -1) return { lines, tornTail: { offset: pos, bytes: buffer.length - pos }, goodLength: pos };
-    lines.push({ document: parseLine(buffer, pos, end, firstLineNo + lines.length), offset: pos, bytes: end + 1 - pos });
+    const document = parseLine(buffer, pos, end, firstLineNo + lines.length);
+    lines.push({ document, offset: pos, bytes: end + 1 - pos, crc: buffer.toString('latin1', pos, pos + CRC_HEX) });
     pos = end + 1;
   }
   return { lines, tornTail: null, goodLength: pos };
 }
 
-function parseLine(buffer: Buffer, start: number, end: number, lineNo: number): unknown {
+/** The document of the line [start, end) (end: its newline), checked against its checksum. */
+export function parseLine(buffer: Buffer, start: number, end: number, lineNo: number): unknown {
   if (end - start < CRC_HEX + 2 || buffer[start + CRC_HEX] !== 0x20) {
     throw new FrameError(lineNo, start, 'not a journal line (expected a checksum, a space and a JSON document)');
   }

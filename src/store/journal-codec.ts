@@ -25,6 +25,7 @@ import type {
   ListEdit,
   RecordEvent,
   RecordNote,
+  SnapshotMark,
 } from './journal-record.ts';
 import { isLedgerRef } from './journal-record.ts';
 import { awaitedProblem, decisionProblem, messageProblem, outcomeProblem, pendingProblem, storedUsage } from './record-shape.ts';
@@ -103,6 +104,71 @@ export function encodeRecord(prev: DurableView | null, next: TransitionToEncode)
   return record;
 }
 
+/**
+ * The transition's record written in full, as a snapshot: every field, every list from 0, and
+ * the ledger entries the state refers to, so that folding it from nothing gives the same view as
+ * folding every record before it and then it (which is also what an older release does with it).
+ * Tool results in messages are written as references to those entries, as in any record.
+ */
+export function encodeSnapshotRecord(prev: DurableView, next: TransitionToEncode, after: SnapshotMark['after']): JournalRecord {
+  const ctx = next.context;
+  const inResults = new Map(ctx.results.map((outcome) => [outcome.tool_use_id, outcome]));
+  const ledger = new LedgerOverlay(new Map());
+  const kept: ToolOutcome[] = [];
+  for (const id of referencedIds(ctx)) {
+    const outcome = inResults.get(id) ?? prev.ledger.get(id);
+    if (!outcome) continue;
+    ledger.add(outcome);
+    if (!inResults.has(id)) kept.push(outcome);
+  }
+  for (const outcome of ctx.results) ledger.add(outcome);
+  const record: JournalRecord = {
+    seq: next.seq,
+    at: next.at,
+    state: next.state,
+    event: next.event,
+    snapshot: { after, ledger: kept },
+    turn: ctx.turn,
+    maxTurns: ctx.maxTurns,
+    usage: ctx.usage,
+    task: ctx.task,
+    system: ctx.system,
+    pausesInARow: ctx.pausesInARow,
+    maxPausesInARow: ctx.maxPausesInARow,
+    results: { from: 0, add: ctx.results.slice() },
+    messages: { from: 0, add: ctx.messages.map((m) => encodeMessage(m, ledger)) },
+    pending: encodePending(ctx.pending, ctx.messages),
+    heldReply: ctx.heldReply,
+    finalText: ctx.finalText,
+    failure: ctx.failure,
+  };
+  // Left out while the run has none and had none, as in every record of a run without decisions
+  // (absent is then right both for a fold from here and for one from the start).
+  if (ctx.decisions.length > 0 || prev.context.decisions.length > 0) record.decisions = { from: 0, add: ctx.decisions.slice() };
+  if (ctx.awaiting !== null || prev.context.awaiting !== null) record.awaiting = ctx.awaiting;
+  if (next.note) record.note = next.note;
+  return record;
+}
+
+/** The tool_use ids the state refers to: tool results in its messages, its pending calls. */
+function referencedIds(ctx: AgentContext): Set<string> {
+  const ids = new Set<string>();
+  for (const message of ctx.messages) {
+    if (typeof message.content === 'string') continue;
+    for (const block of message.content) if (block.type === 'tool_result' && typeof block.tool_use_id === 'string') ids.add(block.tool_use_id);
+  }
+  for (const call of ctx.pending) ids.add(call.id);
+  return ids;
+}
+
+/** The ledger a snapshot record leaves: its kept entries and its results (what a fold from it holds). */
+export function ledgerOfSnapshot(record: JournalRecord): Map<string, ToolOutcome> {
+  const ledger = new Map<string, ToolOutcome>();
+  for (const outcome of record.snapshot?.ledger ?? []) ledger.set(outcome.tool_use_id, outcome);
+  for (const outcome of record.results?.add ?? []) ledger.set(outcome.tool_use_id, outcome);
+  return ledger;
+}
+
 /** Ledger entries this record adds (the effect writes it carries). */
 export function ledgerEntriesOf(record: JournalRecord): ToolOutcome[] {
   return record.results?.add ?? [];
@@ -119,7 +185,8 @@ export function applyRecord(into: DurableView | null, record: JournalRecord): Du
     ledger: new Map(),
   };
   const ctx = view.context;
-  if (record.seq !== 0 && into === null) throw new JournalDecodeError(record.seq, 'the first record of a run must be record 0');
+  if (record.seq !== 0 && into === null && !record.snapshot) throw new JournalDecodeError(record.seq, 'the first record of a run must be record 0');
+  if (record.snapshot) applySnapshotLedger(view, record);
   view.state = record.state;
   if (record.turn !== undefined) ctx.turn = record.turn;
   if (record.maxTurns !== undefined) ctx.maxTurns = record.maxTurns;
@@ -166,6 +233,32 @@ export function applyRecord(into: DurableView | null, record: JournalRecord): Du
   if (record.failure !== undefined) ctx.failure = record.failure;
   return view;
 }
+
+/**
+ * A snapshot's own entries join the ledger first (its messages refer to them). A snapshot must be
+ * whole: a fold that starts from one has nothing else, so a missing field is damage.
+ */
+function applySnapshotLedger(view: DurableView, record: JournalRecord): void {
+  const mark = record.snapshot!;
+  if (!mark || typeof mark !== 'object' || !Array.isArray(mark.ledger) || !mark.after || typeof mark.after.seq !== 'number' || typeof mark.after.crc !== 'string') {
+    throw new JournalDecodeError(record.seq, 'the snapshot mark is malformed');
+  }
+  if (mark.after.seq !== record.seq - 1) throw new JournalDecodeError(record.seq, `the snapshot says it follows record ${mark.after.seq}, not ${record.seq - 1}`);
+  for (const field of SNAPSHOT_FIELDS) {
+    if (record[field] === undefined) throw new JournalDecodeError(record.seq, `the snapshot lacks its ${field}`);
+  }
+  for (const edit of [record.results!, record.messages!, record.decisions ?? { from: 0 }]) {
+    if (edit.from !== 0) throw new JournalDecodeError(record.seq, 'a snapshot\'s lists must start at 0');
+  }
+  for (const outcome of mark.ledger) {
+    const problem = outcomeProblem(outcome);
+    if (problem) throw new JournalDecodeError(record.seq, problem);
+    view.ledger.set(outcome.tool_use_id, outcome);
+  }
+}
+
+/** Every field but decisions and awaiting, left out while a run has none (see encodeSnapshotRecord). */
+const SNAPSHOT_FIELDS = ['turn', 'maxTurns', 'usage', 'task', 'system', 'pausesInARow', 'maxPausesInARow', 'results', 'messages', 'pending', 'heldReply', 'finalText', 'failure'] as const;
 
 /** A context the machine can take: arrays copied so later appends by the fold cannot leak in. */
 export function snapshotContextOf(view: DurableView): AgentContext {

@@ -7,7 +7,7 @@
 import { AGENT_STATES, type AgentStateName } from '../../machines/agent-loop.types.ts';
 import { type JournalDamage, StoreCorruptError, StoreLostRecordError, StoreVersionError } from './errors.ts';
 import type { CommitMark, FramedJournal, FramedLine } from './framing.ts';
-import { COMMIT_MARK_BYTES, FrameError, parseCommitMark, parseFrames } from './framing.ts';
+import { COMMIT_MARK_BYTES, FrameError, parseCommitMark, parseFrames, parseLine } from './framing.ts';
 import type { JournalHeader, JournalRecord, RecordEvent } from './journal-record.ts';
 import { RECORD_EVENTS } from './journal-record.ts';
 import { isReadableVersion, JOURNAL_FORMAT, JOURNAL_VERSION } from './journal-record.ts';
@@ -58,6 +58,11 @@ export interface ReadOptions {
    * instead of refusing it. A person's decision: see StoreLostRecordError.
    */
   acceptLostRecord?: boolean;
+  /**
+   * Read from the last snapshot record on, scanning back from the end (see readFromLastSnapshot).
+   * Whatever that scan finds unusual, the whole journal is read instead, as without this option.
+   */
+  fromLastSnapshot?: boolean;
 }
 
 /** Pieces large enough that reading them costs nothing next to parsing them. */
@@ -67,10 +72,21 @@ export function readJournal(location: string, bytes: Buffer | JournalBytes, opti
   const source: JournalBytes = Buffer.isBuffer(bytes)
     ? { length: bytes.length, read: (start, length) => bytes.subarray(start, start + length) }
     : bytes;
-  return readFrames(location, source, options.pieceBytes ?? PIECE_BYTES, options.acceptLostRecord === true);
+  const pieceBytes = options.pieceBytes ?? PIECE_BYTES;
+  if (options.fromLastSnapshot) {
+    const tail = readFromLastSnapshot(location, source, pieceBytes);
+    if (tail) return tail;
+  }
+  return readFrames(location, source, pieceBytes, options.acceptLostRecord === true);
 }
 
-function readFrames(location: string, bytes: JournalBytes, pieceBytes: number, acceptLostRecord: boolean): ReadJournal {
+interface JournalStart {
+  header: JournalHeader;
+  mark: CommitMark;
+  markOffset: number;
+}
+
+function readStart(location: string, bytes: JournalBytes, pieceBytes: number): JournalStart {
   const headerEnd = firstNewline(bytes, pieceBytes);
   if (headerEnd === -1) throw new StoreCorruptError(location, 1, 0, 'the journal has no complete header line', 'start');
   const markOffset = headerEnd + 1;
@@ -83,13 +99,18 @@ function readFrames(location: string, bytes: JournalBytes, pieceBytes: number, a
   if (typeof header.runId !== 'string') throw new StoreCorruptError(location, 1, 0, 'the header has no run id', 'start');
 
   const mark = startFrame(location, () => parseCommitMark(head, markOffset, 2));
+  return { header: header as JournalHeader, mark, markOffset };
+}
+
+function readFrames(location: string, bytes: JournalBytes, pieceBytes: number, acceptLostRecord: boolean): ReadJournal {
+  const { header, mark, markOffset } = readStart(location, bytes, pieceBytes);
   // The length only now, after the mark: see JournalBytes.length.
   const length = bytes.length;
   const framed = framesOrDamage(location, bytes, markOffset + COMMIT_MARK_BYTES, length, pieceBytes);
   const records: StoredRecord[] = framed.lines.map((line, index) => {
     const problem = recordProblem(line.document, index);
     if (problem) throw new StoreCorruptError(location, index + 3, line.offset, problem, index === framed.lines.length - 1 ? 'last' : 'inside');
-    return { record: line.document as JournalRecord, bytes: line.bytes, offset: line.offset };
+    return { record: line.document as JournalRecord, bytes: line.bytes, offset: line.offset, crc: line.crc };
   });
 
   const unit = cutOffUnit(records, mark, length, acceptLostRecord, location, bytes);
@@ -120,7 +141,102 @@ function readFrames(location: string, bytes: JournalBytes, pieceBytes: number, a
   } else if (framed.tornTail) {
     cutEnd = { ...framed.tornTail, lostCommittedRecord: null };
   }
-  return { header: header as JournalHeader, mark, markOffset, records, cutEnd, goodLength: framed.goodLength };
+  return { header, mark, markOffset, records, cutEnd, goodLength: framed.goodLength };
+}
+
+/**
+ * The records from the last snapshot on, found by reading back from the end of the file: what
+ * a resume reads grows with the records since the last snapshot, not with the run. The
+ * snapshot's link to the line before it (number and checksum) is checked there. A side index
+ * of snapshot offsets would save the scan, but would be a second file to keep in step with the
+ * journal (and a stale one to detect); the scan reads only what the fold needs anyway.
+ *
+ * Null when anything is not the plain case (a damaged line, a number out of order, a snapshot
+ * whose link does not match, records the mark counts missing): the caller then reads the whole
+ * journal, which refuses damage with the usual precise message or recovers what it can.
+ */
+function readFromLastSnapshot(location: string, bytes: JournalBytes, pieceBytes: number): ReadJournal | null {
+  const { header, mark, markOffset } = readStart(location, bytes, pieceBytes);
+  const length = bytes.length;
+  const recordsStart = markOffset + COMMIT_MARK_BYTES;
+  const back = new BackwardLines(bytes, recordsStart, length, pieceBytes);
+  const lastNewline = back.newlineBefore(length);
+  if (lastNewline < recordsStart) return null;
+  const found: StoredRecord[] = [];
+  let end = lastNewline;
+  for (;;) {
+    const line = back.lineEndingAt(end);
+    if (!line) return null;
+    const expected = found.length === 0 ? (line.document as Partial<JournalRecord>)?.seq : found[found.length - 1]!.record.seq - 1;
+    if (typeof expected !== 'number' || recordProblem(line.document, expected)) return null;
+    const record = line.document as JournalRecord;
+    found.push({ record, bytes: line.bytes, offset: line.offset, crc: line.crc });
+    if (record.snapshot || line.offset === recordsStart) {
+      if (record.seq === 0 ? line.offset !== recordsStart : !record.snapshot) return null;
+      if (record.snapshot) {
+        const before = back.lineEndingAt(line.offset - 1);
+        const after = record.snapshot.after;
+        if (!before || !after || (before.document as Partial<JournalRecord>)?.seq !== after.seq || before.crc !== after.crc) return null;
+      }
+      break;
+    }
+    end = line.offset - 1;
+  }
+  found.reverse();
+  if (found[found.length - 1]!.record.seq + 1 < mark.records) return null;
+  const goodLength = lastNewline + 1;
+  const cutEnd = goodLength < length ? { offset: goodLength, bytes: length - goodLength, lostCommittedRecord: null } : null;
+  return { header, mark, markOffset, records: found, cutEnd, goodLength };
+}
+
+/** A journal's lines read from the end towards `start`, a piece at a time. */
+class BackwardLines {
+  /** Bytes [from, from + buffer.length) of the journal. */
+  private buffer: Buffer = Buffer.alloc(0);
+  private from: number;
+
+  constructor(
+    private readonly bytes: JournalBytes,
+    private readonly start: number,
+    length: number,
+    private readonly pieceBytes: number,
+  ) {
+    this.from = length;
+  }
+
+  /** The offset of the last newline before `at`, or start - 1 when there is none. */
+  newlineBefore(at: number): number {
+    // A line longer than a piece is read in pieces twice as large each time, not copied over and over.
+    for (let size = this.pieceBytes; ; size *= 2) {
+      const found = at > this.from ? this.buffer.lastIndexOf(0x0a, at - this.from - 1) : -1;
+      if (found !== -1) return this.from + found;
+      if (this.from <= this.start) return this.start - 1;
+      this.readMore(at, size);
+    }
+  }
+
+  /** The line whose newline is at `newline`, parsed and checked, or null if it does not parse. */
+  lineEndingAt(newline: number): FramedLine | null {
+    if (newline < this.start) return null;
+    const offset = this.newlineBefore(newline) + 1;
+    try {
+      const document = parseLine(this.buffer, offset - this.from, newline - this.from, 0);
+      const crc = this.buffer.toString('latin1', offset - this.from, offset - this.from + 8);
+      return { document, offset, bytes: newline + 1 - offset, crc };
+    } catch (error) {
+      if (error instanceof FrameError) return null;
+      throw error;
+    }
+  }
+
+  /** Reads the piece before what is held, keeping only what lies before `upTo` (the rest was read). */
+  private readMore(upTo: number, size: number): void {
+    const start = Math.max(this.start, this.from - size);
+    const piece = this.bytes.read(start, this.from - start);
+    const kept = this.buffer.subarray(0, Math.max(0, Math.min(this.buffer.length, upTo + 1 - this.from)));
+    this.buffer = Buffer.concat([piece, kept]);
+    this.from = start;
+  }
 }
 
 /**

@@ -23,6 +23,9 @@ export const JOURNAL_FORMAT = 'durable-agent/journal';
  * Version 2: a run whose calls can wait for a person (a pinned decisionPolicy, or a tool with
  * needsApproval): a release before decisions existed would ignore a call's `needs` flag and run
  * it unasked, and it refuses any version but 1. Every other run is still written as version 1.
+ * Snapshot records (issue 14) need no new version: a snapshot is an ordinary record written in
+ * full (every field, every list from 0) plus a `snapshot` field an older release ignores, so it
+ * folds it like any record and gets the same state (see src/store/snapshot-record.ts).
  */
 export const JOURNAL_VERSION = 2;
 /** A journal whose calls never wait for a person: readable by every release. */
@@ -242,6 +245,19 @@ export interface JournalRecord {
    * may take the first records of a unit cut off by a power loss: a state that was durable too).
    */
   more?: number;
+  /**
+   * Set on a snapshot record: the record holds the whole state (every field, lists from 0), so
+   * a resume may start reading here. Absent on every other record.
+   */
+  snapshot?: SnapshotMark;
+}
+
+/** What makes a full record a snapshot a resume can start from, and check. */
+export interface SnapshotMark {
+  /** The record it follows: its number and the CRC-32 of its JSON (the checksum of its line). */
+  after: { seq: number; crc: string };
+  /** Ledger entries the state refers to that `results` does not hold (a tool_result in messages, a pending call's). */
+  ledger: ToolOutcome[];
 }
 
 export function isLedgerRef(block: EncodedBlock): block is LedgerRef {

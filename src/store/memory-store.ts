@@ -3,6 +3,7 @@
  * loop without persistence. It is not durable and says so in its location.
  */
 import { StoreMissingError } from './errors.ts';
+import { checksumOf, documentJson } from './framing.ts';
 import type { JournalHeader, JournalRecord } from './journal-record.ts';
 import type { AppendReceipt, DecisionInbox, InboxDecision, LoadedRun, LoadOptions, RunLock, RunStore, StoredRecord } from './store.ts';
 
@@ -25,6 +26,12 @@ export class MemoryDecisionInbox implements DecisionInbox {
   }
 }
 
+/** Where a load from the last snapshot starts: the last record holding one, else record 0. */
+function lastSnapshotIndex(records: readonly StoredRecord[]): number {
+  for (let index = records.length - 1; index > 0; index--) if (records[index]!.record.snapshot) return index;
+  return 0;
+}
+
 export class MemoryStore implements RunStore {
   readonly location: string;
   private header: JournalHeader | null = null;
@@ -43,7 +50,8 @@ export class MemoryStore implements RunStore {
   async load(options: LoadOptions = {}): Promise<LoadedRun> {
     if (!this.header) throw new StoreMissingError(this.location, options.repair ? 'resume' : 'read');
     options.checkHeader?.(this.header);
-    return { header: this.header, records: this.records.slice(), tornTail: null, totalBytes: 0 };
+    const from = options.fromLastSnapshot ? lastSnapshotIndex(this.records) : 0;
+    return { header: this.header, records: this.records.slice(from), tornTail: null, totalBytes: 0 };
   }
 
   async create(header: JournalHeader, first: JournalRecord): Promise<AppendReceipt> {
@@ -54,6 +62,9 @@ export class MemoryStore implements RunStore {
   }
 
   async append(record: JournalRecord): Promise<AppendReceipt> {
+    // The checksum a file's line would carry, for the record a snapshot names (only there: it costs a JSON text).
+    const previous = this.records[this.records.length - 1];
+    if (record.snapshot && previous) previous.crc = checksumOf(documentJson(previous.record));
     this.records.push({ record, bytes: 0, offset: this.records.length });
     return { bytes: 0 };
   }

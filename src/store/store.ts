@@ -18,6 +18,8 @@ export interface StoredRecord {
   bytes: number;
   /** Where it starts (a byte offset for files, a row position elsewhere), for messages. */
   offset: number;
+  /** Its checksum (checksumOf its JSON), when the store knows it: a snapshot after it names it. */
+  crc?: string | undefined;
 }
 
 export interface RecoveredTornTail extends TornTail {
@@ -100,6 +102,13 @@ export interface LoadOptions {
    * changed (a resume checks that what resumes the run is what started it).
    */
   checkHeader?: ((header: JournalHeader) => void) | undefined;
+  /**
+   * Load only from the last snapshot record on (the records before it are not read): what a
+   * resume needs, in time and memory that do not grow with the run's length. The first record
+   * returned is then that snapshot (or record 0 when there is none), its link to the record
+   * before it checked. Readers of the whole story (status, history, viz) leave it off.
+   */
+  fromLastSnapshot?: boolean | undefined;
 }
 
 /**

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FLEET_DONE_TEXT } from '../../src/fleet/worker.ts';
 import { foldJournal } from '../../src/store/fold-journal.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
+import { SCHEMA_VERSION } from '../../src/store/pg/schema.ts';
 import { openDatabase } from '../../src/store/pg/pool.ts';
 import { runCliAsync, startCli } from '../helpers/cli.ts';
 import { toolUseProblems } from '../helpers/messages.ts';
@@ -120,8 +121,8 @@ describe.skipIf(!postgresAvailable())('a fleet of workers on PostgreSQL', () => 
   it('migrates the schema once, queues runs, and lists them as JSON with id and state', async () => {
     const url = await freshDatabase('queue');
     const first = await cli(['db', 'migrate', '--database-url', url]);
-    expect(first.stdout).toContain('migrated from version 0 to 2');
-    expect((await cli(['db', 'migrate', '--database-url', url])).stdout).toContain('is at version 2: nothing to do');
+    expect(first.stdout).toContain(`migrated from version 0 to ${SCHEMA_VERSION}`);
+    expect((await cli(['db', 'migrate', '--database-url', url])).stdout).toContain(`is at version ${SCHEMA_VERSION}: nothing to do`);
     const submitted = await cli(['submit', 'demo', '--database-url', url, '--count', '3']);
     expect(submitted.code, submitted.stderr).toBe(0);
     const ids = submitted.stdout.trim().split('\n');

@@ -9,6 +9,8 @@ import { endTurnReply, scriptedModel, toolUseReply } from '../../src/model/scrip
 import { startRun } from '../../src/runtime/run-api.ts';
 import { readRunStatus } from '../../src/runtime/run-status.ts';
 import { StoreCorruptError, StoreMissingError } from '../../src/store/errors.ts';
+import { foldJournal } from '../../src/store/fold-journal.ts';
+import { snapshotContextOf } from '../../src/store/journal-codec.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
 import { openDatabase } from '../../src/store/pg/pool.ts';
 import { countingTools } from '../helpers/counting-tools.ts';
@@ -17,7 +19,7 @@ import { postgresAvailable, type PostgresServer, startPostgres } from '../helper
 let server: PostgresServer;
 let pool: pg.Pool;
 
-function longRun(runId: string, turns: number) {
+function longRun(runId: string, turns: number, snapshotEvery?: number) {
   const script = Array.from({ length: turns }, (_, n) => toolUseReply([{ id: `toolu_${n}`, name: 'lookup', input: { q: `q${n}` } }]));
   return startRun({
     store: new PgRunStore(pool, runId, { leaseMs: 60_000 }),
@@ -25,6 +27,7 @@ function longRun(runId: string, turns: number) {
     tools: countingTools().tools,
     task: 'look things up',
     maxTurns: turns + 1,
+    snapshotEvery,
   });
 }
 
@@ -71,6 +74,23 @@ describe.skipIf(!postgresAvailable())('the PostgreSQL store, read', () => {
       expect((error as Error).message).toMatch(/the run counts \d+ records but \d+ are stored: records \d+ to \d+ are missing/);
       expect((error as Error).message).toContain('rows were deleted afterwards');
     }
+  });
+
+  it('a load from the last snapshot reads only from there, gives the state of the whole fold, and refuses a snapshot that does not belong', async () => {
+    await longRun('snap', 40, 25);
+    const store = new PgRunStore(pool, 'snap');
+    const whole = await store.load();
+    const partial = await store.load({ fromLastSnapshot: true });
+    const snapshots = whole.records.filter((stored) => stored.record.snapshot).map((stored) => stored.record.seq);
+    expect(snapshots.length).toBeGreaterThan(2);
+    expect(partial.records[0]!.record.seq).toBe(snapshots[snapshots.length - 1]);
+    expect(partial.records.length).toBeLessThan(whole.records.length / 3);
+    expect(snapshotContextOf(foldJournal(store.location, partial))).toEqual(snapshotContextOf(foldJournal(store.location, whole)));
+    // The snapshot now names a record the run does not hold before it.
+    const last = snapshots[snapshots.length - 1]!;
+    await pool.query(`UPDATE da_records SET body = replace(body, '"crc":"', '"crc":"0') WHERE run_id = $1 AND seq = $2`, ['snap', last]);
+    await expect(store.load({ fromLastSnapshot: true })).rejects.toThrow(/snapshot record \d+ says it follows record \d+ with checksum 0/);
+    await expect(store.load().then((loaded) => foldJournal(store.location, loaded))).rejects.toThrow(StoreCorruptError);
   });
 
   it('says how to start a run when a read finds none, and what a resume needs when a resume does', async () => {

@@ -8,7 +8,8 @@ import os from 'node:os';
 import type { Pool } from 'pg';
 import { FINAL_STATES } from '../../../machines/agent-loop.types.ts';
 import { RunLockedError, StoreCorruptError, StoreMissingError, StoreVersionError, StoreWriteError } from '../errors.ts';
-import { documentJson } from '../framing.ts';
+import { checkSnapshotLink } from '../fold-journal.ts';
+import { checksumOf, documentJson } from '../framing.ts';
 import type { JournalHeader, JournalRecord } from '../journal-record.ts';
 import { isReadableVersion, JOURNAL_FORMAT, JOURNAL_VERSION } from '../journal-record.ts';
 import { recordProblem } from '../journal-reader.ts';
@@ -67,18 +68,24 @@ export class PgRunStore implements RunStore {
    * crash leaves one missing: a missing record is refused, whatever `acceptLostRecord` says.
    */
   async load(options: LoadOptions = {}): Promise<LoadedRun> {
-    const run = await this.pool.query<{ header: JournalHeader | null; records: number }>('SELECT header, records FROM da_runs WHERE id = $1', [this.runId]);
+    const run = await this.pool.query<{ header: JournalHeader | null; records: number; snapshot_seq: number }>(
+      'SELECT header, records, snapshot_seq FROM da_runs WHERE id = $1',
+      [this.runId],
+    );
     const row = run.rows[0];
     if (!row || row.header === null || row.records === 0) throw new StoreMissingError(this.location, options.repair ? 'resume' : 'read');
     const header = row.header;
     if (header.format !== JOURNAL_FORMAT) throw new StoreCorruptError(this.location, 0, 0, `the run's header is not a ${JOURNAL_FORMAT} header`, 'start');
     if (!isReadableVersion(header.version)) throw new StoreVersionError(this.location, header.version, JOURNAL_VERSION);
     options.checkHeader?.(header);
+    // From the last snapshot: the record before it too, whose checksum the snapshot names.
+    const from = options.fromLastSnapshot && row.snapshot_seq > 0 && row.snapshot_seq < row.records ? row.snapshot_seq - 1 : 0;
     const { rows } = await this.pool.query<{ seq: number; body: string; bytes: number }>(
-      'SELECT seq, body, bytes FROM da_records WHERE run_id = $1 AND seq < $2 ORDER BY seq',
-      [this.runId, row.records],
+      'SELECT seq, body, bytes FROM da_records WHERE run_id = $1 AND seq >= $3 AND seq < $2 ORDER BY seq',
+      [this.runId, row.records, from],
     );
-    const records: StoredRecord[] = rows.map((r, index) => {
+    const read: StoredRecord[] = rows.map((r, position) => {
+      const index = from + position;
       const damage = index === rows.length - 1 ? 'last' : 'inside';
       let document: unknown;
       try {
@@ -88,18 +95,22 @@ export class PgRunStore implements RunStore {
       }
       const problem = recordProblem(document, index);
       if (problem) throw new StoreCorruptError(this.location, index, r.seq, problem, damage);
-      return { record: document as JournalRecord, bytes: r.bytes, offset: r.seq };
+      return { record: document as JournalRecord, bytes: r.bytes, offset: r.seq, crc: checksumOf(r.body) };
     });
-    if (records.length !== row.records) {
+    if (from + read.length !== row.records) {
+      const stored = from + read.length;
       throw new StoreCorruptError(
         this.location,
-        records.length,
-        records.length,
-        `the run counts ${row.records} records but ${records.length} are stored: records ${records.length} to ${row.records - 1} are missing`,
+        stored,
+        stored,
+        `the run counts ${row.records} records but ${stored} are stored: records ${stored} to ${row.records - 1} are missing`,
         'rows-missing',
         'Restore the database from a backup; nothing was changed.',
       );
     }
+    // The record before the snapshot is read only to check the snapshot's link to it.
+    if (from > 0) checkSnapshotLink(this.location, read[0]!, read[1]!);
+    const records = from > 0 ? read.slice(1) : read;
     const totalBytes = records.reduce((sum, r) => sum + r.bytes, 0);
     return { header, records, tornTail: null, totalBytes };
   }
@@ -171,6 +182,7 @@ export class PgRunStore implements RunStore {
            RETURNING seq
          )
          UPDATE da_runs SET state = $6, turn = coalesce($7, turn), records = $12, finished = $8, updated_at = now(),
+                snapshot_seq = coalesce($14::integer, snapshot_seq),
                 awaiting = CASE WHEN $9 THEN $10::text ELSE awaiting END,
                 awaiting_since = CASE WHEN $9 THEN to_timestamp($13::double precision / 1000) ELSE awaiting_since END
           WHERE id = $1 AND EXISTS (SELECT 1 FROM added)`,
@@ -189,6 +201,7 @@ export class PgRunStore implements RunStore {
           units.some((unit) => unit.sync) ? 'on' : 'off',
           last.seq + 1,
           awaited?.awaiting?.since ?? null,
+          records.findLast((record) => record.snapshot !== undefined)?.seq ?? null,
         ],
       );
       accepted = result.rowCount ?? 0;

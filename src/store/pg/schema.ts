@@ -5,7 +5,7 @@
  */
 import type { Pool } from 'pg';
 
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 const MIGRATIONS: Record<number, string> = {
   1: `
@@ -61,6 +61,10 @@ const MIGRATIONS: Record<number, string> = {
       PRIMARY KEY (run_id, tool_use_id)
     );
     ALTER TABLE da_runs ADD COLUMN awaiting text, ADD COLUMN awaiting_since timestamptz;
+  `,
+  // Snapshot records (issue 14): the run's last one, so that a resume reads only from there.
+  3: `
+    ALTER TABLE da_runs ADD COLUMN snapshot_seq integer NOT NULL DEFAULT 0;
   `,
 };
 
