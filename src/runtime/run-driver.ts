@@ -6,7 +6,7 @@
 import { transition, type SnapshotFrom } from 'xstate';
 import type { AnnouncedEffect } from '../../machines/agent-loop.effects.ts';
 import { announcedEffectOf, effectOfActions } from '../../machines/agent-loop.effects.ts';
-import { addUsage, awaitsDecision, effectiveCall, openCalls, toolUsesOf } from '../../machines/agent-loop.logic.ts';
+import { addUsage, effectiveCall, toolUsesOf } from '../../machines/agent-loop.logic.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
 import type { AgentEvent, AgentStateName, ModelReply, PendingCall, TokenUsage, ToolOutcome } from '../../machines/agent-loop.types.ts';
 import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
@@ -32,6 +32,7 @@ import type { CrashPoints } from './crash-points.ts';
 import { RunInspection, type RunInspector } from './run-inspection.ts';
 import type { CallView, RunEvent, RunObserver, RunResult, RunStatusName } from './run-events.ts';
 import type { OriginCheck } from './run-origin.ts';
+import { runOpenCalls, type ToolTurn } from './tool-scheduler.ts';
 
 export type AgentSnapshot = SnapshotFrom<typeof agentLoopMachine>;
 
@@ -52,6 +53,8 @@ export interface DriverParts {
   crash: CrashPoints;
   observer: RunObserver;
   toolTimeoutMs: number;
+  /** How many calls of one reply may run at once (tool-scheduler.ts). */
+  toolConcurrency: number;
   maxTokens: number;
   inspect: RunInspector | undefined;
   /** Which calls need a person's decision, and where decisions come from. */
@@ -70,6 +73,12 @@ export class RunDriver {
   private readonly inspection: RunInspection;
   /** Set on resume: tools whose contract changed since the start (their open calls are not run). */
   private changedTools: ReadonlyMap<string, string> = new Map();
+  private readonly toolTurn: ToolTurn = {
+    context: () => this.snapshot.context,
+    run: (call) => this.runCall(call),
+    record: (call, outcome) => this.recordOutcome(call, outcome),
+    waitFor: (call) => this.step({ type: 'DECISION_NEEDED', tool_use_id: call.id, at: Date.now() }),
+  };
 
   constructor(
     private readonly parts: DriverParts,
@@ -105,14 +114,9 @@ export class RunDriver {
         case 'requestModelReply':
           effect = await this.askModel();
           break;
-        case 'runPendingTools': {
-          const call = openCalls(this.snapshot.context)[0];
-          if (!call) throw new Error(`runPendingTools announced in ${this.state} with no open call`);
-          effect = awaitsDecision(this.snapshot.context, call)
-            ? await this.step({ type: 'DECISION_NEEDED', tool_use_id: call.id, at: Date.now() })
-            : await this.recordOutcome(call, await this.runCall(call));
+        case 'runPendingTools':
+          effect = await runOpenCalls(this.parts, this.toolTurn);
           break;
-        }
         case 'awaitDecision':
           effect = await this.takeDecision();
           break;
