@@ -40,6 +40,7 @@ export { CrashPoints, CrashSpecError, SIMULATED_CRASH_EXIT_CODE, SimulatedCrash 
 export type { CrashAction, CrashHandler } from './runtime/crash-points.ts';
 export { ContinueRefusedError, type ContinueProblem } from './runtime/continue-run.ts';
 export { RunOriginMismatchError } from './runtime/run-origin.ts';
+export { DEFAULT_TOOL_CONCURRENCY, ToolConcurrencyError } from './runtime/tool-scheduler.ts';
 export type { JournalHeader, PinnedDecisionPolicy, RunOrigin } from './store/journal-record.ts';
 export type { DecisionInbox, InboxDecision, LockOptions, LockTakeOver, RunLock, RunStore } from './store/store.ts';
 export { FileStore } from './store/file-store.ts';

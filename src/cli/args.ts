@@ -160,6 +160,8 @@ export interface RunArgs {
   otelContent: boolean;
   approval: ApprovalArgs;
   allowQuestions: boolean;
+  /** --tool-concurrency: null leaves the run's default (4). */
+  toolConcurrency: number | null;
 }
 
 /** How a real model is called. */
@@ -456,6 +458,7 @@ function runArgs(dir: string, values: OptionValues, api: ApiArgs): RunArgs {
     otelContent: values.flag('otel-content'),
     approval: approvalArgs(values),
     allowQuestions: values.flag('allow-questions'),
+    toolConcurrency: values.number('tool-concurrency'),
   };
 }
 

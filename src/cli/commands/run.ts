@@ -46,6 +46,7 @@ export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers:
     maxTokens: args.maxTokens,
     takeOver: args.takeOver,
     otelContent: args.otelContent,
+    toolConcurrency: args.toolConcurrency,
     approval,
   }).finally(() => mcp?.close());
 }
