@@ -14,7 +14,7 @@ import { awaitedCallOf, type DecisionOptions, findDecision, withEditNotice } fro
 import { questionOf } from '../approval/ask-user.ts';
 import { type DecisionPolicy, needsDecisionOf } from '../approval/needs-decision.ts';
 import { waitingCallsOf } from '../approval/waiting-calls.ts';
-import type { Model } from '../model/model.ts';
+import type { Model, StreamDelta } from '../model/model.ts';
 import { receiveReply, replyProblem } from '../model/reply-check.ts';
 import { reconcileOpenTurn } from '../reconcile/carry-out.ts';
 import { StoreWriteError } from '../store/errors.ts';
@@ -242,7 +242,8 @@ export class RunDriver {
       const { model, maxTokens } = this.parts;
       const { system, messages } = context;
       this.emit({ type: 'model-call', turn: context.turn, model: model.name, provider: model.provider ?? null, maxTokens, system, messages });
-      const received = receiveReply(await model.createMessage({ system, messages, tools: this.parts.registry.specs, maxTokens }));
+      const onStream = (delta: StreamDelta) => this.emit({ type: 'model-stream', delta });
+      const received = receiveReply(await model.createMessage({ system, messages, tools: this.parts.registry.specs, maxTokens, onStream }));
       const { reply: answer, usage, usageNote } = received;
       this.emit({ type: 'model-reply', stopReason: answer.stop_reason, usage, usageNote, reply: answer });
       await this.countUsage(received.usage, received.usageNote);
