@@ -95,12 +95,17 @@ const PAUSE_TEXT = 'searching…';
  */
 export const PAUSE_LIMIT = 1;
 
+/** The turn just closed ran read-only calls side by side (the ids only those replies use). */
+function closedParallelTurn(context: Snapshot['context']): boolean {
+  return JSON.stringify(context.messages.at(-2)?.content ?? '').includes('"t1_a"');
+}
+
 /** The events offered in each state: realistic payloads, bounded so the graph is finite. */
 export function eventsFor(snapshot: Snapshot): PathEvent[] {
   const state = snapshot.value as AgentStateName;
   const context = snapshot.context;
-  if (state === 'closed' && context.decisions.length > 0) {
-    // After a turn with decisions, one ending is enough: what follows a close is walked on the other turns.
+  if (state === 'closed' && (context.decisions.length > 0 || closedParallelTurn(context))) {
+    // After a turn with decisions or parallel calls, one ending is enough: what follows a close is walked on the other turns.
     return [{ type: 'MODEL_REPLY', label: 'reply: end_turn', reply: endTurnReply(FINISH_TEXT) }];
   }
   if (state === 'awaitingModel' || state === 'closed') {
@@ -156,7 +161,7 @@ export function eventsFor(snapshot: Snapshot): PathEvent[] {
         },
       );
     }
-    if (t === 1 && context.maxTurns === 1 && context.maxPausesInARow === PAUSE_LIMIT) {
+    if (context.messages.length === 1 && context.maxTurns === 1 && context.maxPausesInARow === PAUSE_LIMIT) {
       // Read-only calls side by side, finishing in every order (walked once: the simple paths of MAX_TURNS=1).
       events.push(
         {
@@ -209,7 +214,7 @@ export function eventsFor(snapshot: Snapshot): PathEvent[] {
         outcome: { tool_use_id: open.id, name: open.name, kind: 'ran', content: 'ok', is_error: false },
       }));
     }
-    // The runtime runs calls one at a time in the model's order: only the first open call can finish next.
+    // One call in flight (it runs alone, or it is the last of the turn): only the first open call can finish next.
     // A turn of three calls is walked with every call succeeding, to keep the graph small.
     // A result JSON cannot hold is tried on single-call turns (a read-only and a side-effecting tool).
     // A turn with a decision walks its calls running or throwing only: the ledger's failures are walked elsewhere.
@@ -259,6 +264,8 @@ function serializeState(snapshot: Snapshot): string {
     c.decisions.map((d) => `${d.tool_use_id}:${d.verdict}`),
     c.heldReply !== null,
     c.failure?.reason ?? null,
+    // A turn closed after parallel calls is followed by one ending only (eventsFor): not the same state for the walk.
+    snapshot.value === 'closed' && closedParallelTurn(c),
   ]);
 }
 
