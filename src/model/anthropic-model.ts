@@ -17,7 +17,7 @@ import type { ContentBlock, Message, ModelReply, TokenUsage } from '../../machin
 import { redactSecrets } from '../util/redact.ts';
 import type { Model, ModelRequest } from './model.ts';
 import { ModelCallError } from './model.ts';
-import { streamMessage } from './anthropic-stream.ts';
+import { StreamBrokeOffError, streamMessage } from './anthropic-stream.ts';
 
 export interface AnthropicModelOptions {
   model: string;
@@ -125,6 +125,9 @@ export function toModelCallError(error: unknown, model: string, apiKey?: string)
 }
 
 function describeCallError(error: unknown, model: string): ModelCallError {
+  if (error instanceof StreamBrokeOffError) {
+    return new ModelCallError(`The Anthropic API's reply for ${model} broke off mid-stream: ${error.message}, and retries are used up. The run is saved: resume it later.`, null, true);
+  }
   if (error instanceof APIConnectionTimeoutError) {
     return new ModelCallError(
       `The Anthropic API did not answer in time for ${model}, and retries are used up. The run is saved: resume it later (--timeout raises the limit).`,

@@ -12,6 +12,18 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import type { StreamDelta } from './model.ts';
 
+/** Every attempt's stream broke off once it had begun, and retries are used up. */
+export class StreamBrokeOffError extends Error {
+  override readonly name = 'StreamBrokeOffError';
+  constructor(
+    /** What broke the last attempt off (a reset connection, an `error` event). */
+    readonly reason: string,
+    readonly attempts: number,
+  ) {
+    super(`the reply's stream broke off ${attempts === 1 ? 'once' : `${attempts} times`} (last: ${reason})`);
+  }
+}
+
 export interface StreamOptions {
   /** Times a stream that broke off is sent again (the model's maxRetries). */
   maxRetries: number;
@@ -38,8 +50,10 @@ export async function streamMessage(
     try {
       return await stream.finalMessage();
     } catch (error) {
-      if (!begun || error instanceof APIUserAbortError || retry >= options.maxRetries) throw error;
-      tell(options.onStream, { type: 'restart', attempt: retry + 1, reason: error instanceof Error ? error.message : String(error) });
+      if (!begun || error instanceof APIUserAbortError) throw error;
+      const reason = error instanceof Error ? error.message : String(error);
+      if (retry >= options.maxRetries) throw new StreamBrokeOffError(reason, retry + 1);
+      tell(options.onStream, { type: 'restart', attempt: retry + 1, reason });
       await new Promise((resolve) => setTimeout(resolve, (options.retryDelayMs ?? backoffMs)(retry)));
     }
   }

@@ -95,11 +95,14 @@ export class FakeAnthropic {
   private async sendStream(req: http.IncomingMessage, res: http.ServerResponse, request: ReceivedRequest, answer: Extract<FakeAnswer, { stream: ModelReply }>): Promise<void> {
     const events = streamEventsOf(answer.stream, request.body.model, request.index, answer.chunk);
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...answer.headers });
+    res.flushHeaders();
     for (let i = 0; i < events.length; i++) {
       if (i > 0 && answer.gapMs) await new Promise((resolve) => setTimeout(resolve, answer.gapMs));
       if (answer.holdAt?.event === i) await answer.holdAt.until;
       if (answer.dropAt === i) {
         this.outcomes.set(request.index, 'drop');
+        // What was written reaches the client first: the stream breaks off after it has begun.
+        await new Promise((resolve) => setTimeout(resolve, 25));
         req.socket.destroy();
         return;
       }
