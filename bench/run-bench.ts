@@ -24,6 +24,7 @@ import { digestOf, measureInChild } from './resume-measure.ts';
 import type { ChildMeasure } from './resume-child.ts';
 import { resumeStoreDir, writeKilledRun } from './resume-journal.ts';
 import { checkTargets } from './targets.ts';
+import { measureParallelStream, parallelStreamLines } from './parallel-stream.ts';
 import { benchRunOptions, benchScript, contentBytesPerTurn, TOOL_RESULT_BYTES } from './workload.ts';
 
 interface Plan {
@@ -154,6 +155,7 @@ async function main(): Promise<void> {
       resume.push(await measureResume(root, turns, plan.resumeReps));
     }
     const targets = checkTargets(loops, ratios, resume, content);
+    const parallelStream = await measureParallelStream(root, 7, log);
 
     const loadAtEnd = os.loadavg()[0]!;
     const header =
@@ -175,6 +177,9 @@ async function main(): Promise<void> {
       '',
       'Targets:',
       targetLines(targets),
+      '',
+      'Parallel calls and streamed replies:',
+      ...parallelStreamLines(parallelStream),
     ].join('\n');
     console.log(report);
 
@@ -187,6 +192,7 @@ async function main(): Promise<void> {
       ratios,
       resume,
       targets,
+      parallelStream,
     };
     const file = fileURLToPath(new URL(`./results/${RESULTS[plan.name]}`, import.meta.url));
     fs.mkdirSync(path.dirname(file), { recursive: true });
