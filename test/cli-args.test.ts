@@ -294,6 +294,11 @@ describe('run --tool-concurrency', () => {
     expect(refusal('run', '--model', 'm', '--task', 't', '--tool-concurrency', '0')).toBe('--tool-concurrency takes a whole number from 1 to 64, not "0".');
     expect(refusal('run', '--model', 'm', '--task', 't', '--tool-concurrency', '65')).toBe('--tool-concurrency takes a whole number from 1 to 64, not "65".');
   });
+
+  it('streams replies unless --no-stream', () => {
+    expect(parse('run', '--model', 'm', '--task', 't')).toMatchObject({ stream: true });
+    expect(parse('run', '--model', 'm', '--task', 't', '--no-stream')).toMatchObject({ stream: false });
+  });
 });
 
 describe('status: a run in a directory, or a fleet', () => {

@@ -162,6 +162,8 @@ export interface RunArgs {
   allowQuestions: boolean;
   /** --tool-concurrency: null leaves the run's default (4). */
   toolConcurrency: number | null;
+  /** False with --no-stream: each reply is asked for whole. */
+  stream: boolean;
 }
 
 /** How a real model is called. */
@@ -459,6 +461,7 @@ function runArgs(dir: string, values: OptionValues, api: ApiArgs): RunArgs {
     approval: approvalArgs(values),
     allowQuestions: values.flag('allow-questions'),
     toolConcurrency: values.number('tool-concurrency'),
+    stream: !values.flag('no-stream'),
   };
 }
 

@@ -276,6 +276,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       maxRetries,
       timeout,
       toolConcurrency,
+      { name: 'no-stream', type: 'boolean', help: 'ask for each reply whole instead of streaming it (the live view then shows no reply as it arrives)' },
       requireApproval,
       { name: 'allow-questions', type: 'boolean', help: "give the model an ask_user tool: its question waits for a person's answer (durable-agent answer)" },
       wait,

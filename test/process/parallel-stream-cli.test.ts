@@ -113,3 +113,19 @@ describe('a reply killed while it streams in', () => {
     }
   });
 });
+
+describe('run --no-stream', () => {
+  it('asks for each reply whole; without it, each request asks for a stream', async () => {
+    const server = new FakeAnthropic(() => ({ reply: endTurnReply('fine') }));
+    const url = await server.start();
+    try {
+      for (const [flags, stream] of [[['--no-stream'], undefined], [[], true]] as const) {
+        const done = await runCliAsync(['run', '--model', MODEL, '--task', 'hello', '--plain', '--fresh', ...flags], { cwd: tempDir(), env: env(url) });
+        expect(done.code, done.stderr).toBe(0);
+        expect(server.requests.at(-1)!.body.stream).toBe(stream);
+      }
+    } finally {
+      await server.stop();
+    }
+  });
+});
