@@ -20,7 +20,7 @@ export { MAX_PAUSES_IN_A_ROW } from '../machines/agent-loop.types.ts';
 export { defineTool } from './tools/tool.ts';
 export type { ToolContext, ToolDefinition, VerifyAnswer } from './tools/tool.ts';
 export { idempotencyKeyFor } from './tools/execute-call.ts';
-export type { Model, ModelRequest, ToolSpec } from './model/model.ts';
+export type { Model, ModelRequest, StreamDelta, ToolSpec } from './model/model.ts';
 export { MissingApiKeyError, ModelCallError } from './model/model.ts';
 export { endTurnReply, scriptedModel, ScriptExhaustedError, stopReply, toolUseReply } from './model/scripted-model.ts';
 export type { ScriptedStep } from './model/scripted-model.ts';
