@@ -26,6 +26,7 @@ import type { ChildMeasure } from './resume-child.ts';
 import { resumeStoreDir, writeKilledRun } from './resume-journal.ts';
 import { measureSnapshots, snapshotRatios, snapshotReport } from './snapshot-bench.ts';
 import { checkTargets } from './targets.ts';
+import { measureParallelStream, parallelStreamLines } from './parallel-stream.ts';
 import { benchRunOptions, benchScript, contentBytesPerTurn, TOOL_RESULT_BYTES } from './workload.ts';
 
 interface Plan {
@@ -164,6 +165,7 @@ async function main(): Promise<void> {
     const snapshots = measureSnapshots(root, plan.snapshotTurns, plan.resumeReps, log);
     const snapshotRatioList = snapshotRatios(snapshots);
     const targets = checkTargets(loops, ratios, resume, content);
+    const parallelStream = await measureParallelStream(root, 7, log);
 
     const loadAtEnd = os.loadavg()[0]!;
     const header =
@@ -187,6 +189,9 @@ async function main(): Promise<void> {
       '',
       'Targets:',
       targetLines(targets),
+      '',
+      'Parallel calls and streamed replies:',
+      ...parallelStreamLines(parallelStream),
     ].join('\n');
     console.log(report);
 
@@ -201,6 +206,7 @@ async function main(): Promise<void> {
       snapshots,
       snapshotRatios: snapshotRatioList,
       targets,
+      parallelStream,
     };
     const file = fileURLToPath(new URL(`./results/${RESULTS[plan.name]}`, import.meta.url));
     fs.mkdirSync(path.dirname(file), { recursive: true });

@@ -287,6 +287,20 @@ describe('demo and run', () => {
   });
 });
 
+describe('run --tool-concurrency', () => {
+  it('passes N (1 to 64) into the args of run; absent, the run decides (4)', () => {
+    expect(parse('run', '--model', 'm', '--task', 't', '--tool-concurrency', '8')).toMatchObject({ toolConcurrency: 8 });
+    expect(parse('run', '--model', 'm', '--task', 't')).toMatchObject({ toolConcurrency: null });
+    expect(refusal('run', '--model', 'm', '--task', 't', '--tool-concurrency', '0')).toBe('--tool-concurrency takes a whole number from 1 to 64, not "0".');
+    expect(refusal('run', '--model', 'm', '--task', 't', '--tool-concurrency', '65')).toBe('--tool-concurrency takes a whole number from 1 to 64, not "65".');
+  });
+
+  it('streams replies unless --no-stream', () => {
+    expect(parse('run', '--model', 'm', '--task', 't')).toMatchObject({ stream: true });
+    expect(parse('run', '--model', 'm', '--task', 't', '--no-stream')).toMatchObject({ stream: false });
+  });
+});
+
 describe('status: a run in a directory, or a fleet', () => {
   it('reads the fleet with --database-url, or with DURABLE_AGENT_DATABASE_URL and no --dir; --dir always means the file run', () => {
     const env = { DURABLE_AGENT_DATABASE_URL: 'postgresql://db/x' };

@@ -239,7 +239,8 @@ describe('through the real SDK, from an endpoint that sends such replies', () =>
     const server = new FakeAnthropic(() => ({ body: bodies[next++]! }));
     const url = await server.start();
     try {
-      const model = anthropicModel({ model: 'm', apiKey: 'test-only-key', baseURL: url, maxRetries: 0 });
+      // Such bodies come whole (a stream is assembled by the SDK, which fills in what they lack).
+      const model = anthropicModel({ model: 'm', apiKey: 'test-only-key', baseURL: url, maxRetries: 0, stream: false });
       const { tools, counter } = countingTools();
       const store = newStore();
       const first = await startRun({ store, model, tools, task: 't' });

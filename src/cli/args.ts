@@ -160,6 +160,10 @@ export interface RunArgs {
   otelContent: boolean;
   approval: ApprovalArgs;
   allowQuestions: boolean;
+  /** --tool-concurrency: null leaves the run's default (4). */
+  toolConcurrency: number | null;
+  /** False with --no-stream: each reply is asked for whole. */
+  stream: boolean;
 }
 
 /** How a real model is called. */
@@ -456,6 +460,8 @@ function runArgs(dir: string, values: OptionValues, api: ApiArgs): RunArgs {
     otelContent: values.flag('otel-content'),
     approval: approvalArgs(values),
     allowQuestions: values.flag('allow-questions'),
+    toolConcurrency: values.number('tool-concurrency'),
+    stream: !values.flag('no-stream'),
   };
 }
 

@@ -115,6 +115,15 @@ const timeout: OptionSpec = {
   max: HOUR_MS,
   defaultText: '600000',
 };
+const toolConcurrency: OptionSpec = {
+  name: 'tool-concurrency',
+  type: 'integer',
+  value: 'N',
+  help: "how many read-only calls of one reply run at once; other calls run alone, in the model's order (1: one call at a time)",
+  min: 1,
+  max: 64,
+  defaultText: '4',
+};
 const realModel = (help: string): OptionSpec => ({ name: 'model', type: 'string', value: 'NAME', help });
 const pace: OptionSpec = {
   name: 'pace',
@@ -266,6 +275,8 @@ export const COMMANDS: readonly CommandSpec[] = [
       maxTokens,
       maxRetries,
       timeout,
+      toolConcurrency,
+      { name: 'no-stream', type: 'boolean', help: 'ask for each reply whole instead of streaming it (the live view then shows no reply as it arrives)' },
       requireApproval,
       { name: 'allow-questions', type: 'boolean', help: "give the model an ask_user tool: its question waits for a person's answer (durable-agent answer)" },
       wait,

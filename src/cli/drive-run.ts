@@ -41,6 +41,8 @@ export interface CliRun {
   takeOver: boolean;
   /** --otel-content: exported traces carry messages and tool content. */
   otelContent?: boolean;
+  /** --tool-concurrency (run): how many read-only calls of one reply run at once; null: the default. */
+  toolConcurrency?: number | null;
   /** Which calls wait for a person, and whether this process waits for them (issue 13). */
   approval: ApprovalArgs & { allowQuestions: boolean };
 }
@@ -69,6 +71,7 @@ export async function driveCliRun(run: CliRun): Promise<number> {
     command: run.command,
     ...(run.maxTokens ? { maxTokens: run.maxTokens } : {}),
     ...(run.takeOver ? { takeOver: true } : {}),
+    ...(run.toolConcurrency ? { toolConcurrency: run.toolConcurrency } : {}),
     ...traceOptions(traces),
     ...decisionOptions(run.approval, run.writers),
   };

@@ -5,6 +5,7 @@
 import type { ReconcileOutcomeName } from '../store/journal-record.ts';
 import type { RunEvent, RunObserver, RunResult } from '../runtime/run-events.ts';
 import { type DecisionCommands, decidedLine, decisionHintLines, waitingLine } from './decision-lines.ts';
+import { streamLineWriter } from './stream-lines.ts';
 
 export interface Writers {
   out(line: string): void;
@@ -143,7 +144,9 @@ export function detailLine(event: RunEvent, verbose: boolean): string | null {
 }
 
 export function plainReporter(writers: Writers, verbose: boolean, commands: DecisionCommands | null = null): RunObserver {
+  const streamed = verbose ? streamLineWriter((line) => writers.err(line)) : null;
   return (event) => {
+    streamed?.(event);
     const line = plainLine(event);
     if (line !== null) writers.out(line);
     for (const hint of commandLines(event, commands)) writers.out(hint);

@@ -3,7 +3,7 @@ import { MissingApiKeyError, type Model } from '../model/model.ts';
 import type { ApiArgs } from './args.ts';
 
 /** `alternative`: what the user can do without a key, said when it is missing (MissingApiKeyError). */
-export async function realModel(name: string, env: NodeJS.ProcessEnv, api: ApiArgs, alternative?: string): Promise<Model> {
+export async function realModel(name: string, env: NodeJS.ProcessEnv, api: ApiArgs, alternative?: string, stream = true): Promise<Model> {
   const apiKey = env.ANTHROPIC_API_KEY;
   if (!apiKey) throw new MissingApiKeyError(name, alternative);
   // Loaded only when asked for: the SDK takes longer to load than a whole scripted demo takes to run.
@@ -14,5 +14,6 @@ export async function realModel(name: string, env: NodeJS.ProcessEnv, api: ApiAr
     ...(env.ANTHROPIC_BASE_URL ? { baseURL: env.ANTHROPIC_BASE_URL } : {}),
     ...(api.maxRetries !== null ? { maxRetries: api.maxRetries } : {}),
     ...(api.timeoutMs !== null ? { timeoutMs: api.timeoutMs } : {}),
+    ...(stream ? {} : { stream: false }),
   });
 }

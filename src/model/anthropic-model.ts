@@ -7,12 +7,17 @@
  * and timeouts are retried with exponential backoff that honours retry-after / retry-after-ms;
  * 400, 401, 403, 404 and 413 are not. When retries run out the call fails with ModelCallError
  * and the run stops with its store intact: a resume asks again.
+ *
+ * Replies are streamed by default (anthropic-stream.ts): the pieces go to the request's
+ * onStream as they arrive, and a stream that breaks off is sent again like a failed request.
+ * `stream: false` asks for each reply whole in one response instead.
  */
 import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } from '@anthropic-ai/sdk';
 import type { ContentBlock, Message, ModelReply, TokenUsage } from '../../machines/agent-loop.types.ts';
 import { redactSecrets } from '../util/redact.ts';
 import type { Model, ModelRequest } from './model.ts';
 import { ModelCallError } from './model.ts';
+import { StreamBrokeOffError, streamMessage } from './anthropic-stream.ts';
 
 export interface AnthropicModelOptions {
   model: string;
@@ -23,16 +28,21 @@ export interface AnthropicModelOptions {
   maxRetries?: number | undefined;
   /** Time limit of one attempt in milliseconds (default 10 minutes, as the SDK's). */
   timeoutMs?: number | undefined;
+  /** False: ask for each reply whole (one JSON response) instead of streaming it. Default true. */
+  stream?: boolean | undefined;
+  /** Milliseconds before retry n of a stream that broke off (default: the SDK's backoff, from 0.5 s). */
+  streamRetryDelayMs?: ((retry: number) => number) | undefined;
 }
 
 export const DEFAULT_MAX_RETRIES = 4;
 export const DEFAULT_TIMEOUT_MS = 600_000;
 
 export function anthropicModel(options: AnthropicModelOptions): Model {
+  const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
   const client = new Anthropic({
     apiKey: options.apiKey,
     ...(options.baseURL ? { baseURL: options.baseURL } : {}),
-    maxRetries: options.maxRetries ?? DEFAULT_MAX_RETRIES,
+    maxRetries,
     timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
   });
   return {
@@ -40,14 +50,18 @@ export function anthropicModel(options: AnthropicModelOptions): Model {
     provider: 'anthropic',
     async createMessage(request: ModelRequest): Promise<ModelReply> {
       let message: Anthropic.Messages.Message;
+      const params: Anthropic.Messages.MessageCreateParamsNonStreaming = {
+        model: options.model,
+        max_tokens: request.maxTokens,
+        ...(request.system ? { system: request.system } : {}),
+        ...(request.tools.length > 0 ? { tools: request.tools as unknown as Anthropic.Messages.Tool[] } : {}),
+        messages: withCacheBreakpoint(request.messages) as unknown as Anthropic.Messages.MessageParam[],
+      };
       try {
-        message = await client.messages.create({
-          model: options.model,
-          max_tokens: request.maxTokens,
-          ...(request.system ? { system: request.system } : {}),
-          ...(request.tools.length > 0 ? { tools: request.tools as unknown as Anthropic.Messages.Tool[] } : {}),
-          messages: withCacheBreakpoint(request.messages) as unknown as Anthropic.Messages.MessageParam[],
-        });
+        message =
+          options.stream === false
+            ? await client.messages.create(params)
+            : await streamMessage(client, params, { maxRetries, onStream: request.onStream, retryDelayMs: options.streamRetryDelayMs });
       } catch (error) {
         throw toModelCallError(error, options.model, options.apiKey);
       }
@@ -111,6 +125,9 @@ export function toModelCallError(error: unknown, model: string, apiKey?: string)
 }
 
 function describeCallError(error: unknown, model: string): ModelCallError {
+  if (error instanceof StreamBrokeOffError) {
+    return new ModelCallError(`The Anthropic API's reply for ${model} broke off mid-stream: ${error.message}, and retries are used up. The run is saved: resume it later.`, null, true);
+  }
   if (error instanceof APIConnectionTimeoutError) {
     return new ModelCallError(
       `The Anthropic API did not answer in time for ${model}, and retries are used up. The run is saved: resume it later (--timeout raises the limit).`,

@@ -13,7 +13,21 @@ export interface ModelRequest {
   messages: readonly Message[];
   tools: readonly ToolSpec[];
   maxTokens: number;
+  /**
+   * Told each piece of the reply as it arrives, for a live view (a model that streams calls it;
+   * others need not). Nothing of it is recorded: the run acts on the whole reply only.
+   */
+  onStream?: ((delta: StreamDelta) => void) | undefined;
 }
+
+/** A piece of a reply as it arrives. */
+export type StreamDelta =
+  | { type: 'text'; index: number; text: string }
+  /** A tool_use block begins; its input follows in `tool-input` pieces of JSON. */
+  | { type: 'tool-use'; index: number; id: string; name: string }
+  | { type: 'tool-input'; index: number; partialJson: string }
+  /** The stream broke off and the request is sent again: every piece before this one is void. */
+  | { type: 'restart'; attempt: number; reason: string };
 
 export interface Model {
   /** The model's name as shown to users (and sent to the API for a real model). */

@@ -32,6 +32,7 @@ import { SnapshotPolicy, snapshotEveryOf } from './snapshot-policy.ts';
 import { RunDriver } from './run-driver.ts';
 import type { RunTracing } from '../telemetry/run-tracing.ts';
 import { tracedRun, withTracing } from './traced-run.ts';
+import { toolConcurrencyOf } from './tool-scheduler.ts';
 
 export const DEFAULT_MAX_TURNS = 20;
 export const DEFAULT_MAX_TOKENS = 4096;
@@ -52,6 +53,12 @@ export interface RunParts {
   /** Crash points made by the caller (to read which were passed); replaces crashAfter and onCrash. */
   crashPoints?: CrashPoints | undefined;
   toolTimeoutMs?: number | undefined;
+  /**
+   * How many calls of one reply run at once (1 to 64, default 4). Only calls that may overlap
+   * (read-only tools, or tools marked concurrencySafe) run side by side; the others run alone,
+   * in the model's order. 1: every call runs after the one before it.
+   */
+  toolConcurrency?: number | undefined;
   maxTokens?: number | undefined;
   /** Abort to stop the run at the next step boundary (SIGTERM in a worker, a lost lease). */
   signal?: AbortSignal | undefined;
@@ -291,6 +298,7 @@ function driverParts(options: RunParts, tracing: RunTracing | null): PartsOfRun 
     crash: options.crashPoints ?? new CrashPoints(options.crashAfter, crashHandlerOf(options.onCrash), false),
     observer: withTracing(options.observer, tracing),
     toolTimeoutMs: options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
+    toolConcurrency: toolConcurrencyOf(options.toolConcurrency),
     maxTokens: options.maxTokens ?? DEFAULT_MAX_TOKENS,
     inspect: options.inspect,
   };

@@ -6,7 +6,7 @@
 import type { SnapshotFrom } from 'xstate';
 import type { AnnouncedEffect } from '../../machines/agent-loop.effects.ts';
 import { announcedEffectOf, effectOfActions } from '../../machines/agent-loop.effects.ts';
-import { addUsage, awaitsDecision, effectiveCall, openCalls, toolUsesOf } from '../../machines/agent-loop.logic.ts';
+import { addUsage, effectiveCall, toolUsesOf } from '../../machines/agent-loop.logic.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
 import type { AgentEvent, AgentStateName, ModelReply, PendingCall, TokenUsage, ToolOutcome } from '../../machines/agent-loop.types.ts';
 import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
@@ -14,7 +14,7 @@ import { awaitedCallOf, type DecisionOptions, findDecision, withEditNotice } fro
 import { questionOf } from '../approval/ask-user.ts';
 import { type DecisionPolicy, needsDecisionOf } from '../approval/needs-decision.ts';
 import { waitingCallsOf } from '../approval/waiting-calls.ts';
-import type { Model } from '../model/model.ts';
+import type { Model, StreamDelta } from '../model/model.ts';
 import { receiveReply, replyProblem } from '../model/reply-check.ts';
 import { reconcileOpenTurn } from '../reconcile/carry-out.ts';
 import { StoreWriteError } from '../store/errors.ts';
@@ -33,6 +33,7 @@ import { RunInspection, type RunInspector } from './run-inspection.ts';
 import type { CallView, RunEvent, RunObserver, RunResult, RunStatusName } from './run-events.ts';
 import type { OriginCheck } from './run-origin.ts';
 import type { SnapshotPolicy } from './snapshot-policy.ts';
+import { runOpenCalls, type ToolTurn } from './tool-scheduler.ts';
 
 export type AgentSnapshot = SnapshotFrom<typeof agentLoopMachine>;
 
@@ -53,6 +54,8 @@ export interface DriverParts {
   crash: CrashPoints;
   observer: RunObserver;
   toolTimeoutMs: number;
+  /** How many calls of one reply may run at once (tool-scheduler.ts). */
+  toolConcurrency: number;
   maxTokens: number;
   inspect: RunInspector | undefined;
   /** Which calls need a person's decision, and where decisions come from. */
@@ -73,6 +76,12 @@ export class RunDriver {
   private readonly inspection: RunInspection;
   /** Set on resume: tools whose contract changed since the start (their open calls are not run). */
   private changedTools: ReadonlyMap<string, string> = new Map();
+  private readonly toolTurn: ToolTurn = {
+    context: () => this.snapshot.context,
+    run: (call) => this.runCall(call),
+    record: (call, outcome) => this.recordOutcome(call, outcome),
+    waitFor: (call) => this.step({ type: 'DECISION_NEEDED', tool_use_id: call.id, at: Date.now() }),
+  };
 
   constructor(
     private readonly parts: DriverParts,
@@ -108,14 +117,9 @@ export class RunDriver {
         case 'requestModelReply':
           effect = await this.askModel();
           break;
-        case 'runPendingTools': {
-          const call = openCalls(this.snapshot.context)[0];
-          if (!call) throw new Error(`runPendingTools announced in ${this.state} with no open call`);
-          effect = awaitsDecision(this.snapshot.context, call)
-            ? await this.step({ type: 'DECISION_NEEDED', tool_use_id: call.id, at: Date.now() })
-            : await this.recordOutcome(call, await this.runCall(call));
+        case 'runPendingTools':
+          effect = await runOpenCalls(this.parts, this.toolTurn);
           break;
-        }
         case 'awaitDecision':
           effect = await this.takeDecision();
           break;
@@ -241,7 +245,8 @@ export class RunDriver {
       const { model, maxTokens } = this.parts;
       const { system, messages } = context;
       this.emit({ type: 'model-call', turn: context.turn, model: model.name, provider: model.provider ?? null, maxTokens, system, messages });
-      const received = receiveReply(await model.createMessage({ system, messages, tools: this.parts.registry.specs, maxTokens }));
+      const onStream = (delta: StreamDelta) => this.emit({ type: 'model-stream', delta });
+      const received = receiveReply(await model.createMessage({ system, messages, tools: this.parts.registry.specs, maxTokens, onStream }));
       const { reply: answer, usage, usageNote } = received;
       this.emit({ type: 'model-reply', stopReason: answer.stop_reason, usage, usageNote, reply: answer });
       await this.countUsage(received.usage, received.usageNote);

@@ -13,6 +13,7 @@ import type {
   TokenUsage,
   ToolOutcome,
 } from '../../machines/agent-loop.types.ts';
+import type { StreamDelta } from '../model/model.ts';
 import type { StoreWriteError } from '../store/errors.ts';
 import type { ReconcileOutcomeName, ReconcileRule, RecordEvent, RunOrigin } from '../store/journal-record.ts';
 import type { PointName } from '../store/record-points.ts';
@@ -128,6 +129,8 @@ export type RunEvent =
       /** The reply as received (its content and the model that answered). */
       reply: ModelReply;
     }
+  /** A piece of the reply as it arrives (a streaming model): for a live view only, never recorded. */
+  | { type: 'model-stream'; delta: StreamDelta }
   | { type: 'tool-started'; call: CallView; at: number }
   | { type: 'tool-finished'; call: CallView; outcome: ToolOutcome; ms: number }
   | { type: 'ledger-write-failed'; call: CallView; error: StoreWriteError }

@@ -51,6 +51,12 @@ export interface ToolDefinition<Input = any> {
    */
   idempotent?: boolean | undefined;
   /**
+   * True when calls of this tool may run beside the other calls of the same reply although it
+   * is not read-only (e.g. it appends to a log of its own). Read-only tools always may; any
+   * other call runs alone, in the model's order (see runtime/tool-scheduler.ts). Default false.
+   */
+  concurrencySafe?: boolean | undefined;
+  /**
    * Hints about the tool's behaviour as an MCP server gives them; pinned in the journal's header
    * with the input schema, so a resume notices a tool whose contract changed.
    */

@@ -3,7 +3,7 @@ import type { AgentStateName } from '../../machines/agent-loop.types.ts';
 import { formatElapsed as formatDuration } from '../cli/format.ts';
 import type { ReconcileOutcomeName } from '../store/journal-record.ts';
 import type { PointName } from '../store/record-points.ts';
-import type { CallLine, RunView } from './run-view.ts';
+import type { CallLine, RunView, StreamingReply } from './run-view.ts';
 
 /**
  * The loop's working states, in the order a turn passes them. awaitingDecision is passed only by
@@ -209,4 +209,21 @@ export function showsResumeHint(view: RunView): boolean {
   const ending = view.ending;
   if (!ending) return false;
   return ending.kind !== 'finished';
+}
+
+/** Lines of the streamed reply's text the live view keeps on screen (the newest). */
+export const REPLY_TEXT_LINES = 3;
+
+/**
+ * The reply streaming in, as the live view shows it: the newest lines of its text, then each
+ * tool call it names with its input so far. A line wider than `width` keeps its end, the part
+ * that just arrived.
+ */
+export function replyLines(reply: StreamingReply, width: number): string[] {
+  const fit = (line: string) => (line.length <= width ? line : `…${line.slice(line.length - width + 1)}`);
+  const text = reply.text.split('\n').filter((line, i, all) => line.trim() !== '' || i === all.length - 1);
+  const lines = text.slice(-REPLY_TEXT_LINES).filter((line) => line !== '').map(fit);
+  for (const tool of reply.tools) lines.push(fit(`→ ${tool.name} ${tool.input}`));
+  if (reply.restarts > 0) lines.push(`(the stream broke off; asked again${reply.restarts > 1 ? `, ${reply.restarts} times` : ''})`);
+  return lines;
 }

@@ -54,6 +54,9 @@ export function createTuiReporter(options: TuiOptions): TuiReporter {
       stdout,
       exitOnCtrlC: false,
       patchConsole: options.patchConsole ?? true,
+      // ink draws at most maxFps frames a second (30 by default: up to 34 ms late); a streamed
+      // reply's first words should be on screen within 50 ms of their arrival.
+      maxFps: 60,
     });
     ticker = setInterval(draw, options.tickMs ?? 100);
     ticker.unref();

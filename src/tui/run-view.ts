@@ -7,6 +7,7 @@ import type { AgentStateName, DecisionNeed, OutcomeKind, TokenUsage } from '../.
 import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 import type { DecisionCommands } from '../cli/decision-lines.ts';
 import { commandLines, detailLine, plainLine } from '../cli/plain-reporter.ts';
+import type { StreamDelta } from '../model/model.ts';
 import type { CallView, RunEvent, RunResult } from '../runtime/run-events.ts';
 import type { ReconcileOutcomeName } from '../store/journal-record.ts';
 import type { PointName } from '../store/record-points.ts';
@@ -87,12 +88,22 @@ export interface RunView {
   written: { records: number; bytes: number };
   /** Set while a model call is out. */
   modelCall: { turn: number; since: number } | null;
+  /** The reply as it streams in, while the model call is out (nothing of it is recorded). */
+  reply: StreamingReply | null;
   log: LogEntry[];
   ending: Ending | null;
   /** The call the run waits on for a person's decision, for the prompt; null when none waits. */
   prompt: PromptCall | null;
   /** The run has waited for a person's decision (the state row then shows awaitingDecision). */
   asked: boolean;
+}
+
+/** A reply streaming in: its text so far, the tool calls it names with their input so far. */
+export interface StreamingReply {
+  text: string;
+  tools: Array<{ index: number; id: string; name: string; input: string }>;
+  /** Times the stream broke off and the request was sent again (what came before is dropped). */
+  restarts: number;
 }
 
 /** A call that waits for a decision, as the live view's prompt shows it. */
@@ -143,6 +154,7 @@ export function initialView(settings: ViewSettings): RunView {
     lastSave: null,
     written: { records: 0, bytes: 0 },
     modelCall: null,
+    reply: null,
     log: [],
     ending: null,
     prompt: null,
@@ -231,9 +243,11 @@ function applyEvent(view: RunView, event: RunEvent, at: number): RunView {
         calls: callsAfterSave(view.calls, event),
       };
     case 'model-call':
-      return { ...view, modelCall: { turn: event.turn, since: at } };
+      return { ...view, modelCall: { turn: event.turn, since: at }, reply: null };
+    case 'model-stream':
+      return { ...view, reply: withDelta(view.reply ?? { text: '', tools: [], restarts: 0 }, event.delta) };
     case 'model-reply':
-      return { ...view, modelCall: null };
+      return { ...view, modelCall: null, reply: null };
     case 'tool-started':
       return { ...view, calls: updateCall(view.calls, event.call, (call) => ({ ...call, status: 'running', startedAt: event.at, ms: null })) };
     case 'tool-finished':
@@ -244,12 +258,25 @@ function applyEvent(view: RunView, event: RunEvent, at: number): RunView {
     case 'ledger-write-failed':
       return { ...view, calls: updateCall(view.calls, event.call, (call) => ({ ...call, status: 'unrecorded' })) };
     case 'finished':
-      return { ...view, modelCall: null, prompt: null, ending: { kind: 'finished', result: withoutSecrets(event.result) } };
+      return { ...view, modelCall: null, reply: null, prompt: null, ending: { kind: 'finished', result: withoutSecrets(event.result) } };
     // Both are logged with the plain output's lines (logEvent), the commands that decide it included.
     case 'waiting':
       return { ...view, asked: true, prompt: { id: event.call.id, name: event.call.name, input: event.call.input, needs: event.needs, question: event.question, since: event.since } };
     case 'decided':
       return view.prompt?.id === event.call.id ? { ...view, prompt: null } : view;
+  }
+}
+
+function withDelta(reply: StreamingReply, delta: StreamDelta): StreamingReply {
+  switch (delta.type) {
+    case 'text':
+      return { ...reply, text: reply.text + delta.text };
+    case 'tool-use':
+      return { ...reply, text: reply.text, tools: [...reply.tools, { index: delta.index, id: delta.id, name: delta.name, input: '' }] };
+    case 'tool-input':
+      return { ...reply, tools: reply.tools.map((tool) => (tool.index === delta.index ? { ...tool, input: tool.input + delta.partialJson } : tool)) };
+    case 'restart':
+      return { text: '', tools: [], restarts: reply.restarts + 1 };
   }
 }
 
@@ -275,7 +302,7 @@ function callsAfterSave(calls: readonly CallLine[], event: Extract<RunEvent, { t
 /** The process ends here: nothing is in flight any more, and what was in flight has no entry. */
 function cutOff(view: RunView): RunView {
   const inFlight = (call: CallLine) => call.status === 'running' || call.status === 'returned';
-  return { ...view, modelCall: null, calls: view.calls.map((call) => (inFlight(call) ? { ...call, status: 'cut-off' } : call)) };
+  return { ...view, modelCall: null, reply: null, calls: view.calls.map((call) => (inFlight(call) ? { ...call, status: 'cut-off' } : call)) };
 }
 
 function newCall(call: CallView, status: CallStatus): CallLine {

@@ -18,17 +18,43 @@ export interface ReceivedRequest {
     system?: string;
     tools?: Array<{ name: string; description: string; input_schema: Record<string, unknown> }>;
     messages: Message[];
+    stream?: boolean;
   };
   at: number;
 }
 
 export type FakeAnswer =
+  /** Sent whole, or as a stream of events when the request asked for one (stream: true). */
   | { reply: ModelReply; headers?: Record<string, string> }
-  /** A message body exactly as given, for replies no real API sends (a null block, no usage). */
+  /** A message body exactly as given, for replies no real API sends (a null block, no usage); never streamed. */
   | { body: Record<string, unknown> }
   | { status: number; errorType: string; message: string; headers?: Record<string, string> }
   | { drop: true }
-  | { hang: true };
+  | { hang: true }
+  /** The reply as a server-sent event stream (the request asked for stream: true). */
+  | ({ stream: ModelReply; headers?: Record<string, string> } & StreamPacing);
+
+/** How a streamed reply is sent, and how it may break off. */
+export interface StreamPacing {
+  /** Characters of text or of the input's JSON in one delta (default 12). */
+  chunk?: number;
+  /** Milliseconds between two events (default 0). */
+  gapMs?: number;
+  /** Before writing event N (0 = message_start), wait for this promise: the test looks at the screen meanwhile. */
+  holdAt?: { event: number; until: Promise<void> };
+  /** Reset the connection instead of writing event N (a network drop mid-stream). */
+  dropAt?: number;
+  /** Write an `error` event (overloaded_error) instead of event N, and end the stream. */
+  errorAt?: number;
+  /** Told right after each event is written, with performance.now(). */
+  onEvent?: (event: StreamEvent, at: number) => void;
+}
+
+/** One server-sent event of a streamed reply, as the API sends it. */
+export interface StreamEvent {
+  type: string;
+  [field: string]: unknown;
+}
 
 export type Responder = (request: ReceivedRequest) => FakeAnswer;
 
@@ -66,6 +92,33 @@ export class FakeAnthropic {
 
   private readonly outcomes = new Map<number, string>();
 
+  private async sendStream(req: http.IncomingMessage, res: http.ServerResponse, request: ReceivedRequest, answer: Extract<FakeAnswer, { stream: ModelReply }>): Promise<void> {
+    const events = streamEventsOf(answer.stream, request.body.model, request.index, answer.chunk);
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...answer.headers });
+    res.flushHeaders();
+    for (let i = 0; i < events.length; i++) {
+      if (i > 0 && answer.gapMs) await new Promise((resolve) => setTimeout(resolve, answer.gapMs));
+      if (answer.holdAt?.event === i) await answer.holdAt.until;
+      if (answer.dropAt === i) {
+        this.outcomes.set(request.index, 'drop');
+        // What was written reaches the client first: the stream breaks off after it has begun.
+        await new Promise((resolve) => setTimeout(resolve, 25));
+        req.socket.destroy();
+        return;
+      }
+      if (answer.errorAt === i) {
+        this.outcomes.set(request.index, 'error');
+        res.end(`event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } })}\n\n`);
+        return;
+      }
+      const event = events[i]!;
+      res.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+      answer.onEvent?.(event, performance.now());
+    }
+    this.outcomes.set(request.index, 'reply');
+    res.end();
+  }
+
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     let raw = '';
     req.setEncoding('utf8');
@@ -96,6 +149,15 @@ export class FakeAnthropic {
         res.end(JSON.stringify({ type: 'error', error: { type: answer.errorType, message: answer.message } }));
         return;
       }
+      if ('stream' in answer) {
+        void this.sendStream(req, res, request, answer);
+        return;
+      }
+      // A reply to a request that asked for a stream is streamed, as the API does.
+      if ('reply' in answer && request.body.stream === true) {
+        void this.sendStream(req, res, request, { stream: answer.reply, ...(answer.headers ? { headers: answer.headers } : {}) });
+        return;
+      }
       this.outcomes.set(request.index, 'reply');
       if ('body' in answer) {
         res.writeHead(200, { 'content-type': 'application/json' });
@@ -106,6 +168,29 @@ export class FakeAnthropic {
       res.end(JSON.stringify(messageBody(answer.reply, request.body.model, request.index)));
     });
   }
+}
+
+/** The events of a streamed reply, as the API sends them (text and input JSON cut in chunks). */
+export function streamEventsOf(reply: ModelReply, model: string, index: number, chunk = 12): StreamEvent[] {
+  const body = messageBody(reply, model, index);
+  const usage = body.usage as Record<string, number>;
+  const events: StreamEvent[] = [{ type: 'message_start', message: { ...body, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } }];
+  const pieces = (text: string) => (text.length === 0 ? [] : Array.from({ length: Math.ceil(text.length / chunk) }, (_, i) => text.slice(i * chunk, (i + 1) * chunk)));
+  (body.content as ContentBlock[]).forEach((block, i) => {
+    if (block.type === 'text') {
+      events.push({ type: 'content_block_start', index: i, content_block: { ...block, text: '' } });
+      for (const text of pieces(block.text as string)) events.push({ type: 'content_block_delta', index: i, delta: { type: 'text_delta', text } });
+    } else if (block.type === 'tool_use') {
+      events.push({ type: 'content_block_start', index: i, content_block: { ...block, input: {} } });
+      for (const partial_json of pieces(JSON.stringify(block.input))) events.push({ type: 'content_block_delta', index: i, delta: { type: 'input_json_delta', partial_json } });
+    } else {
+      events.push({ type: 'content_block_start', index: i, content_block: block });
+    }
+    events.push({ type: 'content_block_stop', index: i });
+  });
+  events.push({ type: 'message_delta', delta: { stop_reason: body.stop_reason, stop_sequence: body.stop_sequence }, usage });
+  events.push({ type: 'message_stop' });
+  return events;
 }
 
 /** A reply as the API sends it. */

@@ -43,6 +43,27 @@ export interface Scenario {
   failingEffectWrites: number[];
   /** What the run's onDecision handler answers, by tool_use_id (publish needs approval, ask_user an answer). */
   decisions: Record<string, DecisionReply>;
+  /**
+   * A turn whose read-only calls run side by side: the order they finish in (each returns once
+   * those before it are recorded). Set only by the replies of parallel read-only calls.
+   */
+  finishOrder?: string[];
+}
+
+/** Tools whose calls run side by side (read-only); every other call runs alone, in the model's order. */
+export const OVERLAPPING_TOOLS: ReadonlySet<string> = new Set(['lookup']);
+
+/** Labels of the replies whose read-only calls run side by side and may finish in any order. */
+const PARALLEL_REPLIES = new Set(['reply: three lookups', 'reply: two lookups + charge_card']);
+
+/**
+ * The open calls that may finish next, as the tool scheduler starts them: the calls before the
+ * first that runs alone (up to toolConcurrency, 4, more than any reply here holds), or that one alone.
+ */
+export function startableCalls(context: Snapshot['context']): ReturnType<typeof openCalls> {
+  const open = openCalls(context);
+  const alone = open.findIndex((call) => call.needs !== undefined || !OVERLAPPING_TOOLS.has(call.name));
+  return alone === 0 ? open.slice(0, 1) : open.slice(0, alone === -1 ? open.length : alone);
 }
 
 export interface PathStep {
@@ -74,12 +95,17 @@ const PAUSE_TEXT = 'searching…';
  */
 export const PAUSE_LIMIT = 1;
 
+/** The turn just closed ran read-only calls side by side (the ids only those replies use). */
+function closedParallelTurn(context: Snapshot['context']): boolean {
+  return JSON.stringify(context.messages.at(-2)?.content ?? '').includes('"t1_a"');
+}
+
 /** The events offered in each state: realistic payloads, bounded so the graph is finite. */
 export function eventsFor(snapshot: Snapshot): PathEvent[] {
   const state = snapshot.value as AgentStateName;
   const context = snapshot.context;
-  if (state === 'closed' && context.decisions.length > 0) {
-    // After a turn with decisions, one ending is enough: what follows a close is walked on the other turns.
+  if (state === 'closed' && (context.decisions.length > 0 || closedParallelTurn(context))) {
+    // After a turn with decisions or parallel calls, one ending is enough: what follows a close is walked on the other turns.
     return [{ type: 'MODEL_REPLY', label: 'reply: end_turn', reply: endTurnReply(FINISH_TEXT) }];
   }
   if (state === 'awaitingModel' || state === 'closed') {
@@ -135,6 +161,25 @@ export function eventsFor(snapshot: Snapshot): PathEvent[] {
         },
       );
     }
+    if (context.messages.length === 1 && context.maxTurns === 1 && context.maxPausesInARow === PAUSE_LIMIT) {
+      // Read-only calls side by side, finishing in every order (walked once: the simple paths of MAX_TURNS=1).
+      events.push(
+        {
+          type: 'MODEL_REPLY',
+          label: 'reply: three lookups',
+          reply: toolUseReply(['a', 'b', 'c'].map((x) => ({ id: `t1_${x}`, name: 'lookup', input: { q: x } }))),
+        },
+        {
+          type: 'MODEL_REPLY',
+          label: 'reply: two lookups + charge_card',
+          reply: toolUseReply([
+            { id: 't1_a', name: 'lookup', input: { q: 'a' } },
+            { id: 't1_b', name: 'lookup', input: { q: 'b' } },
+            { id: 't1_charge', name: 'charge_card', input: { amount: 2 } },
+          ]),
+        },
+      );
+    }
     if (t === 1) {
       events.push({
         type: 'MODEL_REPLY',
@@ -159,7 +204,17 @@ export function eventsFor(snapshot: Snapshot): PathEvent[] {
     const call = openCalls(context)[0];
     if (!call) return [{ type: 'CLOSE_TURN', label: 'close turn' }];
     if (awaitsDecision(context, call)) return [{ type: 'DECISION_NEEDED', tool_use_id: call.id, at: 0, label: `${call.name} waits` }];
-    // The runtime runs calls one at a time in the model's order: only the first open call can finish next.
+    const startable = startableCalls(context);
+    if (startable.length > 1) {
+      // Calls in flight side by side: any of them may finish next (each runs, to keep the graph small).
+      return startable.map((open) => ({
+        type: 'TOOL_RESULT',
+        label: `${open.name} ${open.id.slice(3)} ran`,
+        behaviour: 'ok',
+        outcome: { tool_use_id: open.id, name: open.name, kind: 'ran', content: 'ok', is_error: false },
+      }));
+    }
+    // One call in flight (it runs alone, or it is the last of the turn): only the first open call can finish next.
     // A turn of three calls is walked with every call succeeding, to keep the graph small.
     // A result JSON cannot hold is tried on single-call turns (a read-only and a side-effecting tool).
     // A turn with a decision walks its calls running or throwing only: the ledger's failures are walked elsewhere.
@@ -209,6 +264,8 @@ function serializeState(snapshot: Snapshot): string {
     c.decisions.map((d) => `${d.tool_use_id}:${d.verdict}`),
     c.heldReply !== null,
     c.failure?.reason ?? null,
+    // A turn closed after parallel calls is followed by one ending only (eventsFor): not the same state for the walk.
+    snapshot.value === 'closed' && closedParallelTurn(c),
   ]);
 }
 
@@ -281,6 +338,8 @@ function toCrashPath(
     return `after-${point}:${n}`;
   };
   let effectWriteAttempts = 0;
+  /** Calls of the parallel turn finished so far (their place in finishOrder is fixed). */
+  let finished = 0;
   const steps: PathStep[] = [];
   // The first step is the initial state (reached by xstate.init): the record that creates the run.
   const [first, ...rest] = path.steps;
@@ -307,11 +366,24 @@ function toCrashPath(
       case 'MODEL_REPLY':
       case 'MODEL_REPLY_INVALID':
         scenario.replies.push(((event.type === 'MODEL_REPLY' ? event.sent : undefined) ?? event.reply) as ModelReply);
+        if (PARALLEL_REPLIES.has(event.label)) {
+          // Until the path says otherwise, the calls finish in the model's order: a path that stops
+          // part-way is then the same scenario as the longer one that goes on in that order.
+          const ids = event.reply.content.flatMap((block) => (block.type === 'tool_use' ? [block.id as string] : []));
+          for (const id of ids) scenario.behaviours[id] = 'ok';
+          scenario.finishOrder = ids.filter((id) => OVERLAPPING_TOOLS.has(nameOf(event.reply, id)));
+          finished = 0;
+        }
         labels.push(next('model-reply'), next(pointOf({ event: 'MODEL_REPLY', state: to })));
         break;
       case 'TOOL_RESULT':
         effectWriteAttempts += 1;
         scenario.behaviours[event.outcome.tool_use_id] = event.behaviour;
+        if (scenario.finishOrder?.includes(event.outcome.tool_use_id)) {
+          const order = scenario.finishOrder.filter((id) => id !== event.outcome.tool_use_id);
+          order.splice(finished++, 0, event.outcome.tool_use_id);
+          scenario.finishOrder = order;
+        }
         labels.push(next('tool-return'));
         if (event.behaviour === 'ledger-write-fails') scenario.failingEffectWrites.push(effectWriteAttempts);
         else labels.push(next('effect-write'));
@@ -336,6 +408,10 @@ function toCrashPath(
   return { id: 0, source, steps, scenario, scenarioKey: JSON.stringify(scenario) };
 }
 
+
+function nameOf(reply: ModelReply, id: string): string {
+  return String(reply.content.find((block) => block.type === 'tool_use' && block.id === id)?.name);
+}
 
 /** How a step reads in a test name: `closed -[reply: send_email]-> pendingTool`. */
 export function describeStep(step: PathStep): string {

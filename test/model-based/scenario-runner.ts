@@ -15,6 +15,7 @@ import { parseCommitMark } from '../../src/store/framing.ts';
 import type { RunStore } from '../../src/store/store.ts';
 import { defineTool, type ToolDefinition } from '../../src/tools/tool.ts';
 import { ExecutionCounter } from '../helpers/counting-tools.ts';
+import { FinishOrder } from '../helpers/finish-order.ts';
 import { FINISH_TEXT, type Scenario } from './crash-paths.ts';
 
 export interface World {
@@ -26,10 +27,12 @@ export interface World {
   charged: Set<string>;
   /** How many times the onDecision handler was asked about each call. */
   asked: Map<string, number>;
+  /** The order the calls of a parallel turn finish in, while the scenario plays (a resume runs them as they come). */
+  order: FinishOrder | null;
 }
 
 export function newWorld(): World {
-  return { attempts: new ExecutionCounter(), effects: new ExecutionCounter(), charged: new Set(), asked: new Map() };
+  return { attempts: new ExecutionCounter(), effects: new ExecutionCounter(), charged: new Set(), asked: new Map(), order: null };
 }
 
 export const READ_ONLY_TOOLS = new Set(['lookup']);
@@ -47,7 +50,12 @@ export function scenarioTools(scenario: Scenario, world: World): ToolDefinition[
       description: 'read-only',
       inputSchema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
       readOnly: true,
-      run: ({ q }, ctx) => act('lookup', ctx.toolUseId, ctx.idempotencyKey, `answer to ${q}`),
+      run: async ({ q }, ctx) => {
+        // The attempt counts when the call starts; it returns in its turn of the scenario's finish order.
+        const result = act('lookup', ctx.toolUseId, ctx.idempotencyKey, `answer to ${q}`);
+        await world.order?.turnOf(ctx.toolUseId);
+        return result;
+      },
     }),
     defineTool<{ to: string }>({
       name: 'send_email',
@@ -127,7 +135,10 @@ function parts(scenario: Scenario, key: string, world: World, withFaults: boolea
     store: stores.open(key, withFaults && faults ? faults : undefined),
     model: scriptedModel([...scenario.replies, endTurnReply(FINISH_TEXT)]),
     tools: scenarioTools(scenario, world),
-    observer: (event: RunEvent) => events.push(event),
+    observer: (event: RunEvent) => {
+      events.push(event);
+      world.order?.observe(event);
+    },
     toolTimeoutMs: 5_000,
     allowQuestions: true,
     onDecision: (request: DecisionRequest) => {
@@ -143,6 +154,7 @@ function parts(scenario: Scenario, key: string, world: World, withFaults: boolea
 export async function playScenario(scenario: Scenario, key: string, world: World, stores: ScenarioStores, crashAfter?: string): Promise<Played> {
   const events: RunEvent[] = [];
   const crashPoints = new CrashPoints(crashAfter);
+  world.order = scenario.finishOrder ? new FinishOrder(scenario.finishOrder) : null;
   const base = parts(scenario, key, world, true, events, stores);
   try {
     const result = await startRun({ ...base, task: 'the task', maxTurns: scenario.maxTurns, maxPausesInARow: scenario.maxPausesInARow, crashPoints });
@@ -158,6 +170,8 @@ export async function playScenario(scenario: Scenario, key: string, world: World
 /** Resumes from the store alone, with a fresh runtime and no write faults (the disk has recovered). */
 export async function resumeScenario(scenario: Scenario, key: string, world: World, stores: ScenarioStores): Promise<Played> {
   const events: RunEvent[] = [];
+  // A resume re-runs the open calls one at a time, in the model's order: none may wait for another.
+  if (world.order) world.order.active = false;
   const base = parts(scenario, key, world, false, events, stores);
   try {
     const result = await resumeRun(base);

@@ -14,7 +14,7 @@ const RUN_WITHOUT_KEY = 'Set the key and run the same command again; `durable-ag
 export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   const dir = path.resolve(args.dir);
   const system = args.systemFile ? readSystemPrompt(args.systemFile) : null;
-  const model = await realModel(args.model!, env, args.api, RUN_WITHOUT_KEY);
+  const model = await realModel(args.model!, env, args.api, RUN_WITHOUT_KEY, args.stream);
   const mcpConfig = args.mcpConfig === null ? null : path.resolve(args.mcpConfig);
   const approval = { ...args.approval, allowQuestions: args.allowQuestions };
   const resumeCommand = cliCommand(env, [
@@ -46,6 +46,7 @@ export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers:
     maxTokens: args.maxTokens,
     takeOver: args.takeOver,
     otelContent: args.otelContent,
+    toolConcurrency: args.toolConcurrency,
     approval,
   }).finally(() => mcp?.close());
 }

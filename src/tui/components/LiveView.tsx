@@ -1,10 +1,10 @@
 /** @jsxRuntime automatic @jsxImportSource react */
 /** The live area under the permanent log: redrawn in place while the run goes on. */
 import { Box, Text } from 'ink';
-import { activityText, endingText, showsResumeHint, spinnerFrame } from '../format.ts';
+import { activityText, endingText, replyLines, showsResumeHint, spinnerFrame } from '../format.ts';
 import type { RunView } from '../run-view.ts';
 import { CallList } from './CallList.tsx';
-import { Field } from './Field.tsx';
+import { Field, LABEL_WIDTH } from './Field.tsx';
 import { ReconcilePanel } from './ReconcilePanel.tsx';
 import { Segments } from './Segments.tsx';
 import { LastSaveLine, LedgerLine } from './SavedLines.tsx';
@@ -38,6 +38,13 @@ export function LiveView({ view, now, columns }: LiveViewProps) {
       <Field label="turn">
         <TurnProgress turn={view.turn} maxTurns={view.maxTurns} columns={columns} />
       </Field>
+      {view.reply ? (
+        <Field label="reply">
+          {replyLines(view.reply, Math.max(20, columns - LABEL_WIDTH - 1)).map((line, i) => (
+            <Text key={i}>{line}</Text>
+          ))}
+        </Field>
+      ) : null}
       <Field label="tools">
         <CallList calls={view.calls} now={now} />
       </Field>

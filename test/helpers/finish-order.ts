@@ -1,0 +1,33 @@
+/**
+ * Makes the calls of a parallel turn finish in a chosen order, whatever the machine's load: a
+ * call returns only once every call ranked before it has its outcome recorded (seen in the
+ * run's `saved` events). Calls not in the order finish after those in it, in no fixed order.
+ */
+import type { RunEvent } from '../../src/runtime/run-events.ts';
+
+export class FinishOrder {
+  private readonly recorded = new Set<string>();
+  private readonly waiters: Array<{ before: readonly string[]; resolve: () => void }> = [];
+  /** False: every call returns at once (a resume that re-runs calls one at a time must not wait). */
+  active = true;
+
+  constructor(readonly order: readonly string[]) {}
+
+  /** Feed the run's events here. */
+  readonly observe = (event: RunEvent): void => {
+    if (event.type !== 'saved') return;
+    for (const id of event.recordedIds) this.recorded.add(id);
+    for (const waiter of this.waiters.splice(0)) {
+      if (waiter.before.every((id) => this.recorded.has(id))) waiter.resolve();
+      else this.waiters.push(waiter);
+    }
+  };
+
+  /** Resolves once every call ranked before `id` is recorded. */
+  turnOf(id: string): Promise<void> {
+    const rank = this.order.indexOf(id);
+    const before = rank === -1 ? this.order : this.order.slice(0, rank);
+    if (!this.active || before.every((other) => this.recorded.has(other))) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ before, resolve }));
+  }
+}
