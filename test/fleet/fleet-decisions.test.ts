@@ -182,8 +182,8 @@ describe.skipIf(!postgresAvailable())('a person in the loop in a fleet', () => {
     const db = openPool(url, 2);
     try {
       expect(await migrate(db, 1)).toEqual({ from: 0, to: 1 });
-      expect(await migrate(db)).toEqual({ from: 1, to: 2 });
-      expect(await migrate(db)).toEqual({ from: 2, to: 2 });
+      expect(await migrate(db, 2)).toEqual({ from: 1, to: 2 });
+      expect(await migrate(db, 2)).toEqual({ from: 2, to: 2 });
       const { rows } = await db.query("SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name = 'da_decisions'");
       expect(rows[0].n).toBe(1);
     } finally {

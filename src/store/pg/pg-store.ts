@@ -14,6 +14,7 @@ import { isReadableVersion, JOURNAL_FORMAT, JOURNAL_VERSION } from '../journal-r
 import { recordProblem } from '../journal-reader.ts';
 import type { AppendReceipt, LoadedRun, LoadOptions, RunLock, RunStore, StoredRecord } from '../store.ts';
 import { WriteFaultPlan } from '../write-faults.ts';
+import { PgControlInbox } from './pg-control-inbox.ts';
 import { PgDecisionInbox } from './pg-decision-inbox.ts';
 import { assertLease, claimRun, type Lease, LeaseKeeper, LeaseLostError, lockLeaseRow, releaseLease } from './leases.ts';
 
@@ -33,6 +34,7 @@ export interface PgRunStoreOptions {
 export class PgRunStore implements RunStore {
   readonly location: string;
   readonly decisions: PgDecisionInbox;
+  readonly control: PgControlInbox;
   private lease: Lease | null;
   private readonly faults: WriteFaultPlan;
 
@@ -45,6 +47,7 @@ export class PgRunStore implements RunStore {
     this.lease = options.lease ?? null;
     this.faults = new WriteFaultPlan(options.writeFaults);
     this.decisions = new PgDecisionInbox(pool, runId, () => this.lease);
+    this.control = new PgControlInbox(pool, runId);
   }
 
   async exists(): Promise<boolean> {

@@ -5,7 +5,7 @@
  */
 import type { Pool } from 'pg';
 
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 const MIGRATIONS: Record<number, string> = {
   1: `
@@ -61,6 +61,16 @@ const MIGRATIONS: Record<number, string> = {
       PRIMARY KEY (run_id, tool_use_id)
     );
     ALTER TABLE da_runs ADD COLUMN awaiting text, ADD COLUMN awaiting_since timestamptz;
+  `,
+  // Cancel and pause (issue 15): requests for the worker that drives a run; a paused run is not claimed.
+  3: `
+    CREATE TABLE da_controls (
+      run_id     text NOT NULL REFERENCES da_runs (id) ON UPDATE CASCADE ON DELETE CASCADE,
+      kind       text NOT NULL CHECK (kind IN ('cancel', 'pause')),
+      request    jsonb NOT NULL,
+      written_at timestamptz NOT NULL DEFAULT now(),
+      PRIMARY KEY (run_id, kind)
+    );
   `,
 };
 
