@@ -62,7 +62,6 @@ function initialContext({ input = NO_INPUT }: { input: AgentInput | undefined })
     heldReply: null,
     finalText: null,
     failure: null,
-    cancellation: null,
   };
 }
 
@@ -226,7 +225,7 @@ const machineSetup = setup({
       assertEvent(event, 'DECISION');
       return decisionFitsAwaitedCall(context, event.decision);
     },
-    namesWhoCancelled: ({ event }) => {
+    saysWho: ({ event }) => {
       assertEvent(event, 'CANCEL');
       return cancellationProblem(event.cancellation) === null;
     },
@@ -306,7 +305,7 @@ const onToolResult = [
 
 /** A cancel, taken in every state that is not final: the run ends where it stands. */
 const onCancel = {
-  guard: 'namesWhoCancelled',
+  guard: 'saysWho',
   target: 'cancelled',
   actions: 'recordCancellation',
   description: 'Cancelled (by a person or a program, who and why recorded): the run ends here; nothing more runs, an open call stays unrun.',
