@@ -235,6 +235,7 @@ async function resume(options: ResumeOptions, tracing: RunTracing | null): Promi
 async function checkContinuable(store: RunStore, message: string, maxTurns: number | undefined): Promise<void> {
   checkMessageText(store.location, message);
   const view = foldJournal(store.location, await store.load());
+  refuseCancelled(store.location, view.state, view.context);
   checkContinue(store.location, message, view.state, snapshotContextOf(view), maxTurns);
 }
 
