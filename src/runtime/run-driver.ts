@@ -58,8 +58,7 @@ export interface DriverParts {
   /** Which calls need a person's decision, and where decisions come from. */
   policy: DecisionPolicy;
   decisions: DecisionOptions;
-  /** Cancel and pause requests from other processes, honoured at each step boundary (src/control/). */
-  control: RunControl;
+  control: RunControl; // cancel and pause asked by other processes, honoured at each step boundary
 }
 
 export class RunDriver {
