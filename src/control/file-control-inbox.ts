@@ -80,6 +80,8 @@ export class FileControlInbox implements ControlInbox {
   async read(): Promise<ControlRequest[]> {
     let names: string[];
     try {
+      // A stat that does not throw: no error object is built for the usual "no request ever made".
+      if (!fs.statSync(this.dir, { throwIfNoEntry: false })) return [];
       names = fs.readdirSync(this.dir);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
