@@ -114,6 +114,20 @@ describe('cancel and pause a run in a directory, from another process', () => {
     expect(after.map((record) => record.event)).toEqual([...before.map((record) => record.event), 'CANCEL']);
   });
 
+  it('a process that waits for a decision (--wait) is cancelled from another process: the wait ends, the run is cancelled, exit 9', async () => {
+    const dir = tempDir();
+    const waiting = startCli(['demo', '--dir', dir, '--require-approval', 'write_report', '--wait', '--plain'], { cwd: dir });
+    const deadline = Date.now() + 30_000;
+    while (!waiting.output().includes('[approval]')) {
+      if (Date.now() > deadline) throw new Error(`the demo never waited: ${waiting.output()}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect((await cli(['cancel', '--dir', dir, '--by', 'gu'])).code).toBe(0);
+    const ended = await waiting.done;
+    expect(ended.code, ended.stderr).toBe(9);
+    expect((await journalOf(dir)).map((record) => record.state).slice(-2)).toEqual(['awaitingDecision', 'cancelled']);
+  });
+
   it('a run no process drives is cancelled by the cancel command itself', async () => {
     const dir = tempDir();
     const crashed = await cli(['demo', '--dir', dir], { CRASH_AFTER: 'after-save-a:1' });
