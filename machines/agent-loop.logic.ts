@@ -1,6 +1,7 @@
 /** Pure helpers behind the machine's named actions and guards (no I/O, no time, no randomness). */
 import type {
   AgentContext,
+  Cancellation,
   ContentBlock,
   Decision,
   DecisionNeed,
@@ -176,4 +177,14 @@ export function pauseLimitFailure(maxPausesInARow: number): RunFailure {
       'The paused content is kept: resume the run to let the model continue it.',
     retryable: true,
   };
+}
+
+/** Why a cancellation is not one the journal can keep (who, why, when), or null. */
+export function cancellationProblem(cancellation: unknown): string | null {
+  const given = cancellation as Partial<Cancellation> | null;
+  if (given === null || typeof given !== 'object') return 'a cancellation must be an object {by, reason, at}';
+  if (typeof given.by !== 'string' || given.by.trim() === '') return 'a cancellation must say who cancelled (by)';
+  if (given.reason !== null && typeof given.reason !== 'string') return 'a cancellation reason must be text or null';
+  if (typeof given.at !== 'number' || !Number.isFinite(given.at)) return 'a cancellation must say when (at, epoch milliseconds)';
+  return null;
 }

@@ -8,6 +8,7 @@
  *   pendingTool | effectRecorded ─DECISION_NEEDED→ awaitingDecision (the next open call waits for a person)
  *   awaitingDecision ─DECISION(approved)→ effectRecorded (the approval is recorded; the call runs next)
  *   awaitingDecision ─DECISION(denied | answered)→ effectRecorded (the decision is the call's ledger entry)
+ *   any state but a final one ─CANCEL→ cancelled (final: who cancelled, why, when; open calls stay unrun)
  *
  * Pure on purpose: named actions and guards only, no I/O, no invoked actors. Every state is a
  * resting state (nothing leaves by `always`), so every snapshot the runtime persists is one a
@@ -20,6 +21,7 @@ import {
   addUsage,
   assistantMessageOf,
   awaitsDecision,
+  cancellationProblem,
   decisionOutcomeOf,
   verdictFits,
   failureForStopReason,
@@ -173,6 +175,12 @@ const machineSetup = setup({
       // A held reply that turns out invalid is dropped, so that the resume asks the model again.
       heldReply: () => null,
     }),
+    recordCancellation: assign({
+      cancellation: ({ event }) => {
+        assertEvent(event, 'CANCEL');
+        return event.cancellation;
+      },
+    }),
   },
   guards: {
     replyWantsTools: ({ event }) => {
@@ -216,6 +224,10 @@ const machineSetup = setup({
     settlesCall: ({ context, event }) => {
       assertEvent(event, 'DECISION');
       return decisionFitsAwaitedCall(context, event.decision);
+    },
+    saysWho: ({ event }) => {
+      assertEvent(event, 'CANCEL');
+      return cancellationProblem(event.cancellation) === null;
     },
   },
 });
@@ -291,6 +303,14 @@ const onToolResult = [
   },
 ] as const;
 
+/** A cancel, taken in every state that is not final: the run ends where it stands. */
+const onCancel = {
+  guard: 'saysWho',
+  target: 'cancelled',
+  actions: 'recordCancellation',
+  description: 'Cancelled (by a person or a program, who and why recorded): the run ends here; nothing more runs, an open call stays unrun.',
+} as const;
+
 /** The next open call needs a decision it does not have: wait, recording since when. */
 const onDecisionNeeded = {
   guard: 'nextIsUndecided',
@@ -307,12 +327,12 @@ export const agentLoopMachine = machineSetup.createMachine({
     awaitingModel: {
       description: 'Nothing pending; the next effect is a model call.',
       entry: 'requestModelReply',
-      on: onModelReply,
+      on: { ...onModelReply, CANCEL: onCancel },
     },
     pendingTool: {
       description: "Checkpoint A: the model's tool calls are recorded; none has a recorded result yet.",
       entry: 'runPendingTools',
-      on: { TOOL_RESULT: onToolResult, DECISION_NEEDED: onDecisionNeeded },
+      on: { TOOL_RESULT: onToolResult, DECISION_NEEDED: onDecisionNeeded, CANCEL: onCancel },
     },
     effectRecorded: {
       description: "A tool call's outcome (or a person's decision about one) is recorded; the turn's tool_results are not all in messages yet.",
@@ -325,6 +345,7 @@ export const agentLoopMachine = machineSetup.createMachine({
           actions: 'closeTurn',
           description: "Every call has its outcome: put the turn's tool_results into messages in one user message (checkpoint B).",
         },
+        CANCEL: onCancel,
       },
     },
     awaitingDecision: {
@@ -351,12 +372,13 @@ export const agentLoopMachine = machineSetup.createMachine({
             description: 'Denied or answered: the decision is the call\'s ledger entry; go on with the next open call.',
           },
         ],
+        CANCEL: onCancel,
       },
     },
     closed: {
       description: "Checkpoint B: every tool_result of the turn is in messages; the next effect is a model call.",
       entry: 'requestModelReply',
-      on: onModelReply,
+      on: { ...onModelReply, CANCEL: onCancel },
     },
     done: { type: 'final', description: 'The model ended the turn; finalText holds its answer.' },
     stoppedAtMaxTurns: {
@@ -364,6 +386,10 @@ export const agentLoopMachine = machineSetup.createMachine({
       description: 'MAX_TURNS reached; the unacted tool_use reply is held so a resume with more turns can go on.',
     },
     failed: { type: 'final', description: 'Stopped for the reason in context.failure.' },
+    cancelled: {
+      type: 'final',
+      description: 'Cancelled: context.cancellation says who, why and when. A resume is refused; fork the run to try again from a step.',
+    },
   },
 });
 

@@ -134,6 +134,13 @@ export type FailureReason =
   | 'unknown_stop_reason'
   | 'pause_limit';
 
+/** Who cancelled a run, why, and when (epoch milliseconds): kept in its final `cancelled` state. */
+export interface Cancellation {
+  by: string;
+  reason: string | null;
+  at: number;
+}
+
 export interface RunFailure {
   reason: FailureReason;
   message: string;
@@ -166,6 +173,8 @@ export interface AgentContext {
   heldReply: ModelReply | null;
   finalText: string | null;
   failure: RunFailure | null;
+  /** Set when the run was cancelled (state cancelled): who, why, when. Absent or null otherwise. */
+  cancellation?: Cancellation | null;
 }
 
 export interface AgentInput {
@@ -196,7 +205,9 @@ export type AgentEvent =
   /** The next open call needs a decision it does not have: wait for one, from `at`. */
   | { type: 'DECISION_NEEDED'; tool_use_id: string; at: number }
   /** A decision about the awaited call. */
-  | { type: 'DECISION'; decision: Decision };
+  | { type: 'DECISION'; decision: Decision }
+  /** A person (or a program) cancelled the run: it ends here, in the final state cancelled. */
+  | { type: 'CANCEL'; cancellation: Cancellation };
 
 export type AgentStateName =
   | 'awaitingModel'
@@ -206,7 +217,8 @@ export type AgentStateName =
   | 'closed'
   | 'done'
   | 'stoppedAtMaxTurns'
-  | 'failed';
+  | 'failed'
+  | 'cancelled';
 
 export const AGENT_STATES: readonly AgentStateName[] = [
   'awaitingModel',
@@ -217,8 +229,9 @@ export const AGENT_STATES: readonly AgentStateName[] = [
   'done',
   'stoppedAtMaxTurns',
   'failed',
+  'cancelled',
 ];
 
-export const FINAL_STATES: readonly AgentStateName[] = ['done', 'stoppedAtMaxTurns', 'failed'];
+export const FINAL_STATES: readonly AgentStateName[] = ['done', 'stoppedAtMaxTurns', 'failed', 'cancelled'];
 
 export const ZERO_USAGE: TokenUsage = Object.freeze({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0 });

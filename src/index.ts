@@ -2,6 +2,7 @@
 export { agentLoopMachine } from '../machines/agent-loop.machine.ts';
 export type {
   AgentContext,
+  Cancellation,
   AgentStateName,
   ContentBlock,
   Decision,
@@ -101,3 +102,11 @@ export async function mcpTools(
   const { mcpTools: connect } = await import('./mcp/mcp-tools.ts');
   return connect(config, options);
 }
+
+// Cancel and pause (issue 15).
+export { cancelRun, pauseRun, unpauseRun, controlRequestsOf } from './control/cancel-run.ts';
+export type { ControlOptions, ControlOutcome } from './control/cancel-run.ts';
+export { ControlRefusedError, RunCancelledError } from './control/control-request.ts';
+export type { ControlInbox, ControlKind, ControlRequest } from './control/control-request.ts';
+export { RunPausedError } from './control/run-control.ts';
+export { FileControlInbox } from './control/file-control-inbox.ts';

@@ -23,6 +23,7 @@ const REQUIRED: Record<string, string[]> = {
   deny: ['toolu_01', '--reason', 'not now'],
   answer: ['toolu_01', 'yes'],
   prune: ['--keep', '1'],
+  resume: ['--run', 'run-1'],
 };
 
 function parse(...argv: string[]): CliArgs {
@@ -55,7 +56,8 @@ function withOption(command: CommandSpec, option: OptionSpec, value?: string): s
   if (option.name === 'reason') needed.splice(needed.indexOf('--reason'), 2);
   if (option.name === 'keep' && command.name === 'prune') needed.splice(needed.indexOf('--keep'), 2);
   // pending/approve/deny/answer: --database-url goes with --run ID (a fleet run).
-  if (option.name === 'database-url' && ['pending', 'approve', 'deny', 'answer'].includes(command.name)) needed.push('--run', 'run-1');
+  if (option.name === 'database-url' && ['pending', 'approve', 'deny', 'answer', 'cancel', 'pause'].includes(command.name)) needed.push('--run', 'run-1');
+  if (option.name === 'run' && command.name === 'resume') needed.length = 0;
   const given = option.type === 'boolean' ? [`--${option.name}`] : [`--${option.name}`, value ?? sampleValue(option)];
   return [command.name, ...needed, ...given];
 }

@@ -58,10 +58,12 @@ export async function layoutDiagram(graph: MachineGraph): Promise<PlacedDiagram>
       'elk.algorithm': 'layered',
       'elk.direction': 'DOWN',
       'elk.edgeRouting': 'ORTHOGONAL',
+      // Arrows into one state meet it at one point: a state many states lead to (cancelled) stays narrow.
+      'elk.layered.mergeEdges': 'true',
       'elk.layered.spacing.nodeNodeBetweenLayers': '40',
       'elk.spacing.nodeNode': '24',
       'elk.spacing.edgeLabel': '4',
-      'elk.spacing.edgeEdge': '10',
+      'elk.spacing.edgeEdge': '6',
       'elk.layered.spacing.edgeNodeBetweenLayers': '18',
       'elk.edgeLabels.placement': 'CENTER',
       'elk.layered.nodePlacement.strategy': 'NETWORK_SIMPLEX',

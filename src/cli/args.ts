@@ -95,6 +95,25 @@ export interface PruneArgs {
   dryRun: boolean;
 }
 
+/** cancel and pause: a run in --dir, or a fleet run (--run ID). */
+export interface ControlArgs {
+  command: 'cancel' | 'pause';
+  dir: string;
+  fleetRun: string | null;
+  databaseUrl: string | null;
+  /** cancel --reason. */
+  reason: string | null;
+  /** --by, else the CLI's user name with host and pid (filled in by the command). */
+  by: string | null;
+}
+
+/** resume --run ID: clear a fleet run's pause. */
+export interface FleetResumeArgs {
+  command: 'resume';
+  fleetRun: string;
+  databaseUrl: string | null;
+}
+
 export interface VizArgs {
   command: 'viz';
   dir: string;
@@ -189,6 +208,8 @@ export type CliArgs =
   | WorkerArgs
   | VizArgs
   | PruneArgs
+  | ControlArgs
+  | FleetResumeArgs
   | HelpArgs
   | { command: 'version' };
 
@@ -386,6 +407,21 @@ function argsOf(command: string, values: OptionValues, cwd: string): CliArgs {
     case 'deny':
     case 'answer':
       return decideArgs(command, dir, values);
+    case 'cancel':
+    case 'pause': {
+      const reason = values.text('reason');
+      if (reason !== null && reason.trim() === '') throw new UsageError('--reason is empty: say why, e.g. --reason "wrong task", or leave it out.');
+      return { command, dir, ...fleetRunOf(command, values), reason, by: values.text('by') };
+    }
+    case 'resume': {
+      const fleetRun = values.text('run');
+      if (fleetRun === null) {
+        throw new UsageError(
+          'resume lets a fleet run go on: it needs --run ID. A run in a directory is resumed by the command that drives it: durable-agent demo --resume --dir DIR (or run --resume).',
+        );
+      }
+      return { command, fleetRun, databaseUrl };
+    }
     case 'run':
       return runArgs(dir, values, api);
     case 'demo':
@@ -503,7 +539,7 @@ function fleetRunOf(command: string, values: OptionValues): { fleetRun: string |
   const fleetRun = values.text('run');
   const databaseUrl = values.text('database-url');
   if (fleetRun !== null && values.text('dir') !== null) {
-    throw new UsageError(`${command} decides for the run in --dir or the fleet run --run ID, not both: give one of them.`);
+    throw new UsageError(`${command} acts on the run in --dir or the fleet run --run ID, not both: give one of them.`);
   }
   if (fleetRun === null && databaseUrl !== null) {
     throw new UsageError(`${command} --database-url needs --run ID: the fleet run (its id, as submit printed it; durable-agent status --database-url lists them).`);

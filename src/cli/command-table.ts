@@ -383,6 +383,49 @@ export const COMMANDS: readonly CommandSpec[] = [
     examples: ['durable-agent prune --dir demo-run --older-than 30d --dry-run', 'durable-agent prune --database-url postgresql://user@db-host:5432/agents --keep 100'],
   },
   {
+    name: 'cancel',
+    words: [],
+    synopsis: 'cancel [--dir DIR | --run ID] [--reason TEXT] [--by NAME]',
+    summary: 'end a run for good: it stops at its next step, in the final state cancelled (exit 9)',
+    description:
+      'Asks the run to stop at its next step boundary and end in the final state cancelled, with who and why. The\n' +
+      'process that drives it is told at once: a running tool gets an aborted ctx.signal and is awaited up to its time\n' +
+      'limit, its outcome recorded; then the process exits 9. A run no process drives is cancelled here and now. A\n' +
+      'cancelled run is never resumed (fork it to try again from a step); a finished run is refused (exit 2).',
+    options: [
+      readDir,
+      { ...fleetRun, help: 'a run of the fleet (its id, as submit printed it), cancelled through PostgreSQL (--database-url)' },
+      fleetDatabaseUrl,
+      { name: 'reason', type: 'string', value: 'TEXT', help: 'why, kept with the cancelled state' },
+      { ...by, help: 'who cancels, as the journal records it' },
+    ],
+    examples: ['durable-agent cancel --dir demo-run --reason "wrong task"', 'durable-agent cancel --database-url postgresql://user@db-host:5432/agents --run RUN_ID'],
+  },
+  {
+    name: 'pause',
+    words: [],
+    synopsis: 'pause [--dir DIR | --run ID] [--by NAME]',
+    summary: 'stop a running run at its next step, saved and resumable (its process exits 130)',
+    description:
+      'Asks the process that drives the run to stop at its next step boundary, like Ctrl-C: everything is saved and\n' +
+      '--resume goes on (and clears the pause); status says who paused it. A fleet run (--run) is not claimed by any\n' +
+      'worker while paused: `durable-agent resume --run ID` lets the fleet take it up again. A run that is not running\n' +
+      'has nothing to pause (exit 2).',
+    options: [readDir, { ...fleetRun, help: 'a run of the fleet, paused through PostgreSQL (--database-url)' }, fleetDatabaseUrl, { ...by, help: 'who pauses, as status shows it' }],
+    examples: ['durable-agent pause --dir demo-run', 'durable-agent pause --database-url postgresql://user@db-host:5432/agents --run RUN_ID'],
+  },
+  {
+    name: 'resume',
+    words: [],
+    synopsis: 'resume --run ID [--database-url URL]',
+    summary: 'let the workers of a fleet take a paused run up again',
+    description:
+      'Clears the pause of a fleet run: a worker claims it and goes on from its last step. A run in a directory is\n' +
+      'resumed by the command that drives it (demo --resume, run --resume), which clears its pause itself.',
+    options: [{ ...fleetRun, help: 'the paused run of the fleet (required)' }, fleetDatabaseUrl],
+    examples: ['durable-agent resume --database-url postgresql://user@db-host:5432/agents --run RUN_ID'],
+  },
+  {
     name: 'viz',
     words: [],
     summary: "the loop as a diagram with a run's history on it, one HTML page",

@@ -3,6 +3,8 @@
  * reporter, crash and interrupt handling, starting or resuming, and the exit code.
  */
 import path from 'node:path';
+import { RunPausedError } from '../control/run-control.ts';
+import { forkAdviceFor } from '../control/run-end.ts';
 import type { Model } from '../model/model.ts';
 import type { CrashHandler } from '../runtime/crash-points.ts';
 import { decide, type DecideInput } from '../approval/decide.ts';
@@ -87,10 +89,15 @@ export async function driveCliRun(run: CliRun): Promise<number> {
       const more = { ...(maxTurns ? { maxTurns } : {}), ...(message != null ? { message } : {}) };
       result = await resumeRun({ ...parts, acceptLostRecord, allowToolChange, replaceDecisionPolicy, ...more });
     }
+  } catch (error) {
+    if (!(error instanceof RunPausedError)) throw error;
+    reporter.writers.err(`[paused] ${error.message.replace(/^The run stopped/, 'the run stopped')} Resume it with: ${run.resumeCommand}`);
+    return EXIT.interrupted;
   } finally {
     reporter.close(); // before main prints an error: the terminal must be the TUI's no more
     await traces?.shutdown();
   }
+  if (result.status === 'cancelled') run.writers.err(`[cancelled] ${forkAdviceFor(store.location)}`);
   return exitCodeOf(result);
 }
 
@@ -159,6 +166,8 @@ export function exitCodeOf(result: RunResult): number {
       return EXIT.runFailed;
     case 'waiting':
       return EXIT.waitingForPerson;
+    case 'cancelled':
+      return EXIT.cancelled;
   }
 }
 

@@ -18,7 +18,9 @@ export const EXIT = {
   runFailed: 6,
   /** The run waits for a person's decision (approval or answer); resume after giving it. */
   waitingForPerson: 7,
-  /** Interrupted by Ctrl-C or SIGTERM; resumable. */
+  /** The run was cancelled (durable-agent cancel): it ended in the final state cancelled. */
+  cancelled: 9,
+  /** Interrupted by Ctrl-C or SIGTERM, or paused (durable-agent pause); resumable. */
   interrupted: 130,
   /** A simulated crash (CRASH_AFTER). */
   simulatedCrash: 137,

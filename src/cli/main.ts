@@ -57,6 +57,11 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
         return await (await import('./commands/viz.ts')).vizCommand(args, writers, env);
       case 'prune':
         return await (await import('./commands/prune.ts')).pruneCommand(args, env, writers);
+      case 'cancel':
+      case 'pause':
+        return await (await import('./commands/control.ts')).controlCommand(args, env, writers);
+      case 'resume':
+        return await (await import('./commands/control.ts')).fleetResumeCommand(args, env, writers);
     }
   } catch (error) {
     return (await import('./report-error.ts')).reportError(error, redactingWriters(writers, env), verbose);

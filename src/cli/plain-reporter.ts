@@ -2,6 +2,7 @@
  * The plain log: the lesson's lines on stdout, everything else on stderr (alerts always,
  * details with --verbose). Pure formatting plus two writers, so the TUI can reuse the lines.
  */
+import { requestWords } from '../control/control-request.ts';
 import type { ReconcileOutcomeName } from '../store/journal-record.ts';
 import type { RunEvent, RunObserver, RunResult } from '../runtime/run-events.ts';
 import { type DecisionCommands, decidedLine, decisionHintLines, waitingLine } from './decision-lines.ts';
@@ -70,6 +71,8 @@ export function resultLine(result: RunResult): string {
       return `[failed] ${result.failure?.message ?? 'the run failed'}`;
     case 'waiting':
       return `[waiting] ${(result.waiting ?? []).map((call) => call.tool_use_id).join(', ')} waits for a person's decision; resume with --resume after it is given.`;
+    case 'cancelled':
+      return `[cancelled] the run was cancelled${result.cancellation ? ` ${requestWords(result.cancellation)}` : ''}; it ends here (a fork can try again from one of its steps).`;
   }
 }
 

@@ -16,6 +16,7 @@ import { UnknownApprovalToolError } from '../approval/needs-decision.ts';
 import { questionsAdvice } from '../approval/origin-advice.ts';
 import { MissingApiKeyError, ModelCallError } from '../model/model.ts';
 import { ContinueRefusedError } from '../runtime/continue-run.ts';
+import { ControlRefusedError, RunCancelledError } from '../control/control-request.ts';
 import { CrashSpecError } from '../runtime/crash-points.ts';
 import { RunOriginMismatchError } from '../runtime/run-origin.ts';
 import { SnapshotEveryError } from '../runtime/snapshot-policy.ts';
@@ -80,6 +81,8 @@ const REFUSALS = [
   PruneOptionError,
   ContinueRefusedError,
   SnapshotEveryError,
+  ControlRefusedError,
+  RunCancelledError,
 ];
 
 export function reportError(error: unknown, writers: Writers, verbose: boolean): number {

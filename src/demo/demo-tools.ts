@@ -19,14 +19,15 @@ export interface DemoToolOptions extends Pace {
 }
 
 export function demoTools(dir: string, options: DemoToolOptions = {}): ToolDefinition[] {
-  const pace = () => stepDelay(options);
+  // A cancel or pause aborts a step's delay (ctx.signal): the tool stops before its effect.
+  const pace = (signal?: AbortSignal) => stepDelay(options, signal);
   const readNotes = defineTool<Record<string, never>>({
     name: 'read_notes',
     description: `Read the sales notes (${NOTES_FILE}) and return their text.`,
     inputSchema: { type: 'object', properties: {}, additionalProperties: false },
     readOnly: true,
-    async run() {
-      await pace();
+    async run(_input, context) {
+      await pace(context.signal);
       return fs.readFileSync(path.join(dir, NOTES_FILE), 'utf8');
     },
   });
@@ -35,8 +36,8 @@ export function demoTools(dir: string, options: DemoToolOptions = {}): ToolDefin
     description: 'Count the words in a text.',
     inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false },
     readOnly: true,
-    async run({ text }) {
-      await pace();
+    async run({ text }, context) {
+      await pace(context.signal);
       return `${wordCount(text)} words`;
     },
   });
@@ -51,7 +52,7 @@ export function demoTools(dir: string, options: DemoToolOptions = {}): ToolDefin
     },
     readOnly: false,
     async run({ content }, context) {
-      await pace();
+      await pace(context.signal);
       writeFileDurably(path.join(dir, REPORT_FILE), content);
       const audit = `${new Date().toISOString()} tool_use_id=${context.toolUseId} idempotency_key=${context.idempotencyKey} bytes=${Buffer.byteLength(content)}\n`;
       appendDurably(path.join(dir, AUDIT_FILE), audit);

@@ -18,8 +18,8 @@ export function fleetDemoTools(pool: Pool, lease: Lease, pace: Pace = {}): ToolD
       description: 'Read the sales notes and return their text.',
       inputSchema: { type: 'object', properties: {}, additionalProperties: false },
       readOnly: true,
-      async run() {
-        await stepDelay(pace);
+      async run(_input, ctx) {
+        await stepDelay(pace, ctx.signal);
         return SAMPLE_NOTES;
       },
     }),
@@ -28,8 +28,8 @@ export function fleetDemoTools(pool: Pool, lease: Lease, pace: Pace = {}): ToolD
       description: 'Count the words in a text.',
       inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false },
       readOnly: true,
-      async run({ text }) {
-        await stepDelay(pace);
+      async run({ text }, ctx) {
+        await stepDelay(pace, ctx.signal);
         return `${wordCount(text)} words`;
       },
     }),
@@ -39,7 +39,7 @@ export function fleetDemoTools(pool: Pool, lease: Lease, pace: Pace = {}): ToolD
       inputSchema: { type: 'object', properties: { content: { type: 'string', minLength: 1 } }, required: ['content'], additionalProperties: false },
       readOnly: false,
       async run({ content }, ctx) {
-        await stepDelay(pace);
+        await stepDelay(pace, ctx.signal);
         const client = await pool.connect();
         try {
           await client.query('BEGIN');

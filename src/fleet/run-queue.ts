@@ -33,6 +33,10 @@ export interface QueuedRun {
   awaitingSince: string | null;
   /** A decision for the awaited call is there: a worker takes the run up. */
   decisionGiven: boolean;
+  /** Who paused the run (no worker claims it until `resume --run`), else null. */
+  pausedBy: string | null;
+  /** Who asked to cancel it, while the cancel is not yet applied, else null. */
+  cancelAskedBy: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -62,6 +66,8 @@ export async function listRuns(pool: Pool): Promise<QueuedRun[]> {
     awaiting: string | null;
     awaiting_since: Date | null;
     decision_given: boolean;
+    paused_by: string | null;
+    cancel_asked_by: string | null;
     created_at: Date;
     updated_at: Date;
   }>(
@@ -70,6 +76,8 @@ export async function listRuns(pool: Pool): Promise<QueuedRun[]> {
             CASE WHEN state = 'awaitingDecision' THEN awaiting END AS awaiting,
             CASE WHEN state = 'awaitingDecision' THEN awaiting_since END AS awaiting_since,
             EXISTS (SELECT 1 FROM da_decisions d WHERE d.run_id = da_runs.id AND d.tool_use_id = da_runs.awaiting AND d.settled_at IS NULL) AS decision_given,
+            (SELECT c.request ->> 'by' FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'pause') AS paused_by,
+            (SELECT c.request ->> 'by' FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'cancel') AS cancel_asked_by,
             created_at, updated_at
        FROM da_runs WHERE id NOT LIKE '%~archived~%' ORDER BY created_at, id`,
   );
@@ -87,6 +95,8 @@ export async function listRuns(pool: Pool): Promise<QueuedRun[]> {
     awaiting: row.awaiting,
     awaitingSince: row.awaiting_since?.toISOString() ?? null,
     decisionGiven: row.awaiting !== null && row.decision_given,
+    pausedBy: row.paused_by,
+    cancelAskedBy: row.cancel_asked_by,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   }));

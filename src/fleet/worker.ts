@@ -14,6 +14,8 @@ import { scriptedModel } from '../model/scripted-model.ts';
 import { resumeRun, startRun } from '../runtime/run-api.ts';
 import type { RunEvent } from '../runtime/run-events.ts';
 import { RunStoppedError } from '../runtime/run-driver.ts';
+import { requestWords } from '../control/control-request.ts';
+import { RunPausedError } from '../control/run-control.ts';
 import { claimNextRun, type Lease, LeaseKeeper, LeaseLostError, releaseLease } from '../store/pg/leases.ts';
 import { PgRunStore } from '../store/pg/pg-store.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
@@ -146,15 +148,18 @@ export class Worker {
       const resuming = await store.exists();
       log(`${tag}: claimed (lease epoch ${lease.epoch}), ${resuming ? 'resuming' : 'starting'}`);
       const result = resuming
-        ? await resumeRun(parts)
+        ? await resumeRun({ ...parts, keepPause: true })
         : await startRun({ ...parts, task: DEMO_TASK, maxTurns: spec.maxTurns, ...policyOf(spec) });
       const waits = result.waiting?.map((call) => `${call.tool_use_id} ${call.name}`).join(', ');
-      const outcome = result.text ? `: ${result.text}` : result.failure ? `: ${result.failure.message}` : waits ? ` for a person (${waits}); lease released` : '';
+      const cancelled = result.cancellation ? ` ${requestWords(result.cancellation)}` : '';
+      const outcome = result.text ? `: ${result.text}` : result.failure ? `: ${result.failure.message}` : waits ? ` for a person (${waits}); lease released` : cancelled;
       log(`${tag}: ${result.status}${outcome}`);
     } catch (error) {
       if (error instanceof LeaseLostError) {
         lost = true;
         log(`${tag}: fenced off: ${error.message}`);
+      } else if (error instanceof RunPausedError) {
+        log(`${tag}: ${error.why}; saved, lease released, not claimed again until resumed (durable-agent resume --run ${lease.runId})`);
       } else if (error instanceof RunStoppedError) {
         log(`${tag}: stopped between two steps, saved; releasing the lease`);
       } else {

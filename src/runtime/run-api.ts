@@ -4,13 +4,15 @@
 import { randomUUID } from 'node:crypto';
 import type { Tracer } from '@opentelemetry/api';
 import { initialTransition } from 'xstate';
-import { effectOfActions } from '../../machines/agent-loop.effects.ts';
+import { announcedEffectOf, effectOfActions } from '../../machines/agent-loop.effects.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
 import { MAX_PAUSES_IN_A_ROW } from '../../machines/agent-loop.types.ts';
 import { askUserTool } from '../approval/ask-user.ts';
 import type { DecisionHandler } from '../approval/decision-step.ts';
 import { checkDecisionPolicy, type RequireApproval } from '../approval/needs-decision.ts';
 import { canNeedDecisions, effectivePolicy, pinnedPolicyOf } from '../approval/pinned-policy.ts';
+import { RunControl } from '../control/run-control.ts';
+import { controlAtResume, refuseCancelled, settleControl } from '../control/run-end.ts';
 import type { Model } from '../model/model.ts';
 import { RunExistsError } from '../store/errors.ts';
 import { foldJournal } from '../store/fold-journal.ts';
@@ -141,6 +143,12 @@ export interface ResumeOptions extends RunParts {
    * written) when empty, when the run is not done, or when no turn is left (give maxTurns).
    */
   message?: string | undefined;
+  /**
+   * Leave a pause asked of the run in place (a fleet worker: its claim skips paused runs, so a
+   * pause it finds was asked after it claimed, and is honoured at the first step). Otherwise a
+   * resume clears the pause: it is the "go on".
+   */
+  keepPause?: boolean | undefined;
 }
 
 export async function startRun(options: StartOptions): Promise<RunResult> {
@@ -183,7 +191,7 @@ async function start(options: StartOptions, tracing: RunTracing | null): Promise
       archivedPrevious,
     });
     await driver.announceCreated(record, receipt);
-    return await driver.drive(effectOfActions(actions));
+    return await settleControl(store, await driver.drive(effectOfActions(actions)));
   } finally {
     await lock.release();
   }
@@ -218,6 +226,7 @@ async function resume(options: ResumeOptions, tracing: RunTracing | null): Promi
     const origin = checkOrigin(store.location, loaded.header, offeredFor(applied), allowChange);
     tracing?.joinRun(loaded.header);
     const view = foldJournal(store.location, loaded);
+    refuseCancelled(store.location, view.state, view.context);
     const snapshot = agentLoopMachine.resolveState({ value: view.state, context: snapshotContextOf(view) });
     // Again under the lock: another process may have gone on since the check above.
     if (message !== undefined) checkContinue(store.location, message, view.state, snapshot.context, options.maxTurns);
@@ -229,7 +238,11 @@ async function resume(options: ResumeOptions, tracing: RunTracing | null): Promi
       { state: view.state, context: snapshot.context, ledger: view.ledger },
       last.seq + 1,
     );
-    return await driver.resume(options.maxTurns, loaded.tornTail, loaded.records[loaded.records.length - 1]!, origin, message);
+    // A cancel asked while no process drove the run applies at once: nothing of the open turn is run again.
+    if (await controlAtResume(store, view.state, options.keepPause === true)) {
+      return await settleControl(store, await driver.drive(announcedEffectOf(view.state, snapshot.context)));
+    }
+    return await settleControl(store, await driver.resume(options.maxTurns, loaded.tornTail, loaded.records[loaded.records.length - 1]!, origin, message));
   } finally {
     await lock.release();
   }
@@ -238,6 +251,7 @@ async function resume(options: ResumeOptions, tracing: RunTracing | null): Promi
 async function checkContinuable(store: RunStore, message: string, maxTurns: number | undefined): Promise<void> {
   checkMessageText(store.location, message);
   const view = foldJournal(store.location, await store.load({ fromLastSnapshot: true }));
+  refuseCancelled(store.location, view.state, view.context);
   checkContinue(store.location, message, view.state, snapshotContextOf(view), maxTurns);
 }
 
@@ -292,6 +306,7 @@ function driverParts(options: RunParts, tracing: RunTracing | null): PartsOfRun 
     decisions: { onDecision: options.onDecision, wait: options.wait, decisionTimeoutMs: timeout },
     store: options.store,
     signal: options.signal,
+    control: new RunControl(options.store.control),
     model: options.model,
     registry: new ToolRegistry(tools),
     // Nobody reads the labels passed of points made here: not kept (a long run would hold one per record).

@@ -34,12 +34,13 @@ import type { CallView, RunEvent, RunObserver, RunResult, RunStatusName } from '
 import type { OriginCheck } from './run-origin.ts';
 import type { SnapshotPolicy } from './snapshot-policy.ts';
 import { runOpenCalls, type ToolTurn } from './tool-scheduler.ts';
+import type { RunControl } from '../control/run-control.ts';
 
 export type AgentSnapshot = SnapshotFrom<typeof agentLoopMachine>;
 
 /** The run was asked to stop between two steps; everything it did is saved and a resume goes on. */
 export class RunStoppedError extends Error {
-  override readonly name = 'RunStoppedError';
+  override readonly name: string = 'RunStoppedError';
   constructor(readonly why: string) {
     super(`The run stopped between two steps (${why}); everything it did is saved, and a resume goes on from there.`);
   }
@@ -63,6 +64,7 @@ export interface DriverParts {
   decisions: DecisionOptions;
   /** Which records are written in full (snapshots), and what the process keeps after one. */
   snapshots: SnapshotPolicy;
+  control: RunControl; // cancel and pause asked by other processes, honoured at each step boundary
 }
 
 export class RunDriver {
@@ -113,7 +115,9 @@ export class RunDriver {
     let effect = first;
     while (effect) {
       this.stopIfAsked();
-      switch (effect) {
+      const cancel = await this.parts.control.atBoundary();
+      if (cancel) effect = await this.step(cancel); // to the final state cancelled: the loop ends
+      else switch (effect) {
         case 'requestModelReply':
           effect = await this.askModel();
           break;
@@ -195,6 +199,7 @@ export class RunDriver {
       turn: context.turn,
       maxTurns: context.maxTurns,
       usage: context.usage,
+      ...(context.cancellation ? { cancellation: context.cancellation } : {}),
     };
   }
 
@@ -285,7 +290,7 @@ export class RunDriver {
     const startedAt = Date.now();
     this.emit({ type: 'tool-started', call: view, at: startedAt });
     const ran = effectiveCall(this.snapshot.context, call);
-    const result = withEditNotice(call, ran, await executeCall(this.parts.registry, this.runId, ran, this.parts.toolTimeoutMs));
+    const result = withEditNotice(call, ran, await this.parts.control.watch((stop) => executeCall(this.parts.registry, this.runId, ran, this.parts.toolTimeoutMs, stop)));
     this.emit({ type: 'tool-finished', call: view, outcome: result, ms: Date.now() - startedAt });
     await this.parts.crash.pass('tool-return');
     return result;
@@ -329,11 +334,11 @@ export class RunDriver {
     const call = awaitedCallOf(context);
     const question = call.needs === 'answer' ? questionOf(call.input) : null;
     const onWait = () => this.emit({ type: 'waiting', call: this.callView(call), needs: call.needs!, since: context.awaiting!.since, question });
-    const wait = { runId: this.runId, context, inbox: parts.store.decisions, registry: parts.registry, options: parts.decisions, signal: parts.signal, onWait };
-    const decision = await findDecision(wait);
+    const wait = { runId: this.runId, context, inbox: parts.store.decisions, registry: parts.registry, options: parts.decisions, onWait };
+    const decision = await parts.control.watch((signal) => findDecision({ ...wait, signal }), parts.signal);
     if (!decision) {
       this.stopIfAsked();
-      return null;
+      return parts.control.requested ? 'awaitDecision' : null;
     }
     const effect = await this.step({ type: 'DECISION', decision });
     await parts.store.decisions?.settle(decision.tool_use_id);

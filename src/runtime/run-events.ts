@@ -3,6 +3,7 @@
  * how it looks is the reporters' business.
  */
 import type {
+  Cancellation,
   AgentStateName,
   Decision,
   DecisionNeed,
@@ -19,7 +20,7 @@ import type { ReconcileOutcomeName, ReconcileRule, RecordEvent, RunOrigin } from
 import type { PointName } from '../store/record-points.ts';
 import type { RecoveredTornTail } from '../store/store.ts';
 
-export type RunStatusName = 'done' | 'stoppedAtMaxTurns' | 'failed' | 'waiting';
+export type RunStatusName = 'done' | 'stoppedAtMaxTurns' | 'failed' | 'waiting' | 'cancelled';
 
 /** A call of the open turn that needs a decision and has none yet. */
 export interface WaitingCall {
@@ -46,6 +47,8 @@ export interface RunResult {
   turn: number;
   maxTurns: number;
   usage: TokenUsage;
+  /** Who cancelled the run, why and when: set when status is 'cancelled'. */
+  cancellation?: Cancellation | undefined;
 }
 
 export interface CallView extends PendingCall {

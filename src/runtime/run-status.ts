@@ -3,7 +3,8 @@
  * changes nothing, so it is safe while another process drives the run.
  */
 import { openCalls } from '../../machines/agent-loop.logic.ts';
-import type { AgentStateName, Message, Decision, DecisionNeed, RunFailure, TokenUsage } from '../../machines/agent-loop.types.ts';
+import type { ControlRequest } from '../control/control-request.ts';
+import type { AgentStateName, Cancellation, Message, Decision, DecisionNeed, RunFailure, TokenUsage } from '../../machines/agent-loop.types.ts';
 import { type DecidedCall, DecisionTrail } from '../approval/decision-trail.ts';
 import { waitingCallsOf } from '../approval/waiting-calls.ts';
 import { foldJournal } from '../store/fold-journal.ts';
@@ -46,6 +47,10 @@ export interface RunStatus {
   reconciled: ReconcileNote[];
   /** Each time the finished conversation was continued with a new message, oldest first. */
   continued: ContinuedStep[];
+  /** Who cancelled the run, why and when (state cancelled). */
+  cancellation: Cancellation | null;
+  /** Cancel and pause requests waiting in the run's control inbox (a pause stays until a resume clears it). */
+  controls: ControlRequest[];
 }
 
 /** A finished conversation continued (a REOPEN record with note.continued): the message, when, after which turn. */
@@ -73,6 +78,8 @@ export interface HistoryStep {
   decided: DecidedCall[];
   /** A REOPEN record that continued the finished conversation: the user's new message. */
   continued: { message: string } | null;
+  /** A CANCEL record: who cancelled, why, when. */
+  cancellation: Cancellation | null;
 }
 
 export async function readRunStatus(store: RunStore): Promise<RunStatus> {
@@ -107,6 +114,8 @@ export async function readRunStatus(store: RunStore): Promise<RunStatus> {
     tornTail: loaded.tornTail,
     reconciled: lastReconcile(loaded.records.map((stored) => stored.record.note)),
     continued,
+    cancellation: view.context.cancellation ?? null,
+    controls: store.control ? await store.control.read() : [],
   };
 }
 
@@ -134,6 +143,7 @@ export async function readRunHistory(store: RunStore): Promise<HistoryStep[]> {
       waitingFor: call?.needs ? { tool_use_id: call.id, name: call.name, needs: call.needs } : null,
       decided: trail.decided.slice(known),
       continued: continuedStepOf(record, view.context.messages),
+      cancellation: record.event === 'CANCEL' ? (view.context.cancellation ?? null) : null,
     });
   });
   return steps;

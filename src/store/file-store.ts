@@ -19,6 +19,8 @@ import { environmentProblem, inEnvironment } from './fs-problems.ts';
 import type { JournalHeader, JournalRecord } from './journal-record.ts';
 import { type JournalBytes, type ReadJournal, readJournal } from './journal-reader.ts';
 import { readWhileWritten } from './live-read.ts';
+import { CONTROL_KINDS } from '../control/control-request.ts';
+import { type ControlPoint, FileControlInbox } from '../control/file-control-inbox.ts';
 import { acquireLockFile, DEFAULT_LOCK_LEASE_MS, type HeldLockFile, LOCK_LEASE_RANGE_MS } from './lock-file.ts';
 import { describePoint, pointOf } from './record-points.ts';
 import type { AppendOptions, AppendReceipt, LoadedRun, LoadOptions, LockOptions, RecoveredTornTail, RunLock, RunStore } from './store.ts';
@@ -34,6 +36,8 @@ export interface FileStoreOptions {
   lockLeaseMs?: number | undefined;
   /** Drills: called as a decision's write passes a point (a test kills the process there). */
   onDecisionPoint?: ((point: InboxPoint) => void) | undefined;
+  /** Drills: called as a cancel or pause request's write passes a point (a test kills the process there). */
+  onControlPoint?: ((point: ControlPoint) => void) | undefined;
 }
 
 export const JOURNAL_FILE = 'journal.jsonl';
@@ -68,6 +72,8 @@ export class FileStore implements RunStore {
   readonly decisions: FileDecisionInbox;
   /** Appends made while a grouped fsync is in flight share the next one. */
   private readonly commits = new CommitQueue<PendingUnit, AppendReceipt>((units) => this.flushUnits(units, true));
+  /** Cancel and pause requests from other processes: DIR/control/<kind>.json. */
+  readonly control: FileControlInbox;
 
   constructor(
     readonly dir: string,
@@ -80,6 +86,10 @@ export class FileStore implements RunStore {
     this.decisions = new FileDecisionInbox(dir, {
       onPoint: options.onDecisionPoint,
       failWrite: () => this.faults.checkPoint('decision-write') !== null,
+    });
+    this.control = new FileControlInbox(dir, {
+      onPoint: options.onControlPoint,
+      failWrite: () => this.faults.checkPoint('control-write') !== null,
     });
     const { min, max } = LOCK_LEASE_RANGE_MS;
     if (!Number.isInteger(this.lockLeaseMs) || this.lockLeaseMs < min || this.lockLeaseMs > max) {
@@ -263,6 +273,8 @@ export class FileStore implements RunStore {
     });
     this.position = null;
     this.archiveDecisions(now);
+    // A cancel or pause asked of the archived run is not one for the next run.
+    for (const kind of CONTROL_KINDS) await this.control.settle(kind);
     return target;
   }
 

@@ -7,7 +7,7 @@
  * to writing the changed tail from the first differing item, so correctness never depends on
  * the fast path.
  */
-import { toolResultBlockOf } from '../../machines/agent-loop.logic.ts';
+import { cancellationProblem, toolResultBlockOf } from '../../machines/agent-loop.logic.ts';
 import type {
   AgentContext,
   AgentStateName,
@@ -100,6 +100,8 @@ export function encodeRecord(prev: DurableView | null, next: TransitionToEncode)
   if (!before || before.heldReply !== ctx.heldReply) record.heldReply = ctx.heldReply;
   if (!before || before.finalText !== ctx.finalText) record.finalText = ctx.finalText;
   if (!before || before.failure !== ctx.failure) record.failure = ctx.failure;
+  // Written only when it changes, so that a run never cancelled writes what it always wrote.
+  if ((before?.cancellation ?? null) !== (ctx.cancellation ?? null)) record.cancellation = ctx.cancellation ?? null;
   if (next.note) record.note = next.note;
   return record;
 }
@@ -231,6 +233,11 @@ export function applyRecord(into: DurableView | null, record: JournalRecord): Du
   if (record.heldReply !== undefined) ctx.heldReply = record.heldReply;
   if (record.finalText !== undefined) ctx.finalText = record.finalText;
   if (record.failure !== undefined) ctx.failure = record.failure;
+  if (record.cancellation !== undefined) {
+    const problem = record.cancellation === null ? null : cancellationProblem(record.cancellation);
+    if (problem) throw new JournalDecodeError(record.seq, problem);
+    ctx.cancellation = record.cancellation;
+  }
   return view;
 }
 

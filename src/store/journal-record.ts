@@ -7,6 +7,7 @@
 import type {
   AgentStateName,
   AwaitedCall,
+  Cancellation,
   ContentBlock,
   Decision,
   DecisionNeed,
@@ -198,7 +199,8 @@ export type RecordEvent =
   | 'TOOL_RESULT'
   | 'CLOSE_TURN'
   | 'DECISION_NEEDED'
-  | 'DECISION';
+  | 'DECISION'
+  | 'CANCEL';
 
 export const RECORD_EVENTS: readonly RecordEvent[] = [
   'START',
@@ -210,6 +212,7 @@ export const RECORD_EVENTS: readonly RecordEvent[] = [
   'CLOSE_TURN',
   'DECISION_NEEDED',
   'DECISION',
+  'CANCEL',
 ];
 
 export interface JournalRecord {
@@ -238,6 +241,8 @@ export interface JournalRecord {
   heldReply?: ModelReply | null;
   finalText?: string | null;
   failure?: RunFailure | null;
+  /** Who cancelled the run (a CANCEL record); written when it changes (absent: null). */
+  cancellation?: Cancellation | null;
   note?: RecordNote;
   /**
    * Written by a file store's appendBatch: how many records after this one belong to the same

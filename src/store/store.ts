@@ -9,6 +9,7 @@
  * - only the holder of the run's lock appends.
  */
 import type { Decision } from '../../machines/agent-loop.types.ts';
+import type { ControlInbox } from '../control/control-request.ts';
 import type { TornTail } from './framing.ts';
 import type { JournalHeader, JournalRecord } from './journal-record.ts';
 
@@ -161,4 +162,6 @@ export interface RunStore {
    * one can still run tools that need a decision, through the run's onDecision handler.
    */
   readonly decisions?: DecisionInbox | undefined;
+  /** Where cancel and pause requests wait for the run's writer (src/control/); none: the run cannot be cancelled from outside. */
+  readonly control?: ControlInbox | undefined;
 }

@@ -155,6 +155,7 @@ export class RunTracing {
           session.setStatus({ code: SpanStatusCode.ERROR, message: message });
           break;
         case 'RunStoppedError':
+        case 'RunPausedError':
           session.addEvent('durable_agent.stopped', { 'durable_agent.stopped.reason': message });
           break;
         default:

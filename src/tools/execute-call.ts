@@ -25,6 +25,8 @@ export async function executeCall(
   runId: string,
   call: PendingCall,
   defaultTimeoutMs = DEFAULT_TOOL_TIMEOUT_MS,
+  /** Aborted when the run is cancelled or paused meanwhile: the tool's signal is aborted too, and the tool still awaited. */
+  stop?: AbortSignal,
 ): Promise<ToolOutcome> {
   const tool = registry.get(call.name);
   if (!tool) {
@@ -36,11 +38,14 @@ export async function executeCall(
   }
   const timeoutMs = tool.timeoutMs ?? defaultTimeoutMs;
   const controller = new AbortController();
+  const onStop = () => controller.abort(stop?.reason);
+  if (stop?.aborted) onStop();
+  else stop?.addEventListener('abort', onStop, { once: true });
   const result = await withTimeout(
     async () => tool.run(call.input, toolContextFor(runId, call, controller.signal)),
     timeoutMs,
     controller,
-  );
+  ).finally(() => stop?.removeEventListener('abort', onStop));
   if (result.kind === 'timed-out') {
     const hint = tool.readOnly ? '' : ' It may still take effect: check before calling it again.';
     return outcome(call, 'timed-out', `${call.name} did not finish within ${timeoutMs} ms and was abandoned.${hint}`, true);

@@ -1,5 +1,6 @@
 /** Pure text for the live view: every string it shows is made here and tested without ink. */
 import type { AgentStateName } from '../../machines/agent-loop.types.ts';
+import { requestWords } from '../control/control-request.ts';
 import { formatElapsed as formatDuration } from '../cli/format.ts';
 import type { ReconcileOutcomeName } from '../store/journal-record.ts';
 import type { PointName } from '../store/record-points.ts';
@@ -83,6 +84,8 @@ export function checkpointName(point: PointName): string {
       return 'reopened run';
     case 'model-reply':
       return "reply's token count";
+    case 'save-cancelled':
+      return 'cancelled';
   }
 }
 
@@ -187,6 +190,7 @@ export function endingText(view: RunView): { parts: string[]; tone: 'good' | 'wa
         const calls = (result.waiting ?? []).map((call) => `${call.name} ${call.tool_use_id}`).join(', ');
         return { parts: ['‖ waiting for a person (exit 7)', calls, 'decide it (approve, deny, answer), then resume'], tone: 'warn' };
       }
+      if (result.status === 'cancelled') return { parts: ['✖ cancelled (exit 9)', result.cancellation ? requestWords(result.cancellation) : ''], tone: 'bad' };
       return { parts: ['✖ failed', result.failure?.message ?? 'the run failed'], tone: 'bad' };
     }
     case 'exited': {

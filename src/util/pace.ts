@@ -6,7 +6,20 @@ export interface Pace {
   jitterMs?: number | undefined;
 }
 
-export function stepDelay(pace: Pace): Promise<void> {
+/** With `signal` (a tool's ctx.signal): the delay ends at once when it aborts, rejecting with its reason. */
+export function stepDelay(pace: Pace, signal?: AbortSignal): Promise<void> {
   const ms = (pace.paceMs ?? 0) + (pace.jitterMs ? Math.random() * pace.jitterMs : 0);
-  return ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve();
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  if (!(ms > 0)) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }

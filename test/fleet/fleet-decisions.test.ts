@@ -187,7 +187,7 @@ describe.skipIf(!postgresAvailable())('a person in the loop in a fleet', () => {
       const { rows } = await db.query("SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name = 'da_decisions'");
       expect(rows[0].n).toBe(1);
       // And on to 3 (issue 14): the run's last snapshot record.
-      expect(await migrate(db)).toEqual({ from: 2, to: 3 });
+      expect(await migrate(db, 3)).toEqual({ from: 2, to: 3 });
       const column = await db.query("SELECT count(*)::int AS n FROM information_schema.columns WHERE table_name = 'da_runs' AND column_name = 'snapshot_seq'");
       expect(column.rows[0].n).toBe(1);
     } finally {

@@ -6,7 +6,8 @@ import { expect } from 'vitest';
 import { awaitsDecision } from '../../machines/agent-loop.logic.ts';
 import type { Message, ToolOutcome } from '../../machines/agent-loop.types.ts';
 import type { RunEvent } from '../../src/runtime/run-events.ts';
-import { RunOriginMismatchError } from '../../src/runtime/run-origin.ts';
+import { RunCancelledError } from '../../src/control/control-request.ts';
+import { API_COMMAND, RunOriginMismatchError } from '../../src/runtime/run-origin.ts';
 import { foldJournal } from '../../src/store/fold-journal.ts';
 import { toolResultOf, toolUseProblems } from '../helpers/messages.ts';
 import { type CrashPath, describeStep, describeTrace } from './crash-paths.ts';
@@ -148,6 +149,15 @@ async function checkCrashInvariants(crash: CrashCase, stores: ScenarioStores, ba
   expect(afterRefusal.records.map((r) => r.record)).toEqual(loaded.records.map((r) => r.record));
   expect(world.attempts.runs).toEqual(attemptsAtCrash);
 
+  // A run cancelled before the crash: its resume is refused, nothing written, nothing run.
+  if (atCrash.state === 'cancelled') {
+    expect(await resumeScenarioAs(scenario, key, world, stores, API_COMMAND)).toBeInstanceOf(RunCancelledError);
+    expect((await reload(stores, key)).records.map((r) => r.record)).toEqual(loaded.records.map((r) => r.record));
+    expect(world.attempts.runs).toEqual(attemptsAtCrash);
+    expect(uninterrupted.status).toBe('cancelled');
+    return;
+  }
+
   const resumed = await resumeScenario(scenario, key, world, stores);
   const finalStore = stores.open(key);
   const final = foldJournal(finalStore.location, await finalStore.load());
@@ -157,20 +167,27 @@ async function checkCrashInvariants(crash: CrashCase, stores: ScenarioStores, ba
   // 1. Valid for the Messages API: every tool_use answered once, in the next message, results first
   //    (but for the turn a run stopped in to wait for a decision: its results come once decided).
   const stillWaiting = final.state === 'awaitingDecision';
-  expect(toolUseProblems(stillWaiting ? messages.slice(0, -1) : messages)).toEqual([]);
+  // A run cancelled inside a turn ends with that turn's tool_use message, its results never sent.
+  const cancelledInTurn = final.state === 'cancelled' && final.context.pending.length > 0;
+  expect(toolUseProblems(stillWaiting || cancelledInTurn ? messages.slice(0, -1) : messages)).toEqual([]);
   if (stillWaiting) expect(resumed.result?.status).toBe('waiting');
 
   // 2. No side effect took place twice for one tool_use_id.
   for (const [id, runs] of world.effects.runs) expect(runs, `effects of ${id}`).toBeLessThanOrEqual(1);
 
-  // 3. Each call left open by the crash was settled by the right branch.
+  // 3. Each call left open by the crash was settled by the right branch; a cancel waiting when the
+  //    resume began applies first, and nothing of the open turn runs.
   const decisions = reconcileDecisions(resumed.events);
-  expect([...decisions.keys()]).toEqual(openCalls.map((call) => call.id));
-  for (const call of openCalls) {
+  const cancelledAtOnce = resumed.result?.status === 'cancelled' && !resumed.events.some((event) => event.type === 'resumed');
+  if (cancelledAtOnce) {
+    expect([...decisions.keys()]).toEqual([]);
+    expect(world.attempts.runs).toEqual(attemptsAtCrash);
+  } else expect([...decisions.keys()]).toEqual(openCalls.map((call) => call.id));
+  for (const call of cancelledAtOnce ? [] : openCalls) {
     const recorded: ToolOutcome | undefined = atCrash.ledger.get(call.id);
     const ranOnResume = world.attempts.of(call.id) - (attemptsAtCrash.get(call.id) ?? 0);
-    // A turn still waiting for a decision has its results in the ledger, not yet in messages.
-    const result = stillWaiting ? final.ledger.get(call.id) : toolResultOf(messages, call.id);
+    // A turn still waiting for a decision (or cancelled in its course) has its results in the ledger, not in messages.
+    const result = stillWaiting || cancelledInTurn ? final.ledger.get(call.id) : toolResultOf(messages, call.id);
     if (recorded) {
       expect(decisions.get(call.id)).toBe('reused');
       expect(result?.content).toEqual(recorded.content);

@@ -8,7 +8,7 @@ import { type AnyTransitionDefinition, type SnapshotFrom, transition } from 'xst
 import { type AnnouncedEffect, announcedEffectOf, effectOfActions } from '../../machines/agent-loop.effects.ts';
 import { awaitsDecision, openCalls } from '../../machines/agent-loop.logic.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
-import type { AgentEvent, AgentStateName, ContentBlock, Decision, DecisionNeed, ModelReply } from '../../machines/agent-loop.types.ts';
+import type { AgentEvent, AgentStateName, Cancellation, ContentBlock, Decision, DecisionNeed, ModelReply } from '../../machines/agent-loop.types.ts';
 import type { DecisionReply } from '../../src/approval/decision-step.ts';
 import { endTurnReply, stopReply, toolUseReply } from '../../src/model/scripted-model.ts';
 import { pointOf } from '../../src/store/record-points.ts';
@@ -25,7 +25,9 @@ export type PathEvent =
   | { type: 'CLOSE_TURN'; label: string }
   | { type: 'DECISION_NEEDED'; tool_use_id: string; at: number; label: string }
   /** The run's onDecision handler gives `decision` (its by and at are the runtime's). */
-  | { type: 'DECISION'; decision: Decision; label: string };
+  | { type: 'DECISION'; decision: Decision; label: string }
+  /** A cancel asked from outside as the run reached the step before (see Scenario.cancelAt). */
+  | { type: 'CANCEL'; cancellation: Cancellation; label: string };
 
 /**
  * ok: returns; throws: throws; ledger-write-fails: returns, and its ledger write fails with
@@ -48,6 +50,11 @@ export interface Scenario {
    * those before it are recorded). Set only by the replies of parallel read-only calls.
    */
   finishOrder?: string[];
+  /**
+   * Where a cancel is asked (written to the run's real control inbox) as the run saves this step:
+   * a {@link stepFingerprint}. Absent: never cancelled.
+   */
+  cancelAt?: string;
 }
 
 /** Tools whose calls run side by side (read-only); every other call runs alone, in the model's order. */
@@ -65,6 +72,13 @@ export function startableCalls(context: Snapshot['context']): ReturnType<typeof 
   const alone = open.findIndex((call) => call.needs !== undefined || !OVERLAPPING_TOOLS.has(call.name));
   return alone === 0 ? open.slice(0, 1) : open.slice(0, alone === -1 ? open.length : alone);
 }
+
+/** What a saved step is, as the graph and the runtime's `saved` events both can say it. */
+export function stepFingerprint(state: string, event: string, turn: number, pending: readonly string[], recorded: readonly string[]): string {
+  return JSON.stringify([state, event, turn, pending, recorded]);
+}
+
+export const CANCELLATION: Cancellation = { by: 'api', reason: 'enough', at: 0 };
 
 export interface PathStep {
   from: AgentStateName;
@@ -99,6 +113,24 @@ export const PAUSE_LIMIT = 1;
 function closedParallelTurn(context: Snapshot['context']): boolean {
   return JSON.stringify(context.messages.at(-2)?.content ?? '').includes('"t1_a"');
 }
+
+/**
+ * With cancel: a smaller graph (a two-call turn and a turn with an approval, every call running,
+ * approvals given) in which every state that is not final is also cancelled.
+ */
+export function cancelEventsFor(snapshot: Snapshot): PathEvent[] {
+  if (FINAL.has(snapshot.value as AgentStateName)) return [];
+  const kept = new Set(['reply: lookup + charge_card', 'reply: publish + lookup', 'reply: end_turn']);
+  const events = eventsFor(snapshot).filter((event) => {
+    if (event.type === 'MODEL_REPLY' || event.type === 'MODEL_REPLY_INVALID') return kept.has(event.label);
+    if (event.type === 'TOOL_RESULT') return event.behaviour === 'ok';
+    if (event.type === 'DECISION') return event.decision.verdict === 'approved';
+    return true;
+  });
+  return [...events, { type: 'CANCEL', cancellation: CANCELLATION, label: 'cancel' }];
+}
+
+const FINAL = new Set<AgentStateName>(['done', 'stoppedAtMaxTurns', 'failed', 'cancelled']);
 
 /** The events offered in each state: realistic payloads, bounded so the graph is finite. */
 export function eventsFor(snapshot: Snapshot): PathEvent[] {
@@ -273,10 +305,10 @@ function serializeEvent(event: PathEvent): string {
   return event.type === 'TOOL_RESULT' ? `${event.label}:${event.outcome.tool_use_id}` : event.label;
 }
 
-function walk(kind: 'shortest' | 'simple', maxTurns: number, maxPausesInARow: number): StatePath<Snapshot, PathEvent & AgentEvent>[] {
+function walk(kind: 'shortest' | 'simple', maxTurns: number, maxPausesInARow: number, cancel: boolean): StatePath<Snapshot, PathEvent & AgentEvent>[] {
   const options = {
     input: { task: 'the task', maxTurns, maxPausesInARow },
-    events: eventsFor as unknown as (s: Snapshot) => AgentEvent[],
+    events: (cancel ? cancelEventsFor : eventsFor) as unknown as (s: Snapshot) => AgentEvent[],
     serializeState: serializeState as (s: Snapshot) => string,
     serializeEvent: serializeEvent as unknown as (e: AgentEvent) => string,
   };
@@ -301,20 +333,21 @@ export interface GeneratedPaths {
   paths: CrashPath[];
 }
 
-/** How to walk, with which MAX_TURNS, and which pause limit (default {@link PAUSE_LIMIT}). */
-export type PathSource = readonly ['simple' | 'shortest', number, number?];
+/** How to walk, with which MAX_TURNS, which pause limit (default {@link PAUSE_LIMIT}), and whether with cancels. */
+export type PathSource = readonly ['simple' | 'shortest', number, number?, 'cancel'?];
 
 export const ALL_PATHS: readonly PathSource[] = [
   ['simple', 1, 1],
   ['shortest', 2, 1],
   ['shortest', 1, 0],
+  ['simple', 1, 1, 'cancel'],
 ];
 
 export function generateCrashPaths(sources: readonly PathSource[] = ALL_PATHS): GeneratedPaths {
   const byScenario = new Map<string, CrashPath>();
   let walked = 0;
-  for (const [kind, maxTurns, pauseLimit = PAUSE_LIMIT] of sources) {
-    for (const path of walk(kind, maxTurns, pauseLimit)) {
+  for (const [kind, maxTurns, pauseLimit = PAUSE_LIMIT, cancel] of sources) {
+    for (const path of walk(kind, maxTurns, pauseLimit, cancel === 'cancel')) {
       walked += 1;
       const crashPath = toCrashPath(path, kind, { maxTurns, maxPausesInARow: pauseLimit });
       const known = byScenario.get(crashPath.scenarioKey);
@@ -354,12 +387,14 @@ function toCrashPath(
   });
   let from = initial.value as AgentStateName;
   let before: Snapshot = initial;
+  let lastEvent = 'START';
   for (const step of rest) {
     const event = step.event as PathEvent;
     const to = step.state.value as AgentStateName;
     const transitions = agentLoopMachine.getTransitionData(before, event as AgentEvent);
     const [, actions] = transition(agentLoopMachine, before, event as AgentEvent);
     const effects = { returned: effectOfActions(actions), announced: announcedEffectOf(to, step.state.context) };
+    const cancelledFrom = before;
     before = step.state;
     const labels: string[] = [];
     switch (event.type) {
@@ -394,6 +429,12 @@ function toCrashPath(
       case 'DECISION_NEEDED':
         labels.push(next('save-waiting'));
         break;
+      case 'CANCEL': {
+        const { context } = cancelledFrom;
+        scenario.cancelAt = stepFingerprint(from, lastEvent, context.turn, context.pending.map((call) => call.id), context.results.map((o) => o.tool_use_id));
+        labels.push(next('save-cancelled'));
+        break;
+      }
       case 'DECISION': {
         const { verdict, reason, text } = event.decision;
         scenario.decisions[event.decision.tool_use_id] =
@@ -404,6 +445,7 @@ function toCrashPath(
     }
     steps.push({ from, to, event, labels, transitions, effects });
     from = to;
+    lastEvent = event.type;
   }
   return { id: 0, source, steps, scenario, scenarioKey: JSON.stringify(scenario) };
 }

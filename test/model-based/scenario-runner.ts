@@ -16,7 +16,7 @@ import type { RunStore } from '../../src/store/store.ts';
 import { defineTool, type ToolDefinition } from '../../src/tools/tool.ts';
 import { ExecutionCounter } from '../helpers/counting-tools.ts';
 import { FinishOrder } from '../helpers/finish-order.ts';
-import { FINISH_TEXT, type Scenario } from './crash-paths.ts';
+import { CANCELLATION, FINISH_TEXT, type Scenario, stepFingerprint } from './crash-paths.ts';
 
 export interface World {
   /** Every call of a tool's run(), whether it got as far as its effect or threw first. */
@@ -129,15 +129,34 @@ export function fileStores(): ScenarioStores {
   };
 }
 
+/**
+ * A cancel asked from outside at the scenario's step: written to the run's real control inbox
+ * the moment the runtime reports that step saved (the file inbox writes synchronously), so that a
+ * crash at that step's points or later finds it there, and a crash before it does not.
+ */
+function cancelAsker(scenario: Scenario, store: RunStore): (event: RunEvent) => void {
+  let asked = false;
+  return (event) => {
+    if (asked || !scenario.cancelAt || event.type !== 'saved' || event.event === 'MODEL_USAGE') return;
+    const at = stepFingerprint(event.state, event.event, event.turn, event.pending.map((call) => call.id), event.recordedIds);
+    if (at !== scenario.cancelAt) return;
+    asked = true;
+    void store.control!.write({ kind: 'cancel', ...CANCELLATION });
+  };
+}
+
 function parts(scenario: Scenario, key: string, world: World, withFaults: boolean, events: RunEvent[], stores: ScenarioStores) {
   const faults = scenario.failingEffectWrites.map((n) => `effect-write:${n}`).join(',');
+  const store = stores.open(key, withFaults && faults ? faults : undefined);
+  const askCancel = cancelAsker(scenario, store);
   return {
-    store: stores.open(key, withFaults && faults ? faults : undefined),
+    store,
     model: scriptedModel([...scenario.replies, endTurnReply(FINISH_TEXT)]),
     tools: scenarioTools(scenario, world),
     observer: (event: RunEvent) => {
       events.push(event);
       world.order?.observe(event);
+      askCancel(event);
     },
     toolTimeoutMs: 5_000,
     allowQuestions: true,

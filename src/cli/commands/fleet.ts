@@ -79,6 +79,10 @@ export async function workerCommand(args: WorkerArgs, env: NodeJS.ProcessEnv, wr
   }
 }
 
+function pausedWords(paused: number): string {
+  return paused ? `, ${paused} paused (resume --run ID lets the fleet go on with one)` : '';
+}
+
 export async function fleetStatusCommand(args: StatusArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   const url = databaseUrlOf(args.databaseUrl, env, 'status');
   const pool = await openDatabase(url, 1);
@@ -94,7 +98,7 @@ export async function fleetStatusCommand(args: StatusArgs, env: NodeJS.ProcessEn
   }
   const rows = runs.map((run) => [
     run.id,
-    run.state,
+    `${run.state}${run.cancelAskedBy !== null ? ` (cancel asked by ${run.cancelAskedBy})` : run.pausedBy !== null ? ` (paused by ${run.pausedBy})` : ''}`,
     String(run.turn),
     String(run.records),
     run.leaseActive ? (run.worker ?? '-') : '-',
@@ -107,7 +111,8 @@ export async function fleetStatusCommand(args: StatusArgs, env: NodeJS.ProcessEn
   const waiting = runs.filter((run) => run.awaiting !== null).length;
   writers.out(
     `${runs.length} runs: ${done} done, ${runs.filter((r) => !r.finished).length} unfinished, ${runs.filter((r) => r.leaseActive).length} leased, ` +
-      `${waiting} waiting for a person${waiting ? ' (pending --run ID lists what; approve, deny or answer --run ID decide)' : ''}`,
+      `${waiting} waiting for a person${waiting ? ' (pending --run ID lists what; approve, deny or answer --run ID decide)' : ''}` +
+      pausedWords(runs.filter((run) => run.pausedBy !== null).length),
   );
   return EXIT.done;
 }

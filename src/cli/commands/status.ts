@@ -4,6 +4,7 @@ import { type DecidedCall, verdictWords } from '../../approval/decision-trail.ts
 import { decidedText } from '../decision-lines.ts';
 import type { WaitingCall } from '../../runtime/run-events.ts';
 import { type ContinuedStep, type HistoryStep, readRunHistory, readRunStatus } from '../../runtime/run-status.ts';
+import { type ControlRequest, requestWords } from '../../control/control-request.ts';
 import { FileStore } from '../../store/file-store.ts';
 import type { ReconcileNote } from '../../store/journal-record.ts';
 import type { StatusArgs } from '../args.ts';
@@ -41,11 +42,21 @@ export async function statusCommand(args: StatusArgs, writers: Writers, now = Da
   ];
   if (status.finalText !== null) rows.push(['answer', status.finalText]);
   if (status.failure) rows.push(['failure', status.failure.message]);
+  if (status.cancellation) rows.push(['cancelled', `${requestWords(status.cancellation)}; a resume is refused (fork it to try again from a step)`]);
+  for (const request of status.controls) rows.push(controlRow(request, status.state));
   for (const step of status.continued) rows.push(['continued', continuedText(step)]);
   if (status.reconciled.length) rows.push(['reconciled', status.reconciled.map(reconcileWords).join('; ')]);
   if (status.tornTail) rows.push(['torn tail', `${status.tornTail.bytes} bytes after the last complete record (a resume drops them)`]);
   for (const line of keyValueLines(rows)) writers.out(line);
   return EXIT.done;
+}
+
+/** A request waiting in the control inbox: a pause stays until a resume clears it. */
+function controlRow(request: ControlRequest, state: string): [string, string] {
+  if (request.kind === 'pause') {
+    return ['paused', `${requestWords(request)}: the process that drives it stops at its next step; --resume clears the pause and goes on`];
+  }
+  return ['cancel asked', `${requestWords(request)}: ${state === 'cancelled' ? 'done' : 'the run ends as cancelled at its next step (or when resumed)'}`];
 }
 
 function continuedText(step: ContinuedStep): string {
@@ -98,6 +109,7 @@ export async function historyCommand(args: StatusArgs, writers: Writers): Promis
     historyNote(step),
   ]);
   for (const line of tableLines(['#', 'time', 'turn', 'state', 'event', 'saved', 'pending', 'bytes', 'note'], rows)) writers.out(line);
+  for (const request of await store.control.read()) writers.out(`${request.kind === 'pause' ? 'paused' : 'cancel asked'} ${requestWords(request)} (not yet in the journal)`);
   return EXIT.done;
 }
 
@@ -115,6 +127,7 @@ function historyNote(step: HistoryStep): string {
   if (note?.reconcile) parts.push(reconcileWords(note.reconcile));
   if (note?.reopened) parts.push(`reopened, MAX_TURNS=${note.reopened.maxTurns}`);
   if (step.continued) parts.push(`continued with the message ${JSON.stringify(step.continued.message)}`);
+  if (step.cancellation) parts.push(`cancelled ${requestWords(step.cancellation)}`);
   if (step.waitingFor) parts.push(`${step.waitingFor.tool_use_id} waits for ${step.waitingFor.needs === 'answer' ? 'an answer' : 'approval'}`);
   for (const decision of step.decided) {
     const waited = decision.waitedMs === null ? '' : ` (waited ${formatElapsed(decision.waitedMs)})`;

@@ -3,6 +3,7 @@
  * themselves. (A separate entry so that the main one does not load pg.)
  */
 export { PgRunStore, DEFAULT_LEASE_MS } from './pg-store.ts';
+export { PgControlInbox } from './pg-control-inbox.ts';
 export type { PgRunStoreOptions } from './pg-store.ts';
 export { openDatabase, openPool, describeDatabase } from './pool.ts';
 export { DatabaseUrlMissingError } from './database-url.ts';

@@ -31,11 +31,13 @@ export class LeaseLostError extends Error {
 
 /**
  * A run that waits for a person is not claimable until there is something to do: a decision
- * for the call it waits for, or that call's deadline (pinned in the header) passed.
+ * for the call it waits for, or that call's deadline (pinned in the header) passed. A paused run
+ * is not claimable until its pause is cleared (durable-agent resume --run).
  */
-export const WORKABLE = `(da_runs.state <> 'awaitingDecision'
+export const WORKABLE = `((da_runs.state <> 'awaitingDecision'
    OR EXISTS (SELECT 1 FROM da_decisions d WHERE d.run_id = da_runs.id AND d.tool_use_id = da_runs.awaiting AND d.settled_at IS NULL)
-   OR da_runs.awaiting_since + (da_runs.header #>> '{decisionPolicy,decisionTimeoutMs}')::bigint * interval '1 millisecond' <= now())`;
+   OR da_runs.awaiting_since + (da_runs.header #>> '{decisionPolicy,decisionTimeoutMs}')::bigint * interval '1 millisecond' <= now())
+  AND NOT EXISTS (SELECT 1 FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'pause'))`;
 
 /** Claims the oldest unfinished run whose lease is free or expired and that has work to do; null when there is none. */
 export async function claimNextRun(pool: Pool, owner: string, leaseMs: number): Promise<Lease | null> {

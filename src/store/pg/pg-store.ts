@@ -16,6 +16,7 @@ import { recordProblem } from '../journal-reader.ts';
 import { CommitQueue } from '../commit-queue.ts';
 import type { AppendOptions, AppendReceipt, LoadedRun, LoadOptions, RunLock, RunStore, StoredRecord } from '../store.ts';
 import { WriteFaultPlan } from '../write-faults.ts';
+import { PgControlInbox } from './pg-control-inbox.ts';
 import { PgDecisionInbox } from './pg-decision-inbox.ts';
 import { assertLease, claimRun, type Lease, LeaseKeeper, LeaseLostError, releaseLease } from './leases.ts';
 
@@ -41,6 +42,7 @@ interface PendingUnit {
 export class PgRunStore implements RunStore {
   readonly location: string;
   readonly decisions: PgDecisionInbox;
+  readonly control: PgControlInbox;
   private lease: Lease | null;
   private readonly faults: WriteFaultPlan;
   /** One statement at a time per run, in order; appends made while one commits go into the next. */
@@ -55,6 +57,7 @@ export class PgRunStore implements RunStore {
     this.lease = options.lease ?? null;
     this.faults = new WriteFaultPlan(options.writeFaults);
     this.decisions = new PgDecisionInbox(pool, runId, () => this.lease);
+    this.control = new PgControlInbox(pool, runId);
   }
 
   async exists(): Promise<boolean> {

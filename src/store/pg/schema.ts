@@ -5,7 +5,7 @@
  */
 import type { Pool } from 'pg';
 
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 const MIGRATIONS: Record<number, string> = {
   1: `
@@ -65,6 +65,16 @@ const MIGRATIONS: Record<number, string> = {
   // Snapshot records (issue 14): the run's last one, so that a resume reads only from there.
   3: `
     ALTER TABLE da_runs ADD COLUMN snapshot_seq integer NOT NULL DEFAULT 0;
+  `,
+  // Cancel and pause (issue 15): requests for the worker that drives a run; a paused run is not claimed.
+  4: `
+    CREATE TABLE da_controls (
+      run_id     text NOT NULL REFERENCES da_runs (id) ON UPDATE CASCADE ON DELETE CASCADE,
+      kind       text NOT NULL CHECK (kind IN ('cancel', 'pause')),
+      request    jsonb NOT NULL,
+      written_at timestamptz NOT NULL DEFAULT now(),
+      PRIMARY KEY (run_id, kind)
+    );
   `,
 };
 

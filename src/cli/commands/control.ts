@@ -1,0 +1,108 @@
+/**
+ * `durable-agent cancel` and `pause` (a run in --dir, or a fleet run with --run ID) and
+ * `resume --run ID` (a fleet run's pause cleared). They write a request to the run's control
+ * inbox and return at once; the process that drives the run honours it at its next step.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { cancelRun, type ControlOutcome, pauseRun, unpauseRun } from '../../control/cancel-run.ts';
+import { CONTROL_POINTS, type ControlPoint } from '../../control/file-control-inbox.ts';
+import { requestWords } from '../../control/control-request.ts';
+import { FileStore } from '../../store/file-store.ts';
+import type { RunStore } from '../../store/store.ts';
+import { type ControlArgs, type FleetResumeArgs, UsageError } from '../args.ts';
+import { NoSuchDirectoryError } from '../errors.ts';
+import { EXIT } from '../exit-codes.ts';
+import type { Writers } from '../plain-reporter.ts';
+import { cliCommand, dirWords } from '../shell-command.ts';
+import { STATE_DIR } from '../state-dir.ts';
+import { userName } from '../user-name.ts';
+import fs from 'node:fs';
+
+export async function controlCommand(args: ControlArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
+  const by = args.by ?? `${userName()}@${os.hostname()} (pid ${process.pid})`;
+  if (args.fleetRun !== null) {
+    const { openDatabase, databaseUrlOf } = await import('../../store/pg/pool.ts');
+    const { PgRunStore } = await import('../../store/pg/pg-store.ts');
+    const pool = await openDatabase(databaseUrlOf(args.databaseUrl, env, `${args.command} --run`), 2);
+    try {
+      const store = new PgRunStore(pool, args.fleetRun, { writeFaults: env.DURABLE_AGENT_FAIL_WRITE });
+      return report(args, await ask(args, store, by), env, writers, `fleet run ${args.fleetRun}`);
+    } finally {
+      await pool.end();
+    }
+  }
+  const dir = path.resolve(args.dir);
+  const stat = fs.statSync(dir, { throwIfNoEntry: false });
+  if (!stat?.isDirectory()) throw new NoSuchDirectoryError('--dir', dir, stat !== undefined);
+  const store = new FileStore(path.join(dir, STATE_DIR), { writeFaults: env.DURABLE_AGENT_FAIL_WRITE, onControlPoint: crashPointsOf(env.CRASH_AFTER) });
+  try {
+    return report(args, await ask(args, store, by), env, writers, dir);
+  } finally {
+    store.close();
+  }
+}
+
+export async function fleetResumeCommand(args: FleetResumeArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
+  const { openDatabase, databaseUrlOf } = await import('../../store/pg/pool.ts');
+  const { PgRunStore } = await import('../../store/pg/pg-store.ts');
+  const pool = await openDatabase(databaseUrlOf(args.databaseUrl, env, 'resume --run'), 2);
+  try {
+    const store = new PgRunStore(pool, args.fleetRun);
+    await store.load();
+    const pause = await unpauseRun({ store });
+    if (!pause) {
+      writers.out(`Fleet run ${args.fleetRun} is not paused: nothing to clear (a worker takes it up when it is due).`);
+      return EXIT.done;
+    }
+    writers.out(`[resume] the pause of fleet run ${args.fleetRun} (${requestWords(pause)}) is cleared: a worker of the fleet claims it and goes on from its last step.`);
+    return EXIT.done;
+  } finally {
+    await pool.end();
+  }
+}
+
+function ask(args: ControlArgs, store: RunStore, by: string): Promise<ControlOutcome> {
+  return args.command === 'cancel' ? cancelRun({ store, by, reason: args.reason }) : pauseRun({ store, by });
+}
+
+function report(args: ControlArgs, outcome: ControlOutcome, env: NodeJS.ProcessEnv, writers: Writers, where: string): number {
+  const { request } = outcome;
+  const status = args.fleetRun !== null ? cliCommand(env, ['status', '--database-url', 'URL']) : cliCommand(env, ['status', ...dirWords(path.resolve(args.dir))]);
+  if (args.command === 'cancel') {
+    if (outcome.outcome === 'cancelled') {
+      writers.out(`[cancelled] the run in ${where} is cancelled ${requestWords(request)} (record ${outcome.seq}, turn ${outcome.turn}).`);
+      writers.out('No process was driving it, so it was cancelled here. A resume is refused; fork it to try again from one of its steps.');
+      return EXIT.done;
+    }
+    const already = outcome.outcome === 'already-requested' ? 'A cancel was asked already' : 'Cancel asked';
+    writers.out(`[cancel] ${already} ${requestWords(request)}, of the run in ${where} (state ${outcome.state}, turn ${outcome.turn}).`);
+    writers.out(
+      'The process that drives it stops at its next step boundary: a running tool is told (ctx.signal) and awaited up to its time limit, ' +
+        `its outcome recorded; then the run ends as cancelled and the process exits 9. ${status} shows when it did.`,
+    );
+    return EXIT.done;
+  }
+  const already = outcome.outcome === 'already-requested' ? 'A pause was asked already' : 'Pause asked';
+  writers.out(`[pause] ${already} ${requestWords(request)}, of the run in ${where} (state ${outcome.state}, turn ${outcome.turn}).`);
+  const resume =
+    args.fleetRun !== null
+      ? `No worker claims it while it is paused; ${cliCommand(env, ['resume', '--run', args.fleetRun])} lets the fleet go on with it.`
+      : 'Resume it with --resume (demo --resume or run --resume, as it was started): that clears the pause.';
+  writers.out(`The process that drives it stops at its next step boundary, saved (it exits 130, as after Ctrl-C). ${resume}`);
+  return EXIT.done;
+}
+
+/**
+ * Drills: CRASH_AFTER=after-control-temp:1 (the request written under its temporary name) or
+ * after-control-link:1 (linked to its name, the directory not yet synced) kills this process
+ * there with SIGKILL, to check that a kill leaves no request or a whole one.
+ */
+function crashPointsOf(spec: string | undefined): ((point: ControlPoint) => void) | undefined {
+  if (spec === undefined || spec === '') return undefined;
+  const point = /^after-(control-temp|control-link):1$/.exec(spec)?.[1] as ControlPoint | undefined;
+  if (!point) throw new UsageError(`CRASH_AFTER=${spec} names no point of a cancel or pause request's write: use ${CONTROL_POINTS.map((p) => `after-${p}:1`).join(' or ')}.`);
+  return (passed) => {
+    if (passed === point) process.kill(process.pid, 'SIGKILL');
+  };
+}

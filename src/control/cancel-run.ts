@@ -1,0 +1,200 @@
+/**
+ * cancelRun() and pauseRun(): ask a run to stop, from any process. The request is written to the
+ * run's control inbox first (durable, whole or absent); then:
+ * - cancel: if no live process holds the run (its lock or lease is free), this call takes it and
+ *   writes the final `cancelled` record itself, through the driver, at the run's first step
+ *   boundary; otherwise the holder does it at its next boundary;
+ * - pause: only a running run can be paused (nothing is written otherwise); its process stops at
+ *   the next boundary, saved, and the request stays until a resume clears it (unpauseRun for a
+ *   fleet run, which no worker claims while it is paused).
+ */
+import path from 'node:path';
+import { announcedEffectOf } from '../../machines/agent-loop.effects.ts';
+import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
+import { type AgentStateName, FINAL_STATES } from '../../machines/agent-loop.types.ts';
+import type { Model } from '../model/model.ts';
+import { CrashPoints, type CrashAction, crashHandlerOf } from '../runtime/crash-points.ts';
+import { RunDriver } from '../runtime/run-driver.ts';
+import { RunLockedError } from '../store/errors.ts';
+import { FileStore } from '../store/file-store.ts';
+import { foldJournal } from '../store/fold-journal.ts';
+import { snapshotContextOf } from '../store/journal-codec.ts';
+import type { RunStore } from '../store/store.ts';
+import { ToolRegistry } from '../tools/tool-registry.ts';
+import { type ControlInbox, type ControlKind, ControlRefusedError, type ControlRequest, requestWords } from './control-request.ts';
+import { RunControl } from './run-control.ts';
+
+export interface ControlOptions {
+  /** The run's store; or `dir`, the directory of a run (its store is DIR/.durable-agent). */
+  store?: RunStore | undefined;
+  dir?: string | undefined;
+  /** Who asks, as the journal records it (default 'api'). */
+  by?: string | undefined;
+  /** Why (cancel only); kept with the cancelled state. */
+  reason?: string | null | undefined;
+  /** Drills: a crash point of the cancelled record (e.g. "after-save-cancelled:1"), and what it does. */
+  crashAfter?: string | undefined;
+  onCrash?: CrashAction | undefined;
+}
+
+export interface ControlOutcome {
+  /**
+   * cancelled: no process drove the run, and this call wrote its final cancelled record;
+   * requested: the process that drives the run honours it at its next step boundary;
+   * already-requested: the same request was there already (nothing written), see `request`.
+   */
+  outcome: 'cancelled' | 'requested' | 'already-requested';
+  request: ControlRequest;
+  /** The run's state when it was asked (cancelled: now). */
+  state: AgentStateName;
+  turn: number;
+  location: string;
+  /** cancelled: the record that made it durable. */
+  seq?: number | undefined;
+}
+
+export async function cancelRun(options: ControlOptions): Promise<ControlOutcome> {
+  const store = storeOf(options);
+  const inbox = inboxOf(store);
+  const before = await readState(store);
+  if (FINAL_STATES.includes(before.state)) {
+    throw new ControlRefusedError('cancel', 'finished', `${finishedWords(store.location, before)}: there is nothing to cancel. Nothing was written.`);
+  }
+  const asked = requestOf('cancel', options);
+  const request = await put(inbox, asked);
+  const outcome = request === asked ? 'requested' : 'already-requested';
+  let lock;
+  try {
+    lock = await store.lock();
+  } catch (error) {
+    if (error instanceof RunLockedError) return { outcome, request, ...before, location: store.location };
+    throw error;
+  }
+  try {
+    return await cancelUnderLock(store, inbox, request, options);
+  } finally {
+    await lock.release();
+  }
+}
+
+export async function pauseRun(options: ControlOptions): Promise<ControlOutcome> {
+  const store = storeOf(options);
+  const inbox = inboxOf(store);
+  const before = await readState(store);
+  if (FINAL_STATES.includes(before.state)) {
+    throw new ControlRefusedError('pause', 'finished', `${finishedWords(store.location, before)}: there is nothing to pause. Nothing was written.`);
+  }
+  let probe;
+  try {
+    probe = await store.lock();
+  } catch (error) {
+    if (!(error instanceof RunLockedError)) throw error;
+  }
+  if (probe) {
+    await probe.release();
+    throw new ControlRefusedError(
+      'pause',
+      'not-running',
+      `Nothing to pause: no process drives the run in ${store.location} (state ${before.state}, turn ${before.turn}); it stays where it is until resumed. Nothing was written.`,
+    );
+  }
+  const asked = requestOf('pause', options);
+  const request = await put(inbox, asked);
+  return { outcome: request === asked ? 'requested' : 'already-requested', request, ...before, location: store.location };
+}
+
+/** Clears a pause, so that the run goes on (a fleet's workers claim it again). False: it was not paused. */
+export async function unpauseRun(options: Pick<ControlOptions, 'store' | 'dir'>): Promise<ControlRequest | null> {
+  const store = storeOf(options);
+  const inbox = inboxOf(store);
+  const pause = (await inbox.read()).find((request) => request.kind === 'pause') ?? null;
+  if (pause) await inbox.settle('pause');
+  return pause;
+}
+
+/** The requests waiting in a run's inbox (status shows them). */
+export async function controlRequestsOf(store: RunStore): Promise<ControlRequest[]> {
+  return store.control ? store.control.read() : [];
+}
+
+async function cancelUnderLock(store: RunStore, inbox: ControlInbox, request: ControlRequest, options: ControlOptions): Promise<ControlOutcome> {
+  const loaded = await store.load({ repair: true });
+  const view = foldJournal(store.location, loaded);
+  const state = { state: view.state, turn: view.context.turn, location: store.location };
+  if (view.state === 'cancelled') {
+    // The process that drove the run took the request up before it stopped.
+    const by = view.context.cancellation;
+    await settle(inbox);
+    return { outcome: 'cancelled', request: by ? { kind: 'cancel', ...by } : request, ...state, seq: loaded.records.length - 1 };
+  }
+  if (FINAL_STATES.includes(view.state)) {
+    await inbox.settle('cancel');
+    throw new ControlRefusedError('cancel', 'finished', `${finishedWords(store.location, state)} before the cancel reached it: nothing was cancelled, and the request was removed.`);
+  }
+  const snapshot = agentLoopMachine.resolveState({ value: view.state, context: snapshotContextOf(view) });
+  const parts = {
+    store,
+    signal: undefined,
+    model: NO_MODEL,
+    registry: new ToolRegistry([]),
+    crash: new CrashPoints(options.crashAfter, crashHandlerOf(options.onCrash)),
+    observer: () => {},
+    toolTimeoutMs: 1_000,
+    maxTokens: 1,
+    inspect: undefined,
+    policy: { requireApproval: undefined, allowQuestions: false },
+    decisions: { onDecision: undefined, wait: false, decisionTimeoutMs: undefined },
+    // The cancel applies at the first step boundary, before anything of the run could run.
+    control: new RunControl(inbox, request),
+  };
+  const driver = new RunDriver(parts, loaded.header.runId, snapshot, { state: view.state, context: snapshot.context, ledger: view.ledger }, loaded.records.length);
+  const result = await driver.drive(announcedEffectOf(view.state, snapshot.context));
+  if (result.status !== 'cancelled') throw new Error(`a cancel left the run in ${result.status}`);
+  await settle(inbox);
+  return { outcome: 'cancelled', request, state: 'cancelled', turn: result.turn, location: store.location, seq: loaded.records.length };
+}
+
+/** Never asked: a cancel applies at the first step boundary, before any model call. */
+const NO_MODEL: Model = {
+  name: 'none',
+  createMessage: () => Promise.reject(new Error('a run being cancelled asked the model')),
+};
+
+async function settle(inbox: ControlInbox): Promise<void> {
+  await inbox.settle('cancel');
+  await inbox.settle('pause');
+}
+
+async function put(inbox: ControlInbox, request: ControlRequest): Promise<ControlRequest> {
+  if ((await inbox.write(request)) === 'written') return request;
+  return (await inbox.read()).find((found) => found.kind === request.kind) ?? request;
+}
+
+function requestOf(kind: ControlKind, options: ControlOptions): ControlRequest {
+  const by = options.by ?? 'api';
+  if (typeof by !== 'string' || by.trim() === '') throw new RangeError('by must name who asks (a user name, a program); nothing was written.');
+  const reason = kind === 'cancel' && options.reason != null && options.reason.trim() !== '' ? options.reason : null;
+  return { kind, by, reason, at: Date.now() };
+}
+
+async function readState(store: RunStore): Promise<{ state: AgentStateName; turn: number; cancelledBy: string | null }> {
+  const view = foldJournal(store.location, await store.load());
+  const c = view.context.cancellation;
+  return { state: view.state, turn: view.context.turn, cancelledBy: c ? requestWords(c) : null };
+}
+
+function finishedWords(location: string, found: { state: AgentStateName; turn: number; cancelledBy?: string | null }): string {
+  const how = found.state === 'cancelled' && found.cancelledBy ? `cancelled ${found.cancelledBy}` : found.state;
+  return `The run in ${location} is finished (${how}, turn ${found.turn})`;
+}
+
+function storeOf(options: Pick<ControlOptions, 'store' | 'dir'>): RunStore {
+  if (options.store) return options.store;
+  if (options.dir !== undefined) return new FileStore(path.join(path.resolve(options.dir), '.durable-agent'));
+  throw new RangeError('give the run: store (a RunStore) or dir (the directory of a run); nothing was written.');
+}
+
+function inboxOf(store: RunStore): ControlInbox {
+  if (!store.control) throw new RangeError(`the store of ${store.location} has no control inbox: its runs cannot be cancelled or paused from outside.`);
+  return store.control;
+}

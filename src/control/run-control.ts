@@ -1,0 +1,86 @@
+/**
+ * The running process's side of cancel and pause: it looks at the run's control inbox at every
+ * step boundary (before each model call and each tool call), and watches it while a tool runs or
+ * the run waits for a decision, so that the tool's ctx.signal is aborted at once (the tool is
+ * still awaited up to its time limit, and its outcome recorded as usual).
+ */
+import type { AgentEvent } from '../../machines/agent-loop.types.ts';
+import { RunStoppedError } from '../runtime/run-driver.ts';
+import { cancellationOf, type ControlInbox, type ControlRequest, requestWords, strongest } from './control-request.ts';
+
+/** How often a running tool's or a waiting run's inbox is looked at. */
+export const CONTROL_POLL_MS = 200;
+
+/** The run stopped at a step boundary because it was paused; everything is saved and a resume goes on. */
+export class RunPausedError extends RunStoppedError {
+  override readonly name = 'RunPausedError';
+  constructor(readonly request: ControlRequest) {
+    super(`paused ${requestWords(request)}`);
+  }
+}
+
+/** Aborts a running tool's signal: a control request arrived while it ran. */
+export class ControlRequestedError extends Error {
+  override readonly name = 'ControlRequestedError';
+  constructor(readonly request: ControlRequest) {
+    super(`the run was asked to ${request.kind === 'cancel' ? 'cancel' : 'pause'} ${requestWords(request)}`);
+  }
+}
+
+export class RunControl {
+  /** Set once a request was seen: a wait that ended without a decision goes back to the boundary. */
+  requested: ControlRequest | null = null;
+
+  constructor(
+    private readonly inbox: ControlInbox | undefined,
+    /** Set for a run cancelled while no process drove it: the cancel applies at the first boundary. */
+    private readonly forced: ControlRequest | null = null,
+  ) {}
+
+  /**
+   * At a step boundary: the CANCEL event to take when a cancel waits; throws RunPausedError when
+   * a pause waits; null to go on.
+   */
+  async atBoundary(): Promise<Extract<AgentEvent, { type: 'CANCEL' }> | null> {
+    const request = await this.look();
+    if (!request) return null;
+    if (request.kind === 'pause') throw new RunPausedError(request);
+    return { type: 'CANCEL', cancellation: cancellationOf(request) };
+  }
+
+  /**
+   * Runs `work` with a signal aborted when a request arrives meanwhile (or when `also` aborts).
+   * The inbox is polled only while the work runs.
+   */
+  async watch<T>(work: (signal: AbortSignal) => Promise<T>, also?: AbortSignal): Promise<T> {
+    if (!this.inbox) return work(also ?? new AbortController().signal);
+    const controller = new AbortController();
+    const signal = also ? AbortSignal.any([also, controller.signal]) : controller.signal;
+    let looking = false;
+    const timer = setInterval(() => {
+      if (looking || controller.signal.aborted) return;
+      looking = true;
+      this.look()
+        .then((request) => {
+          if (request) controller.abort(new ControlRequestedError(request));
+        })
+        // A passing read failure: the next look, or the next boundary, tries again.
+        .catch(() => {})
+        .finally(() => (looking = false));
+    }, CONTROL_POLL_MS);
+    timer.unref();
+    try {
+      return await work(signal);
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  private async look(): Promise<ControlRequest | null> {
+    if (this.forced) return this.forced;
+    if (!this.inbox) return null;
+    const request = strongest(await this.inbox.read());
+    if (request) this.requested = request;
+    return request;
+  }
+}

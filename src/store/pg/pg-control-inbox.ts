@@ -1,0 +1,35 @@
+/**
+ * The control inbox of a run in PostgreSQL: one row per (run_id, kind) in da_controls, inserted
+ * whole in one statement (the primary key makes a second request of a kind 'exists'). The claim
+ * query skips a run with a pause row (see WORKABLE in leases.ts); the worker that drives a run
+ * reads the rows at each step boundary (one indexed query) and deletes a cancel once the
+ * cancelled record is committed, under its lease.
+ */
+import type { Pool } from 'pg';
+import { type ControlInbox, type ControlKind, type ControlRequest, controlProblem } from '../../control/control-request.ts';
+
+export class PgControlInbox implements ControlInbox {
+  constructor(
+    private readonly pool: Pool,
+    private readonly runId: string,
+  ) {}
+
+  async write(request: ControlRequest): Promise<'written' | 'exists'> {
+    const { rowCount } = await this.pool.query(
+      'INSERT INTO da_controls (run_id, kind, request) VALUES ($1, $2, $3) ON CONFLICT (run_id, kind) DO NOTHING',
+      [this.runId, request.kind, JSON.stringify(request)],
+    );
+    return rowCount === 1 ? 'written' : 'exists';
+  }
+
+  async read(): Promise<ControlRequest[]> {
+    const { rows } = await this.pool.query<{ kind: string; request: unknown }>('SELECT kind, request FROM da_controls WHERE run_id = $1', [this.runId]);
+    return rows
+      .filter((row) => controlProblem(row.request) === null && (row.request as ControlRequest).kind === row.kind)
+      .map((row) => row.request as ControlRequest);
+  }
+
+  async settle(kind: ControlKind): Promise<void> {
+    await this.pool.query('DELETE FROM da_controls WHERE run_id = $1 AND kind = $2', [this.runId, kind]);
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * The programmatic side of cancel and pause: cancelRun / pauseRun against a run this process
+ * drives (the request is taken up at the next boundary), a running tool's ctx.signal, the result's
+ * cancellation, and resumeRun refusing a cancelled run.
+ */
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cancelRun, pauseRun } from '../../src/control/cancel-run.ts';
+import { RunCancelledError } from '../../src/control/control-request.ts';
+import { RunPausedError } from '../../src/control/run-control.ts';
+import { endTurnReply, scriptedModel, toolUseReply } from '../../src/model/scripted-model.ts';
+import { resumeRun, startRun } from '../../src/runtime/run-api.ts';
+import { FileStore } from '../../src/store/file-store.ts';
+import { defineTool } from '../../src/tools/tool.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
+
+function parts(dir: string, onRun: (signal: AbortSignal) => Promise<string>) {
+  const tool = defineTool<{ q: string }>({
+    name: 'slow',
+    description: 'waits',
+    inputSchema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
+    readOnly: true,
+    run: (_input, ctx) => onRun(ctx.signal),
+  });
+  return {
+    store: new FileStore(path.join(dir, '.durable-agent')),
+    model: scriptedModel([toolUseReply([{ id: 'toolu_1', name: 'slow', input: { q: 'a' } }]), endTurnReply('finished')]),
+    tools: [tool],
+  };
+}
+
+/** Resolves when the signal aborts (with its reason's message), or after `ms`. */
+function waitForAbort(signal: AbortSignal, ms: number): Promise<string> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve('not aborted'), ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve(`aborted: ${(signal.reason as Error).message}`);
+    });
+  });
+}
+
+describe('cancelRun and pauseRun from a program', () => {
+  it('cancelRun while a tool runs: the tool is aborted through ctx.signal, its result recorded, the run ends cancelled with who and why', async () => {
+    const dir = tempDir();
+    let asked: Awaited<ReturnType<typeof cancelRun>> | null = null;
+    const result = await startRun({
+      ...parts(dir, async (signal) => {
+        asked = await cancelRun({ dir, by: 'a program', reason: 'budget' });
+        return waitForAbort(signal, 10_000);
+      }),
+      task: 't',
+    });
+    expect(asked).toMatchObject({ outcome: 'requested', state: 'pendingTool' });
+    expect(result.status).toBe('cancelled');
+    expect(result.cancellation).toMatchObject({ by: 'a program', reason: 'budget' });
+    const loaded = await new FileStore(path.join(dir, '.durable-agent')).load();
+    const toolResult = loaded.records.find((stored) => stored.record.event === 'TOOL_RESULT')!.record.results!.add[0]!;
+    expect(toolResult.content).toBe('aborted: the run was asked to cancel by a program at ' + new Date(result.cancellation!.at).toISOString() + ' (reason: budget)');
+    const refused = await resumeRun(parts(dir, async () => 'x')).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(RunCancelledError);
+    expect((refused as Error).message).toContain(`durable-agent fork --dir ${dir} --to NEWDIR`);
+  });
+
+  it('pauseRun: the run stops with RunPausedError; resumeRun clears the pause and finishes', async () => {
+    const dir = tempDir();
+    const error = await startRun({
+      ...parts(dir, async (signal) => {
+        await pauseRun({ dir, by: 'ops' });
+        return waitForAbort(signal, 10_000);
+      }),
+      task: 't',
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RunPausedError);
+    expect((error as RunPausedError).request).toMatchObject({ kind: 'pause', by: 'ops' });
+    const result = await resumeRun(parts(dir, async () => 'again'));
+    expect(result.status).toBe('done');
+    expect(await new FileStore(path.join(dir, '.durable-agent')).control.read()).toEqual([]);
+  });
+});

@@ -1,0 +1,165 @@
+/**
+ * cancel and pause of fleet runs (--run ID), with real worker and CLI processes on a real
+ * PostgreSQL: the worker holding the lease honours them at its next step; a paused run is not
+ * claimed until `resume --run`; a run no worker drives is cancelled by the command itself; a
+ * worker whose lease was taken writes nothing; and the schema's migration 2 → 3.
+ */
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { foldJournal } from '../../src/store/fold-journal.ts';
+import { PgRunStore } from '../../src/store/pg/pg-store.ts';
+import { openDatabase, openPool } from '../../src/store/pg/pool.ts';
+import { migrate } from '../../src/store/pg/schema.ts';
+import { runCliAsync, startCli } from '../helpers/cli.ts';
+import { postgresAvailable, type PostgresServer, startPostgres } from '../helpers/postgres-server.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
+
+let server: PostgresServer;
+let pool: pg.Pool;
+let databases = 0;
+
+async function freshDatabase(): Promise<string> {
+  const name = `control_${++databases}`;
+  await pool.query(`CREATE DATABASE ${name}`);
+  return server.url.replace(/\/postgres$/, `/${name}`);
+}
+
+const cli = (args: string[], env?: Record<string, string | undefined>) => runCliAsync(args, { cwd: tempDir(), ...(env ? { env } : {}) });
+const workerArgs = (url: string) => ['worker', '--database-url', url, '--lease-ms', '1500', '--poll-ms', '100', '--exit-when-idle'];
+
+async function withDb<T>(url: string, body: (db: pg.Pool) => Promise<T>): Promise<T> {
+  const db = await openDatabase(url, 3);
+  try {
+    return await body(db);
+  } finally {
+    await db.end();
+  }
+}
+
+async function runRow(url: string, id: string) {
+  return withDb(url, async (db) => {
+    const { rows } = await db.query<{ state: string; finished: boolean; lease_owner: string | null }>('SELECT state, finished, lease_owner FROM da_runs WHERE id = $1', [id]);
+    const controls = await db.query<{ kind: string }>('SELECT kind FROM da_controls WHERE run_id = $1', [id]);
+    const view = foldJournal(id, await new PgRunStore(db, id).load());
+    return { ...rows[0]!, controls: controls.rows.map((row) => row.kind), view };
+  });
+}
+
+async function submit(url: string, extra: string[] = []): Promise<string> {
+  const submitted = await cli(['submit', 'demo', '--database-url', url, ...extra]);
+  expect(submitted.code, submitted.stderr).toBe(0);
+  return submitted.stdout.trim();
+}
+
+/** Starts a worker and resolves once it drives the run (its output says so). */
+async function drivingWorker(url: string, id: string) {
+  const worker = startCli(workerArgs(url), { cwd: tempDir() });
+  const deadline = Date.now() + 30_000;
+  while (!(await runRow(url, id).catch(() => null))?.view.context.turn) {
+    if (Date.now() > deadline) throw new Error(`the worker never drove ${id}: ${worker.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return worker;
+}
+
+describe.skipIf(!postgresAvailable())('cancel and pause in a fleet', () => {
+  beforeAll(async () => {
+    server = await startPostgres();
+    pool = await openDatabase(server.url, 4);
+  }, 60_000);
+  afterAll(async () => {
+    await pool?.end();
+    server?.stop();
+  });
+
+  it('cancel --run: the worker holding the lease ends the run as cancelled at its next step', async () => {
+    const url = await freshDatabase();
+    const id = await submit(url, ['--pace', '400']);
+    const worker = await drivingWorker(url, id);
+    const asked = await cli(['cancel', '--database-url', url, '--run', id, '--by', 'ana', '--reason', 'wrong task']);
+    expect(asked.code, asked.stderr).toBe(0);
+    expect(asked.stdout).toContain('Cancel asked by ana');
+    const ended = await worker.done;
+    expect(ended.code, ended.stderr).toBe(0);
+    expect(ended.stdout).toContain(`run ${id}: cancelled by ana`);
+    const row = await runRow(url, id);
+    expect(row).toMatchObject({ state: 'cancelled', finished: true, lease_owner: null, controls: [] });
+    expect(row.view.context.cancellation).toMatchObject({ by: 'ana', reason: 'wrong task' });
+    const again = await cli(['cancel', '--database-url', url, '--run', id]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('is finished (cancelled by ana');
+  });
+
+  it('pause --run: the worker stops the run and lets it go; no worker claims it until resume --run; then a worker finishes it', async () => {
+    const url = await freshDatabase();
+    const id = await submit(url, ['--pace', '400']);
+    const worker = await drivingWorker(url, id);
+    const asked = await cli(['pause', '--database-url', url, '--run', id, '--by', 'bo']);
+    expect(asked.code, asked.stderr).toBe(0);
+    const ended = await worker.done;
+    expect(ended.code, ended.stderr).toBe(0);
+    expect(ended.stdout).toContain(`run ${id}: paused by bo`);
+    const paused = await runRow(url, id);
+    expect(paused.finished).toBe(false);
+    expect(paused.controls).toEqual(['pause']);
+    const status = await cli(['status', '--database-url', url]);
+    expect(status.stdout).toMatch(new RegExp(`${id} +\\w+ \\(paused by bo\\)`));
+    expect(status.stdout).toContain('1 paused (resume --run ID');
+    const idle = await cli(workerArgs(url));
+    expect(idle.code, idle.stderr).toBe(0);
+    expect(idle.stdout).not.toContain(`run ${id}: claimed`);
+    const resumed = await cli(['resume', '--database-url', url, '--run', id]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toContain('is cleared');
+    const finished = await cli(workerArgs(url));
+    expect(finished.stdout).toContain(`run ${id}: claimed`);
+    expect(await runRow(url, id)).toMatchObject({ state: 'done', controls: [] });
+  });
+
+  it('a run no worker drives (it waits for a person) is cancelled by the cancel command itself; a paused-not-running run is refused', async () => {
+    const url = await freshDatabase();
+    const id = await submit(url, ['--require-approval', 'write_report']);
+    expect((await cli(workerArgs(url))).code).toBe(0);
+    expect((await runRow(url, id)).state).toBe('awaitingDecision');
+    const pause = await cli(['pause', '--database-url', url, '--run', id]);
+    expect(pause.code).toBe(2);
+    expect(pause.stderr).toContain('Nothing to pause');
+    const asked = await cli(['cancel', '--database-url', url, '--run', id, '--by', 'cy']);
+    expect(asked.code, asked.stderr).toBe(0);
+    expect(asked.stdout).toContain('[cancelled]');
+    expect(await runRow(url, id)).toMatchObject({ state: 'cancelled', finished: true, lease_owner: null, controls: [] });
+  });
+
+  it('a worker whose lease was taken writes nothing, not even a cancel', async () => {
+    const url = await freshDatabase();
+    const id = await submit(url, ['--pace', '400']);
+    const worker = await drivingWorker(url, id);
+    worker.child.kill('SIGSTOP');
+    // The frozen worker's lease expires; the cancel command takes the run and cancels it.
+    await new Promise((resolve) => setTimeout(resolve, 1_800));
+    const asked = await cli(['cancel', '--database-url', url, '--run', id, '--by', 'di']);
+    expect(asked.code, asked.stderr).toBe(0);
+    expect(asked.stdout).toContain('[cancelled]');
+    const records = (await runRow(url, id)).view;
+    worker.child.kill('SIGCONT');
+    const ended = await worker.done;
+    expect(ended.stdout).toContain('fenced off');
+    const after = await runRow(url, id);
+    expect(after.state).toBe('cancelled');
+    expect(after.view.context.messages).toEqual(records.context.messages);
+  });
+
+  it('migrates a schema at version 3 to 4 (the control table), once', async () => {
+    const url = await freshDatabase();
+    const db = openPool(url, 2);
+    try {
+      expect(await migrate(db, 3)).toEqual({ from: 0, to: 3 });
+      expect(await migrate(db)).toEqual({ from: 3, to: 4 });
+      expect(await migrate(db)).toEqual({ from: 4, to: 4 });
+      const { rows } = await db.query("SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name = 'da_controls'");
+      expect(rows[0].n).toBe(1);
+    } finally {
+      await db.end();
+    }
+  });
+});
