@@ -8,6 +8,7 @@
  *   the next boundary, saved, and the request stays until a resume clears it (unpauseRun for a
  *   fleet run, which no worker claims while it is paused).
  */
+import { SnapshotPolicy, snapshotEveryOf } from '../runtime/snapshot-policy.ts';
 import path from 'node:path';
 import { announcedEffectOf } from '../../machines/agent-loop.effects.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
@@ -146,6 +147,8 @@ async function cancelUnderLock(store: RunStore, inbox: ControlInbox, request: Co
     decisions: { onDecision: undefined, wait: false, decisionTimeoutMs: undefined },
     // The cancel applies at the first step boundary, before anything of the run could run.
     control: new RunControl(inbox, request),
+    toolConcurrency: 1,
+    snapshots: new SnapshotPolicy(snapshotEveryOf(undefined), loaded.records[0]!.record, loaded.records[loaded.records.length - 1]!.record),
   };
   const driver = new RunDriver(parts, loaded.header.runId, snapshot, { state: view.state, context: snapshot.context, ledger: view.ledger }, loaded.records.length);
   const result = await driver.drive(announcedEffectOf(view.state, snapshot.context));
