@@ -1,6 +1,7 @@
 /** Pure helpers behind the machine's named actions and guards (no I/O, no time, no randomness). */
 import type {
   AgentContext,
+  BudgetStop,
   ContentBlock,
   Decision,
   DecisionNeed,
@@ -176,4 +177,24 @@ export function pauseLimitFailure(maxPausesInARow: number): RunFailure {
       'The paused content is kept: resume the run to let the model continue it.',
     retryable: true,
   };
+}
+
+/** Every token a reply is billed for: input, output, cache reads and cache writes. */
+export function totalTokens(usage: TokenUsage): number {
+  return usage.input + usage.output + usage.cacheRead + usage.cacheWrite;
+}
+
+/**
+ * The budget the run has reached (spent at or above its limit), or null. Tokens are checked
+ * first: they are counted exactly, a cost is an estimate at list prices. A cost budget whose
+ * spending is not known (costUsd absent) is never reached here: the runtime refuses such a run.
+ */
+export function budgetStopOf(context: Pick<AgentContext, 'budget' | 'usage' | 'costUsd'>): BudgetStop | null {
+  const budget = context.budget;
+  if (!budget) return null;
+  const tokens = totalTokens(context.usage);
+  if (budget.maxTotalTokens !== undefined && tokens >= budget.maxTotalTokens) return { budget: 'tokens', spent: tokens, limit: budget.maxTotalTokens };
+  const cost = context.costUsd;
+  if (budget.maxCostUsd !== undefined && typeof cost === 'number' && cost >= budget.maxCostUsd) return { budget: 'cost', spent: cost, limit: budget.maxCostUsd };
+  return null;
 }

@@ -8,6 +8,7 @@
  *   pendingTool | effectRecorded ─DECISION_NEEDED→ awaitingDecision (the next open call waits for a person)
  *   awaitingDecision ─DECISION(approved)→ effectRecorded (the approval is recorded; the call runs next)
  *   awaitingDecision ─DECISION(denied | answered)→ effectRecorded (the decision is the call's ledger entry)
+ *   awaitingModel | closed ─BUDGET_REACHED→ stoppedAtBudget (a budget is spent: no model call)
  *
  * Pure on purpose: named actions and guards only, no I/O, no invoked actors. Every state is a
  * resting state (nothing leaves by `always`), so every snapshot the runtime persists is one a
@@ -19,6 +20,7 @@ import { and, assertEvent, assign, setup } from 'xstate';
 import {
   addUsage,
   assistantMessageOf,
+  budgetStopOf,
   awaitsDecision,
   decisionOutcomeOf,
   verdictFits,
@@ -60,6 +62,9 @@ function initialContext({ input = NO_INPUT }: { input: AgentInput | undefined })
     heldReply: null,
     finalText: null,
     failure: null,
+    // Only a run with a budget carries these: every other run's journal stays as it was.
+    ...(input.budget ? { budget: input.budget } : {}),
+    ...(input.budget?.maxCostUsd !== undefined ? { costUsd: input.costUsd ?? 0 } : {}),
   };
 }
 
@@ -173,6 +178,9 @@ const machineSetup = setup({
       // A held reply that turns out invalid is dropped, so that the resume asks the model again.
       heldReply: () => null,
     }),
+    recordBudgetStop: assign({
+      budgetStop: ({ context }) => budgetStopOf(context),
+    }),
   },
   guards: {
     replyWantsTools: ({ event }) => {
@@ -217,6 +225,7 @@ const machineSetup = setup({
       assertEvent(event, 'DECISION');
       return decisionFitsAwaitedCall(context, event.decision);
     },
+    budgetReached: ({ context }) => budgetStopOf(context) !== null,
   },
 });
 
@@ -272,6 +281,16 @@ const onModelReply = {
   },
 } as const;
 
+/** Before a model call: a budget the run has reached stops it, resumably, instead of the call. */
+const onBudgetReached = {
+  BUDGET_REACHED: {
+    guard: 'budgetReached',
+    target: 'stoppedAtBudget',
+    actions: 'recordBudgetStop',
+    description: 'A budget is reached before the next model call: stop without asking; a resume with a larger budget makes that call.',
+  },
+} as const;
+
 /**
  * What a tool's recorded outcome does in the states of an open turn; the last open call
  * announces the turn's close, any other the next call.
@@ -307,7 +326,7 @@ export const agentLoopMachine = machineSetup.createMachine({
     awaitingModel: {
       description: 'Nothing pending; the next effect is a model call.',
       entry: 'requestModelReply',
-      on: onModelReply,
+      on: { ...onModelReply, ...onBudgetReached },
     },
     pendingTool: {
       description: "Checkpoint A: the model's tool calls are recorded; none has a recorded result yet.",
@@ -356,7 +375,7 @@ export const agentLoopMachine = machineSetup.createMachine({
     closed: {
       description: "Checkpoint B: every tool_result of the turn is in messages; the next effect is a model call.",
       entry: 'requestModelReply',
-      on: onModelReply,
+      on: { ...onModelReply, ...onBudgetReached },
     },
     done: { type: 'final', description: 'The model ended the turn; finalText holds its answer.' },
     stoppedAtMaxTurns: {
@@ -364,6 +383,10 @@ export const agentLoopMachine = machineSetup.createMachine({
       description: 'MAX_TURNS reached; the unacted tool_use reply is held so a resume with more turns can go on.',
     },
     failed: { type: 'final', description: 'Stopped for the reason in context.failure.' },
+    stoppedAtBudget: {
+      type: 'final',
+      description: 'A budget (context.budgetStop: cost or tokens) was reached before a model call; a resume with a larger budget makes that call.',
+    },
   },
 });
 

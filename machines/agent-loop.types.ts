@@ -166,6 +166,32 @@ export interface AgentContext {
   heldReply: ModelReply | null;
   finalText: string | null;
   failure: RunFailure | null;
+  /** The run's spending limits (absent: none); a resume may change them (a REOPEN record). */
+  budget?: Budget | null | undefined;
+  /**
+   * US dollars the run's replies cost at list prices, each priced by the model that gave it;
+   * kept only while the run has a cost budget (absent otherwise).
+   */
+  costUsd?: number | null | undefined;
+  /** Which budget stopped the run, with the figures (state stoppedAtBudget only). */
+  budgetStop?: BudgetStop | null | undefined;
+}
+
+/** Spending limits checked before each model call; reaching one stops the run (stoppedAtBudget). */
+export interface Budget {
+  /** US dollars at list prices (src/model/prices.ts). */
+  maxCostUsd?: number | undefined;
+  /** Input, output, cache-read and cache-write tokens together. */
+  maxTotalTokens?: number | undefined;
+}
+
+export type BudgetName = 'cost' | 'tokens';
+
+/** The budget a run reached: what was spent (dollars or tokens) against its limit. */
+export interface BudgetStop {
+  budget: BudgetName;
+  spent: number;
+  limit: number;
 }
 
 export interface AgentInput {
@@ -174,6 +200,9 @@ export interface AgentInput {
   maxTurns: number;
   /** Default {@link MAX_PAUSES_IN_A_ROW}. */
   maxPausesInARow?: number;
+  budget?: Budget | undefined;
+  /** With a cost budget: what the run has cost so far (0 for a new run). */
+  costUsd?: number | undefined;
 }
 
 /**
@@ -196,7 +225,9 @@ export type AgentEvent =
   /** The next open call needs a decision it does not have: wait for one, from `at`. */
   | { type: 'DECISION_NEEDED'; tool_use_id: string; at: number }
   /** A decision about the awaited call. */
-  | { type: 'DECISION'; decision: Decision };
+  | { type: 'DECISION'; decision: Decision }
+  /** The runtime is about to call the model and a budget is reached: stop instead. */
+  | { type: 'BUDGET_REACHED' };
 
 export type AgentStateName =
   | 'awaitingModel'
@@ -206,7 +237,8 @@ export type AgentStateName =
   | 'closed'
   | 'done'
   | 'stoppedAtMaxTurns'
-  | 'failed';
+  | 'failed'
+  | 'stoppedAtBudget';
 
 export const AGENT_STATES: readonly AgentStateName[] = [
   'awaitingModel',
@@ -217,8 +249,9 @@ export const AGENT_STATES: readonly AgentStateName[] = [
   'done',
   'stoppedAtMaxTurns',
   'failed',
+  'stoppedAtBudget',
 ];
 
-export const FINAL_STATES: readonly AgentStateName[] = ['done', 'stoppedAtMaxTurns', 'failed'];
+export const FINAL_STATES: readonly AgentStateName[] = ['done', 'stoppedAtMaxTurns', 'failed', 'stoppedAtBudget'];
 
 export const ZERO_USAGE: TokenUsage = Object.freeze({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0 });

@@ -99,3 +99,8 @@ export async function mcpTools(
   const { mcpTools: connect } = await import('./mcp/mcp-tools.ts');
   return connect(config, options);
 }
+
+/** Budgets (issue 14): spending limits checked before each model call; the price table behind a cost budget. */
+export type { Budget, BudgetName, BudgetStop } from '../machines/agent-loop.types.ts';
+export { BudgetPriceError } from './budget/budget.ts';
+export { priceOf, type ModelPrice } from './model/prices.ts';

@@ -21,6 +21,7 @@ export const STATE_ROLES: Record<AgentStateName, StateRole> = {
   done: 'final',
   stoppedAtMaxTurns: 'final',
   failed: 'final',
+  stoppedAtBudget: 'final',
 };
 
 export const ROLE_BADGES: Record<StateRole, string> = {

@@ -156,6 +156,8 @@ export function exitCodeOf(result: RunResult): number {
       return EXIT.runFailed;
     case 'waiting':
       return EXIT.waitingForPerson;
+    case 'stoppedAtBudget':
+      return EXIT.budgetReached;
   }
 }
 

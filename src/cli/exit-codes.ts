@@ -18,6 +18,8 @@ export const EXIT = {
   runFailed: 6,
   /** The run waits for a person's decision (approval or answer); resume after giving it. */
   waitingForPerson: 7,
+  /** A budget (--max-cost-usd, --max-total-tokens) was reached before a model call; resume with a larger one to go on. */
+  budgetReached: 8,
   /** Interrupted by Ctrl-C or SIGTERM; resumable. */
   interrupted: 130,
   /** A simulated crash (CRASH_AFTER). */

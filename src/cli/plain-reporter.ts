@@ -4,6 +4,7 @@
  */
 import type { ReconcileOutcomeName } from '../store/journal-record.ts';
 import type { RunEvent, RunObserver, RunResult } from '../runtime/run-events.ts';
+import { budgetReachedWords, largerBudgetWords } from '../budget/budget-words.ts';
 import { type DecisionCommands, decidedLine, decisionHintLines, waitingLine } from './decision-lines.ts';
 
 export interface Writers {
@@ -53,6 +54,8 @@ export function commandLines(event: RunEvent, commands: DecisionCommands | null 
   if (!commands) return [];
   if (event.type === 'waiting') return decisionHintLines(commands, { tool_use_id: event.call.id, needs: event.needs });
   if (event.type === 'finished' && event.result.status === 'waiting') return [`  resume:  ${commands.resume}`];
+  const stop = event.type === 'finished' ? event.result.budgetStop : undefined;
+  if (stop) return [`  resume:  ${commands.resume} ${largerBudgetWords(stop).join(' ')}`];
   return [];
 }
 
@@ -69,6 +72,12 @@ export function resultLine(result: RunResult): string {
       return `[failed] ${result.failure?.message ?? 'the run failed'}`;
     case 'waiting':
       return `[waiting] ${(result.waiting ?? []).map((call) => call.tool_use_id).join(', ')} waits for a person's decision; resume with --resume after it is given.`;
+    case 'stoppedAtBudget': {
+      const stop = result.budgetStop;
+      const words = stop ? budgetReachedWords(stop) : 'budget reached';
+      const larger = stop ? ` (e.g. ${largerBudgetWords(stop).join(' ')})` : '';
+      return `[budget] ${words}; the run is saved before its next model call. Resume with --resume and a larger budget${larger} to go on.`;
+    }
   }
 }
 

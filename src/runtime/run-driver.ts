@@ -12,6 +12,7 @@ import type { AgentEvent, AgentStateName, ModelReply, PendingCall, TokenUsage, T
 import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 import { awaitedCallOf, type DecisionOptions, findDecision, withEditNotice } from '../approval/decision-step.ts';
 import { questionOf } from '../approval/ask-user.ts';
+import { type BudgetFields, budgetStopOf, budgetViewOf, costAfter, withBudget } from '../budget/budget.ts';
 import { type DecisionPolicy, needsDecisionOf } from '../approval/needs-decision.ts';
 import { waitingCallsOf } from '../approval/waiting-calls.ts';
 import type { Model } from '../model/model.ts';
@@ -57,6 +58,8 @@ export interface DriverParts {
   /** Which calls need a person's decision, and where decisions come from. */
   policy: DecisionPolicy;
   decisions: DecisionOptions;
+  /** On resume: the run's budget as the one given changes it (null: unchanged; src/budget/). */
+  budgetChange?: BudgetFields | null | undefined;
 }
 
 export class RunDriver {
@@ -103,7 +106,7 @@ export class RunDriver {
       this.stopIfAsked();
       switch (effect) {
         case 'requestModelReply':
-          effect = await this.askModel();
+          effect = budgetStopOf(this.snapshot.context) ? await this.step({ type: 'BUDGET_REACHED' }) : await this.askModel();
           break;
         case 'runPendingTools': {
           const call = openCalls(this.snapshot.context)[0];
@@ -163,8 +166,8 @@ export class RunDriver {
     } else if (this.snapshot.status === 'done') {
       if (!this.mayReopen(maxTurns)) return this.finish();
       await this.reopen('awaitingModel', maxTurns ?? context.maxTurns);
-    } else if (maxTurns !== undefined && maxTurns !== context.maxTurns) {
-      await this.reopen(this.state, maxTurns);
+    } else if ((maxTurns !== undefined && maxTurns !== context.maxTurns) || this.parts.budgetChange) {
+      await this.reopen(this.state, maxTurns ?? context.maxTurns);
     }
     if (this.state === 'pendingTool' || this.state === 'effectRecorded') await this.reconcileOpenTurn();
     return this.drive(announcedEffectOf(this.state, this.snapshot.context));
@@ -187,13 +190,14 @@ export class RunDriver {
       failure: context.failure,
       turn: context.turn,
       maxTurns: context.maxTurns,
-      usage: context.usage,
+      usage: context.usage, ...budgetViewOf(context),
     };
   }
 
   private mayReopen(maxTurns: number | undefined): boolean {
     const context = this.snapshot.context;
     if (this.state === 'stoppedAtMaxTurns') return maxTurns !== undefined && maxTurns > context.turn;
+    if (this.state === 'stoppedAtBudget') return Boolean(this.parts.budgetChange);
     if (this.state === 'failed') return context.failure?.retryable === true;
     return false;
   }
@@ -204,7 +208,7 @@ export class RunDriver {
     const { turn } = this.snapshot.context;
     // A finished run that is reopened starts a new series of pauses (it may have failed on too many).
     const pausesInARow = this.snapshot.status === 'done' ? 0 : this.snapshot.context.pausesInARow;
-    const context = message === undefined ? { ...this.snapshot.context, maxTurns, failure: null, pausesInARow } : continuedContext(this.snapshot.context, message, maxTurns);
+    const context = withBudget(message === undefined ? { ...this.snapshot.context, maxTurns, failure: null, pausesInARow } : continuedContext(this.snapshot.context, message, maxTurns), this.parts.budgetChange ?? null);
     this.snapshot = agentLoopMachine.resolveState({ value: state, context });
     await this.persist('REOPEN', { reopened: { maxTurns, previousState }, ...(message === undefined ? {} : { continued: { turn } }) });
     this.inspection.took({ type: 'REOPEN', maxTurns, previousState, ...(message === undefined ? {} : { message }) });
@@ -241,7 +245,7 @@ export class RunDriver {
       const received = receiveReply(await model.createMessage({ system, messages, tools: this.parts.registry.specs, maxTokens }));
       const { reply: answer, usage, usageNote } = received;
       this.emit({ type: 'model-reply', stopReason: answer.stop_reason, usage, usageNote, reply: answer });
-      await this.countUsage(received.usage, received.usageNote);
+      await this.countUsage(received.usage, received.usageNote, answer.model);
       reply = received.reply;
     }
     const problem = replyProblem(reply, this.usedToolUseIds);
@@ -264,9 +268,9 @@ export class RunDriver {
    * crash before checkpoint A then loses the reply, which a resume asks for again, but not what
    * it cost: usage counts both calls.
    */
-  private async countUsage(usage: TokenUsage, usageNote: string | null): Promise<void> {
+  private async countUsage(usage: TokenUsage, usageNote: string | null, answeredBy?: string): Promise<void> {
     const context = this.snapshot.context;
-    this.snapshot = agentLoopMachine.resolveState({ value: this.state, context: { ...context, usage: addUsage(context.usage, usage) } });
+    this.snapshot = agentLoopMachine.resolveState({ value: this.state, context: { ...context, usage: addUsage(context.usage, usage), ...costAfter(context, usage, this.parts.model, answeredBy) } });
     await this.persist('MODEL_USAGE', usageNote ? { usage: usageNote } : undefined, { sync: false });
     this.inspection.took({ type: 'MODEL_USAGE', usage });
   }
@@ -383,7 +387,7 @@ export class RunDriver {
       pending: context.pending.map((call) => this.callView(call)),
       recordedIds: context.results.map((o) => o.tool_use_id),
       ledgerEntries: this.durable.ledger.size,
-      usage: context.usage,
+      usage: context.usage, ...budgetViewOf(context),
       bytes: receipt.bytes,
       at: record.at,
       durable,

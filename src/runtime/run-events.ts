@@ -4,6 +4,8 @@
  */
 import type {
   AgentStateName,
+  Budget,
+  BudgetStop,
   Decision,
   DecisionNeed,
   Message,
@@ -18,7 +20,7 @@ import type { ReconcileOutcomeName, ReconcileRule, RecordEvent, RunOrigin } from
 import type { PointName } from '../store/record-points.ts';
 import type { RecoveredTornTail } from '../store/store.ts';
 
-export type RunStatusName = 'done' | 'stoppedAtMaxTurns' | 'failed' | 'waiting';
+export type RunStatusName = 'done' | 'stoppedAtMaxTurns' | 'failed' | 'waiting' | 'stoppedAtBudget';
 
 /** A call of the open turn that needs a decision and has none yet. */
 export interface WaitingCall {
@@ -45,6 +47,10 @@ export interface RunResult {
   turn: number;
   maxTurns: number;
   usage: TokenUsage;
+  /** The run's budget, its cost so far (with a cost budget) and, when stoppedAtBudget, which budget stopped it: only for a run with a budget. */
+  budget?: Budget | undefined;
+  costUsd?: number | undefined;
+  budgetStop?: BudgetStop | undefined;
 }
 
 export interface CallView extends PendingCall {
@@ -100,6 +106,10 @@ export type RunEvent =
       recordedIds: string[];
       ledgerEntries: number;
       usage: TokenUsage;
+      /** A run with a budget: its limits and cost so far (see RunResult). */
+      budget?: Budget | undefined;
+      costUsd?: number | undefined;
+      budgetStop?: BudgetStop | undefined;
       bytes: number;
       at: number;
       /** False for bookkeeping written without waiting for the disk (a reply's tokens); it becomes durable with the next save. */

@@ -2,8 +2,9 @@
  * Where a run stands and what it did, read from its store alone. Reading takes no lock and
  * changes nothing, so it is safe while another process drives the run.
  */
-import { openCalls } from '../../machines/agent-loop.logic.ts';
-import type { AgentStateName, Message, Decision, DecisionNeed, RunFailure, TokenUsage } from '../../machines/agent-loop.types.ts';
+import { openCalls, totalTokens } from '../../machines/agent-loop.logic.ts';
+import type { AgentContext, AgentStateName, Budget, BudgetStop, Message, Decision, DecisionNeed, RunFailure, TokenUsage } from '../../machines/agent-loop.types.ts';
+import { estimateCost } from '../model/prices.ts';
 import { type DecidedCall, DecisionTrail } from '../approval/decision-trail.ts';
 import { waitingCallsOf } from '../approval/waiting-calls.ts';
 import { foldJournal } from '../store/fold-journal.ts';
@@ -46,6 +47,19 @@ export interface RunStatus {
   reconciled: ReconcileNote[];
   /** Each time the finished conversation was continued with a new message, oldest first. */
   continued: ContinuedStep[];
+  /** The run's budget (null: none). */
+  budget: Budget | null;
+  /**
+   * US dollars so far at list prices: counted reply by reply while the run has a cost budget,
+   * else estimated at the list price of the model that started it; null when it has no price.
+   */
+  costUsd: number | null;
+  /** True when costUsd is the estimate at the starting model's price, not the count of a cost budget. */
+  costIsEstimate: boolean;
+  /** What is left of each limit of the budget (0 once reached); null without a budget. */
+  remaining: { costUsd?: number; tokens?: number } | null;
+  /** Which budget stopped the run, with the figures (state stoppedAtBudget). */
+  budgetStop: BudgetStop | null;
 }
 
 /** A finished conversation continued (a REOPEN record with note.continued): the message, when, after which turn. */
@@ -107,7 +121,18 @@ export async function readRunStatus(store: RunStore): Promise<RunStatus> {
     tornTail: loaded.tornTail,
     reconciled: lastReconcile(loaded.records.map((stored) => stored.record.note)),
     continued,
+    ...budgetStatusOf(view.context, loaded.header.startedBy?.model ?? null),
   };
+}
+
+function budgetStatusOf(context: AgentContext, startedWith: string | null): Pick<RunStatus, 'budget' | 'costUsd' | 'costIsEstimate' | 'remaining' | 'budgetStop'> {
+  const counted = typeof context.costUsd === 'number' ? context.costUsd : null;
+  const costUsd = counted ?? (startedWith ? estimateCost(startedWith, context.usage) : null);
+  const budget = context.budget ?? null;
+  const remaining: RunStatus['remaining'] = budget ? {} : null;
+  if (budget?.maxCostUsd !== undefined) remaining!.costUsd = Math.max(0, budget.maxCostUsd - (counted ?? 0));
+  if (budget?.maxTotalTokens !== undefined) remaining!.tokens = Math.max(0, budget.maxTotalTokens - totalTokens(context.usage));
+  return { budget, costUsd, costIsEstimate: counted === null && costUsd !== null, remaining, budgetStop: context.budgetStop ?? null };
 }
 
 export async function readRunHistory(store: RunStore): Promise<HistoryStep[]> {

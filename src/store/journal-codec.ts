@@ -11,6 +11,7 @@ import { toolResultBlockOf } from '../../machines/agent-loop.logic.ts';
 import type {
   AgentContext,
   AgentStateName,
+  Budget,
   ContentBlock,
   Message,
   PendingCall,
@@ -99,6 +100,10 @@ export function encodeRecord(prev: DurableView | null, next: TransitionToEncode)
   if (!before || before.heldReply !== ctx.heldReply) record.heldReply = ctx.heldReply;
   if (!before || before.finalText !== ctx.finalText) record.finalText = ctx.finalText;
   if (!before || before.failure !== ctx.failure) record.failure = ctx.failure;
+  // Budget fields only where a run has a budget, so that every other run writes what it always wrote.
+  if ((before?.budget ?? null) !== (ctx.budget ?? null)) record.budget = ctx.budget ?? null;
+  if ((before?.costUsd ?? null) !== (ctx.costUsd ?? null)) record.costUsd = ctx.costUsd ?? null;
+  if ((before?.budgetStop ?? null) !== (ctx.budgetStop ?? null)) record.budgetStop = ctx.budgetStop ?? null;
   if (next.note) record.note = next.note;
   return record;
 }
@@ -164,6 +169,9 @@ export function applyRecord(into: DurableView | null, record: JournalRecord): Du
   if (record.heldReply !== undefined) ctx.heldReply = record.heldReply;
   if (record.finalText !== undefined) ctx.finalText = record.finalText;
   if (record.failure !== undefined) ctx.failure = record.failure;
+  if (record.budget !== undefined) ctx.budget = storedBudget(record.seq, record.budget);
+  if (record.costUsd !== undefined) ctx.costUsd = storedFigure(record.seq, 'costUsd', record.costUsd);
+  if (record.budgetStop !== undefined) ctx.budgetStop = record.budgetStop;
   return view;
 }
 
@@ -199,6 +207,23 @@ function emptyContext(): AgentContext {
     finalText: null,
     failure: null,
   };
+}
+
+/** A budget as stored: limits that are not positive finite numbers are refused, never guessed at. */
+function storedBudget(seq: number, raw: unknown): Budget | null {
+  if (raw === null) return null;
+  if (typeof raw !== 'object' || Array.isArray(raw)) throw new JournalDecodeError(seq, 'the budget is not an object');
+  const { maxCostUsd, maxTotalTokens } = raw as Record<string, unknown>;
+  const budget: Budget = {};
+  if (maxCostUsd !== undefined) budget.maxCostUsd = storedFigure(seq, 'budget.maxCostUsd', maxCostUsd)!;
+  if (maxTotalTokens !== undefined) budget.maxTotalTokens = storedFigure(seq, 'budget.maxTotalTokens', maxTotalTokens)!;
+  return budget;
+}
+
+function storedFigure(seq: number, field: string, raw: unknown): number | null {
+  if (raw === null && field === 'costUsd') return null;
+  if (typeof raw !== 'number' || !Number.isFinite(raw) || raw < 0) throw new JournalDecodeError(seq, `${field} is ${JSON.stringify(raw)}, not an amount`);
+  return raw;
 }
 
 function listEdit<T>(before: readonly T[], after: readonly T[]): ListEdit<T> | null {

@@ -7,6 +7,8 @@
 import type {
   AgentStateName,
   AwaitedCall,
+  Budget,
+  BudgetStop,
   ContentBlock,
   Decision,
   DecisionNeed,
@@ -23,12 +25,16 @@ export const JOURNAL_FORMAT = 'durable-agent/journal';
  * Version 2: a run whose calls can wait for a person (a pinned decisionPolicy, or a tool with
  * needsApproval): a release before decisions existed would ignore a call's `needs` flag and run
  * it unasked, and it refuses any version but 1. Every other run is still written as version 1.
+ * Version 3: a run started with a budget (maxCostUsd, maxTotalTokens): a release before budgets
+ * would ignore it and go on spending, and cannot read the state stoppedAtBudget.
  */
-export const JOURNAL_VERSION = 2;
+export const JOURNAL_VERSION = 3;
+/** A journal whose calls can wait for a person and that has no budget. */
+export const JOURNAL_VERSION_DECISIONS = 2;
 /** A journal whose calls never wait for a person: readable by every release. */
 export const JOURNAL_VERSION_PLAIN = 1;
 /** The versions this release reads. */
-export const JOURNAL_VERSIONS_READ: readonly number[] = [1, 2];
+export const JOURNAL_VERSIONS_READ: readonly number[] = [1, 2, 3];
 
 export function isReadableVersion(version: unknown): boolean {
   return typeof version === 'number' && JOURNAL_VERSIONS_READ.includes(version);
@@ -195,7 +201,8 @@ export type RecordEvent =
   | 'TOOL_RESULT'
   | 'CLOSE_TURN'
   | 'DECISION_NEEDED'
-  | 'DECISION';
+  | 'DECISION'
+  | 'BUDGET_REACHED';
 
 export const RECORD_EVENTS: readonly RecordEvent[] = [
   'START',
@@ -207,6 +214,7 @@ export const RECORD_EVENTS: readonly RecordEvent[] = [
   'CLOSE_TURN',
   'DECISION_NEEDED',
   'DECISION',
+  'BUDGET_REACHED',
 ];
 
 export interface JournalRecord {
@@ -236,6 +244,12 @@ export interface JournalRecord {
   finalText?: string | null;
   failure?: RunFailure | null;
   note?: RecordNote;
+  /** The run's budget; written when it changes (absent in a run that never had one). */
+  budget?: Budget | null;
+  /** With a cost budget: what the run has cost so far, in US dollars at list prices; written when it changes. */
+  costUsd?: number | null;
+  /** On the BUDGET_REACHED record: which budget, what was spent, the limit; written when it changes. */
+  budgetStop?: BudgetStop | null;
 }
 
 export function isLedgerRef(block: EncodedBlock): block is LedgerRef {

@@ -16,7 +16,8 @@ export type PointName =
   | 'save-pause'
   | 'save-done'
   | 'save-max-turns'
-  | 'save-failed';
+  | 'save-failed'
+  | 'save-budget';
 
 /** Every point name, in the order a turn passes them (for messages that list them). */
 export const POINT_NAMES: readonly PointName[] = [
@@ -32,6 +33,7 @@ export const POINT_NAMES: readonly PointName[] = [
   'save-max-turns',
   'save-failed',
   'save-reopen',
+  'save-budget',
 ];
 
 export function pointOf(record: Pick<JournalRecord, 'event' | 'state'>): PointName {
@@ -50,6 +52,8 @@ export function pointOf(record: Pick<JournalRecord, 'event' | 'state'>): PointNa
       return 'save-waiting';
     case 'DECISION':
       return 'save-decision';
+    case 'BUDGET_REACHED':
+      return 'save-budget';
     case 'MODEL_REPLY':
     case 'MODEL_REPLY_INVALID':
       switch (record.state) {

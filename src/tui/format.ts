@@ -83,6 +83,8 @@ export function checkpointName(point: PointName): string {
       return 'reopened run';
     case 'model-reply':
       return "reply's token count";
+    case 'save-budget':
+      return 'stop at a budget';
   }
 }
 

@@ -3,7 +3,7 @@
 import { Text } from 'ink';
 import type { TokenUsage } from '../../../machines/agent-loop.types.ts';
 import { formatCost, formatCount } from '../format.ts';
-import { estimateCost } from '../prices.ts';
+import { estimateCost } from '../../model/prices.ts';
 import { Segments } from './Segments.tsx';
 
 export function UsageLine({ usage, model }: { usage: TokenUsage | null; model: string | null }) {
