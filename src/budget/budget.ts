@@ -22,7 +22,7 @@ export class BudgetPriceError extends Error {
   ) {
     super(
       `A cost budget ($${maxCostUsd}) needs the price of the model, and ${model} has none in the price table (src/model/prices.ts). ` +
-        'Give a token budget instead (--max-total-tokens N, budget.maxTotalTokens), or a model with a price. Nothing was written.',
+        'Give a token budget instead (--max-total-tokens N, budget.maxTotalTokens), or a model with a price. Nothing was written to the journal of the run.',
     );
   }
 }

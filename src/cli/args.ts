@@ -35,6 +35,13 @@ export interface DemoArgs {
   /** --otel-content: traces carry messages and tool content (when traces are exported). */
   otelContent: boolean;
   approval: ApprovalArgs;
+  budget: BudgetArgs;
+}
+
+/** --max-cost-usd and --max-total-tokens (demo and run): a new run's budget, or a resume's new limits. */
+export interface BudgetArgs {
+  maxCostUsd: number | null;
+  maxTotalTokens: number | null;
 }
 
 /** Which calls wait for a person, and whether the run waits for them (demo and run). */
@@ -160,6 +167,7 @@ export interface RunArgs {
   otelContent: boolean;
   approval: ApprovalArgs;
   allowQuestions: boolean;
+  budget: BudgetArgs;
 }
 
 /** How a real model is called. */
@@ -280,6 +288,7 @@ function valueOf(option: OptionSpec, value: string | undefined, inline: boolean 
   if (value === '') throw new UsageError(`${flag} needs a value, not an empty one: ${shape}.`);
   if (option.type === 'string') return value;
   if (option.type === 'duration') return durationOf(option, value);
+  if (option.type === 'decimal') return decimalOf(option, value);
   return integerOf(option, value);
 }
 
@@ -305,6 +314,16 @@ function integerOf(option: OptionSpec, text: string): number {
   const number = /^\d+$/.test(text) ? Number(text) : Number.NaN;
   if (!(number >= min && number <= max)) {
     throw new UsageError(`--${option.name} takes a whole number from ${min} to ${max}, not "${shorten(text)}".`);
+  }
+  return number;
+}
+
+function decimalOf(option: OptionSpec, text: string): number {
+  const min = option.min ?? 0;
+  const max = option.max ?? Number.MAX_SAFE_INTEGER;
+  const number = /^\d+(\.\d+)?$/.test(text) ? Number(text) : Number.NaN;
+  if (!(number >= min && number <= max)) {
+    throw new UsageError(`--${option.name} takes a number from ${min} to ${max} (digits and at most one ".", e.g. 2.50), not "${shorten(text)}".`);
   }
   return number;
 }
@@ -401,6 +420,7 @@ function argsOf(command: string, values: OptionValues, cwd: string): CliArgs {
         api,
         otelContent: values.flag('otel-content'),
         approval: approvalArgs(values),
+        budget: budgetArgs(values),
       };
   }
   throw new Error(`the command table names "${command}", which the parser does not know`);
@@ -456,7 +476,12 @@ function runArgs(dir: string, values: OptionValues, api: ApiArgs): RunArgs {
     otelContent: values.flag('otel-content'),
     approval: approvalArgs(values),
     allowQuestions: values.flag('allow-questions'),
+    budget: budgetArgs(values),
   };
+}
+
+function budgetArgs(values: OptionValues): BudgetArgs {
+  return { maxCostUsd: values.number('max-cost-usd'), maxTotalTokens: values.number('max-total-tokens') };
 }
 
 /** The names of --require-approval: tool names (checked against the tools by the command), or side-effects. */

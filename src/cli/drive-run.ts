@@ -11,7 +11,8 @@ import type { RunResult } from '../runtime/run-events.ts';
 import { FileStore } from '../store/file-store.ts';
 import { DEFAULT_LOCK_LEASE_MS, LOCK_LEASE_RANGE_MS } from '../store/lock-file.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
-import { type ApprovalArgs, UsageError } from './args.ts';
+import type { Budget } from '../../machines/agent-loop.types.ts';
+import { type ApprovalArgs, type BudgetArgs, UsageError } from './args.ts';
 import { decisionCommandsFor } from './decision-lines.ts';
 import { formatDuration } from './duration.ts';
 import { EXIT } from './exit-codes.ts';
@@ -43,6 +44,8 @@ export interface CliRun {
   otelContent?: boolean;
   /** Which calls wait for a person, and whether this process waits for them (issue 13). */
   approval: ApprovalArgs & { allowQuestions: boolean };
+  /** --max-cost-usd, --max-total-tokens: a new run's budget, or the limits a resume changes. */
+  budget?: BudgetArgs | undefined;
 }
 
 export async function driveCliRun(run: CliRun): Promise<number> {
@@ -71,6 +74,7 @@ export async function driveCliRun(run: CliRun): Promise<number> {
     ...(run.takeOver ? { takeOver: true } : {}),
     ...traceOptions(traces),
     ...decisionOptions(run.approval, run.writers),
+    ...budgetOption(run.budget),
   };
   exitOnInterrupt(reporter.writers, run.resumeCommand, traces);
   let result: RunResult;
@@ -89,6 +93,13 @@ export async function driveCliRun(run: CliRun): Promise<number> {
     await traces?.shutdown();
   }
   return exitCodeOf(result);
+}
+
+function budgetOption(budget: BudgetArgs | undefined): { budget?: Budget } {
+  const given: Budget = {};
+  if (budget?.maxCostUsd != null) given.maxCostUsd = budget.maxCostUsd;
+  if (budget?.maxTotalTokens != null) given.maxTotalTokens = budget.maxTotalTokens;
+  return Object.keys(given).length > 0 ? { budget: given } : {};
 }
 
 function waitsForDecisions(approval: CliRun['approval'], writers: Writers): boolean {

@@ -47,6 +47,7 @@ export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers:
     takeOver: args.takeOver,
     otelContent: args.otelContent,
     approval,
+    budget: args.budget,
   }).finally(() => mcp?.close());
 }
 
