@@ -35,14 +35,13 @@ export interface DemoArgs {
   /** --otel-content: traces carry messages and tool content (when traces are exported). */
   otelContent: boolean;
   approval: ApprovalArgs;
-  budget: BudgetArgs;
-}
-
-/** --max-cost-usd and --max-total-tokens (demo and run): a new run's budget, or a resume's new limits. */
-export interface BudgetArgs {
+  /** --max-cost-usd, --max-total-tokens: a new run's budget, or the limits a resume changes. */
   maxCostUsd: number | null;
   maxTotalTokens: number | null;
 }
+
+/** --max-cost-usd and --max-total-tokens (demo and run). */
+export type BudgetArgs = Pick<DemoArgs, 'maxCostUsd' | 'maxTotalTokens'>;
 
 /** Which calls wait for a person, and whether the run waits for them (demo and run). */
 export interface ApprovalArgs {
@@ -167,7 +166,8 @@ export interface RunArgs {
   otelContent: boolean;
   approval: ApprovalArgs;
   allowQuestions: boolean;
-  budget: BudgetArgs;
+  maxCostUsd: number | null;
+  maxTotalTokens: number | null;
 }
 
 /** How a real model is called. */
@@ -420,7 +420,7 @@ function argsOf(command: string, values: OptionValues, cwd: string): CliArgs {
         api,
         otelContent: values.flag('otel-content'),
         approval: approvalArgs(values),
-        budget: budgetArgs(values),
+        ...budgetArgs(values),
       };
   }
   throw new Error(`the command table names "${command}", which the parser does not know`);
@@ -476,7 +476,7 @@ function runArgs(dir: string, values: OptionValues, api: ApiArgs): RunArgs {
     otelContent: values.flag('otel-content'),
     approval: approvalArgs(values),
     allowQuestions: values.flag('allow-questions'),
-    budget: budgetArgs(values),
+    ...budgetArgs(values),
   };
 }
 

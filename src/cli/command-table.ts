@@ -303,7 +303,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       'durable-agent run --model claude-sonnet-4-5 --dir my-project --task "Summarise notes.md into summary.md"',
       'durable-agent run --model claude-sonnet-4-5 --task "Tidy up" --require-approval side-effects --no-wait',
       'durable-agent run --model claude-sonnet-4-5 --dir my-project --resume',
-      'durable-agent run --model claude-sonnet-4-5 --task "Tidy up" --max-cost-usd 2  # exit 8 at $2; --resume --max-cost-usd 5 goes on',
+      'durable-agent run --model claude-sonnet-4-5 --task "Tidy up" --max-cost-usd 2   # exit 8 once $2 is spent',
     ],
   },
   {

@@ -14,7 +14,7 @@ import { fileStores } from './scenario-runner.ts';
 const { walked, paths } = generateCrashPaths();
 const cases = crashCases(paths);
 console.log(
-  `[crash suite] ${walked} paths walked (simple, MAX_TURNS=1; shortest, MAX_TURNS=2; shortest, MAX_TURNS=1 without pauses) → ${paths.length} distinct scenarios; ` +
+  `[crash suite] ${walked} paths walked (simple, MAX_TURNS=1; shortest, MAX_TURNS=2; shortest, MAX_TURNS=1 without pauses; simple, MAX_TURNS=2 with a token budget the first reply reaches) → ${paths.length} distinct scenarios; ` +
     `${cases.length} crash points → ${cases.length} crash-and-resume tests`,
 );
 

@@ -47,7 +47,7 @@ export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers:
     takeOver: args.takeOver,
     otelContent: args.otelContent,
     approval,
-    budget: args.budget,
+    budget: args,
   }).finally(() => mcp?.close());
 }
 
