@@ -2,6 +2,7 @@
 import type {
   AgentContext,
   Cancellation,
+  BudgetStop,
   ContentBlock,
   Decision,
   DecisionNeed,
@@ -186,5 +187,25 @@ export function cancellationProblem(cancellation: unknown): string | null {
   if (typeof given.by !== 'string' || given.by.trim() === '') return 'a cancellation must say who cancelled (by)';
   if (given.reason !== null && typeof given.reason !== 'string') return 'a cancellation reason must be text or null';
   if (typeof given.at !== 'number' || !Number.isFinite(given.at)) return 'a cancellation must say when (at, epoch milliseconds)';
+  return null;
+}
+
+/** Every token a reply is billed for: input, output, cache reads and cache writes. */
+export function totalTokens(usage: TokenUsage): number {
+  return usage.input + usage.output + usage.cacheRead + usage.cacheWrite;
+}
+
+/**
+ * The budget the run has reached (spent at or above its limit), or null. Tokens are checked
+ * first: they are counted exactly, a cost is an estimate at list prices. A cost budget whose
+ * spending is not known (costUsd absent) is never reached here: the runtime refuses such a run.
+ */
+export function budgetStopOf(context: Pick<AgentContext, 'budget' | 'usage' | 'costUsd'>): BudgetStop | null {
+  const budget = context.budget;
+  if (!budget) return null;
+  const tokens = totalTokens(context.usage);
+  if (budget.maxTotalTokens !== undefined && tokens >= budget.maxTotalTokens) return { budget: 'tokens', spent: tokens, limit: budget.maxTotalTokens };
+  const cost = context.costUsd;
+  if (budget.maxCostUsd !== undefined && typeof cost === 'number' && cost >= budget.maxCostUsd) return { budget: 'cost', spent: cost, limit: budget.maxCostUsd };
   return null;
 }

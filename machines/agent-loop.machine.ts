@@ -9,6 +9,7 @@
  *   awaitingDecision ─DECISION(approved)→ effectRecorded (the approval is recorded; the call runs next)
  *   awaitingDecision ─DECISION(denied | answered)→ effectRecorded (the decision is the call's ledger entry)
  *   any state but a final one ─CANCEL→ cancelled (final: who cancelled, why, when; open calls stay unrun)
+ *   awaitingModel | closed ─BUDGET_REACHED→ stoppedAtBudget (a budget is spent: no model call)
  *
  * Pure on purpose: named actions and guards only, no I/O, no invoked actors. Every state is a
  * resting state (nothing leaves by `always`), so every snapshot the runtime persists is one a
@@ -20,6 +21,7 @@ import { and, assertEvent, assign, setup } from 'xstate';
 import {
   addUsage,
   assistantMessageOf,
+  budgetStopOf,
   awaitsDecision,
   cancellationProblem,
   decisionOutcomeOf,
@@ -62,6 +64,9 @@ function initialContext({ input = NO_INPUT }: { input: AgentInput | undefined })
     heldReply: null,
     finalText: null,
     failure: null,
+    // Only a run with a budget carries these: every other run's journal stays as it was.
+    ...(input.budget ? { budget: input.budget } : {}),
+    ...(input.budget?.maxCostUsd !== undefined ? { costUsd: input.costUsd ?? 0 } : {}),
   };
 }
 
@@ -181,6 +186,9 @@ const machineSetup = setup({
         return event.cancellation;
       },
     }),
+    recordBudgetStop: assign({
+      budgetStop: ({ context }) => budgetStopOf(context),
+    }),
   },
   guards: {
     replyWantsTools: ({ event }) => {
@@ -229,6 +237,7 @@ const machineSetup = setup({
       assertEvent(event, 'CANCEL');
       return cancellationProblem(event.cancellation) === null;
     },
+    budgetReached: ({ context }) => budgetStopOf(context) !== null,
   },
 });
 
@@ -284,6 +293,16 @@ const onModelReply = {
   },
 } as const;
 
+/** Before a model call: a budget the run has reached stops it, resumably, instead of the call. */
+const onBudgetReached = {
+  BUDGET_REACHED: {
+    guard: 'budgetReached',
+    target: 'stoppedAtBudget',
+    actions: 'recordBudgetStop',
+    description: 'A budget is reached before the next model call: stop without asking; a resume with a larger budget makes that call.',
+  },
+} as const;
+
 /**
  * What a tool's recorded outcome does in the states of an open turn; the last open call
  * announces the turn's close, any other the next call.
@@ -327,7 +346,7 @@ export const agentLoopMachine = machineSetup.createMachine({
     awaitingModel: {
       description: 'Nothing pending; the next effect is a model call.',
       entry: 'requestModelReply',
-      on: { ...onModelReply, CANCEL: onCancel },
+      on: { ...onModelReply, ...onBudgetReached, CANCEL: onCancel },
     },
     pendingTool: {
       description: "Checkpoint A: the model's tool calls are recorded; none has a recorded result yet.",
@@ -378,7 +397,7 @@ export const agentLoopMachine = machineSetup.createMachine({
     closed: {
       description: "Checkpoint B: every tool_result of the turn is in messages; the next effect is a model call.",
       entry: 'requestModelReply',
-      on: { ...onModelReply, CANCEL: onCancel },
+      on: { ...onModelReply, ...onBudgetReached, CANCEL: onCancel },
     },
     done: { type: 'final', description: 'The model ended the turn; finalText holds its answer.' },
     stoppedAtMaxTurns: {
@@ -389,6 +408,10 @@ export const agentLoopMachine = machineSetup.createMachine({
     cancelled: {
       type: 'final',
       description: 'Cancelled: context.cancellation says who, why and when. A resume is refused; fork the run to try again from a step.',
+    },
+    stoppedAtBudget: {
+      type: 'final',
+      description: 'A budget (context.budgetStop: cost or tokens) was reached before a model call; a resume with a larger budget makes that call.',
     },
   },
 });

@@ -175,6 +175,32 @@ export interface AgentContext {
   failure: RunFailure | null;
   /** Set when the run was cancelled (state cancelled): who, why, when. Absent or null otherwise. */
   cancellation?: Cancellation | null;
+  /** The run's spending limits (absent: none); a resume may change them (a REOPEN record). */
+  budget?: Budget | null | undefined;
+  /**
+   * US dollars the run's replies cost at list prices, each priced by the model that gave it;
+   * kept only while the run has a cost budget (absent otherwise).
+   */
+  costUsd?: number | null | undefined;
+  /** Which budget stopped the run, with the figures (state stoppedAtBudget only). */
+  budgetStop?: BudgetStop | null | undefined;
+}
+
+/** Spending limits checked before each model call; reaching one stops the run (stoppedAtBudget). */
+export interface Budget {
+  /** US dollars at list prices (src/model/prices.ts). */
+  maxCostUsd?: number | undefined;
+  /** Input, output, cache-read and cache-write tokens together. */
+  maxTotalTokens?: number | undefined;
+}
+
+export type BudgetName = 'cost' | 'tokens';
+
+/** The budget a run reached: what was spent (dollars or tokens) against its limit. */
+export interface BudgetStop {
+  budget: BudgetName;
+  spent: number;
+  limit: number;
 }
 
 export interface AgentInput {
@@ -183,6 +209,9 @@ export interface AgentInput {
   maxTurns: number;
   /** Default {@link MAX_PAUSES_IN_A_ROW}. */
   maxPausesInARow?: number;
+  budget?: Budget | undefined;
+  /** With a cost budget: what the run has cost so far (0 for a new run). */
+  costUsd?: number | undefined;
 }
 
 /**
@@ -207,7 +236,9 @@ export type AgentEvent =
   /** A decision about the awaited call. */
   | { type: 'DECISION'; decision: Decision }
   /** A person (or a program) cancelled the run: it ends here, in the final state cancelled. */
-  | { type: 'CANCEL'; cancellation: Cancellation };
+  | { type: 'CANCEL'; cancellation: Cancellation }
+  /** The runtime is about to call the model and a budget is reached: stop instead. */
+  | { type: 'BUDGET_REACHED' };
 
 export type AgentStateName =
   | 'awaitingModel'
@@ -218,7 +249,8 @@ export type AgentStateName =
   | 'done'
   | 'stoppedAtMaxTurns'
   | 'failed'
-  | 'cancelled';
+  | 'cancelled'
+  | 'stoppedAtBudget';
 
 export const AGENT_STATES: readonly AgentStateName[] = [
   'awaitingModel',
@@ -230,8 +262,9 @@ export const AGENT_STATES: readonly AgentStateName[] = [
   'stoppedAtMaxTurns',
   'failed',
   'cancelled',
+  'stoppedAtBudget',
 ];
 
-export const FINAL_STATES: readonly AgentStateName[] = ['done', 'stoppedAtMaxTurns', 'failed', 'cancelled'];
+export const FINAL_STATES: readonly AgentStateName[] = ['done', 'stoppedAtMaxTurns', 'failed', 'cancelled', 'stoppedAtBudget'];
 
 export const ZERO_USAGE: TokenUsage = Object.freeze({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0 });

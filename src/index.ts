@@ -110,3 +110,7 @@ export { ControlRefusedError, RunCancelledError } from './control/control-reques
 export type { ControlInbox, ControlKind, ControlRequest } from './control/control-request.ts';
 export { RunPausedError } from './control/run-control.ts';
 export { FileControlInbox } from './control/file-control-inbox.ts';
+/** Budgets (issue 14): spending limits checked before each model call; the price table behind a cost budget. */
+export type { Budget, BudgetName, BudgetStop } from '../machines/agent-loop.types.ts';
+export { BudgetPriceError } from './budget/budget.ts';
+export { priceOf, type ModelPrice } from './model/prices.ts';

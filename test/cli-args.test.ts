@@ -65,7 +65,7 @@ function withOption(command: CommandSpec, option: OptionSpec, value?: string): s
 function sampleValue(option: OptionSpec): string {
   if (option.type === 'duration') return '15m';
   if (option.name === 'input') return '{"text":"edited"}';
-  return option.type === 'integer' ? String(option.min) : 'some-value';
+  return option.type === 'integer' || option.type === 'decimal' ? String(option.min) : 'some-value';
 }
 
 const everyOption = COMMANDS.flatMap((command) => command.options.map((option) => [command.name, option.name, command, option] as const));
@@ -78,7 +78,7 @@ describe('help and parser come from one table', () => {
     expect(help).toMatch(new RegExp(`^Usage: durable-agent ${name}\\b`));
     for (const option of command.options) {
       expect(help).toMatch(new RegExp(`^ {2}--${option.name}${option.type === 'boolean' ? '' : ` ${option.value}`} +\\S`, 'm'));
-      if (option.type === 'integer') expect(flat).toContain(`(${option.min} to ${option.max}`);
+      if (option.type === 'integer' || option.type === 'decimal') expect(flat).toContain(`(${option.min} to ${option.max}`);
       if (option.type === 'duration') expect(flat).toContain(`(${formatDuration(option.min!)} to ${formatDuration(option.max!)}`);
     }
     expect(help).toMatch(/Examples?:\n {2}.*durable-agent /);
@@ -189,6 +189,22 @@ describe('numbers: a whole number within the range in the table, or exit 2 with 
     for (const junk of ['1.5', '1e3', '0x10', ' 5', 'many']) expect(refusal(...withOption(command, option, junk))).toContain(range);
   });
 
+  it('a decimal option (--max-cost-usd): both ends and decimals accepted; past either end, a sign, an exponent or junk refused', () => {
+    for (const command of ['demo', 'run'] as const) {
+      const spec = COMMANDS.find((c) => c.name === command)!;
+      const option = spec.options.find((o) => o.name === 'max-cost-usd')!;
+      expect(option.type).toBe('decimal');
+      for (const [text, value] of [[String(option.min), option.min], [String(option.max), option.max], ['2.50', 2.5], ['7', 7]] as const) {
+        expect(parse(...withOption(spec, option, text))).toMatchObject({ maxCostUsd: value });
+      }
+      const range = `--max-cost-usd takes a number from ${option.min} to ${option.max} (digits and at most one ".", e.g. 2.50), not`;
+      for (const junk of ['0', '0.00001', String(option.max! + 0.01), '1e3', '1.2.3', '.5', '0x10', ' 5', 'many', '9'.repeat(400)]) {
+        expect(refusal(...withOption(spec, option, junk)), junk).toContain(range);
+      }
+    }
+    expect(refusal('demo', '--max-cost-usd=-1')).toContain('--max-cost-usd takes a number from');
+  });
+
   it('passes the number through to the args, and a negative number is refused like any other', () => {
     expect(parse('demo', '--max-turns', '100000', '--pace', '600000', '--timeout', '1000')).toMatchObject({
       maxTurns: 100_000,
@@ -243,6 +259,8 @@ describe('demo and run', () => {
       api: { maxRetries: null, timeoutMs: null },
       otelContent: false,
       approval: { requireApproval: null, wait: null, decisionTimeoutMs: null },
+      maxCostUsd: null,
+      maxTotalTokens: null,
     });
   });
 

@@ -131,6 +131,7 @@ describe('the agent loop machine', () => {
       'stoppedAtMaxTurns',
       'failed',
       'cancelled',
+      'stoppedAtBudget',
     ]);
   });
 
@@ -169,5 +170,39 @@ describe('the agent loop machine', () => {
     expect(effect).toBeNull();
     expect(next.context.failure).toMatchObject({ reason: 'pause_limit', retryable: true });
     expect(next.context.messages.filter((m) => m.role === 'assistant')).toHaveLength(6);
+  });
+});
+
+describe('budgets in the machine', () => {
+  const budgeted = (budget: { maxCostUsd?: number; maxTotalTokens?: number }, costUsd?: number) =>
+    initialTransition(agentLoopMachine, { task: 'the task', maxTurns: 5, budget, ...(costUsd !== undefined ? { costUsd } : {}) })[0];
+
+  it('takes BUDGET_REACHED only when a budget is reached: a run under its budget, or without one, ignores it', () => {
+    for (const snapshot of [start()[0], budgeted({ maxTotalTokens: 10_000 }), budgeted({ maxCostUsd: 1 })]) {
+      const [next] = transition(agentLoopMachine, snapshot, { type: 'BUDGET_REACHED' });
+      expect(next).toBe(snapshot);
+    }
+  });
+
+  it('stops in stoppedAtBudget, from closed after the turn’s tools, with which budget and the figures; nothing more is announced', () => {
+    const [s0] = [budgeted({ maxTotalTokens: 150, maxCostUsd: 5 })];
+    expect(s0.context).toMatchObject({ budget: { maxTotalTokens: 150, maxCostUsd: 5 }, costUsd: 0 });
+    const a = step(s0, { type: 'MODEL_REPLY', reply: { ...toolUseReply([{ id: 'a', name: 'read', input: {} }]), usage: { input: 100, output: 60, cacheRead: 0, cacheWrite: 0 } } });
+    const e = step(a.next, { type: 'TOOL_RESULT', outcome: outcome('a', 'read') });
+    const b = step(e.next, { type: 'CLOSE_TURN' });
+    expect(b.next.value).toBe('closed');
+    const stop = step(b.next, { type: 'BUDGET_REACHED' });
+    expect(stop.next.value).toBe('stoppedAtBudget');
+    expect(stop.next.status).toBe('done');
+    expect(stop.effect).toBeNull();
+    expect(stop.next.context.budgetStop).toEqual({ budget: 'tokens', spent: 160, limit: 150 });
+    expect(stop.next.context.messages).toEqual(b.next.context.messages);
+  });
+
+  it('a cost budget is reached on the cost the runtime counted (costUsd), in awaitingModel too', () => {
+    const snapshot = agentLoopMachine.resolveState({ value: 'awaitingModel', context: { ...budgeted({ maxCostUsd: 0.5 }, 0).context, costUsd: 0.5 } });
+    const stop = step(snapshot, { type: 'BUDGET_REACHED' });
+    expect(stop.next.value).toBe('stoppedAtBudget');
+    expect(stop.next.context.budgetStop).toEqual({ budget: 'cost', spent: 0.5, limit: 0.5 });
   });
 });

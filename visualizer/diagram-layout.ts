@@ -16,6 +16,11 @@ export const TEXT = {
 } as const;
 
 const STATE_PADDING_X = 14;
+/**
+ * A state box is never narrower than this: as the machine grows (more final states side by
+ * side), the page scales the diagram down, and a short name (done) would shrink to a speck first.
+ */
+const STATE_MIN_WIDTH = 96;
 export const STATE_PADDING_Y = 8;
 export const LABEL_PADDING = 4;
 
@@ -112,7 +117,7 @@ function stateSize(name: string, badge: string | null): { width: number; height:
   const nameWidth = name.length * TEXT.stateName.advance;
   const badgeWidth = badge ? badge.length * TEXT.badge.advance : 0;
   return {
-    width: Math.ceil(Math.max(nameWidth, badgeWidth) + 2 * STATE_PADDING_X),
+    width: Math.max(STATE_MIN_WIDTH, Math.ceil(Math.max(nameWidth, badgeWidth) + 2 * STATE_PADDING_X)),
     height: TEXT.stateName.line + (badge ? TEXT.badge.line : 0) + 2 * STATE_PADDING_Y,
   };
 }

@@ -22,6 +22,7 @@ export const STATE_ROLES: Record<AgentStateName, StateRole> = {
   stoppedAtMaxTurns: 'final',
   failed: 'final',
   cancelled: 'final',
+  stoppedAtBudget: 'final',
 };
 
 export const ROLE_BADGES: Record<StateRole, string> = {

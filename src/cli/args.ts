@@ -35,7 +35,13 @@ export interface DemoArgs {
   /** --otel-content: traces carry messages and tool content (when traces are exported). */
   otelContent: boolean;
   approval: ApprovalArgs;
+  /** --max-cost-usd, --max-total-tokens: a new run's budget, or the limits a resume changes. */
+  maxCostUsd: number | null;
+  maxTotalTokens: number | null;
 }
+
+/** --max-cost-usd and --max-total-tokens (demo and run). */
+export type BudgetArgs = Pick<DemoArgs, 'maxCostUsd' | 'maxTotalTokens'>;
 
 /** Which calls wait for a person, and whether the run waits for them (demo and run). */
 export interface ApprovalArgs {
@@ -183,6 +189,8 @@ export interface RunArgs {
   toolConcurrency: number | null;
   /** False with --no-stream: each reply is asked for whole. */
   stream: boolean;
+  maxCostUsd: number | null;
+  maxTotalTokens: number | null;
 }
 
 /** How a real model is called. */
@@ -305,6 +313,7 @@ function valueOf(option: OptionSpec, value: string | undefined, inline: boolean 
   if (value === '') throw new UsageError(`${flag} needs a value, not an empty one: ${shape}.`);
   if (option.type === 'string') return value;
   if (option.type === 'duration') return durationOf(option, value);
+  if (option.type === 'decimal') return decimalOf(option, value);
   return integerOf(option, value);
 }
 
@@ -330,6 +339,16 @@ function integerOf(option: OptionSpec, text: string): number {
   const number = /^\d+$/.test(text) ? Number(text) : Number.NaN;
   if (!(number >= min && number <= max)) {
     throw new UsageError(`--${option.name} takes a whole number from ${min} to ${max}, not "${shorten(text)}".`);
+  }
+  return number;
+}
+
+function decimalOf(option: OptionSpec, text: string): number {
+  const min = option.min ?? 0;
+  const max = option.max ?? Number.MAX_SAFE_INTEGER;
+  const number = /^\d+(\.\d+)?$/.test(text) ? Number(text) : Number.NaN;
+  if (!(number >= min && number <= max)) {
+    throw new UsageError(`--${option.name} takes a number from ${min} to ${max} (digits and at most one ".", e.g. 2.50), not "${shorten(text)}".`);
   }
   return number;
 }
@@ -441,6 +460,7 @@ function argsOf(command: string, values: OptionValues, cwd: string): CliArgs {
         api,
         otelContent: values.flag('otel-content'),
         approval: approvalArgs(values),
+        ...budgetArgs(values),
       };
   }
   throw new Error(`the command table names "${command}", which the parser does not know`);
@@ -498,7 +518,12 @@ function runArgs(dir: string, values: OptionValues, api: ApiArgs): RunArgs {
     allowQuestions: values.flag('allow-questions'),
     toolConcurrency: values.number('tool-concurrency'),
     stream: !values.flag('no-stream'),
+    ...budgetArgs(values),
   };
+}
+
+function budgetArgs(values: OptionValues): BudgetArgs {
+  return { maxCostUsd: values.number('max-cost-usd'), maxTotalTokens: values.number('max-total-tokens') };
 }
 
 /** The names of --require-approval: tool names (checked against the tools by the command), or side-effects. */

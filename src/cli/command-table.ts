@@ -4,7 +4,7 @@
  * same rows, so the two cannot drift apart.
  */
 
-export type OptionType = 'boolean' | 'string' | 'integer' | 'duration';
+export type OptionType = 'boolean' | 'string' | 'integer' | 'duration' | 'decimal';
 
 export interface OptionSpec {
   /** The long name, without the dashes. */
@@ -13,7 +13,7 @@ export interface OptionSpec {
   /** What the value is called in the help (DIR, N, MS); string and integer options only. */
   readonly value?: string;
   readonly help: string;
-  /** Integer options: the allowed range, inclusive (duration options: in milliseconds). */
+  /** Integer and decimal options: the allowed range, inclusive (duration options: in milliseconds). */
   readonly min?: number;
   readonly max?: number;
   /** Integer options: the value when the option is absent (the parser fills it in). */
@@ -186,6 +186,25 @@ const replaceDecisionPolicy = {
     'started with (kept in its journal; without this a resume applies it, adding what is given)',
 } as const;
 const by: OptionSpec = { name: 'by', type: 'string', value: 'NAME', help: 'who decides, as the journal records it', defaultText: 'your user name' };
+// Budgets (issue 14): checked before each model call; reaching one stops the run (exit 8), resumably.
+const maxCostUsd: OptionSpec = {
+  name: 'max-cost-usd',
+  type: 'decimal',
+  value: 'USD',
+  help:
+    "stop cleanly (exit 8) before a model call once the run has cost USD dollars at list prices (needs the model's price); " +
+    "kept with the run: a resume with a larger USD goes on",
+  min: 0.0001,
+  max: 1_000_000,
+};
+const maxTotalTokens: OptionSpec = {
+  name: 'max-total-tokens',
+  type: 'integer',
+  value: 'N',
+  help: 'stop cleanly (exit 8) before a model call once the run has used N tokens (input, output, cache read and write); kept with the run',
+  min: 1,
+  max: 1_000_000_000_000,
+};
 const callId = { name: 'CALL_ID', help: 'the tool_use_id of the waiting call (toolu_…), as `durable-agent pending` lists it' } as const;
 
 const databaseUrl: OptionSpec = {
@@ -225,6 +244,8 @@ export const COMMANDS: readonly CommandSpec[] = [
       realModel('a real Claude model instead of the scripted one (needs ANTHROPIC_API_KEY)'),
       maxTurns,
       maxTokens,
+      maxCostUsd,
+      maxTotalTokens,
       maxRetries,
       timeout,
       pace,
@@ -273,6 +294,8 @@ export const COMMANDS: readonly CommandSpec[] = [
       allowToolChange,
       maxTurns,
       maxTokens,
+      maxCostUsd,
+      maxTotalTokens,
       maxRetries,
       timeout,
       toolConcurrency,
@@ -291,6 +314,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       'durable-agent run --model claude-sonnet-4-5 --dir my-project --task "Summarise notes.md into summary.md"',
       'durable-agent run --model claude-sonnet-4-5 --task "Tidy up" --require-approval side-effects --no-wait',
       'durable-agent run --model claude-sonnet-4-5 --dir my-project --resume',
+      'durable-agent run --model claude-sonnet-4-5 --task "Tidy up" --max-cost-usd 2   # exit 8 once $2 is spent',
     ],
   },
   {

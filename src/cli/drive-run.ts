@@ -13,7 +13,8 @@ import type { RunResult } from '../runtime/run-events.ts';
 import { FileStore } from '../store/file-store.ts';
 import { DEFAULT_LOCK_LEASE_MS, LOCK_LEASE_RANGE_MS } from '../store/lock-file.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
-import { type ApprovalArgs, UsageError } from './args.ts';
+import type { Budget } from '../../machines/agent-loop.types.ts';
+import { type ApprovalArgs, type BudgetArgs, UsageError } from './args.ts';
 import { decisionCommandsFor } from './decision-lines.ts';
 import { formatDuration } from './duration.ts';
 import { EXIT } from './exit-codes.ts';
@@ -47,6 +48,8 @@ export interface CliRun {
   toolConcurrency?: number | null;
   /** Which calls wait for a person, and whether this process waits for them (issue 13). */
   approval: ApprovalArgs & { allowQuestions: boolean };
+  /** --max-cost-usd, --max-total-tokens: a new run's budget, or the limits a resume changes. */
+  budget?: BudgetArgs | undefined;
 }
 
 export async function driveCliRun(run: CliRun): Promise<number> {
@@ -76,6 +79,7 @@ export async function driveCliRun(run: CliRun): Promise<number> {
     ...(run.toolConcurrency ? { toolConcurrency: run.toolConcurrency } : {}),
     ...traceOptions(traces),
     ...decisionOptions(run.approval, run.writers),
+    ...budgetOption(run.budget),
   };
   exitOnInterrupt(reporter.writers, run.resumeCommand, traces);
   let result: RunResult;
@@ -99,6 +103,13 @@ export async function driveCliRun(run: CliRun): Promise<number> {
   }
   if (result.status === 'cancelled') run.writers.err(`[cancelled] ${forkAdviceFor(store.location)}`);
   return exitCodeOf(result);
+}
+
+function budgetOption(budget: BudgetArgs | undefined): { budget?: Budget } {
+  const given: Budget = {};
+  if (budget?.maxCostUsd != null) given.maxCostUsd = budget.maxCostUsd;
+  if (budget?.maxTotalTokens != null) given.maxTotalTokens = budget.maxTotalTokens;
+  return Object.keys(given).length > 0 ? { budget: given } : {};
 }
 
 function waitsForDecisions(approval: CliRun['approval'], writers: Writers): boolean {
@@ -168,6 +179,8 @@ export function exitCodeOf(result: RunResult): number {
       return EXIT.waitingForPerson;
     case 'cancelled':
       return EXIT.cancelled;
+    case 'stoppedAtBudget':
+      return EXIT.budgetReached;
   }
 }
 

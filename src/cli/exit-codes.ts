@@ -21,6 +21,9 @@ export const EXIT = {
   /** The run was cancelled (durable-agent cancel): it ended in the final state cancelled. */
   cancelled: 9,
   /** Interrupted by Ctrl-C or SIGTERM, or paused (durable-agent pause); resumable. */
+  /** A budget (--max-cost-usd, --max-total-tokens) was reached before a model call; resume with a larger one to go on. */
+  budgetReached: 8,
+  /** Interrupted by Ctrl-C or SIGTERM; resumable. */
   interrupted: 130,
   /** A simulated crash (CRASH_AFTER). */
   simulatedCrash: 137,

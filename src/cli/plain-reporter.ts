@@ -5,6 +5,7 @@
 import { requestWords } from '../control/control-request.ts';
 import type { ReconcileOutcomeName } from '../store/journal-record.ts';
 import type { RunEvent, RunObserver, RunResult } from '../runtime/run-events.ts';
+import { budgetReachedWords, largerBudgetWords } from '../budget/budget-words.ts';
 import { type DecisionCommands, decidedLine, decisionHintLines, waitingLine } from './decision-lines.ts';
 import { streamLineWriter } from './stream-lines.ts';
 
@@ -55,6 +56,8 @@ export function commandLines(event: RunEvent, commands: DecisionCommands | null 
   if (!commands) return [];
   if (event.type === 'waiting') return decisionHintLines(commands, { tool_use_id: event.call.id, needs: event.needs });
   if (event.type === 'finished' && event.result.status === 'waiting') return [`  resume:  ${commands.resume}`];
+  const stop = event.type === 'finished' ? event.result.budgetStop : undefined;
+  if (stop) return [`  resume:  ${commands.resume} ${largerBudgetWords(stop).join(' ')}`];
   return [];
 }
 
@@ -73,6 +76,12 @@ export function resultLine(result: RunResult): string {
       return `[waiting] ${(result.waiting ?? []).map((call) => call.tool_use_id).join(', ')} waits for a person's decision; resume with --resume after it is given.`;
     case 'cancelled':
       return `[cancelled] the run was cancelled${result.cancellation ? ` ${requestWords(result.cancellation)}` : ''}; it ends here (a fork can try again from one of its steps).`;
+    case 'stoppedAtBudget': {
+      const stop = result.budgetStop;
+      const words = stop ? budgetReachedWords(stop) : 'budget reached';
+      const larger = stop ? ` (e.g. ${largerBudgetWords(stop).join(' ')})` : '';
+      return `[budget] ${words}; the run is saved before its next model call. Resume with --resume and a larger budget${larger} to go on.`;
+    }
   }
 }
 

@@ -15,6 +15,7 @@ import { BadCallIdError, DecisionRefusedError, InboxFileError, PolicyLoosenedErr
 import { UnknownApprovalToolError } from '../approval/needs-decision.ts';
 import { questionsAdvice } from '../approval/origin-advice.ts';
 import { MissingApiKeyError, ModelCallError } from '../model/model.ts';
+import { BudgetPriceError } from '../budget/budget.ts';
 import { ContinueRefusedError } from '../runtime/continue-run.ts';
 import { ControlRefusedError, RunCancelledError } from '../control/control-request.ts';
 import { CrashSpecError } from '../runtime/crash-points.ts';
@@ -50,6 +51,7 @@ function isDatabaseUnreachable(error: unknown): boolean {
 
 const REFUSALS = [
   UsageError,
+  BudgetPriceError,
   DatabaseUrlMissingError,
   PgMissingError,
   SchemaVersionError,

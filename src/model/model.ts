@@ -1,6 +1,7 @@
 /** What the loop needs from a model: one reply to one request. */
 import type { Message, ModelReply } from '../../machines/agent-loop.types.ts';
 import { redactSecrets } from '../util/redact.ts';
+import type { ModelPrice } from './prices.ts';
 
 export interface ToolSpec {
   name: string;
@@ -34,6 +35,11 @@ export interface Model {
   readonly name: string;
   /** Who serves it, for traces (gen_ai.provider.name): 'anthropic' for a Claude model. */
   readonly provider?: string | undefined;
+  /**
+   * Its list price, for a cost budget: a model of your own (a gateway, a fine-tune) names it
+   * here. Otherwise the price table (src/model/prices.ts) is looked up by name.
+   */
+  readonly price?: ModelPrice | undefined;
   createMessage(request: ModelRequest): Promise<ModelReply>;
 }
 

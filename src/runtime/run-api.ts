@@ -6,18 +6,19 @@ import type { Tracer } from '@opentelemetry/api';
 import { initialTransition } from 'xstate';
 import { announcedEffectOf, effectOfActions } from '../../machines/agent-loop.effects.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
-import { MAX_PAUSES_IN_A_ROW } from '../../machines/agent-loop.types.ts';
+import { type Budget, MAX_PAUSES_IN_A_ROW } from '../../machines/agent-loop.types.ts';
 import { askUserTool } from '../approval/ask-user.ts';
 import type { DecisionHandler } from '../approval/decision-step.ts';
 import { checkDecisionPolicy, type RequireApproval } from '../approval/needs-decision.ts';
 import { canNeedDecisions, effectivePolicy, pinnedPolicyOf } from '../approval/pinned-policy.ts';
 import { RunControl } from '../control/run-control.ts';
 import { controlAtResume, refuseCancelled, settleControl } from '../control/run-end.ts';
+import { resumedBudget, startingBudget } from '../budget/budget.ts';
 import type { Model } from '../model/model.ts';
 import { RunExistsError } from '../store/errors.ts';
 import { foldJournal } from '../store/fold-journal.ts';
 import { encodeRecord, snapshotContextOf } from '../store/journal-codec.ts';
-import { JOURNAL_FORMAT, JOURNAL_VERSION, JOURNAL_VERSION_PLAIN } from '../store/journal-record.ts';
+import { JOURNAL_FORMAT, JOURNAL_VERSION, JOURNAL_VERSION_DECISIONS, JOURNAL_VERSION_PLAIN } from '../store/journal-record.ts';
 import type { JournalHeader } from '../store/journal-record.ts';
 import type { RunLock, RunStore } from '../store/store.ts';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../tools/execute-call.ts';
@@ -108,6 +109,13 @@ export interface RunParts {
    * only from the last one; 0: only at compactions. Default DURABLE_AGENT_SNAPSHOT_EVERY, else 1,000.
    */
   snapshotEvery?: number | undefined;
+  /**
+   * Spending limits, checked before each model call: reaching one stops the run, resumably, with
+   * status 'stoppedAtBudget'. Kept with the run: a resume without one applies the run's; a resume
+   * with one replaces the limits it names (a larger one goes on). maxCostUsd needs the model's
+   * price (src/model/prices.ts, or Model.price): refused otherwise (BudgetPriceError).
+   */
+  budget?: Budget | undefined;
 }
 
 export interface StartOptions extends RunParts {
@@ -158,12 +166,13 @@ export async function startRun(options: StartOptions): Promise<RunResult> {
 async function start(options: StartOptions, tracing: RunTracing | null): Promise<RunResult> {
   const { store } = options;
   const parts = driverParts(options, tracing);
+  const budgeted = startingBudget(options.budget, options.model);
   const lock = await lockRun(options, parts);
   try {
     const archivedPrevious = await clearFinishedRun(store, options.fresh === true);
     const runId = randomUUID();
     const maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
-    const input = { task: options.task, system: options.system ?? null, maxTurns, maxPausesInARow: pauseLimitOf(options) };
+    const input = { task: options.task, system: options.system ?? null, maxTurns, maxPausesInARow: pauseLimitOf(options), ...budgeted };
     const [snapshot, actions] = initialTransition(agentLoopMachine, input);
     const record = encodeRecord(null, {
       seq: 0,
@@ -176,7 +185,7 @@ async function start(options: StartOptions, tracing: RunTracing | null): Promise
     const startedBy = runOriginOf(options.command ?? API_COMMAND, options.model.name, offeredTools(options));
     const trace = tracing?.beginRun(runId, { model: options.model.name, task: options.task, maxTurns });
     const decisionPolicy = pinnedPolicyOf(options);
-    const version = canNeedDecisions(decisionPolicy, offeredTools(options)) ? JOURNAL_VERSION : JOURNAL_VERSION_PLAIN;
+    const version = budgeted.budget ? JOURNAL_VERSION : canNeedDecisions(decisionPolicy, offeredTools(options)) ? JOURNAL_VERSION_DECISIONS : JOURNAL_VERSION_PLAIN;
     const header = { format: JOURNAL_FORMAT, version, runId, createdAt: record.at, startedBy, ...(trace ? { trace } : {}), ...(decisionPolicy ? { decisionPolicy } : {}) } as const;
     const receipt = await store.create(header, record);
     const snapshots = new SnapshotPolicy(snapshotEveryOf(options.snapshotEvery), record, record);
@@ -228,6 +237,7 @@ async function resume(options: ResumeOptions, tracing: RunTracing | null): Promi
     const view = foldJournal(store.location, loaded);
     refuseCancelled(store.location, view.state, view.context);
     const snapshot = agentLoopMachine.resolveState({ value: view.state, context: snapshotContextOf(view) });
+    parts.budgetChange = resumedBudget(snapshot.context, options.budget, options.model);
     // Again under the lock: another process may have gone on since the check above.
     if (message !== undefined) checkContinue(store.location, message, view.state, snapshot.context, options.maxTurns);
     const [first, last] = [loaded.records[0]!.record, loaded.records[loaded.records.length - 1]!.record];

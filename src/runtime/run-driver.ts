@@ -12,6 +12,7 @@ import type { AgentEvent, AgentStateName, ModelReply, PendingCall, TokenUsage, T
 import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 import { awaitedCallOf, type DecisionOptions, findDecision, withEditNotice } from '../approval/decision-step.ts';
 import { questionOf } from '../approval/ask-user.ts';
+import { type BudgetFields, budgetStopOf, budgetViewOf, costAfter, withBudget } from '../budget/budget.ts';
 import { type DecisionPolicy, needsDecisionOf } from '../approval/needs-decision.ts';
 import { waitingCallsOf } from '../approval/waiting-calls.ts';
 import type { Model, StreamDelta } from '../model/model.ts';
@@ -65,6 +66,8 @@ export interface DriverParts {
   /** Which records are written in full (snapshots), and what the process keeps after one. */
   snapshots: SnapshotPolicy;
   control: RunControl; // cancel and pause asked by other processes, honoured at each step boundary
+  /** On resume: the run's budget as the one given changes it (null: unchanged; src/budget/). */
+  budgetChange?: BudgetFields | null | undefined;
 }
 
 export class RunDriver {
@@ -119,7 +122,7 @@ export class RunDriver {
       if (cancel) effect = await this.step(cancel); // to the final state cancelled: the loop ends
       else switch (effect) {
         case 'requestModelReply':
-          effect = await this.askModel();
+          effect = budgetStopOf(this.snapshot.context) ? await this.step({ type: 'BUDGET_REACHED' }) : await this.askModel();
           break;
         case 'runPendingTools':
           effect = await runOpenCalls(this.parts, this.toolTurn);
@@ -174,8 +177,8 @@ export class RunDriver {
     } else if (this.snapshot.status === 'done') {
       if (!this.mayReopen(maxTurns)) return this.finish();
       await this.reopen('awaitingModel', maxTurns ?? context.maxTurns);
-    } else if (maxTurns !== undefined && maxTurns !== context.maxTurns) {
-      await this.reopen(this.state, maxTurns);
+    } else if ((maxTurns !== undefined && maxTurns !== context.maxTurns) || this.parts.budgetChange) {
+      await this.reopen(this.state, maxTurns ?? context.maxTurns);
     }
     if (this.state === 'pendingTool' || this.state === 'effectRecorded') await this.reconcileOpenTurn();
     return this.drive(announcedEffectOf(this.state, this.snapshot.context));
@@ -198,7 +201,7 @@ export class RunDriver {
       failure: context.failure,
       turn: context.turn,
       maxTurns: context.maxTurns,
-      usage: context.usage,
+      usage: context.usage, ...budgetViewOf(context),
       ...(context.cancellation ? { cancellation: context.cancellation } : {}),
     };
   }
@@ -206,6 +209,7 @@ export class RunDriver {
   private mayReopen(maxTurns: number | undefined): boolean {
     const context = this.snapshot.context;
     if (this.state === 'stoppedAtMaxTurns') return maxTurns !== undefined && maxTurns > context.turn;
+    if (this.state === 'stoppedAtBudget') return Boolean(this.parts.budgetChange);
     if (this.state === 'failed') return context.failure?.retryable === true;
     return false;
   }
@@ -216,7 +220,7 @@ export class RunDriver {
     const { turn } = this.snapshot.context;
     // A finished run that is reopened starts a new series of pauses (it may have failed on too many).
     const pausesInARow = this.snapshot.status === 'done' ? 0 : this.snapshot.context.pausesInARow;
-    const context = message === undefined ? { ...this.snapshot.context, maxTurns, failure: null, pausesInARow } : continuedContext(this.snapshot.context, message, maxTurns);
+    const context = withBudget(message === undefined ? { ...this.snapshot.context, maxTurns, failure: null, pausesInARow } : continuedContext(this.snapshot.context, message, maxTurns), this.parts.budgetChange ?? null);
     this.snapshot = agentLoopMachine.resolveState({ value: state, context });
     await this.persist('REOPEN', { reopened: { maxTurns, previousState }, ...(message === undefined ? {} : { continued: { turn } }) });
     this.inspection.took({ type: 'REOPEN', maxTurns, previousState, ...(message === undefined ? {} : { message }) });
@@ -254,7 +258,7 @@ export class RunDriver {
       const received = receiveReply(await model.createMessage({ system, messages, tools: this.parts.registry.specs, maxTokens, onStream }));
       const { reply: answer, usage, usageNote } = received;
       this.emit({ type: 'model-reply', stopReason: answer.stop_reason, usage, usageNote, reply: answer });
-      await this.countUsage(received.usage, received.usageNote);
+      await this.countUsage(received.usage, received.usageNote, answer.model);
       reply = received.reply;
     }
     const problem = replyProblem(reply, this.usedToolUseIds);
@@ -277,9 +281,9 @@ export class RunDriver {
    * crash before checkpoint A then loses the reply, which a resume asks for again, but not what
    * it cost: usage counts both calls.
    */
-  private async countUsage(usage: TokenUsage, usageNote: string | null): Promise<void> {
+  private async countUsage(usage: TokenUsage, usageNote: string | null, answeredBy?: string): Promise<void> {
     const context = this.snapshot.context;
-    this.snapshot = agentLoopMachine.resolveState({ value: this.state, context: { ...context, usage: addUsage(context.usage, usage) } });
+    this.snapshot = agentLoopMachine.resolveState({ value: this.state, context: { ...context, usage: addUsage(context.usage, usage), ...costAfter(context, usage, this.parts.model, answeredBy) } });
     await this.persist('MODEL_USAGE', usageNote ? { usage: usageNote } : undefined, { sync: false });
     this.inspection.took({ type: 'MODEL_USAGE', usage });
   }
@@ -397,7 +401,7 @@ export class RunDriver {
       pending: context.pending.map((call) => this.callView(call)),
       recordedIds: context.results.map((o) => o.tool_use_id),
       ledgerEntries: this.durable.ledger.size,
-      usage: context.usage,
+      usage: context.usage, ...budgetViewOf(context),
       bytes: receipt.bytes,
       at: record.at,
       durable,

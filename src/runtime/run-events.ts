@@ -5,6 +5,8 @@
 import type {
   Cancellation,
   AgentStateName,
+  Budget,
+  BudgetStop,
   Decision,
   DecisionNeed,
   Message,
@@ -20,7 +22,7 @@ import type { ReconcileOutcomeName, ReconcileRule, RecordEvent, RunOrigin } from
 import type { PointName } from '../store/record-points.ts';
 import type { RecoveredTornTail } from '../store/store.ts';
 
-export type RunStatusName = 'done' | 'stoppedAtMaxTurns' | 'failed' | 'waiting' | 'cancelled';
+export type RunStatusName = 'done' | 'stoppedAtMaxTurns' | 'failed' | 'waiting' | 'cancelled' | 'stoppedAtBudget';
 
 /** A call of the open turn that needs a decision and has none yet. */
 export interface WaitingCall {
@@ -49,6 +51,10 @@ export interface RunResult {
   usage: TokenUsage;
   /** Who cancelled the run, why and when: set when status is 'cancelled'. */
   cancellation?: Cancellation | undefined;
+  /** The run's budget, its cost so far (with a cost budget) and, when stoppedAtBudget, which budget stopped it: only for a run with a budget. */
+  budget?: Budget | undefined;
+  costUsd?: number | undefined;
+  budgetStop?: BudgetStop | undefined;
 }
 
 export interface CallView extends PendingCall {
@@ -104,6 +110,10 @@ export type RunEvent =
       recordedIds: string[];
       ledgerEntries: number;
       usage: TokenUsage;
+      /** A run with a budget: its limits and cost so far (see RunResult). */
+      budget?: Budget | undefined;
+      costUsd?: number | undefined;
+      budgetStop?: BudgetStop | undefined;
       bytes: number;
       at: number;
       /** False for bookkeeping written without waiting for the disk (a reply's tokens); it becomes durable with the next save. */

@@ -2,9 +2,10 @@
  * Where a run stands and what it did, read from its store alone. Reading takes no lock and
  * changes nothing, so it is safe while another process drives the run.
  */
-import { openCalls } from '../../machines/agent-loop.logic.ts';
+import { openCalls, totalTokens } from '../../machines/agent-loop.logic.ts';
 import type { ControlRequest } from '../control/control-request.ts';
-import type { AgentStateName, Cancellation, Message, Decision, DecisionNeed, RunFailure, TokenUsage } from '../../machines/agent-loop.types.ts';
+import type { AgentContext, AgentStateName, Budget, BudgetStop, Cancellation, Message, Decision, DecisionNeed, RunFailure, TokenUsage } from '../../machines/agent-loop.types.ts';
+import { estimateCost } from '../model/prices.ts';
 import { type DecidedCall, DecisionTrail } from '../approval/decision-trail.ts';
 import { waitingCallsOf } from '../approval/waiting-calls.ts';
 import { foldJournal } from '../store/fold-journal.ts';
@@ -51,6 +52,19 @@ export interface RunStatus {
   cancellation: Cancellation | null;
   /** Cancel and pause requests waiting in the run's control inbox (a pause stays until a resume clears it). */
   controls: ControlRequest[];
+  /** The run's budget (null: none). */
+  budget: Budget | null;
+  /**
+   * US dollars so far at list prices: counted reply by reply while the run has a cost budget,
+   * else estimated at the list price of the model that started it; null when it has no price.
+   */
+  costUsd: number | null;
+  /** True when costUsd is the estimate at the starting model's price, not the count of a cost budget. */
+  costIsEstimate: boolean;
+  /** What is left of each limit of the budget (0 once reached); null without a budget. */
+  remaining: { costUsd?: number; tokens?: number } | null;
+  /** Which budget stopped the run, with the figures (state stoppedAtBudget). */
+  budgetStop: BudgetStop | null;
 }
 
 /** A finished conversation continued (a REOPEN record with note.continued): the message, when, after which turn. */
@@ -116,7 +130,18 @@ export async function readRunStatus(store: RunStore): Promise<RunStatus> {
     continued,
     cancellation: view.context.cancellation ?? null,
     controls: store.control ? await store.control.read() : [],
+    ...budgetStatusOf(view.context, loaded.header.startedBy?.model ?? null),
   };
+}
+
+function budgetStatusOf(context: AgentContext, startedWith: string | null): Pick<RunStatus, 'budget' | 'costUsd' | 'costIsEstimate' | 'remaining' | 'budgetStop'> {
+  const counted = typeof context.costUsd === 'number' ? context.costUsd : null;
+  const costUsd = counted ?? (startedWith ? estimateCost(startedWith, context.usage) : null);
+  const budget = context.budget ?? null;
+  const remaining: RunStatus['remaining'] = budget ? {} : null;
+  if (budget?.maxCostUsd !== undefined) remaining!.costUsd = Math.max(0, budget.maxCostUsd - (counted ?? 0));
+  if (budget?.maxTotalTokens !== undefined) remaining!.tokens = Math.max(0, budget.maxTotalTokens - totalTokens(context.usage));
+  return { budget, costUsd, costIsEstimate: counted === null && costUsd !== null, remaining, budgetStop: context.budgetStop ?? null };
 }
 
 export async function readRunHistory(store: RunStore): Promise<HistoryStep[]> {

@@ -18,6 +18,11 @@ export class StoreMissingError extends Error {
   }
 }
 
+/** "1, 2 or 3". */
+function versionList(versions: readonly number[]): string {
+  return versions.length < 2 ? versions.join('') : `${versions.slice(0, -1).join(', ')} or ${versions.at(-1)}`;
+}
+
 export class StoreVersionError extends Error {
   override readonly name = 'StoreVersionError';
   constructor(
@@ -26,7 +31,7 @@ export class StoreVersionError extends Error {
     readonly supportedVersion: number,
   ) {
     super(
-      `The journal at ${location} has version ${String(foundVersion)}; this durable-agent reads version ${JOURNAL_VERSIONS_READ.join(' or ')} only, ` +
+      `The journal at ${location} has version ${String(foundVersion)}; this durable-agent reads version ${versionList(JOURNAL_VERSIONS_READ)} only, ` +
         `so it was not loaded and nothing was changed. Finish that run with the durable-agent release that wrote it, ` +
         `or start over with --fresh (the old journal is archived, not deleted).`,
     );

@@ -11,6 +11,7 @@ import { cancellationProblem, toolResultBlockOf } from '../../machines/agent-loo
 import type {
   AgentContext,
   AgentStateName,
+  Budget,
   ContentBlock,
   Message,
   PendingCall,
@@ -102,6 +103,10 @@ export function encodeRecord(prev: DurableView | null, next: TransitionToEncode)
   if (!before || before.failure !== ctx.failure) record.failure = ctx.failure;
   // Written only when it changes, so that a run never cancelled writes what it always wrote.
   if ((before?.cancellation ?? null) !== (ctx.cancellation ?? null)) record.cancellation = ctx.cancellation ?? null;
+  // Budget fields only where a run has a budget, so that every other run writes what it always wrote.
+  if ((before?.budget ?? null) !== (ctx.budget ?? null)) record.budget = ctx.budget ?? null;
+  if ((before?.costUsd ?? null) !== (ctx.costUsd ?? null)) record.costUsd = ctx.costUsd ?? null;
+  if ((before?.budgetStop ?? null) !== (ctx.budgetStop ?? null)) record.budgetStop = ctx.budgetStop ?? null;
   if (next.note) record.note = next.note;
   return record;
 }
@@ -148,6 +153,11 @@ export function encodeSnapshotRecord(prev: DurableView, next: TransitionToEncode
   // (absent is then right both for a fold from here and for one from the start).
   if (ctx.decisions.length > 0 || prev.context.decisions.length > 0) record.decisions = { from: 0, add: ctx.decisions.slice() };
   if (ctx.awaiting !== null || prev.context.awaiting !== null) record.awaiting = ctx.awaiting;
+  // Fields only some runs have (a cancel, a budget): a fold from here starts without them, so they are restated whenever set.
+  if (ctx.cancellation) record.cancellation = ctx.cancellation;
+  if (ctx.budget) record.budget = ctx.budget;
+  if (typeof ctx.costUsd === 'number') record.costUsd = ctx.costUsd;
+  if (ctx.budgetStop) record.budgetStop = ctx.budgetStop;
   if (next.note) record.note = next.note;
   return record;
 }
@@ -238,6 +248,9 @@ export function applyRecord(into: DurableView | null, record: JournalRecord): Du
     if (problem) throw new JournalDecodeError(record.seq, problem);
     ctx.cancellation = record.cancellation;
   }
+  if (record.budget !== undefined) ctx.budget = storedBudget(record.seq, record.budget);
+  if (record.costUsd !== undefined) ctx.costUsd = storedFigure(record.seq, 'costUsd', record.costUsd);
+  if (record.budgetStop !== undefined) ctx.budgetStop = record.budgetStop;
   return view;
 }
 
@@ -299,6 +312,23 @@ function emptyContext(): AgentContext {
     finalText: null,
     failure: null,
   };
+}
+
+/** A budget as stored: limits that are not positive finite numbers are refused, never guessed at. */
+function storedBudget(seq: number, raw: unknown): Budget | null {
+  if (raw === null) return null;
+  if (typeof raw !== 'object' || Array.isArray(raw)) throw new JournalDecodeError(seq, 'the budget is not an object');
+  const { maxCostUsd, maxTotalTokens } = raw as Record<string, unknown>;
+  const budget: Budget = {};
+  if (maxCostUsd !== undefined) budget.maxCostUsd = storedFigure(seq, 'budget.maxCostUsd', maxCostUsd)!;
+  if (maxTotalTokens !== undefined) budget.maxTotalTokens = storedFigure(seq, 'budget.maxTotalTokens', maxTotalTokens)!;
+  return budget;
+}
+
+function storedFigure(seq: number, field: string, raw: unknown): number | null {
+  if (raw === null && field === 'costUsd') return null;
+  if (typeof raw !== 'number' || !Number.isFinite(raw) || raw < 0) throw new JournalDecodeError(seq, `${field} is ${JSON.stringify(raw)}, not an amount`);
+  return raw;
 }
 
 function listEdit<T>(before: readonly T[], after: readonly T[]): ListEdit<T> | null {

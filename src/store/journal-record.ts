@@ -8,6 +8,8 @@ import type {
   AgentStateName,
   AwaitedCall,
   Cancellation,
+  Budget,
+  BudgetStop,
   ContentBlock,
   Decision,
   DecisionNeed,
@@ -27,12 +29,16 @@ export const JOURNAL_FORMAT = 'durable-agent/journal';
  * Snapshot records (issue 14) need no new version: a snapshot is an ordinary record written in
  * full (every field, every list from 0) plus a `snapshot` field an older release ignores, so it
  * folds it like any record and gets the same state (see src/store/snapshot-record.ts).
+ * Version 3: a run started with a budget (maxCostUsd, maxTotalTokens): a release before budgets
+ * would ignore it and go on spending, and cannot read the state stoppedAtBudget.
  */
-export const JOURNAL_VERSION = 2;
+export const JOURNAL_VERSION = 3;
+/** A journal whose calls can wait for a person and that has no budget. */
+export const JOURNAL_VERSION_DECISIONS = 2;
 /** A journal whose calls never wait for a person: readable by every release. */
 export const JOURNAL_VERSION_PLAIN = 1;
 /** The versions this release reads. */
-export const JOURNAL_VERSIONS_READ: readonly number[] = [1, 2];
+export const JOURNAL_VERSIONS_READ: readonly number[] = [1, 2, 3];
 
 export function isReadableVersion(version: unknown): boolean {
   return typeof version === 'number' && JOURNAL_VERSIONS_READ.includes(version);
@@ -200,7 +206,8 @@ export type RecordEvent =
   | 'CLOSE_TURN'
   | 'DECISION_NEEDED'
   | 'DECISION'
-  | 'CANCEL';
+  | 'CANCEL'
+  | 'BUDGET_REACHED';
 
 export const RECORD_EVENTS: readonly RecordEvent[] = [
   'START',
@@ -213,6 +220,7 @@ export const RECORD_EVENTS: readonly RecordEvent[] = [
   'DECISION_NEEDED',
   'DECISION',
   'CANCEL',
+  'BUDGET_REACHED',
 ];
 
 export interface JournalRecord {
@@ -244,6 +252,12 @@ export interface JournalRecord {
   /** Who cancelled the run (a CANCEL record); written when it changes (absent: null). */
   cancellation?: Cancellation | null;
   note?: RecordNote;
+  /** The run's budget; written when it changes (absent in a run that never had one). */
+  budget?: Budget | null;
+  /** With a cost budget: what the run has cost so far, in US dollars at list prices; written when it changes. */
+  costUsd?: number | null;
+  /** On the BUDGET_REACHED record: which budget, what was spent, the limit; written when it changes. */
+  budgetStop?: BudgetStop | null;
   /**
    * Written by a file store's appendBatch: how many records after this one belong to the same
    * atomic unit. A reader takes a unit whole or not at all (an older one ignores the field and

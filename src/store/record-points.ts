@@ -17,7 +17,8 @@ export type PointName =
   | 'save-done'
   | 'save-max-turns'
   | 'save-failed'
-  | 'save-cancelled';
+  | 'save-cancelled'
+  | 'save-budget';
 
 /** Every point name, in the order a turn passes them (for messages that list them). */
 export const POINT_NAMES: readonly PointName[] = [
@@ -34,6 +35,7 @@ export const POINT_NAMES: readonly PointName[] = [
   'save-failed',
   'save-reopen',
   'save-cancelled',
+  'save-budget',
 ];
 
 export function pointOf(record: Pick<JournalRecord, 'event' | 'state'>): PointName {
@@ -54,6 +56,8 @@ export function pointOf(record: Pick<JournalRecord, 'event' | 'state'>): PointNa
       return 'save-decision';
     case 'CANCEL':
       return 'save-cancelled';
+    case 'BUDGET_REACHED':
+      return 'save-budget';
     case 'MODEL_REPLY':
     case 'MODEL_REPLY_INVALID':
       switch (record.state) {

@@ -1,4 +1,5 @@
 /** Pure text for the live view: every string it shows is made here and tested without ink. */
+import { budgetReachedWords, largerBudgetWords } from '../budget/budget-words.ts';
 import type { AgentStateName } from '../../machines/agent-loop.types.ts';
 import { requestWords } from '../control/control-request.ts';
 import { formatElapsed as formatDuration } from '../cli/format.ts';
@@ -86,6 +87,8 @@ export function checkpointName(point: PointName): string {
       return "reply's token count";
     case 'save-cancelled':
       return 'cancelled';
+    case 'save-budget':
+      return 'stop at a budget';
   }
 }
 
@@ -186,6 +189,11 @@ export function endingText(view: RunView): { parts: string[]; tone: 'good' | 'wa
       const turns = `after ${pluralize(result.turn, 'turn', 'turns')}`;
       if (result.status === 'done') return { parts: ['✔ done', turns], tone: 'good' };
       if (result.status === 'stoppedAtMaxTurns') return { parts: [`■ stopped at MAX_TURNS=${result.maxTurns}`, turns], tone: 'warn' };
+      if (result.status === 'stoppedAtBudget') {
+        const stop = result.budgetStop;
+        const more = stop ? `resume with --resume ${largerBudgetWords(stop).join(' ')}` : 'resume with a larger budget';
+        return { parts: [`■ ${stop ? budgetReachedWords(stop) : 'budget reached'} (exit 8)`, turns, more], tone: 'warn' };
+      }
       if (result.status === 'waiting') {
         const calls = (result.waiting ?? []).map((call) => `${call.name} ${call.tool_use_id}`).join(', ');
         return { parts: ['‖ waiting for a person (exit 7)', calls, 'decide it (approve, deny, answer), then resume'], tone: 'warn' };

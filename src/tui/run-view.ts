@@ -3,7 +3,7 @@
  * be rebuilt from an event list in a test. The permanent log carries exactly the plain lines
  * (plainLine / detailLine), so nothing the plain output says is missing from the terminal.
  */
-import type { AgentStateName, DecisionNeed, OutcomeKind, TokenUsage } from '../../machines/agent-loop.types.ts';
+import type { AgentStateName, Budget, DecisionNeed, OutcomeKind, TokenUsage } from '../../machines/agent-loop.types.ts';
 import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 import type { DecisionCommands } from '../cli/decision-lines.ts';
 import { commandLines, detailLine, plainLine } from '../cli/plain-reporter.ts';
@@ -82,6 +82,9 @@ export interface RunView {
   reconciled: ReconcileLine[];
   /** Null until the run's first event says them. */
   usage: TokenUsage | null;
+  /** A run with a budget: its limits, and its cost so far while it has a cost budget. */
+  budget: Budget | null;
+  costUsd: number | null;
   ledgerEntries: number | null;
   lastSave: LastSave | null;
   /** What this process appended to the journal. */
@@ -150,6 +153,8 @@ export function initialView(settings: ViewSettings): RunView {
     calls: [],
     reconciled: [],
     usage: null,
+    budget: null,
+    costUsd: null,
     ledgerEntries: null,
     lastSave: null,
     written: { records: 0, bytes: 0 },
@@ -237,6 +242,8 @@ function applyEvent(view: RunView, event: RunEvent, at: number): RunView {
         turn: event.turn,
         maxTurns: event.maxTurns,
         usage: event.usage,
+        budget: event.budget ?? view.budget,
+        costUsd: event.costUsd ?? view.costUsd,
         ledgerEntries: event.ledgerEntries,
         lastSave: durable(event) ? { point: event.point, label: event.label, seq: event.seq, state: event.state, bytes: event.bytes, at: event.at } : view.lastSave,
         written: { records: view.written.records + 1, bytes: view.written.bytes + event.bytes },
@@ -257,8 +264,10 @@ function applyEvent(view: RunView, event: RunEvent, at: number): RunView {
       };
     case 'ledger-write-failed':
       return { ...view, calls: updateCall(view.calls, event.call, (call) => ({ ...call, status: 'unrecorded' })) };
-    case 'finished':
-      return { ...view, modelCall: null, reply: null, prompt: null, ending: { kind: 'finished', result: withoutSecrets(event.result) } };
+    case 'finished': {
+      const { budget = view.budget, costUsd = view.costUsd } = event.result;
+      return { ...view, budget, costUsd, modelCall: null, reply: null, prompt: null, ending: { kind: 'finished', result: withoutSecrets(event.result) } };
+    }
     // Both are logged with the plain output's lines (logEvent), the commands that decide it included.
     case 'waiting':
       return { ...view, asked: true, prompt: { id: event.call.id, name: event.call.name, input: event.call.input, needs: event.needs, question: event.question, since: event.since } };

@@ -14,7 +14,7 @@ import { fileStores } from './scenario-runner.ts';
 const { walked, paths } = generateCrashPaths();
 const cases = crashCases(paths, { powerLoss: true });
 console.log(
-  `[crash suite] ${walked} paths walked (simple, MAX_TURNS=1; shortest, MAX_TURNS=2; shortest, MAX_TURNS=1 without pauses; simple with a cancel in every state, MAX_TURNS=1) → ${paths.length} distinct scenarios; ` +
+  `[crash suite] ${walked} paths walked (simple, MAX_TURNS=1; shortest, MAX_TURNS=2; shortest, MAX_TURNS=1 without pauses; simple with a cancel in every state, MAX_TURNS=1; simple, MAX_TURNS=2 with a token budget the first reply reaches) → ${paths.length} distinct scenarios; ` +
     `${cases.length} crash points (${cases.filter((c) => c.powerLoss).length} of them a power loss after a turn's last ledger entry) → ${cases.length} crash-and-resume tests`,
 );
 

@@ -6,9 +6,9 @@
 import { getShortestPaths, getSimplePaths, type StatePath } from '@xstate/graph';
 import { type AnyTransitionDefinition, type SnapshotFrom, transition } from 'xstate';
 import { type AnnouncedEffect, announcedEffectOf, effectOfActions } from '../../machines/agent-loop.effects.ts';
-import { awaitsDecision, openCalls } from '../../machines/agent-loop.logic.ts';
+import { awaitsDecision, budgetStopOf, openCalls } from '../../machines/agent-loop.logic.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
-import type { AgentEvent, AgentStateName, Cancellation, ContentBlock, Decision, DecisionNeed, ModelReply } from '../../machines/agent-loop.types.ts';
+import type { AgentEvent, AgentStateName, Budget, Cancellation, ContentBlock, Decision, DecisionNeed, ModelReply } from '../../machines/agent-loop.types.ts';
 import type { DecisionReply } from '../../src/approval/decision-step.ts';
 import { endTurnReply, stopReply, toolUseReply } from '../../src/model/scripted-model.ts';
 import { pointOf } from '../../src/store/record-points.ts';
@@ -27,7 +27,9 @@ export type PathEvent =
   /** The run's onDecision handler gives `decision` (its by and at are the runtime's). */
   | { type: 'DECISION'; decision: Decision; label: string }
   /** A cancel asked from outside as the run reached the step before (see Scenario.cancelAt). */
-  | { type: 'CANCEL'; cancellation: Cancellation; label: string };
+  | { type: 'CANCEL'; cancellation: Cancellation; label: string }
+  /** The run's budget is reached before a model call: the runtime stops instead of asking. */
+  | { type: 'BUDGET_REACHED'; label: string };
 
 /**
  * ok: returns; throws: throws; ledger-write-fails: returns, and its ledger write fails with
@@ -55,6 +57,8 @@ export interface Scenario {
    * a {@link stepFingerprint}. Absent: never cancelled.
    */
   cancelAt?: string;
+  /** The run's budget (the budget walk only). */
+  budget?: Budget | undefined;
 }
 
 /** Tools whose calls run side by side (read-only); every other call runs alone, in the model's order. */
@@ -136,6 +140,7 @@ const FINAL = new Set<AgentStateName>(['done', 'stoppedAtMaxTurns', 'failed', 'c
 export function eventsFor(snapshot: Snapshot): PathEvent[] {
   const state = snapshot.value as AgentStateName;
   const context = snapshot.context;
+  if (context.budget) return budgetEventsFor(snapshot);
   if (state === 'closed' && (context.decisions.length > 0 || closedParallelTurn(context))) {
     // After a turn with decisions or parallel calls, one ending is enough: what follows a close is walked on the other turns.
     return [{ type: 'MODEL_REPLY', label: 'reply: end_turn', reply: endTurnReply(FINISH_TEXT) }];
@@ -284,6 +289,40 @@ export function eventsFor(snapshot: Snapshot): PathEvent[] {
   return [];
 }
 
+/**
+ * The budget walk: a run with a token budget that the first counted reply reaches. Before a
+ * model call the budget is checked first (BUDGET_REACHED is then the only event); the replies
+ * are a two-call turn (the stop comes after its tools, at checkpoint B) and a pause_turn (the
+ * stop comes in awaitingModel), sent with its usage so that the runtime counts what the walk does.
+ */
+function budgetEventsFor(snapshot: Snapshot): PathEvent[] {
+  const state = snapshot.value as AgentStateName;
+  const context = snapshot.context;
+  if (state === 'awaitingModel' || state === 'closed') {
+    if (budgetStopOf(context)) return [{ type: 'BUDGET_REACHED', label: 'budget reached' }];
+    const t = context.turn + 1;
+    return [
+      {
+        type: 'MODEL_REPLY',
+        label: 'reply: lookup + charge_card',
+        reply: toolUseReply([
+          { id: `t${t}_lookup`, name: 'lookup', input: { q: `b${t}` } },
+          { id: `t${t}_charge`, name: 'charge_card', input: { amount: t } },
+        ]),
+      },
+      { type: 'MODEL_REPLY', label: 'reply: pause_turn', reply: stopReply('pause_turn', PAUSE_TEXT) },
+    ];
+  }
+  const call = openCalls(context)[0];
+  if (!call) return state === 'pendingTool' || state === 'effectRecorded' ? [{ type: 'CLOSE_TURN', label: 'close turn' }] : [];
+  return (['ok', 'throws'] as const).map((behaviour) => ({
+    type: 'TOOL_RESULT',
+    label: `${call.name} ${behaviour === 'ok' ? 'ran' : behaviour}`,
+    behaviour,
+    outcome: { tool_use_id: call.id, name: call.name, kind: behaviour === 'throws' ? 'threw' : 'ran', content: behaviour, is_error: behaviour === 'throws' },
+  }));
+}
+
 /** States that differ only in message text are the same state for the walk. */
 function serializeState(snapshot: Snapshot): string {
   const c = snapshot.context;
@@ -305,10 +344,11 @@ function serializeEvent(event: PathEvent): string {
   return event.type === 'TOOL_RESULT' ? `${event.label}:${event.outcome.tool_use_id}` : event.label;
 }
 
-function walk(kind: 'shortest' | 'simple', maxTurns: number, maxPausesInARow: number, cancel: boolean): StatePath<Snapshot, PathEvent & AgentEvent>[] {
+function walk(kind: 'shortest' | 'simple', maxTurns: number, maxPausesInARow: number, extra?: Budget | 'cancel'): StatePath<Snapshot, PathEvent & AgentEvent>[] {
+  const budget = typeof extra === 'object' ? extra : undefined;
   const options = {
-    input: { task: 'the task', maxTurns, maxPausesInARow },
-    events: (cancel ? cancelEventsFor : eventsFor) as unknown as (s: Snapshot) => AgentEvent[],
+    input: { task: 'the task', maxTurns, maxPausesInARow, ...(budget ? { budget } : {}) },
+    events: (extra === 'cancel' ? cancelEventsFor : eventsFor) as unknown as (s: Snapshot) => AgentEvent[],
     serializeState: serializeState as (s: Snapshot) => string,
     serializeEvent: serializeEvent as unknown as (e: AgentEvent) => string,
   };
@@ -320,7 +360,8 @@ function walk(kind: 'shortest' | 'simple', maxTurns: number, maxPausesInARow: nu
  * The paths the crash suite covers: every simple path with MAX_TURNS=1 (all of turn 1 and the
  * MAX_TURNS stop; a pause continued, then one too many), the shortest path to every state with
  * MAX_TURNS=2 (a second turn, ids across turns, a stop after two turns), and the shortest path
- * to every state with MAX_TURNS=1 and no pause allowed (the pause limit met in `closed`).
+ * to every state with MAX_TURNS=1 and no pause allowed (the pause limit met in `closed`), and every
+ * simple path of a run whose token budget the first reply reaches (the stop at the budget).
  */
 export interface GeneratedPaths {
   /** Paths the walks produced, before merging. */
@@ -333,23 +374,28 @@ export interface GeneratedPaths {
   paths: CrashPath[];
 }
 
-/** How to walk, with which MAX_TURNS, which pause limit (default {@link PAUSE_LIMIT}), and whether with cancels. */
-export type PathSource = readonly ['simple' | 'shortest', number, number?, 'cancel'?];
+/** How to walk, with which MAX_TURNS, which pause limit (default {@link PAUSE_LIMIT}), and with cancels or a budget. */
+export type PathSource = readonly ['simple' | 'shortest', number, number?, ('cancel' | Budget)?];
+
+/** A budget the first reply reaches: the stop comes before the second model call. */
+export const BUDGET_WALK: Budget = { maxTotalTokens: 1 };
 
 export const ALL_PATHS: readonly PathSource[] = [
   ['simple', 1, 1],
   ['shortest', 2, 1],
   ['shortest', 1, 0],
   ['simple', 1, 1, 'cancel'],
+  ['simple', 2, 1, BUDGET_WALK],
 ];
 
 export function generateCrashPaths(sources: readonly PathSource[] = ALL_PATHS): GeneratedPaths {
   const byScenario = new Map<string, CrashPath>();
   let walked = 0;
-  for (const [kind, maxTurns, pauseLimit = PAUSE_LIMIT, cancel] of sources) {
-    for (const path of walk(kind, maxTurns, pauseLimit, cancel === 'cancel')) {
+  for (const [kind, maxTurns, pauseLimit = PAUSE_LIMIT, extra] of sources) {
+    const budget = typeof extra === 'object' ? extra : undefined;
+    for (const path of walk(kind, maxTurns, pauseLimit, extra)) {
       walked += 1;
-      const crashPath = toCrashPath(path, kind, { maxTurns, maxPausesInARow: pauseLimit });
+      const crashPath = toCrashPath(path, kind, { maxTurns, maxPausesInARow: pauseLimit, ...(budget ? { budget } : {}) });
       const known = byScenario.get(crashPath.scenarioKey);
       if (!known || known.steps.length < crashPath.steps.length) byScenario.set(crashPath.scenarioKey, crashPath);
     }
@@ -361,7 +407,7 @@ export function generateCrashPaths(sources: readonly PathSource[] = ALL_PATHS): 
 function toCrashPath(
   path: StatePath<Snapshot, PathEvent & AgentEvent>,
   source: 'simple' | 'shortest',
-  limits: Pick<Scenario, 'maxTurns' | 'maxPausesInARow'>,
+  limits: Pick<Scenario, 'maxTurns' | 'maxPausesInARow' | 'budget'>,
 ): CrashPath {
   const scenario: Scenario = { ...limits, replies: [], behaviours: {}, failingEffectWrites: [], decisions: {} };
   const counts = new Map<string, number>();
@@ -442,6 +488,9 @@ function toCrashPath(
         labels.push(next('save-decision'));
         break;
       }
+      case 'BUDGET_REACHED':
+        labels.push(next('save-budget'));
+        break;
     }
     steps.push({ from, to, event, labels, transitions, effects });
     from = to;

@@ -176,7 +176,7 @@ export async function playScenario(scenario: Scenario, key: string, world: World
   world.order = scenario.finishOrder ? new FinishOrder(scenario.finishOrder) : null;
   const base = parts(scenario, key, world, true, events, stores);
   try {
-    const result = await startRun({ ...base, task: 'the task', maxTurns: scenario.maxTurns, maxPausesInARow: scenario.maxPausesInARow, crashPoints });
+    const result = await startRun({ ...base, task: 'the task', maxTurns: scenario.maxTurns, maxPausesInARow: scenario.maxPausesInARow, budget: scenario.budget, crashPoints });
     return { result, crashedAt: null, events, passed: crashPoints.passed };
   } catch (error) {
     if (error instanceof SimulatedCrash) return { result: null, crashedAt: error.label, events, passed: crashPoints.passed };

@@ -2,6 +2,7 @@
  * The demo's real event stream: the real runtime, scripted model and demo tools on a memory
  * store, so the view is tested on what the runtime actually emits, not on hand-made events.
  */
+import type { Budget } from '../../machines/agent-loop.types.ts';
 import { demoScript, DEMO_TASK, ensureSampleNotes } from '../../src/demo/demo-task.ts';
 import { demoTools } from '../../src/demo/demo-tools.ts';
 import { scriptedModel } from '../../src/model/scripted-model.ts';
@@ -19,7 +20,7 @@ export interface DemoRun {
   events: RunEvent[];
 }
 
-export async function runDemo(options: { crashAfter?: string; model?: string; requireApproval?: string[] } = {}): Promise<DemoRun> {
+export async function runDemo(options: { crashAfter?: string; model?: string; requireApproval?: string[]; budget?: Budget } = {}): Promise<DemoRun> {
   const dir = tempDir('da-tui-');
   ensureSampleNotes(dir);
   const store = new MemoryStore();
@@ -33,6 +34,7 @@ export async function runDemo(options: { crashAfter?: string; model?: string; re
       observer: (event) => events.push(event),
       ...(options.crashAfter ? { crashAfter: options.crashAfter } : {}),
       ...(options.requireApproval ? { requireApproval: options.requireApproval, wait: false } : {}),
+      ...(options.budget ? { budget: options.budget } : {}),
     });
   } catch (error) {
     if (!(error instanceof SimulatedCrash)) throw error;

@@ -23,7 +23,7 @@ describe('reading the agent loop machine', () => {
     expect(roleOf('pendingTool')).toBe('checkpoint-a');
     expect(roleOf('closed')).toBe('checkpoint-b');
     expect(roleOf('effectRecorded')).toBe('ledger');
-    expect(graph.states.filter((s) => s.final).map((s) => s.name)).toEqual(['done', 'stoppedAtMaxTurns', 'failed', 'cancelled']);
+    expect(graph.states.filter((s) => s.final).map((s) => s.name)).toEqual(['done', 'stoppedAtMaxTurns', 'failed', 'cancelled', 'stoppedAtBudget']);
     expect(graph.states.filter((s) => s.initial).map((s) => s.name)).toEqual(['awaitingModel']);
   });
 

@@ -45,6 +45,7 @@ export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writer
     takeOver: args.takeOver,
     otelContent: args.otelContent,
     approval: { ...args.approval, allowQuestions: false },
+    budget: args,
   });
 }
 

@@ -48,6 +48,7 @@ export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers:
     otelContent: args.otelContent,
     toolConcurrency: args.toolConcurrency,
     approval,
+    budget: args,
   }).finally(() => mcp?.close());
 }
 

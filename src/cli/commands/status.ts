@@ -3,7 +3,8 @@ import path from 'node:path';
 import { type DecidedCall, verdictWords } from '../../approval/decision-trail.ts';
 import { decidedText } from '../decision-lines.ts';
 import type { WaitingCall } from '../../runtime/run-events.ts';
-import { type ContinuedStep, type HistoryStep, readRunHistory, readRunStatus } from '../../runtime/run-status.ts';
+import { budgetReachedWords, budgetWords, formatUsd, largerBudgetWords } from '../../budget/budget-words.ts';
+import { type ContinuedStep, type HistoryStep, readRunHistory, type RunStatus, readRunStatus } from '../../runtime/run-status.ts';
 import { type ControlRequest, requestWords } from '../../control/control-request.ts';
 import { FileStore } from '../../store/file-store.ts';
 import type { ReconcileNote } from '../../store/journal-record.ts';
@@ -34,6 +35,7 @@ export async function statusCommand(args: StatusArgs, writers: Writers, now = Da
     ...decidedRows(status.decided),
     ['ledger', `${status.ledgerEntries} ${status.ledgerEntries === 1 ? 'entry' : 'entries'}`],
     ['tokens', formatUsage(status.usage)],
+    ...budgetRows(status),
     [
       'last save',
       `${status.lastSave.point} (record ${status.lastSave.seq}) at ${new Date(status.lastSave.at).toISOString()}, ${formatAgo(status.lastSave.at, now)}, ${formatBytes(status.lastSave.bytes)}`,
@@ -57,6 +59,15 @@ function controlRow(request: ControlRequest, state: string): [string, string] {
     return ['paused', `${requestWords(request)}: the process that drives it stops at its next step; --resume clears the pause and goes on`];
   }
   return ['cancel asked', `${requestWords(request)}: ${state === 'cancelled' ? 'done' : 'the run ends as cancelled at its next step (or when resumed)'}`];
+}
+
+/** Cost so far (counted, or estimated at the starting model's price), the budget with what is left, and a budget stop. */
+function budgetRows(status: RunStatus): Array<[string, string]> {
+  const rows: Array<[string, string]> = [];
+  if (status.costUsd !== null) rows.push(['cost', `${status.costIsEstimate ? '≈ ' : ''}${formatUsd(status.costUsd)} at list prices${status.costIsEstimate ? ' (estimate)' : ''}`]);
+  if (status.budget) rows.push(['budget', budgetWords(status.budget, status.usage, status.costUsd)]);
+  if (status.budgetStop) rows.push(['stopped', `${budgetReachedWords(status.budgetStop)}: resume with a larger budget (${largerBudgetWords(status.budgetStop).join(' ')})`]);
+  return rows;
 }
 
 function continuedText(step: ContinuedStep): string {

@@ -11,6 +11,7 @@ import { LastSaveLine, LedgerLine } from './SavedLines.tsx';
 import { StateRow } from './StateRow.tsx';
 import { TurnProgress } from './TurnProgress.tsx';
 import { UsageLine } from './UsageLine.tsx';
+import { budgetWords } from '../../budget/budget-words.ts';
 
 export interface LiveViewProps {
   view: RunView;
@@ -49,8 +50,13 @@ export function LiveView({ view, now, columns }: LiveViewProps) {
         <CallList calls={view.calls} now={now} />
       </Field>
       <Field label="tokens">
-        <UsageLine usage={view.usage} model={view.model} />
+        <UsageLine usage={view.usage} model={view.model} costUsd={view.costUsd} />
       </Field>
+      {view.budget && view.usage ? (
+        <Field label="budget">
+          <Text>{budgetWords(view.budget, view.usage, view.costUsd)}</Text>
+        </Field>
+      ) : null}
       <Field label="saved">
         <LastSaveLine view={view} now={now} />
       </Field>

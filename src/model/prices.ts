@@ -1,8 +1,12 @@
 /**
- * List prices of a few Claude models, in US dollars per million tokens, for an estimated cost
- * in the live view. An estimate only: cache writes are priced at the 5-minute rate, long-context
- * and batch rates are ignored, and prices change. Models not listed (and the scripted model)
- * get no cost at all rather than a guess.
+ * List prices of the Claude models this code knows, in US dollars per million tokens: the cost
+ * a budget (--max-cost-usd) is checked against, and the cost the live view and status show.
+ * Source: Anthropic's pricing page (docs.claude.com/en/docs/about-claude/pricing) as of
+ * 2025-11-24, when Claude Opus 4.5 was released; not re-checked since: update the table when
+ * prices change. An estimate only: cache writes are priced at the 5-minute rate, long-context,
+ * batch and data-residency rates are ignored. Models not listed get no price rather than a
+ * guess, and a run with one refuses a cost budget. The scripted model has no price on purpose:
+ * its token figures are made up (the tests give a price to a model of their own when needed).
  */
 import type { TokenUsage } from '../../machines/agent-loop.types.ts';
 
@@ -41,7 +45,11 @@ export function priceOf(model: string): ModelPrice | null {
 /** Estimated US dollars for the usage so far, or null when the model's price is not known. */
 export function estimateCost(model: string, usage: TokenUsage): number | null {
   const price = priceOf(model);
-  if (!price) return null;
+  return price ? costAt(price, usage) : null;
+}
+
+/** US dollars for these tokens at this price. */
+export function costAt(price: ModelPrice, usage: TokenUsage): number {
   const perToken = (perMillion: number) => perMillion / 1_000_000;
   return (
     usage.input * perToken(price.input) +

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { estimateCost, priceOf } from '../../src/tui/prices.ts';
+import { estimateCost, priceOf } from '../src/model/prices.ts';
 
 describe('estimated cost', () => {
   it('knows a few Claude models, dated snapshots included', () => {

@@ -1,0 +1,41 @@
+/** A budget's figures in words, shared by the plain output, the live view and status. Pure. */
+import { totalTokens } from '../../machines/agent-loop.logic.ts';
+import type { Budget, BudgetStop, TokenUsage } from '../../machines/agent-loop.types.ts';
+
+export function formatUsd(usd: number): string {
+  if (usd === 0) return '$0';
+  if (usd < 1) return `$${usd.toFixed(4)}`;
+  return `$${usd.toFixed(2)}`;
+}
+
+function formatTokens(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+/** "budget reached: $0.0123 of $0.0100" or "budget reached: 1,234 of 1,000 tokens". */
+export function budgetReachedWords(stop: BudgetStop): string {
+  return stop.budget === 'cost'
+    ? `budget reached: ${formatUsd(stop.spent)} of ${formatUsd(stop.limit)} (at list prices)`
+    : `budget reached: ${formatTokens(stop.spent)} of ${formatTokens(stop.limit)} tokens`;
+}
+
+/** What is spent against each limit, and what is left: "cost $0.0123 of $0.0500 ($0.0377 left) · tokens 1,234 of 10,000 (8,766 left)". */
+export function budgetWords(budget: Budget, usage: TokenUsage, costUsd: number | null | undefined): string {
+  const parts: string[] = [];
+  if (budget.maxCostUsd !== undefined) {
+    const spent = costUsd ?? 0;
+    parts.push(`cost ${formatUsd(spent)} of ${formatUsd(budget.maxCostUsd)} (${formatUsd(Math.max(0, budget.maxCostUsd - spent))} left)`);
+  }
+  if (budget.maxTotalTokens !== undefined) {
+    const spent = totalTokens(usage);
+    parts.push(`tokens ${formatTokens(spent)} of ${formatTokens(budget.maxTotalTokens)} (${formatTokens(Math.max(0, budget.maxTotalTokens - spent))} left)`);
+  }
+  return parts.join(' · ');
+}
+
+/** The flag and a value that goes on after a stop: twice the limit, and above what is spent. */
+export function largerBudgetWords(stop: BudgetStop): string[] {
+  if (stop.budget === 'tokens') return ['--max-total-tokens', String(Math.max(stop.limit * 2, stop.spent + 1))];
+  const cents = Math.ceil(Math.max(stop.limit * 2, stop.spent * 1.5) * 100);
+  return ['--max-cost-usd', (cents / 100).toFixed(2)];
+}

@@ -1,0 +1,116 @@
+/**
+ * A run's budgets: spending limits checked before each model call. A budget belongs to the run,
+ * not to the process driving it: it is kept in the run's context (record 0, and the REOPEN
+ * record of a resume that changes it), so a plain resume applies it, and a resume that gives a
+ * budget replaces it for the rest of the run (the header is written once and could not follow).
+ */
+import { budgetStopOf } from '../../machines/agent-loop.logic.ts';
+import type { AgentContext, Budget, BudgetStop, TokenUsage } from '../../machines/agent-loop.types.ts';
+import type { Model } from '../model/model.ts';
+import { costAt, type ModelPrice, priceOf } from '../model/prices.ts';
+
+/** Wide enough for any real use, narrow enough that a typo (or Infinity) is refused. */
+export const MAX_COST_USD_RANGE = { min: 0.0001, max: 1_000_000 } as const;
+export const MAX_TOTAL_TOKENS_RANGE = { min: 1, max: 1_000_000_000_000 } as const;
+
+/** A cost budget for a model whose price is not known: refused before anything is written. */
+export class BudgetPriceError extends Error {
+  override readonly name = 'BudgetPriceError';
+  constructor(
+    readonly model: string,
+    readonly maxCostUsd: number,
+  ) {
+    super(
+      `A cost budget ($${maxCostUsd}) needs the price of the model, and ${model} has none in the price table (src/model/prices.ts). ` +
+        'Give a token budget instead (--max-total-tokens N, budget.maxTotalTokens), or a model with a price. Nothing was written to the journal of the run.',
+    );
+  }
+}
+
+/** What a budget changes in a run's context: the limits, and the cost so far while there is a cost budget. */
+export type BudgetFields = Pick<AgentContext, 'budget' | 'costUsd'>;
+
+/** The budget as given, checked; undefined when it sets no limit. Throws RangeError (nothing started). */
+export function checkBudget(given: Budget | undefined): Budget | undefined {
+  if (!given) return undefined;
+  const budget: Budget = {};
+  const { maxCostUsd, maxTotalTokens } = given;
+  if (maxCostUsd !== undefined) {
+    const { min, max } = MAX_COST_USD_RANGE;
+    if (!(typeof maxCostUsd === 'number' && maxCostUsd >= min && maxCostUsd <= max)) {
+      throw new RangeError(`budget.maxCostUsd must be US dollars from ${min} to ${max} (got ${String(maxCostUsd)}); nothing was written.`);
+    }
+    budget.maxCostUsd = maxCostUsd;
+  }
+  if (maxTotalTokens !== undefined) {
+    const { min, max } = MAX_TOTAL_TOKENS_RANGE;
+    if (!(Number.isSafeInteger(maxTotalTokens) && maxTotalTokens >= min && maxTotalTokens <= max)) {
+      throw new RangeError(`budget.maxTotalTokens must be a whole number from ${min} to ${max} (got ${String(maxTotalTokens)}); nothing was written.`);
+    }
+    budget.maxTotalTokens = maxTotalTokens;
+  }
+  return Object.keys(budget).length > 0 ? budget : undefined;
+}
+
+/** The price of a reply: the model's own, else the table's for the model that answered, else for the name asked. */
+export function priceFor(model: Model, answeredBy?: string | null): ModelPrice | null {
+  return model.price ?? (answeredBy ? priceOf(answeredBy) : null) ?? priceOf(model.name);
+}
+
+/** A new run's budget, for the machine's input. */
+export function startingBudget(given: Budget | undefined, model: Model): { budget?: Budget; costUsd?: number } {
+  const budget = checkBudget(given);
+  if (!budget) return {};
+  if (budget.maxCostUsd !== undefined && !priceFor(model)) throw new BudgetPriceError(model.name, budget.maxCostUsd);
+  return { budget, ...(budget.maxCostUsd !== undefined ? { costUsd: 0 } : {}) };
+}
+
+/**
+ * What a resume changes in the run's budget: each limit given replaces the run's own (larger
+ * or smaller), the others stay. Null when nothing changes. A cost budget the run did not have
+ * starts from what the run has used so far, priced at this model's list price. Throws
+ * BudgetPriceError when the run's cost budget (its own or the one given) cannot be priced.
+ */
+export function resumedBudget(context: AgentContext, given: Budget | undefined, model: Model): BudgetFields | null {
+  const asked = checkBudget(given);
+  const budget: Budget | null = asked ? { ...context.budget, ...asked } : (context.budget ?? null);
+  const price = priceFor(model);
+  if (budget?.maxCostUsd !== undefined && !price) throw new BudgetPriceError(model.name, budget.maxCostUsd);
+  if (!asked || sameBudget(context.budget ?? null, budget)) return null;
+  const costUsd = budget?.maxCostUsd === undefined ? undefined : typeof context.costUsd === 'number' ? context.costUsd : costAt(price!, context.usage);
+  return { budget, costUsd };
+}
+
+function sameBudget(a: Budget | null, b: Budget | null): boolean {
+  return a?.maxCostUsd === b?.maxCostUsd && a?.maxTotalTokens === b?.maxTotalTokens;
+}
+
+/** The context with a resume's budget in it (and no budget stop: the REOPEN record lifts it). */
+export function withBudget(context: AgentContext, change: BudgetFields | null): AgentContext {
+  return change ? { ...context, ...change, budgetStop: context.budgetStop ? null : context.budgetStop } : context;
+}
+
+/** The cost field after a reply's tokens are counted: only a run with a cost budget keeps one. */
+export function costAfter(context: AgentContext, usage: TokenUsage, model: Model, answeredBy?: string | null): Partial<BudgetFields> {
+  if (context.budget?.maxCostUsd === undefined || typeof context.costUsd !== 'number') return {};
+  const price = priceFor(model, answeredBy);
+  return price ? { costUsd: context.costUsd + costAt(price, usage) } : {};
+}
+
+/** The budget figures a run reports (events, results), present only for a run with a budget. */
+export interface BudgetView {
+  budget?: Budget | undefined;
+  costUsd?: number | undefined;
+  budgetStop?: BudgetStop | undefined;
+}
+
+export function budgetViewOf(context: AgentContext): BudgetView {
+  if (!context.budget) return {};
+  return {
+    budget: context.budget,
+    ...(typeof context.costUsd === 'number' ? { costUsd: context.costUsd } : {}),
+    ...(context.budgetStop ? { budgetStop: context.budgetStop } : {}),
+  };
+}
+
+export { budgetStopOf };
