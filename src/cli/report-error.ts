@@ -16,6 +16,7 @@ import { UnknownApprovalToolError } from '../approval/needs-decision.ts';
 import { questionsAdvice } from '../approval/origin-advice.ts';
 import { MissingApiKeyError, ModelCallError } from '../model/model.ts';
 import { ContinueRefusedError } from '../runtime/continue-run.ts';
+import { ForkRefusedError } from '../fork/fork-errors.ts';
 import { CrashSpecError } from '../runtime/crash-points.ts';
 import { RunOriginMismatchError } from '../runtime/run-origin.ts';
 import {
@@ -78,6 +79,7 @@ const REFUSALS = [
   PruneRuleMissingError,
   PruneOptionError,
   ContinueRefusedError,
+  ForkRefusedError,
 ];
 
 export function reportError(error: unknown, writers: Writers, verbose: boolean): number {

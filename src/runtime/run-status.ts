@@ -7,7 +7,9 @@ import type { AgentStateName, Message, Decision, DecisionNeed, RunFailure, Token
 import { type DecidedCall, DecisionTrail } from '../approval/decision-trail.ts';
 import { waitingCallsOf } from '../approval/waiting-calls.ts';
 import { foldJournal } from '../store/fold-journal.ts';
-import type { JournalRecord, ReconcileNote, RecordEvent, RecordNote } from '../store/journal-record.ts';
+import { type ForkNote, readForkNotes } from '../fork/fork-notes.ts';
+import { FileStore } from '../store/file-store.ts';
+import type { ForkOrigin, JournalRecord, ReconcileNote, RecordEvent, RecordNote } from '../store/journal-record.ts';
 import type { PointName } from '../store/record-points.ts';
 import { pointOf } from '../store/record-points.ts';
 import type { RecoveredTornTail, RunStore } from '../store/store.ts';
@@ -46,6 +48,10 @@ export interface RunStatus {
   reconciled: ReconcileNote[];
   /** Each time the finished conversation was continued with a new message, oldest first. */
   continued: ContinuedStep[];
+  /** The run this one was forked from (its records up to forkedFrom.seq are the parent's), else null. */
+  forkedFrom: ForkOrigin | null;
+  /** The runs forked from this one, oldest first (a file run's forks.jsonl; none elsewhere). */
+  forks: ForkNote[];
 }
 
 /** A finished conversation continued (a REOPEN record with note.continued): the message, when, after which turn. */
@@ -73,6 +79,10 @@ export interface HistoryStep {
   decided: DecidedCall[];
   /** A REOPEN record that continued the finished conversation: the user's new message. */
   continued: { message: string } | null;
+  /** In a forked run, on the last record it took from its parent: where that parent is. */
+  forkedFrom: ForkOrigin | null;
+  /** The runs forked from this one at this record. */
+  forks: ForkNote[];
 }
 
 export async function readRunStatus(store: RunStore): Promise<RunStatus> {
@@ -107,12 +117,26 @@ export async function readRunStatus(store: RunStore): Promise<RunStatus> {
     tornTail: loaded.tornTail,
     reconciled: lastReconcile(loaded.records.map((stored) => stored.record.note)),
     continued,
+    forkedFrom: loaded.header.forkedFrom ?? null,
+    forks: forksOf(store, loaded.header.runId),
   };
+}
+
+/** A file run's forks, from the note beside its journal; a note that cannot be read shows none. */
+function forksOf(store: RunStore, runId: string): ForkNote[] {
+  if (!(store instanceof FileStore)) return [];
+  try {
+    return readForkNotes(store.dir, runId);
+  } catch {
+    return [];
+  }
 }
 
 export async function readRunHistory(store: RunStore): Promise<HistoryStep[]> {
   const loaded = await store.load();
   const steps: HistoryStep[] = [];
+  const forkedFrom = loaded.header.forkedFrom ?? null;
+  const forks = forksOf(store, loaded.header.runId);
   const trail = new DecisionTrail();
   foldJournal(store.location, loaded, (view, stored) => {
     const { record } = stored;
@@ -134,6 +158,8 @@ export async function readRunHistory(store: RunStore): Promise<HistoryStep[]> {
       waitingFor: call?.needs ? { tool_use_id: call.id, name: call.name, needs: call.needs } : null,
       decided: trail.decided.slice(known),
       continued: continuedStepOf(record, view.context.messages),
+      forkedFrom: forkedFrom?.seq === record.seq ? forkedFrom : null,
+      forks: forks.filter((fork) => fork.seq === record.seq),
     });
   });
   return steps;

@@ -122,6 +122,11 @@ export interface RunStore {
   /** Creates the journal with its header and first record, atomically; fails if one exists. */
   create(header: JournalHeader, first: JournalRecord): Promise<AppendReceipt>;
   append(record: JournalRecord, options?: AppendOptions): Promise<AppendReceipt>;
+  /**
+   * Optional (needed to fork into this store): creates the journal with its header and several
+   * records at once, atomically like create(); fails if one exists.
+   */
+  createWith?(header: JournalHeader, records: readonly JournalRecord[]): Promise<AppendReceipt>;
   lock(options?: LockOptions): Promise<RunLock>;
   /** Moves the run aside (never deletes it) so a new one can start; returns where it went. */
   archive(): Promise<string>;
