@@ -23,6 +23,7 @@ const REQUIRED: Record<string, string[]> = {
   deny: ['toolu_01', '--reason', 'not now'],
   answer: ['toolu_01', 'yes'],
   prune: ['--keep', '1'],
+  fork: ['--to', 'new-dir'],
 };
 
 function parse(...argv: string[]): CliArgs {
@@ -46,7 +47,7 @@ function withOption(command: CommandSpec, option: OptionSpec, value?: string): s
     const at = needed.indexOf(`--${option.name}`);
     if (at !== -1) needed.splice(at, 2);
   }
-  if (['accept-lost-record', 'allow-tool-change', 'replace-decision-policy', 'message'].includes(option.name)) {
+  if (['accept-lost-record', 'allow-tool-change', 'replace-decision-policy', 'message'].includes(option.name) && command.name !== 'fork') {
     needed.push('--resume');
     const task = needed.indexOf('--task');
     if (task !== -1) needed.splice(task, 2);
@@ -56,6 +57,10 @@ function withOption(command: CommandSpec, option: OptionSpec, value?: string): s
   if (option.name === 'keep' && command.name === 'prune') needed.splice(needed.indexOf('--keep'), 2);
   // pending/approve/deny/answer: --database-url goes with --run ID (a fleet run).
   if (option.name === 'database-url' && ['pending', 'approve', 'deny', 'answer'].includes(command.name)) needed.push('--run', 'run-1');
+  // fork: a fleet run (--run) instead of --to; --max-turns goes with --message.
+  if (command.name === 'fork' && ['run', 'database-url', 'to-run'].includes(option.name)) needed.splice(0, 2, ...(option.name === 'run' ? [] : ['--run', 'run-1']));
+  if (command.name === 'fork' && option.name === 'max-turns') needed.push('--message', 'more');
+  if (command.name === 'fork' && option.name === 'to') needed.splice(0, 2);
   const given = option.type === 'boolean' ? [`--${option.name}`] : [`--${option.name}`, value ?? sampleValue(option)];
   return [command.name, ...needed, ...given];
 }

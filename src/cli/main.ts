@@ -57,6 +57,8 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
         return await (await import('./commands/viz.ts')).vizCommand(args, writers, env);
       case 'prune':
         return await (await import('./commands/prune.ts')).pruneCommand(args, env, writers);
+      case 'fork':
+        return await (await import('./commands/fork.ts')).forkCommand(args, env, writers);
     }
   } catch (error) {
     return (await import('./report-error.ts')).reportError(error, redactingWriters(writers, env), verbose);

@@ -35,6 +35,8 @@ export interface QueuedRun {
   decisionGiven: boolean;
   createdAt: string;
   updatedAt: string;
+  /** A run made by fork: the fleet run it was forked from and at which record; else null. */
+  forkedFrom: { run: string | null; seq: number } | null;
 }
 
 export async function submitRuns(pool: Pool, spec: RunSpec, count: number): Promise<string[]> {
@@ -64,13 +66,14 @@ export async function listRuns(pool: Pool): Promise<QueuedRun[]> {
     decision_given: boolean;
     created_at: Date;
     updated_at: Date;
+    forked_from: { fleetRun?: string; seq: number } | null;
   }>(
     `SELECT id, state, turn, records, finished, spec, lease_owner, lease_epoch, lease_expires_at,
             coalesce(lease_expires_at > now(), false) AS lease_active,
             CASE WHEN state = 'awaitingDecision' THEN awaiting END AS awaiting,
             CASE WHEN state = 'awaitingDecision' THEN awaiting_since END AS awaiting_since,
             EXISTS (SELECT 1 FROM da_decisions d WHERE d.run_id = da_runs.id AND d.tool_use_id = da_runs.awaiting AND d.settled_at IS NULL) AS decision_given,
-            created_at, updated_at
+            created_at, updated_at, header -> 'forkedFrom' AS forked_from
        FROM da_runs WHERE id NOT LIKE '%~archived~%' ORDER BY created_at, id`,
   );
   return rows.map((row) => ({
@@ -89,6 +92,7 @@ export async function listRuns(pool: Pool): Promise<QueuedRun[]> {
     decisionGiven: row.awaiting !== null && row.decision_given,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
+    forkedFrom: row.forked_from ? { run: row.forked_from.fleetRun ?? null, seq: row.forked_from.seq } : null,
   }));
 }
 

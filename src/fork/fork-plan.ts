@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { openCalls } from '../../machines/agent-loop.logic.ts';
-import type { AgentContext, AgentStateName, OutcomeKind, PendingCall } from '../../machines/agent-loop.types.ts';
+import type { AgentContext, AgentStateName, AwaitedCall, OutcomeKind, PendingCall } from '../../machines/agent-loop.types.ts';
 import { checkContinue, ContinueRefusedError, continuedContext } from '../runtime/continue-run.ts';
 import { foldJournal } from '../store/fold-journal.ts';
 import { type DurableView, encodeRecord, snapshotContextOf } from '../store/journal-codec.ts';
@@ -46,6 +46,9 @@ export interface ForkPlan {
   records: JournalRecord[];
   /** Where the child stands once written (a resume goes on from there). */
   state: AgentStateName;
+  /** The child's turn, and the call it waits on for a person (if it does), once written. */
+  turn: number;
+  awaiting: AwaitedCall | null;
   /** Calls open at the fork point: the child's resume reconciles them. */
   openCalls: PendingCall[];
   afterFork: ParentCallAfterFork[];
@@ -107,7 +110,7 @@ export function planFork(parentLocation: string, loaded: LoadedRun, request: For
     forkedFrom,
   };
   const open = openCalls(context);
-  return { at, lastSeq, header, records, state, openCalls: open, afterFork: callsAfter(parentLocation, loaded, at, open) };
+  return { at, lastSeq, header, records, state, turn: context.turn, awaiting: context.awaiting, openCalls: open, afterFork: callsAfter(parentLocation, loaded, at, open) };
 }
 
 function checkForkMessage(location: string, message: string, at: number, view: DurableView, maxTurns: number | undefined, lastDone: number): void {

@@ -5,7 +5,7 @@ import { decidedText } from '../decision-lines.ts';
 import type { WaitingCall } from '../../runtime/run-events.ts';
 import { type ContinuedStep, type HistoryStep, readRunHistory, readRunStatus } from '../../runtime/run-status.ts';
 import { FileStore } from '../../store/file-store.ts';
-import type { ReconcileNote } from '../../store/journal-record.ts';
+import type { ForkOrigin, ReconcileNote } from '../../store/journal-record.ts';
 import type { StatusArgs } from '../args.ts';
 import { EXIT } from '../exit-codes.ts';
 import { formatAgo, formatBytes, formatElapsed, formatUsage, keyValueLines, tableLines } from '../format.ts';
@@ -39,6 +39,8 @@ export async function statusCommand(args: StatusArgs, writers: Writers, now = Da
     ],
     ['journal', `${journalRecords(status.records, status.lastSave.seq)}, ${formatBytes(status.journalBytes)}`],
   ];
+  if (status.forkedFrom) rows.splice(2, 0, ['forked from', forkedFromText(status.forkedFrom)]);
+  for (const fork of status.forks) rows.push(['fork', `at record ${fork.seq}: run ${fork.child.runId} in ${runDirOf(fork.child.location)} (${new Date(fork.at).toISOString()})`]);
   if (status.finalText !== null) rows.push(['answer', status.finalText]);
   if (status.failure) rows.push(['failure', status.failure.message]);
   for (const step of status.continued) rows.push(['continued', continuedText(step)]);
@@ -46,6 +48,15 @@ export async function statusCommand(args: StatusArgs, writers: Writers, now = Da
   if (status.tornTail) rows.push(['torn tail', `${status.tornTail.bytes} bytes after the last complete record (a resume drops them)`]);
   for (const line of keyValueLines(rows)) writers.out(line);
   return EXIT.done;
+}
+
+function forkedFromText(origin: ForkOrigin): string {
+  return `run ${origin.fleetRun ?? origin.runId} in ${runDirOf(origin.location)}, at its record ${origin.seq} (records 0 to ${origin.seq} here are its own), on ${new Date(origin.at).toISOString()}`;
+}
+
+/** A file run's directory (the one given to demo or run) rather than its state directory inside. */
+function runDirOf(location: string): string {
+  return path.basename(location) === STATE_DIR ? path.dirname(location) : location;
 }
 
 function continuedText(step: ContinuedStep): string {
@@ -114,6 +125,8 @@ function historyNote(step: HistoryStep): string {
   for (const reuse of note?.reused ?? []) parts.push(reconcileWords(reuse));
   if (note?.reconcile) parts.push(reconcileWords(note.reconcile));
   if (note?.reopened) parts.push(`reopened, MAX_TURNS=${note.reopened.maxTurns}`);
+  if (step.forkedFrom) parts.push(`fork point: records 0 to ${step.seq} are those of run ${step.forkedFrom.runId} in ${runDirOf(step.forkedFrom.location)}`);
+  for (const fork of step.forks) parts.push(`forked here into ${runDirOf(fork.child.location)} (run ${fork.child.runId})`);
   if (step.continued) parts.push(`continued with the message ${JSON.stringify(step.continued.message)}`);
   if (step.waitingFor) parts.push(`${step.waitingFor.tool_use_id} waits for ${step.waitingFor.needs === 'answer' ? 'an answer' : 'approval'}`);
   for (const decision of step.decided) {
