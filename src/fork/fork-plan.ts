@@ -58,11 +58,18 @@ export interface ForkPlan {
 const NOT_RUN: readonly OutcomeKind[] = ['rejected', 'denied', 'answered'];
 
 /**
+ * The states a fork goes on from by default: between turns, or finished in a way a resume or a
+ * message can take up. Any other state (one a later release adds, a run that was cancelled) is
+ * never picked by default: the resting point before it is.
+ */
+const RESTING_STATES: readonly AgentStateName[] = ['awaitingModel', 'closed', 'done', 'stoppedAtMaxTurns', 'failed'];
+
+/**
  * A resting point: no call is open or waits for a person, and no reply is on its way to being
  * recorded (a MODEL_USAGE record counts a reply that checkpoint A has not saved yet).
  */
 export function isRestingPoint(record: JournalRecord, context: AgentContext): boolean {
-  return record.event !== 'MODEL_USAGE' && context.pending.length === 0 && context.awaiting === null;
+  return RESTING_STATES.includes(record.state) && record.event !== 'MODEL_USAGE' && context.pending.length === 0 && context.awaiting === null;
 }
 
 export function planFork(parentLocation: string, loaded: LoadedRun, request: ForkRequest, now = Date.now(), fleetRun?: string): ForkPlan {
