@@ -167,6 +167,19 @@ describe('forkRun (FileStore only)', () => {
     expect(history).toHaveLength(4);
   });
 
+  it('a parent whose last record was cut off by a crash is forked from the records before it, and left as it was', async () => {
+    const parentDir = tempDir();
+    const parent = new FileStore(path.join(parentDir, '.durable-agent'));
+    await finishedParent(parent);
+    fs.appendFileSync(parent.journalPath, '0123abcd {"seq":99,"at":1,"sta');
+    const bytes = fs.readFileSync(parent.journalPath);
+    const childDir = path.join(tempDir(), 'child');
+    const forked = await forkRun({ from: parentDir, to: childDir });
+    expect(forked).toMatchObject({ state: 'done', records: forked.parentLastSeq + 1 });
+    expect(fs.readFileSync(parent.journalPath).equals(bytes)).toBe(true);
+    expect((await new FileStore(path.join(childDir, '.durable-agent')).load()).tornTail).toBeNull();
+  });
+
   it('a damaged parent is refused and nothing is written', async () => {
     const parentDir = tempDir();
     const parent = new FileStore(path.join(parentDir, '.durable-agent'));

@@ -91,6 +91,21 @@ describe('durable-agent fork', () => {
     expect(childKey).not.toBe(parentKey);
   });
 
+  it('forks a run that another process is driving: the fork takes what is saved, the run goes on undisturbed', async () => {
+    const dir = tempDir();
+    const live = startCli(['demo', '--plain', '--pace', '400'], { cwd: dir });
+    while (!live.output().includes('[turn 1][save B]')) await new Promise((resolve) => setTimeout(resolve, 20));
+    const to = path.join(tempDir(), 'from-live');
+    const fork = await runCliAsync(['fork', '--to', to, '--json'], { cwd: dir });
+    expect(fork.code, fork.stderr).toBe(0);
+    const result = JSON.parse(fork.stdout) as { state: string; forkedFrom: { seq: number }; records: number };
+    expect(['closed', 'done']).toContain(result.state); // 'done' only on a machine so busy the demo finished meanwhile
+    expect(result.records).toBe(result.forkedFrom.seq + 1);
+    const finished = await live.done;
+    expect(finished.code, finished.stderr).toBe(0);
+    expect((await runCliAsync(['demo', '--resume', '--plain', '--dir', to], { cwd: to })).code).toBe(0);
+  });
+
   it('refuses what it cannot do with exit 2 and writes nothing', async () => {
     const dir = await finishedDemo();
     const before = fs.readFileSync(journalOf(dir));
@@ -135,23 +150,29 @@ describe('durable-agent fork', () => {
     expect((await runCliAsync(['fork', '--to', failed], { cwd: dir })).code).toBe(0);
 
     const parentRecords = (await historyOf(dir)).length;
-    let whole = 0;
-    let none = 0;
-    for (let i = 0; i < 8; i++) {
-      const to = path.join(tempDir(), `killed-${i}`);
+    // Kills spread over the time a whole fork takes here (measured under the same load): from
+    // before it reads the parent to after it is done. Each must leave the whole fork or none.
+    const started = performance.now();
+    expect((await runCliAsync(['fork', '--to', path.join(tempDir(), 'timed')], { cwd: dir })).code).toBe(0);
+    const forkMs = performance.now() - started;
+    const outcomes: string[] = [];
+    for (const fraction of [0.05, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.2, 3]) {
+      const to = path.join(tempDir(), `killed-${fraction}`);
       const fork = startCli(['fork', '--to', to], { cwd: dir });
-      await new Promise((resolve) => setTimeout(resolve, 60 + i * 25));
+      await new Promise((resolve) => setTimeout(resolve, fraction * forkMs));
       fork.child.kill('SIGKILL');
       await fork.done;
       if (!fs.existsSync(journalOf(to))) {
-        none++;
+        outcomes.push('none');
         continue;
       }
-      whole++;
+      outcomes.push('whole');
       const status = await runCliAsync(['status', '--dir', to], { cwd: to });
       expect(status.code, status.stderr).toBe(0);
       expect((await historyOf(to)).length).toBe(parentRecords);
+      expect((await runCliAsync(['fork', '--to', to], { cwd: dir })).code).toBe(2); // a whole run: a second fork there is refused
     }
-    expect(whole + none).toBe(8);
+    expect(outcomes[0]).toBe('none');
+    expect(outcomes[outcomes.length - 1]).toBe('whole');
   });
 });
