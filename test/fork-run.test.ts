@@ -102,6 +102,36 @@ describe.each(STORES)('forkRun (%s)', (_name, newStore) => {
     expect(ledger.get('t1')?.kind).toBe('unknown');
   });
 
+  it('at a ledger write inside a turn: the entries up to the fork point are reused, a miss after it follows the rules', async () => {
+    const parent = newStore();
+    const tools = countingTools();
+    const script: ScriptedStep[] = [
+      toolUseReply([
+        { id: 'r1', name: 'lookup', input: { q: 'a' } },
+        { id: 'r2', name: 'send_email', input: { to: 'bo@example.com' } },
+        { id: 'r3', name: 'lookup', input: { q: 'b' } },
+      ]),
+      endTurnReply('done'),
+    ];
+    await startRun({ store: parent, model: scriptedModel(script), tools: tools.tools, task: 'the task', maxTurns: 5 });
+    const at = await seqOf(parent, 'effect-write', 1); // r1 recorded; r2 and r3 open
+    const child = newStore();
+    const forked = await forkRun({ from: parent, to: child, at });
+    expect(forked.openCalls).toEqual([
+      { id: 'r2', name: 'send_email' },
+      { id: 'r3', name: 'lookup' },
+    ]);
+    expect(forked.afterFork.map((call) => [call.tool_use_id, call.effect, call.outcome])).toEqual([
+      ['r2', 'side-effect', 'ran'],
+      ['r3', 'read-only', 'ran'],
+    ]);
+    const events: string[] = [];
+    const resumed = await resumeRun({ store: child, model: scriptedModel(script), tools: tools.tools, observer: (event) => void (event.type === 'reconciled' && events.push(`${event.call.id}:${event.decision}`)) });
+    expect(resumed.status).toBe('done');
+    expect(events).toEqual(['r1:reused', 'r2:unknown-reported', 'r3:re-ran-read-only']);
+    expect([tools.counter.of('r1'), tools.counter.of('r2'), tools.counter.of('r3')]).toEqual([1, 1, 2]);
+  });
+
   it("a call that can verify is checked under the child's key: the parent's effect is not the child's", async () => {
     const parent = newStore();
     const { tools, runId } = await finishedParent(parent);
