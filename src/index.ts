@@ -85,6 +85,11 @@ export type { McpConfig, McpHttpServer, McpServerConfig, McpStdioServer, McpTool
 export type { McpToolSet, McpToolsOptions } from './mcp/mcp-tools.ts';
 export type { ToolAnnotations, TraitSources } from './tools/tool.ts';
 export type { PinnedAnnotations, ReconcileNote, ReconcileRule } from './store/journal-record.ts';
+export { forkRun } from './fork/fork-run.ts';
+export type { ForkOptions, ForkResult } from './fork/fork-run.ts';
+export type { ParentCallAfterFork } from './fork/fork-plan.ts';
+export { ForkRefusedError, type ForkProblem } from './fork/fork-errors.ts';
+export type { ForkOrigin } from './store/journal-record.ts';
 export { pruneRuns } from './prune/prune-archive.ts';
 export type { FailedRemoval, KeptRun, PrunedRun, PruneReport } from './prune/prune-archive.ts';
 export { PruneOptionError, PruneRuleMissingError } from './prune/prune-plan.ts';

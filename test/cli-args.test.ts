@@ -24,6 +24,7 @@ const REQUIRED: Record<string, string[]> = {
   answer: ['toolu_01', 'yes'],
   prune: ['--keep', '1'],
   resume: ['--run', 'run-1'],
+  fork: ['--to', 'new-dir'],
 };
 
 function parse(...argv: string[]): CliArgs {
@@ -47,7 +48,7 @@ function withOption(command: CommandSpec, option: OptionSpec, value?: string): s
     const at = needed.indexOf(`--${option.name}`);
     if (at !== -1) needed.splice(at, 2);
   }
-  if (['accept-lost-record', 'allow-tool-change', 'replace-decision-policy', 'message'].includes(option.name)) {
+  if (['accept-lost-record', 'allow-tool-change', 'replace-decision-policy', 'message'].includes(option.name) && command.name !== 'fork') {
     needed.push('--resume');
     const task = needed.indexOf('--task');
     if (task !== -1) needed.splice(task, 2);
@@ -58,6 +59,10 @@ function withOption(command: CommandSpec, option: OptionSpec, value?: string): s
   // pending/approve/deny/answer: --database-url goes with --run ID (a fleet run).
   if (option.name === 'database-url' && ['pending', 'approve', 'deny', 'answer', 'cancel', 'pause'].includes(command.name)) needed.push('--run', 'run-1');
   if (option.name === 'run' && command.name === 'resume') needed.length = 0;
+  // fork: a fleet run (--run) instead of --to; --max-turns goes with --message.
+  if (command.name === 'fork' && ['run', 'database-url', 'to-run'].includes(option.name)) needed.splice(0, 2, ...(option.name === 'run' ? [] : ['--run', 'run-1']));
+  if (command.name === 'fork' && option.name === 'max-turns') needed.push('--message', 'more');
+  if (command.name === 'fork' && option.name === 'to') needed.splice(0, 2);
   const given = option.type === 'boolean' ? [`--${option.name}`] : [`--${option.name}`, value ?? sampleValue(option)];
   return [command.name, ...needed, ...given];
 }

@@ -17,7 +17,13 @@ import type { MachineGraph } from './machine-graph.ts';
 import { edgeId, edgesOf } from './machine-graph.ts';
 import type { BlockView, DecisionView, LedgerEntryView, MessageView, ProcessView, ReconcileView, RunView, StepView } from './viz-data.ts';
 
-export function runViewOf(location: string, loaded: LoadedRun, graph: MachineGraph): RunView {
+/** What the page says about forks: the runs forked from this one, and the command that forks a step. */
+export interface ForkViews {
+  forks?: RunView['forks'] | undefined;
+  forkCommand?: RunView['forkCommand'] | undefined;
+}
+
+export function runViewOf(location: string, loaded: LoadedRun, graph: MachineGraph, fork: ForkViews = {}): RunView {
   const edges = new Map(edgesOf(graph).map((edge) => [edge.id, new Set(edge.transitions.map((t) => t.event))]));
   const messageIndex = new Map<Message, number>();
   const messages: MessageView[] = [];
@@ -42,7 +48,10 @@ export function runViewOf(location: string, loaded: LoadedRun, graph: MachineGra
       const pid = resumed?.pid ?? record.note?.started?.pid ?? null;
       // The process before ended where its last record left the run: at rest in a final state
       // (a run reopened with more turns), or anywhere else, stopped by a kill, crash or error.
-      if (previous) processes[processes.length - 1]!.end = isFinal(previous.state) ? 'finished' : 'stopped';
+      // In a forked run, the process that wrote the fork point did not stop there: the fork took its records.
+      const before = processes[processes.length - 1];
+      const forkedAt = loaded.header.forkedFrom?.seq;
+      if (before && previous) before.end = forkedAt !== undefined && before.firstSeq <= forkedAt ? 'forked' : isFinal(previous.state) ? 'finished' : 'stopped';
       processes.push({
         pid,
         firstSeq: record.seq,
@@ -131,6 +140,9 @@ export function runViewOf(location: string, loaded: LoadedRun, graph: MachineGra
     }),
     steps,
     processes,
+    forkedFrom: loaded.header.forkedFrom ? { runId: loaded.header.forkedFrom.runId, seq: loaded.header.forkedFrom.seq, location: loaded.header.forkedFrom.location } : null,
+    forks: fork.forks ?? [],
+    forkCommand: fork.forkCommand ?? null,
   };
 
   function intern(message: Message): number {

@@ -40,6 +40,15 @@ export interface RunView {
   ledger: LedgerEntryView[];
   steps: StepView[];
   processes: ProcessView[];
+  /** A run made by fork: the parent, and its last record this run took (records 0..seq are the parent's). */
+  forkedFrom: { runId: string; seq: number; location: string } | null;
+  /** The runs forked from this one (noted beside a file run's journal), oldest first. */
+  forks: Array<{ seq: number; runId: string; location: string }>;
+  /**
+   * The fork command for a step, in two pieces around its record number: `${before} SEQ ${after}SEQ`
+   * (a new directory named after the run's); null where the run is not in a directory.
+   */
+  forkCommand: { before: string; after: string } | null;
 }
 
 export type BlockView =
@@ -160,6 +169,6 @@ export interface ProcessView {
     /** How each call of the turn left open was settled, in order. */
     decisions: ReconcileView[];
   } | null;
-  /** How it ended, as far as the journal tells. */
-  end: 'finished' | 'stopped' | 'open';
+  /** How it ended, as far as the journal tells ('forked': a forked run's records from its parent end there). */
+  end: 'finished' | 'stopped' | 'open' | 'forked';
 }

@@ -9,6 +9,8 @@ import { diagramSvg } from './diagram-svg.ts';
 import type { MachineGraph } from './machine-graph.ts';
 import { edgesOf, machineGraphOf } from './machine-graph.ts';
 import { pageHtml } from './page-html.ts';
+import { readForkNotes } from '../src/fork/fork-notes.ts';
+import { FileStore } from '../src/store/file-store.ts';
 import { runViewOf } from './run-timeline.ts';
 import type { MachineView, RunView } from './viz-data.ts';
 
@@ -18,9 +20,10 @@ export interface VizPage {
   run: RunView | null;
 }
 
-export async function vizPage(store: RunStore): Promise<VizPage> {
+/** `forkCommand`: how the page spells the fork of a step (see RunView.forkCommand); the CLI passes it. */
+export async function vizPage(store: RunStore, forkCommand?: RunView['forkCommand']): Promise<VizPage> {
   const graph = machineGraphOf(agentLoopMachine);
-  const [diagram, run] = await Promise.all([layoutDiagram(graph), readRun(store, graph)]);
+  const [diagram, run] = await Promise.all([layoutDiagram(graph), readRun(store, graph, forkCommand ?? null)]);
   const html = await pageHtml({
     title: run ? `durable-agent · run ${run.runId}` : 'durable-agent · the agent loop',
     graph,
@@ -34,9 +37,12 @@ export async function vizPage(store: RunStore): Promise<VizPage> {
   return { html, graph, run };
 }
 
-async function readRun(store: RunStore, graph: MachineGraph): Promise<RunView | null> {
+async function readRun(store: RunStore, graph: MachineGraph, forkCommand: RunView['forkCommand']): Promise<RunView | null> {
   if (!(await store.exists())) return null;
-  return runViewOf(store.location, await store.load(), graph);
+  const loaded = await store.load();
+  const notes = store instanceof FileStore ? readForkNotes(store.dir, loaded.header.runId) : [];
+  const forks = notes.map((fork) => ({ seq: fork.seq, runId: fork.child.runId, location: fork.child.location }));
+  return runViewOf(store.location, loaded, graph, { forks, forkCommand });
 }
 
 function machineViewOf(graph: MachineGraph): MachineView {

@@ -120,6 +120,23 @@ export interface FleetResumeArgs {
   databaseUrl: string | null;
 }
 
+/** fork: a new run from a record of a run in a directory (--to) or of a fleet run (--run, --to-run). */
+export interface ForkArgs {
+  command: 'fork';
+  dir: string;
+  at: number | null;
+  /** The new run's directory (file runs). */
+  to: string | null;
+  message: string | null;
+  maxTurns: number | null;
+  /** --run ID: fork a fleet run; null: the run in dir. */
+  fleetRun: string | null;
+  databaseUrl: string | null;
+  /** With --run: the new fleet run's id (null: a new one). */
+  toRun: string | null;
+  json: boolean;
+}
+
 export interface VizArgs {
   command: 'viz';
   dir: string;
@@ -218,6 +235,7 @@ export type CliArgs =
   | PruneArgs
   | ControlArgs
   | FleetResumeArgs
+  | ForkArgs
   | HelpArgs
   | { command: 'version' };
 
@@ -394,6 +412,8 @@ function argsOf(command: string, values: OptionValues, cwd: string): CliArgs {
       return vizArgs(dir, values);
     case 'prune':
       return pruneArgs(dir, values);
+    case 'fork':
+      return forkArgs(dir, values);
     case 'db':
       return { command, action: 'migrate', databaseUrl };
     case 'submit':
@@ -596,6 +616,28 @@ function pruneArgs(dir: string, values: OptionValues): PruneArgs {
     throw new UsageError('prune needs a rule: --older-than DURATION (e.g. 30d), --keep N (the N newest finished runs stay), or both. Nothing was removed.');
   }
   return { command: 'prune', dir, dirGiven: values.text('dir') !== null, databaseUrl, olderThanMs, keep, dryRun: values.flag('dry-run') };
+}
+
+function forkArgs(dir: string, values: OptionValues): ForkArgs {
+  const fleetRun = values.text('run');
+  const databaseUrl = values.text('database-url');
+  const to = values.text('to');
+  const toRun = values.text('to-run');
+  const message = values.text('message');
+  if (fleetRun !== null) {
+    if (values.text('dir') !== null || to !== null) {
+      throw new UsageError('fork --run forks a fleet run into a new fleet run (--to-run ID, or a new id): it takes no --dir or --to. Give one kind of run.');
+    }
+  } else {
+    if (databaseUrl !== null) throw new UsageError('fork --database-url needs --run ID: the fleet run to fork (durable-agent status --database-url lists them).');
+    if (toRun !== null) throw new UsageError('--to-run names the new fleet run of fork --run ID; a run in a directory is forked with --to NEWDIR.');
+    if (to === null) throw new UsageError('fork needs --to NEWDIR: the directory of the new run (it must hold no run). Nothing was written.');
+  }
+  if (message !== null && message.trim() === '') throw new UsageError('--message is empty: give the text the model should answer, e.g. --message "Now add a summary line".');
+  if (values.number('max-turns') !== null && message === null) {
+    throw new UsageError('fork --max-turns goes with --message (the new run keeps the MAX_TURNS of its parent otherwise; a resume takes --max-turns).');
+  }
+  return { command: 'fork', dir, at: values.number('at'), to, message, maxTurns: values.number('max-turns'), fleetRun, databaseUrl, toRun, json: values.flag('json') };
 }
 
 function vizArgs(dir: string, values: OptionValues): VizArgs {

@@ -450,6 +450,35 @@ export const COMMANDS: readonly CommandSpec[] = [
     examples: ['durable-agent resume --database-url postgresql://user@db-host:5432/agents --run RUN_ID'],
   },
   {
+    name: 'fork',
+    words: [],
+    synopsis: 'fork [--dir DIR] [--at SEQ] (--to NEWDIR | --run ID [--to-run NEWID]) [--message TEXT]',
+    summary: 'a new run from a step of this one (its last resting point by default); the run itself is never changed',
+    description:
+      'Makes a new run whose journal starts with the records 0 to SEQ of the run in DIR (history lists them) under a run\n' +
+      'id of its own, naming its parent. Nothing runs: resume the new run to go on (an open turn is settled as any\n' +
+      'resume settles it). What the parent did after SEQ is listed: it happened and is not undone. With --message\n' +
+      '(only at a record where the model ended its turn) the new run continues that conversation with the message.\n' +
+      'With --run, a fleet run is forked into a new fleet run (--to-run, or a new id) that a worker takes up.',
+    options: [
+      dir('the directory of the run to fork (the one given to demo or run)'),
+      { name: 'at', type: 'integer', value: 'SEQ', help: 'the record to fork at (history lists them)', min: 0, max: 1_000_000_000, defaultText: 'the last resting point' },
+      { name: 'to', type: 'string', value: 'NEWDIR', help: 'the directory of the new run; it must hold no run (its tools work on its files)' },
+      { ...message, help: 'the new run continues the conversation with this user message (only at a record whose state is done)' },
+      { ...maxTurns, help: "with --message: the new run's MAX_TURNS (a total), when the run has no turn left", defaultText: "the run's" },
+      { ...fleetRun, help: 'a fleet run to fork (its id): the new run goes in the same PostgreSQL database (--database-url)' },
+      fleetDatabaseUrl,
+      { name: 'to-run', type: 'string', value: 'ID', help: 'with --run: the id of the new fleet run', defaultText: 'a new id' },
+      json,
+    ],
+    examples: [
+      'durable-agent fork --dir demo-run --to demo-try-2',
+      'durable-agent fork --dir demo-run --at 6 --to demo-at-6 && durable-agent demo --resume --dir demo-at-6',
+      'durable-agent fork --dir demo-run --to demo-more --message "Now add a summary line"',
+      'durable-agent fork --database-url postgresql://user@db-host:5432/agents --run ID --at 6',
+    ],
+  },
+  {
     name: 'viz',
     words: [],
     summary: "the loop as a diagram with a run's history on it, one HTML page",

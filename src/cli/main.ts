@@ -62,6 +62,8 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
         return await (await import('./commands/control.ts')).controlCommand(args, env, writers);
       case 'resume':
         return await (await import('./commands/control.ts')).fleetResumeCommand(args, env, writers);
+      case 'fork':
+        return await (await import('./commands/fork.ts')).forkCommand(args, env, writers);
     }
   } catch (error) {
     return (await import('./report-error.ts')).reportError(error, redactingWriters(writers, env), verbose);

@@ -18,6 +18,7 @@ import { MissingApiKeyError, ModelCallError } from '../model/model.ts';
 import { BudgetPriceError } from '../budget/budget.ts';
 import { ContinueRefusedError } from '../runtime/continue-run.ts';
 import { ControlRefusedError, RunCancelledError } from '../control/control-request.ts';
+import { ForkRefusedError } from '../fork/fork-errors.ts';
 import { CrashSpecError } from '../runtime/crash-points.ts';
 import { RunOriginMismatchError } from '../runtime/run-origin.ts';
 import { SnapshotEveryError } from '../runtime/snapshot-policy.ts';
@@ -85,6 +86,7 @@ const REFUSALS = [
   SnapshotEveryError,
   ControlRefusedError,
   RunCancelledError,
+  ForkRefusedError,
 ];
 
 export function reportError(error: unknown, writers: Writers, verbose: boolean): number {

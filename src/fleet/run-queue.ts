@@ -39,6 +39,8 @@ export interface QueuedRun {
   cancelAskedBy: string | null;
   createdAt: string;
   updatedAt: string;
+  /** A run made by fork: the fleet run it was forked from and at which record; else null. */
+  forkedFrom: { run: string | null; seq: number } | null;
 }
 
 export async function submitRuns(pool: Pool, spec: RunSpec, count: number): Promise<string[]> {
@@ -70,6 +72,7 @@ export async function listRuns(pool: Pool): Promise<QueuedRun[]> {
     cancel_asked_by: string | null;
     created_at: Date;
     updated_at: Date;
+    forked_from: { fleetRun?: string; seq: number } | null;
   }>(
     `SELECT id, state, turn, records, finished, spec, lease_owner, lease_epoch, lease_expires_at,
             coalesce(lease_expires_at > now(), false) AS lease_active,
@@ -78,7 +81,7 @@ export async function listRuns(pool: Pool): Promise<QueuedRun[]> {
             EXISTS (SELECT 1 FROM da_decisions d WHERE d.run_id = da_runs.id AND d.tool_use_id = da_runs.awaiting AND d.settled_at IS NULL) AS decision_given,
             (SELECT c.request ->> 'by' FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'pause') AS paused_by,
             (SELECT c.request ->> 'by' FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'cancel') AS cancel_asked_by,
-            created_at, updated_at
+            created_at, updated_at, header -> 'forkedFrom' AS forked_from
        FROM da_runs WHERE id NOT LIKE '%~archived~%' ORDER BY created_at, id`,
   );
   return rows.map((row) => ({
@@ -99,6 +102,7 @@ export async function listRuns(pool: Pool): Promise<QueuedRun[]> {
     cancelAskedBy: row.cancel_asked_by,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
+    forkedFrom: row.forked_from ? { run: row.forked_from.fleetRun ?? null, seq: row.forked_from.seq } : null,
   }));
 }
 

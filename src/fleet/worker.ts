@@ -8,7 +8,7 @@ import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Tracer } from '@opentelemetry/api';
 import type { Pool } from 'pg';
-import { demoScript, DEMO_TASK } from '../demo/demo-task.ts';
+import { demoFollowUp, demoScript, DEMO_TASK } from '../demo/demo-task.ts';
 import type { Model } from '../model/model.ts';
 import { scriptedModel } from '../model/scripted-model.ts';
 import { resumeRun, startRun } from '../runtime/run-api.ts';
@@ -202,7 +202,8 @@ export const FLEET_DONE_TEXT = 'Report stored in demo_reports, task complete.';
 
 /** The model a demo spec names: the scripted demo model, paced as asked. */
 export function scriptedDemoModel(spec: RunSpec): Model {
-  return scriptedModel(demoScript(FLEET_DONE_TEXT), { name: 'scripted-demo', paceMs: spec.paceMs, jitterMs: spec.jitterMs });
+  // afterScript: a run forked with a message (fork --run ID --message) gets an answer to it.
+  return scriptedModel(demoScript(FLEET_DONE_TEXT), { name: 'scripted-demo', paceMs: spec.paceMs, jitterMs: spec.jitterMs, afterScript: demoFollowUp });
 }
 
 function messageOf(error: unknown): string {

@@ -9,7 +9,9 @@ import { estimateCost } from '../model/prices.ts';
 import { type DecidedCall, DecisionTrail } from '../approval/decision-trail.ts';
 import { waitingCallsOf } from '../approval/waiting-calls.ts';
 import { foldJournal } from '../store/fold-journal.ts';
-import type { JournalRecord, ReconcileNote, RecordEvent, RecordNote } from '../store/journal-record.ts';
+import { type ForkNote, readForkNotes } from '../fork/fork-notes.ts';
+import { FileStore } from '../store/file-store.ts';
+import type { ForkOrigin, JournalRecord, ReconcileNote, RecordEvent, RecordNote } from '../store/journal-record.ts';
 import type { PointName } from '../store/record-points.ts';
 import { pointOf } from '../store/record-points.ts';
 import type { RecoveredTornTail, RunStore } from '../store/store.ts';
@@ -65,6 +67,10 @@ export interface RunStatus {
   remaining: { costUsd?: number; tokens?: number } | null;
   /** Which budget stopped the run, with the figures (state stoppedAtBudget). */
   budgetStop: BudgetStop | null;
+  /** The run this one was forked from (its records up to forkedFrom.seq are the parent's), else null. */
+  forkedFrom: ForkOrigin | null;
+  /** The runs forked from this one, oldest first (a file run's forks.jsonl; none elsewhere). */
+  forks: ForkNote[];
 }
 
 /** A finished conversation continued (a REOPEN record with note.continued): the message, when, after which turn. */
@@ -94,6 +100,10 @@ export interface HistoryStep {
   continued: { message: string } | null;
   /** A CANCEL record: who cancelled, why, when. */
   cancellation: Cancellation | null;
+  /** In a forked run, on the last record it took from its parent: where that parent is. */
+  forkedFrom: ForkOrigin | null;
+  /** The runs forked from this one at this record. */
+  forks: ForkNote[];
 }
 
 export async function readRunStatus(store: RunStore): Promise<RunStatus> {
@@ -131,6 +141,8 @@ export async function readRunStatus(store: RunStore): Promise<RunStatus> {
     cancellation: view.context.cancellation ?? null,
     controls: store.control ? await store.control.read() : [],
     ...budgetStatusOf(view.context, loaded.header.startedBy?.model ?? null),
+    forkedFrom: loaded.header.forkedFrom ?? null,
+    forks: forksOf(store, loaded.header.runId),
   };
 }
 
@@ -144,9 +156,21 @@ function budgetStatusOf(context: AgentContext, startedWith: string | null): Pick
   return { budget, costUsd, costIsEstimate: counted === null && costUsd !== null, remaining, budgetStop: context.budgetStop ?? null };
 }
 
+/** A file run's forks, from the note beside its journal; a note that cannot be read shows none. */
+function forksOf(store: RunStore, runId: string): ForkNote[] {
+  if (!(store instanceof FileStore)) return [];
+  try {
+    return readForkNotes(store.dir, runId);
+  } catch {
+    return [];
+  }
+}
+
 export async function readRunHistory(store: RunStore): Promise<HistoryStep[]> {
   const loaded = await store.load();
   const steps: HistoryStep[] = [];
+  const forkedFrom = loaded.header.forkedFrom ?? null;
+  const forks = forksOf(store, loaded.header.runId);
   const trail = new DecisionTrail();
   foldJournal(store.location, loaded, (view, stored) => {
     const { record } = stored;
@@ -169,6 +193,8 @@ export async function readRunHistory(store: RunStore): Promise<HistoryStep[]> {
       decided: trail.decided.slice(known),
       continued: continuedStepOf(record, view.context.messages),
       cancellation: record.event === 'CANCEL' ? (view.context.cancellation ?? null) : null,
+      forkedFrom: forkedFrom?.seq === record.seq ? forkedFrom : null,
+      forks: forks.filter((fork) => fork.seq === record.seq),
     });
   });
   return steps;

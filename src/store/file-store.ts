@@ -150,21 +150,39 @@ export class FileStore implements RunStore {
   }
 
   async create(header: JournalHeader, first: JournalRecord): Promise<AppendReceipt> {
+    return this.createJournal(header, [first], false);
+  }
+
+  /**
+   * Creates the journal with its header and these records (a fork's copy of its parent's first
+   * records), atomically like create(): a crash leaves the whole journal or none.
+   */
+  async createWith(header: JournalHeader, records: readonly JournalRecord[]): Promise<AppendReceipt> {
+    return this.createJournal(header, records, true);
+  }
+
+  private createJournal(header: JournalHeader, records: readonly JournalRecord[], forked: boolean): AppendReceipt {
     this.held?.assertHeld();
     this.makeDir();
     // Decisions left by another run (its journal removed by hand, or a crash between moving it
     // and its decisions to the archive) are never taken for this run's: the scripted model's ids repeat.
     this.archiveDecisions(new Date());
     const head = frameLine(header);
-    const body = frameLine(first);
+    const body = Buffer.concat(records.map((record) => frameLine(record)));
     const markOffset = head.length;
-    const mark = { records: 1, bytes: head.length + frameCommitMark({ records: 0, bytes: 0 }).length + body.length };
+    const mark = { records: records.length, bytes: head.length + frameCommitMark({ records: 0, bytes: 0 }).length + body.length };
     const tmp = `${this.journalPath}.new-${process.pid}`;
     let syncMs = 0;
     try {
       const fd = fs.openSync(tmp, 'w');
       try {
-        writeAll(fd, Buffer.concat([head, frameCommitMark(mark), body]), 0);
+        const whole = Buffer.concat([head, frameCommitMark(mark), body]);
+        const fault = forked ? this.faults.checkPoint('fork-write') : null;
+        if (fault) {
+          writeAll(fd, whole.subarray(0, whole.length >> 1), 0);
+          throw fault;
+        }
+        writeAll(fd, whole, 0);
         const syncStart = performance.now();
         fs.fsyncSync(fd);
         syncMs = performance.now() - syncStart;
@@ -176,7 +194,7 @@ export class FileStore implements RunStore {
       fsyncDir(this.dir);
     } catch (error) {
       fs.rmSync(tmp, { force: true });
-      throw new StoreWriteError(this.journalPath, 'the new run', error);
+      throw new StoreWriteError(this.journalPath, forked ? 'the forked run' : 'the new run', error);
     }
     this.close();
     this.position = { fd: null, markOffset, written: mark };

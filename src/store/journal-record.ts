@@ -64,6 +64,25 @@ export interface JournalHeader {
    * to it). Absent for a run started without one (and in journals from before it was pinned).
    */
   decisionPolicy?: PinnedDecisionPolicy;
+  /**
+   * Set on a run made by `fork`: the run it was copied from and the last record it took. Its
+   * records 0..seq are the parent's; everything after is its own. Absent otherwise (an older
+   * reader ignores it and resumes the run as any other: the version stays the same).
+   */
+  forkedFrom?: ForkOrigin;
+}
+
+/** Where a forked run came from (see JournalHeader.forkedFrom). */
+export interface ForkOrigin {
+  runId: string;
+  /** The parent's last record the fork took (it holds records 0..seq of the parent). */
+  seq: number;
+  /** Where the parent lives, in words a user can act on (a path, a database and run id). */
+  location: string;
+  /** Epoch milliseconds when the fork was made. */
+  at: number;
+  /** A fleet run: the parent's id in da_runs (absent for a file run). */
+  fleetRun?: string;
 }
 
 /** Which calls of the run wait for a person (see src/approval/pinned-policy.ts). */

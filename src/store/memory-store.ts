@@ -61,6 +61,13 @@ export class MemoryStore implements RunStore {
     return { bytes: 0 };
   }
 
+  async createWith(header: JournalHeader, records: readonly JournalRecord[]): Promise<AppendReceipt> {
+    if (this.header) throw new Error(`a run already exists in ${this.location}`);
+    this.header = header;
+    this.records = records.map((record, offset) => ({ record, bytes: 0, offset }));
+    return { bytes: 0 };
+  }
+
   async append(record: JournalRecord): Promise<AppendReceipt> {
     // The checksum a file's line would carry, for the record a snapshot names (only there: it costs a JSON text).
     const previous = this.records[this.records.length - 1];

@@ -148,6 +148,11 @@ export interface RunStore {
    * own records are durable. Optional for stores written elsewhere; every store here has it.
    */
   appendBatch?(records: readonly JournalRecord[], options?: AppendOptions): Promise<AppendReceipt>;
+  /**
+   * Optional (needed to fork into this store): creates the journal with its header and several
+   * records at once, atomically like create(); fails if one exists.
+   */
+  createWith?(header: JournalHeader, records: readonly JournalRecord[]): Promise<AppendReceipt>;
   lock(options?: LockOptions): Promise<RunLock>;
   /** Moves the run aside (never deletes it) so a new one can start; returns where it went. */
   archive(): Promise<string>;

@@ -2,14 +2,15 @@
  * Armed write failures, to test what a full disk does to a run. Inert unless armed, e.g.
  * `effect-write:3` makes the third ledger write fail half-way with ENOSPC. Besides the journal's
  * points, `lock-write` fails the writing of the run's lock, `notes-write` that of the demo's
- * sample notes, `decision-write` that of a decision in the inbox and `control-write` that of a
- * cancel or pause request.
+ * sample notes, `decision-write` that of a decision in the inbox, `control-write` that of a
+ * cancel or pause request and `fork-write` that of a forked run's journal (half of it is written
+ * to the temporary file, never linked in).
  */
 import type { JournalRecord } from './journal-record.ts';
 import { POINT_NAMES, pointOf } from './record-points.ts';
 
 /** The writes that are not journal records but can be failed too. */
-const OTHER_WRITES = ['lock-write', 'notes-write', 'decision-write', 'control-write'] as const;
+const OTHER_WRITES = ['lock-write', 'notes-write', 'decision-write', 'control-write', 'fork-write'] as const;
 
 /** Every name DURABLE_AGENT_FAIL_WRITE accepts. */
 export const WRITE_FAULT_POINTS: readonly string[] = [...POINT_NAMES, ...OTHER_WRITES];

@@ -31,6 +31,7 @@ export function renderContext(run: RunView, index: number): HTMLElement {
       ...fact('tokens', `in ${step.usage.input} · out ${step.usage.output}`),
     ),
     step.reconcile ? h('p', { class: 'context-note' }, reconcileLine(step.reconcile)) : null,
+    run.forkCommand ? h('p', { class: 'fork-command' }, 'fork from this step: ', h('code', {}, `${run.forkCommand.before} ${step.seq} ${run.forkCommand.after}${step.seq}`)) : null,
     h('h3', {}, `Pending calls (${step.pending.length})`),
     step.pending.length
       ? h(

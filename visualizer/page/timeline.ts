@@ -21,12 +21,14 @@ export function renderTimeline(run: RunView): Timeline {
     const process = run.processes[step.process]!;
     if (process.firstSeq === step.seq && process.resume) {
       const before = run.processes[step.process - 1] ?? null;
-      if (before?.end !== 'finished') list.append(stoppedMarker(before, process.resume.fromSeq));
+      if (before?.end !== 'finished' && before?.end !== 'forked') list.append(stoppedMarker(before, process.resume.fromSeq));
       list.append(resumedMarker(process, step.process));
     }
     const item = stepItem(step, index, startedAt);
     items.push(item);
     list.append(item);
+    if (run.forkedFrom?.seq === step.seq) list.append(forkPointMarker(run.forkedFrom));
+    for (const fork of run.forks) if (fork.seq === step.seq) list.append(forkedHereMarker(fork));
   });
   const last = run.steps[run.steps.length - 1];
   if (last && !run.finished) list.append(openEndMarker(run, last));
@@ -101,6 +103,26 @@ function resumedMarker(process: ProcessView, index: number): HTMLLIElement {
   }
   for (const decision of resume.decisions) lines.push(h('span', { class: 'marker-line' }, reconcileLine(decision)));
   return h('li', { class: 'marker resume', role: 'presentation' }, ...lines);
+}
+
+/** In a forked run, after the last record it took from its parent. */
+function forkPointMarker(parent: NonNullable<RunView['forkedFrom']>): HTMLLIElement {
+  return h(
+    'li',
+    { class: 'marker fork fork-point', role: 'presentation' },
+    h('strong', {}, '⑂ fork point'),
+    ` records 0 to ${parent.seq} are those of run ${parent.runId} (${parent.location}); the records after are this run's own.`,
+  );
+}
+
+/** In a run that was forked: where a fork took its records up to. */
+function forkedHereMarker(fork: RunView['forks'][number]): HTMLLIElement {
+  return h(
+    'li',
+    { class: 'marker fork forked-here', role: 'presentation' },
+    h('strong', {}, '⑂ forked'),
+    ` run ${fork.runId} (${fork.location}) starts from record ${fork.seq} of this run.`,
+  );
 }
 
 function openEndMarker(run: RunView, last: StepView): HTMLLIElement {

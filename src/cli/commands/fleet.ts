@@ -105,8 +105,9 @@ export async function fleetStatusCommand(args: StatusArgs, env: NodeJS.ProcessEn
     String(run.leaseEpoch),
     run.leaseActive ? (run.leaseExpiresAt ?? '-') : '-',
     run.awaiting === null ? '-' : `${run.awaiting} since ${run.awaitingSince ?? '?'}${run.decisionGiven ? ' (decided, to be taken up)' : ''}`,
+    run.forkedFrom ? `${run.forkedFrom.run ?? '?'} at record ${run.forkedFrom.seq}` : '-',
   ]);
-  for (const line of tableLines(['run', 'state', 'turn', 'records', 'worker', 'epoch', 'lease until', 'waits for a person'], rows)) writers.out(line);
+  for (const line of tableLines(['run', 'state', 'turn', 'records', 'worker', 'epoch', 'lease until', 'waits for a person', 'forked from'], rows)) writers.out(line);
   const done = runs.filter((run) => run.state === 'done').length;
   const waiting = runs.filter((run) => run.awaiting !== null).length;
   writers.out(

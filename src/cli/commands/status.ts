@@ -7,7 +7,7 @@ import { budgetReachedWords, budgetWords, formatUsd, largerBudgetWords } from '.
 import { type ContinuedStep, type HistoryStep, readRunHistory, type RunStatus, readRunStatus } from '../../runtime/run-status.ts';
 import { type ControlRequest, requestWords } from '../../control/control-request.ts';
 import { FileStore } from '../../store/file-store.ts';
-import type { ReconcileNote } from '../../store/journal-record.ts';
+import type { ForkOrigin, ReconcileNote } from '../../store/journal-record.ts';
 import type { StatusArgs } from '../args.ts';
 import { EXIT } from '../exit-codes.ts';
 import { formatAgo, formatBytes, formatElapsed, formatUsage, keyValueLines, tableLines } from '../format.ts';
@@ -42,6 +42,8 @@ export async function statusCommand(args: StatusArgs, writers: Writers, now = Da
     ],
     ['journal', `${journalRecords(status.records, status.lastSave.seq)}, ${formatBytes(status.journalBytes)}`],
   ];
+  if (status.forkedFrom) rows.splice(2, 0, ['forked from', forkedFromText(status.forkedFrom)]);
+  for (const fork of status.forks) rows.push(['fork', `at record ${fork.seq}: run ${fork.child.runId} in ${runDirOf(fork.child.location)} (${new Date(fork.at).toISOString()})`]);
   if (status.finalText !== null) rows.push(['answer', status.finalText]);
   if (status.failure) rows.push(['failure', status.failure.message]);
   if (status.cancellation) rows.push(['cancelled', `${requestWords(status.cancellation)}; a resume is refused (fork it to try again from a step)`]);
@@ -68,6 +70,15 @@ function budgetRows(status: RunStatus): Array<[string, string]> {
   if (status.budget) rows.push(['budget', budgetWords(status.budget, status.usage, status.costUsd)]);
   if (status.budgetStop) rows.push(['stopped', `${budgetReachedWords(status.budgetStop)}: resume with a larger budget (${largerBudgetWords(status.budgetStop).join(' ')})`]);
   return rows;
+}
+
+function forkedFromText(origin: ForkOrigin): string {
+  return `run ${origin.fleetRun ?? origin.runId} in ${runDirOf(origin.location)}, at its record ${origin.seq} (records 0 to ${origin.seq} here are its own), on ${new Date(origin.at).toISOString()}`;
+}
+
+/** A file run's directory (the one given to demo or run) rather than its state directory inside. */
+function runDirOf(location: string): string {
+  return path.basename(location) === STATE_DIR ? path.dirname(location) : location;
 }
 
 function continuedText(step: ContinuedStep): string {
@@ -137,6 +148,8 @@ function historyNote(step: HistoryStep): string {
   for (const reuse of note?.reused ?? []) parts.push(reconcileWords(reuse));
   if (note?.reconcile) parts.push(reconcileWords(note.reconcile));
   if (note?.reopened) parts.push(`reopened, MAX_TURNS=${note.reopened.maxTurns}`);
+  if (step.forkedFrom) parts.push(`fork point: records 0 to ${step.seq} are those of run ${step.forkedFrom.runId} in ${runDirOf(step.forkedFrom.location)}`);
+  for (const fork of step.forks) parts.push(`forked here into ${runDirOf(fork.child.location)} (run ${fork.child.runId})`);
   if (step.continued) parts.push(`continued with the message ${JSON.stringify(step.continued.message)}`);
   if (step.cancellation) parts.push(`cancelled ${requestWords(step.cancellation)}`);
   if (step.waitingFor) parts.push(`${step.waitingFor.tool_use_id} waits for ${step.waitingFor.needs === 'answer' ? 'an answer' : 'approval'}`);

@@ -15,7 +15,7 @@ import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { STATE_DIR } from '../state-dir.ts';
 import { NoSuchDirectoryError } from '../errors.ts';
-import { cliCommand, dirWords } from '../shell-command.ts';
+import { cliCommand, dirWords, shellQuote } from '../shell-command.ts';
 
 export const VIZ_FILE = 'viz.html';
 
@@ -27,7 +27,9 @@ export async function vizCommand(args: VizArgs, writers: Writers, env: NodeJS.Pr
   const dir = path.resolve(args.dir);
   mustBeDirectory(dir);
   const store = new FileStore(path.join(dir, STATE_DIR));
-  const page = await vizPage(store);
+  // `…fork --dir D --at SEQ --to D-at-SEQ`: a new directory beside the run's, named after the step.
+  const forkCommand = { before: cliCommand(env, ['fork', '--dir', dir, '--at']), after: `--to ${shellQuote(`${dir}-at-`)}` };
+  const page = await vizPage(store, forkCommand);
   const out = path.resolve(args.out ?? path.join(dir, STATE_DIR, VIZ_FILE));
   writeFileAtomically(out, page.html);
   const run = page.run;

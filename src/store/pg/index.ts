@@ -16,3 +16,5 @@ export { Worker } from '../../fleet/worker.ts';
 export type { WorkerOptions } from '../../fleet/worker.ts';
 export { pruneFleetRuns } from './prune-fleet.ts';
 export type { FleetPruneReport, PrunedFleetRun } from './prune-fleet.ts';
+export { forkFleetRun } from './fork-fleet.ts';
+export type { FleetForkOptions, FleetForkResult } from './fork-fleet.ts';
