@@ -44,7 +44,9 @@ export type StopReason =
   | 'max_tokens'
   | 'pause_turn'
   | 'refusal'
-  | 'model_context_window_exceeded';
+  | 'model_context_window_exceeded'
+  /** Server compaction paused after writing its compaction block (pause_after_compaction): ask again. */
+  | 'compaction';
 
 export interface TokenUsage {
   input: number;
@@ -166,6 +168,21 @@ export interface AgentContext {
   heldReply: ModelReply | null;
   finalText: string | null;
   failure: RunFailure | null;
+  /**
+   * What compaction took out of `messages` so far (the journal keeps it), or null when nothing
+   * was. Absent in journals written before compaction existed: null.
+   */
+  compacted?: CompactionMark | null | undefined;
+}
+
+/** Totals over every compaction of a run, server or client. */
+export interface CompactionMark {
+  /** How many times the context was compacted. */
+  times: number;
+  /** Messages taken out of `messages` (replaced by a summary, or no longer read by the server). */
+  messages: number;
+  /** Assistant messages among them: where the conversation stands is `replies + assistant messages kept`. */
+  replies: number;
 }
 
 export interface AgentInput {
@@ -196,7 +213,14 @@ export type AgentEvent =
   /** The next open call needs a decision it does not have: wait for one, from `at`. */
   | { type: 'DECISION_NEEDED'; tool_use_id: string; at: number }
   /** A decision about the awaited call. */
-  | { type: 'DECISION'; decision: Decision };
+  | { type: 'DECISION'; decision: Decision }
+  /**
+   * Client compaction: before a model call, the context measured `estimatedTokens`, at or above
+   * `limit` (trigger × window); `keepFrom` is where the recent messages that stay begin.
+   */
+  | { type: 'COMPACT'; estimatedTokens: number; limit: number; keepFrom: number }
+  /** The summary of messages[0, replaced): one user message that takes their place (its tokens are counted on arrival). */
+  | { type: 'COMPACTED'; summary: Message; replaced: number };
 
 export type AgentStateName =
   | 'awaitingModel'
@@ -206,7 +230,8 @@ export type AgentStateName =
   | 'closed'
   | 'done'
   | 'stoppedAtMaxTurns'
-  | 'failed';
+  | 'failed'
+  | 'compacting';
 
 export const AGENT_STATES: readonly AgentStateName[] = [
   'awaitingModel',
@@ -217,6 +242,7 @@ export const AGENT_STATES: readonly AgentStateName[] = [
   'done',
   'stoppedAtMaxTurns',
   'failed',
+  'compacting',
 ];
 
 export const FINAL_STATES: readonly AgentStateName[] = ['done', 'stoppedAtMaxTurns', 'failed'];

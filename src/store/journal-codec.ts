@@ -27,7 +27,7 @@ import type {
   RecordNote,
 } from './journal-record.ts';
 import { isLedgerRef } from './journal-record.ts';
-import { awaitedProblem, decisionProblem, messageProblem, outcomeProblem, pendingProblem, storedUsage } from './record-shape.ts';
+import { awaitedProblem, compactedProblem, decisionProblem, messageProblem, outcomeProblem, pendingProblem, storedUsage } from './record-shape.ts';
 
 function isStoredLedgerRef(block: unknown): boolean {
   return block !== null && typeof block === 'object' && isLedgerRef(block as EncodedBlock);
@@ -99,6 +99,8 @@ export function encodeRecord(prev: DurableView | null, next: TransitionToEncode)
   if (!before || before.heldReply !== ctx.heldReply) record.heldReply = ctx.heldReply;
   if (!before || before.finalText !== ctx.finalText) record.finalText = ctx.finalText;
   if (!before || before.failure !== ctx.failure) record.failure = ctx.failure;
+  // Written only when it changes, so that a run that never compacts writes what it always wrote.
+  if ((before?.compacted ?? null) !== (ctx.compacted ?? null)) record.compacted = ctx.compacted ?? null;
   if (next.note) record.note = next.note;
   return record;
 }
@@ -164,6 +166,11 @@ export function applyRecord(into: DurableView | null, record: JournalRecord): Du
   if (record.heldReply !== undefined) ctx.heldReply = record.heldReply;
   if (record.finalText !== undefined) ctx.finalText = record.finalText;
   if (record.failure !== undefined) ctx.failure = record.failure;
+  if (record.compacted !== undefined) {
+    const problem = compactedProblem(record.compacted);
+    if (problem) throw new JournalDecodeError(record.seq, problem);
+    ctx.compacted = record.compacted;
+  }
   return view;
 }
 
@@ -198,6 +205,7 @@ function emptyContext(): AgentContext {
     heldReply: null,
     finalText: null,
     failure: null,
+    compacted: null,
   };
 }
 

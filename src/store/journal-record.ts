@@ -7,6 +7,7 @@
 import type {
   AgentStateName,
   AwaitedCall,
+  CompactionMark,
   ContentBlock,
   Decision,
   DecisionNeed,
@@ -24,11 +25,16 @@ export const JOURNAL_FORMAT = 'durable-agent/journal';
  * needsApproval): a release before decisions existed would ignore a call's `needs` flag and run
  * it unasked, and it refuses any version but 1. Every other run is still written as version 1.
  */
+// Version 3 (compaction): a run started with compaction on (a pinned `compaction` in the header):
+// an older release would not know the state `compacting`, the stop reason `compaction`, or that
+// the model must be asked with the compaction beta.
 export const JOURNAL_VERSION = 2;
+/** A run with compaction on (its header pins it): see above. */
+export const JOURNAL_VERSION_COMPACTION = 3;
 /** A journal whose calls never wait for a person: readable by every release. */
 export const JOURNAL_VERSION_PLAIN = 1;
 /** The versions this release reads. */
-export const JOURNAL_VERSIONS_READ: readonly number[] = [1, 2];
+export const JOURNAL_VERSIONS_READ: readonly number[] = [1, 2, 3];
 
 export function isReadableVersion(version: unknown): boolean {
   return typeof version === 'number' && JOURNAL_VERSIONS_READ.includes(version);
@@ -54,6 +60,16 @@ export interface JournalHeader {
    * to it). Absent for a run started without one (and in journals from before it was pinned).
    */
   decisionPolicy?: PinnedDecisionPolicy;
+  /** The run's compaction, pinned when it started (version 3); absent: off. */
+  compaction?: PinnedCompaction;
+}
+
+/** How a run keeps its context under the model's window (see src/compaction/). */
+export interface PinnedCompaction {
+  mode: 'server' | 'client';
+  /** The window the trigger is a ratio of, in input tokens. */
+  contextWindow: number;
+  triggerRatio: number;
 }
 
 /** Which calls of the run wait for a person (see src/approval/pinned-policy.ts). */
@@ -195,7 +211,9 @@ export type RecordEvent =
   | 'TOOL_RESULT'
   | 'CLOSE_TURN'
   | 'DECISION_NEEDED'
-  | 'DECISION';
+  | 'DECISION'
+  | 'COMPACT'
+  | 'COMPACTED';
 
 export const RECORD_EVENTS: readonly RecordEvent[] = [
   'START',
@@ -207,6 +225,8 @@ export const RECORD_EVENTS: readonly RecordEvent[] = [
   'CLOSE_TURN',
   'DECISION_NEEDED',
   'DECISION',
+  'COMPACT',
+  'COMPACTED',
 ];
 
 export interface JournalRecord {
@@ -235,6 +255,8 @@ export interface JournalRecord {
   heldReply?: ModelReply | null;
   finalText?: string | null;
   failure?: RunFailure | null;
+  /** Compaction totals; written when they change (absent: none so far). */
+  compacted?: CompactionMark | null;
   note?: RecordNote;
 }
 

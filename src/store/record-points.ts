@@ -16,7 +16,9 @@ export type PointName =
   | 'save-pause'
   | 'save-done'
   | 'save-max-turns'
-  | 'save-failed';
+  | 'save-failed'
+  | 'save-compacting'
+  | 'save-compacted';
 
 /** Every point name, in the order a turn passes them (for messages that list them). */
 export const POINT_NAMES: readonly PointName[] = [
@@ -32,6 +34,8 @@ export const POINT_NAMES: readonly PointName[] = [
   'save-max-turns',
   'save-failed',
   'save-reopen',
+  'save-compacting',
+  'save-compacted',
 ];
 
 export function pointOf(record: Pick<JournalRecord, 'event' | 'state'>): PointName {
@@ -50,6 +54,10 @@ export function pointOf(record: Pick<JournalRecord, 'event' | 'state'>): PointNa
       return 'save-waiting';
     case 'DECISION':
       return 'save-decision';
+    case 'COMPACT':
+      return 'save-compacting';
+    case 'COMPACTED':
+      return 'save-compacted';
     case 'MODEL_REPLY':
     case 'MODEL_REPLY_INVALID':
       switch (record.state) {
@@ -80,6 +88,10 @@ export function describePoint(point: PointName): string {
       return 'the wait for a decision';
     case 'save-decision':
       return 'the decision';
+    case 'save-compacting':
+      return 'the start of a compaction';
+    case 'save-compacted':
+      return 'the compacted context';
     default:
       return point;
   }

@@ -83,6 +83,10 @@ export function checkpointName(point: PointName): string {
       return 'reopened run';
     case 'model-reply':
       return "reply's token count";
+    case 'save-compacting':
+      return 'compaction begins';
+    case 'save-compacted':
+      return 'context compacted';
   }
 }
 
