@@ -63,6 +63,8 @@ function withOption(command: CommandSpec, option: OptionSpec, value?: string): s
 function sampleValue(option: OptionSpec): string {
   if (option.type === 'duration') return '15m';
   if (option.name === 'input') return '{"text":"edited"}';
+  if (option.name === 'compact') return 'client';
+  if (option.type === 'ratio') return String(option.min);
   return option.type === 'integer' ? String(option.min) : 'some-value';
 }
 
@@ -76,7 +78,7 @@ describe('help and parser come from one table', () => {
     expect(help).toMatch(new RegExp(`^Usage: durable-agent ${name}\\b`));
     for (const option of command.options) {
       expect(help).toMatch(new RegExp(`^ {2}--${option.name}${option.type === 'boolean' ? '' : ` ${option.value}`} +\\S`, 'm'));
-      if (option.type === 'integer') expect(flat).toContain(`(${option.min} to ${option.max}`);
+      if (option.type === 'integer' || option.type === 'ratio') expect(flat).toContain(`(${option.min} to ${option.max}`);
       if (option.type === 'duration') expect(flat).toContain(`(${formatDuration(option.min!)} to ${formatDuration(option.max!)}`);
     }
     expect(help).toMatch(/Examples?:\n {2}.*durable-agent /);
@@ -177,7 +179,7 @@ describe('values', () => {
 
 describe('numbers: a whole number within the range in the table, or exit 2 with the range', () => {
   it.each(integerOptions.map(([command, name, c, o]) => [`${command} --${name}`, c, o] as const))('%s: both ends are accepted, one past either end is refused', (_, command, option) => {
-    const numbers = (args: CliArgs) => Object.values({ ...args, ...('api' in args ? args.api : {}) });
+    const numbers = (args: CliArgs) => Object.values({ ...args, ...('api' in args ? args.api : {}), ...('compaction' in args ? args.compaction : {}) });
     expect(numbers(parse(...withOption(command, option, String(option.min))))).toContain(option.min);
     expect(numbers(parse(...withOption(command, option, String(option.max))))).toContain(option.max);
     const range = `--${option.name} takes a whole number from ${option.min} to ${option.max}, not`;
@@ -241,6 +243,7 @@ describe('demo and run', () => {
       api: { maxRetries: null, timeoutMs: null },
       otelContent: false,
       approval: { requireApproval: null, wait: null, decisionTimeoutMs: null },
+      compaction: { mode: null, contextWindow: null, triggerRatio: null },
     });
   });
 

@@ -35,6 +35,7 @@ export interface DemoArgs {
   /** --otel-content: traces carry messages and tool content (when traces are exported). */
   otelContent: boolean;
   approval: ApprovalArgs;
+  compaction: CompactionArgs;
 }
 
 /** Which calls wait for a person, and whether the run waits for them (demo and run). */
@@ -160,6 +161,14 @@ export interface RunArgs {
   otelContent: boolean;
   approval: ApprovalArgs;
   allowQuestions: boolean;
+  compaction: CompactionArgs;
+}
+
+/** --compact, --context-window, --compact-trigger (demo and run); null: not given. */
+export interface CompactionArgs {
+  mode: 'server' | 'client' | 'off' | null;
+  contextWindow: number | null;
+  triggerRatio: number | null;
 }
 
 /** How a real model is called. */
@@ -280,6 +289,7 @@ function valueOf(option: OptionSpec, value: string | undefined, inline: boolean 
   if (value === '') throw new UsageError(`${flag} needs a value, not an empty one: ${shape}.`);
   if (option.type === 'string') return value;
   if (option.type === 'duration') return durationOf(option, value);
+  if (option.type === 'ratio') return ratioOf(option, value);
   return integerOf(option, value);
 }
 
@@ -297,6 +307,14 @@ function durationOf(option: OptionSpec, text: string): number {
 
 function shorten(text: string): string {
   return text.length > 40 ? `${text.slice(0, 20)}…${text.slice(-10)} (${text.length} characters)` : text;
+}
+
+function ratioOf(option: OptionSpec, text: string): number {
+  const number = /^(\d+\.?\d*|\.\d+)$/.test(text) ? Number(text) : Number.NaN;
+  if (!(number >= option.min! && number <= option.max!)) {
+    throw new UsageError(`--${option.name} takes a ratio from ${option.min} to ${option.max} (0.8 is 80%), not "${shorten(text)}".`);
+  }
+  return number;
 }
 
 function integerOf(option: OptionSpec, text: string): number {
@@ -401,6 +419,7 @@ function argsOf(command: string, values: OptionValues, cwd: string): CliArgs {
         api,
         otelContent: values.flag('otel-content'),
         approval: approvalArgs(values),
+        compaction: compactionArgs(values),
       };
   }
   throw new Error(`the command table names "${command}", which the parser does not know`);
@@ -456,7 +475,16 @@ function runArgs(dir: string, values: OptionValues, api: ApiArgs): RunArgs {
     otelContent: values.flag('otel-content'),
     approval: approvalArgs(values),
     allowQuestions: values.flag('allow-questions'),
+    compaction: compactionArgs(values),
   };
+}
+
+function compactionArgs(values: OptionValues): CompactionArgs {
+  const mode = values.text('compact');
+  if (mode !== null && mode !== 'server' && mode !== 'client' && mode !== 'off') {
+    throw new UsageError(`--compact takes server, client or off, not "${shorten(mode)}".`);
+  }
+  return { mode, contextWindow: values.number('context-window'), triggerRatio: values.number('compact-trigger') };
 }
 
 /** The names of --require-approval: tool names (checked against the tools by the command), or side-effects. */

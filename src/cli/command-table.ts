@@ -4,7 +4,7 @@
  * same rows, so the two cannot drift apart.
  */
 
-export type OptionType = 'boolean' | 'string' | 'integer' | 'duration';
+export type OptionType = 'boolean' | 'string' | 'integer' | 'duration' | 'ratio';
 
 export interface OptionSpec {
   /** The long name, without the dashes. */
@@ -13,7 +13,7 @@ export interface OptionSpec {
   /** What the value is called in the help (DIR, N, MS); string and integer options only. */
   readonly value?: string;
   readonly help: string;
-  /** Integer options: the allowed range, inclusive (duration options: in milliseconds). */
+  /** Integer and ratio options: the allowed range, inclusive (duration options: in milliseconds). */
   readonly min?: number;
   readonly max?: number;
   /** Integer options: the value when the option is absent (the parser fills it in). */
@@ -114,6 +114,33 @@ const timeout: OptionSpec = {
   min: 1_000,
   max: HOUR_MS,
   defaultText: '600000',
+};
+const compact: OptionSpec = {
+  name: 'compact',
+  type: 'string',
+  value: 'MODE',
+  help:
+    "server (the API compacts: compact_20260112), client (the model summarises the older turns) or off; " +
+    'pinned with the run (a resume keeps it)',
+  defaultText: 'server if the model supports it, else client if its window is known, else off',
+};
+const contextWindow: OptionSpec = {
+  name: 'context-window',
+  type: 'integer',
+  value: 'N',
+  help: "the model's context window in input tokens, overriding what the model says (compaction triggers from it)",
+  min: 1_000,
+  max: 100_000_000,
+  defaultText: "the model's, from the Models API",
+};
+const compactTrigger: OptionSpec = {
+  name: 'compact-trigger',
+  type: 'ratio',
+  value: 'R',
+  help: 'compact once the input reaches this share of the context window',
+  min: 0.1,
+  max: 0.95,
+  defaultText: '0.8',
 };
 const realModel = (help: string): OptionSpec => ({ name: 'model', type: 'string', value: 'NAME', help });
 const pace: OptionSpec = {
@@ -218,6 +245,9 @@ export const COMMANDS: readonly CommandSpec[] = [
       maxTokens,
       maxRetries,
       timeout,
+      compact,
+      contextWindow,
+      compactTrigger,
       pace,
       jitter,
       { name: 'no-verify', type: 'boolean', help: 'write_report offers no verify(): a resume reports its unknown state to the model instead' },
@@ -266,6 +296,9 @@ export const COMMANDS: readonly CommandSpec[] = [
       maxTokens,
       maxRetries,
       timeout,
+      compact,
+      contextWindow,
+      compactTrigger,
       requireApproval,
       { name: 'allow-questions', type: 'boolean', help: "give the model an ask_user tool: its question waits for a person's answer (durable-agent answer)" },
       wait,

@@ -11,7 +11,7 @@ import type { RunResult } from '../runtime/run-events.ts';
 import { FileStore } from '../store/file-store.ts';
 import { DEFAULT_LOCK_LEASE_MS, LOCK_LEASE_RANGE_MS } from '../store/lock-file.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
-import { type ApprovalArgs, UsageError } from './args.ts';
+import { type ApprovalArgs, type CompactionArgs, UsageError } from './args.ts';
 import { decisionCommandsFor } from './decision-lines.ts';
 import { formatDuration } from './duration.ts';
 import { EXIT } from './exit-codes.ts';
@@ -43,6 +43,8 @@ export interface CliRun {
   otelContent?: boolean;
   /** Which calls wait for a person, and whether this process waits for them (issue 13). */
   approval: ApprovalArgs & { allowQuestions: boolean };
+  /** --compact, --context-window, --compact-trigger (issue 14). */
+  compaction?: CompactionArgs | undefined;
 }
 
 export async function driveCliRun(run: CliRun): Promise<number> {
@@ -71,6 +73,7 @@ export async function driveCliRun(run: CliRun): Promise<number> {
     ...(run.takeOver ? { takeOver: true } : {}),
     ...traceOptions(traces),
     ...decisionOptions(run.approval, run.writers),
+    ...compactionOptions(run.compaction),
   };
   exitOnInterrupt(reporter.writers, run.resumeCommand, traces);
   let result: RunResult;
@@ -89,6 +92,12 @@ export async function driveCliRun(run: CliRun): Promise<number> {
     await traces?.shutdown();
   }
   return exitCodeOf(result);
+}
+
+function compactionOptions(args: CompactionArgs | undefined) {
+  if (!args || (args.mode === null && args.contextWindow === null && args.triggerRatio === null)) return {};
+  const { mode, contextWindow, triggerRatio } = args;
+  return { compaction: { ...(mode ? { mode } : {}), ...(contextWindow ? { contextWindow } : {}), ...(triggerRatio ? { triggerRatio } : {}) } };
 }
 
 function waitsForDecisions(approval: CliRun['approval'], writers: Writers): boolean {

@@ -13,6 +13,23 @@ export interface ModelRequest {
   messages: readonly Message[];
   tools: readonly ToolSpec[];
   maxTokens: number;
+  /**
+   * Assistant replies compaction took out of `messages` before this request (0 or absent: none):
+   * where the conversation stands is this plus the assistant messages in `messages`.
+   */
+  earlierReplies?: number | undefined;
+  /** 'summary': client compaction asks for a summary of `messages` (no tool is to be called). */
+  purpose?: 'reply' | 'summary' | undefined;
+  /** Server compaction (compact_20260112): compact once the input reaches this many tokens. */
+  serverCompaction?: { triggerTokens: number } | undefined;
+}
+
+/** What a model says about itself, when it can: the base of the compaction defaults. */
+export interface ModelTraits {
+  /** Its context window in input tokens, if known. */
+  contextWindow: number | null;
+  /** Whether it supports server compaction (compact_20260112). */
+  serverCompaction: boolean;
 }
 
 export interface Model {
@@ -21,6 +38,8 @@ export interface Model {
   /** Who serves it, for traces (gen_ai.provider.name): 'anthropic' for a Claude model. */
   readonly provider?: string | undefined;
   createMessage(request: ModelRequest): Promise<ModelReply>;
+  /** Its window and capabilities (asked once, when a run starts with compaction left to the default). */
+  traits?(): Promise<ModelTraits>;
 }
 
 /**

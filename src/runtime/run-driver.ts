@@ -57,6 +57,7 @@ export interface DriverParts {
   /** Which calls need a person's decision, and where decisions come from. */
   policy: DecisionPolicy;
   decisions: DecisionOptions;
+  compaction: import('../compaction/context-compaction.ts').ContextCompaction;
 }
 
 export class RunDriver {
@@ -103,7 +104,7 @@ export class RunDriver {
       this.stopIfAsked();
       switch (effect) {
         case 'requestModelReply':
-          effect = await this.askModel();
+          effect = await (this.parts.compaction.stepIfDue(this.snapshot.context, this.parts.registry.specs, (e) => this.step(e)) ?? this.askModel());
           break;
         case 'runPendingTools': {
           const call = openCalls(this.snapshot.context)[0];
@@ -118,6 +119,9 @@ export class RunDriver {
           break;
         case 'requestTurnClose':
           effect = await this.step({ type: 'CLOSE_TURN' });
+          break;
+        case 'requestCompaction':
+          effect = await this.parts.compaction.compact({ context: () => this.snapshot.context, step: (e) => this.step(e), countUsage: (u, n) => this.countUsage(u, n) });
           break;
       }
     }
@@ -238,7 +242,7 @@ export class RunDriver {
       const { model, maxTokens } = this.parts;
       const { system, messages } = context;
       this.emit({ type: 'model-call', turn: context.turn, model: model.name, provider: model.provider ?? null, maxTokens, system, messages });
-      const received = receiveReply(await model.createMessage({ system, messages, tools: this.parts.registry.specs, maxTokens }));
+      const received = receiveReply(await model.createMessage({ system, messages, tools: this.parts.registry.specs, maxTokens, earlierReplies: context.compacted?.replies }));
       const { reply: answer, usage, usageNote } = received;
       this.emit({ type: 'model-reply', stopReason: answer.stop_reason, usage, usageNote, reply: answer });
       await this.countUsage(received.usage, received.usageNote);
