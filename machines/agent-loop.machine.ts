@@ -206,16 +206,16 @@ const machineSetup = setup({
       return event.reply.stop_reason === 'pause_turn';
     },
     pauseLimitReached: ({ context }) => context.pausesInARow >= context.maxPausesInARow,
-    replyPausedForCompaction: ({ event }) => {
+    replyAsksToGoOn: ({ event }) => {
       assertEvent(event, 'MODEL_REPLY');
-      return event.reply.stop_reason === 'compaction';
+      return event.reply.stop_reason === 'pause_turn' || event.reply.stop_reason === 'compaction';
     },
     compactionDue: ({ context, event }) => {
       assertEvent(event, 'COMPACT');
       // A held reply is acted on first: it was counted against the context that produced it.
       return context.heldReply === null && event.estimatedTokens >= event.limit && isCompactionCut(context.messages, event.keepFrom);
     },
-    summaryReplacesWholeTurns: ({ context, event }) => {
+    summaryFits: ({ context, event }) => {
       assertEvent(event, 'COMPACTED');
       const { summary } = event;
       return summary.role === 'user' && isCompactionCut(context.messages, event.replaced);
@@ -282,19 +282,12 @@ const onModelReply = {
       description: 'One pause_turn too many in a row: stop (pause_limit); the paused content is kept, and a resume continues.',
     },
     {
-      guard: 'replyPausesTurn',
-      target: 'awaitingModel',
-      reenter: true,
-      actions: ['countReplyUsage', 'trackPauses', 'appendAssistantReply', 'dropCompactedPrefix'],
-      description: 'pause_turn: keep the paused content and ask the model again to continue it.',
-    },
-    {
-      guard: 'replyPausedForCompaction',
+      guard: 'replyAsksToGoOn',
       target: 'awaitingModel',
       reenter: true,
       actions: ['countReplyUsage', 'trackPauses', 'appendAssistantReply', 'dropCompactedPrefix'],
       description:
-        'The server compacted the context and paused (stop_reason=compaction): keep its compaction block, drop what the server no longer reads, and ask again.',
+        'pause_turn, or compaction (the server compacted and paused): keep the content (a compaction block verbatim, dropping what the server no longer reads) and ask the model again.',
     },
     {
       guard: 'replyEndsTurn',
@@ -357,6 +350,23 @@ export const agentLoopMachine = machineSetup.createMachine({
       entry: 'requestModelReply',
       on: onModelReply,
     },
+    compacting: {
+      description: 'Client compaction: the model is asked to summarise the older turns; the next effect is that summarising call.',
+      entry: 'requestCompaction',
+      on: {
+        COMPACTED: {
+          guard: 'summaryFits',
+          target: 'awaitingModel',
+          actions: 'replaceWithSummary',
+          description: 'The summary takes the place of the older turns (never between a tool_use and its tool_result); the model is asked next.',
+        },
+        MODEL_REPLY_INVALID: {
+          target: 'failed',
+          actions: ['countReplyUsage', 'trackPauses', 'recordInvalidReply'],
+          description: 'The summarising reply could not be used: stop, nothing replaced; a resume asks for the summary again.',
+        },
+      },
+    },
     pendingTool: {
       description: "Checkpoint A: the model's tool calls are recorded; none has a recorded result yet.",
       entry: 'runPendingTools',
@@ -412,23 +422,6 @@ export const agentLoopMachine = machineSetup.createMachine({
       description: 'MAX_TURNS reached; the unacted tool_use reply is held so a resume with more turns can go on.',
     },
     failed: { type: 'final', description: 'Stopped for the reason in context.failure.' },
-    compacting: {
-      description: 'Client compaction: the model is asked to summarise the older turns; the next effect is that summarising call.',
-      entry: 'requestCompaction',
-      on: {
-        COMPACTED: {
-          guard: 'summaryReplacesWholeTurns',
-          target: 'awaitingModel',
-          actions: 'replaceWithSummary',
-          description: 'The summary takes the place of the older turns (never between a tool_use and its tool_result); the model is asked next.',
-        },
-        MODEL_REPLY_INVALID: {
-          target: 'failed',
-          actions: ['countReplyUsage', 'trackPauses', 'recordInvalidReply'],
-          description: 'The summarising reply could not be used: stop, nothing replaced; a resume asks for the summary again.',
-        },
-      },
-    },
   },
 });
 

@@ -130,6 +130,7 @@ describe('the agent loop machine', () => {
       'done',
       'stoppedAtMaxTurns',
       'failed',
+      'compacting',
     ]);
   });
 

@@ -31,7 +31,7 @@ export const ROLE_BADGES: Record<StateRole, string> = {
   decision: 'waits for a person',
   'checkpoint-b': 'checkpoint B',
   final: 'final',
-  compaction: 'summarises older turns',
+  compaction: 'summary',
 };
 
 export interface GraphTransition {

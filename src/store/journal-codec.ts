@@ -205,7 +205,6 @@ function emptyContext(): AgentContext {
     heldReply: null,
     finalText: null,
     failure: null,
-    compacted: null,
   };
 }
 
