@@ -123,6 +123,7 @@ describe('the agent loop machine', () => {
     }
     expect(Object.keys(agentLoopMachine.root.states)).toEqual([
       'awaitingModel',
+      'compacting',
       'pendingTool',
       'effectRecorded',
       'awaitingDecision',
@@ -130,7 +131,6 @@ describe('the agent loop machine', () => {
       'done',
       'stoppedAtMaxTurns',
       'failed',
-      'compacting',
     ]);
   });
 
