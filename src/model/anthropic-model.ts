@@ -140,9 +140,12 @@ export function withCacheBreakpoint(messages: readonly Message[]): Message[] {
   return copy;
 }
 
-/** The API returns optional fields as null (e.g. a text block's citations); they are not sent back. */
+/**
+ * The API returns optional fields as null (e.g. a text block's citations); they are not sent back.
+ * A compaction block is the exception: it goes back exactly as it came (its nulls included).
+ */
 function withoutNulls(block: ContentBlock): ContentBlock {
-  if (block === null || typeof block !== 'object') return block;
+  if (block === null || typeof block !== 'object' || block.type === 'compaction') return block;
   const entries = Object.entries(block).filter(([, value]) => value !== null && value !== undefined);
   return Object.fromEntries(entries) as ContentBlock;
 }
