@@ -20,6 +20,8 @@ export interface ScriptedModelOptions extends Pace {
    * a longer request is answered with stop_reason model_context_window_exceeded, as a real model stops.
    */
   contextWindow?: number | undefined;
+  /** The reply to a request for a summary (client compaction); default {@link scriptedSummary}. */
+  summary?: ScriptedStep | undefined;
 }
 
 export class ScriptExhaustedError extends ModelCallError {
@@ -46,7 +48,10 @@ export function scriptedModel(steps: readonly ScriptedStep[], options: ScriptedM
       if (options.contextWindow !== undefined && estimateRequestTokens(request.system, request.tools, request.messages) > options.contextWindow) {
         return stopReply('model_context_window_exceeded');
       }
-      if (request.purpose === 'summary') return scriptedSummary(request.messages);
+      if (request.purpose === 'summary') {
+        const summary = options.summary ?? scriptedSummary;
+        return typeof summary === 'function' ? summary(request.messages) : summary;
+      }
       // Replies compaction took out of the messages still count: the script goes on where it stood.
       const index = (request.earlierReplies ?? 0) + request.messages.reduce((n, message) => (message.role === 'assistant' ? n + 1 : n), 0);
       const step = steps[index] ?? options.afterScript;

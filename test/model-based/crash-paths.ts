@@ -8,7 +8,7 @@ import { type AnyTransitionDefinition, type SnapshotFrom, transition } from 'xst
 import { type AnnouncedEffect, announcedEffectOf, effectOfActions } from '../../machines/agent-loop.effects.ts';
 import { awaitsDecision, openCalls } from '../../machines/agent-loop.logic.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
-import type { AgentEvent, AgentStateName, ContentBlock, Decision, DecisionNeed, ModelReply } from '../../machines/agent-loop.types.ts';
+import type { AgentEvent, AgentStateName, ContentBlock, Decision, DecisionNeed, Message, ModelReply } from '../../machines/agent-loop.types.ts';
 import type { DecisionReply } from '../../src/approval/decision-step.ts';
 import { endTurnReply, stopReply, toolUseReply } from '../../src/model/scripted-model.ts';
 import { pointOf } from '../../src/store/record-points.ts';
@@ -25,7 +25,10 @@ export type PathEvent =
   | { type: 'CLOSE_TURN'; label: string }
   | { type: 'DECISION_NEEDED'; tool_use_id: string; at: number; label: string }
   /** The run's onDecision handler gives `decision` (its by and at are the runtime's). */
-  | { type: 'DECISION'; decision: Decision; label: string };
+  | { type: 'DECISION'; decision: Decision; label: string }
+  /** Client compaction: the runtime measures the context over its trigger (a reply holds LONG_TEXT). */
+  | { type: 'COMPACT'; estimatedTokens: number; limit: number; keepFrom: number; label: string }
+  | { type: 'COMPACTED'; summary: Message; replaced: number; label: string };
 
 /**
  * ok: returns; throws: throws; ledger-write-fails: returns, and its ledger write fails with
@@ -43,6 +46,8 @@ export interface Scenario {
   failingEffectWrites: number[];
   /** What the run's onDecision handler answers, by tool_use_id (publish needs approval, ask_user an answer). */
   decisions: Record<string, DecisionReply>;
+  /** Set when a reply is long enough to compact after (client compaction on): whether the summary has text. */
+  compaction?: { summary: 'ok' | 'empty' };
 }
 
 export interface PathStep {
@@ -66,6 +71,18 @@ export interface CrashPath {
 }
 
 export const FINISH_TEXT = 'finished';
+/** A reply this long takes the context over the compaction trigger of a scenario (see scenario-runner). */
+export const LONG_TEXT = `${'a long reply '.repeat(700)}`;
+
+function holdsLongText(message: Message): boolean {
+  return message.role === 'assistant' && JSON.stringify(message.content).includes(LONG_TEXT);
+}
+
+/** Where the runtime cuts the context: before the last assistant message (the long one is the last turn). */
+function lastAssistantIndex(messages: readonly Message[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === 'assistant') return i;
+  return -1;
+}
 const PAUSE_TEXT = 'searching…';
 /**
  * The pause limit of a walk unless it names one: one pause_turn is continued, a second in a row
@@ -81,6 +98,22 @@ export function eventsFor(snapshot: Snapshot): PathEvent[] {
   if (state === 'closed' && context.decisions.length > 0) {
     // After a turn with decisions, one ending is enough: what follows a close is walked on the other turns.
     return [{ type: 'MODEL_REPLY', label: 'reply: end_turn', reply: endTurnReply(FINISH_TEXT) }];
+  }
+  if ((state === 'awaitingModel' || state === 'closed') && !context.compacted && context.messages.some(holdsLongText)) {
+    // The runtime has no choice here: the context is over the trigger, and it compacts before the next model call.
+    return [{ type: 'COMPACT', estimatedTokens: 1, limit: 1, keepFrom: lastAssistantIndex(context.messages), label: 'compact' }];
+  }
+  if ((state === 'awaitingModel' || state === 'closed') && context.compacted) {
+    // After a compaction, one ending is enough: what follows a model call is walked elsewhere.
+    return [{ type: 'MODEL_REPLY', label: 'reply: end_turn', reply: endTurnReply(FINISH_TEXT) }];
+  }
+  if (state === 'compacting') {
+    const summary: Message = { role: 'user', content: [{ type: 'text', text: 'summary' }] };
+    const empty = stopReply('end_turn');
+    return [
+      { type: 'COMPACTED', summary, replaced: lastAssistantIndex(context.messages), label: 'summary' },
+      { type: 'MODEL_REPLY_INVALID', label: 'summary: no text', reason: 'the summarising reply holds no text', usage: empty.usage, reply: empty },
+    ];
   }
   if (state === 'awaitingModel' || state === 'closed') {
     const t = context.turn + 1;
@@ -133,6 +166,13 @@ export function eventsFor(snapshot: Snapshot): PathEvent[] {
           ]),
           needsDecision: { t1_ask: 'answer' },
         },
+      );
+    }
+    if (context.messages.length === 1) {
+      // Replies that take the context over the compaction trigger: a tool turn, and a pause.
+      events.push(
+        { type: 'MODEL_REPLY', label: 'reply: lookup (long)', reply: toolUseReply([{ id: 't1_long', name: 'lookup', input: { q: 'long' } }], LONG_TEXT) },
+        { type: 'MODEL_REPLY', label: 'reply: pause_turn (long)', reply: stopReply('pause_turn', LONG_TEXT) },
       );
     }
     if (t === 1) {
@@ -209,6 +249,8 @@ function serializeState(snapshot: Snapshot): string {
     c.decisions.map((d) => `${d.tool_use_id}:${d.verdict}`),
     c.heldReply !== null,
     c.failure?.reason ?? null,
+    c.compacted?.times ?? 0,
+    c.messages.some(holdsLongText),
   ]);
 }
 
@@ -303,9 +345,24 @@ function toCrashPath(
     const effects = { returned: effectOfActions(actions), announced: announcedEffectOf(to, step.state.context) };
     before = step.state;
     const labels: string[] = [];
+    if (event.type === 'MODEL_REPLY' && JSON.stringify(event.reply.content).includes(LONG_TEXT)) scenario.compaction ??= { summary: 'ok' };
     switch (event.type) {
-      case 'MODEL_REPLY':
+      case 'COMPACT':
+        labels.push(next('save-compacting'));
+        break;
+      case 'COMPACTED':
+        labels.push(next('model-reply'), next('save-compacted'));
+        break;
       case 'MODEL_REPLY_INVALID':
+        if (from === 'compacting') {
+          scenario.compaction = { summary: 'empty' };
+          labels.push(next('model-reply'), next('save-failed'));
+          break;
+        }
+        scenario.replies.push(event.reply);
+        labels.push(next('model-reply'), next(pointOf({ event: 'MODEL_REPLY', state: to })));
+        break;
+      case 'MODEL_REPLY':
         scenario.replies.push(((event.type === 'MODEL_REPLY' ? event.sent : undefined) ?? event.reply) as ModelReply);
         labels.push(next('model-reply'), next(pointOf({ event: 'MODEL_REPLY', state: to })));
         break;
