@@ -204,6 +204,26 @@ function orphanResults(messages: readonly Message[]): string[] {
   });
 }
 
+describe('a compaction block in the journal', () => {
+  it('folds back byte for byte, nulls and key order included', async () => {
+    const block = { type: 'compaction', content: 'summary', encrypted_content: null, signature: 'sig_1', tool_changes: null, extra: { b: 1, a: [null] } };
+    const dir = tempDir();
+    const reply: ModelReply = { content: [block], stop_reason: 'compaction', usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 } };
+    const seen: Message[][] = [];
+    const model = scriptedModel([reply, endTurnReply('done')]);
+    const spy = { ...model, createMessage: async (request: Parameters<typeof model.createMessage>[0]) => (seen.push([...request.messages]), model.createMessage(request)) };
+    // The scripted model counts the compaction message as a reply: the end comes second.
+    const result = await startRun({ store: store(dir), model: spy, tools: [page], task: 't' });
+    expect(result.status).toBe('done');
+    expect(JSON.stringify((seen[1]![0]!.content as ContentBlock[])[0])).toBe(JSON.stringify(block));
+    // The task is no longer sent: the API does not read what comes before the block.
+    expect(seen[1]).toHaveLength(1);
+    const view = foldJournal(dir, await store(dir).load());
+    expect(JSON.stringify((view.context.messages[0]!.content as ContentBlock[])[0])).toBe(JSON.stringify(block));
+    expect(view.context.compacted).toEqual({ times: 1, messages: 1, replies: 0 });
+  });
+});
+
 describe('compaction settings', () => {
   it('a resume keeps the pinned mode and refuses another, before it changes anything', async () => {
     const dir = tempDir();
