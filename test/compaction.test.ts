@@ -84,7 +84,8 @@ async function journalMessages(dir: string): Promise<Message[]> {
   return records.flatMap((stored) => (stored.record.messages?.add ?? []) as Message[]);
 }
 
-describe('server compaction: the real SDK against an API that compacts', () => {
+// The long runs wait on fsync and HTTP more than on the CPU: side by side, they take the time of the longest.
+describe.concurrent('past the context window: server compaction (the real SDK against an API that compacts), client compaction', () => {
   it(
     `finishes ${TURNS} turns past a ${WINDOW}-token window by default for a model that supports it; every compaction block goes back verbatim`,
     async () => {
@@ -142,9 +143,7 @@ describe('server compaction: the real SDK against an API that compacts', () => {
       for (const request of fake.requests) expect(request.body).not.toHaveProperty('context_management');
     });
   });
-});
 
-describe('client compaction: the model summarises the older turns', () => {
   it(
     `finishes ${TURNS} turns with the fake API of a model without server compaction (the default there: client)`,
     async () => {
