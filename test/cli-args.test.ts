@@ -392,3 +392,15 @@ describe('pending, approve, deny, answer', () => {
     expect(help).toMatch(/^Arguments:\n {2}CALL_ID +the tool_use_id/m);
   });
 });
+
+describe('compaction options', () => {
+  it('parses --compact, --context-window and --compact-trigger, and refuses what they do not take', () => {
+    expect(parse('demo', '--compact', 'client', '--context-window', '20000', '--compact-trigger', '0.7')).toMatchObject({
+      compaction: { mode: 'client', contextWindow: 20_000, triggerRatio: 0.7 },
+    });
+    expect(parse('run', '--model', 'm', '--task', 't', '--compact', 'off')).toMatchObject({ compaction: { mode: 'off', contextWindow: null, triggerRatio: null } });
+    expect(refusal('demo', '--compact', 'always')).toContain('--compact takes server, client or off, not "always"');
+    for (const junk of ['0.05', '0.96', '1', '80%', 'high', '.']) expect(refusal('demo', '--compact-trigger', junk)).toContain('--compact-trigger takes a ratio from 0.1 to 0.95');
+    expect(parse('demo', '--compact-trigger', '.5')).toMatchObject({ compaction: { triggerRatio: 0.5 } });
+  });
+});
