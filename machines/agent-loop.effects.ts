@@ -6,9 +6,9 @@
 import { openCalls } from './agent-loop.logic.ts';
 import type { AgentContext, AgentStateName } from './agent-loop.types.ts';
 
-export type AnnouncedEffect = 'requestModelReply' | 'runPendingTools' | 'requestTurnClose' | 'awaitDecision';
+export type AnnouncedEffect = 'requestModelReply' | 'runPendingTools' | 'requestTurnClose' | 'awaitDecision' | 'requestCompaction';
 
-export const EFFECT_ACTIONS: readonly AnnouncedEffect[] = ['requestModelReply', 'runPendingTools', 'requestTurnClose', 'awaitDecision'];
+export const EFFECT_ACTIONS: readonly AnnouncedEffect[] = ['requestModelReply', 'runPendingTools', 'requestTurnClose', 'awaitDecision', 'requestCompaction'];
 
 export function announcedEffectOf(state: AgentStateName, context: AgentContext): AnnouncedEffect | null {
   switch (state) {
@@ -20,6 +20,8 @@ export function announcedEffectOf(state: AgentStateName, context: AgentContext):
       return openCalls(context).length > 0 ? 'runPendingTools' : 'requestTurnClose';
     case 'awaitingDecision':
       return 'awaitDecision';
+    case 'compacting':
+      return 'requestCompaction';
     default:
       return null;
   }

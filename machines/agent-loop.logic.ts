@@ -3,6 +3,7 @@ import type {
   AgentContext,
   Cancellation,
   BudgetStop,
+  CompactionMark,
   ContentBlock,
   Decision,
   DecisionNeed,
@@ -208,4 +209,38 @@ export function budgetStopOf(context: Pick<AgentContext, 'budget' | 'usage' | 'c
   const cost = context.costUsd;
   if (budget.maxCostUsd !== undefined && typeof cost === 'number' && cost >= budget.maxCostUsd) return { budget: 'cost', spent: cost, limit: budget.maxCostUsd };
   return null;
+}
+
+/**
+ * Whether the context may be cut at `keepFrom`: messages[0, keepFrom) replaced by one user
+ * message (a summary) and messages[keepFrom…] kept. The cut lies before an assistant message
+ * that is not the first, so the summary and the kept part alternate roles, and a tool_use
+ * (assistant) stays with its tool_result (the user message right after it).
+ */
+export function isCompactionCut(messages: readonly Message[], keepFrom: number): boolean {
+  return Number.isSafeInteger(keepFrom) && keepFrom > 0 && keepFrom < messages.length && messages[keepFrom]!.role === 'assistant';
+}
+
+/** Whether a block is a server compaction block (compact_20260112) that carries a summary. */
+export function isCompactionBlock(block: ContentBlock): boolean {
+  return block.type === 'compaction';
+}
+
+/**
+ * Server compaction: the server no longer reads what comes before its last compaction block,
+ * so the context keeps only the messages from the one holding it (the journal keeps the rest).
+ * Returns the messages unchanged when no compaction block is in them past the first message.
+ */
+export function afterLastCompaction(messages: readonly Message[]): { messages: Message[]; dropped: Message[] } {
+  for (let i = messages.length - 1; i > 0; i--) {
+    const content = messages[i]!.content;
+    if (typeof content !== 'string' && content.some(isCompactionBlock)) return { messages: messages.slice(i), dropped: messages.slice(0, i) };
+  }
+  return { messages: messages as Message[], dropped: [] };
+}
+
+/** The context's compaction totals after `dropped` messages were taken out once more. */
+export function markCompaction(mark: CompactionMark | null | undefined, dropped: readonly Message[]): CompactionMark {
+  const replies = dropped.filter((message) => message.role === 'assistant').length;
+  return { times: (mark?.times ?? 0) + 1, messages: (mark?.messages ?? 0) + dropped.length, replies: (mark?.replies ?? 0) + replies };
 }

@@ -10,6 +10,7 @@
  *   awaitingDecision ─DECISION(denied | answered)→ effectRecorded (the decision is the call's ledger entry)
  *   any state but a final one ─CANCEL→ cancelled (final: who cancelled, why, when; open calls stay unrun)
  *   awaitingModel | closed ─BUDGET_REACHED→ stoppedAtBudget (a budget is spent: no model call)
+ *   awaitingModel | closed ─COMPACT→ compacting ─COMPACTED→ awaitingModel (client compaction: a summary replaces the older turns)
  *
  * Pure on purpose: named actions and guards only, no I/O, no invoked actors. Every state is a
  * resting state (nothing leaves by `always`), so every snapshot the runtime persists is one a
@@ -20,8 +21,12 @@
 import { and, assertEvent, assign, setup } from 'xstate';
 import {
   addUsage,
+  afterLastCompaction,
   assistantMessageOf,
   budgetStopOf,
+  isCompactionBlock,
+  isCompactionCut,
+  markCompaction,
   awaitsDecision,
   cancellationProblem,
   decisionOutcomeOf,
@@ -67,6 +72,7 @@ function initialContext({ input = NO_INPUT }: { input: AgentInput | undefined })
     // Only a run with a budget carries these: every other run's journal stays as it was.
     ...(input.budget ? { budget: input.budget } : {}),
     ...(input.budget?.maxCostUsd !== undefined ? { costUsd: input.costUsd ?? 0 } : {}),
+    compacted: null,
   };
 }
 
@@ -87,6 +93,7 @@ const machineSetup = setup({
     runPendingTools: announceEffect,
     requestTurnClose: announceEffect,
     awaitDecision: announceEffect,
+    requestCompaction: announceEffect,
     countReplyUsage: assign({
       usage: ({ context, event }) => {
         assertEvent(event, ['MODEL_REPLY', 'MODEL_REPLY_INVALID']);
@@ -104,6 +111,20 @@ const machineSetup = setup({
         assertEvent(event, 'MODEL_REPLY');
         return [...context.messages, assistantMessageOf(event.reply)];
       },
+    }),
+    dropCompactedPrefix: assign(({ context, event }) => {
+      assertEvent(event, 'MODEL_REPLY');
+      // Only a reply that brings a compaction block moves the point the server reads from.
+      if (!event.reply.content.some(isCompactionBlock)) return {};
+      const { messages, dropped } = afterLastCompaction(context.messages);
+      return dropped.length ? { messages, compacted: markCompaction(context.compacted, dropped) } : {};
+    }),
+    replaceWithSummary: assign(({ context, event }) => {
+      assertEvent(event, 'COMPACTED');
+      return {
+        messages: [event.summary, ...context.messages.slice(event.replaced)],
+        compacted: markCompaction(context.compacted, context.messages.slice(0, event.replaced)),
+      };
     }),
     openTurn: assign({
       turn: ({ context }) => context.turn + 1,
@@ -201,6 +222,20 @@ const machineSetup = setup({
       return event.reply.stop_reason === 'pause_turn';
     },
     pauseLimitReached: ({ context }) => context.pausesInARow >= context.maxPausesInARow,
+    replyAsksToGoOn: ({ event }) => {
+      assertEvent(event, 'MODEL_REPLY');
+      return event.reply.stop_reason === 'pause_turn' || event.reply.stop_reason === 'compaction';
+    },
+    compactionDue: ({ context, event }) => {
+      assertEvent(event, 'COMPACT');
+      // A held reply is acted on first: it was counted against the context that produced it.
+      return context.heldReply === null && event.estimatedTokens >= event.limit && isCompactionCut(context.messages, event.keepFrom);
+    },
+    summaryFits: ({ context, event }) => {
+      assertEvent(event, 'COMPACTED');
+      const { summary } = event;
+      return summary.role === 'user' && isCompactionCut(context.messages, event.replaced);
+    },
     replyEndsTurn: ({ event }) => {
       assertEvent(event, 'MODEL_REPLY');
       return event.reply.stop_reason === 'end_turn' || event.reply.stop_reason === 'stop_sequence';
@@ -252,7 +287,7 @@ const onModelReply = {
     {
       guard: and(['replyWantsTools', 'turnsRemain']),
       target: 'pendingTool',
-      actions: ['countReplyUsage', 'trackPauses', 'appendAssistantReply', 'openTurn'],
+      actions: ['countReplyUsage', 'trackPauses', 'appendAssistantReply', 'dropCompactedPrefix', 'openTurn'],
       description: 'The reply names tools and a turn is left: record the calls (checkpoint A), then run them.',
     },
     {
@@ -264,20 +299,21 @@ const onModelReply = {
     {
       guard: and(['replyPausesTurn', 'pauseLimitReached']),
       target: 'failed',
-      actions: ['countReplyUsage', 'trackPauses', 'appendAssistantReply', 'recordPauseLimit'],
+      actions: ['countReplyUsage', 'trackPauses', 'appendAssistantReply', 'dropCompactedPrefix', 'recordPauseLimit'],
       description: 'One pause_turn too many in a row: stop (pause_limit); the paused content is kept, and a resume continues.',
     },
     {
-      guard: 'replyPausesTurn',
+      guard: 'replyAsksToGoOn',
       target: 'awaitingModel',
       reenter: true,
-      actions: ['countReplyUsage', 'trackPauses', 'appendAssistantReply'],
-      description: 'pause_turn: keep the paused content and ask the model again to continue it.',
+      actions: ['countReplyUsage', 'trackPauses', 'appendAssistantReply', 'dropCompactedPrefix'],
+      description:
+        'pause_turn, or compaction (the server compacted and paused): keep the content (a compaction block verbatim, dropping what the server no longer reads) and ask the model again.',
     },
     {
       guard: 'replyEndsTurn',
       target: 'done',
-      actions: ['countReplyUsage', 'trackPauses', 'appendAssistantReply', 'recordFinalText'],
+      actions: ['countReplyUsage', 'trackPauses', 'appendAssistantReply', 'dropCompactedPrefix', 'recordFinalText'],
       description: 'end_turn or stop_sequence: the reply is the final answer.',
     },
     {
@@ -290,6 +326,11 @@ const onModelReply = {
     target: 'failed',
     actions: ['countReplyUsage', 'trackPauses', 'recordInvalidReply'],
     description: 'The runtime refused the reply (a broken protocol or shape): stop, nothing in it executed; a resume asks again.',
+  },
+  COMPACT: {
+    guard: 'compactionDue',
+    target: 'compacting',
+    description: 'Client compaction: the context measured at or above its trigger, and older turns can be cut off: summarise them before the next model call.',
   },
 } as const;
 
@@ -347,6 +388,23 @@ export const agentLoopMachine = machineSetup.createMachine({
       description: 'Nothing pending; the next effect is a model call.',
       entry: 'requestModelReply',
       on: { ...onModelReply, ...onBudgetReached, CANCEL: onCancel },
+    },
+    compacting: {
+      description: 'Client compaction: the model is asked to summarise the older turns; the next effect is that summarising call.',
+      entry: 'requestCompaction',
+      on: {
+        COMPACTED: {
+          guard: 'summaryFits',
+          target: 'awaitingModel',
+          actions: 'replaceWithSummary',
+          description: 'The summary takes the place of the older turns (never between a tool_use and its tool_result); the model is asked next.',
+        },
+        MODEL_REPLY_INVALID: {
+          target: 'failed',
+          actions: ['countReplyUsage', 'trackPauses', 'recordInvalidReply'],
+          description: 'The summarising reply could not be used: stop, nothing replaced; a resume asks for the summary again.',
+        },
+      },
     },
     pendingTool: {
       description: "Checkpoint A: the model's tool calls are recorded; none has a recorded result yet.",

@@ -44,7 +44,9 @@ export type StopReason =
   | 'max_tokens'
   | 'pause_turn'
   | 'refusal'
-  | 'model_context_window_exceeded';
+  | 'model_context_window_exceeded'
+  /** Server compaction paused after writing its compaction block (pause_after_compaction): ask again. */
+  | 'compaction';
 
 export interface TokenUsage {
   input: number;
@@ -184,6 +186,11 @@ export interface AgentContext {
   costUsd?: number | null | undefined;
   /** Which budget stopped the run, with the figures (state stoppedAtBudget only). */
   budgetStop?: BudgetStop | null | undefined;
+  /**
+   * What compaction took out of `messages` so far (the journal keeps it), or null when nothing
+   * was. Absent in journals written before compaction existed: null.
+   */
+  compacted?: CompactionMark | null | undefined;
 }
 
 /** Spending limits checked before each model call; reaching one stops the run (stoppedAtBudget). */
@@ -201,6 +208,16 @@ export interface BudgetStop {
   budget: BudgetName;
   spent: number;
   limit: number;
+}
+
+/** Totals over every compaction of a run, server or client. */
+export interface CompactionMark {
+  /** How many times the context was compacted. */
+  times: number;
+  /** Messages taken out of `messages` (replaced by a summary, or no longer read by the server). */
+  messages: number;
+  /** Assistant messages among them: where the conversation stands is `replies + assistant messages kept`. */
+  replies: number;
 }
 
 export interface AgentInput {
@@ -238,7 +255,14 @@ export type AgentEvent =
   /** A person (or a program) cancelled the run: it ends here, in the final state cancelled. */
   | { type: 'CANCEL'; cancellation: Cancellation }
   /** The runtime is about to call the model and a budget is reached: stop instead. */
-  | { type: 'BUDGET_REACHED' };
+  | { type: 'BUDGET_REACHED' }
+  /**
+   * Client compaction: before a model call, the context measured `estimatedTokens`, at or above
+   * `limit` (trigger × window); `keepFrom` is where the recent messages that stay begin.
+   */
+  | { type: 'COMPACT'; estimatedTokens: number; limit: number; keepFrom: number }
+  /** The summary of messages[0, replaced): one user message that takes their place (its tokens are counted on arrival). */
+  | { type: 'COMPACTED'; summary: Message; replaced: number };
 
 export type AgentStateName =
   | 'awaitingModel'
@@ -250,7 +274,8 @@ export type AgentStateName =
   | 'stoppedAtMaxTurns'
   | 'failed'
   | 'cancelled'
-  | 'stoppedAtBudget';
+  | 'stoppedAtBudget'
+  | 'compacting';
 
 export const AGENT_STATES: readonly AgentStateName[] = [
   'awaitingModel',
@@ -263,6 +288,7 @@ export const AGENT_STATES: readonly AgentStateName[] = [
   'failed',
   'cancelled',
   'stoppedAtBudget',
+  'compacting',
 ];
 
 export const FINAL_STATES: readonly AgentStateName[] = ['done', 'stoppedAtMaxTurns', 'failed', 'cancelled', 'stoppedAtBudget'];

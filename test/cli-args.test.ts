@@ -70,6 +70,8 @@ function withOption(command: CommandSpec, option: OptionSpec, value?: string): s
 function sampleValue(option: OptionSpec): string {
   if (option.type === 'duration') return '15m';
   if (option.name === 'input') return '{"text":"edited"}';
+  if (option.name === 'compact') return 'client';
+  if (option.type === 'ratio') return String(option.min);
   return option.type === 'integer' || option.type === 'decimal' ? String(option.min) : 'some-value';
 }
 
@@ -83,7 +85,7 @@ describe('help and parser come from one table', () => {
     expect(help).toMatch(new RegExp(`^Usage: durable-agent ${name}\\b`));
     for (const option of command.options) {
       expect(help).toMatch(new RegExp(`^ {2}--${option.name}${option.type === 'boolean' ? '' : ` ${option.value}`} +\\S`, 'm'));
-      if (option.type === 'integer' || option.type === 'decimal') expect(flat).toContain(`(${option.min} to ${option.max}`);
+      if (option.type === 'integer' || option.type === 'decimal' || option.type === 'ratio') expect(flat).toContain(`(${option.min} to ${option.max}`);
       if (option.type === 'duration') expect(flat).toContain(`(${formatDuration(option.min!)} to ${formatDuration(option.max!)}`);
     }
     expect(help).toMatch(/Examples?:\n {2}.*durable-agent /);
@@ -184,7 +186,7 @@ describe('values', () => {
 
 describe('numbers: a whole number within the range in the table, or exit 2 with the range', () => {
   it.each(integerOptions.map(([command, name, c, o]) => [`${command} --${name}`, c, o] as const))('%s: both ends are accepted, one past either end is refused', (_, command, option) => {
-    const numbers = (args: CliArgs) => Object.values({ ...args, ...('api' in args ? args.api : {}) });
+    const numbers = (args: CliArgs) => Object.values({ ...args, ...('api' in args ? args.api : {}), ...('compaction' in args ? args.compaction : {}) });
     expect(numbers(parse(...withOption(command, option, String(option.min))))).toContain(option.min);
     expect(numbers(parse(...withOption(command, option, String(option.max))))).toContain(option.max);
     const range = `--${option.name} takes a whole number from ${option.min} to ${option.max}, not`;
@@ -266,6 +268,7 @@ describe('demo and run', () => {
       approval: { requireApproval: null, wait: null, decisionTimeoutMs: null },
       maxCostUsd: null,
       maxTotalTokens: null,
+      compaction: { mode: null, contextWindow: null, triggerRatio: null },
     });
   });
 
@@ -426,5 +429,17 @@ describe('pending, approve, deny, answer', () => {
     const help = commandHelp(COMMANDS.find((c) => c.name === 'answer')!);
     expect(help).toMatch(/^Usage: durable-agent answer \[--dir DIR\] CALL_ID TEXT/);
     expect(help).toMatch(/^Arguments:\n {2}CALL_ID +the tool_use_id/m);
+  });
+});
+
+describe('compaction options', () => {
+  it('parses --compact, --context-window and --compact-trigger, and refuses what they do not take', () => {
+    expect(parse('demo', '--compact', 'client', '--context-window', '20000', '--compact-trigger', '0.7')).toMatchObject({
+      compaction: { mode: 'client', contextWindow: 20_000, triggerRatio: 0.7 },
+    });
+    expect(parse('run', '--model', 'm', '--task', 't', '--compact', 'off')).toMatchObject({ compaction: { mode: 'off', contextWindow: null, triggerRatio: null } });
+    expect(refusal('demo', '--compact', 'always')).toContain('--compact takes server, client or off, not "always"');
+    for (const junk of ['0.05', '0.96', '1', '80%', 'high', '.']) expect(refusal('demo', '--compact-trigger', junk)).toContain('--compact-trigger takes a ratio from 0.1 to 0.95');
+    expect(parse('demo', '--compact-trigger', '.5')).toMatchObject({ compaction: { triggerRatio: 0.5 } });
   });
 });

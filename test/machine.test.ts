@@ -123,6 +123,7 @@ describe('the agent loop machine', () => {
     }
     expect(Object.keys(agentLoopMachine.root.states)).toEqual([
       'awaitingModel',
+      'compacting',
       'pendingTool',
       'effectRecorded',
       'awaitingDecision',

@@ -9,7 +9,7 @@ import type { AnyStateMachine } from 'xstate';
 import type { AgentStateName } from '../machines/agent-loop.types.ts';
 
 /** What a state means for durability; shown as a badge on the diagram. */
-export type StateRole = 'model-call' | 'checkpoint-a' | 'ledger' | 'decision' | 'checkpoint-b' | 'final';
+export type StateRole = 'model-call' | 'checkpoint-a' | 'ledger' | 'decision' | 'checkpoint-b' | 'final' | 'compaction';
 
 /** Checked against the machine by the tests: a state added to the machine must get a role here. */
 export const STATE_ROLES: Record<AgentStateName, StateRole> = {
@@ -23,6 +23,7 @@ export const STATE_ROLES: Record<AgentStateName, StateRole> = {
   failed: 'final',
   cancelled: 'final',
   stoppedAtBudget: 'final',
+  compacting: 'compaction',
 };
 
 export const ROLE_BADGES: Record<StateRole, string> = {
@@ -32,6 +33,7 @@ export const ROLE_BADGES: Record<StateRole, string> = {
   decision: 'waits for a person',
   'checkpoint-b': 'checkpoint B',
   final: 'final',
+  compaction: 'summary',
 };
 
 export interface GraphTransition {

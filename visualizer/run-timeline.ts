@@ -249,6 +249,8 @@ function nextEffectOf(state: AgentStateName, context: AgentContext): string | nu
       const what = call?.needs === 'answer' ? "a person's answer to" : "a person's decision about";
       return call ? `wait for ${what} ${call.name} (${call.id}), then record it` : "wait for a person's decision";
     }
+    case 'requestCompaction':
+      return 'ask the model to summarise the older turns, then put the summary in their place';
     case null:
       return null;
   }

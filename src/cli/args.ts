@@ -38,6 +38,7 @@ export interface DemoArgs {
   /** --max-cost-usd, --max-total-tokens: a new run's budget, or the limits a resume changes. */
   maxCostUsd: number | null;
   maxTotalTokens: number | null;
+  compaction: CompactionArgs;
 }
 
 /** --max-cost-usd and --max-total-tokens (demo and run). */
@@ -208,6 +209,14 @@ export interface RunArgs {
   stream: boolean;
   maxCostUsd: number | null;
   maxTotalTokens: number | null;
+  compaction: CompactionArgs;
+}
+
+/** --compact, --context-window, --compact-trigger (demo and run); null: not given. */
+export interface CompactionArgs {
+  mode: 'server' | 'client' | 'off' | null;
+  contextWindow: number | null;
+  triggerRatio: number | null;
 }
 
 /** How a real model is called. */
@@ -332,6 +341,7 @@ function valueOf(option: OptionSpec, value: string | undefined, inline: boolean 
   if (option.type === 'string') return value;
   if (option.type === 'duration') return durationOf(option, value);
   if (option.type === 'decimal') return decimalOf(option, value);
+  if (option.type === 'ratio') return ratioOf(option, value);
   return integerOf(option, value);
 }
 
@@ -349,6 +359,14 @@ function durationOf(option: OptionSpec, text: string): number {
 
 function shorten(text: string): string {
   return text.length > 40 ? `${text.slice(0, 20)}…${text.slice(-10)} (${text.length} characters)` : text;
+}
+
+function ratioOf(option: OptionSpec, text: string): number {
+  const number = /^(\d+\.?\d*|\.\d+)$/.test(text) ? Number(text) : Number.NaN;
+  if (!(number >= option.min! && number <= option.max!)) {
+    throw new UsageError(`--${option.name} takes a ratio from ${option.min} to ${option.max} (0.8 is 80%), not "${shorten(text)}".`);
+  }
+  return number;
 }
 
 function integerOf(option: OptionSpec, text: string): number {
@@ -481,6 +499,7 @@ function argsOf(command: string, values: OptionValues, cwd: string): CliArgs {
         otelContent: values.flag('otel-content'),
         approval: approvalArgs(values),
         ...budgetArgs(values),
+        compaction: compactionArgs(values),
       };
   }
   throw new Error(`the command table names "${command}", which the parser does not know`);
@@ -539,11 +558,20 @@ function runArgs(dir: string, values: OptionValues, api: ApiArgs): RunArgs {
     toolConcurrency: values.number('tool-concurrency'),
     stream: !values.flag('no-stream'),
     ...budgetArgs(values),
+    compaction: compactionArgs(values),
   };
 }
 
 function budgetArgs(values: OptionValues): BudgetArgs {
   return { maxCostUsd: values.number('max-cost-usd'), maxTotalTokens: values.number('max-total-tokens') };
+}
+
+function compactionArgs(values: OptionValues): CompactionArgs {
+  const mode = values.text('compact');
+  if (mode !== null && mode !== 'server' && mode !== 'client' && mode !== 'off') {
+    throw new UsageError(`--compact takes server, client or off, not "${shorten(mode)}".`);
+  }
+  return { mode, contextWindow: values.number('context-window'), triggerRatio: values.number('compact-trigger') };
 }
 
 /** The names of --require-approval: tool names (checked against the tools by the command), or side-effects. */

@@ -4,7 +4,7 @@
  * same rows, so the two cannot drift apart.
  */
 
-export type OptionType = 'boolean' | 'string' | 'integer' | 'duration' | 'decimal';
+export type OptionType = 'boolean' | 'string' | 'integer' | 'duration' | 'decimal' | 'ratio';
 
 export interface OptionSpec {
   /** The long name, without the dashes. */
@@ -13,7 +13,7 @@ export interface OptionSpec {
   /** What the value is called in the help (DIR, N, MS); string and integer options only. */
   readonly value?: string;
   readonly help: string;
-  /** Integer and decimal options: the allowed range, inclusive (duration options: in milliseconds). */
+  /** Integer, decimal and ratio options: the allowed range, inclusive (duration options: in milliseconds). */
   readonly min?: number;
   readonly max?: number;
   /** Integer options: the value when the option is absent (the parser fills it in). */
@@ -123,6 +123,33 @@ const toolConcurrency: OptionSpec = {
   min: 1,
   max: 64,
   defaultText: '4',
+};
+const compact: OptionSpec = {
+  name: 'compact',
+  type: 'string',
+  value: 'MODE',
+  help:
+    "server (the API compacts: compact_20260112), client (the model summarises the older turns) or off; " +
+    'pinned with the run (a resume keeps it)',
+  defaultText: 'server if the model supports it, else client if its window is known, else off',
+};
+const contextWindow: OptionSpec = {
+  name: 'context-window',
+  type: 'integer',
+  value: 'N',
+  help: "the model's context window in input tokens, overriding what the model says (compaction triggers from it)",
+  min: 1_000,
+  max: 100_000_000,
+  defaultText: "the model's, from the Models API",
+};
+const compactTrigger: OptionSpec = {
+  name: 'compact-trigger',
+  type: 'ratio',
+  value: 'R',
+  help: 'compact once the input reaches this share of the context window',
+  min: 0.1,
+  max: 0.95,
+  defaultText: '0.8',
 };
 const realModel = (help: string): OptionSpec => ({ name: 'model', type: 'string', value: 'NAME', help });
 const pace: OptionSpec = {
@@ -248,6 +275,9 @@ export const COMMANDS: readonly CommandSpec[] = [
       maxTotalTokens,
       maxRetries,
       timeout,
+      compact,
+      contextWindow,
+      compactTrigger,
       pace,
       jitter,
       { name: 'no-verify', type: 'boolean', help: 'write_report offers no verify(): a resume reports its unknown state to the model instead' },
@@ -300,6 +330,9 @@ export const COMMANDS: readonly CommandSpec[] = [
       timeout,
       toolConcurrency,
       { name: 'no-stream', type: 'boolean', help: 'ask for each reply whole instead of streaming it (the live view then shows no reply as it arrives)' },
+      compact,
+      contextWindow,
+      compactTrigger,
       requireApproval,
       { name: 'allow-questions', type: 'boolean', help: "give the model an ask_user tool: its question waits for a person's answer (durable-agent answer)" },
       wait,

@@ -14,7 +14,7 @@ import { FileStore } from '../store/file-store.ts';
 import { DEFAULT_LOCK_LEASE_MS, LOCK_LEASE_RANGE_MS } from '../store/lock-file.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import type { Budget } from '../../machines/agent-loop.types.ts';
-import { type ApprovalArgs, type BudgetArgs, UsageError } from './args.ts';
+import { type ApprovalArgs, type BudgetArgs, type CompactionArgs, UsageError } from './args.ts';
 import { decisionCommandsFor } from './decision-lines.ts';
 import { formatDuration } from './duration.ts';
 import { EXIT } from './exit-codes.ts';
@@ -50,6 +50,8 @@ export interface CliRun {
   approval: ApprovalArgs & { allowQuestions: boolean };
   /** --max-cost-usd, --max-total-tokens: a new run's budget, or the limits a resume changes. */
   budget?: BudgetArgs | undefined;
+  /** --compact, --context-window, --compact-trigger (issue 14). */
+  compaction?: CompactionArgs | undefined;
 }
 
 export async function driveCliRun(run: CliRun): Promise<number> {
@@ -80,6 +82,7 @@ export async function driveCliRun(run: CliRun): Promise<number> {
     ...traceOptions(traces),
     ...decisionOptions(run.approval, run.writers),
     ...budgetOption(run.budget),
+    ...compactionOptions(run.compaction),
   };
   exitOnInterrupt(reporter.writers, run.resumeCommand, traces);
   let result: RunResult;
@@ -110,6 +113,12 @@ function budgetOption(budget: BudgetArgs | undefined): { budget?: Budget } {
   if (budget?.maxCostUsd != null) given.maxCostUsd = budget.maxCostUsd;
   if (budget?.maxTotalTokens != null) given.maxTotalTokens = budget.maxTotalTokens;
   return Object.keys(given).length > 0 ? { budget: given } : {};
+}
+
+function compactionOptions(args: CompactionArgs | undefined) {
+  if (!args || (args.mode === null && args.contextWindow === null && args.triggerRatio === null)) return {};
+  const { mode, contextWindow, triggerRatio } = args;
+  return { compaction: { ...(mode ? { mode } : {}), ...(contextWindow ? { contextWindow } : {}), ...(triggerRatio ? { triggerRatio } : {}) } };
 }
 
 function waitsForDecisions(approval: CliRun['approval'], writers: Writers): boolean {

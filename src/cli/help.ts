@@ -56,7 +56,7 @@ function usageName(command: CommandSpec): string {
 function optionRow(option: OptionSpec): [string, string] {
   const left = option.type === 'boolean' ? `--${option.name}` : `--${option.name} ${option.value ?? 'VALUE'}`;
   const notes: string[] = [];
-  if (option.type === 'integer' || option.type === 'decimal') notes.push(`${option.min} to ${option.max}`);
+  if (option.type === 'integer' || option.type === 'decimal' || option.type === 'ratio') notes.push(`${option.min} to ${option.max}`);
   if (option.type === 'duration') notes.push(`${formatDuration(option.min!)} to ${formatDuration(option.max!)}`);
   const shown = option.default !== undefined ? String(option.default) : option.defaultText;
   if (shown !== undefined) notes.push(`default: ${shown}`);

@@ -35,6 +35,7 @@ export function plainLine(event: RunEvent): string | null {
         const results = event.recordedIds.length > 1 ? "this turn's tool results" : "this turn's tool result";
         return `[turn ${event.turn}][save B] filled in ${results} after resume`;
       }
+      if (event.point === 'save-compacted') return `[turn ${event.turn}][compacted] a summary replaced the older turns (context compacted)`;
       return null;
     case 'resumed':
       return `[resume] read turn=${event.turn} pending=${event.pending.map((c) => c.name).join(',') || 'none'}`;

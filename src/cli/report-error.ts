@@ -40,6 +40,7 @@ import { OtelSdkMissingError } from '../telemetry/otel-missing.ts';
 import { OtlpProtocolError } from '../telemetry/otlp-env.ts';
 import { PruneOptionError, PruneRuleMissingError } from '../prune/prune-plan.ts';
 import { WriteFaultSpecError } from '../store/write-faults.ts';
+import { CompactionSettingsError } from '../compaction/compaction-settings.ts';
 import { UsageError } from './args.ts';
 import { NoSuchDirectoryError } from './errors.ts';
 import { EXIT } from './exit-codes.ts';
@@ -82,6 +83,7 @@ const REFUSALS = [
   UnknownApprovalToolError,
   PruneRuleMissingError,
   PruneOptionError,
+  CompactionSettingsError,
   ContinueRefusedError,
   SnapshotEveryError,
   ControlRefusedError,

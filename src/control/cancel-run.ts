@@ -8,6 +8,7 @@
  *   the next boundary, saved, and the request stays until a resume clears it (unpauseRun for a
  *   fleet run, which no worker claims while it is paused).
  */
+import { ContextCompaction } from '../compaction/context-compaction.ts';
 import { SnapshotPolicy, snapshotEveryOf } from '../runtime/snapshot-policy.ts';
 import path from 'node:path';
 import { announcedEffectOf } from '../../machines/agent-loop.effects.ts';
@@ -148,6 +149,7 @@ async function cancelUnderLock(store: RunStore, inbox: ControlInbox, request: Co
     // The cancel applies at the first step boundary, before anything of the run could run.
     control: new RunControl(inbox, request),
     toolConcurrency: 1,
+    compaction: new ContextCompaction(null, { model: NO_MODEL, tools: [], maxTokens: 1 }),
     snapshots: new SnapshotPolicy(snapshotEveryOf(undefined), loaded.records[0]!.record, loaded.records[loaded.records.length - 1]!.record),
   };
   const driver = new RunDriver(parts, loaded.header.runId, snapshot, { state: view.state, context: snapshot.context, ledger: view.ledger }, loaded.records.length);

@@ -14,8 +14,9 @@
  */
 import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } from '@anthropic-ai/sdk';
 import type { ContentBlock, Message, ModelReply, TokenUsage } from '../../machines/agent-loop.types.ts';
+import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 import { redactSecrets } from '../util/redact.ts';
-import type { Model, ModelRequest } from './model.ts';
+import type { Model, ModelRequest, ModelTraits } from './model.ts';
 import { ModelCallError } from './model.ts';
 import { StreamBrokeOffError, streamMessage } from './anthropic-stream.ts';
 
@@ -45,44 +46,89 @@ export function anthropicModel(options: AnthropicModelOptions): Model {
     maxRetries,
     timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
   });
+  let traits: Promise<ModelTraits> | null = null;
   return {
     name: options.model,
     provider: 'anthropic',
+    traits: () => (traits ??= modelTraits(client, options.model)),
     async createMessage(request: ModelRequest): Promise<ModelReply> {
-      let message: Anthropic.Messages.Message;
-      const params: Anthropic.Messages.MessageCreateParamsNonStreaming = {
-        model: options.model,
-        max_tokens: request.maxTokens,
-        ...(request.system ? { system: request.system } : {}),
-        ...(request.tools.length > 0 ? { tools: request.tools as unknown as Anthropic.Messages.Tool[] } : {}),
-        messages: withCacheBreakpoint(request.messages) as unknown as Anthropic.Messages.MessageParam[],
-      };
+      let message: Anthropic.Beta.Messages.BetaMessage;
       try {
-        message =
-          options.stream === false
-            ? await client.messages.create(params)
-            : await streamMessage(client, params, { maxRetries, onStream: request.onStream, retryDelayMs: options.streamRetryDelayMs });
+        const params: Anthropic.Messages.MessageCreateParamsNonStreaming = {
+          model: options.model,
+          max_tokens: request.maxTokens,
+          ...(request.system ? { system: request.system } : {}),
+          ...(request.tools.length > 0 ? { tools: request.tools as unknown as Anthropic.Messages.Tool[] } : {}),
+          // A summary is text: the older turns' tools stay defined (their blocks are in the request) but none is called.
+          ...(request.purpose === 'summary' && request.tools.length > 0 ? { tool_choice: { type: 'none' as const } } : {}),
+          messages: withCacheBreakpoint(request.messages) as unknown as Anthropic.Messages.MessageParam[],
+        };
+        const compaction = request.serverCompaction;
+        // Server compaction goes through the beta endpoint, asked whole (not streamed: the live view then shows the reply once it is whole).
+        message = compaction
+          ? await client.beta.messages.create({ ...params, betas: [COMPACTION_BETA], context_management: serverCompactionOf(compaction.triggerTokens) } as Anthropic.Beta.Messages.MessageCreateParamsNonStreaming)
+          : ((options.stream === false
+              ? await client.messages.create(params)
+              : await streamMessage(client, params, { maxRetries, onStream: request.onStream, retryDelayMs: options.streamRetryDelayMs })) as unknown as Anthropic.Beta.Messages.BetaMessage);
       } catch (error) {
+        // Too long for the window: the run stops as for the model's own stop reason (exit 6), not as an outage.
+        if (isPromptTooLong(error)) return { content: [], stop_reason: 'model_context_window_exceeded', usage: { ...ZERO_USAGE }, model: options.model };
         throw toModelCallError(error, options.model, options.apiKey);
       }
       // Passed on as received, whatever its shape: the runtime checks every reply (reply-check.ts),
       // refusing content blocks that are not blocks and counting token figures that are missing as 0.
-      const usage = message.usage as Partial<Anthropic.Messages.Usage> | null | undefined;
+      const usage = message.usage as Partial<Anthropic.Beta.Messages.BetaUsage> | null | undefined;
       return {
         content: Array.isArray(message.content) ? (message.content as unknown as ContentBlock[]).map(withoutNulls) : message.content,
         stop_reason: message.stop_reason,
-        usage: (usage
-          ? {
-              input: usage.input_tokens ?? 0,
-              output: usage.output_tokens ?? 0,
-              cacheRead: usage.cache_read_input_tokens ?? 0,
-              cacheWrite: usage.cache_creation_input_tokens ?? 0,
-            }
-          : undefined) as TokenUsage,
+        usage: (usage ? withCompactionUsage(usage) : undefined) as TokenUsage,
         model: message.model,
       };
     },
   };
+}
+
+/** The beta header of server compaction (compact_20260112). */
+export const COMPACTION_BETA = 'compact-2026-01-12';
+
+/**
+ * Server compaction as the run uses it: compact at the trigger, and pause right after, so that
+ * the compaction block is saved on its own (a MODEL_REPLY record) before the model goes on: a
+ * reply that then fails (max_tokens) or a crash cannot lose a compaction that was paid for.
+ */
+export function serverCompactionOf(triggerTokens: number): Anthropic.Beta.Messages.BetaContextManagementConfig {
+  return { edits: [{ type: 'compact_20260112', trigger: { type: 'input_tokens', value: triggerTokens }, pause_after_compaction: true }] };
+}
+
+/** Top-level usage leaves out what the compaction itself cost (its `compaction` iterations): counted here. */
+function withCompactionUsage(usage: Partial<Anthropic.Beta.Messages.BetaUsage>): TokenUsage {
+  const total: TokenUsage = {
+    input: usage.input_tokens ?? 0,
+    output: usage.output_tokens ?? 0,
+    cacheRead: usage.cache_read_input_tokens ?? 0,
+    cacheWrite: usage.cache_creation_input_tokens ?? 0,
+  };
+  for (const entry of Array.isArray(usage.iterations) ? usage.iterations : []) {
+    if (entry?.type !== 'compaction') continue;
+    total.input += entry.input_tokens ?? 0;
+    total.output += entry.output_tokens ?? 0;
+    total.cacheRead += entry.cache_read_input_tokens ?? 0;
+    total.cacheWrite += entry.cache_creation_input_tokens ?? 0;
+  }
+  return total;
+}
+
+/** The model's window and whether it can compact server-side, from the Models API. */
+async function modelTraits(client: Anthropic, model: string): Promise<ModelTraits> {
+  // Asked once per run start; a gateway without the Models API just leaves the defaults to the flags.
+  const info = await client.models.retrieve(model, {}, { maxRetries: 0, timeout: 15_000 });
+  const compact = info.capabilities?.context_management?.compact_20260112;
+  return { contextWindow: typeof info.max_input_tokens === 'number' ? info.max_input_tokens : null, serverCompaction: compact?.supported === true };
+}
+
+/** The API's 400 for a request longer than the model's window ("prompt is too long: N tokens > M maximum"). */
+export function isPromptTooLong(error: unknown): boolean {
+  return error instanceof APIError && error.status === 400 && /prompt is too long/i.test(apiErrorMessage(error));
 }
 
 /**
@@ -107,9 +153,12 @@ export function withCacheBreakpoint(messages: readonly Message[]): Message[] {
   return copy;
 }
 
-/** The API returns optional fields as null (e.g. a text block's citations); they are not sent back. */
+/**
+ * The API returns optional fields as null (e.g. a text block's citations); they are not sent back.
+ * A compaction block is the exception: it goes back exactly as it came (its nulls included).
+ */
 function withoutNulls(block: ContentBlock): ContentBlock {
-  if (block === null || typeof block !== 'object') return block;
+  if (block === null || typeof block !== 'object' || block.type === 'compaction') return block;
   const entries = Object.entries(block).filter(([, value]) => value !== null && value !== undefined);
   return Object.fromEntries(entries) as ContentBlock;
 }

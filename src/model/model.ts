@@ -19,6 +19,23 @@ export interface ModelRequest {
    * others need not). Nothing of it is recorded: the run acts on the whole reply only.
    */
   onStream?: ((delta: StreamDelta) => void) | undefined;
+  /**
+   * Assistant replies compaction took out of `messages` before this request (0 or absent: none):
+   * where the conversation stands is this plus the assistant messages in `messages`.
+   */
+  earlierReplies?: number | undefined;
+  /** 'summary': client compaction asks for a summary of `messages` (no tool is to be called). */
+  purpose?: 'reply' | 'summary' | undefined;
+  /** Server compaction (compact_20260112): compact once the input reaches this many tokens. */
+  serverCompaction?: { triggerTokens: number } | undefined;
+}
+
+/** What a model says about itself, when it can: the base of the compaction defaults. */
+export interface ModelTraits {
+  /** Its context window in input tokens, if known. */
+  contextWindow: number | null;
+  /** Whether it supports server compaction (compact_20260112). */
+  serverCompaction: boolean;
 }
 
 /** A piece of a reply as it arrives. */
@@ -41,6 +58,8 @@ export interface Model {
    */
   readonly price?: ModelPrice | undefined;
   createMessage(request: ModelRequest): Promise<ModelReply>;
+  /** Its window and capabilities (asked once, when a run starts with compaction left to the default). */
+  traits?(): Promise<ModelTraits>;
 }
 
 /**

@@ -56,6 +56,7 @@ export function replyProblem(reply: ModelReply, usedToolUseIds: ReadonlySet<stri
   }
   if (reply.stop_reason === 'tool_use' && toolUses.length === 0) return 'stop_reason is tool_use but the reply names no tool';
   if (reply.stop_reason === 'pause_turn' && toolUses.length > 0) return 'a pause_turn reply named a tool to run';
+  if (reply.stop_reason === 'compaction' && toolUses.length > 0) return 'a compaction reply named a tool to run';
   if ((reply.stop_reason === 'end_turn' || reply.stop_reason === 'stop_sequence') && toolUses.length > 0) {
     // Acting on the calls would run tools the model did not wait for; ending the run would leave
     // them unanswered in the conversation. Neither is what the model said, so neither is done.

@@ -7,6 +7,7 @@ import type { ContentBlock, Message, ModelReply, TokenUsage } from '../../machin
 import type { Model, ModelRequest } from './model.ts';
 import { ModelCallError } from './model.ts';
 import { type Pace, stepDelay } from '../util/pace.ts';
+import { estimateRequestTokens } from '../compaction/estimate-tokens.ts';
 
 export type ScriptedStep = ModelReply | ((messages: readonly Message[]) => ModelReply);
 
@@ -14,6 +15,13 @@ export interface ScriptedModelOptions extends Pace {
   name?: string | undefined;
   /** Answers every request past the script: a finished conversation continued with a new message. */
   afterScript?: ScriptedStep | undefined;
+  /**
+   * A context window to emulate, in input tokens as estimated by src/compaction/estimate-tokens.ts:
+   * a longer request is answered with stop_reason model_context_window_exceeded, as a real model stops.
+   */
+  contextWindow?: number | undefined;
+  /** The reply to a request for a summary (client compaction); default {@link scriptedSummary}. */
+  summary?: ScriptedStep | undefined;
 }
 
 export class ScriptExhaustedError extends ModelCallError {
@@ -37,7 +45,15 @@ export function scriptedModel(steps: readonly ScriptedStep[], options: ScriptedM
     name: options.name ?? 'scripted',
     async createMessage(request: ModelRequest): Promise<ModelReply> {
       await stepDelay(options);
-      const index = request.messages.reduce((n, message) => (message.role === 'assistant' ? n + 1 : n), 0);
+      if (options.contextWindow !== undefined && estimateRequestTokens(request.system, request.tools, request.messages) > options.contextWindow) {
+        return stopReply('model_context_window_exceeded');
+      }
+      if (request.purpose === 'summary') {
+        const summary = options.summary ?? scriptedSummary;
+        return typeof summary === 'function' ? summary(request.messages) : summary;
+      }
+      // Replies compaction took out of the messages still count: the script goes on where it stood.
+      const index = (request.earlierReplies ?? 0) + request.messages.reduce((n, message) => (message.role === 'assistant' ? n + 1 : n), 0);
       const step = steps[index] ?? options.afterScript;
       if (step === undefined) throw new ScriptExhaustedError(steps.length, index + 1);
       return typeof step === 'function' ? step(request.messages) : step;
@@ -74,4 +90,17 @@ export function stopReply(stopReason: string, text = ''): ModelReply {
 /** Deterministic, cheap token figures so usage accounting can be checked without a real model. */
 function scriptedUsage(content: ContentBlock[]): TokenUsage {
   return { input: 100, output: Math.ceil(JSON.stringify(content).length / 4), cacheRead: 0, cacheWrite: 0 };
+}
+
+/**
+ * The scripted model's summary (client compaction): deterministic, and short whatever it
+ * summarises, naming the tool calls it replaces so that a test can tell which were summarised.
+ */
+export function scriptedSummary(messages: readonly Message[]): ModelReply {
+  const calls = messages.flatMap((message) => (typeof message.content === 'string' ? [] : message.content.filter((block) => block.type === 'tool_use')));
+  const names = [...new Set(calls.map((block) => String(block.name)))].sort();
+  const first = calls[0]?.id;
+  const last = calls[calls.length - 1]?.id;
+  const text = `Summary of ${messages.length} messages: ${calls.length} tool calls (${names.join(', ') || 'none'})${first ? `, from ${String(first)} to ${String(last)}` : ''}.`;
+  return endTurnReply(text);
 }

@@ -19,7 +19,10 @@ import { RunExistsError } from '../store/errors.ts';
 import { foldJournal } from '../store/fold-journal.ts';
 import { encodeRecord, snapshotContextOf } from '../store/journal-codec.ts';
 import { JOURNAL_FORMAT, JOURNAL_VERSION, JOURNAL_VERSION_DECISIONS, JOURNAL_VERSION_PLAIN } from '../store/journal-record.ts';
-import type { JournalHeader } from '../store/journal-record.ts';
+import type { JournalHeader, PinnedCompaction } from '../store/journal-record.ts';
+import { type CompactionOptions, compactionForResume, compactionForStart, triggerTokensOf } from '../compaction/compaction-settings.ts';
+import { ContextCompaction } from '../compaction/context-compaction.ts';
+import { withServerCompaction } from '../compaction/server-compaction.ts';
 import type { RunLock, RunStore } from '../store/store.ts';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../tools/execute-call.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
@@ -116,6 +119,13 @@ export interface RunParts {
    * price (src/model/prices.ts, or Model.price): refused otherwise (BudgetPriceError).
    */
   budget?: Budget | undefined;
+  /**
+   * How the run keeps its context under the model's window (see the README, Compaction): mode
+   * 'server' (the API compacts; the default for models that say they support it), 'client' (the
+   * runtime has the model summarise older turns; the default when a window is known), or 'off'.
+   * Pinned when the run starts; a resume may change contextWindow and triggerRatio, not the mode.
+   */
+  compaction?: CompactionOptions | undefined;
 }
 
 export interface StartOptions extends RunParts {
@@ -165,7 +175,8 @@ export async function startRun(options: StartOptions): Promise<RunResult> {
 
 async function start(options: StartOptions, tracing: RunTracing | null): Promise<RunResult> {
   const { store } = options;
-  const parts = driverParts(options, tracing);
+  const compaction = await compactionForStart(options.compaction, options.model);
+  const parts = driverParts(options, tracing, compaction);
   const budgeted = startingBudget(options.budget, options.model);
   const lock = await lockRun(options, parts);
   try {
@@ -185,8 +196,9 @@ async function start(options: StartOptions, tracing: RunTracing | null): Promise
     const startedBy = runOriginOf(options.command ?? API_COMMAND, options.model.name, offeredTools(options));
     const trace = tracing?.beginRun(runId, { model: options.model.name, task: options.task, maxTurns });
     const decisionPolicy = pinnedPolicyOf(options);
-    const version = budgeted.budget ? JOURNAL_VERSION : canNeedDecisions(decisionPolicy, offeredTools(options)) ? JOURNAL_VERSION_DECISIONS : JOURNAL_VERSION_PLAIN;
-    const header = { format: JOURNAL_FORMAT, version, runId, createdAt: record.at, startedBy, ...(trace ? { trace } : {}), ...(decisionPolicy ? { decisionPolicy } : {}) } as const;
+    // Version 3: a run with a budget or with compaction, which a release before them would misread.
+    const version = budgeted.budget || compaction ? JOURNAL_VERSION : canNeedDecisions(decisionPolicy, offeredTools(options)) ? JOURNAL_VERSION_DECISIONS : JOURNAL_VERSION_PLAIN;
+    const header = { format: JOURNAL_FORMAT, version, runId, createdAt: record.at, startedBy, ...(trace ? { trace } : {}), ...(decisionPolicy ? { decisionPolicy } : {}), ...(compaction ? { compaction } : {}) } as const;
     const receipt = await store.create(header, record);
     const snapshots = new SnapshotPolicy(snapshotEveryOf(options.snapshotEvery), record, record);
     const driver = new RunDriver({ ...parts, snapshots }, runId, snapshot, { state: 'awaitingModel', context: snapshot.context, ledger: new Map() }, 1);
@@ -228,10 +240,13 @@ async function resume(options: ResumeOptions, tracing: RunTracing | null): Promi
       fromLastSnapshot: true,
       acceptLostRecord: options.acceptLostRecord === true,
       // Before the store repairs anything: a resume refused for its origin or its rule changes nothing.
-      checkHeader: (header) => void checkOrigin(store.location, header, offeredFor(withPolicy(header)), allowChange),
+      checkHeader: (header) => {
+        checkOrigin(store.location, header, offeredFor(withPolicy(header)), allowChange);
+        compactionForResume(header.compaction, options.compaction, store.location);
+      },
     });
     const applied = withPolicy(loaded.header);
-    const parts = driverParts(applied, tracing);
+    const parts = driverParts(applied, tracing, compactionForResume(loaded.header.compaction, options.compaction, store.location));
     const origin = checkOrigin(store.location, loaded.header, offeredFor(applied), allowChange);
     tracing?.joinRun(loaded.header);
     const view = foldJournal(store.location, loaded);
@@ -301,10 +316,13 @@ function offeredTools(options: RunParts): readonly ToolDefinition[] {
 /** What the driver needs, but the snapshot policy, which needs the journal's records. */
 type PartsOfRun = Omit<DriverParts, 'snapshots'>;
 
-function driverParts(options: RunParts, tracing: RunTracing | null): PartsOfRun {
+function driverParts(options: RunParts, tracing: RunTracing | null, compaction: PinnedCompaction | null = null): PartsOfRun {
   // Checked here, before anything is written; the policy itself is made once the records are known.
   snapshotEveryOf(options.snapshotEvery);
   const tools = offeredTools(options);
+  const registry = new ToolRegistry(tools);
+  const maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
+  const client = new ContextCompaction(compaction?.mode === 'client' ? compaction : null, { model: options.model, tools: registry.specs, maxTokens });
   const policy = { requireApproval: options.requireApproval, allowQuestions: options.allowQuestions === true };
   checkDecisionPolicy(policy, tools);
   const timeout = options.decisionTimeoutMs;
@@ -317,14 +335,15 @@ function driverParts(options: RunParts, tracing: RunTracing | null): PartsOfRun 
     store: options.store,
     signal: options.signal,
     control: new RunControl(options.store.control),
-    model: options.model,
-    registry: new ToolRegistry(tools),
+    model: compaction?.mode === 'server' ? withServerCompaction(options.model, triggerTokensOf(compaction)) : options.model,
+    registry,
     // Nobody reads the labels passed of points made here: not kept (a long run would hold one per record).
     crash: options.crashPoints ?? new CrashPoints(options.crashAfter, crashHandlerOf(options.onCrash), false),
-    observer: withTracing(options.observer, tracing),
+    observer: client.observer(withTracing(options.observer, tracing)),
     toolTimeoutMs: options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
     toolConcurrency: toolConcurrencyOf(options.toolConcurrency),
-    maxTokens: options.maxTokens ?? DEFAULT_MAX_TOKENS,
+    maxTokens,
     inspect: options.inspect,
+    compaction: client,
   };
 }

@@ -36,6 +36,7 @@ import type { OriginCheck } from './run-origin.ts';
 import type { SnapshotPolicy } from './snapshot-policy.ts';
 import { runOpenCalls, type ToolTurn } from './tool-scheduler.ts';
 import type { RunControl } from '../control/run-control.ts';
+import type { ContextCompaction } from '../compaction/context-compaction.ts';
 
 export type AgentSnapshot = SnapshotFrom<typeof agentLoopMachine>;
 
@@ -68,6 +69,7 @@ export interface DriverParts {
   control: RunControl; // cancel and pause asked by other processes, honoured at each step boundary
   /** On resume: the run's budget as the one given changes it (null: unchanged; src/budget/). */
   budgetChange?: BudgetFields | null | undefined;
+  compaction: ContextCompaction;
 }
 
 export class RunDriver {
@@ -122,7 +124,7 @@ export class RunDriver {
       if (cancel) effect = await this.step(cancel); // to the final state cancelled: the loop ends
       else switch (effect) {
         case 'requestModelReply':
-          effect = budgetStopOf(this.snapshot.context) ? await this.step({ type: 'BUDGET_REACHED' }) : await this.askModel();
+          effect = budgetStopOf(this.snapshot.context) ? await this.step({ type: 'BUDGET_REACHED' }) : await (this.parts.compaction.stepIfDue(this.snapshot.context, this.parts.registry.specs, (e) => this.step(e)) ?? this.askModel());
           break;
         case 'runPendingTools':
           effect = await runOpenCalls(this.parts, this.toolTurn);
@@ -132,6 +134,9 @@ export class RunDriver {
           break;
         case 'requestTurnClose':
           effect = await this.step({ type: 'CLOSE_TURN' });
+          break;
+        case 'requestCompaction':
+          effect = await this.parts.compaction.compact({ context: () => this.snapshot.context, step: (e) => this.step(e), countUsage: (u, n) => this.countUsage(u, n) });
           break;
       }
     }
@@ -255,7 +260,7 @@ export class RunDriver {
       const { system, messages } = context;
       this.emit({ type: 'model-call', turn: context.turn, model: model.name, provider: model.provider ?? null, maxTokens, system, messages });
       const onStream = (delta: StreamDelta) => this.emit({ type: 'model-stream', delta });
-      const received = receiveReply(await model.createMessage({ system, messages, tools: this.parts.registry.specs, maxTokens, onStream }));
+      const received = receiveReply(await model.createMessage({ system, messages, tools: this.parts.registry.specs, maxTokens, onStream, earlierReplies: context.compacted?.replies }));
       const { reply: answer, usage, usageNote } = received;
       this.emit({ type: 'model-reply', stopReason: answer.stop_reason, usage, usageNote, reply: answer });
       await this.countUsage(received.usage, received.usageNote, answer.model);

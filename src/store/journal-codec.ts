@@ -29,7 +29,7 @@ import type {
   SnapshotMark,
 } from './journal-record.ts';
 import { isLedgerRef } from './journal-record.ts';
-import { awaitedProblem, decisionProblem, messageProblem, outcomeProblem, pendingProblem, storedUsage } from './record-shape.ts';
+import { awaitedProblem, compactedProblem, decisionProblem, messageProblem, outcomeProblem, pendingProblem, storedUsage } from './record-shape.ts';
 
 function isStoredLedgerRef(block: unknown): boolean {
   return block !== null && typeof block === 'object' && isLedgerRef(block as EncodedBlock);
@@ -107,6 +107,8 @@ export function encodeRecord(prev: DurableView | null, next: TransitionToEncode)
   if ((before?.budget ?? null) !== (ctx.budget ?? null)) record.budget = ctx.budget ?? null;
   if ((before?.costUsd ?? null) !== (ctx.costUsd ?? null)) record.costUsd = ctx.costUsd ?? null;
   if ((before?.budgetStop ?? null) !== (ctx.budgetStop ?? null)) record.budgetStop = ctx.budgetStop ?? null;
+  // Written only when it changes, so that a run that never compacts writes what it always wrote.
+  if ((before?.compacted ?? null) !== (ctx.compacted ?? null)) record.compacted = ctx.compacted ?? null;
   if (next.note) record.note = next.note;
   return record;
 }
@@ -158,6 +160,7 @@ export function encodeSnapshotRecord(prev: DurableView, next: TransitionToEncode
   if (ctx.budget) record.budget = ctx.budget;
   if (typeof ctx.costUsd === 'number') record.costUsd = ctx.costUsd;
   if (ctx.budgetStop) record.budgetStop = ctx.budgetStop;
+  if (ctx.compacted) record.compacted = ctx.compacted;
   if (next.note) record.note = next.note;
   return record;
 }
@@ -251,6 +254,11 @@ export function applyRecord(into: DurableView | null, record: JournalRecord): Du
   if (record.budget !== undefined) ctx.budget = storedBudget(record.seq, record.budget);
   if (record.costUsd !== undefined) ctx.costUsd = storedFigure(record.seq, 'costUsd', record.costUsd);
   if (record.budgetStop !== undefined) ctx.budgetStop = record.budgetStop;
+  if (record.compacted !== undefined) {
+    const problem = compactedProblem(record.compacted);
+    if (problem) throw new JournalDecodeError(record.seq, problem);
+    ctx.compacted = record.compacted;
+  }
   return view;
 }
 

@@ -10,6 +10,7 @@ import type {
   Cancellation,
   Budget,
   BudgetStop,
+  CompactionMark,
   ContentBlock,
   Decision,
   DecisionNeed,
@@ -35,6 +36,9 @@ export const JOURNAL_FORMAT = 'durable-agent/journal';
 export const JOURNAL_VERSION = 3;
 /** A journal whose calls can wait for a person and that has no budget. */
 export const JOURNAL_VERSION_DECISIONS = 2;
+/** A run with compaction on (its header pins it): an older release would not know the state
+ * `compacting`, the stop reason `compaction`, or that the model must be asked with the compaction beta. */
+export const JOURNAL_VERSION_COMPACTION = 3;
 /** A journal whose calls never wait for a person: readable by every release. */
 export const JOURNAL_VERSION_PLAIN = 1;
 /** The versions this release reads. */
@@ -70,6 +74,8 @@ export interface JournalHeader {
    * reader ignores it and resumes the run as any other: the version stays the same).
    */
   forkedFrom?: ForkOrigin;
+  /** The run's compaction, pinned when it started (version 3); absent: off. */
+  compaction?: PinnedCompaction;
 }
 
 /** Where a forked run came from (see JournalHeader.forkedFrom). */
@@ -83,6 +89,14 @@ export interface ForkOrigin {
   at: number;
   /** A fleet run: the parent's id in da_runs (absent for a file run). */
   fleetRun?: string;
+}
+
+/** How a run keeps its context under the model's window (see src/compaction/). */
+export interface PinnedCompaction {
+  mode: 'server' | 'client';
+  /** The window the trigger is a ratio of, in input tokens. */
+  contextWindow: number;
+  triggerRatio: number;
 }
 
 /** Which calls of the run wait for a person (see src/approval/pinned-policy.ts). */
@@ -226,7 +240,9 @@ export type RecordEvent =
   | 'DECISION_NEEDED'
   | 'DECISION'
   | 'CANCEL'
-  | 'BUDGET_REACHED';
+  | 'BUDGET_REACHED'
+  | 'COMPACT'
+  | 'COMPACTED';
 
 export const RECORD_EVENTS: readonly RecordEvent[] = [
   'START',
@@ -240,6 +256,8 @@ export const RECORD_EVENTS: readonly RecordEvent[] = [
   'DECISION',
   'CANCEL',
   'BUDGET_REACHED',
+  'COMPACT',
+  'COMPACTED',
 ];
 
 export interface JournalRecord {
@@ -270,6 +288,8 @@ export interface JournalRecord {
   failure?: RunFailure | null;
   /** Who cancelled the run (a CANCEL record); written when it changes (absent: null). */
   cancellation?: Cancellation | null;
+  /** Compaction totals; written when they change (absent: none so far). */
+  compacted?: CompactionMark | null;
   note?: RecordNote;
   /** The run's budget; written when it changes (absent in a run that never had one). */
   budget?: Budget | null;

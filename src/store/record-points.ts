@@ -18,7 +18,9 @@ export type PointName =
   | 'save-max-turns'
   | 'save-failed'
   | 'save-cancelled'
-  | 'save-budget';
+  | 'save-budget'
+  | 'save-compacting'
+  | 'save-compacted';
 
 /** Every point name, in the order a turn passes them (for messages that list them). */
 export const POINT_NAMES: readonly PointName[] = [
@@ -36,6 +38,8 @@ export const POINT_NAMES: readonly PointName[] = [
   'save-reopen',
   'save-cancelled',
   'save-budget',
+  'save-compacting',
+  'save-compacted',
 ];
 
 export function pointOf(record: Pick<JournalRecord, 'event' | 'state'>): PointName {
@@ -58,6 +62,10 @@ export function pointOf(record: Pick<JournalRecord, 'event' | 'state'>): PointNa
       return 'save-cancelled';
     case 'BUDGET_REACHED':
       return 'save-budget';
+    case 'COMPACT':
+      return 'save-compacting';
+    case 'COMPACTED':
+      return 'save-compacted';
     case 'MODEL_REPLY':
     case 'MODEL_REPLY_INVALID':
       switch (record.state) {
@@ -88,6 +96,10 @@ export function describePoint(point: PointName): string {
       return 'the wait for a decision';
     case 'save-decision':
       return 'the decision';
+    case 'save-compacting':
+      return 'the start of a compaction';
+    case 'save-compacted':
+      return 'the compacted context';
     default:
       return point;
   }

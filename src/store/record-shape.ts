@@ -68,3 +68,12 @@ export function awaitedProblem(awaiting: unknown): string | null {
   const { tool_use_id: id, since } = awaiting as Record<string, unknown>;
   return typeof id === 'string' && typeof since === 'number' ? null : 'the awaited call lacks its tool_use_id or time';
 }
+
+/** Why stored compaction totals (null: none) cannot be read, or null. */
+export function compactedProblem(compacted: unknown): string | null {
+  if (compacted === null) return null;
+  if (typeof compacted !== 'object') return 'the compaction totals are not an object';
+  const { times, messages, replies } = compacted as Record<string, unknown>;
+  const count = (value: unknown) => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+  return count(times) && count(messages) && count(replies) ? null : 'the compaction totals are not counts';
+}

@@ -89,6 +89,10 @@ export function checkpointName(point: PointName): string {
       return 'cancelled';
     case 'save-budget':
       return 'stop at a budget';
+    case 'save-compacting':
+      return 'compaction begins';
+    case 'save-compacted':
+      return 'context compacted';
   }
 }
 

@@ -58,12 +58,42 @@ export interface StreamEvent {
 
 export type Responder = (request: ReceivedRequest) => FakeAnswer;
 
+/**
+ * What the fake emulates besides the script. Tokens are counted as the runtime estimates them
+ * (JSON length / 4, src/compaction/estimate-tokens.ts), over what the API reads: the system
+ * prompt, the tools, and the messages from the last compaction block on.
+ */
+export interface FakeOptions {
+  /** Refuse a request over this many input tokens (400 "prompt is too long"), as the API does. */
+  contextWindow?: number | undefined;
+  /** Answer GET /v1/models/ID with this (absent: 404, as a gateway without the Models API). */
+  modelInfo?: { max_input_tokens: number | null; compaction: boolean } | undefined;
+}
+
+/** A compaction block the fake issued: sent back, it must equal this byte for byte. */
+interface IssuedCompaction {
+  json: string;
+  /** Of the messages before it, how many the fake summarised (for the summary's text). */
+  summarised: number;
+}
+
 export class FakeAnthropic {
   readonly requests: ReceivedRequest[] = [];
+  /** GET /v1/models/ID requests (the model's traits): kept apart, the script never sees them. */
+  readonly modelLookups: string[] = [];
+  /** Compaction blocks issued, by signature; and how many came back verbatim. */
+  private readonly issued = new Map<string, IssuedCompaction>();
+  compactionsIssued = 0;
+  compactionBlocksVerified = 0;
+  /** The input tokens of every message request, as counted (what the API reads). */
+  readonly inputTokens: number[] = [];
   private server: http.Server | null = null;
   private readonly sockets = new Set<import('node:net').Socket>();
 
-  constructor(private responder: Responder) {}
+  constructor(
+    private responder: Responder,
+    private readonly options: FakeOptions = {},
+  ) {}
 
   /** Changes the script mid-test (e.g. the API comes back after an outage). */
   respondWith(responder: Responder): void {
@@ -83,6 +113,91 @@ export class FakeAnthropic {
   async stop(): Promise<void> {
     for (const socket of this.sockets) socket.destroy();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+
+  private answerModelLookup(url: string, res: http.ServerResponse): void {
+    const id = decodeURIComponent(url.slice('/v1/models/'.length).split('?')[0]!);
+    this.modelLookups.push(id);
+    const info = this.options.modelInfo;
+    if (!info) {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ type: 'error', error: { type: 'not_found_error', message: `model: ${id}` } }));
+      return;
+    }
+    const supported = (value: boolean) => ({ supported: value });
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(
+      JSON.stringify({
+        type: 'model',
+        id,
+        display_name: id,
+        created_at: '2026-01-01T00:00:00Z',
+        max_input_tokens: info.max_input_tokens,
+        max_tokens: 64_000,
+        capabilities: {
+          context_management: {
+            supported: info.compaction,
+            compact_20260112: supported(info.compaction),
+            clear_tool_uses_20250919: supported(info.compaction),
+            clear_thinking_20251015: supported(false),
+          },
+        },
+      }),
+    );
+  }
+
+  /**
+   * The context window and server compaction, before the script answers: an error, a paused
+   * compaction, or what the scripted reply gets (null: nothing to emulate).
+   */
+  private emulate(request: ReceivedRequest): Emulated | null {
+    const body = request.body as ReceivedRequest['body'] & { context_management?: { edits?: CompactEdit[] } };
+    const edit = body.context_management?.edits?.find((e) => e.type === 'compact_20260112');
+    if (!this.options.contextWindow && !edit) return null;
+    if (edit && !String(request.headers['anthropic-beta'] ?? '').split(',').includes('compact-2026-01-12')) {
+      return { status: 400, errorType: 'invalid_request_error', message: 'context_management.edits.0: compact_20260112 needs the beta header compact-2026-01-12' };
+    }
+    // Every compaction block sent back must be one this server issued, unchanged.
+    let readFrom = 0;
+    for (let m = 0; m < body.messages.length; m++) {
+      const content = body.messages[m]!.content;
+      if (typeof content === 'string') continue;
+      for (const block of content) {
+        if (block.type !== 'compaction') continue;
+        const issued = this.issued.get(String(block.signature));
+        const { cache_control: _cacheControl, ...sent } = block;
+        if (!issued || JSON.stringify(sent) !== issued.json) {
+          return { status: 400, errorType: 'invalid_request_error', message: 'compaction_content_mismatch: a compaction block was not sent back as it was returned' };
+        }
+        this.compactionBlocksVerified += 1;
+        readFrom = m;
+      }
+    }
+    const read = body.messages.slice(readFrom);
+    const inputTokens = fakeTokens(body.system ?? '') + fakeTokens(body.tools ?? []) + read.reduce((n, message) => n + fakeTokens(message), 0);
+    this.inputTokens.push(inputTokens);
+    const trigger = edit ? (edit.trigger?.value ?? 150_000) : Number.POSITIVE_INFINITY;
+    if (inputTokens >= trigger) {
+      this.compactionsIssued += 1;
+      const n = this.compactionsIssued;
+      const block = {
+        type: 'compaction',
+        content: `Compaction ${n}: the conversation so far (${read.length} messages) was about the task; its tool results are summarised here.`,
+        encrypted_content: Buffer.from(`opaque-${n}-${read.length}`).toString('base64'),
+        signature: `sig_compaction_${n}`,
+        // Every other block has a null field, which a client must send back as it is.
+        tool_changes: n % 2 === 0 ? null : [],
+      };
+      this.issued.set(block.signature, { json: JSON.stringify(block), summarised: read.length });
+      if (edit!.pause_after_compaction) {
+        return { pausedReply: { content: [block], stop_reason: 'compaction', usage: { input: inputTokens, output: 200, cacheRead: 0, cacheWrite: 0 } } };
+      }
+      return { block, inputTokens: fakeTokens(block) + fakeTokens(body.system ?? '') + fakeTokens(body.tools ?? []) };
+    }
+    if (this.options.contextWindow && inputTokens > this.options.contextWindow) {
+      return { status: 400, errorType: 'invalid_request_error', message: `prompt is too long: ${inputTokens} tokens > ${this.options.contextWindow} maximum` };
+    }
+    return { block: null, inputTokens };
   }
 
   /** Requests that were answered with a message (not an error, drop or hang). */
@@ -124,6 +239,7 @@ export class FakeAnthropic {
     req.setEncoding('utf8');
     req.on('data', (chunk: string) => (raw += chunk));
     req.on('end', () => {
+      if (req.method === 'GET' && req.url?.startsWith('/v1/models/')) return this.answerModelLookup(req.url, res);
       const request: ReceivedRequest = {
         index: this.requests.length,
         method: req.method ?? '',
@@ -133,7 +249,21 @@ export class FakeAnthropic {
         at: Date.now(),
       };
       this.requests.push(request);
-      const answer = this.responder(request);
+      const emulated = this.emulate(request);
+      if (emulated && 'status' in emulated) {
+        this.outcomes.set(request.index, 'error');
+        res.writeHead(emulated.status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ type: 'error', error: { type: emulated.errorType, message: emulated.message } }));
+        return;
+      }
+      if (emulated && 'pausedReply' in emulated) {
+        this.outcomes.set(request.index, 'reply');
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(messageBody(emulated.pausedReply, request.body.model, request.index)));
+        return;
+      }
+      const scripted = this.responder(request);
+      const answer = emulated && 'reply' in scripted ? { ...scripted, reply: withEmulation(scripted.reply, emulated) } : scripted;
       if ('hang' in answer) {
         this.outcomes.set(request.index, 'hang');
         return;
@@ -191,6 +321,32 @@ export function streamEventsOf(reply: ModelReply, model: string, index: number, 
   events.push({ type: 'message_delta', delta: { stop_reason: body.stop_reason, stop_sequence: body.stop_sequence }, usage });
   events.push({ type: 'message_stop' });
   return events;
+}
+
+type Emulated =
+  | { status: number; errorType: string; message: string }
+  /** Compacted and paused (pause_after_compaction): the reply is the block alone. */
+  | { pausedReply: ModelReply }
+  /** What the scripted reply gets: the block first (compacted, not paused), the input tokens counted. */
+  | { block: ContentBlock | null; inputTokens: number };
+
+function withEmulation(reply: ModelReply, emulated: Extract<Emulated, { inputTokens: number }>): ModelReply {
+  return {
+    ...reply,
+    content: emulated.block ? [emulated.block, ...reply.content] : reply.content,
+    usage: { ...reply.usage, input: emulated.inputTokens },
+  };
+}
+
+interface CompactEdit {
+  type: 'compact_20260112';
+  trigger?: { type: 'input_tokens'; value: number } | null;
+  pause_after_compaction?: boolean;
+}
+
+/** JSON length / 4, the runtime's own estimate. */
+export function fakeTokens(value: unknown): number {
+  return Math.ceil(JSON.stringify(value).length / 4);
 }
 
 /** A reply as the API sends it. */

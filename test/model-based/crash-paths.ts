@@ -8,7 +8,7 @@ import { type AnyTransitionDefinition, type SnapshotFrom, transition } from 'xst
 import { type AnnouncedEffect, announcedEffectOf, effectOfActions } from '../../machines/agent-loop.effects.ts';
 import { awaitsDecision, budgetStopOf, openCalls } from '../../machines/agent-loop.logic.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
-import type { AgentEvent, AgentStateName, Budget, Cancellation, ContentBlock, Decision, DecisionNeed, ModelReply } from '../../machines/agent-loop.types.ts';
+import type { AgentEvent, AgentStateName, Budget, Cancellation, ContentBlock, Decision, DecisionNeed, Message, ModelReply } from '../../machines/agent-loop.types.ts';
 import type { DecisionReply } from '../../src/approval/decision-step.ts';
 import { endTurnReply, stopReply, toolUseReply } from '../../src/model/scripted-model.ts';
 import { pointOf } from '../../src/store/record-points.ts';
@@ -29,7 +29,10 @@ export type PathEvent =
   /** A cancel asked from outside as the run reached the step before (see Scenario.cancelAt). */
   | { type: 'CANCEL'; cancellation: Cancellation; label: string }
   /** The run's budget is reached before a model call: the runtime stops instead of asking. */
-  | { type: 'BUDGET_REACHED'; label: string };
+  | { type: 'BUDGET_REACHED'; label: string }
+  /** Client compaction: the runtime measures the context over its trigger (a reply holds LONG_TEXT). */
+  | { type: 'COMPACT'; estimatedTokens: number; limit: number; keepFrom: number; label: string }
+  | { type: 'COMPACTED'; summary: Message; replaced: number; label: string };
 
 /**
  * ok: returns; throws: throws; ledger-write-fails: returns, and its ledger write fails with
@@ -59,6 +62,8 @@ export interface Scenario {
   cancelAt?: string;
   /** The run's budget (the budget walk only). */
   budget?: Budget | undefined;
+  /** Set when a reply is long enough to compact after (client compaction on): whether the summary has text. */
+  compaction?: { summary: 'ok' | 'empty' };
 }
 
 /** Tools whose calls run side by side (read-only); every other call runs alone, in the model's order. */
@@ -105,6 +110,18 @@ export interface CrashPath {
 }
 
 export const FINISH_TEXT = 'finished';
+/** A reply this long takes the context over the compaction trigger of a scenario (see scenario-runner). */
+export const LONG_TEXT = `${'a long reply '.repeat(700)}`;
+
+function holdsLongText(message: Message): boolean {
+  return message.role === 'assistant' && JSON.stringify(message.content).includes(LONG_TEXT);
+}
+
+/** Where the runtime cuts the context: before the last assistant message (the long one is the last turn). */
+function lastAssistantIndex(messages: readonly Message[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === 'assistant') return i;
+  return -1;
+}
 const PAUSE_TEXT = 'searching…';
 /**
  * The pause limit of a walk unless it names one: one pause_turn is continued, a second in a row
@@ -144,6 +161,22 @@ export function eventsFor(snapshot: Snapshot): PathEvent[] {
   if (state === 'closed' && (context.decisions.length > 0 || closedParallelTurn(context))) {
     // After a turn with decisions or parallel calls, one ending is enough: what follows a close is walked on the other turns.
     return [{ type: 'MODEL_REPLY', label: 'reply: end_turn', reply: endTurnReply(FINISH_TEXT) }];
+  }
+  if ((state === 'awaitingModel' || state === 'closed') && !context.compacted && context.messages.some(holdsLongText)) {
+    // The runtime has no choice here: the context is over the trigger, and it compacts before the next model call.
+    return [{ type: 'COMPACT', estimatedTokens: 1, limit: 1, keepFrom: lastAssistantIndex(context.messages), label: 'compact' }];
+  }
+  if ((state === 'awaitingModel' || state === 'closed') && context.compacted) {
+    // After a compaction, one ending is enough: what follows a model call is walked elsewhere.
+    return [{ type: 'MODEL_REPLY', label: 'reply: end_turn', reply: endTurnReply(FINISH_TEXT) }];
+  }
+  if (state === 'compacting') {
+    const summary: Message = { role: 'user', content: [{ type: 'text', text: 'summary' }] };
+    const empty = stopReply('end_turn');
+    return [
+      { type: 'COMPACTED', summary, replaced: lastAssistantIndex(context.messages), label: 'summary' },
+      { type: 'MODEL_REPLY_INVALID', label: 'summary: no text', reason: 'the summarising reply holds no text', usage: empty.usage, reply: empty },
+    ];
   }
   if (state === 'awaitingModel' || state === 'closed') {
     const t = context.turn + 1;
@@ -215,6 +248,13 @@ export function eventsFor(snapshot: Snapshot): PathEvent[] {
             { id: 't1_charge', name: 'charge_card', input: { amount: 2 } },
           ]),
         },
+      );
+    }
+    if (context.messages.length === 1) {
+      // Replies that take the context over the compaction trigger: a tool turn, and a pause.
+      events.push(
+        { type: 'MODEL_REPLY', label: 'reply: lookup (long)', reply: toolUseReply([{ id: 't1_long', name: 'lookup', input: { q: 'long' } }], LONG_TEXT) },
+        { type: 'MODEL_REPLY', label: 'reply: pause_turn (long)', reply: stopReply('pause_turn', LONG_TEXT) },
       );
     }
     if (t === 1) {
@@ -337,6 +377,8 @@ function serializeState(snapshot: Snapshot): string {
     c.failure?.reason ?? null,
     // A turn closed after parallel calls is followed by one ending only (eventsFor): not the same state for the walk.
     snapshot.value === 'closed' && closedParallelTurn(c),
+    c.compacted?.times ?? 0,
+    c.messages.some(holdsLongText),
   ]);
 }
 
@@ -443,9 +485,24 @@ function toCrashPath(
     const cancelledFrom = before;
     before = step.state;
     const labels: string[] = [];
+    if (event.type === 'MODEL_REPLY' && JSON.stringify(event.reply.content).includes(LONG_TEXT)) scenario.compaction ??= { summary: 'ok' };
     switch (event.type) {
-      case 'MODEL_REPLY':
+      case 'COMPACT':
+        labels.push(next('save-compacting'));
+        break;
+      case 'COMPACTED':
+        labels.push(next('model-reply'), next('save-compacted'));
+        break;
       case 'MODEL_REPLY_INVALID':
+        if (from === 'compacting') {
+          scenario.compaction = { summary: 'empty' };
+          labels.push(next('model-reply'), next('save-failed'));
+          break;
+        }
+        scenario.replies.push(event.reply);
+        labels.push(next('model-reply'), next(pointOf({ event: 'MODEL_REPLY', state: to })));
+        break;
+      case 'MODEL_REPLY':
         scenario.replies.push(((event.type === 'MODEL_REPLY' ? event.sent : undefined) ?? event.reply) as ModelReply);
         if (PARALLEL_REPLIES.has(event.label)) {
           // Until the path says otherwise, the calls finish in the model's order: a path that stops

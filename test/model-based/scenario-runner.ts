@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { DecisionRequest } from '../../src/approval/decision-step.ts';
-import { endTurnReply, scriptedModel } from '../../src/model/scripted-model.ts';
+import { endTurnReply, scriptedModel, stopReply } from '../../src/model/scripted-model.ts';
 import { CrashPoints, SimulatedCrash } from '../../src/runtime/crash-points.ts';
 import { resumeRun, startRun } from '../../src/runtime/run-api.ts';
 import type { RunEvent, RunResult } from '../../src/runtime/run-events.ts';
@@ -36,6 +36,9 @@ export function newWorld(): World {
 }
 
 export const READ_ONLY_TOOLS = new Set(['lookup']);
+
+/** The context window of a scenario with client compaction, in input tokens (trigger at 80%). */
+export const SCENARIO_WINDOW = 2_000;
 
 export function scenarioTools(scenario: Scenario, world: World): ToolDefinition[] {
   const act = (name: string, toolUseId: string, key: string, result: string): unknown => {
@@ -151,7 +154,9 @@ function parts(scenario: Scenario, key: string, world: World, withFaults: boolea
   const askCancel = cancelAsker(scenario, store);
   return {
     store,
-    model: scriptedModel([...scenario.replies, endTurnReply(FINISH_TEXT)]),
+    model: scriptedModel([...scenario.replies, endTurnReply(FINISH_TEXT)], scenario.compaction?.summary === 'empty' ? { summary: stopReply('end_turn') } : {}),
+    // A window the scenarios stay under unless a reply holds LONG_TEXT (crash-paths.ts).
+    ...(scenario.compaction ? { compaction: { mode: 'client' as const, contextWindow: SCENARIO_WINDOW } } : {}),
     tools: scenarioTools(scenario, world),
     observer: (event: RunEvent) => {
       events.push(event);

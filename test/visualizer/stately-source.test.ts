@@ -67,7 +67,7 @@ describe('the machine as Stately Studio source', () => {
         "actor.send({ type: 'MODEL_REPLY', guards: { replyWantsTools: true, turnsRemain: true } });",
         "actor.send({ type: 'TOOL_RESULT', guards: { isLastOpenCall: true } });",
         "actor.send({ type: 'CLOSE_TURN', guards: { allCallsRecorded: true } });",
-        "actor.send({ type: 'MODEL_REPLY', guards: { replyPausesTurn: true } });",
+        "actor.send({ type: 'MODEL_REPLY', guards: { replyAsksToGoOn: true } });",
         "actor.send({ type: 'MODEL_REPLY' });",
         'console.log(JSON.stringify(seen));',
       ].join('\n'),

@@ -42,6 +42,7 @@ export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writer
           prepare: () => ensureSampleNotes(dir, new WriteFaultPlan(env.DURABLE_AGENT_FAIL_WRITE)),
         },
     maxTokens: args.maxTokens,
+    compaction: args.compaction,
     takeOver: args.takeOver,
     otelContent: args.otelContent,
     approval: { ...args.approval, allowQuestions: false },

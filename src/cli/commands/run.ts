@@ -44,6 +44,7 @@ export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers:
       ? null
       : { task: args.task!, system, fresh: args.fresh, maxTurns: args.maxTurns, prepare: () => fs.mkdirSync(dir, { recursive: true }) },
     maxTokens: args.maxTokens,
+    compaction: args.compaction,
     takeOver: args.takeOver,
     otelContent: args.otelContent,
     toolConcurrency: args.toolConcurrency,
