@@ -46,6 +46,8 @@ export interface ControlOutcome {
    * already-requested: the same request was there already (nothing written), see `request`.
    */
   outcome: 'cancelled' | 'requested' | 'already-requested';
+  /** True for a fleet run never started: the worker that takes it up ends it as cancelled before its first model call. */
+  queued?: boolean | undefined;
   request: ControlRequest;
   /** The run's state when it was asked (cancelled: now). */
   state: AgentStateName;
@@ -58,6 +60,12 @@ export interface ControlOutcome {
 export async function cancelRun(options: ControlOptions): Promise<ControlOutcome> {
   const store = storeOf(options);
   const inbox = inboxOf(store);
+  if (await isQueued(store)) {
+    // No journal yet, so nothing to write one into here: the worker that starts it reads the request at its first step boundary.
+    const asked = requestOf('cancel', options);
+    const request = await put(inbox, asked);
+    return { outcome: request === asked ? 'requested' : 'already-requested', request, state: 'awaitingModel', turn: 0, location: store.location, queued: true };
+  }
   const before = await readState(store);
   if (FINAL_STATES.includes(before.state)) {
     throw new ControlRefusedError('cancel', 'finished', `${finishedWords(store.location, before)}: there is nothing to cancel. Nothing was written.`);
@@ -180,6 +188,10 @@ function requestOf(kind: ControlKind, options: ControlOptions): ControlRequest {
   if (typeof by !== 'string' || by.trim() === '') throw new RangeError('by must name who asks (a user name, a program); nothing was written.');
   const reason = kind === 'cancel' && options.reason != null && options.reason.trim() !== '' ? options.reason : null;
   return { kind, by, reason, at: Date.now() };
+}
+
+async function isQueued(store: RunStore): Promise<boolean> {
+  return store.queued !== undefined && store.control !== undefined && (await store.queued());
 }
 
 async function readState(store: RunStore): Promise<{ state: AgentStateName; turn: number; cancelledBy: string | null }> {

@@ -137,6 +137,11 @@ export interface RunStore {
   /** Where the run lives, in words a user can act on (a path, a database and run id). */
   readonly location: string;
   exists(): Promise<boolean>;
+  /**
+   * Optional: true when the run exists but was never started (a fleet run submitted and not yet
+   * claimed: it has no journal). A cancel of such a run waits in its inbox for the worker that starts it.
+   */
+  queued?(): Promise<boolean>;
   load(options?: LoadOptions): Promise<LoadedRun>;
   /** Creates the journal with its header and first record, atomically; fails if one exists. */
   create(header: JournalHeader, first: JournalRecord): Promise<AppendReceipt>;

@@ -130,6 +130,23 @@ describe.skipIf(!postgresAvailable())('cancel and pause in a fleet', () => {
     expect(await runRow(url, id)).toMatchObject({ state: 'cancelled', finished: true, lease_owner: null, controls: [] });
   });
 
+  it('a queued run no worker has started: the cancel waits in its inbox, and the worker that takes it up ends it before its first model call', async () => {
+    const url = await freshDatabase();
+    const id = await submit(url);
+    const asked = await cli(['cancel', '--database-url', url, '--run', id, '--by', 'ed', '--reason', 'not needed']);
+    expect(asked.code, asked.stderr).toBe(0);
+    expect(asked.stdout).toContain('which no worker has started yet');
+    const ran = await cli(workerArgs(url));
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(ran.stdout).toContain(`run ${id}: cancelled by ed`);
+    const row = await runRow(url, id);
+    expect(row).toMatchObject({ state: 'cancelled', finished: true, lease_owner: null, controls: [] });
+    expect(row.view.context.cancellation).toMatchObject({ by: 'ed', reason: 'not needed' });
+    // Nothing of it ran: the model was never asked.
+    expect(row.view.context.messages).toHaveLength(1);
+    expect(row.view.context.usage.output).toBe(0);
+  });
+
   it('a worker whose lease was taken writes nothing, not even a cancel', async () => {
     const url = await freshDatabase();
     const id = await submit(url, ['--pace', '400']);

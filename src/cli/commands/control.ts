@@ -76,6 +76,11 @@ function report(args: ControlArgs, outcome: ControlOutcome, env: NodeJS.ProcessE
       return EXIT.done;
     }
     const already = outcome.outcome === 'already-requested' ? 'A cancel was asked already' : 'Cancel asked';
+    if (outcome.queued) {
+      writers.out(`[cancel] ${already} ${requestWords(request)}, of the run in ${where}, which no worker has started yet.`);
+      writers.out(`The worker that takes it up ends it as cancelled before its first model call (nothing of it runs). ${status} shows when it did.`);
+      return EXIT.done;
+    }
     writers.out(`[cancel] ${already} ${requestWords(request)}, of the run in ${where} (state ${outcome.state}, turn ${outcome.turn}).`);
     writers.out(
       'The process that drives it stops at its next step boundary: a running tool is told (ctx.signal) and awaited up to its time limit, ' +

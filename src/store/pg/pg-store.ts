@@ -65,6 +65,11 @@ export class PgRunStore implements RunStore {
     return (rows[0]?.records ?? 0) > 0;
   }
 
+  async queued(): Promise<boolean> {
+    const { rows } = await this.pool.query<{ records: number }>('SELECT records FROM da_runs WHERE id = $1', [this.runId]);
+    return rows[0]?.records === 0;
+  }
+
   /**
    * Reads the run's count first and then the records it counts, so a run a worker is writing
    * reads as a consistent prefix. A record is committed with its count in one statement, so no
