@@ -58,14 +58,16 @@ export class NaiveStore implements RunStore {
   async append(record: JournalRecord, options: AppendOptions = {}): Promise<AppendReceipt> {
     if (!this.view) throw new Error('NaiveStore.append before create() or load()');
     this.view = applyRecord(this.view, record);
-    // Bookkeeping the runtime does not wait for (a reply's token count) reaches the disk with the
-    // next checkpoint: rewriting the whole run for it would make the baseline look worse than it is.
-    if (options.sync === false) return { bytes: 0 };
+    // A ledger entry is always written, even the turn's last (which our journal writes without its
+    // own fsync, checkpoint B syncing it): this store has no record that carries it otherwise.
     const entries = ledgerEntriesOf(record);
     if (record.event === 'TOOL_RESULT' && entries.length > 0) {
       this.ledger.push(...entries);
       return { bytes: this.rewrite(this.ledgerPath, this.ledger, 'the ledger') };
     }
+    // Bookkeeping the runtime does not wait for (a reply's token count) reaches the disk with the
+    // next checkpoint: rewriting the whole run for it would make the baseline look worse than it is.
+    if (options.sync === false) return { bytes: 0 };
     return { bytes: this.writeCheckpoint(record.at) };
   }
 
