@@ -48,6 +48,11 @@ export class RunControl {
     return { type: 'CANCEL', cancellation: cancellationOf(request) };
   }
 
+  /** Whether a cancel or pause waits: a turn's calls not yet started are then left for the boundary. */
+  async asked(): Promise<boolean> {
+    return (await this.look()) !== null;
+  }
+
   /**
    * Runs `work` with a signal aborted when a request arrives meanwhile (or when `also` aborts).
    * The inbox is polled only while the work runs.

@@ -39,17 +39,20 @@ export async function reconcileOpenTurn(host: ReconcileHost): Promise<void> {
     const { readOnly, idempotent, traitSources: sources } = tool;
     return { readOnly, idempotent, canVerify: typeof tool.verify === 'function', changed: host.changedTools.get(name), sources };
   };
-  for (const decision of planReconcile(pending, host.ledger, traitsOf, decisions)) await carryOut(host, decision);
+  // Outcomes already in the turn's results (recorded in completion order, not the model's) are not
+  // open: recording the others can close the turn before the loop reaches them.
+  const recorded = new Set(host.context().results.map((outcome) => outcome.tool_use_id));
+  for (const decision of planReconcile(pending, host.ledger, traitsOf, decisions)) await carryOut(host, decision, recorded);
 }
 
-async function carryOut(host: ReconcileHost, decision: ReconcileDecision): Promise<void> {
+async function carryOut(host: ReconcileHost, decision: ReconcileDecision, recorded: ReadonlySet<string>): Promise<void> {
   const { call } = decision;
   const ruling: Ruling = { rule: decision.rule, basis: decision.basis };
   const report = (name: ReconcileOutcomeName, detail: string | null) => host.report(call, name, detail, ruling);
   switch (decision.kind) {
     case 'reuse':
       report('reused', null);
-      if (!host.context().results.some((o) => o.tool_use_id === call.id)) {
+      if (!recorded.has(call.id)) {
         await host.record(call, decision.outcome, noteOf(call, 'reused', ruling));
       } else {
         host.noteReuse(noteOf(call, 'reused', ruling).reconcile!);

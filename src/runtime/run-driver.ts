@@ -88,6 +88,7 @@ export class RunDriver {
     run: (call) => this.runCall(call),
     record: (call, outcome) => this.recordOutcome(call, outcome),
     waitFor: (call) => this.step({ type: 'DECISION_NEEDED', tool_use_id: call.id, at: Date.now() }),
+    stopAsked: () => this.parts.control.asked(),
   };
 
   constructor(

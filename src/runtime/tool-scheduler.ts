@@ -41,6 +41,8 @@ export interface ToolTurn {
   record(call: PendingCall, outcome: ToolOutcome): Promise<AnnouncedEffect | null>;
   /** The call needs a decision it does not have: record that it waits (DECISION_NEEDED). */
   waitFor(call: PendingCall): Promise<AnnouncedEffect | null>;
+  /** A cancel or pause was asked: start nothing more (what is in flight is recorded first; the step boundary takes it up). */
+  stopAsked?(): Promise<boolean>;
 }
 
 /** The tool may run beside other calls of its turn. An unknown tool is rejected without running. */
@@ -104,7 +106,8 @@ export async function runOpenCalls(parts: SchedulerParts, turn: ToolTurn): Promi
 
   for (;;) {
     if (failure) throw (failure as { error: unknown }).error;
-    while (next < queue.length && !alone && inFlight.size < parts.toolConcurrency && !parts.signal?.aborted) {
+    const stop = next < queue.length && turn.stopAsked !== undefined && (await turn.stopAsked());
+    while (!stop && next < queue.length && !alone && inFlight.size < parts.toolConcurrency && !parts.signal?.aborted) {
       const call = queue[next]!;
       const runsAlone = !mayOverlap(parts.registry, call);
       if (runsAlone && inFlight.size > 0) break;

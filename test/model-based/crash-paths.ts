@@ -148,6 +148,9 @@ export function cancelEventsFor(snapshot: Snapshot): PathEvent[] {
     if (event.type === 'DECISION') return event.decision.verdict === 'approved';
     return true;
   });
+  // A turn's last outcome and its close are one step of the runtime (the entry, then B at once: one
+  // fsync for both): no boundary lies between them, so no cancel is taken there.
+  if (snapshot.value === 'effectRecorded' && openCalls(snapshot.context).length === 0) return events;
   return [...events, { type: 'CANCEL', cancellation: CANCELLATION, label: 'cancel' }];
 }
 
