@@ -3,7 +3,7 @@
  * log with --verbose, both fed by the real runtime and the real SDK against the fake API.
  */
 import { EventEmitter } from 'node:events';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { plainReporter } from '../../src/cli/plain-reporter.ts';
 import { anthropicModel } from '../../src/model/anthropic-model.ts';
 import { endTurnReply, toolUseReply } from '../../src/model/scripted-model.ts';
@@ -14,6 +14,14 @@ import { createTuiReporter, type TuiReporter } from '../../src/tui/mount-tui.tsx
 import { replyLines } from '../../src/tui/format.ts';
 import { countingTools } from '../helpers/counting-tools.ts';
 import { assistantTurns, FakeAnthropic, type StreamPacing, streamEventsOf } from '../helpers/fake-anthropic.ts';
+
+// This test plays a person at a terminal. Where ink believes it runs in CI (CI=true, as on the CI
+// machines) it draws nothing until unmount, which is why the CLI never picks the TUI there
+// (output-mode.ts); ink reads the variable when it is first loaded, so it is set before any import.
+vi.hoisted(() => {
+  process.env.CI = 'false';
+  delete process.env.CONTINUOUS_INTEGRATION;
+});
 
 const MODEL = 'claude-test-model';
 const REPLY = toolUseReply(
