@@ -4,37 +4,17 @@
  * claimed until `resume --run`; a run no worker drives is cancelled by the command itself; a
  * worker whose lease was taken writes nothing; and the schema's migration 2 → 3.
  */
-import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { foldJournal } from '../../src/store/fold-journal.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
-import { openDatabase, openPool } from '../../src/store/pg/pool.ts';
+import { openPool } from '../../src/store/pg/pool.ts';
 import { migrate } from '../../src/store/pg/schema.ts';
 import { runCliAsync, startCli } from '../helpers/cli.ts';
-import { postgresAvailable, type PostgresServer, startPostgres } from '../helpers/postgres-server.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
-
-let server: PostgresServer;
-let pool: pg.Pool;
-let databases = 0;
-
-async function freshDatabase(): Promise<string> {
-  const name = `control_${++databases}`;
-  await pool.query(`CREATE DATABASE ${name}`);
-  return server.url.replace(/\/postgres$/, `/${name}`);
-}
+import { freshDatabase, postgresAvailable, usePostgres, withDb } from '../helpers/use-postgres.ts';
 
 const cli = (args: string[], env?: Record<string, string | undefined>) => runCliAsync(args, { cwd: tempDir(), ...(env ? { env } : {}) });
 const workerArgs = (url: string) => ['worker', '--database-url', url, '--lease-ms', '1500', '--poll-ms', '100', '--exit-when-idle'];
-
-async function withDb<T>(url: string, body: (db: pg.Pool) => Promise<T>): Promise<T> {
-  const db = await openDatabase(url, 3);
-  try {
-    return await body(db);
-  } finally {
-    await db.end();
-  }
-}
 
 async function runRow(url: string, id: string) {
   return withDb(url, async (db) => {
@@ -63,14 +43,7 @@ async function drivingWorker(url: string, id: string) {
 }
 
 describe.skipIf(!postgresAvailable())('cancel and pause in a fleet', () => {
-  beforeAll(async () => {
-    server = await startPostgres();
-    pool = await openDatabase(server.url, 4);
-  }, 60_000);
-  afterAll(async () => {
-    await pool?.end();
-    server?.stop();
-  });
+  usePostgres({ prefix: 'control' });
 
   it('cancel --run: the worker holding the lease ends the run as cancelled at its next step', async () => {
     const url = await freshDatabase();

@@ -4,43 +4,23 @@
  * another process (approve / deny --run ID), and a worker takes it up and applies the decision
  * exactly once, also when it is SIGKILLed right after recording it.
  */
-import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FLEET_DONE_TEXT } from '../../src/fleet/worker.ts';
 import { foldJournal } from '../../src/store/fold-journal.ts';
 import type { Lease } from '../../src/store/pg/leases.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
-import { openDatabase, openPool } from '../../src/store/pg/pool.ts';
+import { openPool } from '../../src/store/pg/pool.ts';
 import { migrate } from '../../src/store/pg/schema.ts';
 import { runCliAsync } from '../helpers/cli.ts';
 import { toolResultOf, toolUseProblems } from '../helpers/messages.ts';
-import { postgresAvailable, type PostgresServer, startPostgres } from '../helpers/postgres-server.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
-
-let server: PostgresServer;
-let pool: pg.Pool;
-let databases = 0;
-
-async function freshDatabase(): Promise<string> {
-  const name = `decisions_${++databases}`;
-  await pool.query(`CREATE DATABASE ${name}`);
-  return server.url.replace(/\/postgres$/, `/${name}`);
-}
+import { freshDatabase, postgresAvailable, usePostgres, withDb } from '../helpers/use-postgres.ts';
 
 const cli = (args: string[], env?: Record<string, string | undefined>) => runCliAsync(args, { cwd: tempDir(), ...(env ? { env } : {}) });
 
 /** A worker that drives what it can and exits when nothing is left a worker can do. */
 const worker = (url: string, env?: Record<string, string | undefined>) =>
   cli(['worker', '--database-url', url, '--lease-ms', '1500', '--poll-ms', '100', '--exit-when-idle'], env);
-
-async function withDb<T>(url: string, body: (db: pg.Pool) => Promise<T>): Promise<T> {
-  const db = await openDatabase(url, 3);
-  try {
-    return await body(db);
-  } finally {
-    await db.end();
-  }
-}
 
 async function runRow(url: string, id: string) {
   return withDb(url, async (db) => {
@@ -66,14 +46,7 @@ async function waitingRun(url: string, extra: string[] = []): Promise<string> {
 }
 
 describe.skipIf(!postgresAvailable())('a person in the loop in a fleet', () => {
-  beforeAll(async () => {
-    server = await startPostgres();
-    pool = await openDatabase(server.url, 4);
-  }, 60_000);
-  afterAll(async () => {
-    await pool?.end();
-    server?.stop();
-  });
+  usePostgres({ prefix: 'decisions' });
 
   it('a run submitted with --require-approval waits with no lease, is approved from another process, and a worker finishes it once', async () => {
     const url = await freshDatabase();

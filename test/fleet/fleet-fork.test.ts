@@ -6,14 +6,11 @@
  * rows are not changed; lineage shows in fleet status; refusals exit 2 and write nothing.
  */
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/store/pg/pool.ts';
 import { runCliAsync } from '../helpers/cli.ts';
-import { postgresAvailable, type PostgresServer, startPostgres } from '../helpers/postgres-server.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
-
-let server: PostgresServer;
-let pool: pg.Pool;
+import { pool, postgresAvailable, server, usePostgres } from '../helpers/use-postgres.ts';
 
 const cli = (args: string[]) => runCliAsync(args, { cwd: tempDir() });
 
@@ -24,14 +21,7 @@ async function parentRows(db: pg.Pool, id: string) {
 }
 
 describe.skipIf(!postgresAvailable())('durable-agent fork on a fleet', () => {
-  beforeAll(async () => {
-    server = await startPostgres();
-    pool = await openDatabase(server.url, 4);
-  }, 60_000);
-  afterAll(async () => {
-    await pool?.end();
-    server?.stop();
-  });
+  usePostgres();
 
   it('forks a finished run at its open write_report: listed, taken up by a worker, checked under its own key; the parent unchanged', async () => {
     await pool.query('CREATE DATABASE fork_1');

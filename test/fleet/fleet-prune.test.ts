@@ -4,22 +4,12 @@
  * nothing; the age is measured by the server's clock.
  */
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/store/pg/pool.ts';
 import { pruneFleetRuns } from '../../src/store/pg/prune-fleet.ts';
 import { runCliAsync } from '../helpers/cli.ts';
-import { postgresAvailable, type PostgresServer, startPostgres } from '../helpers/postgres-server.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
-
-let server: PostgresServer;
-let pool: pg.Pool;
-let databases = 0;
-
-async function freshDatabase(): Promise<string> {
-  const name = `prune_${++databases}`;
-  await pool.query(`CREATE DATABASE ${name}`);
-  return server.url.replace(/\/postgres$/, `/${name}`);
-}
+import { freshDatabase, postgresAvailable, usePostgres } from '../helpers/use-postgres.ts';
 
 const cli = (args: string[], env?: Record<string, string | undefined>) => runCliAsync(args, { cwd: tempDir(), ...(env ? { env } : {}) });
 
@@ -44,14 +34,7 @@ async function counts(db: pg.Pool, id: string) {
 }
 
 describe.skipIf(!postgresAvailable())('durable-agent prune on a fleet', () => {
-  beforeAll(async () => {
-    server = await startPostgres();
-    pool = await openDatabase(server.url, 4);
-  }, 60_000);
-  afterAll(async () => {
-    await pool?.end();
-    server?.stop();
-  });
+  usePostgres({ prefix: 'prune' });
 
   it('removes finished runs with their records and decisions; queued, waiting and leased runs stay', async () => {
     const url = await freshDatabase();

@@ -2,16 +2,11 @@
  * A fleet run's trace: a worker SIGKILLed mid-run, the run taken over by a second worker once
  * the lease expired, all of it one trace at a real OTLP/HTTP receiver, the take-over an event.
  */
-import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/store/pg/pool.ts';
+import { describe, expect, it } from 'vitest';
 import { runCliAsync, startCli } from '../helpers/cli.ts';
 import { startOtlpReceiver } from '../helpers/otlp-receiver.ts';
-import { postgresAvailable, type PostgresServer, startPostgres } from '../helpers/postgres-server.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
-
-let server: PostgresServer;
-let pool: pg.Pool;
+import { pool, postgresAvailable, server, usePostgres } from '../helpers/use-postgres.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -24,14 +19,7 @@ async function waitFor(what: string, condition: () => Promise<boolean> | boolean
 }
 
 describe.skipIf(!postgresAvailable())('traces of a fleet run taken over by another worker', () => {
-  beforeAll(async () => {
-    server = await startPostgres();
-    pool = await openDatabase(server.url, 2);
-  }, 60_000);
-  afterAll(async () => {
-    await pool?.end();
-    server?.stop();
-  });
+  usePostgres({ connections: 2 });
 
   it('the killed worker and the one that took the run over add to one trace; the take-over is an event', async () => {
     await pool.query('CREATE DATABASE traces');

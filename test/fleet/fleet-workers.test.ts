@@ -4,20 +4,15 @@
  * mid-run. Every run must end done, with no side effect executed twice and no run written by a
  * stale lease after a newer one took over.
  */
-import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FLEET_DONE_TEXT } from '../../src/fleet/worker.ts';
 import { foldJournal } from '../../src/store/fold-journal.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
 import { SCHEMA_VERSION } from '../../src/store/pg/schema.ts';
-import { openDatabase } from '../../src/store/pg/pool.ts';
 import { runCliAsync, startCli } from '../helpers/cli.ts';
 import { toolUseProblems } from '../helpers/messages.ts';
-import { postgresAvailable, type PostgresServer, startPostgres } from '../helpers/postgres-server.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
-
-let server: PostgresServer;
-let pool: pg.Pool;
+import { freshDatabase, postgresAvailable, server, usePostgres, withDb } from '../helpers/use-postgres.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -29,12 +24,6 @@ async function waitFor(what: string, condition: () => Promise<boolean> | boolean
   }
 }
 
-/** Each test gets its own database, so tests do not see each other's runs. */
-async function freshDatabase(name: string): Promise<string> {
-  await pool.query(`CREATE DATABASE ${name}`);
-  return server.url.replace(/\/postgres$/, `/${name}`);
-}
-
 function cli(args: string[]) {
   return runCliAsync(args, { cwd: tempDir() });
 }
@@ -43,15 +32,6 @@ function cli(args: string[]) {
 function worker(url: string, extra: string[] = []) {
   const lease = extra.includes('--lease-ms') ? [] : ['--lease-ms', '1500'];
   return startCli(['worker', '--database-url', url, ...lease, '--poll-ms', '100', ...extra], { cwd: tempDir() });
-}
-
-async function withDb<T>(url: string, body: (db: pg.Pool) => Promise<T>): Promise<T> {
-  const db = await openDatabase(url, 3);
-  try {
-    return await body(db);
-  } finally {
-    await db.end();
-  }
 }
 
 /** The fleet's promises, checked in the database. */
@@ -90,14 +70,7 @@ async function runStates(url: string): Promise<Array<{ id: string; state: string
 }
 
 describe.skipIf(!postgresAvailable())('a fleet of workers on PostgreSQL', () => {
-  beforeAll(async () => {
-    server = await startPostgres();
-    pool = await openDatabase(server.url, 4);
-  }, 60_000);
-  afterAll(async () => {
-    await pool?.end();
-    server?.stop();
-  });
+  usePostgres();
 
   it('lets a program drive a run on PostgreSQL through durable-agent/postgres, and a second driver is refused', async () => {
     const url = await freshDatabase('api');

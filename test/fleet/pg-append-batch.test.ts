@@ -4,18 +4,14 @@
  * commits share the next commit; a record appended without a sync commits without waiting for
  * the WAL to be flushed, and the next synced commit flushes it.
  */
-import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { StoreWriteError } from '../../src/store/errors.ts';
 import { JOURNAL_FORMAT, JOURNAL_VERSION } from '../../src/store/journal-record.ts';
 import { LeaseLostError } from '../../src/store/pg/leases.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
-import { openDatabase } from '../../src/store/pg/pool.ts';
 import { storeRecord } from '../helpers/journal-records.ts';
-import { postgresAvailable, type PostgresServer, startPostgres } from '../helpers/postgres-server.ts';
+import { pool, postgresAvailable, usePostgres } from '../helpers/use-postgres.ts';
 
-let server: PostgresServer;
-let pool: pg.Pool;
 const HEADER = { format: JOURNAL_FORMAT, version: JOURNAL_VERSION, runId: 'x', createdAt: 1 } as const;
 
 async function newRun(runId: string): Promise<PgRunStore> {
@@ -33,14 +29,7 @@ async function rowsOf(runId: string) {
 }
 
 describe.skipIf(!postgresAvailable())('appendBatch on the PostgreSQL store', () => {
-  beforeAll(async () => {
-    server = await startPostgres();
-    pool = await openDatabase(server.url, 8);
-  }, 60_000);
-  afterAll(async () => {
-    await pool?.end();
-    server?.stop();
-  });
+  usePostgres({ connections: 8 });
 
   it('writes the unit and the run’s count and state as of its last record', async () => {
     const store = await newRun('batch');

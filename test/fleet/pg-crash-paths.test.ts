@@ -2,11 +2,9 @@
  * The crash suite's invariants on the PostgreSQL store: the shortest path to every state of the
  * machine (MAX_TURNS=2), crashed at every point, resumed from the database alone.
  */
-import { afterAll, beforeAll, describe, it } from 'vitest';
-import type pg from 'pg';
+import { describe, it } from 'vitest';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
-import { openDatabase } from '../../src/store/pg/pool.ts';
-import { postgresAvailable, type PostgresServer, startPostgres } from '../helpers/postgres-server.ts';
+import { pool, postgresAvailable, usePostgres } from '../helpers/use-postgres.ts';
 import { Baselines, checkCrash, crashCases } from '../model-based/crash-check.ts';
 import { generateCrashPaths } from '../model-based/crash-paths.ts';
 import type { ScenarioStores } from '../model-based/scenario-runner.ts';
@@ -15,8 +13,6 @@ const { paths } = generateCrashPaths([['shortest', 2]]);
 const cases = crashCases(paths);
 console.log(`[crash suite, PostgreSQL] ${paths.length} shortest-path scenarios → ${cases.length} crash-and-resume tests`);
 
-let server: PostgresServer;
-let pool: pg.Pool;
 let runs = 0;
 const freshRun = () => `crash-${++runs}`;
 const stores: ScenarioStores = {
@@ -27,14 +23,7 @@ const stores: ScenarioStores = {
 const baselines = new Baselines(stores, freshRun);
 
 describe.skipIf(!postgresAvailable())('crash anywhere, resume, finish — on PostgreSQL', () => {
-  beforeAll(async () => {
-    server = await startPostgres();
-    pool = await openDatabase(server.url, 20);
-  }, 60_000);
-  afterAll(async () => {
-    await pool?.end();
-    server?.stop();
-  });
+  usePostgres({ connections: 20 });
 
   it.concurrent.each(cases)('$name', async (crash) => {
     await checkCrash(crash, stores, baselines, freshRun());

@@ -3,8 +3,7 @@
  * a consistent prefix of a run that is being written (the count first, then the records it
  * counts), and a record missing from what the run counts is refused, whatever the caller accepts.
  */
-import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { endTurnReply, scriptedModel, toolUseReply } from '../../src/model/scripted-model.ts';
 import { startRun } from '../../src/runtime/run-api.ts';
 import { readRunStatus } from '../../src/runtime/run-status.ts';
@@ -12,12 +11,8 @@ import { StoreCorruptError, StoreMissingError } from '../../src/store/errors.ts'
 import { foldJournal } from '../../src/store/fold-journal.ts';
 import { snapshotContextOf } from '../../src/store/journal-codec.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
-import { openDatabase } from '../../src/store/pg/pool.ts';
 import { countingTools } from '../helpers/counting-tools.ts';
-import { postgresAvailable, type PostgresServer, startPostgres } from '../helpers/postgres-server.ts';
-
-let server: PostgresServer;
-let pool: pg.Pool;
+import { pool, postgresAvailable, usePostgres } from '../helpers/use-postgres.ts';
 
 function longRun(runId: string, turns: number, snapshotEvery?: number) {
   const script = Array.from({ length: turns }, (_, n) => toolUseReply([{ id: `toolu_${n}`, name: 'lookup', input: { q: `q${n}` } }]));
@@ -32,14 +27,7 @@ function longRun(runId: string, turns: number, snapshotEvery?: number) {
 }
 
 describe.skipIf(!postgresAvailable())('the PostgreSQL store, read', () => {
-  beforeAll(async () => {
-    server = await startPostgres();
-    pool = await openDatabase(server.url, 8);
-  }, 60_000);
-  afterAll(async () => {
-    await pool?.end();
-    server?.stop();
-  });
+  usePostgres({ connections: 8 });
 
   it('while a run is written: every read is a consistent prefix, never "damaged"', async () => {
     let writing = true;
