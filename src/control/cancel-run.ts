@@ -8,21 +8,20 @@
  *   the next boundary, saved, and the request stays until a resume clears it (unpauseRun for a
  *   fleet run, which no worker claims while it is paused).
  */
-import { ContextCompaction } from '../compaction/context-compaction.ts';
 import { SnapshotPolicy, snapshotEveryOf } from '../runtime/snapshot-policy.ts';
 import path from 'node:path';
 import { announcedEffectOf } from '../../machines/agent-loop.effects.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
 import { type AgentStateName, FINAL_STATES } from '../../machines/agent-loop.types.ts';
 import type { Model } from '../model/model.ts';
-import { CrashPoints, type CrashAction, crashHandlerOf } from '../runtime/crash-points.ts';
+import type { CrashAction } from '../runtime/crash-points.ts';
+import { driverParts } from '../runtime/run-api.ts';
 import { RunDriver } from '../runtime/run-driver.ts';
 import { RunLockedError } from '../store/errors.ts';
 import { FileStore } from '../store/file-store.ts';
 import { foldJournal } from '../store/fold-journal.ts';
 import { snapshotContextOf } from '../store/journal-codec.ts';
 import type { RunStore } from '../store/store.ts';
-import { ToolRegistry } from '../tools/tool-registry.ts';
 import { type ControlInbox, type ControlKind, ControlRefusedError, type ControlRequest, requestWords } from './control-request.ts';
 import { RunControl } from './run-control.ts';
 
@@ -143,21 +142,9 @@ async function cancelUnderLock(store: RunStore, inbox: ControlInbox, request: Co
   }
   const snapshot = agentLoopMachine.resolveState({ value: view.state, context: snapshotContextOf(view) });
   const parts = {
-    store,
-    signal: undefined,
-    model: NO_MODEL,
-    registry: new ToolRegistry([]),
-    crash: new CrashPoints(options.crashAfter, crashHandlerOf(options.onCrash)),
-    observer: () => {},
-    toolTimeoutMs: 1_000,
-    maxTokens: 1,
-    inspect: undefined,
-    policy: { requireApproval: undefined, allowQuestions: false },
-    decisions: { onDecision: undefined, wait: false, decisionTimeoutMs: undefined },
+    ...driverParts({ store, model: NO_MODEL, tools: [], crashAfter: options.crashAfter, onCrash: options.onCrash, toolTimeoutMs: 1_000, maxTokens: 1, toolConcurrency: 1, wait: false }, null),
     // The cancel applies at the first step boundary, before anything of the run could run.
     control: new RunControl(inbox, request),
-    toolConcurrency: 1,
-    compaction: new ContextCompaction(null, { model: NO_MODEL, tools: [], maxTokens: 1 }),
     snapshots: new SnapshotPolicy(snapshotEveryOf(undefined), loaded.records[0]!.record, loaded.records[loaded.records.length - 1]!.record),
   };
   const driver = new RunDriver(parts, loaded.header.runId, snapshot, { state: view.state, context: snapshot.context, ledger: view.ledger }, loaded.records.length);

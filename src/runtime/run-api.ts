@@ -314,9 +314,10 @@ function offeredTools(options: RunParts): readonly ToolDefinition[] {
 }
 
 /** What the driver needs, but the snapshot policy, which needs the journal's records. */
-type PartsOfRun = Omit<DriverParts, 'snapshots'>;
+export type PartsOfRun = Omit<DriverParts, 'snapshots'>;
 
-function driverParts(options: RunParts, tracing: RunTracing | null, compaction: PinnedCompaction | null = null): PartsOfRun {
+/** The driver's parts from a run's options: every driver (start, resume, a cancel: cancel-run.ts) is built here. */
+export function driverParts(options: RunParts, tracing: RunTracing | null, compaction: PinnedCompaction | null = null): PartsOfRun {
   // Checked here, before anything is written; the policy itself is made once the records are known.
   snapshotEveryOf(options.snapshotEvery);
   const tools = offeredTools(options);
