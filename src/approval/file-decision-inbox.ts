@@ -14,14 +14,13 @@
  * A tool_use_id becomes a file name, so it is checked first: the API's ids are `toolu_…`, and
  * anything with other characters (a path separator, a dot) is refused before any path is made.
  */
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Decision, Verdict } from '../../machines/agent-loop.types.ts';
 import { environmentProblem } from '../store/fs-problems.ts';
 import { BadCallIdError, DecisionExistsError, InboxFileError } from './decision-errors.ts';
 import type { DecisionInbox } from '../store/store.ts';
-import { fsyncDir } from '../util/durable-file.ts';
+import { createFileExclusively, fsyncDir } from '../util/durable-file.ts';
 
 export const DECISIONS_DIR = 'decisions';
 const FORMAT = 'durable-agent/decision';
@@ -89,42 +88,20 @@ export class FileDecisionInbox implements DecisionInbox {
   /** write(), throwing DecisionExistsError when the call has a decision already. */
   async put(decision: Decision): Promise<void> {
     const file = this.fileOf(decision.tool_use_id);
-    const action = `write the decision ${file}`;
+    let written: 'written' | 'exists';
     try {
       fs.mkdirSync(this.dir, { recursive: true });
       this.sweepTemps(decision.tool_use_id);
-      const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-      const body = Buffer.from(`${JSON.stringify({ format: FORMAT, version: VERSION, decision })}\n`);
-      try {
-        const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o644);
-        try {
-          if (this.options.failWrite?.()) {
-            fs.writeSync(fd, body.subarray(0, body.length >> 1));
-            throw Object.assign(new Error(`ENOSPC: no space left on device (simulated at decision-write)`), { code: 'ENOSPC' });
-          }
-          writeAll(fd, body);
-          fs.fsyncSync(fd);
-        } finally {
-          fs.closeSync(fd);
-        }
-        this.options.onPoint?.('decision-temp');
-        try {
-          fs.linkSync(tmp, file);
-        } catch (error) {
-          // A decision is there already, and stays as it is.
-          if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new DecisionExistsError(decision.tool_use_id, file);
-          throw error;
-        }
-        this.options.onPoint?.('decision-link');
-      } catch (error) {
-        fs.rmSync(tmp, { force: true });
-        throw error;
-      }
-      fs.rmSync(tmp, { force: true });
-      fsyncDir(this.dir);
+      written = createFileExclusively(file, `${JSON.stringify({ format: FORMAT, version: VERSION, decision })}\n`, {
+        onPoint: (point) => this.options.onPoint?.(`decision-${point}`),
+        failWrite: this.options.failWrite,
+        faultPoint: 'decision-write',
+      });
     } catch (error) {
-      throw environmentProblem(error, action, file) ?? error;
+      throw environmentProblem(error, `write the decision ${file}`, file) ?? error;
     }
+    // A decision is there already, and stays as it is.
+    if (written === 'exists') throw new DecisionExistsError(decision.tool_use_id, file);
   }
 
   /** The decision waiting for this call, or null. */
@@ -216,11 +193,6 @@ function decisionOf(file: string, tool_use_id: string, text: string): Decision {
   if (decision.verdict === 'denied' && typeof decision.reason !== 'string') throw new InboxFileError(file, 'a denial without a reason');
   if (decision.verdict === 'answered' && typeof decision.text !== 'string') throw new InboxFileError(file, 'an answer without text');
   return decision as Decision;
-}
-
-function writeAll(fd: number, buffer: Buffer): void {
-  let offset = 0;
-  while (offset < buffer.length) offset += fs.writeSync(fd, buffer, offset, buffer.length - offset, offset);
 }
 
 function isAlive(pid: number): boolean {

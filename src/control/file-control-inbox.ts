@@ -1,15 +1,14 @@
 /**
  * The file store's control inbox: DIR/.durable-agent/control/<kind>.json (cancel.json,
- * pause.json). Written like a decision (src/approval/file-decision-inbox.ts): whole under a
- * temporary name, fsynced, linked to its name (a second request of the same kind is refused, not
- * written over), then the directory fsynced; a process killed at any instant leaves no request
- * or a whole one. The run's writer reads it at every step boundary: one readdir when empty.
+ * pause.json). Written like a decision (src/approval/file-decision-inbox.ts), by
+ * createFileExclusively: a second request of the same kind is refused, not written over, and a
+ * process killed at any instant leaves no request or a whole one. The run's writer reads it at
+ * every step boundary: one readdir when empty.
  */
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { environmentProblem } from '../store/fs-problems.ts';
-import { fsyncDir } from '../util/durable-file.ts';
+import { createFileExclusively, fsyncDir } from '../util/durable-file.ts';
 import { CONTROL_KINDS, type ControlInbox, type ControlKind, type ControlRequest, controlProblem } from './control-request.ts';
 
 export const CONTROL_DIR = 'control';
@@ -45,33 +44,11 @@ export class FileControlInbox implements ControlInbox {
     const file = this.fileOf(request.kind);
     try {
       fs.mkdirSync(this.dir, { recursive: true });
-      const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-      try {
-        const body = Buffer.from(`${JSON.stringify({ format: FORMAT, version: VERSION, request })}\n`);
-        const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o644);
-        try {
-          if (this.options.failWrite?.()) {
-            fs.writeSync(fd, body.subarray(0, body.length >> 1));
-            throw Object.assign(new Error('ENOSPC: no space left on device (simulated at control-write)'), { code: 'ENOSPC' });
-          }
-          fs.writeSync(fd, body);
-          fs.fsyncSync(fd);
-        } finally {
-          fs.closeSync(fd);
-        }
-        this.options.onPoint?.('control-temp');
-        try {
-          fs.linkSync(tmp, file);
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code === 'EEXIST') return 'exists';
-          throw error;
-        }
-        this.options.onPoint?.('control-link');
-      } finally {
-        fs.rmSync(tmp, { force: true });
-      }
-      fsyncDir(this.dir);
-      return 'written';
+      return createFileExclusively(file, `${JSON.stringify({ format: FORMAT, version: VERSION, request })}\n`, {
+        onPoint: (point) => this.options.onPoint?.(`control-${point}`),
+        failWrite: this.options.failWrite,
+        faultPoint: 'control-write',
+      });
     } catch (error) {
       throw environmentProblem(error, `write the ${request.kind} request ${file}`, file) ?? error;
     }

@@ -58,6 +58,57 @@ export async function writeFileDurablyChecked(file: string, content: string, opt
   fsyncDir(path.dirname(file));
 }
 
+/** Test-only: where createFileExclusively may be stopped, and a full disk. */
+export interface ExclusiveWriteHooks {
+  /** Called once the content is whole and fsynced under the temp name, and once it is linked to its name. */
+  onPoint?: ((point: 'temp' | 'link') => void) | undefined;
+  /** The write fails half-way with ENOSPC when this returns true; the error names `faultPoint`. */
+  failWrite?: (() => boolean) | undefined;
+  faultPoint?: string | undefined;
+}
+
+/**
+ * Creates `file` whole, and only if it is not there: written and fsynced under a temp name,
+ * linked to its name (a link, unlike a rename, fails where the name exists: a second writer is
+ * refused, not written over), then the directory fsynced. A process killed at any instant leaves
+ * no file or a whole one, and perhaps a temp file, which no reader takes for it. 'exists': the
+ * file was there, nothing was written. The caller makes the directory.
+ */
+export function createFileExclusively(file: string, content: string, hooks: ExclusiveWriteHooks = {}): 'written' | 'exists' {
+  const tmp = tempNameFor(file);
+  try {
+    const body = Buffer.from(content);
+    const fd = fs.openSync(tmp, TEMP_FLAGS, 0o644);
+    try {
+      if (hooks.failWrite?.()) {
+        fs.writeSync(fd, body.subarray(0, body.length >> 1));
+        throw Object.assign(new Error(`ENOSPC: no space left on device (simulated at ${hooks.faultPoint ?? 'write'})`), { code: 'ENOSPC' });
+      }
+      writeAll(fd, body);
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    hooks.onPoint?.('temp');
+    try {
+      fs.linkSync(tmp, file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return 'exists';
+      throw error;
+    }
+    hooks.onPoint?.('link');
+  } finally {
+    fs.rmSync(tmp, { force: true });
+  }
+  fsyncDir(path.dirname(file));
+  return 'written';
+}
+
+function writeAll(fd: number, buffer: Buffer): void {
+  let offset = 0;
+  while (offset < buffer.length) offset += fs.writeSync(fd, buffer, offset, buffer.length - offset, offset);
+}
+
 function tempNameFor(file: string): string {
   // Capped so that a long name plus the suffix stays under the usual 255-byte name limit.
   return path.join(path.dirname(file), `${path.basename(file).slice(0, 200)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
