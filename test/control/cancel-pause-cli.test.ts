@@ -23,6 +23,8 @@ async function journalOf(dir: string) {
 }
 
 /** Starts a paced demo in `dir` and resolves once its output shows `marker` (a save it made). */
+// The pace leaves each step long enough for a second CLI process to start and ask, even on a
+// machine so loaded that starting Node takes seconds; the run waits at most one step for it.
 async function pacedDemo(dir: string, paceMs: number, marker = '[save A]') {
   const run = startCli(['demo', '--dir', dir, '--pace', String(paceMs), '--plain'], { cwd: dir });
   const deadline = Date.now() + 30_000;
@@ -36,7 +38,7 @@ async function pacedDemo(dir: string, paceMs: number, marker = '[save A]') {
 describe('cancel and pause a run in a directory, from another process', () => {
   it('cancel: the running process stops at its next step, records who and why, and exits 9; a resume is refused with the fork command', async () => {
     const dir = tempDir();
-    const run = await pacedDemo(dir, 400);
+    const run = await pacedDemo(dir, 1_500);
     const asked = await cli(['cancel', '--dir', dir, '--reason', 'wrong task', '--by', 'ana']);
     expect(asked.code, asked.stderr).toBe(0);
     expect(asked.stdout).toContain('Cancel asked by ana');
@@ -80,7 +82,7 @@ describe('cancel and pause a run in a directory, from another process', () => {
 
   it('pause: the process stops at its next step (exit 130), status says who paused it, a resume clears the pause and finishes', async () => {
     const dir = tempDir();
-    const run = await pacedDemo(dir, 400);
+    const run = await pacedDemo(dir, 1_500);
     const asked = await cli(['pause', '--dir', dir, '--by', 'cy']);
     expect(asked.code, asked.stderr).toBe(0);
     const ended = await run.done;

@@ -47,7 +47,8 @@ describe.skipIf(!postgresAvailable())('cancel and pause in a fleet', () => {
 
   it('cancel --run: the worker holding the lease ends the run as cancelled at its next step', async () => {
     const url = await freshDatabase();
-    const id = await submit(url, ['--pace', '400']);
+    // A step long enough for the cancel command to start and ask, even on a loaded machine.
+    const id = await submit(url, ['--pace', '1500']);
     const worker = await drivingWorker(url, id);
     const asked = await cli(['cancel', '--database-url', url, '--run', id, '--by', 'ana', '--reason', 'wrong task']);
     expect(asked.code, asked.stderr).toBe(0);
@@ -65,7 +66,7 @@ describe.skipIf(!postgresAvailable())('cancel and pause in a fleet', () => {
 
   it('pause --run: the worker stops the run and lets it go; no worker claims it until resume --run; then a worker finishes it', async () => {
     const url = await freshDatabase();
-    const id = await submit(url, ['--pace', '400']);
+    const id = await submit(url, ['--pace', '1500']);
     const worker = await drivingWorker(url, id);
     const asked = await cli(['pause', '--database-url', url, '--run', id, '--by', 'bo']);
     expect(asked.code, asked.stderr).toBe(0);
