@@ -79,7 +79,8 @@ describe('a Streamable HTTP server killed mid-call', () => {
     const effects = path.join(tempDir(), 'effects.jsonl');
     const first = await startHttpServer(effects);
     open.push(first);
-    const set = await mcpTools({ mcpServers: { api: { type: 'http', url: first.url } } }, FAST);
+    // Tries for ~9 s, so a new server process that is slow to start on a loaded machine is still awaited.
+    const set = await mcpTools({ mcpServers: { api: { type: 'http', url: first.url } } }, { reconnectDelaysMs: [50, 300, 1000, 2500, 5000] });
     open.push(set);
     const result = call(tool(set, 'mcp__api__set_value'), { key: 'k', value: 'v', waitMs: 1500 });
     await killWhenBegun(effects, 'set_value');

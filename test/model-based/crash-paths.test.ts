@@ -36,7 +36,8 @@ describe('the machine paths and the runtime agree', () => {
       const { passed } = await baselines.of(crashPath);
       expect(passed.slice(0, expected.length), `path ${crashPath.id}`).toEqual(expected);
     }
-  });
+    // One run per path (~800): seconds on a quiet machine, over a minute on a crowded one.
+  }, 300_000);
 
   it('on every step, the effect the live transition returned is the one its snapshot announces on resume', () => {
     for (const crashPath of paths) {

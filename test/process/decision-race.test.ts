@@ -53,9 +53,9 @@ describe('approve racing a decision deadline', () => {
     expect(fs.existsSync(path.join(dir, 'report.txt'))).toBe(false);
 
     const pending = await runCliAsync(['pending', '--dir', dir], { cwd: dir });
-    expect(pending.stdout).toMatch(/^Nothing waits for a decision in .*\nDecided last \(the run’s last decision\):\n {2}toolu_03 write_report denied by deadline: no decision within 1s, at \S+ \(turn 3, record \d+, waited \d+\.\d s\)\n$/);
+    expect(pending.stdout).toMatch(/^Nothing waits for a decision in .*\nDecided last \(the run’s last decision\):\n {2}toolu_03 write_report denied by deadline: no decision within 1s, at \S+ \(turn 3, record \d+, waited (?:\d+\.\d s|\d+ s|\d+ min \d\d s)\)\n$/);
     const status = await runCliAsync(['status', '--dir', dir], { cwd: dir });
-    expect(status.stdout).toMatch(/^decided +toolu_03 write_report denied by deadline: no decision within 1s, at \S+ \(turn 3, record \d+, waited \d+\.\d s\)$/m);
+    expect(status.stdout).toMatch(/^decided +toolu_03 write_report denied by deadline: no decision within 1s, at \S+ \(turn 3, record \d+, waited (?:\d+\.\d s|\d+ s|\d+ min \d\d s)\)$/m);
     const json = JSON.parse((await runCliAsync(['status', '--dir', dir, '--json'], { cwd: dir })).stdout);
     expect(json.decided).toEqual([
       expect.objectContaining({ tool_use_id: 'toolu_03', name: 'write_report', needs: 'approval', verdict: 'denied', by: 'deadline', turn: 3, since: expect.any(Number), waitedMs: expect.any(Number) }),

@@ -88,5 +88,5 @@ describe.skipIf(!chromiumPresent())('forks on the visualizer page', () => {
     const forked = await cli(words, parent);
     expect(forked.stdout).toContain(`at record 4 of 0-`);
     expect(fs.existsSync(path.join(`${parent}-at-4`, '.durable-agent', 'journal.jsonl'))).toBe(true);
-  });
+  }, 180_000); // a browser, two runs and several CLI commands: slow on a crowded machine
 });
