@@ -11,6 +11,10 @@ export interface Lease {
   epoch: number;
   /** Set when the claim took the run from a holder whose lease had expired (it died or froze). */
   takenFrom?: { owner: string; expiredAt: string } | null;
+  /** The run's record count when claimed (no one else writes it while the lease holds): saves asking. */
+  records?: number;
+  /** The run's spec, read by the claim itself. */
+  spec?: unknown;
 }
 
 export class LeaseLostError extends Error {
@@ -42,7 +46,7 @@ export const WORKABLE = `((da_runs.state <> 'awaitingDecision'
 /** Claims the oldest unfinished run whose lease is free or expired and that has work to do; null when there is none. */
 export async function claimNextRun(pool: Pool, owner: string, leaseMs: number): Promise<Lease | null> {
   // A released lease has no owner: an owner left on a claimable run is a holder whose lease expired.
-  const { rows } = await pool.query<{ id: string; lease_epoch: string; previous_owner: string | null; previous_expiry: Date | null }>(
+  const { rows } = await pool.query<{ id: string; lease_epoch: string; records: number; spec: unknown; previous_owner: string | null; previous_expiry: Date | null }>(
     `UPDATE da_runs SET lease_owner = $1, lease_epoch = da_runs.lease_epoch + 1,
             lease_expires_at = now() + $2 * interval '1 millisecond', updated_at = now()
        FROM (
@@ -52,13 +56,13 @@ export async function claimNextRun(pool: Pool, owner: string, leaseMs: number): 
          FOR UPDATE SKIP LOCKED
          LIMIT 1) AS previous
       WHERE da_runs.id = previous.id
-      RETURNING da_runs.id, da_runs.lease_epoch, previous.previous_owner, previous.previous_expiry`,
+      RETURNING da_runs.id, da_runs.lease_epoch, da_runs.records, da_runs.spec, previous.previous_owner, previous.previous_expiry`,
     [owner, leaseMs],
   );
   const row = rows[0];
   if (!row) return null;
   const takenFrom = row.previous_owner ? { owner: row.previous_owner, expiredAt: row.previous_expiry?.toISOString() ?? '?' } : null;
-  return { runId: row.id, owner, epoch: Number(row.lease_epoch), takenFrom };
+  return { runId: row.id, owner, epoch: Number(row.lease_epoch), takenFrom, records: row.records, spec: row.spec };
 }
 
 /** Claims one given run if its lease is free or expired; null when someone else holds it. */
