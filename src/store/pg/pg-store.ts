@@ -213,8 +213,10 @@ export class PgRunStore implements RunStore {
     let outcome: WriteOutcome;
     const sent = momentNow();
     try {
-      const result = await this.pool.query<WriteOutcome>(
-        `WITH holder AS (
+      const result = await this.pool.query<WriteOutcome>({
+        // Named: parsed and planned once per connection, not for every record.
+        name: 'da_append_v5',
+        text: `WITH holder AS (
            SELECT id FROM da_runs WHERE id = $1 AND lease_epoch = $2 AND set_config('synchronous_commit', $11, true) IS NOT NULL FOR UPDATE
          ), added AS (
            INSERT INTO da_records (run_id, seq, epoch, body, bytes)
@@ -228,7 +230,7 @@ export class PgRunStore implements RunStore {
             WHERE id = $1 AND EXISTS (SELECT 1 FROM added) RETURNING 1
          )
          ${WRITE_OUTCOME}`,
-        [
+        values: [
           this.runId,
           lease.epoch,
           records.map((record) => record.seq),
@@ -245,7 +247,7 @@ export class PgRunStore implements RunStore {
           awaited?.awaiting?.since ?? null,
           records.findLast((record) => record.snapshot !== undefined)?.seq ?? null,
         ],
-      );
+      });
       outcome = result.rows[0]!;
     } catch (error) {
       this.forgetWrites();
