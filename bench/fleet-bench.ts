@@ -274,28 +274,36 @@ async function main(): Promise<void> {
     version = (await admin.query<{ server_version: string }>('SHOW server_version')).rows[0]!.server_version;
     const configs: Config[] = [];
     for (const runsAtOnce of [1, 8, 32]) for (const workers of [1, 3]) if (workers <= runsAtOnce) configs.push({ runsAtOnce, workers });
+    // Each configuration is measured `repeats` times, ours and both floors in turn, and the best of
+    // each kept: on a shared machine a burst of other work can slow either side down.
+    const repeats = quick ? 1 : 2;
     for (const config of configs) {
       const runs = Math.max(quick ? 8 : 24, config.runsAtOnce * (quick ? 2 : 4));
-      const url = await freshDatabase(admin, server.url, `bench_${config.runsAtOnce}_${config.workers}`);
-      const ours = await measureOurs(url, config, runs);
-      const floor = await measureFloor(url, config.runsAtOnce, ours.bodies, false);
-      const allSync = await measureFloor(url, config.runsAtOnce, ours.bodies, true);
-      const perSecond = ours.records / ours.seconds;
-      const floorPerSecond = floor.records / floor.seconds;
-      const allSyncFloorPerSecond = allSync.records / allSync.seconds;
-      results.push({
-        ...config,
-        runs,
-        records: ours.records,
-        seconds: ours.seconds,
-        perSecond,
-        floorPerSecond,
-        overFloor: floorPerSecond / perSecond,
-        allSyncFloorPerSecond,
-        overAllSyncFloor: allSyncFloorPerSecond / perSecond,
-        workerCpuSeconds: ours.cpuSeconds,
-      });
-      log(`  ${config.runsAtOnce} runs at once on ${config.workers} worker(s): ${perSecond.toFixed(0)} records/s, floor ${floorPerSecond.toFixed(0)}/s (all synced ${allSyncFloorPerSecond.toFixed(0)}/s)`);
+      let best: Throughput | null = null;
+      for (let round = 0; round < repeats; round++) {
+        const url = await freshDatabase(admin, server.url, `bench_${config.runsAtOnce}_${config.workers}`);
+        const ours = await measureOurs(url, config, runs);
+        const floor = await measureFloor(url, config.runsAtOnce, ours.bodies, false);
+        const allSync = await measureFloor(url, config.runsAtOnce, ours.bodies, true);
+        const perSecond = ours.records / ours.seconds;
+        const floorPerSecond = Math.max(floor.records / floor.seconds, best?.floorPerSecond ?? 0);
+        const allSyncFloorPerSecond = Math.max(allSync.records / allSync.seconds, best?.allSyncFloorPerSecond ?? 0);
+        const oursBest: Pick<Throughput, 'records' | 'seconds' | 'perSecond' | 'workerCpuSeconds'> = best && best.perSecond > perSecond ? best : { records: ours.records, seconds: ours.seconds, perSecond, workerCpuSeconds: ours.cpuSeconds };
+        best = {
+          ...config,
+          runs,
+          records: oursBest.records,
+          seconds: oursBest.seconds,
+          perSecond: oursBest.perSecond,
+          floorPerSecond,
+          overFloor: floorPerSecond / oursBest.perSecond,
+          allSyncFloorPerSecond,
+          overAllSyncFloor: allSyncFloorPerSecond / oursBest.perSecond,
+          workerCpuSeconds: oursBest.workerCpuSeconds,
+        };
+        log(`  ${config.runsAtOnce} runs at once on ${config.workers} worker(s), round ${round + 1}: ${perSecond.toFixed(0)} records/s, floor ${(floor.records / floor.seconds).toFixed(0)}/s (all synced ${(allSync.records / allSync.seconds).toFixed(0)}/s)`);
+      }
+      results.push(best!);
     }
     trips = await countRoundTrips(await freshDatabase(admin, server.url, 'bench_trips'), quick ? 4 : 8, 1);
     const url = await freshDatabase(admin, server.url, 'bench_claim');
@@ -309,7 +317,8 @@ async function main(): Promise<void> {
     `durable-agent bench:fleet${quick ? ' (quick)' : ''}: PostgreSQL ${version}, scripted demo runs (no pacing), workers as processes; ` +
       `node ${process.version}, ${os.cpus().length} cores; ${((Date.now() - started) / 1000).toFixed(0)} s; load average ${loadAtStart.toFixed(1)} at the start, ${loadAtEnd.toFixed(1)} at the end`,
     '',
-    'Transitions (records) per second. Floor: the same records INSERTed by as many connections at once, one statement and',
+    `Transitions (records) per second, the best of ${quick ? 1 : 2} round(s) for ours and for each floor.`,
+    'Floor: the same records INSERTed by as many connections at once, one statement and',
     'one COMMIT each, synchronous_commit as ours commits each record (on, but off for a reply\'s usage and a turn\'s last',
     'outcome, which the next synced commit flushes); "all synced": every COMMIT waits for the WAL flush (more fsyncs than ours).',
     'Worker CPU: CPU seconds of all worker processes, per 1,000 transitions (the machine is shared; wall time alone misleads).',
