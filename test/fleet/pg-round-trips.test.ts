@@ -11,7 +11,7 @@ import { fleetDemoTools } from '../../src/fleet/fleet-demo-tools.ts';
 import { submitRuns } from '../../src/fleet/run-queue.ts';
 import { scriptedDemoModel, Worker } from '../../src/fleet/worker.ts';
 import { JOURNAL_FORMAT, JOURNAL_VERSION } from '../../src/store/journal-record.ts';
-import { claimNextRun, claimRun, type Lease, LeaseLostError } from '../../src/store/pg/leases.ts';
+import { claimNextRun, claimRun, type Lease, LeaseLostError, releaseLease, renewLease } from '../../src/store/pg/leases.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
 import { openDatabase, openPool } from '../../src/store/pg/pool.ts';
 import { CONTROL_NOTE_MS } from '../../src/store/pg/write-notes.ts';
@@ -196,6 +196,19 @@ describe.skipIf(!postgresAvailable())('round trips per transition on PostgreSQL'
       const audit = await pool.query<{ idempotency_key: string }>('SELECT idempotency_key FROM demo_report_audit');
       expect(audit.rows.map((r) => r.idempotency_key)).toEqual(['reporting:toolu_1']);
       expect((await pool.query('SELECT 1 FROM demo_reports')).rowCount).toBe(1);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('a renewal that lands after the lease was released gives the run no expiry again (it stays claimable)', async () => {
+    const { pool } = await freshDatabase();
+    try {
+      const { lease } = await heldRun(pool, 'released');
+      await releaseLease(pool, lease);
+      expect(await renewLease(pool, lease, 60_000)).toBe(false);
+      const { rows } = await pool.query(`SELECT lease_owner, lease_expires_at FROM da_runs WHERE id = 'released'`);
+      expect(rows[0]).toEqual({ lease_owner: null, lease_expires_at: null });
     } finally {
       await pool.end();
     }

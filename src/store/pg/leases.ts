@@ -3,7 +3,7 @@
  * every write of a run carries the epoch it was made under and is refused once a newer lease
  * exists (fencing), so a worker that was frozen past its lease cannot write a thing.
  */
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
 
 export interface Lease {
   runId: string;
@@ -78,11 +78,14 @@ export async function claimRun(pool: Pool, runId: string, owner: string, leaseMs
   return row ? { runId, owner, epoch: Number(row.lease_epoch) } : null;
 }
 
-/** Extends a lease; false when it was lost (taken over, or the run is gone). */
+/**
+ * Extends a lease; false when it was lost (taken over, or the run is gone) or released: a renewal
+ * still under way when its holder released the lease must not give the run an expiry again.
+ */
 export async function renewLease(pool: Pool, lease: Lease, leaseMs: number): Promise<boolean> {
   const { rowCount } = await pool.query(
     `UPDATE da_runs SET lease_expires_at = now() + $3 * interval '1 millisecond'
-      WHERE id = $1 AND lease_epoch = $2`,
+      WHERE id = $1 AND lease_epoch = $2 AND lease_owner IS NOT NULL`,
     [lease.runId, lease.epoch, leaseMs],
   );
   return rowCount === 1;
@@ -99,16 +102,6 @@ export async function releaseLease(pool: Pool, lease: Lease): Promise<void> {
 export async function assertLease(pool: Pool, lease: Lease): Promise<void> {
   const { rows } = await pool.query<LeaseRow>('SELECT lease_epoch, lease_owner, records FROM da_runs WHERE id = $1', [lease.runId]);
   currentLeaseRow(lease, rows[0]);
-}
-
-/**
- * Inside a transaction: locks the run's row (so no claim can take the lease until the
- * transaction ends) and throws LeaseLostError unless the lease is still the current one. A
- * write made in that transaction is fenced.
- */
-export async function lockLeaseRow(client: PoolClient, lease: Lease): Promise<LeaseRow> {
-  const { rows } = await client.query<LeaseRow>('SELECT lease_epoch, lease_owner, records FROM da_runs WHERE id = $1 FOR UPDATE', [lease.runId]);
-  return currentLeaseRow(lease, rows[0]);
 }
 
 interface LeaseRow {
@@ -161,6 +154,7 @@ export class LeaseKeeper {
     } catch {
       return; // the database is unreachable for now: the next renewal tries again; writes are fenced anyway
     }
+    if (!this.timer) return; // stopped meanwhile: the holder let go of the lease itself
     this.lost = true;
     this.stop();
     this.onLost(new LeaseLostError(this.lease.runId, this.lease.epoch, null, null));
