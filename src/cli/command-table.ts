@@ -575,7 +575,7 @@ export const COMMANDS: readonly CommandSpec[] = [
         max: TEN_MINUTES_MS,
         defaultText: '15000',
       },
-      { name: 'poll-ms', type: 'integer', value: 'MS', help: 'how often an idle worker looks at the queue', min: 10, max: 60_000, defaultText: '500' },
+      { name: 'poll-ms', type: 'integer', value: 'MS', help: 'how often an idle worker looks at the queue (it also wakes at once when runs are queued or freed)', min: 10, max: 60_000, defaultText: '500' },
       maxRetries,
       timeout,
       otelContent,

@@ -1,13 +1,13 @@
 /**
  * The demo's tools for a fleet: the notes are the sample notes, and write_report stores the
  * report in PostgreSQL under the call's idempotency key (a repeat does nothing) and appends one
- * audit row per real execution, so anyone can count executions. Its write is fenced: it runs in
- * one transaction that first checks the worker still holds the run's lease.
+ * audit row per real execution, so anyone can count executions. Its write is fenced: one
+ * statement that writes only while the worker still holds the run's lease (it locks the run's row).
  */
 import type { Pool } from 'pg';
 import { SAMPLE_NOTES } from '../demo/demo-task.ts';
 import { wordCount } from '../demo/demo-tools.ts';
-import { type Lease, lockLeaseRow } from '../store/pg/leases.ts';
+import { assertLease, type Lease, LeaseLostError } from '../store/pg/leases.ts';
 import { defineTool, type ToolDefinition } from '../tools/tool.ts';
 import { type Pace, stepDelay } from '../util/pace.ts';
 
@@ -40,24 +40,22 @@ export function fleetDemoTools(pool: Pool, lease: Lease, pace: Pace = {}): ToolD
       readOnly: false,
       async run({ content }, ctx) {
         await stepDelay(pace, ctx.signal);
-        const client = await pool.connect();
-        try {
-          await client.query('BEGIN');
-          await lockLeaseRow(client, lease);
-          await client.query(
-            'INSERT INTO demo_reports (idempotency_key, run_id, content) VALUES ($1, $2, $3) ON CONFLICT (idempotency_key) DO NOTHING',
-            [ctx.idempotencyKey, lease.runId, content],
-          );
-          await client.query(
-            'INSERT INTO demo_report_audit (idempotency_key, run_id, tool_use_id, worker, lease_epoch) VALUES ($1, $2, $3, $4, $5)',
-            [ctx.idempotencyKey, lease.runId, ctx.toolUseId, lease.owner, lease.epoch],
-          );
-          await client.query('COMMIT');
-        } catch (error) {
-          await client.query('ROLLBACK').catch(() => {});
-          throw error;
-        } finally {
-          client.release();
+        // One statement, so one transaction: the run's row locked under this lease, the report and its audit row.
+        const { rows } = await pool.query<{ held: boolean }>(
+          `WITH holder AS (
+             SELECT id FROM da_runs WHERE id = $2 AND lease_epoch = $5 FOR UPDATE
+           ), report AS (
+             INSERT INTO demo_reports (idempotency_key, run_id, content) SELECT $1, $2, $3 FROM holder ON CONFLICT (idempotency_key) DO NOTHING
+           ), audit AS (
+             INSERT INTO demo_report_audit (idempotency_key, run_id, tool_use_id, worker, lease_epoch) SELECT $1, $2, $6, $4, $5 FROM holder
+           )
+           SELECT EXISTS (SELECT 1 FROM holder) AS held`,
+          [ctx.idempotencyKey, lease.runId, content, lease.owner, lease.epoch, ctx.toolUseId],
+        );
+        // Not held: nothing was written; say whose lease it is now.
+        if (!rows[0]?.held) {
+          await assertLease(pool, lease);
+          throw new LeaseLostError(lease.runId, lease.epoch, null, null);
         }
         return `Stored the report (${Buffer.byteLength(content)} bytes).`;
       },

@@ -20,6 +20,7 @@ import { claimNextRun, type Lease, LeaseKeeper, LeaseLostError, releaseLease } f
 import { PgRunStore } from '../store/pg/pg-store.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { fleetDemoTools } from './fleet-demo-tools.ts';
+import { WorkSignal } from './work-signal.ts';
 import type { RunSpec } from './run-queue.ts';
 import { unfinishedRunCount } from './run-queue.ts';
 
@@ -53,9 +54,13 @@ export class Worker {
   private readonly active = new Map<string, ActiveRun>();
   private stopping = false;
   private wake: (() => void) | null = null;
+  /** Set by a wake that came while no nap was under way: the next nap does not wait. */
+  private woken = false;
+  private readonly signal: WorkSignal;
 
   constructor(private readonly options: WorkerOptions) {
     this.id = options.id ?? `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+    this.signal = new WorkSignal(options.pool, () => this.wakeUp(), (line) => options.log(`[worker ${this.id}] ${line}`));
   }
 
   /** Runs until stop() or, with exitWhenIdle, until the queue is empty. */
@@ -63,6 +68,8 @@ export class Worker {
     const { log } = this.options;
     log(`[worker ${this.id}] started: concurrency ${this.options.concurrency}, lease ${this.options.leaseMs} ms`);
     while (!this.stopping) {
+      await this.signal.ensure();
+      this.woken = false;
       let claimed = false;
       while (!this.stopping && this.active.size < this.options.concurrency) {
         const lease = await this.tryClaim();
@@ -74,6 +81,7 @@ export class Worker {
       await this.nap();
     }
     await Promise.all([...this.active.values()].map((run) => run.done));
+    await this.signal.stop();
     log(`[worker ${this.id}] stopped`);
   }
 
@@ -83,6 +91,11 @@ export class Worker {
     this.stopping = true;
     this.options.log(`[worker ${this.id}] stopping (${why}): finishing the current step of ${this.active.size} run(s)`);
     for (const run of this.active.values()) run.controller.abort(new RunStoppedError(why));
+    this.wakeUp();
+  }
+
+  private wakeUp(): void {
+    this.woken = true;
     this.wake?.();
   }
 
@@ -103,7 +116,9 @@ export class Worker {
     }
   }
 
+  /** Waits --poll-ms, or less: until a run here ends, work is announced (work-signal.ts) or stop(). */
   private nap(): Promise<void> {
+    if (this.woken) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(done, this.options.pollMs);
       function done() {
@@ -118,7 +133,7 @@ export class Worker {
     const controller = new AbortController();
     const done = this.driveRun(lease, controller).finally(() => {
       this.active.delete(lease.runId);
-      this.wake?.();
+      this.wakeUp();
     });
     this.active.set(lease.runId, { lease, controller, done });
   }
@@ -130,7 +145,7 @@ export class Worker {
     let lost = false;
     try {
       const store = new PgRunStore(pool, lease.runId, { lease });
-      const spec = await this.specOf(lease.runId);
+      const spec = await this.specOf(lease);
       const parts = {
         store,
         model: await this.options.modelFor(spec),
@@ -171,10 +186,14 @@ export class Worker {
     }
   }
 
-  private async specOf(runId: string): Promise<RunSpec> {
-    const { rows } = await this.options.pool.query<{ spec: RunSpec }>('SELECT spec FROM da_runs WHERE id = $1', [runId]);
-    const spec = rows[0]?.spec;
-    if (!spec || spec.kind !== 'demo') throw new Error(`run ${runId} has a spec this worker cannot drive: ${JSON.stringify(spec)}`);
+  /** The spec the claim read with the lease (asked for only when a lease came without it). */
+  private async specOf(lease: Lease): Promise<RunSpec> {
+    let spec = lease.spec as RunSpec | undefined;
+    if (spec === undefined) {
+      const { rows } = await this.options.pool.query<{ spec: RunSpec }>('SELECT spec FROM da_runs WHERE id = $1', [lease.runId]);
+      spec = rows[0]?.spec;
+    }
+    if (!spec || spec.kind !== 'demo') throw new Error(`run ${lease.runId} has a spec this worker cannot drive: ${JSON.stringify(spec)}`);
     return spec;
   }
 

@@ -145,8 +145,8 @@ describe.skipIf(!postgresAvailable())('cancel and pause in a fleet', () => {
     const db = openPool(url, 2);
     try {
       expect(await migrate(db, 3)).toEqual({ from: 0, to: 3 });
-      expect(await migrate(db)).toEqual({ from: 3, to: 4 });
-      expect(await migrate(db)).toEqual({ from: 4, to: 4 });
+      expect(await migrate(db, 4)).toEqual({ from: 3, to: 4 });
+      expect(await migrate(db, 4)).toEqual({ from: 4, to: 4 });
       const { rows } = await db.query("SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name = 'da_controls'");
       expect(rows[0].n).toBe(1);
     } finally {

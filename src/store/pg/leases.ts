@@ -3,7 +3,7 @@
  * every write of a run carries the epoch it was made under and is refused once a newer lease
  * exists (fencing), so a worker that was frozen past its lease cannot write a thing.
  */
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
 
 export interface Lease {
   runId: string;
@@ -11,6 +11,10 @@ export interface Lease {
   epoch: number;
   /** Set when the claim took the run from a holder whose lease had expired (it died or froze). */
   takenFrom?: { owner: string; expiredAt: string } | null;
+  /** The run's record count when claimed (no one else writes it while the lease holds): saves asking. */
+  records?: number;
+  /** The run's spec, read by the claim itself. */
+  spec?: unknown;
 }
 
 export class LeaseLostError extends Error {
@@ -42,7 +46,7 @@ export const WORKABLE = `((da_runs.state <> 'awaitingDecision'
 /** Claims the oldest unfinished run whose lease is free or expired and that has work to do; null when there is none. */
 export async function claimNextRun(pool: Pool, owner: string, leaseMs: number): Promise<Lease | null> {
   // A released lease has no owner: an owner left on a claimable run is a holder whose lease expired.
-  const { rows } = await pool.query<{ id: string; lease_epoch: string; previous_owner: string | null; previous_expiry: Date | null }>(
+  const { rows } = await pool.query<{ id: string; lease_epoch: string; records: number; spec: unknown; previous_owner: string | null; previous_expiry: Date | null }>(
     `UPDATE da_runs SET lease_owner = $1, lease_epoch = da_runs.lease_epoch + 1,
             lease_expires_at = now() + $2 * interval '1 millisecond', updated_at = now()
        FROM (
@@ -52,13 +56,13 @@ export async function claimNextRun(pool: Pool, owner: string, leaseMs: number): 
          FOR UPDATE SKIP LOCKED
          LIMIT 1) AS previous
       WHERE da_runs.id = previous.id
-      RETURNING da_runs.id, da_runs.lease_epoch, previous.previous_owner, previous.previous_expiry`,
+      RETURNING da_runs.id, da_runs.lease_epoch, da_runs.records, da_runs.spec, previous.previous_owner, previous.previous_expiry`,
     [owner, leaseMs],
   );
   const row = rows[0];
   if (!row) return null;
   const takenFrom = row.previous_owner ? { owner: row.previous_owner, expiredAt: row.previous_expiry?.toISOString() ?? '?' } : null;
-  return { runId: row.id, owner, epoch: Number(row.lease_epoch), takenFrom };
+  return { runId: row.id, owner, epoch: Number(row.lease_epoch), takenFrom, records: row.records, spec: row.spec };
 }
 
 /** Claims one given run if its lease is free or expired; null when someone else holds it. */
@@ -74,11 +78,14 @@ export async function claimRun(pool: Pool, runId: string, owner: string, leaseMs
   return row ? { runId, owner, epoch: Number(row.lease_epoch) } : null;
 }
 
-/** Extends a lease; false when it was lost (taken over, or the run is gone). */
+/**
+ * Extends a lease; false when it was lost (taken over, or the run is gone) or released: a renewal
+ * still under way when its holder released the lease must not give the run an expiry again.
+ */
 export async function renewLease(pool: Pool, lease: Lease, leaseMs: number): Promise<boolean> {
   const { rowCount } = await pool.query(
     `UPDATE da_runs SET lease_expires_at = now() + $3 * interval '1 millisecond'
-      WHERE id = $1 AND lease_epoch = $2`,
+      WHERE id = $1 AND lease_epoch = $2 AND lease_owner IS NOT NULL`,
     [lease.runId, lease.epoch, leaseMs],
   );
   return rowCount === 1;
@@ -95,16 +102,6 @@ export async function releaseLease(pool: Pool, lease: Lease): Promise<void> {
 export async function assertLease(pool: Pool, lease: Lease): Promise<void> {
   const { rows } = await pool.query<LeaseRow>('SELECT lease_epoch, lease_owner, records FROM da_runs WHERE id = $1', [lease.runId]);
   currentLeaseRow(lease, rows[0]);
-}
-
-/**
- * Inside a transaction: locks the run's row (so no claim can take the lease until the
- * transaction ends) and throws LeaseLostError unless the lease is still the current one. A
- * write made in that transaction is fenced.
- */
-export async function lockLeaseRow(client: PoolClient, lease: Lease): Promise<LeaseRow> {
-  const { rows } = await client.query<LeaseRow>('SELECT lease_epoch, lease_owner, records FROM da_runs WHERE id = $1 FOR UPDATE', [lease.runId]);
-  return currentLeaseRow(lease, rows[0]);
 }
 
 interface LeaseRow {
@@ -157,6 +154,7 @@ export class LeaseKeeper {
     } catch {
       return; // the database is unreachable for now: the next renewal tries again; writes are fenced anyway
     }
+    if (!this.timer) return; // stopped meanwhile: the holder let go of the lease itself
     this.lost = true;
     this.stop();
     this.onLost(new LeaseLostError(this.lease.runId, this.lease.epoch, null, null));

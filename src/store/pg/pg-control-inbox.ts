@@ -2,19 +2,24 @@
  * The control inbox of a run in PostgreSQL: one row per (run_id, kind) in da_controls, inserted
  * whole in one statement (the primary key makes a second request of a kind 'exists'). The claim
  * query skips a run with a pause row (see WORKABLE in leases.ts); the worker that drives a run
- * reads the rows at each step boundary (one indexed query) and deletes a cancel once the
- * cancelled record is committed, under its lease.
+ * looks at the rows at each step boundary and deletes a cancel once the cancelled record is
+ * committed, under its lease. Each of its writes says in the same statement whether a row waits
+ * (write-notes.ts): a look right after a write that saw none costs no query.
  */
 import type { Pool } from 'pg';
 import { type ControlInbox, type ControlKind, type ControlRequest, controlProblem } from '../../control/control-request.ts';
+import { WriteNotes } from './write-notes.ts';
 
 export class PgControlInbox implements ControlInbox {
   constructor(
     private readonly pool: Pool,
     private readonly runId: string,
+    /** What the run's writer's last write saw; a store that writes nothing never notes anything. */
+    private readonly notes: WriteNotes = new WriteNotes(),
   ) {}
 
   async write(request: ControlRequest): Promise<'written' | 'exists'> {
+    this.notes.forgetControls();
     const { rowCount } = await this.pool.query(
       'INSERT INTO da_controls (run_id, kind, request) VALUES ($1, $2, $3) ON CONFLICT (run_id, kind) DO NOTHING',
       [this.runId, request.kind, JSON.stringify(request)],
@@ -23,6 +28,7 @@ export class PgControlInbox implements ControlInbox {
   }
 
   async read(): Promise<ControlRequest[]> {
+    if (this.notes.controlsSurelyNone()) return [];
     const { rows } = await this.pool.query<{ kind: string; request: unknown }>('SELECT kind, request FROM da_controls WHERE run_id = $1', [this.runId]);
     return rows
       .filter((row) => controlProblem(row.request) === null && (row.request as ControlRequest).kind === row.kind)
@@ -30,6 +36,7 @@ export class PgControlInbox implements ControlInbox {
   }
 
   async settle(kind: ControlKind): Promise<void> {
+    this.notes.forgetControls();
     await this.pool.query('DELETE FROM da_controls WHERE run_id = $1 AND kind = $2', [this.runId, kind]);
   }
 }

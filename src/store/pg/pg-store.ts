@@ -19,6 +19,7 @@ import { WriteFaultPlan } from '../write-faults.ts';
 import { PgControlInbox } from './pg-control-inbox.ts';
 import { PgDecisionInbox } from './pg-decision-inbox.ts';
 import { assertLease, claimRun, type Lease, LeaseKeeper, LeaseLostError, releaseLease } from './leases.ts';
+import { momentNow, type WriteMoment, WriteNotes } from './write-notes.ts';
 
 export const DEFAULT_LEASE_MS = 15_000;
 
@@ -33,6 +34,24 @@ export interface PgRunStoreOptions {
   writeFaults?: string | undefined;
 }
 
+/**
+ * What a fenced write returns, in the same statement: whether it wrote (0: the lease is not this
+ * writer's), the run's lease as the statement found it, how long that lease has left, and whether
+ * a control request waits. The row is there even when nothing was written.
+ */
+const WRITE_OUTCOME = `SELECT (SELECT count(*) FROM moved)::integer AS written, r.lease_epoch, r.lease_owner,
+         (extract(epoch FROM r.lease_expires_at - now()) * 1000)::float8 AS lease_left_ms,
+         EXISTS (SELECT 1 FROM da_controls c WHERE c.run_id = $1) AS controls
+    FROM (SELECT 1) AS one LEFT JOIN da_runs r ON r.id = $1`;
+
+interface WriteOutcome {
+  written: number;
+  lease_epoch: string | null;
+  lease_owner: string | null;
+  lease_left_ms: number | null;
+  controls: boolean;
+}
+
 /** One appendBatch: its records, and whether it waits for the disk. */
 interface PendingUnit {
   records: readonly JournalRecord[];
@@ -45,6 +64,10 @@ export class PgRunStore implements RunStore {
   readonly control: PgControlInbox;
   private lease: Lease | null;
   private readonly faults: WriteFaultPlan;
+  /** What the last write learnt: the lease's time left, whether a control request waits. */
+  private readonly notes = new WriteNotes();
+  /** The run's record count while this store holds its lease (no one else writes it then); null: ask. */
+  private knownRecords: number | null;
   /** One statement at a time per run, in order; appends made while one commits go into the next. */
   private readonly commits = new CommitQueue<PendingUnit, AppendReceipt>((units) => this.flushUnits(units));
 
@@ -55,17 +78,20 @@ export class PgRunStore implements RunStore {
   ) {
     this.location = `PostgreSQL run ${runId}`;
     this.lease = options.lease ?? null;
+    this.knownRecords = options.lease?.records ?? null;
     this.faults = new WriteFaultPlan(options.writeFaults);
     this.decisions = new PgDecisionInbox(pool, runId, () => this.lease);
-    this.control = new PgControlInbox(pool, runId);
+    this.control = new PgControlInbox(pool, runId, this.notes);
   }
 
   async exists(): Promise<boolean> {
+    if (this.knownRecords !== null) return this.knownRecords > 0;
     const { rows } = await this.pool.query<{ records: number }>('SELECT records FROM da_runs WHERE id = $1', [this.runId]);
     return (rows[0]?.records ?? 0) > 0;
   }
 
   async queued(): Promise<boolean> {
+    if (this.knownRecords !== null) return this.knownRecords === 0;
     const { rows } = await this.pool.query<{ records: number }>('SELECT records FROM da_runs WHERE id = $1', [this.runId]);
     return rows[0]?.records === 0;
   }
@@ -128,26 +154,31 @@ export class PgRunStore implements RunStore {
     const lease = this.requireLease();
     const body = JSON.stringify(first);
     const bytes = Buffer.byteLength(body);
-    let created: number;
+    let outcome: WriteOutcome;
+    const sent = momentNow();
     try {
-      const result = await this.pool.query(
+      const result = await this.pool.query<WriteOutcome>(
         `WITH holder AS (
            SELECT id FROM da_runs WHERE id = $1 AND lease_epoch = $2 AND records = 0 FOR UPDATE
          ), added AS (
            INSERT INTO da_records (run_id, seq, epoch, body, bytes) SELECT $1, 0, $2, $3, $4 FROM holder RETURNING seq
+         ), moved AS (
+           UPDATE da_runs SET header = $5, state = $6, turn = $7, records = 1, finished = false, updated_at = now()
+            WHERE id = $1 AND EXISTS (SELECT 1 FROM added) RETURNING 1
          )
-         UPDATE da_runs SET header = $5, state = $6, turn = $7, records = 1, finished = false, updated_at = now()
-          WHERE id = $1 AND EXISTS (SELECT 1 FROM added)`,
+         ${WRITE_OUTCOME}`,
         [this.runId, lease.epoch, body, bytes, JSON.stringify(header), first.state, first.turn ?? 0],
       );
-      created = result.rowCount ?? 0;
+      outcome = result.rows[0]!;
     } catch (error) {
+      this.forgetWrites();
       throw new StoreWriteError(this.location, 'the new run', error);
     }
-    if (created !== 1) {
-      await assertLease(this.pool, lease);
+    if (outcome.written !== 1) {
+      await this.refused(lease, outcome);
       throw new StoreWriteError(this.location, 'the new run', new Error(`run ${this.runId} already has records`));
     }
+    this.noteWrite(sent, outcome, 1);
     return { bytes };
   }
 
@@ -179,22 +210,27 @@ export class PgRunStore implements RunStore {
     }
     const turn = records.findLast((record) => record.turn !== undefined)?.turn ?? null;
     const awaited = records.findLast((record) => record.awaiting !== undefined);
-    let accepted: number;
+    let outcome: WriteOutcome;
+    const sent = momentNow();
     try {
-      const result = await this.pool.query(
-        `WITH holder AS (
+      const result = await this.pool.query<WriteOutcome>({
+        // Named: parsed and planned once per connection, not for every record.
+        name: 'da_append_v5',
+        text: `WITH holder AS (
            SELECT id FROM da_runs WHERE id = $1 AND lease_epoch = $2 AND set_config('synchronous_commit', $11, true) IS NOT NULL FOR UPDATE
          ), added AS (
            INSERT INTO da_records (run_id, seq, epoch, body, bytes)
            SELECT $1, r.seq, $2, r.body, r.bytes FROM holder, unnest($3::integer[], $4::text[], $5::integer[]) AS r(seq, body, bytes)
            RETURNING seq
+         ), moved AS (
+           UPDATE da_runs SET state = $6, turn = coalesce($7, turn), records = $12, finished = $8, updated_at = now(),
+                  snapshot_seq = coalesce($14::integer, snapshot_seq),
+                  awaiting = CASE WHEN $9 THEN $10::text ELSE awaiting END,
+                  awaiting_since = CASE WHEN $9 THEN to_timestamp($13::double precision / 1000) ELSE awaiting_since END
+            WHERE id = $1 AND EXISTS (SELECT 1 FROM added) RETURNING 1
          )
-         UPDATE da_runs SET state = $6, turn = coalesce($7, turn), records = $12, finished = $8, updated_at = now(),
-                snapshot_seq = coalesce($14::integer, snapshot_seq),
-                awaiting = CASE WHEN $9 THEN $10::text ELSE awaiting END,
-                awaiting_since = CASE WHEN $9 THEN to_timestamp($13::double precision / 1000) ELSE awaiting_since END
-          WHERE id = $1 AND EXISTS (SELECT 1 FROM added)`,
-        [
+         ${WRITE_OUTCOME}`,
+        values: [
           this.runId,
           lease.epoch,
           records.map((record) => record.seq),
@@ -211,15 +247,17 @@ export class PgRunStore implements RunStore {
           awaited?.awaiting?.since ?? null,
           records.findLast((record) => record.snapshot !== undefined)?.seq ?? null,
         ],
-      );
-      accepted = result.rowCount ?? 0;
+      });
+      outcome = result.rows[0]!;
     } catch (error) {
+      this.forgetWrites();
       throw new StoreWriteError(this.location, what, error);
     }
-    if (accepted !== 1) {
-      await assertLease(this.pool, lease);
+    if (outcome.written !== 1) {
+      await this.refused(lease, outcome);
       throw new LeaseLostError(this.runId, lease.epoch, null, null);
     }
+    this.noteWrite(sent, outcome, last.seq + 1);
     let at = 0;
     return units.map((unit) => {
       const bytesEach = each.slice(at, (at += unit.records.length));
@@ -227,8 +265,34 @@ export class PgRunStore implements RunStore {
     });
   }
 
+  /** Answered by the last write while it proves the lease still held (write-notes.ts); else one query. */
   async assertOwnership(): Promise<void> {
+    if (this.notes.leaseSurelyHeld()) return;
     await assertLease(this.pool, this.requireLease());
+  }
+
+  /**
+   * A write the statement refused: when the run's row shows another lease, that is the answer;
+   * when it still shows ours (a claim committed while the statement waited for the row), ask again.
+   */
+  private async refused(lease: Lease, outcome: WriteOutcome): Promise<void> {
+    this.forgetWrites();
+    if (outcome.lease_epoch !== null && Number(outcome.lease_epoch) !== lease.epoch) {
+      throw new LeaseLostError(lease.runId, lease.epoch, Number(outcome.lease_epoch), outcome.lease_owner);
+    }
+    if (outcome.lease_epoch === null) throw new LeaseLostError(lease.runId, lease.epoch, null, null);
+    await assertLease(this.pool, lease);
+  }
+
+  /** A write whose fate is unknown (it may have committed before the connection broke): ask next time. */
+  private forgetWrites(): void {
+    this.notes.forget();
+    this.knownRecords = null;
+  }
+
+  private noteWrite(sent: WriteMoment, outcome: WriteOutcome, records: number): void {
+    this.notes.noteWrite(sent, outcome.lease_left_ms, outcome.controls);
+    this.knownRecords = records;
   }
 
   /**
@@ -259,6 +323,7 @@ export class PgRunStore implements RunStore {
       holder: owner,
       release: async () => {
         keeper.stop();
+        this.forgetWrites();
         await releaseLease(this.pool, lease).catch(() => {});
         this.lease = null;
       },
@@ -279,7 +344,9 @@ export class PgRunStore implements RunStore {
         [this.runId, archivedId, lease.owner, lease.epoch],
       );
       await client.query('COMMIT');
+      this.forgetWrites();
     } catch (error) {
+      this.forgetWrites();
       await client.query('ROLLBACK').catch(() => {});
       throw new StoreWriteError(this.location, 'the archived run', error);
     } finally {

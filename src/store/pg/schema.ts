@@ -5,7 +5,7 @@
  */
 import type { Pool } from 'pg';
 
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 const MIGRATIONS: Record<number, string> = {
   1: `
@@ -75,6 +75,23 @@ const MIGRATIONS: Record<number, string> = {
       written_at timestamptz NOT NULL DEFAULT now(),
       PRIMARY KEY (run_id, kind)
     );
+  `,
+  // Claim latency (issue 16): a NOTIFY on channel da_work when a run may have become claimable (queued,
+  // its lease released while unfinished, a decision given, a pause cleared), whoever wrote it, so
+  // that idle workers LISTENing wake at once instead of at their next poll (src/fleet/work-signal.ts).
+  // Sent at commit, once per transaction; the appends of a run fire none of them.
+  5: `
+    CREATE FUNCTION da_work_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM pg_notify('da_work', '');
+        RETURN NULL;
+      END
+    $$;
+    CREATE TRIGGER da_runs_queued AFTER INSERT ON da_runs FOR EACH STATEMENT EXECUTE FUNCTION da_work_notify();
+    CREATE TRIGGER da_runs_released AFTER UPDATE OF lease_owner ON da_runs
+      FOR EACH ROW WHEN (NEW.lease_owner IS NULL AND NOT NEW.finished) EXECUTE FUNCTION da_work_notify();
+    CREATE TRIGGER da_decisions_given AFTER INSERT ON da_decisions FOR EACH STATEMENT EXECUTE FUNCTION da_work_notify();
+    CREATE TRIGGER da_controls_cleared AFTER DELETE ON da_controls FOR EACH STATEMENT EXECUTE FUNCTION da_work_notify();
   `,
 };
 
