@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { PendingCall, ToolOutcome, ToolResultContent } from '../../machines/agent-loop.types.ts';
 import { redactSecrets } from '../util/redact.ts';
+import { callDeadlines } from './call-deadlines.ts';
 import { describeThrown, recordableContent, unrecordableOutcome } from './recordable.ts';
 import type { ToolContext, VerifyAnswer } from './tool.ts';
 import type { ToolRegistry } from './tool-registry.ts';
@@ -124,23 +125,23 @@ export function outcome(call: PendingCall, kind: ToolOutcome['kind'], content: T
 
 type Settled<T> = { kind: 'value'; value: T } | { kind: 'threw'; error: unknown } | { kind: 'timed-out' };
 
-async function withTimeout<T>(work: () => Promise<T>, ms: number, controller: LazyAbort): Promise<Settled<T>> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<Settled<T>>((resolve) => {
-    timer = setTimeout(() => {
+function withTimeout<T>(work: () => Promise<T>, ms: number, controller: LazyAbort): Promise<Settled<T>> {
+  return new Promise<Settled<T>>((resolve) => {
+    const deadline = callDeadlines.add(ms, () => {
       controller.abort(new Error(`timed out after ${ms} ms`));
       resolve({ kind: 'timed-out' });
-    }, ms);
+    });
+    work().then(
+      (value) => {
+        callDeadlines.clear(deadline);
+        resolve({ kind: 'value', value });
+      },
+      (error: unknown) => {
+        callDeadlines.clear(deadline);
+        resolve({ kind: 'threw', error });
+      },
+    );
   });
-  const settled = work().then(
-    (value): Settled<T> => ({ kind: 'value', value }),
-    (error: unknown): Settled<T> => ({ kind: 'threw', error }),
-  );
-  try {
-    return await Promise.race([settled, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** A tool's error goes to the model and into the ledger: an echoed key or password must not. */
