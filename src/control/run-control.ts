@@ -27,6 +27,9 @@ export class ControlRequestedError extends Error {
   }
 }
 
+/** The signal of a run nobody can cancel or pause (no inbox): one for all, its controller kept by nobody. */
+const NEVER_ABORTED = new AbortController().signal;
+
 export class RunControl {
   /** Set once a request was seen: a wait that ended without a decision goes back to the boundary. */
   requested: ControlRequest | null = null;
@@ -58,7 +61,7 @@ export class RunControl {
    * The inbox is polled only while the work runs.
    */
   async watch<T>(work: (signal: AbortSignal) => Promise<T>, also?: AbortSignal): Promise<T> {
-    if (!this.inbox) return work(also ?? new AbortController().signal);
+    if (!this.inbox) return work(also ?? NEVER_ABORTED);
     const controller = new AbortController();
     const signal = also ? AbortSignal.any([also, controller.signal]) : controller.signal;
     let looking = false;

@@ -40,3 +40,12 @@ export function transition<M extends AnyStateMachine>(machine: M, snapshot: Snap
     scope.actionExecutor = () => {};
   }
 }
+
+/**
+ * The snapshot with another context, in the same state: what xstate's own `assign` makes
+ * (`cloneMachineSnapshot`), without recomputing the state value, nodes and tags, which a new
+ * context does not change (`resolveState` recomputes them: a fifth of the cost of the turn's three transitions).
+ */
+export function withContext<S extends { context: unknown }>(snapshot: S, context: S['context']): S {
+  return { ...snapshot, context };
+}

@@ -29,7 +29,7 @@ import { unrecordableOutcome } from '../tools/recordable.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 import { continuedContext } from './continue-run.ts';
 import type { CrashPoints } from './crash-points.ts';
-import { transition } from './machine-step.ts';
+import { transition, withContext } from './machine-step.ts';
 import { RunInspection, type RunInspector } from './run-inspection.ts';
 import type { CallView, RunEvent, RunObserver, RunResult, RunStatusName } from './run-events.ts';
 import type { OriginCheck } from './run-origin.ts';
@@ -289,7 +289,7 @@ export class RunDriver {
    */
   private async countUsage(usage: TokenUsage, usageNote: string | null, answeredBy?: string): Promise<void> {
     const context = this.snapshot.context;
-    this.snapshot = agentLoopMachine.resolveState({ value: this.state, context: { ...context, usage: addUsage(context.usage, usage), ...costAfter(context, usage, this.parts.model, answeredBy) } });
+    this.snapshot = withContext(this.snapshot, { ...context, usage: addUsage(context.usage, usage), ...costAfter(context, usage, this.parts.model, answeredBy) });
     await this.persist('MODEL_USAGE', usageNote ? { usage: usageNote } : undefined, { sync: false });
     this.inspection.took({ type: 'MODEL_USAGE', usage });
   }

@@ -34,12 +34,14 @@ export function checksumOf(json: string | Buffer): string {
   return crc32(json).toString(16).padStart(CRC_HEX, '0');
 }
 
+/** The JSON is encoded straight into the line (not into a buffer of its own, then copied). */
 export function frameLine(document: unknown): Buffer {
-  const json = Buffer.from(documentJson(document), 'utf8');
-  const line = Buffer.allocUnsafe(CRC_HEX + 1 + json.length + 1);
-  line.write(checksumOf(json), 0, 'latin1');
+  const json = documentJson(document);
+  const length = Buffer.byteLength(json, 'utf8');
+  const line = Buffer.allocUnsafe(CRC_HEX + 1 + length + 1);
+  line.write(json, CRC_HEX + 1, length, 'utf8');
+  line.write(checksumOf(line.subarray(CRC_HEX + 1, CRC_HEX + 1 + length)), 0, 'latin1');
   line[CRC_HEX] = 0x20;
-  json.copy(line, CRC_HEX + 1);
   line[line.length - 1] = NEWLINE;
   return line;
 }

@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { PendingCall, ToolOutcome, ToolResultContent } from '../../machines/agent-loop.types.ts';
 import { redactSecrets } from '../util/redact.ts';
+import { callDeadlines } from './call-deadlines.ts';
 import { describeThrown, recordableContent, unrecordableOutcome } from './recordable.ts';
 import type { ToolContext, VerifyAnswer } from './tool.ts';
 import type { ToolRegistry } from './tool-registry.ts';
@@ -16,8 +17,35 @@ export function idempotencyKeyFor(runId: string, toolUseId: string): string {
   return `da_${createHash('sha256').update(`${runId}/${toolUseId}`).digest('hex').slice(0, 32)}`;
 }
 
-export function toolContextFor(runId: string, call: PendingCall, signal: AbortSignal): ToolContext {
-  return { toolUseId: call.id, idempotencyKey: idempotencyKeyFor(runId, call.id), runId, signal };
+/**
+ * The key is hashed, and the signal made, when the tool first reads them: most tools read
+ * neither, and a SHA-256 and an AbortController per call were half of executeCall's CPU (profile of the bench's in-memory loop).
+ */
+export function toolContextFor(runId: string, call: PendingCall, signal: AbortSignal | LazyAbort): ToolContext {
+  let key: string | undefined;
+  return {
+    toolUseId: call.id,
+    get idempotencyKey() {
+      return (key ??= idempotencyKeyFor(runId, call.id));
+    },
+    runId,
+    get signal() {
+      return signal instanceof LazyAbort ? signal.signal : signal;
+    },
+  };
+}
+
+/** An AbortController made only once its signal is read or it is aborted (then aborted as asked). */
+export class LazyAbort {
+  private controller: AbortController | null = null;
+
+  get signal(): AbortSignal {
+    return (this.controller ??= new AbortController()).signal;
+  }
+
+  abort(reason: unknown): void {
+    (this.controller ??= new AbortController()).abort(reason);
+  }
 }
 
 export async function executeCall(
@@ -37,12 +65,12 @@ export async function executeCall(
     return outcome(call, 'rejected', `Invalid input for ${call.name}: ${problem}. The tool was not run; call it again with input that matches its schema.`, true);
   }
   const timeoutMs = tool.timeoutMs ?? defaultTimeoutMs;
-  const controller = new AbortController();
+  const controller = new LazyAbort();
   const onStop = () => controller.abort(stop?.reason);
   if (stop?.aborted) onStop();
   else stop?.addEventListener('abort', onStop, { once: true });
   const result = await withTimeout(
-    async () => tool.run(call.input, toolContextFor(runId, call, controller.signal)),
+    async () => tool.run(call.input, toolContextFor(runId, call, controller)),
     timeoutMs,
     controller,
   ).finally(() => stop?.removeEventListener('abort', onStop));
@@ -65,10 +93,10 @@ export async function verifyCall(
 ): Promise<{ answer: VerifyAnswer } | { cannotTell: string }> {
   const tool = registry.get(call.name);
   if (!tool?.verify) return { cannotTell: 'the tool offers no verify()' };
-  const controller = new AbortController();
+  const controller = new LazyAbort();
   const verify = tool.verify.bind(tool);
   const result = await withTimeout(
-    async () => verify(call.input, toolContextFor(runId, call, controller.signal)),
+    async () => verify(call.input, toolContextFor(runId, call, controller)),
     tool.timeoutMs ?? defaultTimeoutMs,
     controller,
   );
@@ -97,23 +125,23 @@ export function outcome(call: PendingCall, kind: ToolOutcome['kind'], content: T
 
 type Settled<T> = { kind: 'value'; value: T } | { kind: 'threw'; error: unknown } | { kind: 'timed-out' };
 
-async function withTimeout<T>(work: () => Promise<T>, ms: number, controller: AbortController): Promise<Settled<T>> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<Settled<T>>((resolve) => {
-    timer = setTimeout(() => {
+function withTimeout<T>(work: () => Promise<T>, ms: number, controller: LazyAbort): Promise<Settled<T>> {
+  return new Promise<Settled<T>>((resolve) => {
+    const deadline = callDeadlines.add(ms, () => {
       controller.abort(new Error(`timed out after ${ms} ms`));
       resolve({ kind: 'timed-out' });
-    }, ms);
+    });
+    work().then(
+      (value) => {
+        callDeadlines.clear(deadline);
+        resolve({ kind: 'value', value });
+      },
+      (error: unknown) => {
+        callDeadlines.clear(deadline);
+        resolve({ kind: 'threw', error });
+      },
+    );
   });
-  const settled = work().then(
-    (value): Settled<T> => ({ kind: 'value', value }),
-    (error: unknown): Settled<T> => ({ kind: 'threw', error }),
-  );
-  try {
-    return await Promise.race([settled, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** A tool's error goes to the model and into the ledger: an echoed key or password must not. */
