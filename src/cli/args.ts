@@ -166,6 +166,11 @@ export interface SubmitArgs {
   /** --require-approval and --decision-timeout, pinned in each run (wait is always false in a fleet). */
   requireApproval: string[] | 'side-effects' | null;
   decisionTimeoutMs: number | null;
+  /** --max-cost-usd, --max-total-tokens: each run's budget. */
+  maxCostUsd: number | null;
+  maxTotalTokens: number | null;
+  /** --compact, --context-window, --compact-trigger, --clear-*: pinned in each run. */
+  compaction: CompactionArgs;
 }
 
 export interface WorkerArgs {
@@ -457,6 +462,8 @@ function argsOf(command: string, values: OptionValues, cwd: string): CliArgs {
         jitterMs: values.numberWithDefault('jitter'),
         requireApproval: requiredApprovals(values.text('require-approval')),
         decisionTimeoutMs: values.number('decision-timeout'),
+        ...budgetArgs(values),
+        compaction: compactionArgs(values),
       };
     case 'worker':
       return {

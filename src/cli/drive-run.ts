@@ -109,14 +109,14 @@ export async function driveCliRun(run: CliRun): Promise<number> {
   return exitCodeOf(result);
 }
 
-function budgetOption(budget: BudgetArgs | undefined): { budget?: Budget } {
+export function budgetOption(budget: BudgetArgs | undefined): { budget?: Budget } {
   const given: Budget = {};
   if (budget?.maxCostUsd != null) given.maxCostUsd = budget.maxCostUsd;
   if (budget?.maxTotalTokens != null) given.maxTotalTokens = budget.maxTotalTokens;
   return Object.keys(given).length > 0 ? { budget: given } : {};
 }
 
-function compactionOptions(args: CompactionArgs | undefined) {
+export function compactionOptions(args: CompactionArgs | undefined) {
   const clearing = clearToolUsesOption(args?.clearToolUses ?? null);
   if (!args || (args.mode === null && args.contextWindow === null && args.triggerRatio === null)) return clearing;
   const { mode, contextWindow, triggerRatio } = args;

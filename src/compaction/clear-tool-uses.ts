@@ -36,7 +36,7 @@ export const DEFAULT_CLEAR_KEEP = 3;
 export const DEFAULT_CLEAR_TRIGGER_RATIO = 0.5;
 
 /** The options as given: checked; null when clearing is not asked for. */
-function checked(options: ClearToolUsesOptions | boolean | undefined, toolNames: readonly string[]): ClearToolUsesOptions | null {
+export function checkClearToolUses(options: ClearToolUsesOptions | boolean | undefined, toolNames: readonly string[]): ClearToolUsesOptions | null {
   if (options === undefined || options === false) return null;
   if (options === true) return {};
   const { triggerTokens, keep, clearAtLeast, excludeTools, clearToolInputs } = options;
@@ -82,7 +82,7 @@ export async function clearToolUsesForStart(
   toolNames: readonly string[],
   knownWindow: number | null | undefined,
 ): Promise<PinnedClearToolUses | null> {
-  const asked = checked(options, toolNames);
+  const asked = checkClearToolUses(options, toolNames);
   if (!asked) return null;
   if (!model.traits) {
     throw new CompactionSettingsError(
@@ -111,7 +111,7 @@ export function clearToolUsesForResume(
       'Resume without clearToolUses: false. Nothing was changed.',
     );
   }
-  const asked = checked(options, toolNames);
+  const asked = checkClearToolUses(options, toolNames);
   if (asked && !pinned) {
     throw new CompactionSettingsError(
       `The run in ${location} was started without clearing tool results; a resume cannot turn it on.`,
