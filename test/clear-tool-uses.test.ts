@@ -10,6 +10,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ModelReply } from '../machines/agent-loop.types.ts';
 import { anthropicModel } from '../src/model/anthropic-model.ts';
+import type { Model } from '../src/model/model.ts';
 import { endTurnReply, scriptedModel, toolUseReply } from '../src/model/scripted-model.ts';
 import { resumeRun, startRun } from '../src/runtime/run-api.ts';
 import { FileStore } from '../src/store/file-store.ts';
@@ -218,6 +219,22 @@ describe('clearing settings: pinned with the run', () => {
     );
     await expect(startRun({ store: store(dir), model: claude, tools: [page], task: 't', compaction: { mode: 'off' }, clearToolUses: { keep: -1 } })).rejects.toThrow('clearToolUses.keep must be a whole number from 0 to 10000');
     expect(fs.existsSync(path.join(dir, '.durable-agent', 'journal.jsonl'))).toBe(false);
+  });
+
+  it("a model's own price survives the context edits' wrappers: a cost budget stops a server-compacting, clearing run of a model of your own", async () => {
+    const scripted = scriptedModel([pageReply(1), pageReply(2), pageReply(3), endTurnReply('done')]);
+    const seen: unknown[] = [];
+    const mine: Model = {
+      name: 'my-gateway-model',
+      price: { input: 1_000, output: 1_000, cacheRead: 1_000, cacheWrite: 1_000 },
+      traits: async () => ({ contextWindow: 100_000, serverCompaction: true }),
+      createMessage: (request) => (seen.push({ compaction: request.serverCompaction, clearing: request.clearToolUses }), scripted.createMessage(request)),
+    };
+    const dir = tempDir();
+    const result = await startRun({ store: store(dir), model: mine, tools: [page], task: 't', maxTurns: 5, budget: { maxCostUsd: 0.01 }, clearToolUses: true });
+    expect(seen[0]).toEqual({ compaction: { triggerTokens: 80_000 }, clearing: { triggerTokens: 50_000, keep: 3 } });
+    expect(result.status).toBe('stoppedAtBudget');
+    expect(seen).toHaveLength(1);
   });
 
   it('a summary request of client compaction carries no clearing (the summary is written from the results themselves)', async () => {
