@@ -29,6 +29,8 @@ export { DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS, resumeRun, startRun } from './ru
 export type { ResumeOptions, RunParts, StartOptions } from './runtime/run-api.ts';
 export { CompactionSettingsError, DEFAULT_TRIGGER_RATIO } from './compaction/compaction-settings.ts';
 export type { CompactionMode, CompactionOptions } from './compaction/compaction-settings.ts';
+export { DEFAULT_CLEAR_KEEP, DEFAULT_CLEAR_TRIGGER_RATIO, DEFAULT_CLEAR_TRIGGER_TOKENS } from './compaction/clear-tool-uses.ts';
+export type { ClearToolUsesOptions } from './compaction/clear-tool-uses.ts';
 export type { RunEvent, RunObserver, RunResult, WaitingCall } from './runtime/run-events.ts';
 export { ASK_USER } from './approval/ask-user.ts';
 export { DECISION_POLL_MS, DecisionReplyError } from './approval/decision-step.ts';

@@ -186,7 +186,8 @@ describe('values', () => {
 
 describe('numbers: a whole number within the range in the table, or exit 2 with the range', () => {
   it.each(integerOptions.map(([command, name, c, o]) => [`${command} --${name}`, c, o] as const))('%s: both ends are accepted, one past either end is refused', (_, command, option) => {
-    const numbers = (args: CliArgs) => Object.values({ ...args, ...('api' in args ? args.api : {}), ...('compaction' in args ? args.compaction : {}) });
+    const numbers = (args: CliArgs) =>
+      Object.values({ ...args, ...('api' in args ? args.api : {}), ...('compaction' in args ? { ...args.compaction, ...args.compaction.clearToolUses } : {}) });
     expect(numbers(parse(...withOption(command, option, String(option.min))))).toContain(option.min);
     expect(numbers(parse(...withOption(command, option, String(option.max))))).toContain(option.max);
     const range = `--${option.name} takes a whole number from ${option.min} to ${option.max}, not`;
@@ -441,5 +442,17 @@ describe('compaction options', () => {
     expect(refusal('demo', '--compact', 'always')).toContain('--compact takes server, client or off, not "always"');
     for (const junk of ['0.05', '0.96', '1', '80%', 'high', '.']) expect(refusal('demo', '--compact-trigger', junk)).toContain('--compact-trigger takes a ratio from 0.1 to 0.95');
     expect(parse('demo', '--compact-trigger', '.5')).toMatchObject({ compaction: { triggerRatio: 0.5 } });
+  });
+
+  it('parses --clear-tool-uses and the --clear-* options (any of them asks for clearing); none given: no clearing', () => {
+    expect((parse('run', '--model', 'm', '--task', 't') as { compaction: object }).compaction).not.toHaveProperty('clearToolUses');
+    expect(parse('run', '--model', 'm', '--task', 't', '--clear-tool-uses')).toMatchObject({
+      compaction: { clearToolUses: { triggerTokens: null, keep: null, clearAtLeast: null, excludeTools: null, clearToolInputs: false } },
+    });
+    expect(parse('demo', '--clear-keep', '0', '--clear-trigger', '30000', '--clear-at-least', '5000', '--clear-exclude', 'read_notes, count_words', '--clear-inputs')).toMatchObject({
+      compaction: { clearToolUses: { triggerTokens: 30_000, keep: 0, clearAtLeast: 5_000, excludeTools: ['read_notes', 'count_words'], clearToolInputs: true } },
+    });
+    expect(parse('demo', '--clear-inputs')).toMatchObject({ compaction: { clearToolUses: { clearToolInputs: true } } });
+    expect(refusal('demo', '--clear-exclude', 'read notes;rm')).toContain('--clear-exclude takes tool names separated by commas');
   });
 });

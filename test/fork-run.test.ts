@@ -20,6 +20,7 @@ import { foldJournal } from '../src/store/fold-journal.ts';
 import { MemoryStore } from '../src/store/memory-store.ts';
 import type { RunStore } from '../src/store/store.ts';
 import { idempotencyKeyFor } from '../src/tools/execute-call.ts';
+import { defineTool } from '../src/tools/tool.ts';
 import { countingTools } from './helpers/counting-tools.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
@@ -231,5 +232,32 @@ describe('forkRun (FileStore only)', () => {
     expect(fs.readdirSync(path.join(childDir, '.durable-agent')).filter((name) => name.startsWith('journal'))).toEqual([]);
     const forked = await forkRun({ from: parentDir, to: childDir });
     expect(forked.state).toBe('done');
+  });
+});
+
+describe('forking a run with compaction', () => {
+  it("the child keeps the parent's pinned compaction: its resume compacts as the parent did, and finishes", async () => {
+    const page = defineTool<{ n: number }>({
+      name: 'read_page',
+      description: 'reads page n',
+      inputSchema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] },
+      readOnly: true,
+      run: ({ n }) => `page ${n}: ${'lorem ipsum '.repeat(170)}`,
+    });
+    const turns = 60;
+    const steps: ScriptedStep[] = Array.from({ length: turns }, (_, i) => toolUseReply([{ id: `toolu_${i + 1}`, name: 'read_page', input: { n: i + 1 } }]));
+    steps.push(endTurnReply('read them all'));
+    const model = () => scriptedModel(steps, { contextWindow: 5_000 });
+    const parentDir = tempDir();
+    const parent = await startRun({ store: new FileStore(path.join(parentDir, '.durable-agent')), model: model(), tools: [page], task: 'read', maxTurns: 30, compaction: { mode: 'client', contextWindow: 5_000 } });
+    expect(parent.status).toBe('stoppedAtMaxTurns');
+    const childDir = path.join(tempDir(), 'child');
+    await forkRun({ from: parentDir, to: childDir });
+    const child = new FileStore(path.join(childDir, '.durable-agent'));
+    expect((await child.load()).header).toMatchObject({ version: 3, compaction: { mode: 'client', contextWindow: 5_000, triggerRatio: 0.8 } });
+    const timesAtFork = foldJournal(childDir, await child.load()).context.compacted!.times;
+    const resumed = await resumeRun({ store: child, model: model(), tools: [page], maxTurns: turns + 1 });
+    expect(resumed).toMatchObject({ status: 'done', turn: turns, text: 'read them all' });
+    expect(foldJournal(childDir, await child.load()).context.compacted!.times).toBeGreaterThan(timesAtFork);
   });
 });

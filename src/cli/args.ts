@@ -166,6 +166,11 @@ export interface SubmitArgs {
   /** --require-approval and --decision-timeout, pinned in each run (wait is always false in a fleet). */
   requireApproval: string[] | 'side-effects' | null;
   decisionTimeoutMs: number | null;
+  /** --max-cost-usd, --max-total-tokens: each run's budget. */
+  maxCostUsd: number | null;
+  maxTotalTokens: number | null;
+  /** --compact, --context-window, --compact-trigger, --clear-*: pinned in each run. */
+  compaction: CompactionArgs;
 }
 
 export interface WorkerArgs {
@@ -217,6 +222,17 @@ export interface CompactionArgs {
   mode: 'server' | 'client' | 'off' | null;
   contextWindow: number | null;
   triggerRatio: number | null;
+  /** --clear-tool-uses and the --clear-* options; absent: none given. */
+  clearToolUses?: ClearToolUsesArgs;
+}
+
+/** --clear-trigger, --clear-keep, --clear-at-least, --clear-exclude, --clear-inputs; null: not given. */
+export interface ClearToolUsesArgs {
+  triggerTokens: number | null;
+  keep: number | null;
+  clearAtLeast: number | null;
+  excludeTools: string[] | null;
+  clearToolInputs: boolean;
 }
 
 /** How a real model is called. */
@@ -446,6 +462,8 @@ function argsOf(command: string, values: OptionValues, cwd: string): CliArgs {
         jitterMs: values.numberWithDefault('jitter'),
         requireApproval: requiredApprovals(values.text('require-approval')),
         decisionTimeoutMs: values.number('decision-timeout'),
+        ...budgetArgs(values),
+        compaction: compactionArgs(values),
       };
     case 'worker':
       return {
@@ -571,7 +589,24 @@ function compactionArgs(values: OptionValues): CompactionArgs {
   if (mode !== null && mode !== 'server' && mode !== 'client' && mode !== 'off') {
     throw new UsageError(`--compact takes server, client or off, not "${shorten(mode)}".`);
   }
-  return { mode, contextWindow: values.number('context-window'), triggerRatio: values.number('compact-trigger') };
+  return { mode, contextWindow: values.number('context-window'), triggerRatio: values.number('compact-trigger'), ...clearToolUsesArgs(values) };
+}
+
+/** Any --clear-* option asks for clearing, as --clear-tool-uses does (the numbers alone: a resume's new ones). */
+function clearToolUsesArgs(values: OptionValues): { clearToolUses?: ClearToolUsesArgs } {
+  const exclude = values.text('clear-exclude');
+  const args: ClearToolUsesArgs = {
+    triggerTokens: values.number('clear-trigger'),
+    keep: values.number('clear-keep'),
+    clearAtLeast: values.number('clear-at-least'),
+    excludeTools: exclude === null ? null : exclude.split(',').map((name) => name.trim()),
+    clearToolInputs: values.flag('clear-inputs'),
+  };
+  const given = values.flag('clear-tool-uses') || args.clearToolInputs || Object.values(args).some((value) => value !== null && value !== false);
+  if (args.excludeTools?.some((name) => !/^[A-Za-z0-9_-]{1,64}$/.test(name))) {
+    throw new UsageError(`--clear-exclude takes tool names separated by commas (read_file,list_files), not "${shorten(exclude!)}".`);
+  }
+  return given ? { clearToolUses: args } : {};
 }
 
 /** The names of --require-approval: tool names (checked against the tools by the command), or side-effects. */

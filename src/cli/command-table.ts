@@ -151,6 +151,34 @@ const compactTrigger: OptionSpec = {
   max: 0.95,
   defaultText: '0.8',
 };
+/** Tool result clearing (clear_tool_uses_20250919): demo and run, with a Claude model. */
+const clearToolUses: readonly OptionSpec[] = [
+  {
+    name: 'clear-tool-uses',
+    type: 'boolean',
+    help: 'have the API clear old tool results from what the model reads (clear_tool_uses_20250919, before compaction); the journal keeps them all; pinned with the run',
+  },
+  {
+    name: 'clear-trigger',
+    type: 'integer',
+    value: 'N',
+    help: 'with --clear-tool-uses: clear once the input reaches N tokens',
+    min: 1_000,
+    max: 100_000_000,
+    defaultText: 'half the context window, else 100000',
+  },
+  { name: 'clear-keep', type: 'integer', value: 'N', help: 'with --clear-tool-uses: the N most recent tool uses stay whole', min: 0, max: 10_000, defaultText: '3' },
+  {
+    name: 'clear-at-least',
+    type: 'integer',
+    value: 'N',
+    help: 'with --clear-tool-uses: clear only when at least N tokens go (each clearing costs the prompt cache)',
+    min: 1_000,
+    max: 100_000_000,
+  },
+  { name: 'clear-exclude', type: 'string', value: 'TOOLS', help: 'with --clear-tool-uses: tools whose results are never cleared (names separated by commas)' },
+  { name: 'clear-inputs', type: 'boolean', help: "with --clear-tool-uses: clear the calls' inputs too, not only their results" },
+];
 const realModel = (help: string): OptionSpec => ({ name: 'model', type: 'string', value: 'NAME', help });
 const pace: OptionSpec = {
   name: 'pace',
@@ -278,6 +306,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       compact,
       contextWindow,
       compactTrigger,
+      ...clearToolUses,
       pace,
       jitter,
       { name: 'no-verify', type: 'boolean', help: 'write_report offers no verify(): a resume reports its unknown state to the model instead' },
@@ -333,6 +362,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       compact,
       contextWindow,
       compactTrigger,
+      ...clearToolUses,
       requireApproval,
       { name: 'allow-questions', type: 'boolean', help: "give the model an ask_user tool: its question waits for a person's answer (durable-agent answer)" },
       wait,
@@ -552,8 +582,18 @@ export const COMMANDS: readonly CommandSpec[] = [
       jitter,
       { ...requireApproval, help: requireApproval.help + '; pinned in each run: a waiting run holds no lease and is taken up once decided (approve --run ID)' },
       decisionTimeout,
+      { ...maxCostUsd, help: "each run's worker stops it (final state stoppedAtBudget) before a model call once it has cost USD dollars at list prices (needs --model with a price)" },
+      { ...maxTotalTokens, help: "each run's worker stops it (final state stoppedAtBudget) before a model call once it has used N tokens" },
+      compact,
+      contextWindow,
+      compactTrigger,
+      ...clearToolUses,
     ],
-    examples: ['durable-agent submit demo --count 30 --pace 100', 'durable-agent submit demo --require-approval write_report'],
+    examples: [
+      'durable-agent submit demo --count 30 --pace 100',
+      'durable-agent submit demo --require-approval write_report',
+      'durable-agent submit demo --count 10 --max-total-tokens 20000 --compact client --context-window 8000',
+    ],
   },
   {
     name: 'worker',

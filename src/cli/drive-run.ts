@@ -14,7 +14,8 @@ import { FileStore } from '../store/file-store.ts';
 import { DEFAULT_LOCK_LEASE_MS, LOCK_LEASE_RANGE_MS } from '../store/lock-file.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import type { Budget } from '../../machines/agent-loop.types.ts';
-import { type ApprovalArgs, type BudgetArgs, type CompactionArgs, UsageError } from './args.ts';
+import { type ApprovalArgs, type BudgetArgs, type ClearToolUsesArgs, type CompactionArgs, UsageError } from './args.ts';
+import type { ClearToolUsesOptions } from '../compaction/clear-tool-uses.ts';
 import { decisionCommandsFor } from './decision-lines.ts';
 import { formatDuration } from './duration.ts';
 import { EXIT } from './exit-codes.ts';
@@ -108,17 +109,32 @@ export async function driveCliRun(run: CliRun): Promise<number> {
   return exitCodeOf(result);
 }
 
-function budgetOption(budget: BudgetArgs | undefined): { budget?: Budget } {
+export function budgetOption(budget: BudgetArgs | undefined): { budget?: Budget } {
   const given: Budget = {};
   if (budget?.maxCostUsd != null) given.maxCostUsd = budget.maxCostUsd;
   if (budget?.maxTotalTokens != null) given.maxTotalTokens = budget.maxTotalTokens;
   return Object.keys(given).length > 0 ? { budget: given } : {};
 }
 
-function compactionOptions(args: CompactionArgs | undefined) {
-  if (!args || (args.mode === null && args.contextWindow === null && args.triggerRatio === null)) return {};
+export function compactionOptions(args: CompactionArgs | undefined) {
+  const clearing = clearToolUsesOption(args?.clearToolUses ?? null);
+  if (!args || (args.mode === null && args.contextWindow === null && args.triggerRatio === null)) return clearing;
   const { mode, contextWindow, triggerRatio } = args;
-  return { compaction: { ...(mode ? { mode } : {}), ...(contextWindow ? { contextWindow } : {}), ...(triggerRatio ? { triggerRatio } : {}) } };
+  return { compaction: { ...(mode ? { mode } : {}), ...(contextWindow ? { contextWindow } : {}), ...(triggerRatio ? { triggerRatio } : {}) }, ...clearing };
+}
+
+function clearToolUsesOption(args: ClearToolUsesArgs | null): { clearToolUses?: ClearToolUsesOptions } {
+  if (!args) return {};
+  const { triggerTokens, keep, clearAtLeast, excludeTools, clearToolInputs } = args;
+  return {
+    clearToolUses: {
+      ...(triggerTokens !== null ? { triggerTokens } : {}),
+      ...(keep !== null ? { keep } : {}),
+      ...(clearAtLeast !== null ? { clearAtLeast } : {}),
+      ...(excludeTools !== null ? { excludeTools } : {}),
+      ...(clearToolInputs ? { clearToolInputs } : {}),
+    },
+  };
 }
 
 function waitsForDecisions(approval: CliRun['approval'], writers: Writers): boolean {

@@ -58,7 +58,7 @@ export function checkCompactionOptions(options: CompactionOptions | undefined): 
 /** A model that cannot describe itself (the scripted one, a program's own): nothing known. */
 const UNKNOWN: ModelTraits = { contextWindow: null, serverCompaction: false };
 
-async function traitsOf(model: Model): Promise<ModelTraits> {
+export async function traitsOf(model: Model): Promise<ModelTraits> {
   if (!model.traits) return UNKNOWN;
   try {
     return await model.traits();

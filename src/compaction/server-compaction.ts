@@ -9,6 +9,7 @@ export function withServerCompaction(model: Model, triggerTokens: number): Model
   return {
     name: model.name,
     provider: model.provider,
+    ...(model.price ? { price: model.price } : {}),
     ...(model.traits ? { traits: () => model.traits!() } : {}),
     createMessage: (request: ModelRequest) => model.createMessage({ ...request, serverCompaction: { triggerTokens } }),
   };

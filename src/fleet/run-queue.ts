@@ -1,6 +1,9 @@
 /** The queue of runs in PostgreSQL: submitting runs and listing where they stand. */
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
+import type { Budget } from '../../machines/agent-loop.types.ts';
+import type { ClearToolUsesOptions } from '../compaction/clear-tool-uses.ts';
+import type { CompactionOptions } from '../compaction/compaction-settings.ts';
 import { WORKABLE } from '../store/pg/leases.ts';
 
 /** What a worker needs to drive a run: which task, which model, how paced. */
@@ -15,6 +18,12 @@ export interface RunSpec {
   requireApproval?: string[] | 'side-effects';
   /** submit --decision-timeout, in milliseconds (absent: none). */
   decisionTimeoutMs?: number;
+  /** submit --max-cost-usd, --max-total-tokens: each run's budget, kept in its journal when a worker starts it. */
+  budget?: Budget;
+  /** submit --compact, --context-window, --compact-trigger: pinned in the run's header when a worker starts it. */
+  compaction?: CompactionOptions;
+  /** submit --clear-tool-uses and --clear-*: pinned in the run's header when a worker starts it. */
+  clearToolUses?: ClearToolUsesOptions;
 }
 
 export interface QueuedRun {

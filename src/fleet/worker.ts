@@ -209,20 +209,26 @@ export class Worker {
   }
 }
 
-/** The rule for decisions a spec gives; pinned in the journal's header at the start, applied by every resume. */
+/** The rule for decisions, the budget and the compaction a spec gives; pinned in the journal at the start, applied by every resume. */
 function policyOf(spec: RunSpec) {
   return {
     ...(spec.requireApproval ? { requireApproval: spec.requireApproval } : {}),
     ...(spec.decisionTimeoutMs ? { decisionTimeoutMs: spec.decisionTimeoutMs } : {}),
+    // Kept in the journal at the start (the budget in the run's context, the rest in its header): a resume applies them.
+    ...(spec.budget ? { budget: spec.budget } : {}),
+    ...(spec.compaction ? { compaction: spec.compaction } : {}),
+    ...(spec.clearToolUses ? { clearToolUses: spec.clearToolUses } : {}),
   };
 }
 
 export const FLEET_DONE_TEXT = 'Report stored in demo_reports, task complete.';
 
+export const SCRIPTED_DEMO_MODEL = 'scripted-demo';
+
 /** The model a demo spec names: the scripted demo model, paced as asked. */
 export function scriptedDemoModel(spec: RunSpec): Model {
   // afterScript: a run forked with a message (fork --run ID --message) gets an answer to it.
-  return scriptedModel(demoScript(FLEET_DONE_TEXT), { name: 'scripted-demo', paceMs: spec.paceMs, jitterMs: spec.jitterMs, afterScript: demoFollowUp });
+  return scriptedModel(demoScript(FLEET_DONE_TEXT), { name: SCRIPTED_DEMO_MODEL, paceMs: spec.paceMs, jitterMs: spec.jitterMs, afterScript: demoFollowUp });
 }
 
 function messageOf(error: unknown): string {

@@ -120,6 +120,9 @@ export function planFork(parentLocation: string, loaded: LoadedRun, request: For
     createdAt: now,
     ...(parent.startedBy ? { startedBy: parent.startedBy } : {}),
     ...(parent.decisionPolicy ? { decisionPolicy: parent.decisionPolicy } : {}),
+    // The child's records hold what the parent's compaction made (compaction blocks, summaries): it goes on the same way.
+    ...(parent.compaction ? { compaction: parent.compaction } : {}),
+    ...(parent.clearToolUses ? { clearToolUses: parent.clearToolUses } : {}),
     forkedFrom,
   };
   const open = openCalls(context);

@@ -16,6 +16,7 @@ import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } fr
 import type { ContentBlock, Message, ModelReply, TokenUsage } from '../../machines/agent-loop.types.ts';
 import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 import { redactSecrets } from '../util/redact.ts';
+import type { PinnedClearToolUses } from '../store/journal-record.ts';
 import type { Model, ModelRequest, ModelTraits } from './model.ts';
 import { ModelCallError } from './model.ts';
 import { StreamBrokeOffError, streamMessage } from './anthropic-stream.ts';
@@ -63,10 +64,10 @@ export function anthropicModel(options: AnthropicModelOptions): Model {
           ...(request.purpose === 'summary' && request.tools.length > 0 ? { tool_choice: { type: 'none' as const } } : {}),
           messages: withCacheBreakpoint(request.messages) as unknown as Anthropic.Messages.MessageParam[],
         };
-        const compaction = request.serverCompaction;
-        // Server compaction goes through the beta endpoint, asked whole (not streamed: the live view then shows the reply once it is whole).
-        message = compaction
-          ? await client.beta.messages.create({ ...params, betas: [COMPACTION_BETA], context_management: serverCompactionOf(compaction.triggerTokens) } as Anthropic.Beta.Messages.MessageCreateParamsNonStreaming)
+        const managed = contextManagementOf(request);
+        // Server compaction and clearing go through the beta endpoint, asked whole (not streamed: the live view then shows the reply once it is whole).
+        message = managed
+          ? await client.beta.messages.create({ ...params, ...managed } as Anthropic.Beta.Messages.MessageCreateParamsNonStreaming)
           : ((options.stream === false
               ? await client.messages.create(params)
               : await streamMessage(client, params, { maxRetries, onStream: request.onStream, retryDelayMs: options.streamRetryDelayMs })) as unknown as Anthropic.Beta.Messages.BetaMessage);
@@ -98,6 +99,44 @@ export const COMPACTION_BETA = 'compact-2026-01-12';
  */
 export function serverCompactionOf(triggerTokens: number): Anthropic.Beta.Messages.BetaContextManagementConfig {
   return { edits: [{ type: 'compact_20260112', trigger: { type: 'input_tokens', value: triggerTokens }, pause_after_compaction: true }] };
+}
+
+/** The beta header of context editing (clear_tool_uses_20250919). */
+export const CONTEXT_EDITING_BETA = 'context-management-2025-06-27';
+
+/**
+ * Tool result clearing as the run uses it: the pinned settings in the API's words. Left out,
+ * a field takes the API's default (none is left out for the trigger and keep, pinned with the run).
+ */
+export function clearToolUsesOf(clearing: PinnedClearToolUses): Anthropic.Beta.Messages.BetaClearToolUses20250919Edit {
+  return {
+    type: 'clear_tool_uses_20250919',
+    trigger: { type: 'input_tokens', value: clearing.triggerTokens },
+    keep: { type: 'tool_uses', value: clearing.keep },
+    ...(clearing.clearAtLeast !== undefined ? { clear_at_least: { type: 'input_tokens', value: clearing.clearAtLeast } } : {}),
+    ...(clearing.excludeTools?.length ? { exclude_tools: clearing.excludeTools } : {}),
+    ...(clearing.clearToolInputs ? { clear_tool_inputs: true } : {}),
+  };
+}
+
+/**
+ * The request's context edits and their betas, or null for a plain request. The API applies
+ * the edits in order: clearing first, so compaction measures (and summarises) what it left.
+ */
+export function contextManagementOf(request: ModelRequest): { betas: string[]; context_management: Anthropic.Beta.Messages.BetaContextManagementConfig } | null {
+  const { clearToolUses, serverCompaction } = request;
+  if (!clearToolUses && !serverCompaction) return null;
+  const edits: NonNullable<Anthropic.Beta.Messages.BetaContextManagementConfig['edits']> = [];
+  const betas: string[] = [];
+  if (clearToolUses) {
+    edits.push(clearToolUsesOf(clearToolUses));
+    betas.push(CONTEXT_EDITING_BETA);
+  }
+  if (serverCompaction) {
+    edits.push(...serverCompactionOf(serverCompaction.triggerTokens).edits!);
+    betas.push(COMPACTION_BETA);
+  }
+  return { betas, context_management: { edits } };
 }
 
 /** Top-level usage leaves out what the compaction itself cost (its `compaction` iterations): counted here. */

@@ -1,6 +1,7 @@
 /** What the loop needs from a model: one reply to one request. */
 import type { Message, ModelReply } from '../../machines/agent-loop.types.ts';
 import { redactSecrets } from '../util/redact.ts';
+import type { PinnedClearToolUses } from '../store/journal-record.ts';
 import type { ModelPrice } from './prices.ts';
 
 export interface ToolSpec {
@@ -28,6 +29,8 @@ export interface ModelRequest {
   purpose?: 'reply' | 'summary' | undefined;
   /** Server compaction (compact_20260112): compact once the input reaches this many tokens. */
   serverCompaction?: { triggerTokens: number } | undefined;
+  /** Tool result clearing (clear_tool_uses_20250919): the server clears old tool results before the model reads them. */
+  clearToolUses?: PinnedClearToolUses | undefined;
 }
 
 /** What a model says about itself, when it can: the base of the compaction defaults. */

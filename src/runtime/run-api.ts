@@ -19,10 +19,11 @@ import { RunExistsError } from '../store/errors.ts';
 import { foldJournal } from '../store/fold-journal.ts';
 import { encodeRecord, snapshotContextOf } from '../store/journal-codec.ts';
 import { JOURNAL_FORMAT, JOURNAL_VERSION, JOURNAL_VERSION_DECISIONS, JOURNAL_VERSION_PLAIN } from '../store/journal-record.ts';
-import type { JournalHeader, PinnedCompaction } from '../store/journal-record.ts';
+import type { JournalHeader, PinnedClearToolUses, PinnedCompaction } from '../store/journal-record.ts';
 import { type CompactionOptions, compactionForResume, compactionForStart, triggerTokensOf } from '../compaction/compaction-settings.ts';
 import { ContextCompaction } from '../compaction/context-compaction.ts';
 import { withServerCompaction } from '../compaction/server-compaction.ts';
+import { type ClearToolUsesOptions, clearToolUsesForResume, clearToolUsesForStart, withClearToolUses } from '../compaction/clear-tool-uses.ts';
 import type { RunLock, RunStore } from '../store/store.ts';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../tools/execute-call.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
@@ -127,6 +128,12 @@ export interface RunParts {
    * Pinned when the run starts; a resume may change contextWindow and triggerRatio, not the mode.
    */
   compaction?: CompactionOptions | undefined;
+  /**
+   * Have the API clear old tool results from what the model reads (clear_tool_uses_20250919), true
+   * for the defaults; the journal keeps every result whole. Pinned when the run starts; a resume
+   * cannot turn it on or off, and may change its numbers. Needs a Claude model through the API.
+   */
+  clearToolUses?: ClearToolUsesOptions | boolean | undefined;
 }
 
 export interface StartOptions extends RunParts {
@@ -177,7 +184,8 @@ export async function startRun(options: StartOptions): Promise<RunResult> {
 async function start(options: StartOptions, tracing: RunTracing | null): Promise<RunResult> {
   const { store } = options;
   const compaction = await compactionForStart(options.compaction, options.model);
-  const parts = driverParts(options, tracing, compaction);
+  const clearToolUses = await clearToolUsesForStart(options.clearToolUses, options.model, toolNamesOf(options), compaction?.contextWindow ?? options.compaction?.contextWindow);
+  const parts = driverParts(options, tracing, compaction, clearToolUses);
   const budgeted = startingBudget(options.budget, options.model);
   const lock = await lockRun(options, parts);
   try {
@@ -198,8 +206,8 @@ async function start(options: StartOptions, tracing: RunTracing | null): Promise
     const trace = tracing?.beginRun(runId, { model: options.model.name, task: options.task, maxTurns });
     const decisionPolicy = pinnedPolicyOf(options);
     // Version 3: a run with a budget or with compaction, which a release before them would misread.
-    const version = budgeted.budget || compaction ? JOURNAL_VERSION : canNeedDecisions(decisionPolicy, offeredTools(options)) ? JOURNAL_VERSION_DECISIONS : JOURNAL_VERSION_PLAIN;
-    const header = { format: JOURNAL_FORMAT, version, runId, createdAt: record.at, startedBy, ...(trace ? { trace } : {}), ...(decisionPolicy ? { decisionPolicy } : {}), ...(compaction ? { compaction } : {}) } as const;
+    const version = budgeted.budget || compaction || clearToolUses ? JOURNAL_VERSION : canNeedDecisions(decisionPolicy, offeredTools(options)) ? JOURNAL_VERSION_DECISIONS : JOURNAL_VERSION_PLAIN;
+    const header = { format: JOURNAL_FORMAT, version, runId, createdAt: record.at, startedBy, ...(trace ? { trace } : {}), ...(decisionPolicy ? { decisionPolicy } : {}), ...(compaction ? { compaction } : {}), ...(clearToolUses ? { clearToolUses } : {}) } as const;
     const receipt = await store.create(header, record);
     const snapshots = snapshotPolicyFor(options.snapshotEvery, record, record);
     const driver = new RunDriver({ ...parts, snapshots }, runId, snapshot, { state: 'awaitingModel', context: snapshot.context, ledger: new Map() }, 1);
@@ -244,10 +252,12 @@ async function resume(options: ResumeOptions, tracing: RunTracing | null): Promi
       checkHeader: (header) => {
         checkOrigin(store.location, header, offeredFor(withPolicy(header)), allowChange);
         compactionForResume(header.compaction, options.compaction, store.location);
+        clearToolUsesForResume(header.clearToolUses, options.clearToolUses, toolNamesOf(options), store.location);
       },
     });
     const applied = withPolicy(loaded.header);
-    const parts = driverParts(applied, tracing, compactionForResume(loaded.header.compaction, options.compaction, store.location));
+    const clearing = clearToolUsesForResume(loaded.header.clearToolUses, options.clearToolUses, toolNamesOf(options), store.location);
+    const parts = driverParts(applied, tracing, compactionForResume(loaded.header.compaction, options.compaction, store.location), clearing);
     const origin = checkOrigin(store.location, loaded.header, offeredFor(applied), allowChange);
     tracing?.joinRun(loaded.header);
     const view = foldJournal(store.location, loaded);
@@ -314,11 +324,15 @@ function offeredTools(options: RunParts): readonly ToolDefinition[] {
   return options.allowQuestions ? [...options.tools, askUserTool] : options.tools;
 }
 
+function toolNamesOf(options: RunParts): string[] {
+  return offeredTools(options).map((tool) => tool.name);
+}
+
 /** What the driver needs, but the snapshot policy, which needs the journal's records. */
 export type PartsOfRun = Omit<DriverParts, 'snapshots'>;
 
 /** The driver's parts from a run's options: every driver (start, resume, a cancel: cancel-run.ts) is built here. */
-export function driverParts(options: RunParts, tracing: RunTracing | null, compaction: PinnedCompaction | null = null): PartsOfRun {
+export function driverParts(options: RunParts, tracing: RunTracing | null, compaction: PinnedCompaction | null = null, clearing: PinnedClearToolUses | null = null): PartsOfRun {
   // Checked here, before anything is written; the policy itself is made once the records are known.
   snapshotEveryOf(options.snapshotEvery);
   const tools = offeredTools(options);
@@ -337,7 +351,7 @@ export function driverParts(options: RunParts, tracing: RunTracing | null, compa
     store: options.store,
     signal: options.signal,
     control: new RunControl(options.store.control),
-    model: compaction?.mode === 'server' ? withServerCompaction(options.model, triggerTokensOf(compaction)) : options.model,
+    model: withContextEdits(options.model, compaction, clearing),
     registry,
     // Nobody reads the labels passed of points made here: not kept (a long run would hold one per record).
     crash: options.crashPoints ?? new CrashPoints(options.crashAfter, crashHandlerOf(options.onCrash), false),
@@ -348,4 +362,10 @@ export function driverParts(options: RunParts, tracing: RunTracing | null, compa
     inspect: options.inspect,
     compaction: client,
   };
+}
+
+/** The model as the run asks it: with the server's context edits the run pinned, if any. */
+function withContextEdits(model: Model, compaction: PinnedCompaction | null, clearing: PinnedClearToolUses | null): Model {
+  const compacting = compaction?.mode === 'server' ? withServerCompaction(model, triggerTokensOf(compaction)) : model;
+  return clearing ? withClearToolUses(compacting, clearing) : compacting;
 }

@@ -76,6 +76,8 @@ export interface JournalHeader {
   forkedFrom?: ForkOrigin;
   /** The run's compaction, pinned when it started (version 3); absent: off. */
   compaction?: PinnedCompaction;
+  /** The run's tool result clearing (clear_tool_uses_20250919), pinned when it started (version 3); absent: none. */
+  clearToolUses?: PinnedClearToolUses;
 }
 
 /** Where a forked run came from (see JournalHeader.forkedFrom). */
@@ -97,6 +99,17 @@ export interface PinnedCompaction {
   /** The window the trigger is a ratio of, in input tokens. */
   contextWindow: number;
   triggerRatio: number;
+}
+
+/** Which old tool results the API clears from what the model reads (see src/compaction/clear-tool-uses.ts). */
+export interface PinnedClearToolUses {
+  /** Clear once the input reaches this many tokens. */
+  triggerTokens: number;
+  /** The most recent tool uses kept whole. */
+  keep: number;
+  clearAtLeast?: number;
+  excludeTools?: string[];
+  clearToolInputs?: boolean;
 }
 
 /** Which calls of the run wait for a person (see src/approval/pinned-policy.ts). */

@@ -1,17 +1,36 @@
 /**
- * The crash suite's invariants on the PostgreSQL store: the shortest path to every state of the
- * machine (MAX_TURNS=2), crashed at every point, resumed from the database alone.
+ * The crash suite's invariants on the PostgreSQL store, crashed at every point and resumed from
+ * the database alone, on a deterministic sample of the file-store suite's paths: the shortest
+ * path to every state of the machine (MAX_TURNS=2), every path of the budget walk (a token
+ * budget the first reply reaches: the stop at the budget) and every path with a client
+ * compaction (the file suite's, from all its walks). Not the cancel walk: its scenarios ask the
+ * cancel without awaiting the write (a file inbox has it at once), which a database has not.
  */
 import { describe, it } from 'vitest';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
 import { pool, postgresAvailable, usePostgres } from '../helpers/use-postgres.ts';
 import { Baselines, checkCrash, crashCases } from '../model-based/crash-check.ts';
-import { generateCrashPaths } from '../model-based/crash-paths.ts';
+import { BUDGET_WALK, type CrashPath, generateCrashPaths } from '../model-based/crash-paths.ts';
 import type { ScenarioStores } from '../model-based/scenario-runner.ts';
 
-const { paths } = generateCrashPaths([['shortest', 2]]);
+/** One path per scenario (the longest stands for its prefixes, as in the file suite), numbered anew. */
+function sampledPaths(): CrashPath[] {
+  const byScenario = new Map<string, CrashPath>();
+  const sampled = generateCrashPaths([['shortest', 2], ['simple', 2, 1, BUDGET_WALK]]).paths;
+  const compacting = generateCrashPaths().paths.filter((path) => path.scenario.compaction);
+  for (const path of [...sampled, ...compacting]) {
+    const known = byScenario.get(path.scenarioKey);
+    if (!known || known.steps.length < path.steps.length) byScenario.set(path.scenarioKey, path);
+  }
+  return [...byScenario.values()].map((path, index) => ({ ...path, id: index + 1 }));
+}
+
+const paths = sampledPaths();
 const cases = crashCases(paths);
-console.log(`[crash suite, PostgreSQL] ${paths.length} shortest-path scenarios → ${cases.length} crash-and-resume tests`);
+console.log(
+  `[crash suite, PostgreSQL] ${paths.length} scenarios (shortest paths, MAX_TURNS=2; the budget walk: ${paths.filter((p) => p.scenario.budget).length}; ` +
+    `client compaction: ${paths.filter((p) => p.scenario.compaction).length}) → ${cases.length} crash-and-resume tests`,
+);
 
 let runs = 0;
 const freshRun = () => `crash-${++runs}`;

@@ -85,8 +85,10 @@ export class FakeAnthropic {
   private readonly issued = new Map<string, IssuedCompaction>();
   compactionsIssued = 0;
   compactionBlocksVerified = 0;
-  /** The input tokens of every message request, as counted (what the API reads). */
+  /** The input tokens of every message request, as counted (what the API reads, after clearing). */
   readonly inputTokens: number[] = [];
+  /** Each clear_tool_uses_20250919 edit applied, as reported in the reply's applied_edits. */
+  readonly clearings: AppliedClearing[] = [];
   private server: http.Server | null = null;
   private readonly sockets = new Set<import('node:net').Socket>();
 
@@ -151,11 +153,18 @@ export class FakeAnthropic {
    * compaction, or what the scripted reply gets (null: nothing to emulate).
    */
   private emulate(request: ReceivedRequest): Emulated | null {
-    const body = request.body as ReceivedRequest['body'] & { context_management?: { edits?: CompactEdit[] } };
-    const edit = body.context_management?.edits?.find((e) => e.type === 'compact_20260112');
-    if (!this.options.contextWindow && !edit) return null;
-    if (edit && !String(request.headers['anthropic-beta'] ?? '').split(',').includes('compact-2026-01-12')) {
+    const body = request.body as ReceivedRequest['body'] & { context_management?: { edits?: Array<CompactEdit | ClearEdit> } };
+    const edits = body.context_management?.edits ?? [];
+    const edit = edits.find((e): e is CompactEdit => e.type === 'compact_20260112');
+    const clear = edits.find((e): e is ClearEdit => e.type === 'clear_tool_uses_20250919');
+    if (!this.options.contextWindow && !edit && !clear) return null;
+    const betas = String(request.headers['anthropic-beta'] ?? '').split(',');
+    if (edit && !betas.includes('compact-2026-01-12')) {
       return { status: 400, errorType: 'invalid_request_error', message: 'context_management.edits.0: compact_20260112 needs the beta header compact-2026-01-12' };
+    }
+    if (clear) {
+      const problem = clearEditProblem(clear, betas);
+      if (problem) return { status: 400, errorType: 'invalid_request_error', message: `context_management.edits: ${problem}` };
     }
     // Every compaction block sent back must be one this server issued, unchanged.
     let readFrom = 0;
@@ -173,8 +182,22 @@ export class FakeAnthropic {
         readFrom = m;
       }
     }
-    const read = body.messages.slice(readFrom);
-    const inputTokens = fakeTokens(body.system ?? '') + fakeTokens(body.tools ?? []) + read.reduce((n, message) => n + fakeTokens(message), 0);
+    const tokensOf = (messages: readonly Message[]) => fakeTokens(body.system ?? '') + fakeTokens(body.tools ?? []) + messages.reduce((n, message) => n + fakeTokens(message), 0);
+    let read = body.messages.slice(readFrom);
+    let inputTokens = tokensOf(read);
+    // Clearing comes first (edits apply in order): compaction and the window see what it left.
+    let applied: AppliedClearing[] | undefined = clear ? [] : undefined;
+    if (clear && inputTokens >= (clear.trigger?.value ?? 100_000)) {
+      const cleared = clearedToolUses(read, clear);
+      const after = tokensOf(cleared.messages);
+      if (cleared.count > 0 && inputTokens - after >= (clear.clear_at_least?.value ?? 0)) {
+        const clearing = { type: 'clear_tool_uses_20250919' as const, cleared_tool_uses: cleared.count, cleared_input_tokens: inputTokens - after };
+        this.clearings.push(clearing);
+        applied = [clearing];
+        read = cleared.messages;
+        inputTokens = after;
+      }
+    }
     this.inputTokens.push(inputTokens);
     const trigger = edit ? (edit.trigger?.value ?? 150_000) : Number.POSITIVE_INFINITY;
     if (inputTokens >= trigger) {
@@ -190,14 +213,14 @@ export class FakeAnthropic {
       };
       this.issued.set(block.signature, { json: JSON.stringify(block), summarised: read.length });
       if (edit!.pause_after_compaction) {
-        return { pausedReply: { content: [block], stop_reason: 'compaction', usage: { input: inputTokens, output: 200, cacheRead: 0, cacheWrite: 0 } } };
+        return { pausedReply: { content: [block], stop_reason: 'compaction', usage: { input: inputTokens, output: 200, cacheRead: 0, cacheWrite: 0 } }, applied };
       }
-      return { block, inputTokens: fakeTokens(block) + fakeTokens(body.system ?? '') + fakeTokens(body.tools ?? []) };
+      return { block, inputTokens: fakeTokens(block) + fakeTokens(body.system ?? '') + fakeTokens(body.tools ?? []), applied };
     }
     if (this.options.contextWindow && inputTokens > this.options.contextWindow) {
       return { status: 400, errorType: 'invalid_request_error', message: `prompt is too long: ${inputTokens} tokens > ${this.options.contextWindow} maximum` };
     }
-    return { block: null, inputTokens };
+    return { block: null, inputTokens, applied };
   }
 
   /** Requests that were answered with a message (not an error, drop or hang). */
@@ -259,7 +282,7 @@ export class FakeAnthropic {
       if (emulated && 'pausedReply' in emulated) {
         this.outcomes.set(request.index, 'reply');
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(messageBody(emulated.pausedReply, request.body.model, request.index)));
+        res.end(JSON.stringify({ ...messageBody(emulated.pausedReply, request.body.model, request.index), ...contextManagementOf(emulated.applied) }));
         return;
       }
       const scripted = this.responder(request);
@@ -295,7 +318,8 @@ export class FakeAnthropic {
         return;
       }
       res.writeHead(200, { 'content-type': 'application/json', ...answer.headers });
-      res.end(JSON.stringify(messageBody(answer.reply, request.body.model, request.index)));
+      const applied = emulated && 'applied' in emulated ? emulated.applied : undefined;
+      res.end(JSON.stringify({ ...messageBody(answer.reply, request.body.model, request.index), ...contextManagementOf(applied) }));
     });
   }
 }
@@ -326,9 +350,14 @@ export function streamEventsOf(reply: ModelReply, model: string, index: number, 
 type Emulated =
   | { status: number; errorType: string; message: string }
   /** Compacted and paused (pause_after_compaction): the reply is the block alone. */
-  | { pausedReply: ModelReply }
+  | { pausedReply: ModelReply; applied: AppliedClearing[] | undefined }
   /** What the scripted reply gets: the block first (compacted, not paused), the input tokens counted. */
-  | { block: ContentBlock | null; inputTokens: number };
+  | { block: ContentBlock | null; inputTokens: number; applied: AppliedClearing[] | undefined };
+
+/** The reply's context_management, as the API adds it when the request asked for clearing. */
+function contextManagementOf(applied: AppliedClearing[] | undefined): Record<string, unknown> {
+  return applied ? { context_management: { applied_edits: applied } } : {};
+}
 
 function withEmulation(reply: ModelReply, emulated: Extract<Emulated, { inputTokens: number }>): ModelReply {
   return {
@@ -342,6 +371,60 @@ interface CompactEdit {
   type: 'compact_20260112';
   trigger?: { type: 'input_tokens'; value: number } | null;
   pause_after_compaction?: boolean;
+}
+
+interface ClearEdit {
+  type: 'clear_tool_uses_20250919';
+  trigger?: { type: string; value: number };
+  keep?: { type: string; value: number };
+  clear_at_least?: { type: string; value: number } | null;
+  exclude_tools?: string[] | null;
+  clear_tool_inputs?: boolean | string[] | null;
+}
+
+export interface AppliedClearing {
+  type: 'clear_tool_uses_20250919';
+  cleared_tool_uses: number;
+  cleared_input_tokens: number;
+}
+
+/** What the fake puts in place of a cleared tool result (the API's words differ; any text will do). */
+export const CLEARED_RESULT = '[tool result cleared by context editing]';
+
+function clearEditProblem(edit: ClearEdit, betas: readonly string[]): string | null {
+  if (!betas.includes('context-management-2025-06-27')) return 'clear_tool_uses_20250919 needs the beta header context-management-2025-06-27';
+  if (edit.trigger && edit.trigger.type !== 'input_tokens') return 'trigger.type must be input_tokens (this fake knows no other)';
+  if (edit.keep && edit.keep.type !== 'tool_uses') return 'keep.type must be tool_uses';
+  if (edit.clear_at_least && edit.clear_at_least.type !== 'input_tokens') return 'clear_at_least.type must be input_tokens';
+  return null;
+}
+
+/**
+ * Clears the oldest tool uses: every one but the last `keep` and the excluded tools, its result
+ * replaced by a placeholder (and its input emptied with clear_tool_inputs). The messages are copies.
+ */
+function clearedToolUses(messages: readonly Message[], edit: ClearEdit): { messages: Message[]; count: number } {
+  const excluded = new Set(edit.exclude_tools ?? []);
+  const uses = messages.flatMap((m) => (m.role === 'assistant' && typeof m.content !== 'string' ? m.content.filter((b) => b.type === 'tool_use') : []));
+  const clearable = uses.slice(0, Math.max(0, uses.length - (edit.keep?.value ?? 3))).filter((b) => !excluded.has(String(b.name)));
+  const ids = new Set(clearable.map((b) => String(b.id)));
+  const inputs = edit.clear_tool_inputs === true ? ids : new Set(clearable.filter((b) => Array.isArray(edit.clear_tool_inputs) && edit.clear_tool_inputs.includes(String(b.name))).map((b) => String(b.id)));
+  let count = 0;
+  const copied = messages.map((m): Message => {
+    if (typeof m.content === 'string') return m;
+    return {
+      ...m,
+      content: m.content.map((b) => {
+        if (b.type === 'tool_result' && ids.has(String(b.tool_use_id)) && b.content !== CLEARED_RESULT) {
+          count += 1;
+          return { ...b, content: CLEARED_RESULT };
+        }
+        if (b.type === 'tool_use' && inputs.has(String(b.id))) return { ...b, input: {} };
+        return b;
+      }),
+    };
+  });
+  return { messages: copied, count };
 }
 
 /** JSON length / 4, the runtime's own estimate. */

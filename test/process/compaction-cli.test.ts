@@ -107,6 +107,44 @@ describe('compaction through the CLI', () => {
     });
   }, 120_000);
 
+  it('--clear-tool-uses with --compact off: SIGKILL mid-run, a plain --resume clears as pinned and finishes; the journal keeps every result whole', async () => {
+    await withFake({ contextWindow: WINDOW, modelInfo: { max_input_tokens: WINDOW, compaction: true } }, async (fake, url) => {
+      const dir = project();
+      const clearing = ['--compact', 'off', '--clear-tool-uses', '--clear-trigger', '8000', '--clear-keep', '2', '--clear-exclude', 'list_files'];
+      const killed = await run(dir, url, [...TASK, ...clearing], { CRASH_AFTER: 'after-effect-write:12', CRASH_MODE: 'sigkill' });
+      expect(killed.signal, killed.stdout + killed.stderr).toBe('SIGKILL');
+      const before = fake.requests.length;
+      const resumed = await run(dir, url, ['--resume']);
+      expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
+      expect(resumed.stdout).toContain(`Read big.txt ${TURNS} times.`);
+      expect(fake.requests.length).toBeGreaterThan(before);
+      const edit = { type: 'clear_tool_uses_20250919', trigger: { type: 'input_tokens', value: 8_000 }, keep: { type: 'tool_uses', value: 2 }, exclude_tools: ['list_files'] };
+      for (const request of fake.requests) {
+        expect((request.body as unknown as { context_management: unknown }).context_management).toEqual({ edits: [edit] });
+        expect(request.headers['anthropic-beta']).toBe('context-management-2025-06-27');
+      }
+      // 40 reads of a 6 KB file pass the 20,000-token window (off alone fails, above); cleared, they fit.
+      expect(fake.clearings.length).toBeGreaterThan(5);
+      expect(Math.max(...fake.inputTokens)).toBeLessThanOrEqual(WINDOW);
+      const journal = fs.readFileSync(path.join(dir, '.durable-agent', 'journal.jsonl'), 'utf8');
+      expect(journal.split('All work and no play. '.repeat(280)).length - 1).toBeGreaterThanOrEqual(TURNS);
+    });
+  }, 120_000);
+
+  it('a resume cannot turn clearing on (exit 2), nor take a --clear-exclude tool the run does not offer', async () => {
+    await withFake({ contextWindow: WINDOW, modelInfo: { max_input_tokens: WINDOW, compaction: true } }, async (_fake, url) => {
+      const dir = project();
+      const first = await run(dir, url, [...TASK, '--compact', 'off'], {}, 2);
+      expect(first.code, first.stderr).toBe(5);
+      const refused = await run(dir, url, ['--resume', '--clear-tool-uses']);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain('was started without clearing tool results; a resume cannot turn it on');
+      const typo = await run(project(), url, [...TASK, '--clear-exclude', 'reed_file']);
+      expect(typo.code).toBe(2);
+      expect(typo.stderr).toContain('names reed_file, which the run does not offer');
+    });
+  }, 60_000);
+
   it('a resume cannot switch the mode (exit 2), and keeps the pinned one without being told', async () => {
     await withFake({ contextWindow: WINDOW, modelInfo: { max_input_tokens: WINDOW, compaction: false } }, async (_fake, url) => {
       const dir = project();

@@ -5,7 +5,9 @@ import { listRuns, type QueuedRun, type RunSpec, submitRuns } from '../../fleet/
 import type { Pool } from 'pg';
 import { checkDecisionPolicy } from '../../approval/needs-decision.ts';
 import { fleetDemoTools } from '../../fleet/fleet-demo-tools.ts';
-import { scriptedDemoModel, Worker } from '../../fleet/worker.ts';
+import { SCRIPTED_DEMO_MODEL, scriptedDemoModel, Worker } from '../../fleet/worker.ts';
+import { checkedRunLimits } from '../../fleet/run-limits.ts';
+import { budgetOption, compactionOptions } from '../drive-run.ts';
 import { DEFAULT_LEASE_MS } from '../../store/pg/pg-store.ts';
 import { DEFAULT_MAX_TURNS } from '../../runtime/run-api.ts';
 import type { DbArgs, StatusArgs, SubmitArgs, WorkerArgs } from '../args.ts';
@@ -34,6 +36,8 @@ export async function submitCommand(args: SubmitArgs, env: NodeJS.ProcessEnv, wr
     const spec: RunSpec = { kind: 'demo', model: args.model, maxTurns: args.maxTurns ?? DEFAULT_MAX_TURNS, paceMs: args.paceMs, jitterMs: args.jitterMs };
     if (args.requireApproval !== null) spec.requireApproval = checkedApprovals(pool, args.requireApproval);
     if (args.decisionTimeoutMs !== null) spec.decisionTimeoutMs = args.decisionTimeoutMs;
+    const limits = { ...budgetOption(args), ...compactionOptions(args.compaction) };
+    Object.assign(spec, checkedRunLimits(args.model, SCRIPTED_DEMO_MODEL, demoToolNames(pool), limits));
     const ids = await submitRuns(pool, spec, args.count);
     for (const id of ids) writers.out(id);
     writers.err(`[submit] ${ids.length} demo run(s) queued in ${describeDatabase(url)}; start workers with: durable-agent worker --database-url URL`);
@@ -41,6 +45,10 @@ export async function submitCommand(args: SubmitArgs, env: NodeJS.ProcessEnv, wr
   } finally {
     await pool.end();
   }
+}
+
+function demoToolNames(pool: Pool): string[] {
+  return fleetDemoTools(pool, { runId: '', owner: '', epoch: -1 }).map((tool) => tool.name);
 }
 
 /** A tool name the demo does not have is refused at submit, not when a worker starts the run. */
@@ -79,6 +87,10 @@ export async function workerCommand(args: WorkerArgs, env: NodeJS.ProcessEnv, wr
   }
 }
 
+function budgetWords(stopped: number): string {
+  return stopped ? `, ${stopped} stopped at their budget` : '';
+}
+
 function pausedWords(paused: number): string {
   return paused ? `, ${paused} paused (resume --run ID lets the fleet go on with one)` : '';
 }
@@ -113,7 +125,8 @@ export async function fleetStatusCommand(args: StatusArgs, env: NodeJS.ProcessEn
   writers.out(
     `${runs.length} runs: ${done} done, ${runs.filter((r) => !r.finished).length} unfinished, ${runs.filter((r) => r.leaseActive).length} leased, ` +
       `${waiting} waiting for a person${waiting ? ' (pending --run ID lists what; approve, deny or answer --run ID decide)' : ''}` +
-      pausedWords(runs.filter((run) => run.pausedBy !== null).length),
+      pausedWords(runs.filter((run) => run.pausedBy !== null).length) +
+      budgetWords(runs.filter((run) => run.state === 'stoppedAtBudget').length),
   );
   return EXIT.done;
 }
