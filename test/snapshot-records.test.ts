@@ -263,6 +263,10 @@ describe('what the process keeps', () => {
     expect([...after.ledger.keys()]).toEqual(['l5']);
     // Folded from nothing, the snapshot gives the compacted state.
     expect(snapshotContextOf(applyRecord(null, record))).toEqual(snapshotContextOf({ ...view, context: compacted }));
+    // A server compaction that drops as many messages as its reply adds: the list is as long, `compacted` moved.
+    const sameLength = { ...view.context, messages: [messages[0]!, ...messages.slice(2), { role: 'assistant' as const, content: 'after the block' }], compacted: { times: 1, messages: 1, replies: 0 } };
+    const serverPolicy = new SnapshotPolicy(0, whole.records[0]!.record, last);
+    expect(serverPolicy.encode(view, { seq: last.seq + 1, at: 1, event: 'MODEL_REPLY', state: view.state, context: sameLength }).snapshot).toBeDefined();
     // The compaction helper's COMPACTED record is a snapshot by its name.
     expect(snapshotsAtEvent('COMPACTED')).toBe(true);
     expect(snapshotsAtEvent('CLOSE_TURN')).toBe(false);

@@ -135,7 +135,8 @@ export class SnapshotPolicy {
     if (options?.sync === false) return false;
     if (snapshotsAtEvent(delta.event)) return true;
     const shrunk = delta.messages !== undefined && delta.messages.from + delta.messages.add.length < prev.context.messages.length;
-    if (shrunk) return true;
+    // A compaction of either kind moves `compacted`; a server one may leave the list as long as it was.
+    if (shrunk || (delta.compacted !== undefined && delta.compacted !== null)) return true;
     if (this.every <= 0 || delta.seq - this.lastSnapshotSeq < this.every) return false;
     return !this.amortized || this.pays(delta.seq, messages);
   }
