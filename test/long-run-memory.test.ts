@@ -76,7 +76,7 @@ describe('the tool_use ids a reply must not reuse are those of the live context'
     const user = (n: number) => ({ role: 'user' as const, content: [{ type: 'tool_result', tool_use_id: `toolu_${n}`, content: 'x' }] });
     const base = { task: 't', system: null, maxTurns: 1000, turn: 0, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, pending: [], results: [], decisions: [], awaiting: null, pausesInARow: 0, maxPausesInARow: 8, heldReply: null, finalText: null, failure: null };
     let messages = [{ role: 'user' as const, content: 't' }] as Array<{ role: 'user' | 'assistant'; content: unknown }>;
-    let compacted: { times: number; messages: number; replies: number } | null = null;
+    let compacted = null as { times: number; messages: number; replies: number } | null;
     for (let n = 1; n <= 1000; n++) {
       const context = { ...base, messages, compacted } as never;
       expect(ids.of(context).has(`toolu_${n}`)).toBe(false);
