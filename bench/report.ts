@@ -1,6 +1,7 @@
 /** Prints the benchmark's figures as plain-text tables. */
 import type { LoopFigures, LoopRatios, ResumeFigures } from './figures.ts';
 import type { TargetCheck } from './targets.ts';
+import type { LongRunFigures, LongRunRatios } from './long-runs.ts';
 
 type Cell = string | number;
 
@@ -73,4 +74,36 @@ export function resumeTable(rows: readonly ResumeFigures[]): string {
 
 export function targetLines(checks: readonly TargetCheck[]): string {
   return checks.map((check) => `${check.met ? '[met]   ' : '[missed]'} ${check.target}: ${check.measured}`).join('\n');
+}
+
+/** Long runs with compaction through the real runtime (long-runs.ts). */
+export function longRunTable(rows: readonly LongRunFigures[]): string {
+  const cpu = (wall: number, cpuMs: number) => `${ms(wall)} (${ms(cpuMs)})`;
+  return table(
+    ['T', 'written in', 'ms/turn (CPU)', 'last 1,000 turns', 'bytes/turn', 'fsyncs/turn', 'compactions', 'snapshots', 'peak RSS', 'heap after GC', 'resume ms (CPU)', 'to first write', 'resume peak RSS'],
+    rows.map((row) => [
+      int(row.turns),
+      row.writeSeconds.map((s) => `${s.toFixed(0)} s`).join(' + '),
+      cpu(row.msPerTurn, row.cpuMsPerTurn),
+      cpu(row.windowMsPerTurn, row.windowCpuMsPerTurn),
+      int(row.bytesPerTurn),
+      row.syncsPerTurn.toFixed(2),
+      row.writes.map((w) => int(w.compactions)).join(' / '),
+      row.writes.map((w) => int(w.snapshots)).join(' / '),
+      `${mb(row.peakRssKb)} (base ${mb(row.baseRssKb)})`,
+      `${(row.heapUsedBytes / 1048576).toFixed(1)} MB`,
+      cpu(row.resumeMs, row.resumeCpuMs),
+      cpu(row.resumeFirstWriteMs, row.resumeFirstWriteCpuMs),
+      mb(row.resumePeakRssKb),
+    ]),
+  );
+}
+
+export function longRunRatioLines(ratios: readonly LongRunRatios[]): string[] {
+  const x = (n: number) => `${n.toFixed(2)}×`;
+  return ratios.map(
+    (r) =>
+      `  T=${int(r.to)} ÷ T=${int(r.from)}: per-turn time ${x(r.msPerTurn)} (CPU ${x(r.cpuMsPerTurn)}; last 1,000 turns ${x(r.windowMsPerTurn)}, CPU ${x(r.windowCpuMsPerTurn)}), ` +
+      `bytes per turn ${x(r.bytesPerTurn)}, peak RSS ${x(r.peakRss)} (heap after GC ${x(r.heapUsed)}), resume ${x(r.resumeMs)} (CPU ${x(r.resumeCpuMs)}, peak RSS ${x(r.resumePeakRss)})`,
+  );
 }

@@ -25,7 +25,9 @@ import { digestOf, measureInChild } from './resume-measure.ts';
 import type { ChildMeasure } from './resume-child.ts';
 import { resumeStoreDir, writeKilledRun } from './resume-journal.ts';
 import { measureSnapshots, snapshotRatios, snapshotReport } from './snapshot-bench.ts';
-import { checkTargets } from './targets.ts';
+import { checkLongRunTargets, checkTargets } from './targets.ts';
+import { longRunRatios, measureLongRuns } from './long-runs.ts';
+import { longRunRatioLines, longRunTable } from './report.ts';
 import { measureParallelStream, parallelStreamLines } from './parallel-stream.ts';
 import { benchRunOptions, benchScript, contentBytesPerTurn, TOOL_RESULT_BYTES } from './workload.ts';
 
@@ -166,6 +168,10 @@ async function main(): Promise<void> {
     const snapshotRatioList = snapshotRatios(snapshots);
     const targets = checkTargets(loops, ratios, resume, content);
     const parallelStream = await measureParallelStream(root, 7, log);
+    // Long runs with compaction through the real runtime: 1,000 and 10,000 turns; --long adds 100,000 (~10-25 min of fsyncs).
+    const longRuns = measureLongRuns(root, process.argv.includes('--long') ? [1000, 10_000, 100_000] : [1000, 10_000], log);
+    const longRatios = longRunRatios(longRuns);
+    targets.push(...checkLongRunTargets(longRatios));
 
     const loadAtEnd = os.loadavg()[0]!;
     const header =
@@ -187,6 +193,10 @@ async function main(): Promise<void> {
       '',
       snapshotReport(snapshots, snapshotRatioList),
       '',
+      'Long runs with client compaction through the real runtime (a process per run, real fsyncs; killed at turn T, resumed in fresh processes; ms with CPU ms beside):',
+      longRunTable(longRuns),
+      ...longRunRatioLines(longRatios),
+      '',
       'Targets:',
       targetLines(targets),
       '',
@@ -207,6 +217,8 @@ async function main(): Promise<void> {
       snapshotRatios: snapshotRatioList,
       targets,
       parallelStream,
+      longRuns,
+      longRunRatios: longRatios,
     };
     const file = fileURLToPath(new URL(`./results/${RESULTS[plan.name]}`, import.meta.url));
     fs.mkdirSync(path.dirname(file), { recursive: true });

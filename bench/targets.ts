@@ -1,5 +1,6 @@
 /** The issue's targets, each checked as a ratio of figures measured side by side in one run. */
 import type { LoopFigures, LoopRatios, ResumeFigures } from './figures.ts';
+import type { LongRunRatios } from './long-runs.ts';
 
 export interface TargetCheck {
   target: string;
@@ -86,4 +87,26 @@ export function checkTargets(
     });
   }
   return checks;
+}
+
+/** Issue 14's long-run targets, each a ratio of runs measured side by side (long-runs.ts). */
+export function checkLongRunTargets(ratios: readonly LongRunRatios[]): TargetCheck[] {
+  const largest = [...ratios].sort((a, b) => b.to - a.to)[0];
+  if (!largest) return [];
+  const label = `T=${largest.to.toLocaleString('en-US')} with compaction`;
+  const base = `T=${largest.from.toLocaleString('en-US')}`;
+  return [
+    {
+      target: `per-turn time at ${label} within 1.25× of ${base}`,
+      measured: `${x(largest.msPerTurn)} (CPU time, which a busy machine's waits leave out: ${x(largest.cpuMsPerTurn)})`,
+      met: largest.msPerTurn <= 1.25,
+    },
+    { target: `bytes written per turn at ${label} within 1.25× of ${base}`, measured: x(largest.bytesPerTurn), met: largest.bytesPerTurn <= 1.25 },
+    { target: `peak RSS of the running process at ${label} within 1.5× of ${base}`, measured: `${x(largest.peakRss)} (V8 heap in use after a GC at the end: ${x(largest.heapUsed)})`, met: largest.peakRss <= 1.5 },
+    {
+      target: `resume of a ${largest.to.toLocaleString('en-US')}-turn run within 1.5× of a ${largest.from.toLocaleString('en-US')}-turn one`,
+      measured: `${x(largest.resumeMs)} (CPU ${x(largest.resumeCpuMs)}; peak RSS ${x(largest.resumePeakRss)})`,
+      met: largest.resumeMs <= 1.5,
+    },
+  ];
 }

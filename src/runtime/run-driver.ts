@@ -6,7 +6,7 @@
 import type { SnapshotFrom } from 'xstate';
 import type { AnnouncedEffect } from '../../machines/agent-loop.effects.ts';
 import { announcedEffectOf, effectOfActions } from '../../machines/agent-loop.effects.ts';
-import { addUsage, effectiveCall, toolUsesOf } from '../../machines/agent-loop.logic.ts';
+import { addUsage, effectiveCall } from '../../machines/agent-loop.logic.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
 import type { AgentEvent, AgentStateName, ModelReply, PendingCall, TokenUsage, ToolOutcome } from '../../machines/agent-loop.types.ts';
 import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
@@ -35,6 +35,7 @@ import type { CallView, RunEvent, RunObserver, RunResult, RunStatusName } from '
 import type { OriginCheck } from './run-origin.ts';
 import type { SnapshotPolicy } from './snapshot-policy.ts';
 import { runOpenCalls, type ToolTurn } from './tool-scheduler.ts';
+import { LiveToolUseIds } from './live-tool-use-ids.ts';
 import type { RunControl } from '../control/run-control.ts';
 import type { ContextCompaction } from '../compaction/context-compaction.ts';
 
@@ -73,7 +74,7 @@ export interface DriverParts {
 }
 
 export class RunDriver {
-  private readonly usedToolUseIds = new Set<string>();
+  private readonly usedIds = new LiveToolUseIds();
   /** Set on resume into an open turn: its checkpoint B is the one that fills in the turn. */
   private closingResumedTurn = false;
   /** Set on resume until this process writes its first record, which carries it. */
@@ -99,10 +100,6 @@ export class RunDriver {
     private seq: number,
   ) {
     this.inspection = new RunInspection(parts.inspect, runId, `${runId}#${seq - 1}`, agentLoopMachine, () => this.snapshot);
-    for (const message of snapshot.context.messages) {
-      if (message.role !== 'assistant' || typeof message.content === 'string') continue;
-      for (const block of message.content) if (block.type === 'tool_use') this.usedToolUseIds.add(block.id as string);
-    }
   }
 
   get state(): AgentStateName {
@@ -267,7 +264,7 @@ export class RunDriver {
       await this.countUsage(received.usage, received.usageNote, answer.model);
       reply = received.reply;
     }
-    const problem = replyProblem(reply, this.usedToolUseIds);
+    const problem = replyProblem(reply, this.usedIds.of(context));
     if (problem) return this.step({ type: 'MODEL_REPLY_INVALID', reason: problem, usage: ZERO_USAGE });
     let effect: AnnouncedEffect | null;
     try {
@@ -277,7 +274,7 @@ export class RunDriver {
       if (!(error instanceof RecordEncodeError)) throw error;
       return this.step({ type: 'MODEL_REPLY_INVALID', reason: `the reply holds a value the journal cannot record (${error.problem})`, usage: ZERO_USAGE });
     }
-    for (const block of toolUsesOf(reply)) this.usedToolUseIds.add(block.id);
+    this.usedIds.add(reply);
     return effect;
   }
 

@@ -34,6 +34,8 @@ export interface TuiReporter {
   writers: Writers;
   /** Draws the last frame and gives the terminal back. Safe to call more than once. */
   close(): void;
+  /** The view as drawn now (its log holds only lines not yet written above it). */
+  view(): RunView;
 }
 
 export function createTuiReporter(options: TuiOptions): TuiReporter {
@@ -68,6 +70,8 @@ export function createTuiReporter(options: TuiOptions): TuiReporter {
     view = reduceView(view, action);
     if (instance) draw();
     else if (action.type === 'event') mount();
+    // Drawn synchronously: the new lines are above the live view now, and need not be kept.
+    if (instance) view = reduceView(view, { type: 'written' });
   };
 
   const unmount = () => {
@@ -96,5 +100,6 @@ export function createTuiReporter(options: TuiOptions): TuiReporter {
       dispatch({ type: 'close' });
       unmount();
     },
+    view: () => view,
   };
 }

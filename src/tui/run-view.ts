@@ -93,7 +93,13 @@ export interface RunView {
   modelCall: { turn: number; since: number } | null;
   /** The reply as it streams in, while the model call is out (nothing of it is recorded). */
   reply: StreamingReply | null;
+  /**
+   * Lines not yet written above the live view. Once ink's <Static> has written them (the
+   * 'written' action), they are dropped: a run of 100,000 turns must not keep every line.
+   */
   log: LogEntry[];
+  /** Lines written above the live view and dropped from `log`; the next line's id follows them. */
+  logWritten: number;
   ending: Ending | null;
   /** The call the run waits on for a person's decision, for the prompt; null when none waits. */
   prompt: PromptCall | null;
@@ -127,7 +133,9 @@ export type ViewAction =
   /** The process is exiting now (process.exit from a crash or interrupt handler). */
   | { type: 'exit'; code: number }
   /** The command is done with the run view. */
-  | { type: 'close' };
+  | { type: 'close' }
+  /** The lines of `log` are on the screen now (drawn above the live view): the view lets go of them. */
+  | { type: 'written' };
 
 export interface ViewSettings {
   verbose: boolean;
@@ -161,6 +169,7 @@ export function initialView(settings: ViewSettings): RunView {
     modelCall: null,
     reply: null,
     log: [],
+    logWritten: 0,
     ending: null,
     prompt: null,
     asked: false,
@@ -177,6 +186,8 @@ export function reduceView(view: RunView, action: ViewAction): RunView {
       return view.ending ? view : { ...cutOff(view), ending: { kind: 'exited', code: action.code } };
     case 'close':
       return view.ending ? view : { ...cutOff(view), ending: { kind: 'ended-early' } };
+    case 'written':
+      return view.log.length === 0 ? view : { ...view, log: [], logWritten: view.logWritten + view.log.length };
   }
 }
 
@@ -355,7 +366,7 @@ function toneOf(event: RunEvent): LogTone {
 
 /** Every line the view shows goes through here: no secret is drawn (see redactSecrets). */
 function appendLog(view: RunView, text: string, tone: LogTone): RunView {
-  return { ...view, log: [...view.log, { id: view.log.length, text: redactSecrets(text), tone }] };
+  return { ...view, log: [...view.log, { id: view.logWritten + view.log.length, text: redactSecrets(text), tone }] };
 }
 
 /** The failure message is drawn under the view when the run ends. */

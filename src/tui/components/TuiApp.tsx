@@ -15,7 +15,10 @@ export interface TuiDecider {
 export function TuiApp({ view, now, columns, decider }: { view: RunView; now: number; columns: number; decider?: TuiDecider | null }) {
   return (
     <>
-      <Static items={view.log}>{(entry) => <LogLine key={entry.id} entry={entry} />}</Static>
+      {/* A new <Static> once written lines were dropped from the log: it writes what the log holds from its start. */}
+      <Static key={view.logWritten} items={view.log}>
+        {(entry) => <LogLine key={entry.id} entry={entry} />}
+      </Static>
       <LiveView view={view} now={now} columns={columns} />
       {view.prompt && decider ? <DecisionPrompt key={view.prompt.id} call={view.prompt} decide={decider.decide} by={decider.by} /> : null}
     </>
