@@ -26,7 +26,7 @@ import type { ChildMeasure } from './resume-child.ts';
 import { resumeStoreDir, writeKilledRun } from './resume-journal.ts';
 import { measureSnapshots, snapshotRatios, snapshotReport } from './snapshot-bench.ts';
 import { checkTargets } from './targets.ts';
-import { measureParallelStream, parallelStreamLines } from './parallel-stream.ts';
+import { measureParallelStream, parallelStreamLines, parallelTargets } from './parallel-stream.ts';
 import { benchRunOptions, benchScript, contentBytesPerTurn, TOOL_RESULT_BYTES } from './workload.ts';
 
 interface Plan {
@@ -166,6 +166,7 @@ async function main(): Promise<void> {
     const snapshotRatioList = snapshotRatios(snapshots);
     const targets = checkTargets(loops, ratios, resume, content);
     const parallelStream = await measureParallelStream(root, 7, log);
+    targets.push(...parallelTargets(parallelStream));
 
     const loadAtEnd = os.loadavg()[0]!;
     const header =
