@@ -145,6 +145,7 @@ export async function runInOrder(jobs: readonly Job[], rules: OrderRules, initia
     })()
       .catch((error: unknown) => {
         failure ??= { error };
+        writer.fail(error);
       })
       .finally(() => {
         inFlight.delete(job);
@@ -191,10 +192,16 @@ class GroupWriter {
 
   /** Resolves once the outcome is recorded. */
   write(finished: Finished): Promise<void> {
+    if (this.failed) return Promise.reject(this.failed.error);
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ finished, resolve, reject });
       this.writing ??= this.drain();
     });
+  }
+
+  /** Writes nothing more (the write under way ends): what waits, or comes later, fails with `error`. */
+  fail(error: unknown): void {
+    this.failed ??= { error };
   }
 
   /** Resolves once no write is under way. */
@@ -214,7 +221,7 @@ class GroupWriter {
           this.effect = await this.record(group.map((entry) => entry.finished));
           for (const entry of group) entry.resolve();
         } catch (error) {
-          this.failed = { error };
+          this.fail(error);
           for (const entry of group) entry.reject(error);
         }
       }
