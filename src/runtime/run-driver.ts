@@ -370,8 +370,9 @@ export class RunDriver {
     this.pendingResumeNote = null;
     this.pendingReuses = [];
     for (const [index, record] of records.entries()) {
-      this.snapshot = steps[index]!.snapshot;
-      this.durable = this.parts.snapshots.durableAfter(record, this.durable, this.state, this.snapshot.context);
+      const { snapshot } = steps[index]!;
+      if (records.length > 1) this.snapshot = snapshot; // each record of a unit is reported with its own state
+      this.durable = this.parts.snapshots.durableAfter(record, this.durable, snapshot.value as AgentStateName, snapshot.context);
       this.seq += 1;
       await this.reportSaved(record, receipts[index]!, options?.sync !== false);
     }
