@@ -28,7 +28,7 @@ import { measureSnapshots, snapshotRatios, snapshotReport } from './snapshot-ben
 import { checkLongRunTargets, checkTargets } from './targets.ts';
 import { longRunRatios, measureLongRuns } from './long-runs.ts';
 import { longRunRatioLines, longRunTable } from './report.ts';
-import { measureParallelStream, parallelStreamLines } from './parallel-stream.ts';
+import { measureParallelStream, parallelStreamLines, parallelTargets } from './parallel-stream.ts';
 import { benchRunOptions, benchScript, contentBytesPerTurn, TOOL_RESULT_BYTES } from './workload.ts';
 
 interface Plan {
@@ -168,6 +168,7 @@ async function main(): Promise<void> {
     const snapshotRatioList = snapshotRatios(snapshots);
     const targets = checkTargets(loops, ratios, resume, content);
     const parallelStream = await measureParallelStream(root, 7, log);
+    targets.push(...parallelTargets(parallelStream));
     // Long runs with compaction through the real runtime: 1,000 and 10,000 turns; --long adds 100,000 (~10-25 min of fsyncs).
     const longRuns = measureLongRuns(root, process.argv.includes('--long') ? [1000, 10_000, 100_000] : [1000, 10_000], log);
     const longRatios = longRunRatios(longRuns);

@@ -36,6 +36,14 @@ function countSyncs() {
       real(fd);
     });
   }
+  // A write that waits for the disk without blocking (other calls of the turn still in flight) syncs through the callback form.
+  for (const name of ['fsync', 'fdatasync'] as const) {
+    const real = fs[name].bind(fs);
+    vi.spyOn(fs, name).mockImplementation(((fd: number, callback: fs.NoParamCallback) => {
+      syncs += 1;
+      real(fd, callback);
+    }) as typeof fs.fdatasync);
+  }
   const observer = (event: RunEvent) => {
     if (event.type !== 'saved') return;
     steps.push(`${event.point}${event.durable ? '' : ' (written)'}: ${syncs}`);

@@ -1,10 +1,14 @@
 /**
  * Carries out the reconcile plan of a resumed open turn (see reconcile.ts) through the driver:
  * each call's outcome is recorded like any other ledger entry, with a note saying which rule
- * settled it.
+ * settled it. The calls are settled by the tool scheduler's rule (runInOrder): read-only re-runs
+ * side by side up to toolConcurrency, each recorded as it finishes (outcomes that finish together
+ * share a write); a call with a side effect (verified, or re-run as idempotent) alone, in the
+ * model's order. Reuses and unknown states run nothing and are recorded at once.
  */
 import { effectiveCall } from '../../machines/agent-loop.logic.ts';
 import type { AgentContext, PendingCall, ToolOutcome } from '../../machines/agent-loop.types.ts';
+import { type Finished, type Job, mayOverlap, type RecordGroup, runInOrder } from '../runtime/tool-scheduler.ts';
 import type { ReconcileNote, ReconcileOutcomeName, RecordNote } from '../store/journal-record.ts';
 import { outcome, verifyCall } from '../tools/execute-call.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
@@ -15,12 +19,14 @@ export interface ReconcileHost {
   readonly runId: string;
   readonly registry: ToolRegistry;
   readonly toolTimeoutMs: number;
+  /** How many re-runs may be in flight at once (the run's toolConcurrency). */
+  readonly toolConcurrency: number;
   readonly ledger: ReadonlyMap<string, ToolOutcome>;
   /** Tools whose contract changed since the run started (allowed by the user): why, by name. */
   readonly changedTools: ReadonlyMap<string, string>;
   context(): AgentContext;
-  /** Records the call's outcome (the ledger write), with the note. */
-  record(call: PendingCall, result: ToolOutcome, note: RecordNote): Promise<unknown>;
+  /** Records outcomes (the ledger write), each with its note. */
+  readonly record: RecordGroup;
   /** Runs the call now (the tool's effect), returning its outcome. */
   run(call: PendingCall): Promise<ToolOutcome>;
   /** A ledger hit already in the turn's results: nothing to write, noted on the next record. */
@@ -42,52 +48,52 @@ export async function reconcileOpenTurn(host: ReconcileHost): Promise<void> {
   // Outcomes already in the turn's results (recorded in completion order, not the model's) are not
   // open: recording the others can close the turn before the loop reaches them.
   const recorded = new Set(host.context().results.map((outcome) => outcome.tool_use_id));
-  for (const decision of planReconcile(pending, host.ledger, traitsOf, decisions)) await carryOut(host, decision, recorded);
+  const jobs = planReconcile(pending, host.ledger, traitsOf, decisions).map((decision) => jobOf(host, decision, recorded));
+  await runInOrder(jobs, { limit: host.toolConcurrency, record: host.record }, null);
 }
 
-async function carryOut(host: ReconcileHost, decision: ReconcileDecision, recorded: ReadonlySet<string>): Promise<void> {
+/** A re-run of a call that may overlap others runs beside them; a side effect (verify, idempotent re-run) runs alone. */
+function jobOf(host: ReconcileHost, decision: ReconcileDecision, recorded: ReadonlySet<string>): Job {
+  const { call } = decision;
+  const runs = decision.kind === 'verify' || decision.kind === 'rerun';
+  return { call, overlaps: !runs || (decision.kind === 'rerun' && mayOverlap(host.registry, call)), finish: () => carryOut(host, decision, recorded) };
+}
+
+async function carryOut(host: ReconcileHost, decision: ReconcileDecision, recorded: ReadonlySet<string>): Promise<Finished | null> {
   const { call } = decision;
   const ruling: Ruling = { rule: decision.rule, basis: decision.basis };
   const report = (name: ReconcileOutcomeName, detail: string | null) => host.report(call, name, detail, ruling);
   switch (decision.kind) {
     case 'reuse':
       report('reused', null);
-      if (!recorded.has(call.id)) {
-        await host.record(call, decision.outcome, noteOf(call, 'reused', ruling));
-      } else {
-        host.noteReuse(noteOf(call, 'reused', ruling).reconcile!);
-      }
-      return;
+      if (!recorded.has(call.id)) return { call, outcome: decision.outcome, note: noteOf(call, 'reused', ruling) };
+      host.noteReuse(noteOf(call, 'reused', ruling).reconcile!);
+      return null;
     case 'rerun': {
       const rerun = decision.rule === 'idempotent' ? 're-ran-idempotent' : 're-ran-read-only';
       report(rerun, null);
-      await host.record(call, await host.run(call), noteOf(call, rerun, ruling));
-      return;
+      return { call, outcome: await host.run(call), note: noteOf(call, rerun, ruling) };
     }
     case 'verify': {
       const verdict = await verifyCall(host.registry, host.runId, effectiveCall(host.context(), call), host.toolTimeoutMs);
-      if ('cannotTell' in verdict) {
-        await reportUnknown(host, call, `${verdict.cannotTell}, and no result was recorded for it`, ruling);
-      } else if (verdict.answer.happened) {
+      if ('cannotTell' in verdict) return reportUnknown(host, call, `${verdict.cannotTell}, and no result was recorded for it`, ruling);
+      if (verdict.answer.happened) {
         report('verified-done', null);
         const content =
           verdict.answer.result ?? `${call.name} had already taken effect before the resume (confirmed by checking); it was not run again.`;
-        await host.record(call, outcome(call, 'verified', content, false), noteOf(call, 'verified-done', ruling));
-      } else {
-        report('verified-not-done-ran', null);
-        await host.record(call, await host.run(call), noteOf(call, 'verified-not-done-ran', ruling));
+        return { call, outcome: outcome(call, 'verified', content, false), note: noteOf(call, 'verified-done', ruling) };
       }
-      return;
+      report('verified-not-done-ran', null);
+      return { call, outcome: await host.run(call), note: noteOf(call, 'verified-not-done-ran', ruling) };
     }
     case 'report-unknown':
-      await reportUnknown(host, call, decision.why, ruling);
-      return;
+      return reportUnknown(host, call, decision.why, ruling);
   }
 }
 
-async function reportUnknown(host: ReconcileHost, call: PendingCall, why: string, ruling: Ruling): Promise<void> {
+function reportUnknown(host: ReconcileHost, call: PendingCall, why: string, ruling: Ruling): Finished {
   host.report(call, 'unknown-reported', why, ruling);
-  await host.record(call, outcome(call, 'unknown', unknownStateMessage(call, why), true), noteOf(call, 'unknown-reported', ruling));
+  return { call, outcome: outcome(call, 'unknown', unknownStateMessage(call, why), true), note: noteOf(call, 'unknown-reported', ruling) };
 }
 
 function noteOf(call: PendingCall, decision: ReconcileOutcomeName, { rule, basis }: Ruling): RecordNote {

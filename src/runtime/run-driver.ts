@@ -18,18 +18,18 @@ import { waitingCallsOf } from '../approval/waiting-calls.ts';
 import type { Model, StreamDelta } from '../model/model.ts';
 import { receiveReply, replyProblem } from '../model/reply-check.ts';
 import { reconcileOpenTurn } from '../reconcile/carry-out.ts';
-import { StoreWriteError } from '../store/errors.ts';
 import { RecordEncodeError } from '../store/framing.ts';
 import type { DurableView } from '../store/journal-codec.ts';
 import type { JournalRecord, ReconcileNote, RecordEvent, RecordNote, ResumeNote } from '../store/journal-record.ts';
 import { pointOf } from '../store/record-points.ts';
 import type { AppendOptions, AppendReceipt, RecoveredTornTail, RunStore, StoredRecord } from '../store/store.ts';
 import { executeCall } from '../tools/execute-call.ts';
-import { unrecordableOutcome } from '../tools/recordable.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 import { continuedContext } from './continue-run.ts';
 import type { CrashPoints } from './crash-points.ts';
+import { appendUnit, encodeSteps, type JournalStep } from './journal-unit.ts';
 import { transition, withContext } from './machine-step.ts';
+import { type LedgerHost, recordOutcomes } from './record-outcomes.ts';
 import { RunInspection, type RunInspector } from './run-inspection.ts';
 import type { CallView, RunEvent, RunObserver, RunResult, RunStatusName } from './run-events.ts';
 import type { OriginCheck } from './run-origin.ts';
@@ -87,9 +87,17 @@ export class RunDriver {
   private readonly toolTurn: ToolTurn = {
     context: () => this.snapshot.context,
     run: (call) => this.runCall(call),
-    record: (call, outcome) => this.recordOutcome(call, outcome),
+    record: (group, othersRunning) => recordOutcomes(this.ledger, group, othersRunning),
     waitFor: (call) => this.step({ type: 'DECISION_NEEDED', tool_use_id: call.id, at: Date.now() }),
     stopAsked: () => this.parts.control.asked(),
+  };
+  private readonly ledger: LedgerHost = {
+    snapshot: () => this.snapshot,
+    advance: (snapshot) => void (this.snapshot = snapshot),
+    persist: (steps, options) => this.persistSteps(steps, options),
+    took: (event) => this.inspection.took(event),
+    writeFailed: (call, error) => this.emit({ type: 'ledger-write-failed', call: this.callView(call), error }),
+    closeTurn: () => this.step({ type: 'CLOSE_TURN' }),
   };
 
   constructor(
@@ -231,16 +239,17 @@ export class RunDriver {
   }
 
   private async reconcileOpenTurn(): Promise<void> {
-    const { registry, toolTimeoutMs } = this.parts;
+    const { registry, toolTimeoutMs, toolConcurrency } = this.parts;
     this.closingResumedTurn = true;
     await reconcileOpenTurn({
       runId: this.runId,
       registry,
       toolTimeoutMs,
+      toolConcurrency,
       ledger: this.durable.ledger,
       changedTools: this.changedTools,
       context: () => this.snapshot.context,
-      record: (call, result, note) => this.recordOutcome(call, result, note),
+      record: (group, othersRunning) => recordOutcomes(this.ledger, group, othersRunning),
       run: (call) => this.runCall(call),
       noteReuse: (note) => void this.pendingReuses.push(note),
       report: (call, decision, detail, { rule, basis }) => this.emit({ type: 'reconciled', call: this.callView(call), decision, detail, rule, basis }),
@@ -304,34 +313,6 @@ export class RunDriver {
   }
 
   /**
-   * Records a call's outcome: the ledger write. If the write fails, the outcome is still the
-   * truth about a call that happened, so it goes on to the model as it is (an is_error instead
-   * would make the model try again under a new id and repeat the effect); the user is alerted.
-   * An outcome the journal cannot encode is recorded as "it ran, its result is lost" instead:
-   * the call happened, and a resume must not run it again.
-   */
-  private async recordOutcome(call: PendingCall, result: ToolOutcome, note?: RecordNote, mayReplace = true): Promise<AnnouncedEffect | null> {
-    const before = this.snapshot;
-    const [next, actions] = transition(agentLoopMachine, before, { type: 'TOOL_RESULT', outcome: result });
-    if (next === before) throw new Error(`the machine did not take the result of ${call.id} in ${this.state}`);
-    this.snapshot = next;
-    // The turn's last outcome is written without its own fsync: checkpoint B, written right after it, syncs both.
-    const last = effectOfActions(actions) === 'requestTurnClose';
-    try {
-      await this.persist('TOOL_RESULT', note, { sync: !last });
-    } catch (error) {
-      if (error instanceof RecordEncodeError && mayReplace) {
-        this.snapshot = before;
-        return this.recordOutcome(call, unrecordableOutcome(call, error.problem), note, false);
-      }
-      if (!(error instanceof StoreWriteError)) throw error;
-      this.emit({ type: 'ledger-write-failed', call: this.callView(call), error });
-    }
-    this.inspection.took({ type: 'TOOL_RESULT', outcome: result });
-    return last ? this.step({ type: 'CLOSE_TURN' }) : effectOfActions(actions);
-  }
-
-  /**
    * Waits for the decision about the awaited call and records it; the inbox entry it came from
    * is settled only once the record is durable. Null: no decision, and the run is not to wait.
    */
@@ -372,18 +353,26 @@ export class RunDriver {
 
   /** Appends the transition to the journal; resolves once it is durable. */
   private async persist(event: RecordEvent, note?: RecordNote, options?: AppendOptions, at = Date.now()): Promise<void> {
-    const state = this.state;
-    const context = this.snapshot.context;
+    await this.persistSteps([{ snapshot: this.snapshot, event, note, at }], options);
+  }
+
+  /** Appends transitions as one unit (journal-unit.ts), each its own record; resolves once they are durable. */
+  private async persistSteps(steps: readonly JournalStep[], options?: AppendOptions): Promise<void> {
     const resumed = this.pendingResumeNote;
     const reused = this.pendingReuses.length ? this.pendingReuses : null;
-    const fullNote = resumed || reused ? { ...note, ...(resumed ? { resumed } : {}), ...(reused ? { reused } : {}) } : note;
-    const record = this.parts.snapshots.encode(this.durable, { seq: this.seq, at, event, state, context, note: fullNote }, options);
-    const receipt = await this.parts.store.append(record, options);
+    const first = steps[0]!;
+    const note = resumed || reused ? { ...first.note, ...(resumed ? { resumed } : {}), ...(reused ? { reused } : {}) } : first.note;
+    const records = encodeSteps(this.parts.snapshots, this.durable, this.seq, [{ ...first, note }, ...steps.slice(1)], options);
+    const receipts = await appendUnit(this.parts.store, records, options);
     this.pendingResumeNote = null;
     this.pendingReuses = [];
-    this.durable = this.parts.snapshots.durableAfter(record, this.durable, state, context);
-    this.seq += 1;
-    await this.reportSaved(record, receipt, options?.sync !== false);
+    for (const [index, record] of records.entries()) {
+      const { snapshot } = steps[index]!;
+      if (records.length > 1) this.snapshot = snapshot; // each record of a unit is reported with its own state
+      this.durable = this.parts.snapshots.durableAfter(record, this.durable, snapshot.value as AgentStateName, snapshot.context);
+      this.seq += 1;
+      await this.reportSaved(record, receipts[index]!, options?.sync !== false);
+    }
   }
 
   private async reportSaved(record: JournalRecord, receipt: AppendReceipt, durable = true): Promise<void> {

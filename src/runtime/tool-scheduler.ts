@@ -11,14 +11,23 @@
  * - "Finished" means its outcome is in the ledger. Each outcome is recorded the moment its call
  *   returns, by one writer (in completion order, never two appends at once); the user message
  *   that closes the turn still lists the results in the model's order (toolResultsMessageOf).
+ * - Group commit: outcomes that come back while the writer waits for the disk are written
+ *   together by its next write, each still its own transition and record, with one fsync for all.
+ *   While other calls are in flight the writer waits for the disk without blocking, so that their
+ *   outcomes can gather meanwhile.
+ *
+ * A resume settles the open calls of a turn by the same rule (runInOrder: reconcile/carry-out.ts):
+ * read-only re-runs side by side, anything with a side effect alone and in the model's order.
  *
  * If a record fails (a crash point, a lost lock), nothing more of the turn is recorded and the
- * error goes up at once: the calls still in flight are left to finish unrecorded, as a killed
- * process would leave them, and a resume reconciles them like any open call.
+ * error goes up once the write under way has ended: the calls still in flight are left to
+ * finish unrecorded, as a killed process would leave them, and a resume reconciles them like any
+ * open call.
  */
 import type { AnnouncedEffect } from '../../machines/agent-loop.effects.ts';
 import { awaitsDecision, openCalls } from '../../machines/agent-loop.logic.ts';
 import type { AgentContext, PendingCall, ToolOutcome } from '../../machines/agent-loop.types.ts';
+import type { RecordNote } from '../store/journal-record.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 
 export const DEFAULT_TOOL_CONCURRENCY = 4;
@@ -32,13 +41,27 @@ export interface SchedulerParts {
   readonly signal: AbortSignal | undefined;
 }
 
+/** A call's outcome, ready for the ledger; a resume notes which rule settled it. */
+export interface Finished {
+  readonly call: PendingCall;
+  readonly outcome: ToolOutcome;
+  readonly note?: RecordNote | undefined;
+}
+
+/**
+ * Records outcomes that finished together, in the order given, as one write (one fsync); each is
+ * its own transition and record. `othersRunning`: other calls of the turn are in flight (the
+ * write then waits for the disk without blocking). Resolves to the effect the last transition announced.
+ */
+export type RecordGroup = (group: readonly Finished[], othersRunning: boolean) => Promise<AnnouncedEffect | null>;
+
 /** What the scheduler needs of the driver. */
 export interface ToolTurn {
   context(): AgentContext;
   /** Runs the call (the tool's effect), returning its outcome. */
   run(call: PendingCall): Promise<ToolOutcome>;
-  /** Records the outcome (the ledger write); resolves to the effect the transition announced. */
-  record(call: PendingCall, outcome: ToolOutcome): Promise<AnnouncedEffect | null>;
+  /** Records outcomes (the ledger write). */
+  record: RecordGroup;
   /** The call needs a decision it does not have: record that it waits (DECISION_NEEDED). */
   waitFor(call: PendingCall): Promise<AnnouncedEffect | null>;
   /** A cancel or pause was asked: start nothing more (what is in flight is recorded first; the step boundary takes it up). */
@@ -75,48 +98,135 @@ export function toolConcurrencyOf(value: number | undefined): number {
 export async function runOpenCalls(parts: SchedulerParts, turn: ToolTurn): Promise<AnnouncedEffect | null> {
   const queue = openCalls(turn.context());
   if (queue.length === 0) throw new Error('runPendingTools announced with no open call');
-  const inFlight = new Map<string, Promise<void>>();
+  const jobs = queue.map((call): Job => ({ call, overlaps: mayOverlap(parts.registry, call), finish: async () => ({ call, outcome: await turn.run(call) }) }));
+  return runInOrder(jobs, {
+    limit: parts.toolConcurrency,
+    signal: parts.signal,
+    record: turn.record,
+    stopAsked: turn.stopAsked,
+    instead: (job) => (awaitsDecision(turn.context(), job.call) ? turn.waitFor(job.call) : null),
+  }, 'runPendingTools');
+}
+
+/** One call to settle: whether it may run beside others, and how to get its outcome (null: nothing to record). */
+export interface Job {
+  readonly call: PendingCall;
+  readonly overlaps: boolean;
+  finish(): Promise<Finished | null>;
+}
+
+export interface OrderRules {
+  /** At most this many jobs in flight. */
+  readonly limit: number;
+  readonly signal?: AbortSignal | undefined;
+  readonly record: RecordGroup;
+  /** Asked before jobs are started: true starts nothing more. */
+  readonly stopAsked?: (() => Promise<boolean>) | undefined;
+  /** A job that runs alone, reached with nothing in flight: what to do instead of starting it (null: start it). */
+  readonly instead?: ((job: Job) => Promise<AnnouncedEffect | null> | null) | undefined;
+}
+
+/**
+ * The scheduler's rule (see the top of this file) for any list of jobs in the model's order;
+ * returns the effect the last record announced (`initial` when nothing was recorded).
+ */
+export async function runInOrder(jobs: readonly Job[], rules: OrderRules, initial: AnnouncedEffect | null): Promise<AnnouncedEffect | null> {
+  const inFlight = new Map<Job, Promise<void>>();
+  const writer = new GroupWriter((group) => rules.record(group, inFlight.size > group.length), initial);
   let alone = false;
   let failure: { error: unknown } | null = null;
-  let writes: Promise<unknown> = Promise.resolve();
-  let effect: AnnouncedEffect | null = 'runPendingTools';
   let next = 0;
 
-  const start = (call: PendingCall, runsAlone: boolean) => {
+  const start = (job: Job) => {
     const task = (async () => {
-      const outcome = await turn.run(call);
-      if (failure) return;
-      // One writer: each record waits for the one before it, so appends go in completion order.
-      const write = writes.then(async () => {
-        if (failure) return;
-        effect = await turn.record(call, outcome);
-      });
-      writes = write;
-      await write;
+      const finished = await job.finish();
+      if (failure || !finished) return;
+      await writer.write(finished);
     })()
       .catch((error: unknown) => {
         failure ??= { error };
+        writer.fail(error);
       })
       .finally(() => {
-        inFlight.delete(call.id);
-        if (runsAlone) alone = false;
+        inFlight.delete(job);
+        if (!job.overlaps) alone = false;
       });
-    inFlight.set(call.id, task);
+    inFlight.set(job, task);
   };
 
   for (;;) {
-    if (failure) throw (failure as { error: unknown }).error;
-    const stop = next < queue.length && turn.stopAsked !== undefined && (await turn.stopAsked());
-    while (!stop && next < queue.length && !alone && inFlight.size < parts.toolConcurrency && !parts.signal?.aborted) {
-      const call = queue[next]!;
-      const runsAlone = !mayOverlap(parts.registry, call);
-      if (runsAlone && inFlight.size > 0) break;
-      if (awaitsDecision(turn.context(), call)) return turn.waitFor(call);
-      next += 1;
-      alone = runsAlone;
-      start(call, runsAlone);
+    if (failure) {
+      // The write under way ends first: the store is never closed under a write waiting for the disk.
+      await writer.idle();
+      throw (failure as { error: unknown }).error;
     }
-    if (inFlight.size === 0) return effect;
+    const stop = next < jobs.length && rules.stopAsked !== undefined && (await rules.stopAsked());
+    while (!stop && next < jobs.length && !alone && inFlight.size < rules.limit && !rules.signal?.aborted) {
+      const job = jobs[next]!;
+      if (!job.overlaps && inFlight.size > 0) break;
+      const instead = rules.instead?.(job);
+      if (instead) return instead;
+      next += 1;
+      alone = !job.overlaps;
+      start(job);
+    }
+    if (inFlight.size === 0) return writer.effect;
     await Promise.race(inFlight.values());
+  }
+}
+
+/**
+ * The one writer of a turn's outcomes: a write at a time, in completion order; what arrives
+ * while one is under way is written together by the next (group commit). A failed write fails
+ * what waits behind it too: nothing more of the turn is recorded.
+ */
+class GroupWriter {
+  private queue: Array<{ finished: Finished; resolve: () => void; reject: (error: unknown) => void }> = [];
+  private writing: Promise<void> | null = null;
+  private failed: { error: unknown } | null = null;
+
+  constructor(
+    private readonly record: (group: readonly Finished[]) => Promise<AnnouncedEffect | null>,
+    public effect: AnnouncedEffect | null,
+  ) {}
+
+  /** Resolves once the outcome is recorded. */
+  write(finished: Finished): Promise<void> {
+    if (this.failed) return Promise.reject(this.failed.error);
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ finished, resolve, reject });
+      this.writing ??= this.drain();
+    });
+  }
+
+  /** Writes nothing more (the write under way ends): what waits, or comes later, fails with `error`. */
+  fail(error: unknown): void {
+    this.failed ??= { error };
+  }
+
+  /** Resolves once no write is under way. */
+  idle(): Promise<void> {
+    return this.writing ?? Promise.resolve();
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.queue.length > 0) {
+        const group = this.queue.splice(0);
+        if (this.failed) {
+          for (const entry of group) entry.reject(this.failed.error);
+          continue;
+        }
+        try {
+          this.effect = await this.record(group.map((entry) => entry.finished));
+          for (const entry of group) entry.resolve();
+        } catch (error) {
+          this.fail(error);
+          for (const entry of group) entry.reject(error);
+        }
+      }
+    } finally {
+      this.writing = null;
+    }
   }
 }

@@ -11,7 +11,21 @@ export class FinishOrder {
   /** False: every call returns at once (a resume that re-runs calls one at a time must not wait). */
   active = true;
 
-  constructor(readonly order: readonly string[]) {}
+  private readonly started: string[] = [];
+  private releaseTogether: (() => void) | null = null;
+  private readonly allStarted: Promise<void>;
+
+  /**
+   * `together`: the calls of `order` return at the same instant instead, once every one of them
+   * has started (released in that order, in one go): their outcomes come back while the first
+   * one's write waits for the disk.
+   */
+  constructor(
+    readonly order: readonly string[],
+    readonly together = false,
+  ) {
+    this.allStarted = new Promise((resolve) => (this.releaseTogether = resolve));
+  }
 
   /** Feed the run's events here. */
   readonly observe = (event: RunEvent): void => {
@@ -25,6 +39,11 @@ export class FinishOrder {
 
   /** Resolves once every call ranked before `id` is recorded. */
   turnOf(id: string): Promise<void> {
+    if (this.together && this.active && this.order.includes(id)) {
+      this.started.push(id);
+      if (this.order.every((other) => this.started.includes(other))) this.releaseTogether!();
+      return this.allStarted;
+    }
     const rank = this.order.indexOf(id);
     const before = rank === -1 ? this.order : this.order.slice(0, rank);
     if (!this.active || before.every((other) => this.recorded.has(other))) return Promise.resolve();

@@ -20,10 +20,11 @@ export interface CrashCase {
   label: string;
   /**
    * After the kill, the machine loses power too: what was written without an fsync is gone.
-   * Only where the run had such a record that matters: a turn's last ledger entry, whose fsync
-   * is checkpoint B's, right after it.
+   * Only where the run had such a record that matters: a turn's last ledger entry (with the
+   * entries written in one unit with it: group commit), whose fsync is checkpoint B's, right after it.
+   * How many records it takes back.
    */
-  powerLoss?: boolean;
+  powerLoss?: number;
 }
 
 /** With `powerLoss`, a second case at each turn's last ledger entry, where a power loss differs from a kill. */
@@ -33,8 +34,8 @@ export function crashCases(paths: CrashPath[], options: { powerLoss?: boolean } 
       step.labels.flatMap((label) => {
         const name = `${describeStep(step)} ✂ ${label} (path ${crashPath.id}${stepIndex > 1 ? `, step ${stepIndex}` : ''})`;
         const crash = { name, path: crashPath, stepIndex, label };
-        const unsynced = options.powerLoss && label.startsWith('after-effect-write:') && step.effects.returned === 'requestTurnClose';
-        return unsynced ? [crash, { ...crash, name: `${name} + power loss`, powerLoss: true }] : [crash];
+        const unsynced = options.powerLoss && label.startsWith('after-effect-write:') ? (step.unsynced ?? 0) : 0;
+        return unsynced ? [crash, { ...crash, name: `${name} + power loss`, powerLoss: unsynced }] : [crash];
       }),
     ),
   );
@@ -119,8 +120,8 @@ async function checkCrashInvariants(crash: CrashCase, stores: ScenarioStores, ba
   if (crash.powerLoss) {
     const before = await reload(stores, key);
     expect(stores.loseUnsynced!(key), 'bytes written without an fsync').toBeGreaterThan(0);
-    // The turn's last ledger entry is gone with the power: the run stands at the record before it.
-    expect((await reload(stores, key)).records.length).toBe(before.records.length - 1);
+    // The turn's last ledger entry (and its unit) is gone with the power: the run stands at the record before it.
+    expect((await reload(stores, key)).records.length).toBe(before.records.length - crash.powerLoss);
   }
 
   // 4. A crash at a transition boundary leaves a store that loads, with nothing cut off.

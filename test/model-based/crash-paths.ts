@@ -56,6 +56,12 @@ export interface Scenario {
    */
   finishOrder?: string[];
   /**
+   * A turn whose read-only calls all return at the same instant (each once all have started): the
+   * first outcome is written alone, the others come back while it waits for the disk and are
+   * written together after it, as one unit (group commit). Set only by the reply of grouped lookups.
+   */
+  finishTogether?: string[];
+  /**
    * Where a cancel is asked (written to the run's real control inbox) as the run saves this step:
    * a {@link stepFingerprint}. Absent: never cancelled.
    */
@@ -71,6 +77,10 @@ export const OVERLAPPING_TOOLS: ReadonlySet<string> = new Set(['lookup']);
 
 /** Labels of the replies whose read-only calls run side by side and may finish in any order. */
 const PARALLEL_REPLIES = new Set(['reply: three lookups', 'reply: two lookups + charge_card']);
+/** The reply whose read-only calls all finish together (their outcomes group-committed). */
+const TOGETHER_REPLY = 'reply: three lookups together';
+/** Its calls' ids: the walk tells its turn from the others by them. */
+const TOGETHER_IDS = ['t1_ga', 't1_gb', 't1_gc'];
 
 /**
  * The open calls that may finish next, as the tool scheduler starts them: the calls before the
@@ -99,6 +109,12 @@ export interface PathStep {
   transitions: readonly AnyTransitionDefinition[];
   /** What the live transition announced, and what the resting snapshot announces on its own. */
   effects: { returned: AnnouncedEffect | null; announced: AnnouncedEffect | null };
+  /**
+   * Set where the step's ledger entry is written without an fsync of its own (the turn's last
+   * entry, and what was written in one unit with it): how many records a power loss right after
+   * the step's entry takes back.
+   */
+  unsynced?: number;
 }
 
 export interface CrashPath {
@@ -132,7 +148,8 @@ export const PAUSE_LIMIT = 1;
 
 /** The turn just closed ran read-only calls side by side (the ids only those replies use). */
 function closedParallelTurn(context: Snapshot['context']): boolean {
-  return JSON.stringify(context.messages.at(-2)?.content ?? '').includes('"t1_a"');
+  const content = JSON.stringify(context.messages.at(-2)?.content ?? '');
+  return content.includes('"t1_a"') || content.includes(`"${TOGETHER_IDS[0]}"`);
 }
 
 /**
@@ -251,6 +268,8 @@ export function eventsFor(snapshot: Snapshot): PathEvent[] {
             { id: 't1_charge', name: 'charge_card', input: { amount: 2 } },
           ]),
         },
+        // Three lookups that come back at once: their outcomes share writes (group commit).
+        { type: 'MODEL_REPLY', label: TOGETHER_REPLY, reply: toolUseReply(TOGETHER_IDS.map((id) => ({ id, name: 'lookup', input: { q: id } }))) },
       );
     }
     if (context.messages.length === 1) {
@@ -285,6 +304,10 @@ export function eventsFor(snapshot: Snapshot): PathEvent[] {
     if (!call) return [{ type: 'CLOSE_TURN', label: 'close turn' }];
     if (awaitsDecision(context, call)) return [{ type: 'DECISION_NEEDED', tool_use_id: call.id, at: 0, label: `${call.name} waits` }];
     const startable = startableCalls(context);
+    if (TOGETHER_IDS.includes(call.id)) {
+      // They come back at once, in the model's order, and are recorded in that order: one path.
+      return [{ type: 'TOOL_RESULT', label: `${call.name} ${call.id.slice(3)} ran`, behaviour: 'ok', outcome: { tool_use_id: call.id, name: call.name, kind: 'ran', content: 'ok', is_error: false } }];
+    }
     if (startable.length > 1) {
       // Calls in flight side by side: any of them may finish next (each runs, to keep the graph small).
       return startable.map((open) => ({
@@ -488,6 +511,7 @@ function toCrashPath(
     const cancelledFrom = before;
     before = step.state;
     const labels: string[] = [];
+    let unsynced = 0;
     if (event.type === 'MODEL_REPLY' && JSON.stringify(event.reply.content).includes(LONG_TEXT)) scenario.compaction ??= { summary: 'ok' };
     switch (event.type) {
       case 'COMPACT':
@@ -515,6 +539,10 @@ function toCrashPath(
           scenario.finishOrder = ids.filter((id) => OVERLAPPING_TOOLS.has(nameOf(event.reply, id)));
           finished = 0;
         }
+        if (event.label === TOGETHER_REPLY) {
+          for (const id of TOGETHER_IDS) scenario.behaviours[id] = 'ok';
+          scenario.finishTogether = [...TOGETHER_IDS];
+        }
         labels.push(next('model-reply'), next(pointOf({ event: 'MODEL_REPLY', state: to })));
         break;
       case 'TOOL_RESULT':
@@ -525,9 +553,19 @@ function toCrashPath(
           order.splice(finished++, 0, event.outcome.tool_use_id);
           scenario.finishOrder = order;
         }
+        if (scenario.finishTogether?.includes(event.outcome.tool_use_id)) {
+          // All return before the first outcome is durable; the others are written after it as one
+          // unit, the turn's last among them: written, its fsync checkpoint B's.
+          const first = event.outcome.tool_use_id === scenario.finishTogether[0];
+          if (first) for (const _ of scenario.finishTogether) labels.push(next('tool-return'));
+          labels.push(next('effect-write'));
+          if (!first) unsynced = scenario.finishTogether.length - 1;
+          break;
+        }
         labels.push(next('tool-return'));
         if (event.behaviour === 'ledger-write-fails') scenario.failingEffectWrites.push(effectWriteAttempts);
         else labels.push(next('effect-write'));
+        if (effects.returned === 'requestTurnClose') unsynced = 1;
         break;
       case 'CLOSE_TURN':
         labels.push(next('save-b'));
@@ -552,7 +590,7 @@ function toCrashPath(
         labels.push(next('save-budget'));
         break;
     }
-    steps.push({ from, to, event, labels, transitions, effects });
+    steps.push({ from, to, event, labels, transitions, effects, ...(unsynced ? { unsynced } : {}) });
     from = to;
     lastEvent = event.type;
   }

@@ -163,7 +163,10 @@ function parts(scenario: Scenario, key: string, world: World, withFaults: boolea
       world.order?.observe(event);
       askCancel(event);
     },
-    toolTimeoutMs: 5_000,
+    // Generous: a call of a parallel turn returns only once the outcomes ranked before it are
+    // durable, and a grouped write waits for its fsync without blocking, so a disk loaded by
+    // other suites (an fsync of seconds) counts against the call's time limit.
+    toolTimeoutMs: 30_000,
     allowQuestions: true,
     onDecision: (request: DecisionRequest) => {
       world.asked.set(request.tool_use_id, (world.asked.get(request.tool_use_id) ?? 0) + 1);
@@ -178,7 +181,7 @@ function parts(scenario: Scenario, key: string, world: World, withFaults: boolea
 export async function playScenario(scenario: Scenario, key: string, world: World, stores: ScenarioStores, crashAfter?: string): Promise<Played> {
   const events: RunEvent[] = [];
   const crashPoints = new CrashPoints(crashAfter);
-  world.order = scenario.finishOrder ? new FinishOrder(scenario.finishOrder) : null;
+  world.order = scenario.finishTogether ? new FinishOrder(scenario.finishTogether, true) : scenario.finishOrder ? new FinishOrder(scenario.finishOrder) : null;
   const base = parts(scenario, key, world, true, events, stores);
   try {
     const result = await startRun({ ...base, task: 'the task', maxTurns: scenario.maxTurns, maxPausesInARow: scenario.maxPausesInARow, budget: scenario.budget, crashPoints });
@@ -194,7 +197,7 @@ export async function playScenario(scenario: Scenario, key: string, world: World
 /** Resumes from the store alone, with a fresh runtime and no write faults (the disk has recovered). */
 export async function resumeScenario(scenario: Scenario, key: string, world: World, stores: ScenarioStores): Promise<Played> {
   const events: RunEvent[] = [];
-  // A resume re-runs the open calls one at a time, in the model's order: none may wait for another.
+  // A resume re-runs the open calls as they come (side by side where they may): none waits for another.
   if (world.order) world.order.active = false;
   const base = parts(scenario, key, world, false, events, stores);
   try {

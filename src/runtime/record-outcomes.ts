@@ -1,0 +1,76 @@
+/**
+ * Records the outcomes of a turn's calls: the ledger writes. Outcomes that finished together
+ * (gathered while the write before them waited for the disk: tool-scheduler.ts) are one write
+ * (journal-unit.ts): each is still its own TOOL_RESULT transition and record; one fsync makes
+ * them all durable. The turn's last outcome, with what finished beside it, is written without
+ * an fsync of its own: checkpoint B, written right after it, makes them durable before the
+ * next model call, the first thing that depends on them.
+ *
+ * If the write fails, the outcomes are still the truth about calls that happened, so they go on
+ * to the model as they are (an is_error instead would make the model try again under a new id
+ * and repeat the effect); the user is alerted. An outcome the journal cannot encode is recorded
+ * as "it ran, its result is lost" instead: the call happened, and a resume must not run it again.
+ */
+import type { AnyEventObject, SnapshotFrom } from 'xstate';
+import type { AnnouncedEffect } from '../../machines/agent-loop.effects.ts';
+import { effectOfActions } from '../../machines/agent-loop.effects.ts';
+import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
+import type { PendingCall } from '../../machines/agent-loop.types.ts';
+import { StoreWriteError } from '../store/errors.ts';
+import { RecordEncodeError } from '../store/framing.ts';
+import type { AppendOptions } from '../store/store.ts';
+import { unrecordableOutcome } from '../tools/recordable.ts';
+import type { JournalStep } from './journal-unit.ts';
+import { transition } from './machine-step.ts';
+import type { Finished } from './tool-scheduler.ts';
+
+type AgentSnapshot = SnapshotFrom<typeof agentLoopMachine>;
+
+/** What recording needs of the driver. */
+export interface LedgerHost {
+  snapshot(): AgentSnapshot;
+  /** The run's snapshot is now this one (written or not). */
+  advance(snapshot: AgentSnapshot): void;
+  /** Writes the steps as one unit; resolves once durable (or written, without a sync). */
+  persist(steps: readonly JournalStep[], options: AppendOptions): Promise<void>;
+  took(event: AnyEventObject): void;
+  writeFailed(call: PendingCall, error: StoreWriteError): void;
+  closeTurn(): Promise<AnnouncedEffect | null>;
+}
+
+export async function recordOutcomes(host: LedgerHost, group: readonly Finished[], othersRunning: boolean, mayReplace = true): Promise<AnnouncedEffect | null> {
+  const before = host.snapshot();
+  const steps: JournalStep[] = [];
+  let snapshot = before;
+  let effect: AnnouncedEffect | null = null;
+  for (const { call, outcome, note } of group) {
+    const [next, taken] = transition(agentLoopMachine, snapshot, { type: 'TOOL_RESULT', outcome });
+    if (next === snapshot) throw new Error(`the machine did not take the result of ${call.id} in ${String(snapshot.value)}`);
+    steps.push({ snapshot: next, event: 'TOOL_RESULT', note, at: Date.now() });
+    snapshot = next;
+    effect = effectOfActions(taken);
+  }
+  host.advance(snapshot);
+  const last = effect === 'requestTurnClose';
+  try {
+    await host.persist(steps, { sync: !last, groupCommit: othersRunning });
+  } catch (error) {
+    if (error instanceof RecordEncodeError && mayReplace) {
+      host.advance(before);
+      return group.length === 1
+        ? recordOutcomes(host, [{ ...group[0]!, outcome: unrecordableOutcome(group[0]!.call, error.problem) }], othersRunning, false)
+        : recordEachAlone(host, group, othersRunning);
+    }
+    if (!(error instanceof StoreWriteError)) throw error;
+    for (const { call } of group) host.writeFailed(call, error);
+  }
+  for (const { outcome } of group) host.took({ type: 'TOOL_RESULT', outcome });
+  return last ? host.closeTurn() : effect;
+}
+
+/** A unit one of whose outcomes the journal cannot encode: each on its own, so that only that one is replaced. */
+async function recordEachAlone(host: LedgerHost, group: readonly Finished[], othersRunning: boolean): Promise<AnnouncedEffect | null> {
+  let effect: AnnouncedEffect | null = null;
+  for (const finished of group) effect = await recordOutcomes(host, [finished], othersRunning);
+  return effect;
+}
