@@ -146,7 +146,9 @@ describe.skipIf(!postgresAvailable())('group commit on PostgreSQL', () => {
   function countingPool(): { pool: pg.Pool; syncedCommits: () => number } {
     let synced = 0;
     const query = (...args: unknown[]) => {
-      const [text, values] = args as [unknown, unknown[] | undefined];
+      // A query as text and values, or as one config object (the store's named append statement).
+      const [first, second] = args as [unknown, unknown[] | undefined];
+      const { text, values } = typeof first === 'object' && first !== null ? (first as { text?: unknown; values?: unknown[] }) : { text: first, values: second };
       if (typeof text === 'string' && text.includes("set_config('synchronous_commit'") && values?.[10] === 'on') synced += 1;
       return (pool.query as (...a: unknown[]) => unknown)(...args);
     };
