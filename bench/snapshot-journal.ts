@@ -22,7 +22,10 @@ import { type AgentContext, type AgentEvent, type Message, ZERO_USAGE } from '..
 import { toolUseReply } from '../src/model/scripted-model.ts';
 import { SimulatedCrash } from '../src/runtime/crash-points.ts';
 import { startRun } from '../src/runtime/run-api.ts';
-import { DEFAULT_SNAPSHOT_EVERY, SnapshotPolicy } from '../src/runtime/snapshot-policy.ts';
+import { SnapshotPolicy } from '../src/runtime/snapshot-policy.ts';
+
+/** A count besides the cuts (this input's context is cut back every 50 turns, as a compaction would). */
+const SNAPSHOTS_EVERY = 1000;
 import { FileStore } from '../src/store/file-store.ts';
 import { foldJournal } from '../src/store/fold-journal.ts';
 import { type DurableView, encodeRecord, ledgerEntriesOf, type TransitionToEncode } from '../src/store/journal-codec.ts';
@@ -70,7 +73,7 @@ async function write(dir: string, turns: number, mode: WriteMeasure['mode']): Pr
   const folded = foldJournal(store.location, loaded);
   const first = loaded.records[0]!.record;
   let last = loaded.records[loaded.records.length - 1]!.record;
-  const policy = mode === 'snapshots' ? new SnapshotPolicy(DEFAULT_SNAPSHOT_EVERY, first, last) : new NoSnapshots(0, first, last);
+  const policy = mode === 'snapshots' ? new SnapshotPolicy(SNAPSHOTS_EVERY, first, last) : new NoSnapshots(0, first, last);
   let snapshot = agentLoopMachine.resolveState({ value: folded.state, context: folded.context });
   let durable: DurableView = folded;
   let seq = last.seq + 1;

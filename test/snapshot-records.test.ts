@@ -16,7 +16,7 @@ import { SimulatedCrash } from '../src/runtime/crash-points.ts';
 import { readRunHistory, readRunStatus } from '../src/runtime/run-status.ts';
 import { resumeRun, startRun, type StartOptions } from '../src/runtime/run-api.ts';
 import type { RunEvent } from '../src/runtime/run-events.ts';
-import { SnapshotEveryError, snapshotEveryOf, SNAPSHOT_EVERY_ENV, SnapshotPolicy, snapshotPolicyFor, snapshotsAtEvent } from '../src/runtime/snapshot-policy.ts';
+import { SnapshotEveryError, snapshotEveryOf, SNAPSHOT_EVERY_ENV, SnapshotPolicy, snapshotsAtEvent } from '../src/runtime/snapshot-policy.ts';
 import { StoreCorruptError } from '../src/store/errors.ts';
 import { FileStore, JOURNAL_FILE } from '../src/store/file-store.ts';
 import { foldJournal } from '../src/store/fold-journal.ts';
@@ -273,7 +273,7 @@ describe('what the process keeps', () => {
   });
 });
 
-describe('the default rule: a snapshot only where it pays', () => {
+describe('by default, a snapshot only at a compaction', () => {
   /** A run of `turns` one-call turns with ~2 KB results, never compacted; the records it wrote. */
   async function plainRun(turns: number, snapshotEvery?: number): Promise<JournalRecord[]> {
     const store = new MemoryStore();
@@ -294,33 +294,11 @@ describe('the default rule: a snapshot only where it pays', () => {
     expect(counted.filter((record) => record.snapshot).map((record) => record.seq)).toEqual([1000, 2000]);
     expect(bytes(counted)).toBeGreaterThan(1.5 * bytes(byDefault));
   }, 60_000);
-
-  it('counts as explicit an option or the environment variable, and the default otherwise', () => {
-    const first = { seq: 0 } as JournalRecord;
-    const amortized = (policy: SnapshotPolicy) => (policy as unknown as { amortized: boolean }).amortized;
-    expect(amortized(snapshotPolicyFor(undefined, first, first, {}))).toBe(true);
-    expect(amortized(snapshotPolicyFor(1000, first, first, {}))).toBe(false);
-    expect(amortized(snapshotPolicyFor(undefined, first, first, { [SNAPSHOT_EVERY_ENV]: '1000' }))).toBe(false);
-    expect(snapshotPolicyFor(undefined, first, first, {}).every).toBe(1000);
-  });
-
-  it('writes a count-due snapshot once a resume would read twice what it holds (a conversation much smaller than what was written)', async () => {
-    const records = await plainRun(6, 0);
-    const store = new MemoryStore();
-    const view = foldJournal(store.location, { header: undefined as never, records: records.map((record) => ({ record })) } as never);
-    const last = records.at(-1)!;
-    const policy = new SnapshotPolicy(2, records[0]!, last, { amortized: true });
-    // As many messages as before, their long results replaced by short ones: little left to restate.
-    const small = { ...view.context, messages: view.context.messages.map((message, index) => (index === 0 ? message : { role: message.role, content: 'short' })) };
-    const at = (seq: number, context: typeof small) => policy.encode(view, { seq, at: 1, event: 'REOPEN', state: view.state, context });
-    expect(at(last.seq + 2, view.context).snapshot).toBeUndefined();
-    expect(at(last.seq + 4, small).snapshot).toBeDefined();
-  });
 });
 
 describe('snapshotEvery', () => {
-  it('takes the option, else the environment, else 1,000; refuses what is not a whole number in range', () => {
-    expect(snapshotEveryOf(undefined, {})).toBe(1000);
+  it('takes the option, else the environment, else 0 (only at compactions); refuses what is not a whole number in range', () => {
+    expect(snapshotEveryOf(undefined, {})).toBe(0);
     expect(snapshotEveryOf(undefined, { [SNAPSHOT_EVERY_ENV]: '7' })).toBe(7);
     expect(snapshotEveryOf(3, { [SNAPSHOT_EVERY_ENV]: '7' })).toBe(3);
     expect(snapshotEveryOf(0, {})).toBe(0);

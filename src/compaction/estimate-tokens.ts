@@ -20,11 +20,6 @@ function charsOf(value: object): number {
   return chars;
 }
 
-/** A message's JSON length in characters, measured once per message. */
-export function messageChars(message: Message): number {
-  return charsOf(message);
-}
-
 export function estimateMessageTokens(message: Message): number {
   return Math.ceil(charsOf(message) / CHARS_PER_TOKEN);
 }

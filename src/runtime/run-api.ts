@@ -35,7 +35,7 @@ import type { RunObserver, RunResult } from './run-events.ts';
 import type { RunInspector } from './run-inspection.ts';
 import { API_COMMAND, checkOrigin, runOriginOf } from './run-origin.ts';
 import type { DriverParts } from './run-driver.ts';
-import { snapshotEveryOf, snapshotPolicyFor } from './snapshot-policy.ts';
+import { SnapshotPolicy, snapshotEveryOf } from './snapshot-policy.ts';
 import { RunDriver } from './run-driver.ts';
 import type { RunTracing } from '../telemetry/run-tracing.ts';
 import { tracedRun, withTracing } from './traced-run.ts';
@@ -110,8 +110,9 @@ export interface RunParts {
   decisionTimeoutMs?: number | undefined;
   /**
    * Write the whole state (a snapshot record) every this many records, so that a resume reads
-   * only from the last one; 0: only at compactions. Default DURABLE_AGENT_SNAPSHOT_EVERY, else
-   * 1,000 once the conversation written since the last snapshot is twice the one it restates.
+   * only from the last one; 0: only at compactions (every compaction's record is one). Default
+   * DURABLE_AGENT_SNAPSHOT_EVERY, else 0 (a run that never compacts would restate a growing
+   * conversation each time).
    */
   snapshotEvery?: number | undefined;
   /**
@@ -209,7 +210,7 @@ async function start(options: StartOptions, tracing: RunTracing | null): Promise
     const version = budgeted.budget || compaction || clearToolUses ? JOURNAL_VERSION : canNeedDecisions(decisionPolicy, offeredTools(options)) ? JOURNAL_VERSION_DECISIONS : JOURNAL_VERSION_PLAIN;
     const header = { format: JOURNAL_FORMAT, version, runId, createdAt: record.at, startedBy, ...(trace ? { trace } : {}), ...(decisionPolicy ? { decisionPolicy } : {}), ...(compaction ? { compaction } : {}), ...(clearToolUses ? { clearToolUses } : {}) } as const;
     const receipt = await store.create(header, record);
-    const snapshots = snapshotPolicyFor(options.snapshotEvery, record, record);
+    const snapshots = new SnapshotPolicy(snapshotEveryOf(options.snapshotEvery), record, record);
     const driver = new RunDriver({ ...parts, snapshots }, runId, snapshot, { state: 'awaitingModel', context: snapshot.context, ledger: new Map() }, 1);
     parts.observer({
       type: 'started',
@@ -268,7 +269,7 @@ async function resume(options: ResumeOptions, tracing: RunTracing | null): Promi
     if (message !== undefined) checkContinue(store.location, message, view.state, snapshot.context, options.maxTurns);
     const [first, last] = [loaded.records[0]!.record, loaded.records[loaded.records.length - 1]!.record];
     const driver = new RunDriver(
-      { ...parts, snapshots: snapshotPolicyFor(options.snapshotEvery, first, last) },
+      { ...parts, snapshots: new SnapshotPolicy(snapshotEveryOf(options.snapshotEvery), first, last) },
       loaded.header.runId,
       snapshot,
       { state: view.state, context: snapshot.context, ledger: view.ledger },
