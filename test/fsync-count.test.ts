@@ -3,7 +3,6 @@
  * needs checkpoint A durable before the tool runs and the ledger entry durable before the next
  * model call, so a one-call turn costs two fsyncs (A; the entry and B together).
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { endTurnReply, scriptedModel, toolUseReply } from '../src/model/scripted-model.ts';
@@ -12,6 +11,7 @@ import type { RunEvent } from '../src/runtime/run-events.ts';
 import { SimulatedCrash } from '../src/runtime/crash-points.ts';
 import { FileStore } from '../src/store/file-store.ts';
 import { defineTool } from '../src/tools/tool.ts';
+import { countFileSyncs } from './helpers/count-file-syncs.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
 const lookup = defineTool<{ q: string }>({
@@ -28,26 +28,12 @@ const lookup = defineTool<{ q: string }>({
  */
 function countSyncs() {
   const steps: string[] = [];
-  let syncs = 0;
-  for (const name of ['fsyncSync', 'fdatasyncSync'] as const) {
-    const real = fs[name].bind(fs);
-    vi.spyOn(fs, name).mockImplementation((fd: number) => {
-      syncs += 1;
-      real(fd);
-    });
-  }
-  // A write that waits for the disk without blocking (other calls of the turn still in flight) syncs through the callback form.
-  for (const name of ['fsync', 'fdatasync'] as const) {
-    const real = fs[name].bind(fs);
-    vi.spyOn(fs, name).mockImplementation(((fd: number, callback: fs.NoParamCallback) => {
-      syncs += 1;
-      real(fd, callback);
-    }) as typeof fs.fdatasync);
-  }
+  const syncsSince = countFileSyncs();
+  let counted = 0;
   const observer = (event: RunEvent) => {
     if (event.type !== 'saved') return;
-    steps.push(`${event.point}${event.durable ? '' : ' (written)'}: ${syncs}`);
-    syncs = 0;
+    steps.push(`${event.point}${event.durable ? '' : ' (written)'}: ${syncsSince() - counted}`);
+    counted = syncsSince();
   };
   return { steps, observer };
 }

@@ -18,6 +18,7 @@ import { openDatabase } from '../src/store/pg/pool.ts';
 import type { RunStore } from '../src/store/store.ts';
 import { defineTool } from '../src/tools/tool.ts';
 import { postgresAvailable, type PostgresServer, startPostgres } from './helpers/postgres-server.ts';
+import { countFileSyncs } from './helpers/count-file-syncs.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
 /** Read-only calls that all return in the same instant: each waits until all `n` have started. */
@@ -64,25 +65,6 @@ function perRecord(syncs: () => number) {
   return { steps, observer };
 }
 
-/** Counts fsync and fdatasync on the file store, the blocking and the callback forms. */
-function countFileSyncs(): () => number {
-  let syncs = 0;
-  for (const name of ['fsyncSync', 'fdatasyncSync'] as const) {
-    const real = fs[name].bind(fs);
-    vi.spyOn(fs, name).mockImplementation((fd: number) => {
-      syncs += 1;
-      real(fd);
-    });
-  }
-  for (const name of ['fsync', 'fdatasync'] as const) {
-    const real = fs[name].bind(fs);
-    vi.spyOn(fs, name).mockImplementation(((fd: number, callback: fs.NoParamCallback) => {
-      syncs += 1;
-      real(fd, callback);
-    }) as typeof fs.fdatasync);
-  }
-  return () => syncs;
-}
 
 /** The tool phase of the turn: from checkpoint A to checkpoint B (both included). */
 const toolPhase = (steps: string[]) => steps.slice(steps.findIndex((s) => s.startsWith('save-a')), steps.findIndex((s) => s.startsWith('save-b')) + 1);

@@ -4,9 +4,9 @@
  * (a 100,000-turn run would hold one line per save), and the screen is the same as when
  * every line was kept.
  */
-import { EventEmitter } from 'node:events';
 import { cleanup, render } from 'ink-testing-library';
 import { afterEach, describe, expect, it } from 'vitest';
+import { FakeTerminal } from '../helpers/fake-terminal.ts';
 import { endTurnReply, scriptedModel, toolUseReply } from '../../src/model/scripted-model.ts';
 import { startRun } from '../../src/runtime/run-api.ts';
 import type { RunEvent } from '../../src/runtime/run-events.ts';
@@ -44,21 +44,6 @@ function everyLine(events: readonly RunEvent[]): string[] {
   return view.log.map((entry) => entry.text);
 }
 
-class FakeTerminal extends EventEmitter {
-  isTTY = true;
-  columns = 100;
-  rows = 40;
-  written = '';
-  write = (chunk: string, callback?: () => void) => {
-    this.written += chunk;
-    callback?.();
-    return true;
-  };
-  get text(): string {
-    // eslint-disable-next-line no-control-regex
-    return this.written.replace(/\u001B\[[0-9;?]*[A-Za-z]/g, '');
-  }
-}
 
 describe('the live view over a long run', () => {
   it('holds as much after 2,000 turns as after 200: the lines written above it are let go', async () => {

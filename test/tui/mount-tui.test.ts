@@ -2,27 +2,11 @@
  * The TUI mounted by ink on a stand-in terminal: what reaches the screen, and how it lets go
  * of the terminal when the run ends, the command fails, or the process exits on the spot.
  */
-import { EventEmitter } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
+import { FakeTerminal } from '../helpers/fake-terminal.ts';
 import { createTuiReporter, type TuiReporter } from '../../src/tui/mount-tui.tsx';
 import { runDemo, SETTINGS } from './demo-events.ts';
 
-class FakeTerminal extends EventEmitter {
-  isTTY = true;
-  columns = 100;
-  rows = 40;
-  written = '';
-  write = (chunk: string, callback?: () => void) => {
-    this.written += chunk;
-    callback?.();
-    return true;
-  };
-  /** The text without escape sequences. */
-  get text(): string {
-    // eslint-disable-next-line no-control-regex
-    return this.written.replace(/\u001B\[[0-9;?]*[A-Za-z]/g, '');
-  }
-}
 
 const opened: TuiReporter[] = [];
 function open(terminal: FakeTerminal): TuiReporter {

@@ -2,8 +2,8 @@
  * A streamed reply on screen while it arrives: the TUI mounted on a stand-in terminal, the plain
  * log with --verbose, both fed by the real runtime and the real SDK against the fake API.
  */
-import { EventEmitter } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { FakeTerminal } from '../helpers/fake-terminal.ts';
 import { plainReporter } from '../../src/cli/plain-reporter.ts';
 import { anthropicModel } from '../../src/model/anthropic-model.ts';
 import { endTurnReply, toolUseReply } from '../../src/model/scripted-model.ts';
@@ -29,21 +29,6 @@ const REPLY = toolUseReply(
   'First I will check the forecast.\nThen I will answer.',
 );
 
-class FakeTerminal extends EventEmitter {
-  isTTY = true;
-  columns = 100;
-  rows = 40;
-  written = '';
-  write = (chunk: string, callback?: () => void) => {
-    this.written += chunk;
-    callback?.();
-    return true;
-  };
-  get text(): string {
-    // eslint-disable-next-line no-control-regex
-    return this.written.replace(/\u001B\[[0-9;?]*[A-Za-z]/g, '');
-  }
-}
 
 const opened: TuiReporter[] = [];
 afterEach(() => {
