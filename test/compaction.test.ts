@@ -18,6 +18,7 @@ import { defineTool } from '../src/tools/tool.ts';
 import { FakeAnthropic, type FakeOptions, type ReceivedRequest } from './helpers/fake-anthropic.ts';
 import { toolUseProblems } from './helpers/messages.ts';
 import { tempDir } from './helpers/temp-dir.ts';
+import { orphanResults } from './helpers/orphan-results.ts';
 
 const KEY = 'test-only-key-never-store-me-0123456789';
 const TURNS = 3_000;
@@ -193,15 +194,6 @@ describe.concurrent('past the context window: server compaction (the real SDK ag
   );
 });
 
-/** tool_results whose tool_use is not in the message right before them (a cut in the wrong place). */
-function orphanResults(messages: readonly Message[]): string[] {
-  return messages.flatMap((message, index) => {
-    if (message.role !== 'user' || typeof message.content === 'string') return [];
-    const before = messages[index - 1];
-    const uses = before && typeof before.content !== 'string' ? before.content.filter((b) => b.type === 'tool_use').map((b) => b.id) : [];
-    return message.content.filter((b) => b.type === 'tool_result' && !uses.includes(b.tool_use_id)).map((b) => `message ${index}: ${String(b.tool_use_id)}`);
-  });
-}
 
 describe('a compaction block in the journal', () => {
   it('folds back byte for byte, nulls and key order included', async () => {

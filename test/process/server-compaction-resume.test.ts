@@ -18,6 +18,7 @@ import { type CliRun, runCliAsync } from '../helpers/cli.ts';
 import { FakeAnthropic, type ReceivedRequest } from '../helpers/fake-anthropic.ts';
 import { toolUseProblems } from '../helpers/messages.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { orphanResults } from '../helpers/orphan-results.ts';
 
 const KEY = 'test-only-key-never-store-me-0123456789';
 const MODEL = 'claude-test-compaction';
@@ -51,15 +52,6 @@ const FAKE = { contextWindow: WINDOW, modelInfo: { max_input_tokens: WINDOW, com
 
 const store = (dir: string) => new FileStore(path.join(dir, '.durable-agent'));
 
-/** tool_results whose tool_use is not in the message right before them. */
-function orphanResults(messages: readonly Message[]): string[] {
-  return messages.flatMap((message, index) => {
-    if (message.role !== 'user' || typeof message.content === 'string') return [];
-    const before = messages[index - 1];
-    const uses = before && typeof before.content !== 'string' ? before.content.filter((b) => b.type === 'tool_use').map((b) => b.id) : [];
-    return message.content.filter((b) => b.type === 'tool_result' && !uses.includes(b.tool_use_id)).map((b) => `message ${index}: ${String(b.tool_use_id)}`);
-  });
-}
 
 const blocksOf = (messages: readonly Message[]) => messages.flatMap((m) => (typeof m.content === 'string' ? [] : m.content));
 const toolUseIds = (messages: readonly Message[]) => blocksOf(messages).filter((b) => b.type === 'tool_use').map((b) => String(b.id));
