@@ -14,7 +14,7 @@ import { FileDecisionInbox, type InboxPoint } from '../approval/file-decision-in
 import { fsyncDir } from '../util/durable-file.ts';
 import { CommitQueue } from './commit-queue.ts';
 import { StoreMissingError, StoreWriteError } from './errors.ts';
-import { type CommitMark, frameCommitMark, frameLine } from './framing.ts';
+import { type CommitMark, CommitMarkFramer, frameCommitMark, frameLine, LineFramer } from './framing.ts';
 import { environmentProblem, inEnvironment } from './fs-problems.ts';
 import type { JournalHeader, JournalRecord } from './journal-record.ts';
 import { type JournalBytes, type ReadJournal, readJournal } from './journal-reader.ts';
@@ -72,6 +72,9 @@ export class FileStore implements RunStore {
   readonly decisions: FileDecisionInbox;
   /** Appends made while a grouped fsync is in flight share the next one. */
   private readonly commits = new CommitQueue<PendingUnit, AppendReceipt>((units) => this.flushUnits(units, true));
+  /** Frames the lines of one flush, and its commit mark, in buffers reused from flush to flush. */
+  private readonly framer = new LineFramer();
+  private readonly markFramer = new CommitMarkFramer();
   /** Cancel and pause requests from other processes: DIR/control/<kind>.json. */
   readonly control: FileControlInbox;
 
@@ -221,28 +224,43 @@ export class FileStore implements RunStore {
     const position = this.position;
     if (!position) throw new Error('FileStore.append before create() or load({ repair: true })');
     this.held?.assertHeld();
-    const framed = units.map((unit) => unit.records.map((record, index) => frameUnitLine(record, unit.records.length - 1 - index)));
-    const lines = framed.flat();
-    const bytes = lines.reduce((sum, line) => sum + line.length, 0);
-    const next = { records: position.written.records + lines.length, bytes: position.written.bytes + bytes };
-    const sync = units.some((unit) => unit.sync);
-    const all = units.flatMap((unit) => unit.records);
+    // Every line of the flush is framed into one buffer (written before anything else is framed).
+    const framer = this.framer;
+    framer.reset();
+    const bytesEach: number[][] = [];
+    let count = 0;
+    let sync = false;
+    for (const unit of units) {
+      const each: number[] = [];
+      const last = unit.records.length - 1;
+      for (let index = 0; index <= last; index++) each.push(framer.frame(unitRecord(unit.records[index]!, last - index)));
+      bytesEach.push(each);
+      count += each.length;
+      sync ||= unit.sync;
+    }
+    const lines = framer.bytes();
+    const next = { records: position.written.records + count, bytes: position.written.bytes + lines.length };
     let syncMs: number | undefined;
-    let failed: JournalRecord = all[0]!;
+    let failed: JournalRecord = units[0]!.records[0]!;
     try {
       position.fd ??= fs.openSync(this.journalPath, 'r+');
       const at = position.written.bytes;
-      for (const [index, record] of all.entries()) {
-        failed = record;
-        const fault = this.faults.check(record);
-        if (!fault) continue;
-        const before = Buffer.concat(lines.slice(0, index));
-        writeAll(position.fd, Buffer.concat([before, lines[index]!.subarray(0, lines[index]!.length >> 1)]), at);
-        throw fault;
+      let lineStart = 0;
+      for (const [unitIndex, unit] of units.entries()) {
+        for (const [index, record] of unit.records.entries()) {
+          failed = record;
+          const lineBytes = bytesEach[unitIndex]![index]!;
+          const fault = this.faults.check(record);
+          if (fault) {
+            writeAll(position.fd, lines.subarray(0, lineStart + (lineBytes >> 1)), at);
+            throw fault;
+          }
+          lineStart += lineBytes;
+        }
       }
-      writeAll(position.fd, lines.length === 1 ? lines[0]! : Buffer.concat(lines), at);
+      writeAll(position.fd, lines, at);
       if (sync) {
-        writeAll(position.fd, frameCommitMark(next), position.markOffset);
+        writeAll(position.fd, this.markFramer.frame(next), position.markOffset);
         const syncStart = performance.now();
         if (grouped) await fdatasync(position.fd);
         else fs.fdatasyncSync(position.fd);
@@ -251,12 +269,11 @@ export class FileStore implements RunStore {
     } catch (error) {
       this.undoPartialWrite(position);
       throw new StoreWriteError(this.journalPath, describeRecord(failed), error);
+    } finally {
+      framer.reset();
     }
     position.written = next;
-    return framed.map((unitLines) => {
-      const each = unitLines.map((line) => line.length);
-      return { bytes: each.reduce((sum, n) => sum + n, 0), bytesEach: each, syncMs };
-    });
+    return bytesEach.map((each) => ({ bytes: each.reduce((sum, n) => sum + n, 0), bytesEach: each, syncMs }));
   }
 
   async lock(options: LockOptions = {}): Promise<RunLock> {
@@ -384,9 +401,9 @@ function snapshotOf(fd: number): Buffer {
 /** Enough to hold a header (tool names and all) and the commit mark after it. */
 const SNAPSHOT_HEAD_BYTES = 64 * 1024;
 
-/** A record's line; `more` > 0 for a record that the next ones of its unit follow. */
-function frameUnitLine(record: JournalRecord, more: number): Buffer {
-  return frameLine(more > 0 ? { ...record, more } : record);
+/** A record as its unit's line holds it: `more` > 0 for a record that the next ones of its unit follow. */
+function unitRecord(record: JournalRecord, more: number): JournalRecord {
+  return more > 0 ? { ...record, more } : record;
 }
 
 function fdatasync(fd: number): Promise<void> {

@@ -46,6 +46,64 @@ export function frameLine(document: unknown): Buffer {
   return line;
 }
 
+/** The lowercase hex digits, as bytes: a checksum is written straight into its line. */
+const HEX_DIGITS = Buffer.from('0123456789abcdef', 'latin1');
+
+/** Writes `crc` as 8 lowercase hex digits at `at`: the bytes of checksumOf's text. */
+function writeCrcHex(buffer: Buffer, at: number, crc: number): void {
+  let rest = crc;
+  for (let digit = CRC_HEX - 1; digit >= 0; digit--) {
+    buffer[at + digit] = HEX_DIGITS[rest & 15]!;
+    rest >>>= 4;
+  }
+}
+
+/** A framer keeps a buffer this large between appends; a larger record's is let go once written. */
+const FRAMER_KEEPS_BYTES = 64 * 1024;
+
+/**
+ * Frames lines one after another into one reused buffer: the same bytes as frameLine, without
+ * a buffer per line, a copy to join a unit's lines, or a text for each checksum. What bytes()
+ * returns is overwritten by the next frame(): a store writes it before it frames again.
+ */
+export class LineFramer {
+  private buffer = Buffer.allocUnsafe(FRAMER_KEEPS_BYTES);
+  private end = 0;
+
+  /** Starts a new run of lines (what bytes() returned before is given up). */
+  reset(): void {
+    if (this.buffer.length > FRAMER_KEEPS_BYTES) this.buffer = Buffer.allocUnsafe(FRAMER_KEEPS_BYTES);
+    this.end = 0;
+  }
+
+  /** Frames the document after the lines framed since reset(); the line's length in bytes. */
+  frame(document: unknown): number {
+    const json = documentJson(document);
+    const start = this.end;
+    const body = start + CRC_HEX + 1;
+    // A UTF-16 unit takes at most 3 UTF-8 bytes; only a text that may not fit is measured exactly.
+    if (body + json.length * 3 + 1 > this.buffer.length) this.grow(body + Buffer.byteLength(json, 'utf8') + 1);
+    const length = this.buffer.write(json, body, 'utf8');
+    const newline = body + length;
+    writeCrcHex(this.buffer, start, crc32(this.buffer.subarray(body, newline)));
+    this.buffer[start + CRC_HEX] = 0x20;
+    this.buffer[newline] = NEWLINE;
+    this.end = newline + 1;
+    return this.end - start;
+  }
+
+  /** The lines framed since reset(), back to back. */
+  bytes(): Buffer {
+    return this.buffer.subarray(0, this.end);
+  }
+
+  private grow(need: number): void {
+    const bigger = Buffer.allocUnsafe(Math.max(need, this.buffer.length * 2));
+    this.buffer.copy(bigger, 0, 0, this.end);
+    this.buffer = bigger;
+  }
+}
+
 export interface FramedLine {
   document: unknown;
   offset: number;
@@ -126,6 +184,49 @@ export function frameCommitMark(mark: CommitMark): Buffer {
   const body = `${String(mark.records).padStart(10, '0')} ${String(mark.bytes).padStart(12, '0')}`;
   const text = `${MARK_PREFIX}${body} ${crc32(body).toString(16).padStart(CRC_HEX, '0')}\n`;
   return Buffer.from(text, 'latin1');
+}
+
+/** The largest counts a mark's fixed-width fields hold. */
+const MARK_MAX_RECORDS = 9_999_999_999;
+const MARK_MAX_BYTES = 999_999_999_999;
+
+/**
+ * frameCommitMark's bytes, written into one reused buffer (a store rewrites its mark at every
+ * synced append): what it returns is overwritten by the next call.
+ */
+export class CommitMarkFramer {
+  private readonly buffer = Buffer.alloc(COMMIT_MARK_BYTES);
+
+  constructor() {
+    this.buffer.write(MARK_PREFIX, 0, 'latin1');
+    this.buffer[MARK_PREFIX.length + 10] = 0x20;
+    this.buffer[MARK_PREFIX.length + 10 + 1 + 12] = 0x20;
+    this.buffer[COMMIT_MARK_BYTES - 1] = NEWLINE;
+  }
+
+  frame(mark: CommitMark): Buffer {
+    // Counts too wide for the fields (never met in practice) take frameCommitMark's own path.
+    if (!fitsMark(mark.records, MARK_MAX_RECORDS) || !fitsMark(mark.bytes, MARK_MAX_BYTES)) return frameCommitMark(mark);
+    const records = MARK_PREFIX.length;
+    const bytes = records + 10 + 1;
+    writeDecimal(this.buffer, records, 10, mark.records);
+    writeDecimal(this.buffer, bytes, 12, mark.bytes);
+    writeCrcHex(this.buffer, bytes + 12 + 1, crc32(this.buffer.subarray(records, bytes + 12)));
+    return this.buffer;
+  }
+}
+
+function fitsMark(value: number, max: number): boolean {
+  return Number.isInteger(value) && value >= 0 && value <= max;
+}
+
+/** `value` as `width` decimal digits, zero-padded, at `at`. */
+function writeDecimal(buffer: Buffer, at: number, width: number, value: number): void {
+  let rest = value;
+  for (let digit = width - 1; digit >= 0; digit--) {
+    buffer[at + digit] = 0x30 + (rest % 10);
+    rest = Math.floor(rest / 10);
+  }
 }
 
 export function parseCommitMark(buffer: Buffer, offset: number, lineNo: number): CommitMark {
