@@ -16,7 +16,7 @@ import { NaiveStore } from './naive-store.ts';
 import { appendWithSyncs, type FloorPlan, floorPlanOf, SyncTracingFileStore } from './raw-floor.ts';
 import { benchRunOptions } from './workload.ts';
 
-export const CONTENDERS = ['memory', 'durable', 'bare', 'naive', 'floor'] as const;
+export const CONTENDERS = ['memory', 'durable', 'bare', 'naive', 'floor', 'paced'] as const;
 export type Contender = (typeof CONTENDERS)[number];
 
 export const CONTENDER_LABELS: Record<Contender, string> = {
@@ -25,7 +25,11 @@ export const CONTENDER_LABELS: Record<Contender, string> = {
   bare: 'same loop, bare append store',
   naive: 'naive baseline',
   floor: 'raw floor',
+  paced: 'paced floor (diagnostic)',
 };
+
+/** The contenders that run our loop (the floors replay its bytes instead). */
+export type LoopContender = Exclude<Contender, 'floor' | 'paced'>;
 
 export interface RunMeasure {
   ms: number;
@@ -36,9 +40,11 @@ export interface RunMeasure {
   lastTurn: IoCounts | null;
   /** For our durable loop: the same appends and fsyncs, for the raw floor to replay. */
   floorPlan?: FloorPlan;
+  /** For the paced floor: the time it spent busy between appends (its overhead leaves it out). */
+  busyMs?: number;
 }
 
-export function storeFor(contender: Exclude<Contender, 'floor'>, dir: string): RunStore {
+export function storeFor(contender: LoopContender, dir: string): RunStore {
   switch (contender) {
     case 'memory':
       return new MemoryStore('bench');
@@ -51,7 +57,7 @@ export function storeFor(contender: Exclude<Contender, 'floor'>, dir: string): R
   }
 }
 
-export async function measureLoop(contender: Exclude<Contender, 'floor'>, dir: string, script: ScriptedStep[]): Promise<RunMeasure> {
+export async function measureLoop(contender: LoopContender, dir: string, script: ScriptedStep[]): Promise<RunMeasure> {
   const turns = script.length - 1;
   const store = storeFor(contender, dir);
   const atCheckpointB: IoCounts[] = [];
@@ -75,13 +81,14 @@ export async function measureLoop(contender: Exclude<Contender, 'floor'>, dir: s
   return { ms, cpuMs, io, lastTurn, floorPlan };
 }
 
-export function measureFloor(dir: string, plan: FloorPlan): RunMeasure {
+/** The raw floor; with `paceMs`, the paced floor (that long busy before each append). */
+export function measureFloor(dir: string, plan: FloorPlan, paceMs = 0): RunMeasure {
   const start = ioNow();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  appendWithSyncs(path.join(dir, 'floor'), plan);
+  const busyMs = appendWithSyncs(path.join(dir, 'floor'), plan, paceMs);
   const ms = performance.now() - t0;
-  return { ms, cpuMs: cpuSince(cpu0), io: ioSince(start), lastTurn: null };
+  return { ms, cpuMs: cpuSince(cpu0), io: ioSince(start), lastTurn: null, ...(paceMs > 0 ? { busyMs } : {}) };
 }
 
 function cpuSince(start: NodeJS.CpuUsage): number {

@@ -17,7 +17,8 @@ export interface LoopFigures {
   cpuMsPerTurn: number;
   /**
    * What persistence adds per turn: the median over repetitions of (this run − the in-memory
-   * run of the same repetition). The raw floor has no loop: its overhead is its own time.
+   * run of the same repetition). The raw floor has no loop: its overhead is its own time; the
+   * paced floor's is its own time less the time it spent busy.
    */
   overheadMsPerTurn: number | null;
   /** All bytes the run handed to write calls, divided by the turns. */
@@ -38,6 +39,13 @@ export interface LoopRatios {
   naiveOverOurs: number | null;
   /** The same loop on the bare append store (diagnostic), over the raw floor. */
   bareOverFloor: number | null;
+  /**
+   * Diagnostics of the paced floor (the raw floor with the in-memory loop's time busy between
+   * its appends): its overhead over the raw floor's (what the disk charges more when a loop
+   * computes between fsyncs), and our overhead over it (what is left: our own CPU, our commit mark).
+   */
+  pacedOverFloor: number | null;
+  oursOverPacedFloor: number | null;
 }
 
 export interface ResumeFigures {
@@ -77,7 +85,7 @@ export function loopFigures(turns: number, samples: LoopSamples): LoopFigures[] 
       runs: runs.length,
       msPerTurn: median(perTurn),
       cpuMsPerTurn: median(runs.map((run) => run.cpuMs / turns)),
-      overheadMsPerTurn: contender === 'memory' ? null : contender === 'floor' ? median(perTurn) : median(paired),
+      overheadMsPerTurn: contender === 'memory' ? null : contender === 'floor' ? median(perTurn) : contender === 'paced' ? median(runs.map(pacedOverhead).map((ms) => ms / turns)) : median(paired),
       bytesPerTurn: last.io.bytes / turns,
       lastTurnBytes: last.lastTurn?.bytes ?? null,
       fsyncsPerTurn: last.io.syncs / turns,
@@ -100,13 +108,21 @@ export function loopRatios(turns: number, samples: LoopSamples): LoopRatios {
   const floor = (samples.get('floor') ?? []).map((run) => run.ms / turns);
   const naive = overheads('naive');
   const bare = overheads('bare');
+  const paced = (samples.get('paced') ?? []).map((run) => pacedOverhead(run) / turns);
   const pairs = (over: number[], under: number[]) => median(over.flatMap((value, i) => (under[i] === undefined ? [] : [value / under[i]])));
   return {
     turns,
     oursOverFloor: pairs(ours, floor),
     naiveOverOurs: naive.length ? pairs(naive, ours) : null,
     bareOverFloor: bare.length ? pairs(bare, floor) : null,
+    pacedOverFloor: paced.length ? pairs(paced, floor) : null,
+    oursOverPacedFloor: paced.length ? pairs(ours, paced) : null,
   };
+}
+
+/** The paced floor's own time: its run less the time it spent busy between appends. */
+function pacedOverhead(run: RunMeasure): number {
+  return run.ms - (run.busyMs ?? 0);
 }
 
 export function resumeFigures(turns: number, journalBytes: number, resume: ChildMeasure[], readParse: ChildMeasure[]): ResumeFigures {

@@ -40,12 +40,14 @@ export function loopTable(rows: readonly LoopFigures[]): string {
 
 export function ratioTable(ratios: readonly LoopRatios[]): string {
   return table(
-    ['T', 'our overhead ÷ raw floor', 'naive overhead ÷ ours', 'bare append store overhead ÷ raw floor'],
+    ['T', 'our overhead ÷ raw floor', 'naive overhead ÷ ours', 'bare append store overhead ÷ raw floor', 'diagnostic: paced floor ÷ raw floor', 'our overhead ÷ paced floor'],
     ratios.map((r) => [
       int(r.turns),
       `${r.oursOverFloor.toFixed(2)}×`,
       r.naiveOverOurs === null ? dash : `${r.naiveOverOurs.toFixed(1)}×`,
       r.bareOverFloor === null ? dash : `${r.bareOverFloor.toFixed(2)}×`,
+      r.pacedOverFloor === null ? dash : `${r.pacedOverFloor.toFixed(2)}×`,
+      r.oursOverPacedFloor === null ? dash : `${r.oursOverPacedFloor.toFixed(2)}×`,
     ]),
   );
 }

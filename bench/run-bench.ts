@@ -19,7 +19,7 @@ import { startRun } from '../src/runtime/run-api.ts';
 import { type Contender, measureFloor, measureLoop, type RunMeasure } from './contenders.ts';
 import { type LoopFigures, loopFigures, type LoopRatios, loopRatios, type LoopSamples, type ResumeFigures, resumeFigures } from './figures.ts';
 import { installIoCounter } from './io-counter.ts';
-import type { FloorPlan } from './raw-floor.ts';
+import { type FloorPlan, paceOf } from './raw-floor.ts';
 import { loopTable, ratioTable, resumeTable, targetLines } from './report.ts';
 import { digestOf, measureInChild } from './resume-measure.ts';
 import type { ChildMeasure } from './resume-child.ts';
@@ -79,24 +79,31 @@ function log(line: string): void {
   process.stderr.write(`${line}\n`);
 }
 
-const CLOSE_CONTENDERS = ['durable', 'bare', 'floor'] as const;
+const CLOSE_CONTENDERS = ['durable', 'bare', 'floor', 'paced'] as const;
 
 async function measureTurns(root: string, turns: number, plan: Plan): Promise<LoopSamples> {
   const script = benchScript(turns);
-  const samples: LoopSamples = new Map<Contender, RunMeasure[]>([['memory', []], ['durable', []], ['bare', []], ['floor', []], ['naive', []]]);
+  const samples: LoopSamples = new Map<Contender, RunMeasure[]>([['memory', []], ['durable', []], ['bare', []], ['floor', []], ['paced', []], ['naive', []]]);
   let floorPlan: FloorPlan | null = null;
   const reps = plan.reps[turns]!;
   for (let rep = 0; rep < reps; rep++) {
     // One repetition runs every contender back to back, so slow and fast spells of a shared
-    // machine fall on all of them alike. The three compared most closely take turns in the
-    // middle (none always follows another; the first repetition gives the floor its plan);
-    // the naive baseline, the heaviest on the disk, goes last.
-    const turn = [...CLOSE_CONTENDERS.slice(rep % 3), ...CLOSE_CONTENDERS.slice(0, rep % 3)];
+    // machine fall on all of them alike. The four compared most closely take turns in the
+    // middle (none always follows another; the first repetition gives the floors their plan;
+    // the in-memory loop, always first, gives the paced floor its pace); the naive baseline,
+    // the heaviest on the disk, goes last.
+    const shift = rep % CLOSE_CONTENDERS.length;
+    const turn = [...CLOSE_CONTENDERS.slice(shift), ...CLOSE_CONTENDERS.slice(0, shift)];
     for (const contender of ['memory', ...turn, 'naive'] as const) {
       if (contender === 'naive' && rep >= plan.naiveReps[turns]!) continue;
       const dir = path.join(root, `${contender}-${turns}-${rep}`);
       collectGarbage();
-      const measure: RunMeasure = contender === 'floor' ? measureFloor(dir, floorPlan!) : await measureLoop(contender, dir, script);
+      const measure: RunMeasure =
+        contender === 'floor'
+          ? measureFloor(dir, floorPlan!)
+          : contender === 'paced'
+            ? measureFloor(dir, floorPlan!, paceOf(samples.get('memory')![rep]!.ms, floorPlan!))
+            : await measureLoop(contender, dir, script);
       floorPlan ??= measure.floorPlan ?? null;
       samples.get(contender)!.push(measure);
       // Deleting files leaves the file system work (freeing blocks, trimming them when mounted with
