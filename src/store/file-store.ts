@@ -14,7 +14,7 @@ import { FileDecisionInbox, type InboxPoint } from '../approval/file-decision-in
 import { fsyncDir } from '../util/durable-file.ts';
 import { CommitQueue } from './commit-queue.ts';
 import { StoreMissingError, StoreWriteError } from './errors.ts';
-import { type CommitMark, CommitMarkFramer, frameCommitMark, frameLine, LineFramer } from './framing.ts';
+import { COMMIT_MARK_BYTES, type CommitMark, CommitMarkFramer, frameCommitMark, frameLine, LineFramer } from './framing.ts';
 import { environmentProblem, inEnvironment } from './fs-problems.ts';
 import type { JournalHeader, JournalRecord } from './journal-record.ts';
 import { type JournalBytes, type ReadJournal, readJournal } from './journal-reader.ts';
@@ -48,6 +48,17 @@ interface PendingUnit {
   sync: boolean;
 }
 
+/** One flush's lines written (and its mark, if it syncs): what is left is the fdatasync, then the receipts. */
+interface Flush {
+  position: AppendPosition;
+  fd: number;
+  next: CommitMark;
+  bytesEach: number[][];
+  sync: boolean;
+  /** The flush's last record: the one named when its fdatasync fails. */
+  last: JournalRecord;
+}
+
 /** Where this process appends; known only after create() or a repairing load(). */
 interface AppendPosition {
   fd: number | null;
@@ -71,7 +82,7 @@ export class FileStore implements RunStore {
   /** Decisions given from other processes: DIR/decisions/<tool_use_id>.json. */
   readonly decisions: FileDecisionInbox;
   /** Appends made while a grouped fsync is in flight share the next one. */
-  private readonly commits = new CommitQueue<PendingUnit, AppendReceipt>((units) => this.flushUnits(units, true));
+  private readonly commits = new CommitQueue<PendingUnit, AppendReceipt>((units) => this.flushUnits(units));
   /** Frames the lines of one flush, and its commit mark, in buffers reused from flush to flush. */
   private readonly framer = new LineFramer();
   private readonly markFramer = new CommitMarkFramer();
@@ -182,10 +193,10 @@ export class FileStore implements RunStore {
         const whole = Buffer.concat([head, frameCommitMark(mark), body]);
         const fault = forked ? this.faults.checkPoint('fork-write') : null;
         if (fault) {
-          writeAll(fd, whole.subarray(0, whole.length >> 1), 0);
+          writeAll(fd, whole, whole.length >> 1, 0);
           throw fault;
         }
-        writeAll(fd, whole, 0);
+        writeAll(fd, whole, whole.length, 0);
         const syncStart = performance.now();
         fs.fsyncSync(fd);
         syncMs = performance.now() - syncStart;
@@ -215,65 +226,106 @@ export class FileStore implements RunStore {
    */
   async appendBatch(records: readonly JournalRecord[], options: AppendOptions = {}): Promise<AppendReceipt> {
     const unit = { records, sync: options.sync !== false };
-    if (!options.groupCommit && !this.commits.busy) return this.flushUnits([unit], false).then((receipts) => receipts[0]!);
+    if (!options.groupCommit && !this.commits.busy) return this.flushNow(unit);
     return this.commits.submit(unit);
   }
 
-  /** Writes the units in order; with a sync among them, the mark and one fdatasync (awaited without blocking when `grouped`). */
-  private async flushUnits(units: readonly PendingUnit[], grouped: boolean): Promise<AppendReceipt[]> {
+  /** Writes one unit and, when it syncs, waits for the disk in place (fdatasyncSync). */
+  private flushNow(unit: PendingUnit): AppendReceipt {
+    const flush = this.writeUnits([unit]);
+    let syncMs: number | undefined;
+    if (flush.sync) {
+      const syncStart = performance.now();
+      try {
+        fs.fdatasyncSync(flush.fd);
+      } catch (error) {
+        throw this.writeFailed(flush.position, flush.last, error);
+      }
+      syncMs = performance.now() - syncStart;
+    }
+    return this.committed(flush, syncMs)[0]!;
+  }
+
+  /** A group commit's flush: the units in order, one mark, one fdatasync awaited without blocking. */
+  private async flushUnits(units: readonly PendingUnit[]): Promise<AppendReceipt[]> {
+    const flush = this.writeUnits(units);
+    let syncMs: number | undefined;
+    if (flush.sync) {
+      const syncStart = performance.now();
+      try {
+        await fdatasync(flush.fd);
+      } catch (error) {
+        throw this.writeFailed(flush.position, flush.last, error);
+      }
+      syncMs = performance.now() - syncStart;
+    }
+    return this.committed(flush, syncMs);
+  }
+
+  /** Writes the units' lines after the last one and, with a sync among them, the mark that counts them. */
+  private writeUnits(units: readonly PendingUnit[]): Flush {
     const position = this.position;
     if (!position) throw new Error('FileStore.append before create() or load({ repair: true })');
     this.held?.assertHeld();
-    // Every line of the flush is framed into one buffer (written before anything else is framed).
+    // Every line of the flush is framed into one buffer, written before anything else is framed.
     const framer = this.framer;
     framer.reset();
     const bytesEach: number[][] = [];
     let count = 0;
     let sync = false;
-    for (const unit of units) {
+    for (let unitIndex = 0; unitIndex < units.length; unitIndex++) {
+      const { records } = units[unitIndex]!;
       const each: number[] = [];
-      const last = unit.records.length - 1;
-      for (let index = 0; index <= last; index++) each.push(framer.frame(unitRecord(unit.records[index]!, last - index)));
+      const last = records.length - 1;
+      for (let index = 0; index <= last; index++) each.push(framer.frame(unitRecord(records[index]!, last - index)));
       bytesEach.push(each);
       count += each.length;
-      sync ||= unit.sync;
+      sync ||= units[unitIndex]!.sync;
     }
-    const lines = framer.bytes();
-    const next = { records: position.written.records + count, bytes: position.written.bytes + lines.length };
-    let syncMs: number | undefined;
+    const length = framer.length;
+    const next = { records: position.written.records + count, bytes: position.written.bytes + length };
     let failed: JournalRecord = units[0]!.records[0]!;
     try {
       position.fd ??= fs.openSync(this.journalPath, 'r+');
       const at = position.written.bytes;
       let lineStart = 0;
-      for (const [unitIndex, unit] of units.entries()) {
-        for (const [index, record] of unit.records.entries()) {
-          failed = record;
+      for (let unitIndex = 0; unitIndex < units.length; unitIndex++) {
+        const { records } = units[unitIndex]!;
+        for (let index = 0; index < records.length; index++) {
+          failed = records[index]!;
           const lineBytes = bytesEach[unitIndex]![index]!;
-          const fault = this.faults.check(record);
+          const fault = this.faults.check(failed);
           if (fault) {
-            writeAll(position.fd, lines.subarray(0, lineStart + (lineBytes >> 1)), at);
+            writeAll(position.fd, framer.buffer, lineStart + (lineBytes >> 1), at);
             throw fault;
           }
           lineStart += lineBytes;
         }
       }
-      writeAll(position.fd, lines, at);
-      if (sync) {
-        writeAll(position.fd, this.markFramer.frame(next), position.markOffset);
-        const syncStart = performance.now();
-        if (grouped) await fdatasync(position.fd);
-        else fs.fdatasyncSync(position.fd);
-        syncMs = performance.now() - syncStart;
-      }
+      writeAll(position.fd, framer.buffer, length, at);
+      if (sync) writeAll(position.fd, this.markFramer.frame(next), COMMIT_MARK_BYTES, position.markOffset);
+      return { position, fd: position.fd, next, bytesEach, sync, last: failed };
     } catch (error) {
-      this.undoPartialWrite(position);
-      throw new StoreWriteError(this.journalPath, describeRecord(failed), error);
+      throw this.writeFailed(position, failed, error);
     } finally {
       framer.reset();
     }
-    position.written = next;
-    return bytesEach.map((each) => ({ bytes: each.reduce((sum, n) => sum + n, 0), bytesEach: each, syncMs }));
+  }
+
+  /** The flush is on disk (and durable, if it synced): the next append follows it. */
+  private committed(flush: Flush, syncMs: number | undefined): AppendReceipt[] {
+    flush.position.written = flush.next;
+    return flush.bytesEach.map((each) => {
+      let bytes = 0;
+      for (const n of each) bytes += n;
+      return { bytes, bytesEach: each, syncMs };
+    });
+  }
+
+  /** Undoes what a failed write may have left, and says which record's write failed. */
+  private writeFailed(position: AppendPosition, record: JournalRecord, error: unknown): StoreWriteError {
+    this.undoPartialWrite(position);
+    return new StoreWriteError(this.journalPath, describeRecord(record), error);
   }
 
   async lock(options: LockOptions = {}): Promise<RunLock> {
@@ -349,7 +401,7 @@ export class FileStore implements RunStore {
     const position = this.position!;
     position.fd ??= fs.openSync(this.journalPath, 'r+');
     fs.ftruncateSync(position.fd, mark.bytes);
-    writeAll(position.fd, frameCommitMark(mark), position.markOffset);
+    writeAll(position.fd, frameCommitMark(mark), COMMIT_MARK_BYTES, position.markOffset);
     fs.fsyncSync(position.fd);
   }
 
@@ -358,7 +410,7 @@ export class FileStore implements RunStore {
     const keptAt = `${this.journalPath}.cut-${Date.now()}`;
     const fd = fs.openSync(keptAt, 'w');
     try {
-      writeAll(fd, cutBytes, 0);
+      writeAll(fd, cutBytes, cutBytes.length, 0);
       fs.fsyncSync(fd);
     } finally {
       fs.closeSync(fd);
@@ -410,10 +462,11 @@ function fdatasync(fd: number): Promise<void> {
   return new Promise((resolve, reject) => fs.fdatasync(fd, (error) => (error ? reject(error) : resolve())));
 }
 
-function writeAll(fd: number, buffer: Buffer, position: number): void {
+/** Writes the first `length` bytes of `buffer` at `position` (a buffer reused from flush to flush holds more). */
+function writeAll(fd: number, buffer: Buffer, length: number, position: number): void {
   let offset = 0;
-  while (offset < buffer.length) {
-    offset += fs.writeSync(fd, buffer, offset, buffer.length - offset, position + offset);
+  while (offset < length) {
+    offset += fs.writeSync(fd, buffer, offset, length - offset, position + offset);
   }
 }
 

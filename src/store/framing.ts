@@ -67,12 +67,12 @@ const FRAMER_KEEPS_BYTES = 64 * 1024;
  * returns is overwritten by the next frame(): a store writes it before it frames again.
  */
 export class LineFramer {
-  private buffer = Buffer.allocUnsafe(FRAMER_KEEPS_BYTES);
+  private scratch = Buffer.allocUnsafe(FRAMER_KEEPS_BYTES);
   private end = 0;
 
   /** Starts a new run of lines (what bytes() returned before is given up). */
   reset(): void {
-    if (this.buffer.length > FRAMER_KEEPS_BYTES) this.buffer = Buffer.allocUnsafe(FRAMER_KEEPS_BYTES);
+    if (this.scratch.length > FRAMER_KEEPS_BYTES) this.scratch = Buffer.allocUnsafe(FRAMER_KEEPS_BYTES);
     this.end = 0;
   }
 
@@ -82,25 +82,38 @@ export class LineFramer {
     const start = this.end;
     const body = start + CRC_HEX + 1;
     // A UTF-16 unit takes at most 3 UTF-8 bytes; only a text that may not fit is measured exactly.
-    if (body + json.length * 3 + 1 > this.buffer.length) this.grow(body + Buffer.byteLength(json, 'utf8') + 1);
-    const length = this.buffer.write(json, body, 'utf8');
+    if (body + json.length * 3 + 1 > this.scratch.length) {
+      const need = body + Buffer.byteLength(json, 'utf8') + 1;
+      if (need > this.scratch.length) this.grow(need);
+    }
+    const length = this.scratch.write(json, body, 'utf8');
     const newline = body + length;
-    writeCrcHex(this.buffer, start, crc32(this.buffer.subarray(body, newline)));
-    this.buffer[start + CRC_HEX] = 0x20;
-    this.buffer[newline] = NEWLINE;
+    writeCrcHex(this.scratch, start, crc32(this.scratch.subarray(body, newline)));
+    this.scratch[start + CRC_HEX] = 0x20;
+    this.scratch[newline] = NEWLINE;
     this.end = newline + 1;
     return this.end - start;
   }
 
   /** The lines framed since reset(), back to back. */
   bytes(): Buffer {
-    return this.buffer.subarray(0, this.end);
+    return this.scratch.subarray(0, this.end);
+  }
+
+  /** Their length: they are the first `length` bytes of `buffer` (a store writes them from there, without a view). */
+  get length(): number {
+    return this.end;
+  }
+
+  /** The buffer the lines are framed in (only its first `length` bytes are theirs). */
+  get buffer(): Buffer {
+    return this.scratch;
   }
 
   private grow(need: number): void {
-    const bigger = Buffer.allocUnsafe(Math.max(need, this.buffer.length * 2));
-    this.buffer.copy(bigger, 0, 0, this.end);
-    this.buffer = bigger;
+    const bigger = Buffer.allocUnsafe(Math.max(need, this.scratch.length * 2));
+    this.scratch.copy(bigger, 0, 0, this.end);
+    this.scratch = bigger;
   }
 }
 
