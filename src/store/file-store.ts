@@ -14,7 +14,7 @@ import { FileDecisionInbox, type InboxPoint } from '../approval/file-decision-in
 import { fsyncDir } from '../util/durable-file.ts';
 import { CommitQueue } from './commit-queue.ts';
 import { StoreMissingError, StoreWriteError } from './errors.ts';
-import { COMMIT_MARK_BYTES, type CommitMark, CommitMarkFramer, frameCommitMark, frameLine, LineFramer } from './framing.ts';
+import { type CommitMark, CommitMarkFramer, frameCommitMark, frameLine, LineFramer } from './framing.ts';
 import { environmentProblem, inEnvironment } from './fs-problems.ts';
 import type { JournalHeader, JournalRecord } from './journal-record.ts';
 import { type JournalBytes, type ReadJournal, readJournal } from './journal-reader.ts';
@@ -303,7 +303,10 @@ export class FileStore implements RunStore {
         }
       }
       writeAll(position.fd, framer.buffer, length, at);
-      if (sync) writeAll(position.fd, this.markFramer.frame(next), COMMIT_MARK_BYTES, position.markOffset);
+      if (sync) {
+        const mark = this.markFramer.frame(next);
+        writeAll(position.fd, mark, mark.length, position.markOffset);
+      }
       return { position, fd: position.fd, next, bytesEach, sync, last: failed };
     } catch (error) {
       throw this.writeFailed(position, failed, error);
@@ -401,7 +404,8 @@ export class FileStore implements RunStore {
     const position = this.position!;
     position.fd ??= fs.openSync(this.journalPath, 'r+');
     fs.ftruncateSync(position.fd, mark.bytes);
-    writeAll(position.fd, frameCommitMark(mark), COMMIT_MARK_BYTES, position.markOffset);
+    const framed = frameCommitMark(mark);
+    writeAll(position.fd, framed, framed.length, position.markOffset);
     fs.fsyncSync(position.fd);
   }
 
