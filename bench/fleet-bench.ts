@@ -73,6 +73,8 @@ interface StartedWorker {
 }
 
 const TICKS_PER_SECOND = 100;
+/** Extra node flags for the worker processes, e.g. FLEET_BENCH_WORKER_NODE_ARGS='--cpu-prof --cpu-prof-dir=.prof' (not allowed in NODE_OPTIONS). */
+const WORKER_NODE_ARGS = (process.env.FLEET_BENCH_WORKER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
 
 /** utime + stime of a live process, in seconds; null once it is gone (or where /proc is not). */
 function cpuOf(pid: number): number | null {
@@ -87,7 +89,7 @@ function cpuOf(pid: number): number | null {
 
 function startWorker(url: string, concurrency: number, exitWhenIdle: boolean, pollMs = POLL_MS): StartedWorker {
   const args = [BIN, 'worker', '--database-url', url, '--concurrency', String(concurrency), '--poll-ms', String(pollMs), ...(exitWhenIdle ? ['--exit-when-idle'] : [])];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...WORKER_NODE_ARGS, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   let cpu = 0;
   const sampler = setInterval(() => (cpu = cpuOf(child.pid!) ?? cpu), 50);
   const started = new Promise<void>((resolve) => {

@@ -52,6 +52,8 @@ interface ActiveRun {
 export class Worker {
   readonly id: string;
   private readonly active = new Map<string, ActiveRun>();
+  /** Leases being released: a run's slot is free as soon as its run ended, its release goes on beside the next claim. */
+  private readonly releasing = new Set<Promise<void>>();
   private stopping = false;
   private wake: (() => void) | null = null;
   /** Set by a wake that came while no nap was under way: the next nap does not wait. */
@@ -81,6 +83,7 @@ export class Worker {
       await this.nap();
     }
     await Promise.all([...this.active.values()].map((run) => run.done));
+    await Promise.all(this.releasing);
     await this.signal.stop();
     log(`[worker ${this.id}] stopped`);
   }
@@ -182,8 +185,19 @@ export class Worker {
       }
     } finally {
       keeper.stop();
-      if (!lost && !keeper.isLost) await releaseLease(pool, lease).catch(() => {});
+      if (!lost && !keeper.isLost) this.release(lease);
     }
+  }
+
+  /**
+   * Lets go of a lease without holding the run's slot: nothing is written under it any more, and
+   * no one (this worker included) can claim the run until the release has committed.
+   */
+  private release(lease: Lease): void {
+    const released: Promise<void> = releaseLease(this.options.pool, lease)
+      .catch(() => {})
+      .finally(() => this.releasing.delete(released));
+    this.releasing.add(released);
   }
 
   /** The spec the claim read with the lease (asked for only when a lease came without it). */

@@ -6,7 +6,6 @@
  */
 import os from 'node:os';
 import type { Pool } from 'pg';
-import { FINAL_STATES } from '../../../machines/agent-loop.types.ts';
 import { RunLockedError, StoreCorruptError, StoreMissingError, StoreVersionError, StoreWriteError } from '../errors.ts';
 import { checkSnapshotLink } from '../fold-journal.ts';
 import { checksumOf, documentJson } from '../framing.ts';
@@ -16,6 +15,7 @@ import { recordProblem } from '../journal-reader.ts';
 import { CommitQueue } from '../commit-queue.ts';
 import type { AppendOptions, AppendReceipt, LoadedRun, LoadOptions, RunLock, RunStore, StoredRecord } from '../store.ts';
 import { WriteFaultPlan } from '../write-faults.ts';
+import { type AppendOutcome, appendQuery } from './append-statement.ts';
 import { PgControlInbox } from './pg-control-inbox.ts';
 import { PgDecisionInbox } from './pg-decision-inbox.ts';
 import { assertLease, claimRun, type Lease, LeaseKeeper, LeaseLostError, releaseLease } from './leases.ts';
@@ -208,52 +208,16 @@ export class PgRunStore implements RunStore {
       const fault = this.faults.check(record);
       if (fault) throw new StoreWriteError(this.location, what, fault);
     }
-    const turn = records.findLast((record) => record.turn !== undefined)?.turn ?? null;
-    const awaited = records.findLast((record) => record.awaiting !== undefined);
-    let outcome: WriteOutcome;
+    let outcome: AppendOutcome;
     const sent = momentNow();
     try {
-      const result = await this.pool.query<WriteOutcome>({
-        // Named: parsed and planned once per connection, not for every record.
-        name: 'da_append_v5',
-        text: `WITH holder AS (
-           SELECT id FROM da_runs WHERE id = $1 AND lease_epoch = $2 AND set_config('synchronous_commit', $11, true) IS NOT NULL FOR UPDATE
-         ), added AS (
-           INSERT INTO da_records (run_id, seq, epoch, body, bytes)
-           SELECT $1, r.seq, $2, r.body, r.bytes FROM holder, unnest($3::integer[], $4::text[], $5::integer[]) AS r(seq, body, bytes)
-           RETURNING seq
-         ), moved AS (
-           UPDATE da_runs SET state = $6, turn = coalesce($7, turn), records = $12, finished = $8, updated_at = now(),
-                  snapshot_seq = coalesce($14::integer, snapshot_seq),
-                  awaiting = CASE WHEN $9 THEN $10::text ELSE awaiting END,
-                  awaiting_since = CASE WHEN $9 THEN to_timestamp($13::double precision / 1000) ELSE awaiting_since END
-            WHERE id = $1 AND EXISTS (SELECT 1 FROM added) RETURNING 1
-         )
-         ${WRITE_OUTCOME}`,
-        values: [
-          this.runId,
-          lease.epoch,
-          records.map((record) => record.seq),
-          bodies,
-          each,
-          last.state,
-          turn,
-          FINAL_STATES.includes(last.state),
-          // What the run waits for, kept on the row so a claim can tell whether a decision for it exists.
-          awaited !== undefined,
-          awaited?.awaiting?.tool_use_id ?? null,
-          units.some((unit) => unit.sync) ? 'on' : 'off',
-          last.seq + 1,
-          awaited?.awaiting?.since ?? null,
-          records.findLast((record) => record.snapshot !== undefined)?.seq ?? null,
-        ],
-      });
+      const result = await this.pool.query<AppendOutcome>(appendQuery(this.runId, lease.epoch, records, bodies, each, units.some((unit) => unit.sync)));
       outcome = result.rows[0]!;
     } catch (error) {
       this.forgetWrites();
       throw new StoreWriteError(this.location, what, error);
     }
-    if (outcome.written !== 1) {
+    if (!outcome.written) {
       await this.refused(lease, outcome);
       throw new LeaseLostError(this.runId, lease.epoch, null, null);
     }
@@ -275,7 +239,7 @@ export class PgRunStore implements RunStore {
    * A write the statement refused: when the run's row shows another lease, that is the answer;
    * when it still shows ours (a claim committed while the statement waited for the row), ask again.
    */
-  private async refused(lease: Lease, outcome: WriteOutcome): Promise<void> {
+  private async refused(lease: Lease, outcome: Pick<WriteOutcome, 'lease_epoch' | 'lease_owner'>): Promise<void> {
     this.forgetWrites();
     if (outcome.lease_epoch !== null && Number(outcome.lease_epoch) !== lease.epoch) {
       throw new LeaseLostError(lease.runId, lease.epoch, Number(outcome.lease_epoch), outcome.lease_owner);
@@ -290,7 +254,7 @@ export class PgRunStore implements RunStore {
     this.knownRecords = null;
   }
 
-  private noteWrite(sent: WriteMoment, outcome: WriteOutcome, records: number): void {
+  private noteWrite(sent: WriteMoment, outcome: Pick<WriteOutcome, 'lease_left_ms' | 'controls'>, records: number): void {
     this.notes.noteWrite(sent, outcome.lease_left_ms, outcome.controls);
     this.knownRecords = records;
   }
