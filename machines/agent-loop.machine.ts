@@ -103,30 +103,25 @@ const machineSetup = setup({
     requestTurnClose: announceEffect,
     awaitDecision: announceEffect,
     requestCompaction: announceEffect,
-    countReplyUsage: assign({
+    // One action for what every reply does to the counts (an assign each costs xstate a new snapshot).
+    countReply: assign({
       usage: ({ context, event }) => {
         assertEvent(event, ['MODEL_REPLY', 'MODEL_REPLY_INVALID']);
         return addUsage(context.usage, event.type === 'MODEL_REPLY' ? event.reply.usage : event.usage);
       },
-    }),
-    trackPauses: assign({
       pausesInARow: ({ context, event }) => {
         assertEvent(event, ['MODEL_REPLY', 'MODEL_REPLY_INVALID']);
         return event.type === 'MODEL_REPLY' && event.reply.stop_reason === 'pause_turn' ? context.pausesInARow + 1 : 0;
       },
     }),
-    appendAssistantReply: assign({
-      messages: ({ context, event }) => {
-        assertEvent(event, 'MODEL_REPLY');
-        return appended(context.messages, assistantMessageOf(event.reply));
-      },
-    }),
-    dropCompactedPrefix: assign(({ context, event }) => {
+    // The reply joins the messages; one that brings a compaction block also moves the point the
+    // server reads from, dropping what it no longer reads.
+    appendAssistantReply: assign(({ context, event }) => {
       assertEvent(event, 'MODEL_REPLY');
-      // Only a reply that brings a compaction block moves the point the server reads from.
-      if (!event.reply.content.some(isCompactionBlock)) return {};
-      const { messages, dropped } = afterLastCompaction(context.messages);
-      return dropped.length ? { messages, compacted: markCompaction(context.compacted, dropped) } : {};
+      const messages = appended(context.messages, assistantMessageOf(event.reply));
+      if (!event.reply.content.some(isCompactionBlock)) return { messages };
+      const { messages: kept, dropped } = afterLastCompaction(messages);
+      return dropped.length ? { messages: kept, compacted: markCompaction(context.compacted, dropped) } : { messages };
     }),
     replaceWithSummary: assign(({ context, event }) => {
       assertEvent(event, 'COMPACTED');
@@ -296,44 +291,44 @@ const onModelReply = {
     {
       guard: and(['replyWantsTools', 'turnsRemain']),
       target: 'pendingTool',
-      actions: ['countReplyUsage', 'trackPauses', 'appendAssistantReply', 'dropCompactedPrefix', 'openTurn'],
+      actions: ['countReply', 'appendAssistantReply', 'openTurn'],
       description: 'The reply names tools and a turn is left: record the calls (checkpoint A), then run them.',
     },
     {
       guard: 'replyWantsTools',
       target: 'stoppedAtMaxTurns',
-      actions: ['countReplyUsage', 'trackPauses', 'holdReply'],
+      actions: ['countReply', 'holdReply'],
       description: 'The reply names tools but MAX_TURNS is reached: hold the reply, unacted, for a resume with more turns.',
     },
     {
       guard: and(['replyPausesTurn', 'pauseLimitReached']),
       target: 'failed',
-      actions: ['countReplyUsage', 'trackPauses', 'appendAssistantReply', 'dropCompactedPrefix', 'recordPauseLimit'],
+      actions: ['countReply', 'appendAssistantReply', 'recordPauseLimit'],
       description: 'One pause_turn too many in a row: stop (pause_limit); the paused content is kept, and a resume continues.',
     },
     {
       guard: 'replyAsksToGoOn',
       target: 'awaitingModel',
       reenter: true,
-      actions: ['countReplyUsage', 'trackPauses', 'appendAssistantReply', 'dropCompactedPrefix'],
+      actions: ['countReply', 'appendAssistantReply'],
       description:
         'pause_turn, or compaction (the server compacted and paused): keep the content (a compaction block verbatim, dropping what the server no longer reads) and ask the model again.',
     },
     {
       guard: 'replyEndsTurn',
       target: 'done',
-      actions: ['countReplyUsage', 'trackPauses', 'appendAssistantReply', 'dropCompactedPrefix', 'recordFinalText'],
+      actions: ['countReply', 'appendAssistantReply', 'recordFinalText'],
       description: 'end_turn or stop_sequence: the reply is the final answer.',
     },
     {
       target: 'failed',
-      actions: ['countReplyUsage', 'trackPauses', 'recordStopFailure'],
+      actions: ['countReply', 'recordStopFailure'],
       description: 'Any other stop reason (max_tokens, refusal, context window, unknown): stop without executing the reply.',
     },
   ],
   MODEL_REPLY_INVALID: {
     target: 'failed',
-    actions: ['countReplyUsage', 'trackPauses', 'recordInvalidReply'],
+    actions: ['countReply', 'recordInvalidReply'],
     description: 'The runtime refused the reply (a broken protocol or shape): stop, nothing in it executed; a resume asks again.',
   },
   COMPACT: {
@@ -410,7 +405,7 @@ export const agentLoopMachine = machineSetup.createMachine({
         },
         MODEL_REPLY_INVALID: {
           target: 'failed',
-          actions: ['countReplyUsage', 'trackPauses', 'recordInvalidReply'],
+          actions: ['countReply', 'recordInvalidReply'],
           description: 'The summarising reply could not be used: stop, nothing replaced; a resume asks for the summary again.',
         },
       },
