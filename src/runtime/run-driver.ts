@@ -353,8 +353,8 @@ export class RunDriver {
   }
 
   /** Appends the transition to the journal; resolves once it is durable. */
-  private async persist(event: RecordEvent, note?: RecordNote, options?: AppendOptions, at = Date.now()): Promise<void> {
-    await this.persistSteps([{ snapshot: this.snapshot, event, note, at }], options);
+  private persist(event: RecordEvent, note?: RecordNote, options?: AppendOptions, at = Date.now()): Promise<void> {
+    return this.persistSteps([{ snapshot: this.snapshot, event, note, at }], options);
   }
 
   /** Appends transitions as one unit (journal-unit.ts), each its own record; resolves once they are durable. */
@@ -373,11 +373,13 @@ export class RunDriver {
       if (records.length > 1) this.snapshot = snapshot; // each record of a unit is reported with its own state
       this.durable = this.parts.snapshots.durableAfter(record, this.durable, snapshot.value as AgentStateName, snapshot.context);
       this.seq += 1;
-      await this.reportSaved(record, receipts[index]!, options?.sync !== false);
+      const fired = this.reportSaved(record, receipts[index]!, options?.sync !== false);
+      if (fired) await fired;
     }
   }
 
-  private async reportSaved(record: JournalRecord, receipt: AppendReceipt, durable = true): Promise<void> {
+  /** A promise only when an armed crash point fired with one (a record is reported several times a turn: no await otherwise). */
+  private reportSaved(record: JournalRecord, receipt: AppendReceipt, durable = true): Promise<void> | undefined {
     const point = pointOf(record);
     const label = this.parts.crash.reach(point);
     const context = this.snapshot.context;
@@ -402,8 +404,7 @@ export class RunDriver {
       closesResumedTurn,
       syncMs: receipt.syncMs ?? null,
     });
-    const fired = this.parts.crash.fireIfArmed(label);
-    if (fired) await fired;
+    return this.parts.crash.fireIfArmed(label);
   }
 
   private stopIfAsked(): void {
