@@ -130,16 +130,9 @@ const machineSetup = setup({
         compacted: markCompaction(context.compacted, context.messages.slice(0, event.replaced)),
       };
     }),
-    openTurn: assign({
-      turn: ({ context }) => context.turn + 1,
-      pending: ({ event }) => {
-        assertEvent(event, 'MODEL_REPLY');
-        return pendingCallsOf(event.reply, event.needsDecision);
-      },
-      results: () => [],
-      decisions: () => [],
-      awaiting: () => null,
-      heldReply: () => null,
+    openTurn: assign(({ context, event }) => {
+      assertEvent(event, 'MODEL_REPLY');
+      return { turn: context.turn + 1, pending: pendingCallsOf(event.reply, event.needsDecision), results: [], decisions: [], awaiting: null, heldReply: null };
     }),
     markAwaited: assign({
       awaiting: ({ event }) => {
