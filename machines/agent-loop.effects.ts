@@ -29,9 +29,14 @@ export function announcedEffectOf(state: AgentStateName, context: AgentContext):
 
 /** The one effect among the actions a transition returned, if any. */
 export function effectOfActions(actions: readonly { type: string }[]): AnnouncedEffect | null {
-  const effects = actions.map((action) => action.type).filter((type): type is AnnouncedEffect =>
-    (EFFECT_ACTIONS as readonly string[]).includes(type),
-  );
-  if (effects.length > 1) throw new Error(`a transition announced several effects: ${effects.join(', ')}`);
-  return effects[0] ?? null;
+  let effect: AnnouncedEffect | null = null;
+  for (const { type } of actions) {
+    if (!(EFFECT_ACTIONS as readonly string[]).includes(type)) continue;
+    if (effect !== null) {
+      const effects = actions.map((action) => action.type).filter((name) => (EFFECT_ACTIONS as readonly string[]).includes(name));
+      throw new Error(`a transition announced several effects: ${effects.join(', ')}`);
+    }
+    effect = type as AnnouncedEffect;
+  }
+  return effect;
 }

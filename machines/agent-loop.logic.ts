@@ -134,8 +134,11 @@ export function toolResultsMessageOf(pending: PendingCall[], results: ToolOutcom
 }
 
 export function openCalls(context: Pick<AgentContext, 'pending' | 'results'>): PendingCall[] {
-  const recorded = new Set(context.results.map((outcome) => outcome.tool_use_id));
-  return context.pending.filter((call) => !recorded.has(call.id));
+  const { pending, results } = context;
+  // Asked several times a step (guards, the scheduler): a turn's few results need no Set.
+  if (results.length <= 8) return pending.filter((call) => !results.some((outcome) => outcome.tool_use_id === call.id));
+  const recorded = new Set(results.map((outcome) => outcome.tool_use_id));
+  return pending.filter((call) => !recorded.has(call.id));
 }
 
 export function failureForStopReason(reply: ModelReply): RunFailure {

@@ -38,7 +38,7 @@ import {
   textOf,
   toolResultsMessageOf,
 } from './agent-loop.logic.ts';
-import type { AgentContext, AgentEvent, AgentInput, Decision } from './agent-loop.types.ts';
+import type { AgentContext, AgentEvent, AgentInput, Decision, Message } from './agent-loop.types.ts';
 import { MAX_PAUSES_IN_A_ROW, ZERO_USAGE } from './agent-loop.types.ts';
 
 /** The runtime executes these; inside the machine they are only announcements. */
@@ -76,6 +76,15 @@ function initialContext({ input = NO_INPUT }: { input: AgentInput | undefined })
   };
 }
 
+/**
+ * The messages with one more at the end. `concat` copies the list in one block; a spread
+ * walks it element by element, about twice the time on a long conversation (this runs twice a
+ * turn over the whole context).
+ */
+function appended(messages: readonly Message[], message: Message): Message[] {
+  return messages.concat([message]);
+}
+
 /** A decision is about the call the run waits on, and its verdict answers what that call needs. */
 function decisionFitsAwaitedCall(context: AgentContext, decision: Decision): boolean {
   const call = context.pending.find((pending) => pending.id === context.awaiting?.tool_use_id);
@@ -94,30 +103,25 @@ const machineSetup = setup({
     requestTurnClose: announceEffect,
     awaitDecision: announceEffect,
     requestCompaction: announceEffect,
-    countReplyUsage: assign({
+    // One action for what every reply does to the counts (an assign each costs xstate a new snapshot).
+    countReply: assign({
       usage: ({ context, event }) => {
         assertEvent(event, ['MODEL_REPLY', 'MODEL_REPLY_INVALID']);
         return addUsage(context.usage, event.type === 'MODEL_REPLY' ? event.reply.usage : event.usage);
       },
-    }),
-    trackPauses: assign({
       pausesInARow: ({ context, event }) => {
         assertEvent(event, ['MODEL_REPLY', 'MODEL_REPLY_INVALID']);
         return event.type === 'MODEL_REPLY' && event.reply.stop_reason === 'pause_turn' ? context.pausesInARow + 1 : 0;
       },
     }),
-    appendAssistantReply: assign({
-      messages: ({ context, event }) => {
-        assertEvent(event, 'MODEL_REPLY');
-        return [...context.messages, assistantMessageOf(event.reply)];
-      },
-    }),
-    dropCompactedPrefix: assign(({ context, event }) => {
+    // The reply joins the messages; one that brings a compaction block also moves the point the
+    // server reads from, dropping what it no longer reads.
+    appendAssistantReply: assign(({ context, event }) => {
       assertEvent(event, 'MODEL_REPLY');
-      // Only a reply that brings a compaction block moves the point the server reads from.
-      if (!event.reply.content.some(isCompactionBlock)) return {};
-      const { messages, dropped } = afterLastCompaction(context.messages);
-      return dropped.length ? { messages, compacted: markCompaction(context.compacted, dropped) } : {};
+      const messages = appended(context.messages, assistantMessageOf(event.reply));
+      if (!event.reply.content.some(isCompactionBlock)) return { messages };
+      const { messages: kept, dropped } = afterLastCompaction(messages);
+      return dropped.length ? { messages: kept, compacted: markCompaction(context.compacted, dropped) } : { messages };
     }),
     replaceWithSummary: assign(({ context, event }) => {
       assertEvent(event, 'COMPACTED');
@@ -126,16 +130,9 @@ const machineSetup = setup({
         compacted: markCompaction(context.compacted, context.messages.slice(0, event.replaced)),
       };
     }),
-    openTurn: assign({
-      turn: ({ context }) => context.turn + 1,
-      pending: ({ event }) => {
-        assertEvent(event, 'MODEL_REPLY');
-        return pendingCallsOf(event.reply, event.needsDecision);
-      },
-      results: () => [],
-      decisions: () => [],
-      awaiting: () => null,
-      heldReply: () => null,
+    openTurn: assign(({ context, event }) => {
+      assertEvent(event, 'MODEL_REPLY');
+      return { turn: context.turn + 1, pending: pendingCallsOf(event.reply, event.needsDecision), results: [], decisions: [], awaiting: null, heldReply: null };
     }),
     markAwaited: assign({
       awaiting: ({ event }) => {
@@ -170,7 +167,7 @@ const machineSetup = setup({
       },
     }),
     closeTurn: assign({
-      messages: ({ context }) => [...context.messages, toolResultsMessageOf(context.pending, context.results)],
+      messages: ({ context }) => appended(context.messages, toolResultsMessageOf(context.pending, context.results)),
       pending: () => [],
       results: () => [],
     }),
@@ -287,44 +284,44 @@ const onModelReply = {
     {
       guard: and(['replyWantsTools', 'turnsRemain']),
       target: 'pendingTool',
-      actions: ['countReplyUsage', 'trackPauses', 'appendAssistantReply', 'dropCompactedPrefix', 'openTurn'],
+      actions: ['countReply', 'appendAssistantReply', 'openTurn'],
       description: 'The reply names tools and a turn is left: record the calls (checkpoint A), then run them.',
     },
     {
       guard: 'replyWantsTools',
       target: 'stoppedAtMaxTurns',
-      actions: ['countReplyUsage', 'trackPauses', 'holdReply'],
+      actions: ['countReply', 'holdReply'],
       description: 'The reply names tools but MAX_TURNS is reached: hold the reply, unacted, for a resume with more turns.',
     },
     {
       guard: and(['replyPausesTurn', 'pauseLimitReached']),
       target: 'failed',
-      actions: ['countReplyUsage', 'trackPauses', 'appendAssistantReply', 'dropCompactedPrefix', 'recordPauseLimit'],
+      actions: ['countReply', 'appendAssistantReply', 'recordPauseLimit'],
       description: 'One pause_turn too many in a row: stop (pause_limit); the paused content is kept, and a resume continues.',
     },
     {
       guard: 'replyAsksToGoOn',
       target: 'awaitingModel',
       reenter: true,
-      actions: ['countReplyUsage', 'trackPauses', 'appendAssistantReply', 'dropCompactedPrefix'],
+      actions: ['countReply', 'appendAssistantReply'],
       description:
         'pause_turn, or compaction (the server compacted and paused): keep the content (a compaction block verbatim, dropping what the server no longer reads) and ask the model again.',
     },
     {
       guard: 'replyEndsTurn',
       target: 'done',
-      actions: ['countReplyUsage', 'trackPauses', 'appendAssistantReply', 'dropCompactedPrefix', 'recordFinalText'],
+      actions: ['countReply', 'appendAssistantReply', 'recordFinalText'],
       description: 'end_turn or stop_sequence: the reply is the final answer.',
     },
     {
       target: 'failed',
-      actions: ['countReplyUsage', 'trackPauses', 'recordStopFailure'],
+      actions: ['countReply', 'recordStopFailure'],
       description: 'Any other stop reason (max_tokens, refusal, context window, unknown): stop without executing the reply.',
     },
   ],
   MODEL_REPLY_INVALID: {
     target: 'failed',
-    actions: ['countReplyUsage', 'trackPauses', 'recordInvalidReply'],
+    actions: ['countReply', 'recordInvalidReply'],
     description: 'The runtime refused the reply (a broken protocol or shape): stop, nothing in it executed; a resume asks again.',
   },
   COMPACT: {
@@ -401,7 +398,7 @@ export const agentLoopMachine = machineSetup.createMachine({
         },
         MODEL_REPLY_INVALID: {
           target: 'failed',
-          actions: ['countReplyUsage', 'trackPauses', 'recordInvalidReply'],
+          actions: ['countReply', 'recordInvalidReply'],
           description: 'The summarising reply could not be used: stop, nothing replaced; a resume asks for the summary again.',
         },
       },

@@ -1,7 +1,7 @@
 /**
  * Server compaction: every model call of the run carries the compaction edit (compact_20260112)
  * with the run's trigger. The API answers with a `compaction` block when it compacted, which the
- * machine keeps verbatim and from which on it sends the context (see dropCompactedPrefix).
+ * machine keeps verbatim and from which on it sends the context (see appendAssistantReply).
  */
 import type { Model, ModelRequest } from '../model/model.ts';
 

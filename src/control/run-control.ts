@@ -84,6 +84,11 @@ export class RunControl {
     }
   }
 
+  /** The signal `watch` gave, or undefined when nothing can ever abort it (a listener on it would wait in vain). */
+  abortable(signal: AbortSignal): AbortSignal | undefined {
+    return signal === NEVER_ABORTED ? undefined : signal;
+  }
+
   private async look(): Promise<ControlRequest | null> {
     if (this.forced) return this.forced;
     if (!this.inbox) return null;

@@ -44,7 +44,7 @@ export function scriptedModel(steps: readonly ScriptedStep[], options: ScriptedM
   return {
     name: options.name ?? 'scripted',
     async createMessage(request: ModelRequest): Promise<ModelReply> {
-      await stepDelay(options);
+      if (options.paceMs || options.jitterMs) await stepDelay(options);
       if (options.contextWindow !== undefined && estimateRequestTokens(request.system, request.tools, request.messages) > options.contextWindow) {
         return stopReply('model_context_window_exceeded');
       }

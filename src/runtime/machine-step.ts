@@ -9,6 +9,10 @@ import { type ActorScope, type AnyStateMachine, createActor, type EventFromLogic
 
 const scopes = new WeakMap<AnyStateMachine, ActorScope<any, any, any, any>>();
 
+/** Where the transition under way collects its actions (one executor for all: no closure per step). */
+let collected: unknown[] | null = null;
+const collect = (action: unknown) => void collected?.push(action);
+
 function scopeOf(machine: AnyStateMachine): ActorScope<any, any, any, any> {
   let scope = scopes.get(machine);
   if (!scope) {
@@ -22,7 +26,7 @@ function scopeOf(machine: AnyStateMachine): ActorScope<any, any, any, any> {
       stopChild: () => {},
       system: self.system,
       emit: () => {},
-      actionExecutor: () => {},
+      actionExecutor: collect,
     } as ActorScope<any, any, any, any>;
     scopes.set(machine, scope);
   }
@@ -33,11 +37,12 @@ function scopeOf(machine: AnyStateMachine): ActorScope<any, any, any, any> {
 export function transition<M extends AnyStateMachine>(machine: M, snapshot: SnapshotFrom<M>, event: EventFromLogic<M>): [SnapshotFrom<M>, ExecutableActionsFrom<M>[]] {
   const actions: ExecutableActionsFrom<M>[] = [];
   const scope = scopeOf(machine);
-  scope.actionExecutor = (action) => void actions.push(action as ExecutableActionsFrom<M>);
+  const outer = collected;
+  collected = actions;
   try {
     return [machine.transition(snapshot, event, scope) as SnapshotFrom<M>, actions];
   } finally {
-    scope.actionExecutor = () => {};
+    collected = outer;
   }
 }
 

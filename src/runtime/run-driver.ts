@@ -75,6 +75,7 @@ export interface DriverParts {
 
 export class RunDriver {
   private readonly usedIds = new LiveToolUseIds();
+  private readonly callViews = new WeakMap<PendingCall, CallView>();
   /** Set on resume into an open turn: its checkpoint B is the one that fills in the turn. */
   private closingResumedTurn = false;
   /** Set on resume until this process writes its first record, which carries it. */
@@ -306,7 +307,7 @@ export class RunDriver {
     const startedAt = Date.now();
     this.emit({ type: 'tool-started', call: view, at: startedAt });
     const ran = effectiveCall(this.snapshot.context, call);
-    const result = withEditNotice(call, ran, await this.parts.control.watch((stop) => executeCall(this.parts.registry, this.runId, ran, this.parts.toolTimeoutMs, stop)));
+    const result = withEditNotice(call, ran, await this.parts.control.watch((stop) => executeCall(this.parts.registry, this.runId, ran, this.parts.toolTimeoutMs, this.parts.control.abortable(stop))));
     this.emit({ type: 'tool-finished', call: view, outcome: result, ms: Date.now() - startedAt });
     await this.parts.crash.pass('tool-return');
     return result;
@@ -352,8 +353,8 @@ export class RunDriver {
   }
 
   /** Appends the transition to the journal; resolves once it is durable. */
-  private async persist(event: RecordEvent, note?: RecordNote, options?: AppendOptions, at = Date.now()): Promise<void> {
-    await this.persistSteps([{ snapshot: this.snapshot, event, note, at }], options);
+  private persist(event: RecordEvent, note?: RecordNote, options?: AppendOptions, at = Date.now()): Promise<void> {
+    return this.persistSteps([{ snapshot: this.snapshot, event, note, at }], options);
   }
 
   /** Appends transitions as one unit (journal-unit.ts), each its own record; resolves once they are durable. */
@@ -361,21 +362,24 @@ export class RunDriver {
     const resumed = this.pendingResumeNote;
     const reused = this.pendingReuses.length ? this.pendingReuses : null;
     const first = steps[0]!;
-    const note = resumed || reused ? { ...first.note, ...(resumed ? { resumed } : {}), ...(reused ? { reused } : {}) } : first.note;
-    const records = encodeSteps(this.parts.snapshots, this.durable, this.seq, [{ ...first, note }, ...steps.slice(1)], options);
+    const noted = resumed || reused ? [{ ...first, note: { ...first.note, ...(resumed ? { resumed } : {}), ...(reused ? { reused } : {}) } }, ...steps.slice(1)] : steps;
+    const records = encodeSteps(this.parts.snapshots, this.durable, this.seq, noted, options);
     const receipts = await appendUnit(this.parts.store, records, options);
     this.pendingResumeNote = null;
-    this.pendingReuses = [];
-    for (const [index, record] of records.entries()) {
+    if (reused) this.pendingReuses = [];
+    for (let index = 0; index < records.length; index++) {
+      const record = records[index]!;
       const { snapshot } = steps[index]!;
       if (records.length > 1) this.snapshot = snapshot; // each record of a unit is reported with its own state
       this.durable = this.parts.snapshots.durableAfter(record, this.durable, snapshot.value as AgentStateName, snapshot.context);
       this.seq += 1;
-      await this.reportSaved(record, receipts[index]!, options?.sync !== false);
+      const fired = this.reportSaved(record, receipts[index]!, options?.sync !== false);
+      if (fired) await fired;
     }
   }
 
-  private async reportSaved(record: JournalRecord, receipt: AppendReceipt, durable = true): Promise<void> {
+  /** A promise only when an armed crash point fired with one (a record is reported several times a turn: no await otherwise). */
+  private reportSaved(record: JournalRecord, receipt: AppendReceipt, durable = true): Promise<void> | undefined {
     const point = pointOf(record);
     const label = this.parts.crash.reach(point);
     const context = this.snapshot.context;
@@ -400,7 +404,7 @@ export class RunDriver {
       closesResumedTurn,
       syncMs: receipt.syncMs ?? null,
     });
-    await this.parts.crash.fireIfArmed(label);
+    return this.parts.crash.fireIfArmed(label);
   }
 
   private stopIfAsked(): void {
@@ -409,9 +413,15 @@ export class RunDriver {
     throw signal.reason instanceof Error ? signal.reason : new RunStoppedError(String(signal.reason ?? 'asked to stop'));
   }
 
+  /** One view per call (a call in the context never changes): each record's `saved` event lists the open calls. */
   private callView(call: PendingCall): CallView {
-    const tool = this.parts.registry.get(call.name);
-    return { ...call, readOnly: tool ? tool.readOnly : null };
+    let view = this.callViews.get(call);
+    if (!view) {
+      const tool = this.parts.registry.get(call.name);
+      view = { ...call, readOnly: tool ? tool.readOnly : null };
+      this.callViews.set(call, view);
+    }
+    return view;
   }
 
   private emit(event: RunEvent): void {
