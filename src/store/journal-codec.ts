@@ -396,15 +396,23 @@ function decodeMessage(seq: number, message: EncodedMessage, ledger: Map<string,
   const problem = messageProblem(message, isStoredLedgerRef);
   if (problem) throw new JournalDecodeError(seq, problem);
   if (typeof message.content === 'string') return message as Message;
-  let changed = false;
-  const content = message.content.map((block): ContentBlock => {
-    if (!isLedgerRef(block)) return block;
+  // Most messages (every assistant reply) refer to no ledger entry: they are taken as parsed, not copied.
+  const encoded = message.content;
+  let first = 0;
+  while (first < encoded.length && !isLedgerRef(encoded[first]!)) first++;
+  if (first === encoded.length) return message as Message;
+  const content = encoded.slice(0, first) as ContentBlock[];
+  for (let i = first; i < encoded.length; i++) {
+    const block = encoded[i]!;
+    if (!isLedgerRef(block)) {
+      content.push(block);
+      continue;
+    }
     const outcome = ledger.get(block.$ledger);
     if (!outcome) throw new JournalDecodeError(seq, `refers to ledger entry ${block.$ledger}, which no earlier record holds`);
-    changed = true;
-    return toolResultBlockOf(outcome);
-  });
-  return changed ? { role: message.role, content } : (message as Message);
+    content.push(toolResultBlockOf(outcome));
+  }
+  return { role: message.role, content };
 }
 
 function encodePending(pending: PendingCall[], messages: Message[]): EncodedPendingCall[] {
