@@ -158,6 +158,34 @@ async function resumeFold(records: readonly JournalRecord[]) {
   return foldJournal(store.location, await store.load({ fromLastSnapshot: true }));
 }
 
+/** Records 0..6 of the varied journal, a snapshot of the state they make (after record 6, with this checksum), and one record more. */
+function withSnapshot(crcOfRecord6: string): JournalRecord[] {
+  const records = variedRecords().slice(0, 7);
+  const { context } = referenceFold(records);
+  const snapshot = {
+    seq: 7,
+    at: 107,
+    state: 'closed',
+    event: 'CLOSE_TURN',
+    snapshot: { after: { seq: 6, crc: crcOfRecord6 }, ledger: [outcome('a', 'A'), outcome('b', [{ type: 'text', text: 'B' }], true)] },
+    turn: context.turn,
+    maxTurns: context.maxTurns,
+    usage: context.usage,
+    task: context.task,
+    system: context.system,
+    pausesInARow: context.pausesInARow,
+    maxPausesInARow: context.maxPausesInARow,
+    results: { from: 0, add: [] },
+    messages: { from: 0, add: [...context.messages.slice(0, 2), { role: 'user', content: [{ type: 'text', text: 'note' }, { $ledger: 'a' }, { $ledger: 'b' }, { type: 'tool_result', tool_use_id: 'c', content: 'changed' }] }] },
+    pending: [],
+    heldReply: null,
+    finalText: null,
+    failure: null,
+  } as JournalRecord;
+  const after = { seq: 8, at: 108, state: 'awaitingModel', event: 'MODEL_USAGE', usage: { input: 40, output: 9, cacheRead: 0, cacheWrite: 0 } } as JournalRecord;
+  return [...records, snapshot, after];
+}
+
 describe('the fold a resume runs', () => {
   it('gives the state, context and ledger the plain fold gives, after every record', async () => {
     const records = variedRecords();
@@ -203,5 +231,30 @@ describe('the fold a resume runs', () => {
     expect(
       await refusal({ state: 'pendingTool', event: 'MODEL_REPLY', messages: { from: 3, add: [{ role: 'assistant', content: [toolUse('e', {})] }] }, pending: [{ id: 'e', name: 'look' }, { id: 'f', name: 'look' }] }),
     ).toBe('pending call f has no tool_use block in the last assistant message');
+  });
+
+  it('checks a snapshot’s link to the record before it, whether the resume starts at the snapshot or folds through it', async () => {
+    const firstSeven = await fileJournalOf(variedRecords().slice(0, 7));
+    const crc = (await firstSeven.load()).records[6]!.crc!;
+    const good = withSnapshot(crc);
+    const store = await fileJournalOf(good);
+    const fromSnapshot = await store.load({ fromLastSnapshot: true });
+    expect(fromSnapshot.records[0]!.record.seq).toBe(7);
+    const whole = await store.load();
+    expect(whole.records).toHaveLength(9);
+    const plain = referenceFold([...variedRecords().slice(0, 7), good[8]!]);
+    for (const loaded of [fromSnapshot, whole]) {
+      const view = foldJournal(store.location, loaded);
+      expect(view.state).toBe('awaitingModel');
+      expect(view.context).toEqual({ ...plain.context, decisions: [] });
+    }
+
+    const wrong = await fileJournalOf(withSnapshot(crc === '00000000' ? '00000001' : '00000000'));
+    for (const options of [{ fromLastSnapshot: true }, {}]) {
+      const error = await (async () => foldJournal(wrong.location, await wrong.load(options)))().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StoreCorruptError);
+      expect((error as StoreCorruptError).problem).toMatch(/^snapshot record 7 says it follows record 6 with checksum 0000000[01], but record 6 has checksum [0-9a-f]{8}: the snapshot does not belong to this journal$/);
+      expect(error).toMatchObject({ line: 9 });
+    }
   });
 });
