@@ -5,28 +5,54 @@ import { applyRecord, JournalDecodeError } from './journal-codec.ts';
 import type { LoadedRun, StoredRecord } from './store.ts';
 
 export function foldJournal(location: string, loaded: LoadedRun, visit?: (view: DurableView, stored: StoredRecord) => void): DurableView {
+  const view = visit ? foldVisiting(location, loaded.records, visit) : foldOnly(location, loaded.records);
+  if (!view) throw new StoreCorruptError(location, 2, 0, 'the journal holds no record');
+  return view;
+}
+
+/** Every record folded, the view shown to `visit` after each (status, history, fork). */
+function foldVisiting(location: string, records: readonly StoredRecord[], visit: (view: DurableView, stored: StoredRecord) => void): DurableView | null {
   let view: DurableView | null = null;
   let previous: StoredRecord | null = null;
-  for (const stored of loaded.records) {
+  for (const stored of records) {
     if (previous) checkSnapshotLink(location, previous, stored);
     previous = stored;
     try {
       view = applyRecord(view, stored.record);
     } catch (error) {
-      if (error instanceof JournalDecodeError) {
-        throw new StoreCorruptError(location, stored.record.seq + 2, stored.offset, error.problem);
-      }
-      // A record whose values have a shape no check above foresaw is refused like any other
-      // damage, never reported as a bug halfway through a resume.
-      if (error instanceof TypeError) {
-        throw new StoreCorruptError(location, stored.record.seq + 2, stored.offset, `record ${stored.record.seq} holds values this version cannot read (${error.message})`);
-      }
-      throw error;
+      throw refusalOf(location, stored, error);
     }
-    visit?.(view, stored);
+    visit(view, stored);
   }
-  if (!view) throw new StoreCorruptError(location, 2, 0, 'the journal holds no record');
   return view;
+}
+
+/**
+ * The same fold with no one watching (a resume): one guard around the loop instead of one per
+ * record. checkSnapshotLink refuses with a StoreCorruptError, which refusalOf passes on as it is.
+ */
+function foldOnly(location: string, records: readonly StoredRecord[]): DurableView | null {
+  let view: DurableView | null = null;
+  let index = 0;
+  try {
+    for (; index < records.length; index++) {
+      if (index > 0) checkSnapshotLink(location, records[index - 1]!, records[index]!);
+      view = applyRecord(view, records[index]!.record);
+    }
+  } catch (error) {
+    throw refusalOf(location, records[index]!, error);
+  }
+  return view;
+}
+
+/** A record the fold cannot take is refused like any other damage, never reported as a bug halfway through a resume. */
+function refusalOf(location: string, stored: StoredRecord, error: unknown): unknown {
+  if (error instanceof JournalDecodeError) return new StoreCorruptError(location, stored.record.seq + 2, stored.offset, error.problem);
+  // Values of a shape no check foresaw.
+  if (error instanceof TypeError) {
+    return new StoreCorruptError(location, stored.record.seq + 2, stored.offset, `record ${stored.record.seq} holds values this version cannot read (${error.message})`);
+  }
+  return error;
 }
 
 /**

@@ -213,7 +213,7 @@ export function applyRecord(into: DurableView | null, record: JournalRecord): Du
   if (record.results) {
     const edit = record.results;
     checkEdit(record.seq, 'results', edit, ctx.results.length);
-    ctx.results.length = edit.from;
+    if (ctx.results.length !== edit.from) ctx.results.length = edit.from;
     for (const outcome of edit.add) {
       const problem = outcomeProblem(outcome);
       if (problem) throw new JournalDecodeError(record.seq, problem);
@@ -224,14 +224,14 @@ export function applyRecord(into: DurableView | null, record: JournalRecord): Du
   if (record.messages) {
     const edit = record.messages;
     checkEdit(record.seq, 'messages', edit, ctx.messages.length);
-    ctx.messages.length = edit.from;
+    if (ctx.messages.length !== edit.from) ctx.messages.length = edit.from;
     for (const message of edit.add) ctx.messages.push(decodeMessage(record.seq, message, view.ledger));
   }
   if (record.pending) ctx.pending = decodePending(record.seq, record.pending, ctx.messages);
   if (record.decisions) {
     const edit = record.decisions;
     checkEdit(record.seq, 'decisions', edit, ctx.decisions.length);
-    ctx.decisions.length = edit.from;
+    if (ctx.decisions.length !== edit.from) ctx.decisions.length = edit.from;
     for (const decision of edit.add) {
       const problem = decisionProblem(decision);
       if (problem) throw new JournalDecodeError(record.seq, problem);
@@ -396,15 +396,23 @@ function decodeMessage(seq: number, message: EncodedMessage, ledger: Map<string,
   const problem = messageProblem(message, isStoredLedgerRef);
   if (problem) throw new JournalDecodeError(seq, problem);
   if (typeof message.content === 'string') return message as Message;
-  let changed = false;
-  const content = message.content.map((block): ContentBlock => {
-    if (!isLedgerRef(block)) return block;
+  // Most messages (every assistant reply) refer to no ledger entry: they are taken as parsed, not copied.
+  const encoded = message.content;
+  let first = 0;
+  while (first < encoded.length && !isLedgerRef(encoded[first]!)) first++;
+  if (first === encoded.length) return message as Message;
+  const content = encoded.slice(0, first) as ContentBlock[];
+  for (let i = first; i < encoded.length; i++) {
+    const block = encoded[i]!;
+    if (!isLedgerRef(block)) {
+      content.push(block);
+      continue;
+    }
     const outcome = ledger.get(block.$ledger);
     if (!outcome) throw new JournalDecodeError(seq, `refers to ledger entry ${block.$ledger}, which no earlier record holds`);
-    changed = true;
-    return toolResultBlockOf(outcome);
-  });
-  return changed ? { role: message.role, content } : (message as Message);
+    content.push(toolResultBlockOf(outcome));
+  }
+  return { role: message.role, content };
 }
 
 function encodePending(pending: PendingCall[], messages: Message[]): EncodedPendingCall[] {
@@ -426,18 +434,34 @@ function decodePending(seq: number, pending: EncodedPendingCall[], messages: Mes
     const problem = pendingProblem(call);
     if (problem) throw new JournalDecodeError(seq, problem);
   }
-  let inputs: Map<string, unknown> | null = null;
-  return pending.map((call) => {
+  const calls: PendingCall[] = [];
+  for (const call of pending) {
     let input: unknown;
     if ('input' in call) {
       input = call.input;
     } else {
-      inputs ??= toolUseInputsOfLastAssistant(messages);
-      if (!inputs.has(call.id)) throw new JournalDecodeError(seq, `pending call ${call.id} has no tool_use block in the last assistant message`);
-      input = inputs.get(call.id);
+      const block = toolUseOfLastAssistant(messages, call.id);
+      if (!block) throw new JournalDecodeError(seq, `pending call ${call.id} has no tool_use block in the last assistant message`);
+      input = block.input;
     }
-    return call.needs ? { id: call.id, name: call.name, input, needs: call.needs } : { id: call.id, name: call.name, input };
-  });
+    calls.push(call.needs ? { id: call.id, name: call.name, input, needs: call.needs } : { id: call.id, name: call.name, input });
+  }
+  return calls;
+}
+
+/**
+ * The last tool_use block with this id in the last assistant message (as a map of them by id
+ * would hold), found without building that map: a reply names a few calls, and a resume decodes
+ * the pending calls of every turn.
+ */
+function toolUseOfLastAssistant(messages: Message[], id: string): ContentBlock | undefined {
+  const last = messages[messages.length - 1];
+  if (!last || last.role !== 'assistant' || !Array.isArray(last.content)) return undefined;
+  for (let i = last.content.length - 1; i >= 0; i--) {
+    const block = last.content[i]!;
+    if (block.type === 'tool_use' && block.id === id) return block;
+  }
+  return undefined;
 }
 
 function toolUseInputsOfLastAssistant(messages: Message[]): Map<string, unknown> {

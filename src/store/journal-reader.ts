@@ -4,10 +4,11 @@
  * committed), or, when the caller accepts the loss, the last committed record. Anything more,
  * or any damage inside, is refused: a half-right state is never guessed.
  */
+import { crc32 } from 'node:zlib';
 import { AGENT_STATES, type AgentStateName } from '../../machines/agent-loop.types.ts';
 import { type JournalDamage, StoreCorruptError, StoreLostRecordError, StoreVersionError } from './errors.ts';
 import type { CommitMark, FramedJournal, FramedLine } from './framing.ts';
-import { COMMIT_MARK_BYTES, FrameError, parseCommitMark, parseFrames, parseLine } from './framing.ts';
+import { COMMIT_MARK_BYTES, FrameError, parseCommitMark, parseFrames } from './framing.ts';
 import type { JournalHeader, JournalRecord, RecordEvent } from './journal-record.ts';
 import { RECORD_EVENTS } from './journal-record.ts';
 import { isReadableVersion, JOURNAL_FORMAT, JOURNAL_VERSION } from './journal-record.ts';
@@ -167,16 +168,16 @@ function readFromLastSnapshot(location: string, bytes: JournalBytes, pieceBytes:
   for (;;) {
     const line = back.lineEndingAt(end);
     if (!line) return null;
-    const expected = found.length === 0 ? (line.document as Partial<JournalRecord>)?.seq : found[found.length - 1]!.record.seq - 1;
-    if (typeof expected !== 'number' || recordProblem(line.document, expected)) return null;
-    const record = line.document as JournalRecord;
-    found.push({ record, bytes: line.bytes, offset: line.offset, crc: line.crc });
+    const expected = found.length === 0 ? (line.record as Partial<JournalRecord>)?.seq : found[found.length - 1]!.record.seq - 1;
+    if (typeof expected !== 'number' || recordProblem(line.record, expected)) return null;
+    found.push(line as StoredRecord);
+    const record = line.record as JournalRecord;
     if (record.snapshot || line.offset === recordsStart) {
       if (record.seq === 0 ? line.offset !== recordsStart : !record.snapshot) return null;
       if (record.snapshot) {
         const before = back.lineEndingAt(line.offset - 1);
         const after = record.snapshot.after;
-        if (!before || !after || (before.document as Partial<JournalRecord>)?.seq !== after.seq || before.crc !== after.crc) return null;
+        if (!before || !after || (before.record as Partial<JournalRecord>)?.seq !== after.seq || before.crc !== after.crc) return null;
       }
       break;
     }
@@ -188,6 +189,17 @@ function readFromLastSnapshot(location: string, bytes: JournalBytes, pieceBytes:
   const cutEnd = goodLength < length ? { offset: goodLength, bytes: length - goodLength, lostCommittedRecord: null } : null;
   return { header, mark, markOffset, records: found, cutEnd, goodLength };
 }
+
+/** A line read back from the end: a stored record once its document passes recordProblem. */
+interface BackLine {
+  record: unknown;
+  bytes: number;
+  offset: number;
+  crc: string;
+}
+
+/** What framing.ts writes before a line's JSON: its checksum in hex, then a space. */
+const CRC_HEX = 8;
 
 /** A journal's lines read from the end towards `start`, a piece at a time. */
 class BackwardLines {
@@ -215,26 +227,41 @@ class BackwardLines {
     }
   }
 
-  /** The line whose newline is at `newline`, parsed and checked, or null if it does not parse. */
-  lineEndingAt(newline: number): FramedLine | null {
+  /**
+   * The line whose newline is at `newline`, parsed and checked, or null if it is not a line that
+   * parseLine accepts (the caller then reads the whole journal, whose parseLine says what is wrong).
+   * Checked here rather than through parseLine so that the checksum's text is read once, and the
+   * line comes back in the shape of the stored record it becomes.
+   */
+  lineEndingAt(newline: number): BackLine | null {
     if (newline < this.start) return null;
     const offset = this.newlineBefore(newline) + 1;
+    const buffer = this.buffer;
+    const start = offset - this.from;
+    const end = newline - this.from;
+    if (end - start < CRC_HEX + 2 || buffer[start + CRC_HEX] !== 0x20) return null;
+    const crc = buffer.toString('latin1', start, start + CRC_HEX);
+    const expected = Number.parseInt(crc, 16);
+    if (Number.isNaN(expected) || crc32(buffer.subarray(start + CRC_HEX + 1, end)) !== expected) return null;
+    let record: unknown;
     try {
-      const document = parseLine(this.buffer, offset - this.from, newline - this.from, 0);
-      const crc = this.buffer.toString('latin1', offset - this.from, offset - this.from + 8);
-      return { document, offset, bytes: newline + 1 - offset, crc };
-    } catch (error) {
-      if (error instanceof FrameError) return null;
-      throw error;
+      record = JSON.parse(buffer.toString('utf8', start + CRC_HEX + 1, end));
+    } catch {
+      return null;
     }
+    return { record, bytes: newline + 1 - offset, offset, crc };
   }
 
   /** Reads the piece before what is held, keeping only what lies before `upTo` (the rest was read). */
   private readMore(upTo: number, size: number): void {
     const start = Math.max(this.start, this.from - size);
-    const piece = this.bytes.read(start, this.from - start);
-    const kept = this.buffer.subarray(0, Math.max(0, Math.min(this.buffer.length, upTo + 1 - this.from)));
-    this.buffer = Buffer.concat([piece, kept]);
+    const keep = Math.max(0, Math.min(this.buffer.length, upTo + 1 - this.from));
+    // The few bytes kept (part of a line) are read again with the piece, rather than the whole
+    // piece copied in front of them; unless the file no longer holds them all.
+    const piece = this.bytes.read(start, this.from - start + keep);
+    this.buffer = piece.length === this.from - start + keep && piece.subarray(this.from - start).equals(this.buffer.subarray(0, keep))
+      ? piece
+      : Buffer.concat([piece.subarray(0, this.from - start), this.buffer.subarray(0, keep)]);
     this.from = start;
   }
 }

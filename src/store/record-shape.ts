@@ -11,8 +11,11 @@ import type { TokenUsage } from '../../machines/agent-loop.types.ts';
 /** Token counts as stored: a figure that is not a number (NaN was stored as null) reads as 0. */
 export function storedUsage(raw: unknown): TokenUsage {
   const fields = raw !== null && typeof raw === 'object' ? (raw as Record<string, unknown>) : {};
-  const figure = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
   return { input: figure(fields.input), output: figure(fields.output), cacheRead: figure(fields.cacheRead), cacheWrite: figure(fields.cacheWrite) };
+}
+
+function figure(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
 }
 
 /** Why a stored message (its ledger references not yet resolved) cannot be read, or null. */
@@ -22,11 +25,25 @@ export function messageProblem(message: unknown, isLedgerRef: (block: unknown) =
   if (role !== 'user' && role !== 'assistant') return `a message has the role ${JSON.stringify(role) ?? 'undefined'}`;
   if (typeof content === 'string') return null;
   if (!Array.isArray(content)) return `an ${role} message has no content`;
+  if (everyBlockReadable(content, isLedgerRef)) return null;
   const problem = contentProblem(content.map((block) => (isLedgerRef(block) ? { type: 'tool_result' } : block)));
   if (!problem) return null;
   return role === 'assistant'
     ? `an assistant message's ${problem}: a model reply that should have been refused was stored (by an earlier version), and the conversation cannot be sent back to a model as it is`
     : `a user message's ${problem}`;
+}
+
+/**
+ * What contentProblem accepts, a ledger reference standing for a tool_result block: checked in a
+ * plain loop, since a resume checks every message of the run (contentProblem says what is wrong).
+ */
+function everyBlockReadable(content: readonly unknown[], isLedgerRef: (block: unknown) => boolean): boolean {
+  for (let i = 0; i < content.length; i++) {
+    const block = content[i];
+    if (block !== null && typeof block === 'object' && !Array.isArray(block) && typeof (block as { type?: unknown }).type === 'string') continue;
+    if (!isLedgerRef(block)) return false;
+  }
+  return true;
 }
 
 /** Why a stored ledger entry cannot be read, or null. */
