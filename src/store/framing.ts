@@ -8,6 +8,8 @@ import { crc32 } from 'node:zlib';
 
 const NEWLINE = 0x0a;
 const CRC_HEX = 8;
+/** What a line holds before its JSON and a space: its checksum, in this many hex digits. */
+export const CHECKSUM_HEX_DIGITS = CRC_HEX;
 
 /** A record holds a value JSON cannot represent: nothing of it was written. */
 export class RecordEncodeError extends Error {

@@ -4,11 +4,10 @@
  * committed), or, when the caller accepts the loss, the last committed record. Anything more,
  * or any damage inside, is refused: a half-right state is never guessed.
  */
-import { crc32 } from 'node:zlib';
 import { AGENT_STATES, type AgentStateName } from '../../machines/agent-loop.types.ts';
 import { type JournalDamage, StoreCorruptError, StoreLostRecordError, StoreVersionError } from './errors.ts';
 import type { CommitMark, FramedJournal, FramedLine } from './framing.ts';
-import { COMMIT_MARK_BYTES, FrameError, parseCommitMark, parseFrames } from './framing.ts';
+import { CHECKSUM_HEX_DIGITS, COMMIT_MARK_BYTES, FrameError, parseCommitMark, parseFrames, parseLine } from './framing.ts';
 import type { JournalHeader, JournalRecord, RecordEvent } from './journal-record.ts';
 import { RECORD_EVENTS } from './journal-record.ts';
 import { isReadableVersion, JOURNAL_FORMAT, JOURNAL_VERSION } from './journal-record.ts';
@@ -198,9 +197,6 @@ interface BackLine {
   crc: string;
 }
 
-/** What framing.ts writes before a line's JSON: its checksum in hex, then a space. */
-const CRC_HEX = 8;
-
 /** A journal's lines read from the end towards `start`, a piece at a time. */
 class BackwardLines {
   /** Bytes [from, from + buffer.length) of the journal. */
@@ -228,28 +224,21 @@ class BackwardLines {
   }
 
   /**
-   * The line whose newline is at `newline`, parsed and checked, or null if it is not a line that
-   * parseLine accepts (the caller then reads the whole journal, whose parseLine says what is wrong).
-   * Checked here rather than through parseLine so that the checksum's text is read once, and the
-   * line comes back in the shape of the stored record it becomes.
+   * The line whose newline is at `newline`, parsed and checked (framing.ts's rule), or null if it
+   * does not parse (the caller then reads the whole journal, which says what is wrong); in the
+   * shape of the stored record it becomes.
    */
   lineEndingAt(newline: number): BackLine | null {
     if (newline < this.start) return null;
     const offset = this.newlineBefore(newline) + 1;
-    const buffer = this.buffer;
-    const start = offset - this.from;
-    const end = newline - this.from;
-    if (end - start < CRC_HEX + 2 || buffer[start + CRC_HEX] !== 0x20) return null;
-    const crc = buffer.toString('latin1', start, start + CRC_HEX);
-    const expected = Number.parseInt(crc, 16);
-    if (Number.isNaN(expected) || crc32(buffer.subarray(start + CRC_HEX + 1, end)) !== expected) return null;
-    let record: unknown;
     try {
-      record = JSON.parse(buffer.toString('utf8', start + CRC_HEX + 1, end));
-    } catch {
-      return null;
+      const record = parseLine(this.buffer, offset - this.from, newline - this.from, 0);
+      const crc = this.buffer.toString('latin1', offset - this.from, offset - this.from + CHECKSUM_HEX_DIGITS);
+      return { record, bytes: newline + 1 - offset, offset, crc };
+    } catch (error) {
+      if (error instanceof FrameError) return null;
+      throw error;
     }
-    return { record, bytes: newline + 1 - offset, offset, crc };
   }
 
   /** Reads the piece before what is held, keeping only what lies before `upTo` (the rest was read). */
