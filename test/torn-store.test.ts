@@ -82,6 +82,8 @@ describe('a cut inside the last record, at every byte offset', () => {
         fs.rmSync(copy, { recursive: true, force: true });
       }
     },
+    // Two real resumes (with their fsyncs) per byte of the last record: ~40 s on CI, over 60 s on a crowded machine.
+    240_000,
   );
 
   it('last record written at after-effect-write:3, the turn’s last ledger entry (committed only with B, by B’s fsync): every cut is a cut-off end, recovered without asking; the call is settled by verify(), never run twice', async () => {
