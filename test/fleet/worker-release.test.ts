@@ -5,19 +5,15 @@
  * holds (a trigger on the release waits for it), so a worker that waited for its release before
  * taking the next run would never finish the second one.
  */
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { submitRuns } from '../../src/fleet/run-queue.ts';
 import { scriptedDemoModel, Worker } from '../../src/fleet/worker.ts';
-import { openDatabase, openPool } from '../../src/store/pg/pool.ts';
-import { postgresAvailable, type PostgresServer, startPostgres } from '../helpers/postgres-server.ts';
+import { openDatabase } from '../../src/store/pg/pool.ts';
+import { freshDatabase, postgresAvailable, usePostgres } from '../helpers/use-postgres.ts';
 
 const SPEC = { kind: 'demo', model: null, maxTurns: 20, paceMs: 0, jitterMs: 0 } as const;
 const HOLD = 716_016;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-let server: PostgresServer;
-let admin: pg.Pool;
 
 async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -28,18 +24,10 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30
 }
 
 describe.skipIf(!postgresAvailable())('a worker releasing leases', () => {
-  beforeAll(async () => {
-    server = await startPostgres();
-    admin = openPool(server.url, 2);
-  }, 60_000);
-  afterAll(async () => {
-    await admin?.end();
-    server?.stop();
-  });
+  usePostgres({ connections: 2 });
 
   it('takes the next run while a finished run’s release waits, and stops only once every release committed', async () => {
-    await admin.query('CREATE DATABASE worker_release');
-    const pool = await openDatabase(server.url.replace(/\/postgres$/, '/worker_release'), 8);
+    const pool = await openDatabase(await freshDatabase('worker_release'), 8);
     const holder = await pool.connect();
     let running: Promise<unknown> = Promise.resolve();
     try {
