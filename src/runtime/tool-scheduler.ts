@@ -131,7 +131,6 @@ export interface OrderRules {
  * returns the effect the last record announced (`initial` when nothing was recorded).
  */
 export async function runInOrder(jobs: readonly Job[], rules: OrderRules, initial: AnnouncedEffect | null): Promise<AnnouncedEffect | null> {
-  if (jobs.length === 1) return runOne(jobs[0]!, rules, initial);
   const inFlight = new Map<Job, Promise<void>>();
   const writer = new GroupWriter((group) => rules.record(group, inFlight.size > group.length), initial);
   let alone = false;
@@ -174,18 +173,6 @@ export async function runInOrder(jobs: readonly Job[], rules: OrderRules, initia
     if (inFlight.size === 0) return writer.effect;
     await Promise.race(inFlight.values());
   }
-}
-
-/**
- * The rule for a single job (most turns hold one call), without the bookkeeping for jobs in
- * flight: nothing runs beside it, so its outcome is written alone, with nothing else running.
- */
-async function runOne(job: Job, rules: OrderRules, initial: AnnouncedEffect | null): Promise<AnnouncedEffect | null> {
-  if ((rules.stopAsked !== undefined && (await rules.stopAsked())) || rules.signal?.aborted) return initial;
-  const instead = rules.instead?.(job);
-  if (instead) return instead;
-  const finished = await job.finish();
-  return finished ? rules.record([finished], false) : initial;
 }
 
 /**
