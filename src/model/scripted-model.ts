@@ -41,6 +41,7 @@ export class ScriptExhaustedError extends ModelCallError {
 }
 
 export function scriptedModel(steps: readonly ScriptedStep[], options: ScriptedModelOptions = {}): Model {
+  const counted = new AssistantCount();
   return {
     name: options.name ?? 'scripted',
     async createMessage(request: ModelRequest): Promise<ModelReply> {
@@ -53,7 +54,7 @@ export function scriptedModel(steps: readonly ScriptedStep[], options: ScriptedM
         return typeof summary === 'function' ? summary(request.messages) : summary;
       }
       // Replies compaction took out of the messages still count: the script goes on where it stood.
-      const index = (request.earlierReplies ?? 0) + assistantMessagesIn(request.messages);
+      const index = (request.earlierReplies ?? 0) + counted.in(request.messages);
       const step = steps[index] ?? options.afterScript;
       if (step === undefined) throw new ScriptExhaustedError(steps.length, index + 1);
       return typeof step === 'function' ? step(request.messages) : step;
@@ -61,11 +62,29 @@ export function scriptedModel(steps: readonly ScriptedStep[], options: ScriptedM
   };
 }
 
-/** A plain loop: this runs once per reply over the whole conversation (a reduce was about 4% of a 1,000-turn run's CPU in a profile). */
-function assistantMessagesIn(messages: readonly Message[]): number {
-  let count = 0;
-  for (let i = 0; i < messages.length; i++) if (messages[i]!.role === 'assistant') count += 1;
-  return count;
+/**
+ * How many assistant messages a conversation holds, counted once: each request's messages are
+ * the last request's with a few appended (the machine appends to a copy), so only those are
+ * counted. Counting them all every time made a T-turn run quadratic (a fifth of a 6,000-turn
+ * run's CPU). A list that is not the last one with messages appended (a compaction cut it, a
+ * resume or another conversation) is counted whole.
+ */
+class AssistantCount {
+  private first: Message | undefined;
+  private last: Message | undefined;
+  private length = 0;
+  private count = 0;
+
+  in(messages: readonly Message[]): number {
+    const extends_ = this.length > 0 && messages.length >= this.length && messages[0] === this.first && messages[this.length - 1] === this.last;
+    let count = extends_ ? this.count : 0;
+    for (let i = extends_ ? this.length : 0; i < messages.length; i++) if (messages[i]!.role === 'assistant') count += 1;
+    this.first = messages[0];
+    this.last = messages[messages.length - 1];
+    this.length = messages.length;
+    this.count = count;
+    return count;
+  }
 }
 
 export interface ScriptedCall {
