@@ -18,6 +18,7 @@ import { MemoryStore } from '../src/store/memory-store.ts';
 import { startRun } from '../src/runtime/run-api.ts';
 import { type Contender, measureFloor, measureLoop, type RunMeasure } from './contenders.ts';
 import { type LoopFigures, loopFigures, type LoopRatios, loopRatios, type LoopSamples, type ResumeFigures, resumeFigures } from './figures.ts';
+import { fsyncGapLines, measureFsyncGaps } from './fsync-gap.ts';
 import { installIoCounter } from './io-counter.ts';
 import { type FloorPlan, paceOf } from './raw-floor.ts';
 import { loopTable, ratioTable, resumeTable, targetLines } from './report.ts';
@@ -164,6 +165,8 @@ async function main(): Promise<void> {
       loops.push(...loopFigures(turns, samples));
       ratios.push(loopRatios(turns, samples));
     }
+    // Right after the floors, on the same disk: what an fdatasync costs by the time since the last one.
+    const fsyncGaps = measureFsyncGaps(path.join(root, 'fsync-gaps'));
     const largest = Math.max(...plan.turns);
     const content = await contentPerTurn(largest);
     const resume: ResumeFigures[] = [];
@@ -195,6 +198,9 @@ async function main(): Promise<void> {
       `Same-run ratios, each the median of the ratios of one repetition (new conversation content: ${Math.round(content).toLocaleString('en-US')} bytes per turn):`,
       ratioTable(ratios),
       '',
+      'The disk alone (a diagnostic): one fdatasync of a 1.5 KB append, median (p10-p90) and ÷ back to back, by the time since the last fdatasync:',
+      ...fsyncGapLines(fsyncGaps),
+      '',
       'Resume (load + fold + reconcile: resumeRun up to its first effect; a fresh process per run, median):',
       resumeTable(resume),
       `  resume did: ${resume.map((r) => `T=${r.turns}: ${r.resumeDetail}`).join('; ')}`,
@@ -220,6 +226,7 @@ async function main(): Promise<void> {
       contentBytesPerTurn: content,
       loops,
       ratios,
+      fsyncGaps,
       resume,
       snapshots,
       snapshotRatios: snapshotRatioList,
