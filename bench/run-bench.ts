@@ -72,8 +72,16 @@ function argValue(name: string): string | undefined {
   return at === -1 ? undefined : process.argv[at + 1];
 }
 
+/**
+ * Clears the young generation between contenders, so that none is timed collecting another's
+ * garbage. Only the young generation: a full gc() (what --expose-gc's gc() does without an
+ * argument) also throws away V8's compiled code, and every loop contender then ran its timed
+ * run half cold (twice the in-memory loop's time per turn, measured side by side), which a
+ * long-lived process never does. Old-generation garbage is left to whichever contender
+ * collects next; the contenders take turns.
+ */
 function collectGarbage(): void {
-  (globalThis as { gc?: () => void }).gc?.();
+  (globalThis as { gc?: (options: { type: 'minor' }) => void }).gc?.({ type: 'minor' });
 }
 
 function log(line: string): void {
@@ -117,6 +125,22 @@ async function measureTurns(root: string, turns: number, plan: Plan): Promise<Lo
   return samples;
 }
 
+/** Turns run untimed before the first measurement, per loop contender. */
+export const WARM_UP_TURNS = { memory: 5000, durable: 1000, bare: 500 } as const;
+
+async function warmUp(root: string, say: (line: string) => void): Promise<void> {
+  const script = benchScript(500);
+  for (const [contender, turns] of Object.entries(WARM_UP_TURNS) as Array<[keyof typeof WARM_UP_TURNS, number]>) {
+    for (let done = 0; done < turns; done += 500) {
+      const dir = path.join(root, `warm-${contender}-${done}`);
+      await measureLoop(contender, dir, script);
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  fsyncDir(root);
+  say(`  warm-up done: ${Object.entries(WARM_UP_TURNS).map(([contender, turns]) => `${turns.toLocaleString('en-US')} turns ${contender}`).join(', ')}`);
+}
+
 /** The conversation's new bytes per turn, from an uninterrupted in-memory run. */
 async function contentPerTurn(turns: number): Promise<number> {
   const store = new MemoryStore('content');
@@ -155,8 +179,11 @@ async function main(): Promise<void> {
   const loadAtStart = os.loadavg()[0]!;
   try {
     log(`bench (${plan.name}) working in ${root}`);
-    // Warm-up: compile every code path once before anything is timed.
+    // Warm-up: every code path once, then the loop long enough for V8 to have compiled its hot
+    // code (a fresh process runs its first few thousand turns 2-5× slower while it does), so
+    // that what is timed is the loop a long-lived process runs, not the compiler.
     await measureTurns(root, 20, { ...plan, reps: { 20: 1 }, naiveReps: { 20: 1 } });
+    await warmUp(root, log);
 
     const loops: LoopFigures[] = [];
     const ratios: LoopRatios[] = [];
@@ -192,7 +219,7 @@ async function main(): Promise<void> {
     const report = [
       header,
       '',
-      'Per turn (time per turn = the whole run ÷ T, median of the runs; overhead = minus the in-memory loop of the same repetition):',
+      `Per turn (time per turn = the whole run ÷ T, median of the runs; overhead = minus the in-memory loop of the same repetition; after an untimed warm-up of ${Object.entries(WARM_UP_TURNS).map(([contender, turns]) => `${turns.toLocaleString('en-US')} turns ${contender}`).join(', ')}):`,
       loopTable(loops),
       '',
       `Same-run ratios, each the median of the ratios of one repetition (new conversation content: ${Math.round(content).toLocaleString('en-US')} bytes per turn):`,
