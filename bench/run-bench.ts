@@ -126,7 +126,13 @@ async function measureTurns(root: string, turns: number, plan: Plan): Promise<Lo
 }
 
 /** Turns run untimed before the first measurement, per loop contender. */
-export const WARM_UP_TURNS = { memory: 5000, durable: 1000, bare: 500 } as const;
+const WARM_UP_TURNS = { memory: 5000, durable: 1000, bare: 500 } as const;
+
+function warmUpWords(): string {
+  return Object.entries(WARM_UP_TURNS)
+    .map(([contender, turns]) => `${turns.toLocaleString('en-US')} turns ${contender}`)
+    .join(', ');
+}
 
 async function warmUp(root: string, say: (line: string) => void): Promise<void> {
   const script = benchScript(500);
@@ -138,7 +144,7 @@ async function warmUp(root: string, say: (line: string) => void): Promise<void> 
     }
   }
   fsyncDir(root);
-  say(`  warm-up done: ${Object.entries(WARM_UP_TURNS).map(([contender, turns]) => `${turns.toLocaleString('en-US')} turns ${contender}`).join(', ')}`);
+  say(`  warm-up done: ${warmUpWords()}`);
 }
 
 /** The conversation's new bytes per turn, from an uninterrupted in-memory run. */
@@ -219,7 +225,7 @@ async function main(): Promise<void> {
     const report = [
       header,
       '',
-      `Per turn (time per turn = the whole run ÷ T, median of the runs; overhead = minus the in-memory loop of the same repetition; after an untimed warm-up of ${Object.entries(WARM_UP_TURNS).map(([contender, turns]) => `${turns.toLocaleString('en-US')} turns ${contender}`).join(', ')}):`,
+      `Per turn (time per turn = the whole run ÷ T, median of the runs; overhead = minus the in-memory loop of the same repetition; after an untimed warm-up of ${warmUpWords()}):`,
       loopTable(loops),
       '',
       `Same-run ratios, each the median of the ratios of one repetition (new conversation content: ${Math.round(content).toLocaleString('en-US')} bytes per turn):`,

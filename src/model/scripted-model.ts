@@ -76,9 +76,9 @@ class AssistantCount {
   private count = 0;
 
   in(messages: readonly Message[]): number {
-    const extends_ = this.length > 0 && messages.length >= this.length && messages[0] === this.first && messages[this.length - 1] === this.last;
-    let count = extends_ ? this.count : 0;
-    for (let i = extends_ ? this.length : 0; i < messages.length; i++) if (messages[i]!.role === 'assistant') count += 1;
+    const grown = this.length > 0 && messages.length >= this.length && messages[0] === this.first && messages[this.length - 1] === this.last;
+    let count = grown ? this.count : 0;
+    for (let i = grown ? this.length : 0; i < messages.length; i++) if (messages[i]!.role === 'assistant') count += 1;
     this.first = messages[0];
     this.last = messages[messages.length - 1];
     this.length = messages.length;
