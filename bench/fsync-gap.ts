@@ -73,8 +73,10 @@ function timedAppends(file: string, line: Buffer, count: number, gapMs: number, 
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 
+/** Asleep for at least `ms` (a timed wait may wake a little early: it waits again for the rest). */
 function sleepFor(ms: number): void {
-  Atomics.wait(sleeper, 0, 0, ms);
+  const start = performance.now();
+  for (let left = ms; left > 0; left = ms - (performance.now() - start)) Atomics.wait(sleeper, 0, 0, left);
 }
 
 function spinFor(ms: number): void {
