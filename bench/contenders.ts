@@ -6,7 +6,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { ScriptedStep } from '../src/model/scripted-model.ts';
 import { startRun } from '../src/runtime/run-api.ts';
-import type { RunEvent } from '../src/runtime/run-events.ts';
+import type { RunEvent } from '../src/core/run-events.ts';
 import { FileStore } from '../src/store/file-store.ts';
 import { MemoryStore } from '../src/store/memory-store.ts';
 import type { RunStore } from '../src/store/store.ts';

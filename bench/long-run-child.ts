@@ -19,7 +19,7 @@ import type { ModelReply } from '../machines/agent-loop.types.ts';
 import { endTurnReply, scriptedModel, type ScriptedStep, toolUseReply } from '../src/model/scripted-model.ts';
 import { SIMULATED_CRASH_EXIT_CODE, SimulatedCrash } from '../src/runtime/crash-points.ts';
 import { resumeRun, startRun } from '../src/runtime/run-api.ts';
-import type { RunEvent } from '../src/runtime/run-events.ts';
+import type { RunEvent } from '../src/core/run-events.ts';
 import { FileStore } from '../src/store/file-store.ts';
 import { installIoCounter, type IoCounts, ioNow, ioSince, withoutSyncs } from './io-counter.ts';
 import { resumeStoreDir } from './resume-journal.ts';

@@ -22,7 +22,7 @@ import { anthropicModel } from '../src/model/anthropic-model.ts';
 import { endTurnReply, scriptedModel, toolUseReply } from '../src/model/scripted-model.ts';
 import { startRun } from '../src/runtime/run-api.ts';
 import { DEFAULT_TOOL_CONCURRENCY } from '../src/runtime/tool-scheduler.ts';
-import type { RunEvent, RunObserver } from '../src/runtime/run-events.ts';
+import type { RunEvent, RunObserver } from '../src/core/run-events.ts';
 import { FileStore } from '../src/store/file-store.ts';
 import { installIoCounter, ioNow } from './io-counter.ts';
 import type { TargetCheck } from './targets.ts';

@@ -10,7 +10,7 @@
 import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { resumeRun } from '../src/runtime/run-api.ts';
-import type { RunEvent } from '../src/runtime/run-events.ts';
+import type { RunEvent } from '../src/core/run-events.ts';
 import { FileStore } from '../src/store/file-store.ts';
 import { ToolRegistry } from '../src/tools/tool-registry.ts';
 import type { JournalRecord } from '../src/store/journal-record.ts';

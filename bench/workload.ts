@@ -5,7 +5,7 @@
  */
 import type { Message } from '../machines/agent-loop.types.ts';
 import { endTurnReply, scriptedModel, type ScriptedStep, toolUseReply } from '../src/model/scripted-model.ts';
-import type { RunObserver } from '../src/runtime/run-events.ts';
+import type { RunObserver } from '../src/core/run-events.ts';
 import type { StartOptions } from '../src/runtime/run-api.ts';
 import type { RunStore } from '../src/store/store.ts';
 import { defineTool } from '../src/tools/tool.ts';

@@ -31,7 +31,7 @@ export { CompactionSettingsError, DEFAULT_TRIGGER_RATIO } from './compaction/com
 export type { CompactionMode, CompactionOptions } from './compaction/compaction-settings.ts';
 export { DEFAULT_CLEAR_KEEP, DEFAULT_CLEAR_TRIGGER_RATIO, DEFAULT_CLEAR_TRIGGER_TOKENS } from './compaction/clear-tool-uses.ts';
 export type { ClearToolUsesOptions } from './compaction/clear-tool-uses.ts';
-export type { RunEvent, RunObserver, RunResult, WaitingCall } from './runtime/run-events.ts';
+export type { RunEvent, RunObserver, RunResult, WaitingCall } from './core/run-events.ts';
 export { ASK_USER } from './approval/ask-user.ts';
 export { DECISION_POLL_MS, DecisionReplyError } from './approval/decision-step.ts';
 export type { DecisionHandler, DecisionReply, DecisionRequest } from './approval/decision-step.ts';
@@ -44,7 +44,7 @@ export type { ContinuedStep, HistoryStep, RunStatus } from './runtime/run-status
 export { CrashPoints, CrashSpecError, SIMULATED_CRASH_EXIT_CODE, SimulatedCrash } from './runtime/crash-points.ts';
 export type { CrashAction, CrashHandler } from './runtime/crash-points.ts';
 export { DEFAULT_SNAPSHOT_EVERY, SNAPSHOT_EVERY_ENV, SnapshotEveryError, snapshotsAtEvent } from './runtime/snapshot-policy.ts';
-export { ContinueRefusedError, type ContinueProblem } from './runtime/continue-run.ts';
+export { ContinueRefusedError, type ContinueProblem } from './core/continue-run.ts';
 export { RunOriginMismatchError } from './runtime/run-origin.ts';
 export { DEFAULT_TOOL_CONCURRENCY, ToolConcurrencyError } from './runtime/tool-scheduler.ts';
 export type { JournalHeader, PinnedDecisionPolicy, RunOrigin } from './store/journal-record.ts';
@@ -54,7 +54,7 @@ export { decide, pendingDecisions } from './approval/decide.ts';
 export type { DecideInput, DecideOptions, PendingDecision } from './approval/decide.ts';
 export { DecisionRefusedError, PolicyLoosenedError } from './approval/decision-errors.ts';
 export type { DecisionRefusal } from './approval/decision-errors.ts';
-export { FileDecisionInbox } from './approval/file-decision-inbox.ts';
+export { FileDecisionInbox } from './store/inbox/file-decision-inbox.ts';
 export { MemoryStore } from './store/memory-store.ts';
 export {
   RunExistsError,
@@ -113,12 +113,12 @@ export async function mcpTools(
 }
 
 // Cancel and pause (issue 15).
-export { cancelRun, pauseRun, unpauseRun, controlRequestsOf } from './control/cancel-run.ts';
-export type { ControlOptions, ControlOutcome } from './control/cancel-run.ts';
+export { cancelRun, pauseRun, unpauseRun, controlRequestsOf } from './runtime/cancel-run.ts';
+export type { ControlOptions, ControlOutcome } from './runtime/cancel-run.ts';
 export { ControlRefusedError, RunCancelledError } from './control/control-request.ts';
 export type { ControlInbox, ControlKind, ControlRequest } from './control/control-request.ts';
 export { RunPausedError } from './control/run-control.ts';
-export { FileControlInbox } from './control/file-control-inbox.ts';
+export { FileControlInbox } from './store/inbox/file-control-inbox.ts';
 /** Budgets (issue 14): spending limits checked before each model call; the price table behind a cost budget. */
 export type { Budget, BudgetName, BudgetStop } from '../machines/agent-loop.types.ts';
 export { BudgetPriceError } from './budget/budget.ts';

@@ -11,9 +11,9 @@ import type { DecisionHandler, DecisionReply, DecisionRequest } from '../src/app
 import { DecisionReplyError } from '../src/approval/decision-step.ts';
 import { endTurnReply, scriptedModel, type ScriptedStep, toolUseReply } from '../src/model/scripted-model.ts';
 import { SimulatedCrash } from '../src/runtime/crash-points.ts';
-import { RunStoppedError } from '../src/runtime/run-driver.ts';
+import { RunStoppedError } from '../src/core/stop-errors.ts';
 import { resumeRun, type RunParts, startRun } from '../src/runtime/run-api.ts';
-import type { RunEvent } from '../src/runtime/run-events.ts';
+import type { RunEvent } from '../src/core/run-events.ts';
 import { readRunHistory, readRunStatus } from '../src/runtime/run-status.ts';
 import { FileStore } from '../src/store/file-store.ts';
 import { foldJournal } from '../src/store/fold-journal.ts';

@@ -7,7 +7,7 @@ import { type CliArgs, parseArgs, UsageError } from '../src/cli/args.ts';
 import { COMMANDS, type CommandSpec, type OptionSpec } from '../src/cli/command-table.ts';
 import { formatDuration } from '../src/cli/duration.ts';
 import { commandHelp, mainHelp } from '../src/cli/help.ts';
-import { readsFleet } from '../src/cli/main.ts';
+import { readsFleet } from '../src/cli/reads-fleet.ts';
 import { DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS } from '../src/model/anthropic-model.ts';
 import { DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS } from '../src/runtime/run-api.ts';
 import { DEFAULT_LEASE_MS } from '../src/store/pg/pg-store.ts';

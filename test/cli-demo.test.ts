@@ -6,7 +6,7 @@ import path from 'node:path';
 import { crc32 } from 'node:zlib';
 import { spawnSync } from 'node:child_process';
 import { COMMANDS } from '../src/cli/command-table.ts';
-import { shellQuote } from '../src/cli/shell-command.ts';
+import { shellQuote } from '../src/words/shell-command.ts';
 import { describe, expect, it } from 'vitest';
 import { BIN, REPO, runCli, startCli } from './helpers/cli.ts';
 import { DEMO_PLAIN_LINES } from './helpers/demo-lines.ts';

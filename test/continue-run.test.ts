@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { Message, ModelReply } from '../machines/agent-loop.types.ts';
 import type { Model, ModelRequest } from '../src/model/model.ts';
 import { endTurnReply, scriptedModel, type ScriptedStep, stopReply, toolUseReply } from '../src/model/scripted-model.ts';
-import { ContinueRefusedError } from '../src/runtime/continue-run.ts';
+import { ContinueRefusedError } from '../src/core/continue-run.ts';
 import { SimulatedCrash } from '../src/runtime/crash-points.ts';
 import { resumeRun, startRun } from '../src/runtime/run-api.ts';
 import { readRunHistory, readRunStatus } from '../src/runtime/run-status.ts';

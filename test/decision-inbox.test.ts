@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BadCallIdError, DecisionExistsError, FileDecisionInbox, InboxFileError } from '../src/approval/file-decision-inbox.ts';
+import { BadCallIdError, DecisionExistsError, FileDecisionInbox, InboxFileError } from '../src/store/inbox/file-decision-inbox.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
 const approved = { tool_use_id: 'toolu_03', verdict: 'approved', by: 'ana', at: 1_700_000_000_000, note: 'looks fine' } as const;

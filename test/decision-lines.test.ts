@@ -3,9 +3,9 @@
  * with the exact commands that decide it (quoted to paste), the decision taken up, the resume.
  */
 import { describe, expect, it } from 'vitest';
-import { decisionCommandsFor } from '../src/cli/decision-lines.ts';
+import { decisionCommandsFor } from '../src/words/decision-lines.ts';
 import { plainReporter } from '../src/cli/plain-reporter.ts';
-import type { RunEvent } from '../src/runtime/run-events.ts';
+import type { RunEvent } from '../src/core/run-events.ts';
 import { activityText, endingText } from '../src/tui/format.ts';
 import { initialView, reduceView } from '../src/tui/run-view.ts';
 

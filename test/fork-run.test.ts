@@ -11,7 +11,7 @@ import { ForkRefusedError } from '../src/fork/fork-errors.ts';
 import { readForkNotes } from '../src/fork/fork-notes.ts';
 import { forkRun } from '../src/fork/fork-run.ts';
 import { endTurnReply, scriptedModel, type ScriptedStep, toolUseReply } from '../src/model/scripted-model.ts';
-import { ContinueRefusedError } from '../src/runtime/continue-run.ts';
+import { ContinueRefusedError } from '../src/core/continue-run.ts';
 import { resumeRun, startRun } from '../src/runtime/run-api.ts';
 import { readRunHistory, readRunStatus } from '../src/runtime/run-status.ts';
 import { StoreCorruptError, StoreWriteError } from '../src/store/errors.ts';

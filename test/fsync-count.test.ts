@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { endTurnReply, scriptedModel, toolUseReply } from '../src/model/scripted-model.ts';
 import { resumeRun, startRun } from '../src/runtime/run-api.ts';
-import type { RunEvent } from '../src/runtime/run-events.ts';
+import type { RunEvent } from '../src/core/run-events.ts';
 import { SimulatedCrash } from '../src/runtime/crash-points.ts';
 import { FileStore } from '../src/store/file-store.ts';
 import { defineTool } from '../src/tools/tool.ts';

@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { endTurnReply, scriptedModel, toolUseReply } from '../src/model/scripted-model.ts';
 import { SimulatedCrash } from '../src/runtime/crash-points.ts';
 import { resumeRun, startRun } from '../src/runtime/run-api.ts';
-import type { RunEvent } from '../src/runtime/run-events.ts';
+import type { RunEvent } from '../src/core/run-events.ts';
 import { FileStore } from '../src/store/file-store.ts';
 import { PgRunStore } from '../src/store/pg/pg-store.ts';
 import { openDatabase } from '../src/store/pg/pool.ts';

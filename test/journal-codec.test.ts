@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { AgentContext, Message } from '../machines/agent-loop.types.ts';
 import { endTurnReply, scriptedModel, type ScriptedStep, toolUseReply } from '../src/model/scripted-model.ts';
 import { startRun } from '../src/runtime/run-api.ts';
-import type { RunEvent } from '../src/runtime/run-events.ts';
+import type { RunEvent } from '../src/core/run-events.ts';
 import { StoreCorruptError } from '../src/store/errors.ts';
 import { FileStore } from '../src/store/file-store.ts';
 import { foldJournal } from '../src/store/fold-journal.ts';

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { endTurnReply, scriptedModel, toolUseReply } from '../src/model/scripted-model.ts';
 import { SimulatedCrash } from '../src/runtime/crash-points.ts';
 import { resumeRun, startRun } from '../src/runtime/run-api.ts';
-import type { RunEvent } from '../src/runtime/run-events.ts';
+import type { RunEvent } from '../src/core/run-events.ts';
 import { FileStore } from '../src/store/file-store.ts';
 import { foldJournal } from '../src/store/fold-journal.ts';
 import { recordPlaceholderThenDie, PLACEHOLDER } from './fixtures/wrong-order-executor.ts';

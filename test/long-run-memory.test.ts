@@ -10,7 +10,7 @@ import { endTurnReply, scriptedModel, toolUseReply } from '../src/model/scripted
 import { SimulatedCrash } from '../src/runtime/crash-points.ts';
 import { LiveToolUseIds } from '../src/runtime/live-tool-use-ids.ts';
 import { resumeRun, startRun } from '../src/runtime/run-api.ts';
-import type { RunResult } from '../src/runtime/run-events.ts';
+import type { RunResult } from '../src/core/run-events.ts';
 import { FileStore } from '../src/store/file-store.ts';
 import { foldJournal } from '../src/store/fold-journal.ts';
 import { defineTool } from '../src/tools/tool.ts';

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { endTurnReply, scriptedModel, toolUseReply } from '../src/model/scripted-model.ts';
 import { startRun } from '../src/runtime/run-api.ts';
-import type { RunEvent } from '../src/runtime/run-events.ts';
+import type { RunEvent } from '../src/core/run-events.ts';
 import { type Finished, type Job, runInOrder } from '../src/runtime/tool-scheduler.ts';
 import { MemoryStore } from '../src/store/memory-store.ts';
 import { defineTool } from '../src/tools/tool.ts';

@@ -11,7 +11,7 @@ import { MAX_PAUSES_IN_A_ROW } from '../machines/agent-loop.types.ts';
 import { endTurnReply, scriptedModel, type ScriptedStep, stopReply, toolUseReply } from '../src/model/scripted-model.ts';
 import { SimulatedCrash } from '../src/runtime/crash-points.ts';
 import { resumeRun, startRun } from '../src/runtime/run-api.ts';
-import type { RunEvent } from '../src/runtime/run-events.ts';
+import type { RunEvent } from '../src/core/run-events.ts';
 import { readRunStatus } from '../src/runtime/run-status.ts';
 import { StoreCorruptError } from '../src/store/errors.ts';
 import { FileStore } from '../src/store/file-store.ts';

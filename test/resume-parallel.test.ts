@@ -11,7 +11,7 @@ import type { Model, ModelRequest } from '../src/model/model.ts';
 import { endTurnReply, scriptedModel, toolUseReply } from '../src/model/scripted-model.ts';
 import { SimulatedCrash } from '../src/runtime/crash-points.ts';
 import { resumeRun, startRun } from '../src/runtime/run-api.ts';
-import type { RunEvent } from '../src/runtime/run-events.ts';
+import type { RunEvent } from '../src/core/run-events.ts';
 import { FileStore } from '../src/store/file-store.ts';
 import { ledgerEntriesOf } from '../src/store/journal-codec.ts';
 import { defineTool, type ToolDefinition } from '../src/tools/tool.ts';

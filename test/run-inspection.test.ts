@@ -11,7 +11,7 @@ import type { AgentEvent } from '../machines/agent-loop.types.ts';
 import { endTurnReply, scriptedModel, stopReply, toolUseReply } from '../src/model/scripted-model.ts';
 import { SimulatedCrash } from '../src/runtime/crash-points.ts';
 import { resumeRun, startRun } from '../src/runtime/run-api.ts';
-import type { RunEvent } from '../src/runtime/run-events.ts';
+import type { RunEvent } from '../src/core/run-events.ts';
 import { InspectedRunSendError } from '../src/runtime/run-inspection.ts';
 import { FileStore } from '../src/store/file-store.ts';
 import { countingTools } from './helpers/counting-tools.ts';

@@ -9,7 +9,7 @@ import type { Model, ModelRequest } from '../src/model/model.ts';
 import { endTurnReply, scriptedModel, ScriptExhaustedError, type ScriptedStep, stopReply, toolUseReply } from '../src/model/scripted-model.ts';
 import { SimulatedCrash } from '../src/runtime/crash-points.ts';
 import { resumeRun, startRun, type RunParts } from '../src/runtime/run-api.ts';
-import type { RunEvent } from '../src/runtime/run-events.ts';
+import type { RunEvent } from '../src/core/run-events.ts';
 import { readRunStatus } from '../src/runtime/run-status.ts';
 import { RunExistsError, StoreWriteError } from '../src/store/errors.ts';
 import { FileStore } from '../src/store/file-store.ts';

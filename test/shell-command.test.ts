@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cliCommand, cliInvocation, shellQuote } from '../src/cli/shell-command.ts';
+import { cliCommand, cliInvocation, shellQuote } from '../src/words/shell-command.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
 /** The words `sh -c` makes of a command line, each ended by a NUL byte by printf. */

@@ -15,7 +15,7 @@ import { endTurnReply, scriptedModel, type ScriptedStep, toolUseReply } from '..
 import { SimulatedCrash } from '../src/runtime/crash-points.ts';
 import { readRunHistory, readRunStatus } from '../src/runtime/run-status.ts';
 import { resumeRun, startRun, type StartOptions } from '../src/runtime/run-api.ts';
-import type { RunEvent } from '../src/runtime/run-events.ts';
+import type { RunEvent } from '../src/core/run-events.ts';
 import { SnapshotEveryError, snapshotEveryOf, SNAPSHOT_EVERY_ENV, SnapshotPolicy, snapshotsAtEvent } from '../src/runtime/snapshot-policy.ts';
 import { StoreCorruptError } from '../src/store/errors.ts';
 import { FileStore, JOURNAL_FILE } from '../src/store/file-store.ts';

@@ -9,7 +9,7 @@ import { anthropicModel } from '../src/model/anthropic-model.ts';
 import { ModelCallError, type StreamDelta } from '../src/model/model.ts';
 import { endTurnReply, toolUseReply } from '../src/model/scripted-model.ts';
 import { startRun } from '../src/runtime/run-api.ts';
-import type { RunEvent } from '../src/runtime/run-events.ts';
+import type { RunEvent } from '../src/core/run-events.ts';
 import { FileStore } from '../src/store/file-store.ts';
 import { foldJournal } from '../src/store/fold-journal.ts';
 import { countingTools } from './helpers/counting-tools.ts';

@@ -12,7 +12,7 @@ import { demoTools } from '../src/demo/demo-tools.ts';
 import { scriptedModel } from '../src/model/scripted-model.ts';
 import { SimulatedCrash } from '../src/runtime/crash-points.ts';
 import { resumeRun, startRun } from '../src/runtime/run-api.ts';
-import type { RunEvent } from '../src/runtime/run-events.ts';
+import type { RunEvent } from '../src/core/run-events.ts';
 import { StoreCorruptError, StoreLostRecordError, StoreVersionError } from '../src/store/errors.ts';
 import { FileStore } from '../src/store/file-store.ts';
 import { tempDir } from './helpers/temp-dir.ts';

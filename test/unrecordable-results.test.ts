@@ -11,7 +11,7 @@ import type { ToolOutcome } from '../machines/agent-loop.types.ts';
 import { endTurnReply, scriptedModel, toolUseReply } from '../src/model/scripted-model.ts';
 import { SimulatedCrash } from '../src/runtime/crash-points.ts';
 import { resumeRun, startRun } from '../src/runtime/run-api.ts';
-import type { RunEvent } from '../src/runtime/run-events.ts';
+import type { RunEvent } from '../src/core/run-events.ts';
 import { FileStore } from '../src/store/file-store.ts';
 import { RecordEncodeError } from '../src/store/framing.ts';
 import type { JournalRecord } from '../src/store/journal-record.ts';

@@ -8,7 +8,7 @@ import { openCalls } from '../machines/agent-loop.logic.ts';
 import type { AgentContext, AgentStateName, ContentBlock, Message, ToolResultContent } from '../machines/agent-loop.types.ts';
 import { FINAL_STATES } from '../machines/agent-loop.types.ts';
 import { type DecidedCall, DecisionTrail, verdictWords } from '../src/approval/decision-trail.ts';
-import { RECONCILE_PHRASES } from '../src/cli/plain-reporter.ts';
+import { RECONCILE_PHRASES } from '../src/words/run-lines.ts';
 import { foldJournal } from '../src/store/fold-journal.ts';
 import type { JournalRecord } from '../src/store/journal-record.ts';
 import { pointOf } from '../src/store/record-points.ts';

@@ -5,8 +5,8 @@
  * store's inbox; the run's writer makes it a DECISION record.
  */
 import type { Decision, PendingCall, Verdict } from '../../machines/agent-loop.types.ts';
-import type { WaitingCall } from '../runtime/run-events.ts';
-import { schemaHash } from '../runtime/run-origin.ts';
+import type { WaitingCall } from '../core/run-events.ts';
+import { schemaHash } from '../tools/schema-hash.ts';
 import { StoreMissingError } from '../store/errors.ts';
 import { foldJournal } from '../store/fold-journal.ts';
 import type { DurableView } from '../store/journal-codec.ts';
@@ -14,7 +14,7 @@ import type { JournalHeader } from '../store/journal-record.ts';
 import type { DecisionInbox, RunStore } from '../store/store.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { DecisionRefusedError } from './decision-errors.ts';
-import { FileDecisionInbox, isCallId } from './file-decision-inbox.ts';
+import { FileDecisionInbox, isCallId } from '../store/inbox/file-decision-inbox.ts';
 import { waitingCallsOf } from './waiting-calls.ts';
 
 /**

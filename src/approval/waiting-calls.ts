@@ -1,7 +1,7 @@
 /** Which calls of a run wait for a person, read from the snapshot alone (the journal holds the flags). */
 import { awaitsDecision, openCalls } from '../../machines/agent-loop.logic.ts';
 import type { AgentContext, DecisionNeed } from '../../machines/agent-loop.types.ts';
-import type { WaitingCall } from '../runtime/run-events.ts';
+import type { WaitingCall } from '../core/run-events.ts';
 
 export function waitingCallsOf(runId: string, context: AgentContext): WaitingCall[] {
   return openCalls(context)

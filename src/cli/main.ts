@@ -3,9 +3,10 @@ import { redactSecrets } from '../util/redact.ts';
 import { parseArgs, type StatusArgs } from './args.ts';
 import { commandSpec } from './command-table.ts';
 import { EXIT } from './exit-codes.ts';
+import { readsFleet } from './reads-fleet.ts';
 import { commandHelp, mainHelp } from './help.ts';
 import type { Writers } from './plain-reporter.ts';
-import { packageVersion } from './version.ts';
+import { packageVersion } from '../util/package-version.ts';
 
 /** Every line a command prints goes through here: no secret leaves in it (see redactSecrets). */
 export const stdWriters: Writers = {
@@ -76,14 +77,6 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
  */
 const fleet = () => import('./commands/fleet.ts');
 const decisions = () => import('./commands/decide.ts');
-
-/**
- * `status` lists a fleet when given --database-url, or when DURABLE_AGENT_DATABASE_URL is set
- * and no --dir was given; an explicit --dir always means the run in that directory.
- */
-export function readsFleet(args: Pick<StatusArgs, 'databaseUrl' | 'dirGiven'>, env: NodeJS.ProcessEnv): boolean {
-  return args.databaseUrl !== null || (!args.dirGiven && Boolean(env.DURABLE_AGENT_DATABASE_URL));
-}
 
 /** The error's words may come from anywhere (an endpoint, a URL): the key of `env` is taken out too. */
 function redactingWriters(writers: Writers, env: NodeJS.ProcessEnv): Writers {

@@ -16,7 +16,7 @@ import { UnknownApprovalToolError } from '../approval/needs-decision.ts';
 import { questionsAdvice } from '../approval/origin-advice.ts';
 import { MissingApiKeyError, ModelCallError } from '../model/model.ts';
 import { BudgetPriceError } from '../budget/budget.ts';
-import { ContinueRefusedError } from '../runtime/continue-run.ts';
+import { ContinueRefusedError } from '../core/continue-run.ts';
 import { ControlRefusedError, RunCancelledError } from '../control/control-request.ts';
 import { ForkRefusedError } from '../fork/fork-errors.ts';
 import { CrashSpecError } from '../runtime/crash-points.ts';

@@ -2,9 +2,9 @@
  * How a run command reports: the plain lines, or the live TUI on a terminal (see output-mode).
  * The TUI's code, ink and React are imported only when it is chosen.
  */
-import type { RunObserver } from '../runtime/run-events.ts';
+import type { RunObserver } from '../core/run-events.ts';
 import type { DecideInput } from '../approval/decide.ts';
-import type { DecisionCommands } from './decision-lines.ts';
+import type { DecisionCommands } from '../words/decision-lines.ts';
 import { userName } from './user-name.ts';
 import { chooseOutputMode } from './output-mode.ts';
 import { plainReporter, type Writers } from './plain-reporter.ts';

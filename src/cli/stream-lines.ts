@@ -3,7 +3,7 @@
  * as soon as it is complete, each tool call as soon as the model names it. Lines, not pieces:
  * the plain log is read line by line (a pipe, a file, CI), and a partial line would be torn.
  */
-import type { RunEvent } from '../runtime/run-events.ts';
+import type { RunEvent } from '../core/run-events.ts';
 
 export function streamLineWriter(write: (line: string) => void): (event: RunEvent) => void {
   let pending = '';

@@ -4,7 +4,7 @@
  */
 import { checkOtlpProtocol, otlpTracesWanted } from '../telemetry/otlp-env.ts';
 import type { TraceExport } from '../telemetry/otlp-export.ts';
-import { packageVersion } from './version.ts';
+import { packageVersion } from '../util/package-version.ts';
 
 export type { TraceExport } from '../telemetry/otlp-export.ts';
 

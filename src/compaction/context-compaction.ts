@@ -10,10 +10,10 @@ import type { AgentContext, AgentEvent, ContentBlock, Message, ModelReply, Token
 import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 import type { Model, ToolSpec } from '../model/model.ts';
 import { receiveReply, replyProblem } from '../model/reply-check.ts';
-import type { RunEvent, RunObserver } from '../runtime/run-events.ts';
+import type { RunEvent, RunObserver } from '../core/run-events.ts';
 import type { PinnedCompaction } from '../store/journal-record.ts';
 import { triggerTokensOf } from './compaction-settings.ts';
-import { estimateMessageTokens, estimateRequestTokens } from './estimate-tokens.ts';
+import { estimateMessageTokens, estimateRequestTokens } from '../model/estimate-tokens.ts';
 
 /** The recent turns kept verbatim take at most this share of the trigger; the rest is summarised. */
 export const KEEP_SHARE = 0.3;

@@ -6,32 +6,10 @@
  * Ctrl-C, and stays in the inbox (status says "paused by …") until a resume clears it.
  */
 import type { Cancellation } from '../../machines/agent-loop.types.ts';
+import type { ControlKind, ControlRequest } from '../store/inbox/inboxes.ts';
 
-export type ControlKind = 'cancel' | 'pause';
-
-export const CONTROL_KINDS: readonly ControlKind[] = ['cancel', 'pause'];
-
-export interface ControlRequest {
-  kind: ControlKind;
-  /** Who asked: a user name with host and pid from the CLI, what a program passes otherwise. */
-  by: string;
-  /** Why (cancel --reason); null when none was given. */
-  reason: string | null;
-  /** Epoch milliseconds when it was asked. */
-  at: number;
-}
-
-/**
- * Where control requests wait for the run's writer. One request per kind at a time (a second
- * cancel is 'exists', nothing written); a request is whole or absent, whatever kills the writer.
- */
-export interface ControlInbox {
-  write(request: ControlRequest): Promise<'written' | 'exists'>;
-  /** Cheap when empty (one stat, readdir or indexed query): called at every step boundary. */
-  read(): Promise<ControlRequest[]>;
-  /** Removes the request of this kind (once what it asked is durable, or a resume cleared a pause). */
-  settle(kind: ControlKind): Promise<void>;
-}
+export { CONTROL_KINDS, controlProblem } from '../store/inbox/inboxes.ts';
+export type { ControlInbox, ControlKind, ControlRequest } from '../store/inbox/inboxes.ts';
 
 export function cancellationOf(request: ControlRequest): Cancellation {
   return { by: request.by, reason: request.reason, at: request.at };
@@ -40,17 +18,6 @@ export function cancellationOf(request: ControlRequest): Cancellation {
 /** The request that counts: a cancel outranks a pause. */
 export function strongest(requests: readonly ControlRequest[]): ControlRequest | null {
   return requests.find((request) => request.kind === 'cancel') ?? requests.find((request) => request.kind === 'pause') ?? null;
-}
-
-/** Why a stored request is not a whole one, or null. */
-export function controlProblem(value: unknown): string | null {
-  const request = value as Partial<ControlRequest> | null;
-  if (request === null || typeof request !== 'object') return 'it holds no request';
-  if (!CONTROL_KINDS.includes(request.kind as ControlKind)) return `its kind is ${String(request.kind)}`;
-  if (typeof request.by !== 'string' || request.by.trim() === '') return 'it does not say who asked';
-  if (request.reason !== null && typeof request.reason !== 'string') return 'its reason is not text';
-  if (typeof request.at !== 'number' || !Number.isFinite(request.at)) return 'it does not say when';
-  return null;
 }
 
 export function requestWords(request: Pick<ControlRequest, 'by' | 'reason' | 'at'>): string {

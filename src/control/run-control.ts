@@ -5,7 +5,7 @@
  * still awaited up to its time limit, and its outcome recorded as usual).
  */
 import type { AgentEvent } from '../../machines/agent-loop.types.ts';
-import { RunStoppedError } from '../runtime/run-driver.ts';
+import { RunStoppedError } from '../core/stop-errors.ts';
 import { cancellationOf, type ControlInbox, type ControlRequest, requestWords, strongest } from './control-request.ts';
 
 /** How often a running tool's or a waiting run's inbox is looked at. */

@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import { FINAL_STATES, type AgentContext, type AgentStateName } from '../../machines/agent-loop.types.ts';
-import type { RunResult } from '../runtime/run-events.ts';
+import type { RunResult } from '../core/run-events.ts';
 import type { RunStore } from '../store/store.ts';
 import { RunCancelledError } from './control-request.ts';
 

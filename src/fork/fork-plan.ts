@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { openCalls } from '../../machines/agent-loop.logic.ts';
 import type { AgentContext, AgentStateName, AwaitedCall, OutcomeKind, PendingCall } from '../../machines/agent-loop.types.ts';
-import { checkContinue, ContinueRefusedError, continuedContext } from '../runtime/continue-run.ts';
+import { checkContinue, ContinueRefusedError, continuedContext } from '../core/continue-run.ts';
 import { foldJournal } from '../store/fold-journal.ts';
 import { type DurableView, encodeRecord, snapshotContextOf } from '../store/journal-codec.ts';
 import type { ForkOrigin, JournalHeader, JournalRecord } from '../store/journal-record.ts';

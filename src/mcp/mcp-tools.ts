@@ -2,7 +2,7 @@
  * `mcpTools(config)`: connects to every server of an MCP config, lists their tools and returns
  * them as our tool definitions, with close() (and `await using`) to stop the servers.
  */
-import { packageVersion } from '../cli/version.ts';
+import { packageVersion } from '../util/package-version.ts';
 import { redactSecrets } from '../util/redact.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { checkMcpConfig, type McpConfig, readMcpConfigFile, secretsOf } from './config.ts';

@@ -7,7 +7,7 @@ import type { ContentBlock, Message, ModelReply, TokenUsage } from '../../machin
 import type { Model, ModelRequest } from './model.ts';
 import { ModelCallError } from './model.ts';
 import { type Pace, stepDelay } from '../util/pace.ts';
-import { estimateRequestTokens } from '../compaction/estimate-tokens.ts';
+import { estimateRequestTokens } from './estimate-tokens.ts';
 
 export type ScriptedStep = ModelReply | ((messages: readonly Message[]) => ModelReply);
 

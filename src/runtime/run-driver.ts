@@ -17,7 +17,7 @@ import { type DecisionPolicy, needsDecisionOf } from '../approval/needs-decision
 import { waitingCallsOf } from '../approval/waiting-calls.ts';
 import type { Model, StreamDelta } from '../model/model.ts';
 import { receiveReply, replyProblem } from '../model/reply-check.ts';
-import { reconcileOpenTurn } from '../reconcile/carry-out.ts';
+import { reconcileOpenTurn } from './reconcile-turn.ts';
 import { RecordEncodeError } from '../store/framing.ts';
 import type { DurableView } from '../store/journal-codec.ts';
 import type { JournalRecord, ReconcileNote, RecordEvent, RecordNote, ResumeNote } from '../store/journal-record.ts';
@@ -25,29 +25,24 @@ import { pointOf } from '../store/record-points.ts';
 import type { AppendOptions, AppendReceipt, RecoveredTornTail, RunStore, StoredRecord } from '../store/store.ts';
 import { executeCall } from '../tools/execute-call.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
-import { continuedContext } from './continue-run.ts';
+import { continuedContext } from '../core/continue-run.ts';
 import type { CrashPoints } from './crash-points.ts';
 import { appendUnit, encodeSteps, type JournalStep } from './journal-unit.ts';
 import { transition, withContext } from './machine-step.ts';
 import { type LedgerHost, recordOutcomes } from './record-outcomes.ts';
 import { RunInspection, type RunInspector } from './run-inspection.ts';
-import type { CallView, RunEvent, RunObserver, RunResult, RunStatusName } from './run-events.ts';
+import type { CallView, RunEvent, RunObserver, RunResult, RunStatusName } from '../core/run-events.ts';
 import type { OriginCheck } from './run-origin.ts';
 import type { SnapshotPolicy } from './snapshot-policy.ts';
 import { runOpenCalls, type ToolTurn } from './tool-scheduler.ts';
 import { LiveToolUseIds } from './live-tool-use-ids.ts';
 import type { RunControl } from '../control/run-control.ts';
 import type { ContextCompaction } from '../compaction/context-compaction.ts';
+import { RunStoppedError } from '../core/stop-errors.ts';
+
+export { RunStoppedError } from '../core/stop-errors.ts';
 
 export type AgentSnapshot = SnapshotFrom<typeof agentLoopMachine>;
-
-/** The run was asked to stop between two steps; everything it did is saved and a resume goes on. */
-export class RunStoppedError extends Error {
-  override readonly name: string = 'RunStoppedError';
-  constructor(readonly why: string) {
-    super(`The run stopped between two steps (${why}); everything it did is saved, and a resume goes on from there.`);
-  }
-}
 
 export interface DriverParts {
   store: RunStore;

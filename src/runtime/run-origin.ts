@@ -4,8 +4,8 @@
  * schemas), unless the person resuming says the change is intended. Otherwise `demo --resume`
  * would go on with a run that `run` started, with other tools on the same files.
  */
-import { createHash } from 'node:crypto';
 import type { JournalHeader, PinnedAnnotations, RunOrigin } from '../store/journal-record.ts';
+import { canonicalJson, schemaHash } from '../tools/schema-hash.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 
 /** The command recorded for a program that calls startRun / resumeRun itself. */
@@ -137,20 +137,4 @@ function howToResume(origin: RunOrigin): string {
 
 function toolWords(names: string[]): string {
   return `${names.length === 1 ? 'tool' : 'tools'} ${names.join(', ')}`;
-}
-
-/** The first 16 hex digits of the SHA-256 of the schema's JSON with its keys sorted. */
-export function schemaHash(schema: unknown): string {
-  return createHash('sha256').update(canonicalJson(schema)).digest('hex').slice(0, 16);
-}
-
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
 }

@@ -15,7 +15,7 @@ import type { ForkOrigin, JournalRecord, ReconcileNote, RecordEvent, RecordNote 
 import type { PointName } from '../store/record-points.ts';
 import { pointOf } from '../store/record-points.ts';
 import type { RecoveredTornTail, RunStore } from '../store/store.ts';
-import type { WaitingCall } from './run-events.ts';
+import type { WaitingCall } from '../core/run-events.ts';
 
 export interface PendingCallStatus {
   id: string;

@@ -4,7 +4,7 @@
  */
 import type { Tracer } from '@opentelemetry/api';
 import type { RunTracing } from '../telemetry/run-tracing.ts';
-import type { RunEvent, RunObserver } from './run-events.ts';
+import type { RunEvent, RunObserver } from '../core/run-events.ts';
 
 export interface TracingOptions {
   tracer?: Tracer | undefined;

@@ -10,7 +10,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { FileDecisionInbox, type InboxPoint } from '../approval/file-decision-inbox.ts';
+import { FileDecisionInbox, type InboxPoint } from './inbox/file-decision-inbox.ts';
 import { fsyncDir } from '../util/durable-file.ts';
 import { CommitQueue } from './commit-queue.ts';
 import { StoreMissingError, StoreWriteError } from './errors.ts';
@@ -19,8 +19,8 @@ import { environmentProblem, inEnvironment } from './fs-problems.ts';
 import type { JournalHeader, JournalRecord } from './journal-record.ts';
 import { type JournalBytes, type ReadJournal, readJournal } from './journal-reader.ts';
 import { readWhileWritten } from './live-read.ts';
-import { CONTROL_KINDS } from '../control/control-request.ts';
-import { type ControlPoint, FileControlInbox } from '../control/file-control-inbox.ts';
+import { CONTROL_KINDS } from './inbox/inboxes.ts';
+import { type ControlPoint, FileControlInbox } from './inbox/file-control-inbox.ts';
 import { acquireLockFile, DEFAULT_LOCK_LEASE_MS, type HeldLockFile, LOCK_LEASE_RANGE_MS } from './lock-file.ts';
 import { describePoint, pointOf } from './record-points.ts';
 import type { AppendOptions, AppendReceipt, LoadedRun, LoadOptions, LockOptions, RecoveredTornTail, RunLock, RunStore } from './store.ts';

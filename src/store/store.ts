@@ -9,7 +9,7 @@
  * - only the holder of the run's lock appends.
  */
 import type { Decision } from '../../machines/agent-loop.types.ts';
-import type { ControlInbox } from '../control/control-request.ts';
+import type { ControlInbox, DecisionInbox } from './inbox/inboxes.ts';
 import type { TornTail } from './framing.ts';
 import type { JournalHeader, JournalRecord } from './journal-record.ts';
 
@@ -112,26 +112,7 @@ export interface LoadOptions {
   fromLastSnapshot?: boolean | undefined;
 }
 
-/**
- * A decision written by anyone (another process, a program) for the run's writer to take in.
- * Only the writer writes the journal: it reads the inbox while a call waits, turns a decision
- * into a DECISION record, and settles the inbox entry only once that record is durable, so a
- * crash between the two loses nothing (the entry, read again, is ignored for a decided call).
- */
-export type InboxDecision = Decision;
-
-export interface DecisionInbox {
-  /**
-   * Adds a decision, whole and at once (a reader never sees half of one). Exclusive per
-   * tool_use_id: resolves 'exists' and writes nothing when the call already has one in the inbox.
-   * Callers validate first (decide() does); the inbox only stores.
-   */
-  write(decision: InboxDecision): Promise<'written' | 'exists'>;
-  /** Every decision in the inbox, in no particular order; a damaged entry is left out, never thrown. */
-  read(): Promise<InboxDecision[]>;
-  /** Removes (or archives) the call's entry; a missing one is no error. Called after its DECISION record is durable. */
-  settle(tool_use_id: string): Promise<void>;
-}
+export type { ControlInbox, DecisionInbox, InboxDecision } from './inbox/inboxes.ts';
 
 export interface RunStore {
   /** Where the run lives, in words a user can act on (a path, a database and run id). */

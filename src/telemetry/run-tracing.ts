@@ -29,7 +29,7 @@ import {
   type Tracer,
 } from '@opentelemetry/api';
 import type { TokenUsage } from '../../machines/agent-loop.types.ts';
-import type { CallView, RunEvent, RunObserver } from '../runtime/run-events.ts';
+import type { CallView, RunEvent, RunObserver } from '../core/run-events.ts';
 import type { JournalHeader, ReconcileOutcomeName, RunTraceContext } from '../store/journal-record.ts';
 import { redactSecrets } from '../util/redact.ts';
 

@@ -2,7 +2,7 @@
 import { budgetReachedWords, largerBudgetWords } from '../budget/budget-words.ts';
 import type { AgentStateName } from '../../machines/agent-loop.types.ts';
 import { requestWords } from '../control/control-request.ts';
-import { formatElapsed as formatDuration } from '../cli/format.ts';
+import { formatElapsed as formatDuration } from '../words/format.ts';
 import type { ReconcileOutcomeName } from '../store/journal-record.ts';
 import type { PointName } from '../store/record-points.ts';
 import type { CallLine, RunView, StreamingReply } from './run-view.ts';

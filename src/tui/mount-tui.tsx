@@ -10,8 +10,8 @@
  * cursor stays hidden until the shell or `tput cnorm` shows it.
  */
 import { type Instance, render } from 'ink';
-import type { Writers } from '../cli/plain-reporter.ts';
-import type { RunObserver } from '../runtime/run-events.ts';
+import type { Writers } from '../words/run-lines.ts';
+import type { RunObserver } from '../core/run-events.ts';
 import { TuiApp, type TuiDecider } from './components/TuiApp.tsx';
 import { redactSecrets } from '../util/redact.ts';
 import { initialView, reduceView, type RunView, type ViewAction, type ViewSettings } from './run-view.ts';

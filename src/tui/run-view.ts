@@ -5,10 +5,10 @@
  */
 import type { AgentStateName, Budget, DecisionNeed, OutcomeKind, TokenUsage } from '../../machines/agent-loop.types.ts';
 import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
-import type { DecisionCommands } from '../cli/decision-lines.ts';
-import { commandLines, detailLine, plainLine } from '../cli/plain-reporter.ts';
+import type { DecisionCommands } from '../words/decision-lines.ts';
+import { commandLines, detailLine, plainLine } from '../words/run-lines.ts';
 import type { StreamDelta } from '../model/model.ts';
-import type { CallView, RunEvent, RunResult } from '../runtime/run-events.ts';
+import type { CallView, RunEvent, RunResult } from '../core/run-events.ts';
 import type { ReconcileOutcomeName } from '../store/journal-record.ts';
 import type { PointName } from '../store/record-points.ts';
 import { redactSecrets } from '../util/redact.ts';

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cancelRun, pauseRun } from '../../src/control/cancel-run.ts';
+import { cancelRun, pauseRun } from '../../src/runtime/cancel-run.ts';
 import { RunCancelledError } from '../../src/control/control-request.ts';
 import { RunPausedError } from '../../src/control/run-control.ts';
 import { endTurnReply, scriptedModel, toolUseReply } from '../../src/model/scripted-model.ts';

@@ -6,7 +6,7 @@
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/store/pg/pool.ts';
-import { pruneFleetRuns } from '../../src/store/pg/prune-fleet.ts';
+import { pruneFleetRuns } from '../../src/fleet/prune-fleet.ts';
 import { runCliAsync } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { freshDatabase, postgresAvailable, usePostgres } from '../helpers/use-postgres.ts';

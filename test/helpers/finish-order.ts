@@ -3,7 +3,7 @@
  * call returns only once every call ranked before it has its outcome recorded (seen in the
  * run's `saved` events). Calls not in the order finish after those in it, in no fixed order.
  */
-import type { RunEvent } from '../../src/runtime/run-events.ts';
+import type { RunEvent } from '../../src/core/run-events.ts';
 
 export class FinishOrder {
   private readonly recorded = new Set<string>();

@@ -5,7 +5,7 @@
 import { expect } from 'vitest';
 import { awaitsDecision } from '../../machines/agent-loop.logic.ts';
 import type { Message, ToolOutcome } from '../../machines/agent-loop.types.ts';
-import type { RunEvent } from '../../src/runtime/run-events.ts';
+import type { RunEvent } from '../../src/core/run-events.ts';
 import { RunCancelledError } from '../../src/control/control-request.ts';
 import { API_COMMAND, RunOriginMismatchError } from '../../src/runtime/run-origin.ts';
 import { foldJournal } from '../../src/store/fold-journal.ts';

@@ -9,7 +9,7 @@ import type { DecisionRequest } from '../../src/approval/decision-step.ts';
 import { endTurnReply, scriptedModel, stopReply } from '../../src/model/scripted-model.ts';
 import { CrashPoints, SimulatedCrash } from '../../src/runtime/crash-points.ts';
 import { resumeRun, startRun } from '../../src/runtime/run-api.ts';
-import type { RunEvent, RunResult } from '../../src/runtime/run-events.ts';
+import type { RunEvent, RunResult } from '../../src/core/run-events.ts';
 import { FileStore, JOURNAL_FILE } from '../../src/store/file-store.ts';
 import { parseCommitMark } from '../../src/store/framing.ts';
 import type { RunStore } from '../../src/store/store.ts';

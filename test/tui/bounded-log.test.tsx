@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FakeTerminal } from '../helpers/fake-terminal.ts';
 import { endTurnReply, scriptedModel, toolUseReply } from '../../src/model/scripted-model.ts';
 import { startRun } from '../../src/runtime/run-api.ts';
-import type { RunEvent } from '../../src/runtime/run-events.ts';
+import type { RunEvent } from '../../src/core/run-events.ts';
 import { MemoryStore } from '../../src/store/memory-store.ts';
 import { defineTool } from '../../src/tools/tool.ts';
 import { TuiApp } from '../../src/tui/components/TuiApp.tsx';

@@ -8,7 +8,7 @@ import { demoTools } from '../../src/demo/demo-tools.ts';
 import { scriptedModel } from '../../src/model/scripted-model.ts';
 import { SimulatedCrash } from '../../src/runtime/crash-points.ts';
 import { resumeRun, startRun } from '../../src/runtime/run-api.ts';
-import type { RunEvent } from '../../src/runtime/run-events.ts';
+import type { RunEvent } from '../../src/core/run-events.ts';
 import { MemoryStore } from '../../src/store/memory-store.ts';
 import { initialView, reduceView, type RunView } from '../../src/tui/run-view.ts';
 import { tempDir } from '../helpers/temp-dir.ts';

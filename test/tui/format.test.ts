@@ -14,7 +14,7 @@ import {
   spinnerFrame,
 } from '../../src/tui/format.ts';
 import { initialView, reduceView, type CallLine, type RunView } from '../../src/tui/run-view.ts';
-import type { RunResult } from '../../src/runtime/run-events.ts';
+import type { RunResult } from '../../src/core/run-events.ts';
 import { SETTINGS } from './demo-events.ts';
 
 const call = (over: Partial<CallLine> = {}): CallLine => ({

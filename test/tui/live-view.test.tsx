@@ -5,7 +5,7 @@ import { cleanup, render } from 'ink-testing-library';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LiveView } from '../../src/tui/components/LiveView.tsx';
 import { TuiApp } from '../../src/tui/components/TuiApp.tsx';
-import type { RunEvent } from '../../src/runtime/run-events.ts';
+import type { RunEvent } from '../../src/core/run-events.ts';
 import { reduceView, type RunView } from '../../src/tui/run-view.ts';
 import { resumeDemo, runDemo, viewOf } from './demo-events.ts';
 

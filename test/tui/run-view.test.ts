@@ -1,7 +1,7 @@
 /** The live view's state folded from the demo's real events. */
 import { describe, expect, it } from 'vitest';
 import { plainReporter } from '../../src/cli/plain-reporter.ts';
-import type { RunEvent } from '../../src/runtime/run-events.ts';
+import type { RunEvent } from '../../src/core/run-events.ts';
 import { initialView, reduceView } from '../../src/tui/run-view.ts';
 import { DEMO_PLAIN_LINES, resumeDemo, runDemo, SETTINGS, viewOf } from './demo-events.ts';
 

@@ -8,7 +8,7 @@ import { plainReporter } from '../../src/cli/plain-reporter.ts';
 import { anthropicModel } from '../../src/model/anthropic-model.ts';
 import { endTurnReply, toolUseReply } from '../../src/model/scripted-model.ts';
 import { startRun } from '../../src/runtime/run-api.ts';
-import type { RunObserver } from '../../src/runtime/run-events.ts';
+import type { RunObserver } from '../../src/core/run-events.ts';
 import { MemoryStore } from '../../src/store/memory-store.ts';
 import { createTuiReporter, type TuiReporter } from '../../src/tui/mount-tui.tsx';
 import { replyLines } from '../../src/tui/format.ts';

@@ -2,7 +2,7 @@
  * The run's context at the selected step: what the runtime does next, the turn's pending calls,
  * the ledger and the conversation so far. Everything is rebuilt from the steps (time travel).
  */
-import { formatBytes, formatElapsed } from '../../src/cli/format.ts';
+import { formatBytes, formatElapsed } from '../../src/words/format.ts';
 import type { BlockView, MessageView, PendingCallView, RunView, StepView } from '../viz-data.ts';
 import { formatClock, h } from './dom.ts';
 import { ledgerAt, messageIdsAt } from './run-replay.ts';

@@ -2,7 +2,7 @@
  * The page's script (bundled into the HTML): reads the data the generator wrote, builds the
  * timeline and wires selection to the diagram and the context panel. ←/→ step through the run.
  */
-import { formatBytes } from '../../src/cli/format.ts';
+import { formatBytes } from '../../src/words/format.ts';
 import type { RunView, VizPageData } from '../viz-data.ts';
 import { renderContext } from './context-panel.ts';
 import { h } from './dom.ts';

@@ -3,7 +3,7 @@
  * a process stopped and where the next one resumed (`li.marker`), and how it settled the calls
  * it found open.
  */
-import { formatBytes, formatElapsed } from '../../src/cli/format.ts';
+import { formatBytes, formatElapsed } from '../../src/words/format.ts';
 import type { DecisionView, ProcessView, ReconcileView, RunView, StepView, WaitView } from '../viz-data.ts';
 import { formatClock, formatOffset, h } from './dom.ts';
 

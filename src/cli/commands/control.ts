@@ -5,8 +5,8 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import { cancelRun, type ControlOutcome, pauseRun, unpauseRun } from '../../control/cancel-run.ts';
-import { CONTROL_POINTS, type ControlPoint } from '../../control/file-control-inbox.ts';
+import { cancelRun, type ControlOutcome, pauseRun, unpauseRun } from '../../runtime/cancel-run.ts';
+import { CONTROL_POINTS, type ControlPoint } from '../../store/inbox/file-control-inbox.ts';
 import { requestWords } from '../../control/control-request.ts';
 import { FileStore } from '../../store/file-store.ts';
 import type { RunStore } from '../../store/store.ts';
@@ -14,7 +14,7 @@ import { type ControlArgs, type FleetResumeArgs, UsageError } from '../args.ts';
 import { NoSuchDirectoryError } from '../errors.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
-import { cliCommand, dirWords } from '../shell-command.ts';
+import { cliCommand, dirWords } from '../../words/shell-command.ts';
 import { STATE_DIR } from '../state-dir.ts';
 import { userName } from '../user-name.ts';
 import fs from 'node:fs';

@@ -6,21 +6,21 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { decide, type DecideInput, type PendingDecision, pendingDecisions } from '../../approval/decide.ts';
-import type { InboxPoint } from '../../approval/file-decision-inbox.ts';
+import type { InboxPoint } from '../../store/inbox/file-decision-inbox.ts';
 import { FileStore } from '../../store/file-store.ts';
 import type { JournalHeader, RunOrigin } from '../../store/journal-record.ts';
 import type { ToolDefinition } from '../../tools/tool.ts';
 import { type DecideArgs, type PendingArgs, UsageError } from '../args.ts';
 import { NoSuchDirectoryError } from '../errors.ts';
 import { EXIT } from '../exit-codes.ts';
-import { formatAgo, tableLines } from '../format.ts';
+import { formatAgo, tableLines } from '../../words/format.ts';
 import type { Writers } from '../plain-reporter.ts';
-import { decidedText, decisionCommandsFor, decisionHintLines } from '../decision-lines.ts';
+import { decidedText, decisionCommandsFor, decisionHintLines } from '../../words/decision-lines.ts';
 import { readRunStatus } from '../../runtime/run-status.ts';
 import { DecisionRefusedError } from '../../approval/decision-errors.ts';
 import { verdictWords } from '../../approval/decision-trail.ts';
 import type { Decision } from '../../../machines/agent-loop.types.ts';
-import { cliCommand, dirWords } from '../shell-command.ts';
+import { cliCommand, dirWords } from '../../words/shell-command.ts';
 import { STATE_DIR } from '../state-dir.ts';
 import { userName } from '../user-name.ts';
 

@@ -15,7 +15,7 @@ import { approvalWords, driveCliRun } from '../drive-run.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { realModel } from '../real-model.ts';
-import { cliCommand, dirWords } from '../shell-command.ts';
+import { cliCommand, dirWords } from '../../words/shell-command.ts';
 import { STATE_DIR } from '../state-dir.ts';
 
 export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {

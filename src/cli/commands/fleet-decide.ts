@@ -9,10 +9,10 @@ import { PgRunStore } from '../../store/pg/pg-store.ts';
 import { databaseUrlOf, openDatabase } from '../../store/pg/pool.ts';
 import type { Pool } from 'pg';
 import type { DecideArgs, PendingArgs } from '../args.ts';
-import { decisionHintLines } from '../decision-lines.ts';
+import { decisionHintLines } from '../../words/decision-lines.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
-import { cliCommand } from '../shell-command.ts';
+import { cliCommand } from '../../words/shell-command.ts';
 import { decideInputOf, givenLine, pendingTable } from './decide.ts';
 
 export async function fleetPendingCommand(args: PendingArgs, env: NodeJS.ProcessEnv, writers: Writers, now = Date.now()): Promise<number> {

@@ -12,7 +12,7 @@ import { DEFAULT_LEASE_MS } from '../../store/pg/pg-store.ts';
 import { DEFAULT_MAX_TURNS } from '../../runtime/run-api.ts';
 import type { DbArgs, StatusArgs, SubmitArgs, WorkerArgs } from '../args.ts';
 import { EXIT } from '../exit-codes.ts';
-import { tableLines } from '../format.ts';
+import { tableLines } from '../../words/format.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { realModel } from '../real-model.ts';
 import { openTraceExport, traceOptions } from '../trace-export.ts';

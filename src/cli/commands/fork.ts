@@ -8,9 +8,9 @@ import type { RunOrigin } from '../../store/journal-record.ts';
 import type { ForkArgs } from '../args.ts';
 import { NoSuchDirectoryError } from '../errors.ts';
 import { EXIT } from '../exit-codes.ts';
-import { tableLines } from '../format.ts';
+import { tableLines } from '../../words/format.ts';
 import type { Writers } from '../plain-reporter.ts';
-import { cliCommand, dirWords } from '../shell-command.ts';
+import { cliCommand, dirWords } from '../../words/shell-command.ts';
 import { STATE_DIR } from '../state-dir.ts';
 
 export async function forkCommand(args: ForkArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
@@ -80,7 +80,7 @@ function resumeCommandOf(env: NodeJS.ProcessEnv, startedBy: RunOrigin | undefine
 
 async function forkFleet(args: ForkArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   const { databaseUrlOf, openDatabase } = await import('../../store/pg/pool.ts');
-  const { forkFleetRun } = await import('../../store/pg/fork-fleet.ts');
+  const { forkFleetRun } = await import('../../fleet/fork-fleet.ts');
   const pool = await openDatabase(databaseUrlOf(args.databaseUrl, env, 'fork'), 2);
   try {
     const result = await forkFleetRun(pool, {

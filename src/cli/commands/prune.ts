@@ -7,8 +7,8 @@ import { FileStore } from '../../store/file-store.ts';
 import type { PruneArgs } from '../args.ts';
 import { NoSuchDirectoryError } from '../errors.ts';
 import { EXIT } from '../exit-codes.ts';
-import { formatBytes, tableLines } from '../format.ts';
-import { readsFleet } from '../main.ts';
+import { formatBytes, tableLines } from '../../words/format.ts';
+import { readsFleet } from '../reads-fleet.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { STATE_DIR } from '../state-dir.ts';
 
@@ -30,7 +30,7 @@ export async function pruneCommand(args: PruneArgs, env: NodeJS.ProcessEnv, writ
 
 async function pruneFleet(args: PruneArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   const { databaseUrlOf, openDatabase } = await import('../../store/pg/pool.ts');
-  const { pruneFleetRuns } = await import('../../store/pg/prune-fleet.ts');
+  const { pruneFleetRuns } = await import('../../fleet/prune-fleet.ts');
   const pool = await openDatabase(databaseUrlOf(args.databaseUrl, env, 'prune'), 2);
   try {
     const report = await pruneFleetRuns(pool, { olderThanMs: args.olderThanMs, keep: args.keep, dryRun: args.dryRun });

@@ -6,7 +6,7 @@ import { type RunArgs, UsageError } from '../args.ts';
 import { approvalWords, driveCliRun } from '../drive-run.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { realModel } from '../real-model.ts';
-import { cliCommand, dirWords } from '../shell-command.ts';
+import { cliCommand, dirWords } from '../../words/shell-command.ts';
 
 /** run always needs a real model: without a key the way on is the key, or the demo. */
 const RUN_WITHOUT_KEY = 'Set the key and run the same command again; `durable-agent demo` shows the loop with a scripted model that needs none.';

@@ -1,8 +1,8 @@
 /** `durable-agent status` and `durable-agent history`: read a run's store and print it. */
 import path from 'node:path';
 import { type DecidedCall, verdictWords } from '../../approval/decision-trail.ts';
-import { decidedText } from '../decision-lines.ts';
-import type { WaitingCall } from '../../runtime/run-events.ts';
+import { decidedText } from '../../words/decision-lines.ts';
+import type { WaitingCall } from '../../core/run-events.ts';
 import { budgetReachedWords, budgetWords, formatUsd, largerBudgetWords } from '../../budget/budget-words.ts';
 import { type ContinuedStep, type HistoryStep, readRunHistory, type RunStatus, readRunStatus } from '../../runtime/run-status.ts';
 import { type ControlRequest, requestWords } from '../../control/control-request.ts';
@@ -10,7 +10,7 @@ import { FileStore } from '../../store/file-store.ts';
 import type { ForkOrigin, ReconcileNote } from '../../store/journal-record.ts';
 import type { StatusArgs } from '../args.ts';
 import { EXIT } from '../exit-codes.ts';
-import { formatAgo, formatBytes, formatElapsed, formatUsage, keyValueLines, tableLines } from '../format.ts';
+import { formatAgo, formatBytes, formatElapsed, formatUsage, keyValueLines, tableLines } from '../../words/format.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { STATE_DIR } from '../state-dir.ts';
 

@@ -15,7 +15,7 @@ import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { STATE_DIR } from '../state-dir.ts';
 import { NoSuchDirectoryError } from '../errors.ts';
-import { cliCommand, dirWords, shellQuote } from '../shell-command.ts';
+import { cliCommand, dirWords, shellQuote } from '../../words/shell-command.ts';
 
 export const VIZ_FILE = 'viz.html';
 

@@ -7,7 +7,7 @@
  * (write-notes.ts): a look right after a write that saw none costs no query.
  */
 import type { Pool } from 'pg';
-import { type ControlInbox, type ControlKind, type ControlRequest, controlProblem } from '../../control/control-request.ts';
+import { type ControlInbox, type ControlKind, type ControlRequest, controlProblem } from '../inbox/inboxes.ts';
 import { WriteNotes } from './write-notes.ts';
 
 export class PgControlInbox implements ControlInbox {

@@ -6,11 +6,9 @@
  * with the run when it is archived.
  */
 import type { Pool } from 'pg';
-import type { Decision, Verdict } from '../../../machines/agent-loop.types.ts';
-import type { DecisionInbox, InboxDecision } from '../store.ts';
+import type { Decision } from '../../../machines/agent-loop.types.ts';
+import { type DecisionInbox, decisionProblem, type InboxDecision } from '../inbox/inboxes.ts';
 import type { Lease } from './leases.ts';
-
-const VERDICTS: readonly Verdict[] = ['approved', 'denied', 'answered'];
 
 export class PgDecisionInbox implements DecisionInbox {
   constructor(
@@ -28,12 +26,13 @@ export class PgDecisionInbox implements DecisionInbox {
     return rowCount === 1 ? 'written' : 'exists';
   }
 
+  /** The decisions not yet settled; a row written by hand (or by a broken program) that is not a whole decision is left out. */
   async read(): Promise<InboxDecision[]> {
     const { rows } = await this.pool.query<{ tool_use_id: string; decision: unknown }>(
       'SELECT tool_use_id, decision FROM da_decisions WHERE run_id = $1 AND settled_at IS NULL',
       [this.runId],
     );
-    return rows.filter((row) => isDecision(row.decision, row.tool_use_id)).map((row) => row.decision as Decision);
+    return rows.filter((row) => decisionProblem(row.decision, row.tool_use_id) === null).map((row) => row.decision as Decision);
   }
 
   async settle(tool_use_id: string): Promise<void> {
@@ -46,13 +45,4 @@ export class PgDecisionInbox implements DecisionInbox {
       [this.runId, tool_use_id, lease.epoch],
     );
   }
-}
-
-/** A row written by hand (or by a broken program) that is not a whole decision is left out. */
-function isDecision(value: unknown, tool_use_id: string): boolean {
-  const decision = value as Partial<Decision> | null;
-  if (!decision || typeof decision !== 'object' || decision.tool_use_id !== tool_use_id) return false;
-  if (!VERDICTS.includes(decision.verdict as Verdict) || typeof decision.by !== 'string' || !Number.isFinite(decision.at)) return false;
-  if (decision.verdict === 'denied' && typeof decision.reason !== 'string') return false;
-  return decision.verdict !== 'answered' || typeof decision.text === 'string';
 }

@@ -1,7 +1,7 @@
 /** @jsxRuntime automatic @jsxImportSource react */
 /** What is safe on disk: the last durable record, how long ago, its size; the ledger. */
 import { Text } from 'ink';
-import { formatBytes } from '../../cli/format.ts';
+import { formatBytes } from '../../words/format.ts';
 import { checkpointName, formatDuration, pluralize } from '../format.ts';
 import type { RunView } from '../run-view.ts';
 import { Segments } from './Segments.tsx';

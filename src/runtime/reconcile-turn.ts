@@ -8,11 +8,11 @@
  */
 import { effectiveCall } from '../../machines/agent-loop.logic.ts';
 import type { AgentContext, PendingCall, ToolOutcome } from '../../machines/agent-loop.types.ts';
-import { type Finished, type Job, mayOverlap, type RecordGroup, runInOrder } from '../runtime/tool-scheduler.ts';
+import { type Finished, type Job, mayOverlap, type RecordGroup, runInOrder } from './tool-scheduler.ts';
 import type { ReconcileNote, ReconcileOutcomeName, RecordNote } from '../store/journal-record.ts';
 import { outcome, verifyCall } from '../tools/execute-call.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
-import { planReconcile, type ReconcileDecision, type ToolTraits, unknownStateMessage } from './reconcile.ts';
+import { planReconcile, type ReconcileDecision, type ToolTraits, unknownStateMessage } from '../reconcile/reconcile.ts';
 
 /** What the carry-out needs of the driver. */
 export interface ReconcileHost {

@@ -6,13 +6,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
-import { FINAL_STATES } from '../../../machines/agent-loop.types.ts';
-import { ForkRefusedError } from '../../fork/fork-errors.ts';
-import { planFork } from '../../fork/fork-plan.ts';
-import type { ForkResult } from '../../fork/fork-run.ts';
-import { checkMessageText } from '../../runtime/continue-run.ts';
-import { documentJson } from '../framing.ts';
-import { PgRunStore } from './pg-store.ts';
+import { FINAL_STATES } from '../../machines/agent-loop.types.ts';
+import { ForkRefusedError } from '../fork/fork-errors.ts';
+import { planFork } from '../fork/fork-plan.ts';
+import type { ForkResult } from '../fork/fork-run.ts';
+import { checkMessageText } from '../core/continue-run.ts';
+import { documentJson } from '../store/framing.ts';
+import { PgRunStore } from '../store/pg/pg-store.ts';
 
 export interface FleetForkOptions {
   /** The parent: a fleet run's id. */

@@ -5,7 +5,7 @@
  */
 import type { Decision, DecisionNeed } from '../../machines/agent-loop.types.ts';
 import { type DecidedCall, verdictWords as fullVerdictWords } from '../approval/decision-trail.ts';
-import type { RunEvent } from '../runtime/run-events.ts';
+import type { RunEvent } from '../core/run-events.ts';
 import { formatElapsed } from './format.ts';
 import { cliCommand, dirWords, shellQuote } from './shell-command.ts';
 

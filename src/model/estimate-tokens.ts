@@ -5,7 +5,7 @@
  * (see ContextCompaction). Each message is measured once: messages are never changed in place.
  */
 import type { Message } from '../../machines/agent-loop.types.ts';
-import type { ToolSpec } from '../model/model.ts';
+import type { ToolSpec } from './model.ts';
 
 export const CHARS_PER_TOKEN = 4;
 

@@ -8,22 +8,22 @@
  *   the next boundary, saved, and the request stays until a resume clears it (unpauseRun for a
  *   fleet run, which no worker claims while it is paused).
  */
-import { SnapshotPolicy, snapshotEveryOf } from '../runtime/snapshot-policy.ts';
+import { SnapshotPolicy, snapshotEveryOf } from './snapshot-policy.ts';
 import path from 'node:path';
 import { announcedEffectOf } from '../../machines/agent-loop.effects.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
 import { type AgentStateName, FINAL_STATES } from '../../machines/agent-loop.types.ts';
 import type { Model } from '../model/model.ts';
-import type { CrashAction } from '../runtime/crash-points.ts';
-import { driverParts } from '../runtime/run-api.ts';
-import { RunDriver } from '../runtime/run-driver.ts';
+import type { CrashAction } from './crash-points.ts';
+import { driverParts } from './run-api.ts';
+import { RunDriver } from './run-driver.ts';
 import { RunLockedError } from '../store/errors.ts';
 import { FileStore } from '../store/file-store.ts';
 import { foldJournal } from '../store/fold-journal.ts';
 import { snapshotContextOf } from '../store/journal-codec.ts';
 import type { RunStore } from '../store/store.ts';
-import { type ControlInbox, type ControlKind, ControlRefusedError, type ControlRequest, requestWords } from './control-request.ts';
-import { RunControl } from './run-control.ts';
+import { type ControlInbox, type ControlKind, ControlRefusedError, type ControlRequest, requestWords } from '../control/control-request.ts';
+import { RunControl } from '../control/run-control.ts';
 
 export interface ControlOptions {
   /** The run's store; or `dir`, the directory of a run (its store is DIR/.durable-agent). */

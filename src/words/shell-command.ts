@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { PACKAGE_NAME } from './version.ts';
+import { PACKAGE_NAME } from '../util/package-version.ts';
 
 /** A word as a POSIX shell reads it back unchanged: bare when it is plainly safe, else in single quotes. */
 export function shellQuote(word: string): string {

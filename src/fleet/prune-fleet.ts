@@ -11,8 +11,8 @@
  * (demo_reports) is not the run's record and stays.
  */
 import type { Pool } from 'pg';
-import { FINAL_STATES } from '../../../machines/agent-loop.types.ts';
-import { checkPruneOptions, type PruneCandidate, type PruneOptions, selectForPruning } from '../../prune/prune-plan.ts';
+import { FINAL_STATES } from '../../machines/agent-loop.types.ts';
+import { checkPruneOptions, type PruneCandidate, type PruneOptions, selectForPruning } from '../prune/prune-plan.ts';
 
 export interface PrunedFleetRun extends PruneCandidate {
   records: number;

@@ -1,0 +1,11 @@
+/**
+ * How a run stops between two steps without failing: the runtime throws it, a capability (cancel
+ * and pause, a worker's lost lease) may throw its own kind of it, and every caller catches it alike.
+ */
+/** The run was asked to stop between two steps; everything it did is saved and a resume goes on. */
+export class RunStoppedError extends Error {
+  override readonly name: string = 'RunStoppedError';
+  constructor(readonly why: string) {
+    super(`The run stopped between two steps (${why}); everything it did is saved, and a resume goes on from there.`);
+  }
+}

@@ -1,0 +1,13 @@
+/**
+ * durable-agent/postgres: the PostgreSQL store and the fleet, for programs that drive runs
+ * themselves. (A separate entry so that the main one does not load pg.)
+ */
+export * from './store/pg/index.ts';
+export { submitRuns, listRuns } from './fleet/run-queue.ts';
+export type { QueuedRun, RunSpec } from './fleet/run-queue.ts';
+export { Worker } from './fleet/worker.ts';
+export type { WorkerOptions } from './fleet/worker.ts';
+export { pruneFleetRuns } from './fleet/prune-fleet.ts';
+export type { FleetPruneReport, PrunedFleetRun } from './fleet/prune-fleet.ts';
+export { forkFleetRun } from './fleet/fork-fleet.ts';
+export type { FleetForkOptions, FleetForkResult } from './fleet/fork-fleet.ts';

@@ -1,0 +1,80 @@
+/**
+ * The file store's control inbox: DIR/.durable-agent/control/<kind>.json (cancel.json,
+ * pause.json), a keyed file inbox (keyed-file-inbox.ts) as the decisions are: a second request
+ * of the same kind is refused, not written over, and a process killed at any instant leaves no
+ * request or a whole one. The run's writer reads it at every step boundary: one stat when empty.
+ */
+import { CONTROL_KINDS, type ControlInbox, type ControlKind, type ControlRequest, controlProblem } from './inboxes.ts';
+import { type InboxKind, KeyedFileInbox } from './keyed-file-inbox.ts';
+
+export const CONTROL_DIR = 'control';
+
+/** Test-only: where a request's write may be stopped, to check what a kill there leaves. */
+export type ControlPoint = 'control-temp' | 'control-link';
+export const CONTROL_POINTS: readonly ControlPoint[] = ['control-temp', 'control-link'];
+
+const REQUESTS: InboxKind<ControlRequest> = {
+  dir: CONTROL_DIR,
+  format: 'durable-agent/control',
+  field: 'request',
+  words: (kind) => `${kind} request`,
+  plural: 'control requests',
+  checkKey(key) {
+    if (!CONTROL_KINDS.includes(key as ControlKind)) throw new RangeError(`${JSON.stringify(key)} is not a control request's kind (${CONTROL_KINDS.join(', ')})`);
+  },
+  keyOf: (request) => request.kind,
+  entryOf(value, kind) {
+    const problem = controlProblem(value) ?? ((value as ControlRequest).kind === kind ? null : `it is a ${(value as ControlRequest).kind} request`);
+    return problem === null ? (value as ControlRequest) : { problem };
+  },
+  faultPoint: 'control-write',
+};
+
+export interface FileControlInboxOptions {
+  /** Test-only: called as the write passes a point (a test kills the process there). */
+  onPoint?: ((point: ControlPoint) => void) | undefined;
+  /** Test-only: the write fails half-way with ENOSPC when this returns true (a full disk). */
+  failWrite?: (() => boolean) | undefined;
+}
+
+export class FileControlInbox implements ControlInbox {
+  private readonly inbox: KeyedFileInbox<ControlRequest>;
+
+  constructor(stateDir: string, options: FileControlInboxOptions = {}) {
+    const { onPoint, failWrite } = options;
+    this.inbox = new KeyedFileInbox(stateDir, REQUESTS, { failWrite, onPoint: onPoint && ((point) => onPoint(`control-${point}`)) });
+  }
+
+  get dir(): string {
+    return this.inbox.dir;
+  }
+
+  fileOf(kind: ControlKind): string {
+    return this.inbox.fileOf(kind);
+  }
+
+  async write(request: ControlRequest): Promise<'written' | 'exists'> {
+    return this.inbox.put(request);
+  }
+
+  async read(): Promise<ControlRequest[]> {
+    const there = this.inbox.keys();
+    const requests: ControlRequest[] = [];
+    for (const kind of CONTROL_KINDS) {
+      if (!there.includes(kind)) continue;
+      const request = this.get(kind);
+      if (request) requests.push(request);
+    }
+    return requests;
+  }
+
+  /** The request of this kind; null when there is none or it is not a whole one (a hand-made file). */
+  get(kind: ControlKind): ControlRequest | null {
+    const found = this.inbox.get(kind);
+    return found && 'entry' in found ? found.entry : null;
+  }
+
+  async settle(kind: ControlKind): Promise<void> {
+    this.inbox.remove(kind);
+  }
+}

@@ -1,0 +1,178 @@
+/**
+ * An inbox of one-file entries, keyed: `DIR/.durable-agent/<dir>/<key>.json`. Decisions (keyed by
+ * tool_use_id) and control requests (keyed by kind) are both written here by other processes
+ * and read by the run's writer, so both need the same guarantees:
+ * - an entry is created whole: written and fsynced under a temporary name, then linked to its
+ *   name (link fails if the name exists: a second entry for a key is refused, not written over),
+ *   then the directory is fsynced. A process killed at any instant leaves no entry or a whole
+ *   one (and perhaps a temporary file, which no reader takes for an entry, swept once its
+ *   writer is gone);
+ * - an entry is removed durably (the directory fsynced): a crash after it cannot bring it back.
+ * What an entry must hold, and what to say of one that does not, is the kind's business.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { createFileExclusively, fsyncDir } from '../../util/durable-file.ts';
+import { environmentProblem } from '../fs-problems.ts';
+
+/** Test-only: where an entry's write may be stopped, to check what a kill there leaves. */
+export type WritePoint = 'temp' | 'link';
+
+export interface InboxKind<T extends object> {
+  /** The folder under the state directory. */
+  readonly dir: string;
+  /** The envelope's format, and the field of it that holds the entry. */
+  readonly format: string;
+  readonly field: string;
+  /** What an entry is called in an error's words ("decision", "cancel request"), and all of them ("decisions"). */
+  words(key: string): string;
+  readonly plural: string;
+  /** Throws when the key cannot be a file name of the inbox (checked before any path is made). */
+  checkKey(key: string): void;
+  keyOf(entry: T): string;
+  /** The entry the file holds, or why it is not one (a message for an error, never a guess). */
+  entryOf(value: unknown, key: string): T | { problem: string };
+  /** The fault point a test's disk-full injection names. */
+  readonly faultPoint: string;
+}
+
+export const INBOX_ENVELOPE_VERSION = 1;
+
+export interface KeyedInboxOptions {
+  /** Test-only: called as the write passes a point (a test kills the process there). */
+  onPoint?: ((point: WritePoint) => void) | undefined;
+  /** Test-only: the write fails half-way with ENOSPC when this returns true (a full disk). */
+  failWrite?: (() => boolean) | undefined;
+}
+
+/** What a read found in one file: its entry, or why the file is not one. */
+export type ReadEntry<T extends object> = { entry: T } | { file: string; problem: string } | null;
+
+const ENTRY_FILE = /^(.+)\.json$/;
+
+export class KeyedFileInbox<T extends object> {
+  readonly dir: string;
+
+  constructor(
+    stateDir: string,
+    private readonly kind: InboxKind<T>,
+    private readonly options: KeyedInboxOptions = {},
+  ) {
+    this.dir = path.join(stateDir, kind.dir);
+  }
+
+  fileOf(key: string): string {
+    this.kind.checkKey(key);
+    return path.join(this.dir, `${key}.json`);
+  }
+
+  /** Writes the entry whole and exclusively, durable when it resolves; 'exists' (nothing written) when its key has one. */
+  put(entry: T): 'written' | 'exists' {
+    const key = this.kind.keyOf(entry);
+    const file = this.fileOf(key);
+    try {
+      fs.mkdirSync(this.dir, { recursive: true });
+      this.sweepTemps(key);
+      const envelope = { format: this.kind.format, version: INBOX_ENVELOPE_VERSION, [this.kind.field]: entry };
+      return createFileExclusively(file, `${JSON.stringify(envelope)}\n`, {
+        onPoint: this.options.onPoint,
+        failWrite: this.options.failWrite,
+        faultPoint: this.kind.faultPoint,
+      });
+    } catch (error) {
+      throw environmentProblem(error, `write the ${this.kind.words(key)} ${file}`, file) ?? error;
+    }
+  }
+
+  /** The key's entry, null when there is none, or why its file is not one. */
+  get(key: string): ReadEntry<T> {
+    const file = this.fileOf(key);
+    let text: string;
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw environmentProblem(error, `read the ${this.kind.words(key)} ${file}`, file) ?? error;
+    }
+    const found = this.entryIn(text, key);
+    return 'problem' in found ? { file, problem: found.problem } : { entry: found };
+  }
+
+  /** The keys of the entries there, in name order; cheap when the inbox was never written (one stat). */
+  keys(): string[] {
+    let names: string[];
+    try {
+      // A stat that does not throw: no error object is built for the usual "nothing ever written".
+      if (!fs.statSync(this.dir, { throwIfNoEntry: false })) return [];
+      names = fs.readdirSync(this.dir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw environmentProblem(error, `read the ${this.kind.plural} in ${this.dir}`, this.dir) ?? error;
+    }
+    const keys: string[] = [];
+    for (const name of names.sort()) {
+      const key = ENTRY_FILE.exec(name)?.[1];
+      if (key !== undefined && keyFits(this.kind, key)) keys.push(key);
+    }
+    return keys;
+  }
+
+  /** Removes the key's entry durably, with any temporary file a killed writer left for it. */
+  remove(key: string): void {
+    const file = this.fileOf(key);
+    try {
+      fs.rmSync(file, { force: true });
+      this.sweepTemps(key);
+      if (fs.existsSync(this.dir)) fsyncDir(this.dir);
+    } catch (error) {
+      throw environmentProblem(error, `remove the ${this.kind.words(key)} ${file}`, file) ?? error;
+    }
+  }
+
+  private entryIn(text: string, key: string): T | { problem: string } {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (error) {
+      return { problem: `not JSON: ${(error as Error).message}` };
+    }
+    const envelope = parsed as Record<string, unknown> | null;
+    if (envelope?.format !== this.kind.format) return { problem: `its format is not ${this.kind.format}` };
+    if (envelope.version !== INBOX_ENVELOPE_VERSION) return { problem: `version ${String(envelope.version)}; this version reads ${INBOX_ENVELOPE_VERSION}` };
+    return this.kind.entryOf(envelope[this.kind.field], key);
+  }
+
+  /** Temporary files of this key left by a writer that was killed (its process is gone). */
+  private sweepTemps(key: string): void {
+    let names: string[];
+    try {
+      names = fs.readdirSync(this.dir);
+    } catch {
+      return;
+    }
+    const prefix = `${key}.json.tmp-`;
+    for (const name of names) {
+      if (!name.startsWith(prefix)) continue;
+      const pid = Number(name.slice(prefix.length).split('-')[0]);
+      if (Number.isInteger(pid) && pid > 0 && !isAlive(pid)) fs.rmSync(path.join(this.dir, name), { force: true });
+    }
+  }
+}
+
+function keyFits<T extends object>(kind: InboxKind<T>, key: string): boolean {
+  try {
+    kind.checkKey(key);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
