@@ -6,6 +6,7 @@
  */
 import { budgetStopOf } from '../../machines/agent-loop.logic.ts';
 import type { AgentContext, Budget, BudgetStop, TokenUsage } from '../../machines/agent-loop.types.ts';
+import type { Capability } from '../core/session.ts';
 import type { Model } from '../model/model.ts';
 import { costAt, type ModelPrice, priceOf } from '../model/prices.ts';
 
@@ -114,3 +115,9 @@ export function budgetViewOf(context: AgentContext): BudgetView {
 }
 
 export { budgetStopOf };
+
+/** Budgets as a capability of the run: before each model call, a budget reached stops the run (resumably) instead of the call. */
+export const budgetCapability: Capability = {
+  name: 'budget',
+  beforeModelCall: (session) => (budgetStopOf(session.context()) ? { type: 'BUDGET_REACHED' } : null),
+};

@@ -1,6 +1,6 @@
 /** The command line: parse, run the command, turn its outcome or error into an exit code. */
 import { redactSecrets } from '../util/redact.ts';
-import { parseArgs, type StatusArgs } from './args.ts';
+import { parseArgs } from './args.ts';
 import { commandSpec } from './command-table.ts';
 import { EXIT } from './exit-codes.ts';
 import { readsFleet } from './reads-fleet.ts';

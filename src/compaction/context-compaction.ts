@@ -6,11 +6,12 @@
  */
 import type { AnnouncedEffect } from '../../machines/agent-loop.effects.ts';
 import { isCompactionCut, textOf } from '../../machines/agent-loop.logic.ts';
-import type { AgentContext, AgentEvent, ContentBlock, Message, ModelReply, TokenUsage } from '../../machines/agent-loop.types.ts';
+import type { AgentContext, AgentEvent, ContentBlock, Message, ModelReply } from '../../machines/agent-loop.types.ts';
 import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 import type { Model, ToolSpec } from '../model/model.ts';
 import { receiveReply, replyProblem } from '../model/reply-check.ts';
 import type { RunEvent, RunObserver } from '../core/run-events.ts';
+import type { Capability, RunSession } from '../core/session.ts';
 import type { PinnedCompaction } from '../store/journal-record.ts';
 import { triggerTokensOf } from './compaction-settings.ts';
 import { estimateMessageTokens, estimateRequestTokens } from '../model/estimate-tokens.ts';
@@ -26,20 +27,21 @@ export const SUMMARY_INSTRUCTION =
 
 export const SUMMARY_HEADING = '[Summary of the earlier part of this conversation, written when it outgrew the context window]';
 
-/** What the summarising call needs besides the driver's ports. */
+/** What the summarising call needs besides the session. */
 export interface SummaryCall {
   model: Model;
   tools: readonly ToolSpec[];
   maxTokens: number;
 }
 
-export interface CompactionPorts {
-  context(): AgentContext;
-  step(event: AgentEvent): Promise<AnnouncedEffect | null>;
-  countUsage(usage: TokenUsage, note: string | null): Promise<void>;
-}
+/**
+ * Client compaction as a capability of the run: before a model call it takes COMPACT when the
+ * context is due, and it carries out `compacting`'s effect (the summarising call).
+ */
+export class ContextCompaction implements Capability {
+  readonly name = 'compaction';
+  readonly effects = { requestCompaction: (session: RunSession) => this.compact(session) };
 
-export class ContextCompaction {
   /** What the last reply's own usage says the context held, and the reply it came with. */
   private lastMeasured: { content: readonly ContentBlock[]; tokens: number } | null = null;
 
@@ -50,7 +52,7 @@ export class ContextCompaction {
   ) {}
 
   /** Reads each reply's token figures as it arrives: the best measure of the context there is. */
-  observer(next: RunObserver): RunObserver {
+  observe(next: RunObserver): RunObserver {
     if (!this.settings) return next;
     return (event: RunEvent) => {
       if (event.type === 'model-reply') {
@@ -61,10 +63,9 @@ export class ContextCompaction {
     };
   }
 
-  /** Before a model call: takes the COMPACT step when it is due (null, at once, when it is not). */
-  stepIfDue(context: AgentContext, tools: readonly ToolSpec[], step: (event: AgentEvent) => Promise<AnnouncedEffect | null>): Promise<AnnouncedEffect | null> | null {
-    const event = this.due(context, tools);
-    return event ? step(event) : null;
+  /** Before a model call: the COMPACT step when it is due (null, at once, when it is not). */
+  beforeModelCall(session: RunSession): AgentEvent | null {
+    return this.due(session.context(), session.registry.specs);
   }
 
   /** The COMPACT event when the context has reached the trigger and can be cut, else null. */
@@ -79,12 +80,12 @@ export class ContextCompaction {
   }
 
   /** The effect of `compacting`: ask for the summary, then put it in place of the older turns. */
-  async compact(ports: CompactionPorts): Promise<AnnouncedEffect | null> {
-    const context = ports.context();
+  async compact(session: RunSession): Promise<AnnouncedEffect | null> {
+    const context = session.context();
     const replaced = this.settings ? cutOf(context, triggerTokensOf(this.settings)) : null;
     if (replaced === null) {
       // Only a resume with another window can get here: nothing to cut is a reply that cannot be used.
-      return ports.step({ type: 'MODEL_REPLY_INVALID', reason: 'the context has no older turns to summarise', usage: ZERO_USAGE });
+      return session.step({ type: 'MODEL_REPLY_INVALID', reason: 'the context has no older turns to summarise', usage: ZERO_USAGE });
     }
     const received = receiveReply(
       await this.call.model.createMessage({
@@ -96,12 +97,12 @@ export class ContextCompaction {
         purpose: 'summary',
       }),
     );
-    await ports.countUsage(received.usage, received.usageNote);
+    await session.countUsage(received.usage, received.usageNote);
     const problem = summaryProblem(received.reply);
-    if (problem) return ports.step({ type: 'MODEL_REPLY_INVALID', reason: problem, usage: ZERO_USAGE });
+    if (problem) return session.step({ type: 'MODEL_REPLY_INVALID', reason: problem, usage: ZERO_USAGE });
     this.lastMeasured = null;
     const summary: Message = { role: 'user', content: [{ type: 'text', text: `${SUMMARY_HEADING}\n\n${textOf(received.reply.content)}` }] };
-    return ports.step({ type: 'COMPACTED', summary, replaced });
+    return session.step({ type: 'COMPACTED', summary, replaced });
   }
 
   /** The last reply's own count plus the estimate of what was added after it (null: no reply to go by). */

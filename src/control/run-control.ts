@@ -34,11 +34,7 @@ export class RunControl {
   /** Set once a request was seen: a wait that ended without a decision goes back to the boundary. */
   requested: ControlRequest | null = null;
 
-  constructor(
-    private readonly inbox: ControlInbox | undefined,
-    /** Set for a run cancelled while no process drove it: the cancel applies at the first boundary. */
-    private readonly forced: ControlRequest | null = null,
-  ) {}
+  constructor(private readonly inbox: ControlInbox | undefined) {}
 
   /**
    * At a step boundary: the CANCEL event to take when a cancel waits; throws RunPausedError when
@@ -90,7 +86,6 @@ export class RunControl {
   }
 
   private async look(): Promise<ControlRequest | null> {
-    if (this.forced) return this.forced;
     if (!this.inbox) return null;
     const request = strongest(await this.inbox.read());
     if (request) this.requested = request;

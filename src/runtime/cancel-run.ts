@@ -2,28 +2,23 @@
  * cancelRun() and pauseRun(): ask a run to stop, from any process. The request is written to the
  * run's control inbox first (durable, whole or absent); then:
  * - cancel: if no live process holds the run (its lock or lease is free), this call takes it and
- *   writes the final `cancelled` record itself, through the driver, at the run's first step
- *   boundary; otherwise the holder does it at its next boundary;
+ *   writes the final `cancelled` record itself (it runs nothing of the run); otherwise the holder does it at its next boundary;
  * - pause: only a running run can be paused (nothing is written otherwise); its process stops at
  *   the next boundary, saved, and the request stays until a resume clears it (unpauseRun for a
  *   fleet run, which no worker claims while it is paused).
  */
 import { SnapshotPolicy, snapshotEveryOf } from './snapshot-policy.ts';
 import path from 'node:path';
-import { announcedEffectOf } from '../../machines/agent-loop.effects.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
 import { type AgentStateName, FINAL_STATES } from '../../machines/agent-loop.types.ts';
-import type { Model } from '../model/model.ts';
-import type { CrashAction } from './crash-points.ts';
-import { driverParts } from './run-api.ts';
-import { RunDriver } from './run-driver.ts';
+import { type CrashAction, CrashPoints, crashHandlerOf } from './crash-points.ts';
+import { JournalWriter } from './journal-writer.ts';
 import { RunLockedError } from '../store/errors.ts';
 import { FileStore } from '../store/file-store.ts';
 import { foldJournal } from '../store/fold-journal.ts';
 import { snapshotContextOf } from '../store/journal-codec.ts';
 import type { RunStore } from '../store/store.ts';
-import { type ControlInbox, type ControlKind, ControlRefusedError, type ControlRequest, requestWords } from '../control/control-request.ts';
-import { RunControl } from '../control/run-control.ts';
+import { cancellationOf, type ControlInbox, type ControlKind, ControlRefusedError, type ControlRequest, requestWords } from '../control/control-request.ts';
 
 export interface ControlOptions {
   /** The run's store; or `dir`, the directory of a run (its store is DIR/.durable-agent). */
@@ -140,25 +135,15 @@ async function cancelUnderLock(store: RunStore, inbox: ControlInbox, request: Co
     await inbox.settle('cancel');
     throw new ControlRefusedError('cancel', 'finished', `${finishedWords(store.location, state)} before the cancel reached it: nothing was cancelled, and the request was removed.`);
   }
+  // No process drives the run: this call is its writer for one step, the cancelled record, and runs nothing of it.
   const snapshot = agentLoopMachine.resolveState({ value: view.state, context: snapshotContextOf(view) });
-  const parts = {
-    ...driverParts({ store, model: NO_MODEL, tools: [], crashAfter: options.crashAfter, onCrash: options.onCrash, toolTimeoutMs: 1_000, maxTokens: 1, toolConcurrency: 1, wait: false }, null),
-    // The cancel applies at the first step boundary, before anything of the run could run.
-    control: new RunControl(inbox, request),
-    snapshots: new SnapshotPolicy(snapshotEveryOf(undefined), loaded.records[0]!.record, loaded.records[loaded.records.length - 1]!.record),
-  };
-  const driver = new RunDriver(parts, loaded.header.runId, snapshot, { state: view.state, context: snapshot.context, ledger: view.ledger }, loaded.records.length);
-  const result = await driver.drive(announcedEffectOf(view.state, snapshot.context));
-  if (result.status !== 'cancelled') throw new Error(`a cancel left the run in ${result.status}`);
+  const snapshots = new SnapshotPolicy(snapshotEveryOf(undefined), loaded.records[0]!.record, loaded.records[loaded.records.length - 1]!.record);
+  const crash = new CrashPoints(options.crashAfter, crashHandlerOf(options.onCrash), false);
+  const writer = new JournalWriter({ store, snapshots, crash, saved: () => {}, took: () => {} }, snapshot, { state: view.state, context: snapshot.context, ledger: view.ledger }, loaded.records.length);
+  await writer.step({ type: 'CANCEL', cancellation: cancellationOf(request) });
   await settle(inbox);
-  return { outcome: 'cancelled', request, state: 'cancelled', turn: result.turn, location: store.location, seq: loaded.records.length };
+  return { outcome: 'cancelled', request, state: 'cancelled', turn: writer.snapshot.context.turn, location: store.location, seq: loaded.records.length };
 }
-
-/** Never asked: a cancel applies at the first step boundary, before any model call. */
-const NO_MODEL: Model = {
-  name: 'none',
-  createMessage: () => Promise.reject(new Error('a run being cancelled asked the model')),
-};
 
 async function settle(inbox: ControlInbox): Promise<void> {
   await inbox.settle('cancel');

@@ -12,32 +12,18 @@ import { type Finished, type Job, mayOverlap, type RecordGroup, runInOrder } fro
 import type { ReconcileNote, ReconcileOutcomeName, RecordNote } from '../store/journal-record.ts';
 import { outcome, verifyCall } from '../tools/execute-call.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
+import type { DriverSession } from './run-session.ts';
 import { planReconcile, type ReconcileDecision, type ToolTraits, unknownStateMessage } from '../reconcile/reconcile.ts';
-
-/** What the carry-out needs of the driver. */
-export interface ReconcileHost {
-  readonly runId: string;
-  readonly registry: ToolRegistry;
-  readonly toolTimeoutMs: number;
-  /** How many re-runs may be in flight at once (the run's toolConcurrency). */
-  readonly toolConcurrency: number;
-  readonly ledger: ReadonlyMap<string, ToolOutcome>;
-  /** Tools whose contract changed since the run started (allowed by the user): why, by name. */
-  readonly changedTools: ReadonlyMap<string, string>;
-  context(): AgentContext;
-  /** Records outcomes (the ledger write), each with its note. */
-  readonly record: RecordGroup;
-  /** Runs the call now (the tool's effect), returning its outcome. */
-  run(call: PendingCall): Promise<ToolOutcome>;
-  /** A ledger hit already in the turn's results: nothing to write, noted on the next record. */
-  noteReuse(note: ReconcileNote): void;
-  report(call: PendingCall, decision: ReconcileOutcomeName, detail: string | null, ruling: Ruling): void;
-}
 
 /** Which rule settled a call, and where the trait it rests on came from. */
 type Ruling = Pick<ReconcileDecision, 'rule' | 'basis'>;
 
-export async function reconcileOpenTurn(host: ReconcileHost): Promise<void> {
+/**
+ * Settles the open calls of the turn a resume found open. `changedTools`: tools whose contract
+ * changed since the run started (allowed by the user), why, by name: their calls are not run.
+ */
+export async function reconcileOpenTurn(session: DriverSession, changedTools: ReadonlyMap<string, string>): Promise<void> {
+  const host = hostOf(session, changedTools);
   const { pending, decisions } = host.context();
   const traitsOf = (name: string): ToolTraits | undefined => {
     const tool = host.registry.get(name);
@@ -50,6 +36,41 @@ export async function reconcileOpenTurn(host: ReconcileHost): Promise<void> {
   const recorded = new Set(host.context().results.map((outcome) => outcome.tool_use_id));
   const jobs = planReconcile(pending, host.ledger, traitsOf, decisions).map((decision) => jobOf(host, decision, recorded));
   await runInOrder(jobs, { limit: host.toolConcurrency, record: host.record }, null);
+}
+
+/** What the carry-out needs of the run. */
+interface ReconcileHost {
+  readonly runId: string;
+  readonly registry: ToolRegistry;
+  readonly toolTimeoutMs: number;
+  readonly toolConcurrency: number;
+  readonly ledger: ReadonlyMap<string, ToolOutcome>;
+  readonly changedTools: ReadonlyMap<string, string>;
+  context(): AgentContext;
+  readonly record: RecordGroup;
+  run(call: PendingCall): Promise<ToolOutcome>;
+  /** A ledger hit already in the turn's results: nothing to write, noted on the next record. */
+  noteReuse(note: ReconcileNote): void;
+  report(call: PendingCall, decision: ReconcileOutcomeName, detail: string | null, ruling: Ruling): void;
+}
+
+function hostOf(session: DriverSession, changedTools: ReadonlyMap<string, string>): ReconcileHost {
+  const { registry, toolTimeoutMs, toolConcurrency } = session.parts;
+  // The closing checkpoint B of this turn is the one that fills it in after the resume.
+  session.writer.closingResumedTurn = true;
+  return {
+    runId: session.runId,
+    registry,
+    toolTimeoutMs,
+    toolConcurrency,
+    ledger: session.writer.durable.ledger,
+    changedTools,
+    context: () => session.context(),
+    record: (group, othersRunning) => session.record(group, othersRunning),
+    run: (call) => session.runCall(call),
+    noteReuse: (note) => session.writer.noteReuse(note),
+    report: (call, decision, detail, { rule, basis }) => session.emit({ type: 'reconciled', call: session.callView(call), decision, detail, rule, basis }),
+  };
 }
 
 /** A re-run of a call that may overlap others runs beside them; a side effect (verify, idempotent re-run) runs alone. */

@@ -11,35 +11,23 @@
  * and repeat the effect); the user is alerted. An outcome the journal cannot encode is recorded
  * as "it ran, its result is lost" instead: the call happened, and a resume must not run it again.
  */
-import type { AnyEventObject, SnapshotFrom } from 'xstate';
 import type { AnnouncedEffect } from '../../machines/agent-loop.effects.ts';
 import { effectOfActions } from '../../machines/agent-loop.effects.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
 import type { PendingCall } from '../../machines/agent-loop.types.ts';
 import { StoreWriteError } from '../store/errors.ts';
 import { RecordEncodeError } from '../store/framing.ts';
-import type { AppendOptions } from '../store/store.ts';
 import { unrecordableOutcome } from '../tools/recordable.ts';
 import type { JournalStep } from './journal-unit.ts';
+import type { JournalWriter } from './journal-writer.ts';
 import { transition } from './machine-step.ts';
 import type { Finished } from './tool-scheduler.ts';
 
-type AgentSnapshot = SnapshotFrom<typeof agentLoopMachine>;
+/** Tells that the ledger write of a call failed (its outcome still goes to the model). */
+type WriteFailed = (call: PendingCall, error: StoreWriteError) => void;
 
-/** What recording needs of the driver. */
-export interface LedgerHost {
-  snapshot(): AgentSnapshot;
-  /** The run's snapshot is now this one (written or not). */
-  advance(snapshot: AgentSnapshot): void;
-  /** Writes the steps as one unit; resolves once durable (or written, without a sync). */
-  persist(steps: readonly JournalStep[], options: AppendOptions): Promise<void>;
-  took(event: AnyEventObject): void;
-  writeFailed(call: PendingCall, error: StoreWriteError): void;
-  closeTurn(): Promise<AnnouncedEffect | null>;
-}
-
-export async function recordOutcomes(host: LedgerHost, group: readonly Finished[], othersRunning: boolean, mayReplace = true): Promise<AnnouncedEffect | null> {
-  const before = host.snapshot();
+export async function recordOutcomes(writer: JournalWriter, writeFailed: WriteFailed, group: readonly Finished[], othersRunning: boolean, mayReplace = true): Promise<AnnouncedEffect | null> {
+  const before = writer.snapshot;
   const steps: JournalStep[] = [];
   let snapshot = before;
   let effect: AnnouncedEffect | null = null;
@@ -50,27 +38,27 @@ export async function recordOutcomes(host: LedgerHost, group: readonly Finished[
     snapshot = next;
     effect = effectOfActions(taken);
   }
-  host.advance(snapshot);
+  writer.snapshot = snapshot;
   const last = effect === 'requestTurnClose';
   try {
-    await host.persist(steps, { sync: !last, groupCommit: othersRunning });
+    await writer.persistSteps(steps, { sync: !last, groupCommit: othersRunning });
   } catch (error) {
     if (error instanceof RecordEncodeError && mayReplace) {
-      host.advance(before);
+      writer.snapshot = before;
       return group.length === 1
-        ? recordOutcomes(host, [{ ...group[0]!, outcome: unrecordableOutcome(group[0]!.call, error.problem) }], othersRunning, false)
-        : recordEachAlone(host, group, othersRunning);
+        ? recordOutcomes(writer, writeFailed, [{ ...group[0]!, outcome: unrecordableOutcome(group[0]!.call, error.problem) }], othersRunning, false)
+        : recordEachAlone(writer, writeFailed, group, othersRunning);
     }
     if (!(error instanceof StoreWriteError)) throw error;
-    for (const { call } of group) host.writeFailed(call, error);
+    for (const { call } of group) writeFailed(call, error);
   }
-  for (const { outcome } of group) host.took({ type: 'TOOL_RESULT', outcome });
-  return last ? host.closeTurn() : effect;
+  for (const { outcome } of group) writer.took({ type: 'TOOL_RESULT', outcome });
+  return last ? writer.step({ type: 'CLOSE_TURN' }) : effect;
 }
 
 /** A unit one of whose outcomes the journal cannot encode: each on its own, so that only that one is replaced. */
-async function recordEachAlone(host: LedgerHost, group: readonly Finished[], othersRunning: boolean): Promise<AnnouncedEffect | null> {
+async function recordEachAlone(writer: JournalWriter, writeFailed: WriteFailed, group: readonly Finished[], othersRunning: boolean): Promise<AnnouncedEffect | null> {
   let effect: AnnouncedEffect | null = null;
-  for (const finished of group) effect = await recordOutcomes(host, [finished], othersRunning);
+  for (const finished of group) effect = await recordOutcomes(writer, writeFailed, [finished], othersRunning);
   return effect;
 }

@@ -7,23 +7,25 @@ import { initialTransition } from 'xstate';
 import { announcedEffectOf, effectOfActions } from '../../machines/agent-loop.effects.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
 import { type Budget, MAX_PAUSES_IN_A_ROW } from '../../machines/agent-loop.types.ts';
+import { approvalCapability } from '../approval/approval-capability.ts';
 import { askUserTool } from '../approval/ask-user.ts';
 import type { DecisionHandler } from '../approval/decision-step.ts';
 import { checkDecisionPolicy, type RequireApproval } from '../approval/needs-decision.ts';
 import { canNeedDecisions, effectivePolicy, pinnedPolicyOf } from '../approval/pinned-policy.ts';
 import { RunControl } from '../control/run-control.ts';
 import { controlAtResume, refuseCancelled, settleControl } from '../control/run-end.ts';
-import { resumedBudget, startingBudget } from '../budget/budget.ts';
+import { budgetCapability, resumedBudget, startingBudget } from '../budget/budget.ts';
 import type { Model } from '../model/model.ts';
 import { RunExistsError } from '../store/errors.ts';
 import { foldJournal } from '../store/fold-journal.ts';
 import { encodeRecord, snapshotContextOf } from '../store/journal-codec.ts';
 import { JOURNAL_FORMAT, JOURNAL_VERSION, JOURNAL_VERSION_DECISIONS, JOURNAL_VERSION_PLAIN } from '../store/journal-record.ts';
 import type { JournalHeader, PinnedClearToolUses, PinnedCompaction } from '../store/journal-record.ts';
-import { type CompactionOptions, compactionForResume, compactionForStart, triggerTokensOf } from '../compaction/compaction-settings.ts';
+import { type CompactionOptions, triggerTokensOf } from '../compaction/compaction-settings.ts';
+import { type ContextSettings, contextSettingsForResume, contextSettingsForStart } from '../compaction/context-settings.ts';
 import { ContextCompaction } from '../compaction/context-compaction.ts';
 import { withServerCompaction } from '../compaction/server-compaction.ts';
-import { type ClearToolUsesOptions, clearToolUsesForResume, clearToolUsesForStart, withClearToolUses } from '../compaction/clear-tool-uses.ts';
+import { type ClearToolUsesOptions, withClearToolUses } from '../compaction/clear-tool-uses.ts';
 import type { RunLock, RunStore } from '../store/store.ts';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../tools/execute-call.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
@@ -184,8 +186,7 @@ export async function startRun(options: StartOptions): Promise<RunResult> {
 
 async function start(options: StartOptions, tracing: RunTracing | null): Promise<RunResult> {
   const { store } = options;
-  const compaction = await compactionForStart(options.compaction, options.model);
-  const clearToolUses = await clearToolUsesForStart(options.clearToolUses, options.model, toolNamesOf(options), compaction?.contextWindow ?? options.compaction?.contextWindow);
+  const { compaction, clearing: clearToolUses } = await contextSettingsForStart(options, options.model, toolNamesOf(options));
   const parts = driverParts(options, tracing, compaction, clearToolUses);
   const budgeted = startingBudget(options.budget, options.model);
   const lock = await lockRun(options, parts);
@@ -245,6 +246,7 @@ async function resume(options: ResumeOptions, tracing: RunTracing | null): Promi
       ...effectivePolicy(store.location, header, options, options.tools, options.replaceDecisionPolicy === true),
     });
     const offeredFor = (applied: ResumeOptions) => runOriginOf(options.command ?? API_COMMAND, options.model.name, offeredTools(applied));
+    let pinned: ContextSettings | null = null;
     const loaded = await store.load({
       repair: true,
       fromLastSnapshot: true,
@@ -252,13 +254,12 @@ async function resume(options: ResumeOptions, tracing: RunTracing | null): Promi
       // Before the store repairs anything: a resume refused for its origin or its rule changes nothing.
       checkHeader: (header) => {
         checkOrigin(store.location, header, offeredFor(withPolicy(header)), allowChange);
-        compactionForResume(header.compaction, options.compaction, store.location);
-        clearToolUsesForResume(header.clearToolUses, options.clearToolUses, toolNamesOf(options), store.location);
+        pinned = contextSettingsForResume(header, options, toolNamesOf(options), store.location);
       },
     });
     const applied = withPolicy(loaded.header);
-    const clearing = clearToolUsesForResume(loaded.header.clearToolUses, options.clearToolUses, toolNamesOf(options), store.location);
-    const parts = driverParts(applied, tracing, compactionForResume(loaded.header.compaction, options.compaction, store.location), clearing);
+    const { compaction, clearing } = pinned ?? contextSettingsForResume(loaded.header, options, toolNamesOf(options), store.location);
+    const parts = driverParts(applied, tracing, compaction, clearing);
     const origin = checkOrigin(store.location, loaded.header, offeredFor(applied), allowChange);
     tracing?.joinRun(loaded.header);
     const view = foldJournal(store.location, loaded);
@@ -279,7 +280,8 @@ async function resume(options: ResumeOptions, tracing: RunTracing | null): Promi
     if (await controlAtResume(store, view.state, options.keepPause === true)) {
       return await settleControl(store, await driver.drive(announcedEffectOf(view.state, snapshot.context)));
     }
-    return await settleControl(store, await driver.resume(options.maxTurns, loaded.tornTail, loaded.records[loaded.records.length - 1]!, origin, message));
+    const lastStored = loaded.records[loaded.records.length - 1]!;
+    return await settleControl(store, await driver.resume({ maxTurns: options.maxTurns, tornTail: loaded.tornTail, lastStored, origin, message }));
   } finally {
     await lock.release();
   }
@@ -346,9 +348,10 @@ export function driverParts(options: RunParts, tracing: RunTracing | null, compa
   if (timeout !== undefined && !(Number.isSafeInteger(timeout) && timeout > 0)) {
     throw new RangeError(`decisionTimeoutMs must be a whole number of milliseconds above 0 (got ${String(timeout)}); nothing was started.`);
   }
+  const approval = approvalCapability(registry, policy, { onDecision: options.onDecision, wait: options.wait, decisionTimeoutMs: timeout });
   return {
-    policy,
-    decisions: { onDecision: options.onDecision, wait: options.wait, decisionTimeoutMs: timeout },
+    // Before a model call, in this order: a budget reached stops the run before a compaction is asked for.
+    capabilities: [budgetCapability, client, approval],
     store: options.store,
     signal: options.signal,
     control: new RunControl(options.store.control),
@@ -356,12 +359,11 @@ export function driverParts(options: RunParts, tracing: RunTracing | null, compa
     registry,
     // Nobody reads the labels passed of points made here: not kept (a long run would hold one per record).
     crash: options.crashPoints ?? new CrashPoints(options.crashAfter, crashHandlerOf(options.onCrash), false),
-    observer: client.observer(withTracing(options.observer, tracing)),
+    observer: client.observe(withTracing(options.observer, tracing)),
     toolTimeoutMs: options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
     toolConcurrency: toolConcurrencyOf(options.toolConcurrency),
     maxTokens,
     inspect: options.inspect,
-    compaction: client,
   };
 }
 

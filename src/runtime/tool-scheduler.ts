@@ -16,7 +16,8 @@
  *   While other calls are in flight the writer waits for the disk without blocking, so that their
  *   outcomes can gather meanwhile.
  *
- * A resume settles the open calls of a turn by the same rule (runInOrder: reconcile/carry-out.ts):
+ * The turn's calls are run by this rule (tool-turn.ts), and a resume settles the open calls of a
+ * turn by it too (reconcile-turn.ts):
  * read-only re-runs side by side, anything with a side effect alone and in the model's order.
  *
  * If a record fails (a crash point, a lost lock), nothing more of the turn is recorded and the
@@ -25,21 +26,12 @@
  * open call.
  */
 import type { AnnouncedEffect } from '../../machines/agent-loop.effects.ts';
-import { awaitsDecision, openCalls } from '../../machines/agent-loop.logic.ts';
-import type { AgentContext, PendingCall, ToolOutcome } from '../../machines/agent-loop.types.ts';
+import type { PendingCall, ToolOutcome } from '../../machines/agent-loop.types.ts';
 import type { RecordNote } from '../store/journal-record.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 
 export const DEFAULT_TOOL_CONCURRENCY = 4;
 export const TOOL_CONCURRENCY_RANGE = { min: 1, max: 64 } as const;
-
-/** What the scheduler needs of the run's settings. */
-export interface SchedulerParts {
-  readonly registry: ToolRegistry;
-  readonly toolConcurrency: number;
-  /** Aborted: start nothing more; what is in flight is recorded first. */
-  readonly signal: AbortSignal | undefined;
-}
 
 /** A call's outcome, ready for the ledger; a resume notes which rule settled it. */
 export interface Finished {
@@ -54,19 +46,6 @@ export interface Finished {
  * write then waits for the disk without blocking). Resolves to the effect the last transition announced.
  */
 export type RecordGroup = (group: readonly Finished[], othersRunning: boolean) => Promise<AnnouncedEffect | null>;
-
-/** What the scheduler needs of the driver. */
-export interface ToolTurn {
-  context(): AgentContext;
-  /** Runs the call (the tool's effect), returning its outcome. */
-  run(call: PendingCall): Promise<ToolOutcome>;
-  /** Records outcomes (the ledger write). */
-  record: RecordGroup;
-  /** The call needs a decision it does not have: record that it waits (DECISION_NEEDED). */
-  waitFor(call: PendingCall): Promise<AnnouncedEffect | null>;
-  /** A cancel or pause was asked: start nothing more (what is in flight is recorded first; the step boundary takes it up). */
-  stopAsked?(): Promise<boolean>;
-}
 
 /** The tool may run beside other calls of its turn. An unknown tool is rejected without running. */
 export function mayOverlap(registry: ToolRegistry, call: PendingCall): boolean {
@@ -89,23 +68,6 @@ export function toolConcurrencyOf(value: number | undefined): number {
   if (value === undefined) return DEFAULT_TOOL_CONCURRENCY;
   if (!Number.isSafeInteger(value) || value < TOOL_CONCURRENCY_RANGE.min || value > TOOL_CONCURRENCY_RANGE.max) throw new ToolConcurrencyError(value);
   return value;
-}
-
-/**
- * Runs the turn's open calls until each is recorded (the turn's close comes next), one waits
- * for a decision, or a stop was asked for; returns the effect the last transition announced.
- */
-export async function runOpenCalls(parts: SchedulerParts, turn: ToolTurn): Promise<AnnouncedEffect | null> {
-  const queue = openCalls(turn.context());
-  if (queue.length === 0) throw new Error('runPendingTools announced with no open call');
-  const jobs = queue.map((call): Job => ({ call, overlaps: mayOverlap(parts.registry, call), finish: async () => ({ call, outcome: await turn.run(call) }) }));
-  return runInOrder(jobs, {
-    limit: parts.toolConcurrency,
-    signal: parts.signal,
-    record: turn.record,
-    stopAsked: turn.stopAsked,
-    instead: (job) => (awaitsDecision(turn.context(), job.call) ? turn.waitFor(job.call) : null),
-  }, 'runPendingTools');
 }
 
 /** One call to settle: whether it may run beside others, and how to get its outcome (null: nothing to record). */

@@ -8,7 +8,6 @@
  *   never returns a state that was not written;
  * - only the holder of the run's lock appends.
  */
-import type { Decision } from '../../machines/agent-loop.types.ts';
 import type { ControlInbox, DecisionInbox } from './inbox/inboxes.ts';
 import type { TornTail } from './framing.ts';
 import type { JournalHeader, JournalRecord } from './journal-record.ts';

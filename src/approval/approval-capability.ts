@@ -1,0 +1,38 @@
+/**
+ * Approval and questions as a capability of the run: it marks the calls of each reply that need
+ * a person's decision (recorded with the reply at checkpoint A), and carries out `awaitDecision`:
+ * wait for the decision about the awaited call and record it. The inbox entry it came from is
+ * settled only once the record is durable.
+ */
+import type { AnnouncedEffect } from '../../machines/agent-loop.effects.ts';
+import type { Capability, RunSession } from '../core/session.ts';
+import type { ToolRegistry } from '../tools/tool-registry.ts';
+import { questionOf } from './ask-user.ts';
+import { awaitedCallOf, type DecisionOptions, findDecision } from './decision-step.ts';
+import { type DecisionPolicy, needsDecisionOf } from './needs-decision.ts';
+
+export function approvalCapability(registry: ToolRegistry, policy: DecisionPolicy, options: DecisionOptions): Capability {
+  return {
+    name: 'approval',
+    decisionNeeds: (reply) => needsDecisionOf(reply, registry, policy),
+    effects: { awaitDecision: (session) => takeDecision(session, options) },
+  };
+}
+
+/** Null: no decision, and the run is not to wait (or a cancel or pause came first: back to the boundary). */
+async function takeDecision(session: RunSession, options: DecisionOptions): Promise<AnnouncedEffect | null> {
+  const context = session.context();
+  const call = awaitedCallOf(context);
+  const question = call.needs === 'answer' ? questionOf(call.input) : null;
+  const onWait = () => session.emit({ type: 'waiting', call: session.callView(call), needs: call.needs!, since: context.awaiting!.since, question });
+  const wait = { runId: session.runId, context, inbox: session.store.decisions, registry: session.registry, options, onWait };
+  const decision = await session.control.watch((signal) => findDecision({ ...wait, signal }), session.signal);
+  if (!decision) {
+    session.stopIfAsked();
+    return session.control.requested ? 'awaitDecision' : null;
+  }
+  const effect = await session.step({ type: 'DECISION', decision });
+  await session.store.decisions?.settle(decision.tool_use_id);
+  session.emit({ type: 'decided', call: session.callView(call), decision });
+  return effect;
+}

@@ -1,0 +1,141 @@
+/**
+ * The run's one writer of its journal: it holds the current snapshot, the next seq and the
+ * durable view (what a resume would read), steps the machine with the pure `transition()`, and
+ * makes each step durable before the effect it announces is carried out. Each record written is
+ * reported (the `saved` event) and passes its crash point.
+ */
+import type { AnyEventObject, SnapshotFrom } from 'xstate';
+import type { AnnouncedEffect } from '../../machines/agent-loop.effects.ts';
+import { effectOfActions } from '../../machines/agent-loop.effects.ts';
+import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
+import type { AgentEvent, AgentStateName } from '../../machines/agent-loop.types.ts';
+import { RecordEncodeError } from '../store/framing.ts';
+import type { DurableView } from '../store/journal-codec.ts';
+import type { JournalRecord, ReconcileNote, RecordEvent, RecordNote, ResumeNote } from '../store/journal-record.ts';
+import { type PointName, pointOf } from '../store/record-points.ts';
+import type { AppendOptions, AppendReceipt, RunStore } from '../store/store.ts';
+import type { CrashPoints } from './crash-points.ts';
+import { appendUnit, encodeSteps, type JournalStep } from './journal-unit.ts';
+import { transition } from './machine-step.ts';
+import type { SnapshotPolicy } from './snapshot-policy.ts';
+
+export type AgentSnapshot = SnapshotFrom<typeof agentLoopMachine>;
+
+/** A record as it was written, for the `saved` event. */
+export interface SavedRecord {
+  record: JournalRecord;
+  receipt: AppendReceipt;
+  point: PointName;
+  label: string;
+  /** False for a record written without waiting for the disk (a reply's usage). */
+  durable: boolean;
+  /** The checkpoint B that fills in a turn a resume found open. */
+  closesResumedTurn: boolean;
+}
+
+export interface WriterParts {
+  store: RunStore;
+  snapshots: SnapshotPolicy;
+  crash: CrashPoints;
+  /** Each record written, once durable (or written, without a sync). */
+  saved(saved: SavedRecord): void;
+  /** Each event taken, once its record is written (the XState inspection). */
+  took(event: AnyEventObject): void;
+}
+
+export class JournalWriter {
+  /** Set on resume into an open turn: its checkpoint B is the one that fills in the turn. */
+  closingResumedTurn = false;
+  /** Set on resume until this process writes its first record, which carries it. */
+  private resumeNote: ResumeNote | null = null;
+  /** Ledger hits a resume reused since the last record; the next record notes them. */
+  private reuses: ReconcileNote[] = [];
+
+  constructor(
+    private readonly parts: WriterParts,
+    public snapshot: AgentSnapshot,
+    private durableView: DurableView,
+    private seq: number,
+  ) {}
+
+  get state(): AgentStateName {
+    return this.snapshot.value as AgentStateName;
+  }
+
+  /** What a resume would read now. */
+  get durable(): DurableView {
+    return this.durableView;
+  }
+
+  /** The seq of the last record written. */
+  get lastSeq(): number {
+    return this.seq - 1;
+  }
+
+  noteResume(note: ResumeNote): void {
+    this.resumeNote = note;
+  }
+
+  noteReuse(note: ReconcileNote): void {
+    this.reuses.push(note);
+  }
+
+  /** Tells the inspection an event was taken (for records not made by step()). */
+  took(event: AnyEventObject): void {
+    this.parts.took(event);
+  }
+
+  /** Takes the event and makes its record durable; resolves with the effect the transition announced. */
+  async step(event: AgentEvent): Promise<AnnouncedEffect | null> {
+    const [next, actions] = transition(agentLoopMachine, this.snapshot, event);
+    if (next === this.snapshot) throw new Error(`the machine did not take ${event.type} in ${this.state}`);
+    const before = this.snapshot;
+    this.snapshot = next;
+    try {
+      // An event that carries its own time (DECISION_NEEDED: waits since) is recorded at that time.
+      await this.persist(event.type, undefined, undefined, 'at' in event ? event.at : Date.now());
+    } catch (error) {
+      // Nothing of an unencodable record was written: the run stands where it was.
+      if (error instanceof RecordEncodeError) this.snapshot = before;
+      throw error;
+    }
+    this.parts.took(event);
+    return effectOfActions(actions);
+  }
+
+  /** Appends the current snapshot as one record; resolves once it is durable. */
+  persist(event: RecordEvent, note?: RecordNote, options?: AppendOptions, at = Date.now()): Promise<void> {
+    return this.persistSteps([{ snapshot: this.snapshot, event, note, at }], options);
+  }
+
+  /** Appends transitions as one unit (journal-unit.ts), each its own record; resolves once they are durable. */
+  async persistSteps(steps: readonly JournalStep[], options?: AppendOptions): Promise<void> {
+    const resumed = this.resumeNote;
+    const reused = this.reuses.length ? this.reuses : null;
+    const first = steps[0]!;
+    const noted = resumed || reused ? [{ ...first, note: { ...first.note, ...(resumed ? { resumed } : {}), ...(reused ? { reused } : {}) } }, ...steps.slice(1)] : steps;
+    const records = encodeSteps(this.parts.snapshots, this.durableView, this.seq, noted, options);
+    const receipts = await appendUnit(this.parts.store, records, options);
+    this.resumeNote = null;
+    if (reused) this.reuses = [];
+    for (let index = 0; index < records.length; index++) {
+      const record = records[index]!;
+      const { snapshot } = steps[index]!;
+      if (records.length > 1) this.snapshot = snapshot; // each record of a unit is reported with its own state
+      this.durableView = this.parts.snapshots.durableAfter(record, this.durableView, snapshot.value as AgentStateName, snapshot.context);
+      this.seq += 1;
+      const fired = this.report(record, receipts[index]!, options?.sync !== false);
+      if (fired) await fired;
+    }
+  }
+
+  /** Reports a record; a promise only when an armed crash point fired with one (no await otherwise: a record is reported several times a turn). */
+  report(record: JournalRecord, receipt: AppendReceipt, durable = true): Promise<void> | undefined {
+    const point = pointOf(record);
+    const label = this.parts.crash.reach(point);
+    const closesResumedTurn = point === 'save-b' && this.closingResumedTurn;
+    if (point === 'save-b') this.closingResumedTurn = false;
+    this.parts.saved({ record, receipt, point, label, durable, closesResumedTurn });
+    return this.parts.crash.fireIfArmed(label);
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * The effect of `awaitingModel` and `closed`: ask the model (or act on the reply held at
+ * MAX_TURNS, once the run has more turns), count what the reply cost the moment it arrives,
+ * check it against the protocol, and take it as MODEL_REPLY (checkpoint A when it names tools)
+ * or MODEL_REPLY_INVALID. Nothing of a reply is recorded before it is whole.
+ */
+import type { AnnouncedEffect } from '../../machines/agent-loop.effects.ts';
+import type { DecisionNeed, ModelReply } from '../../machines/agent-loop.types.ts';
+import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
+import type { StreamDelta } from '../model/model.ts';
+import { receiveReply, replyProblem } from '../model/reply-check.ts';
+import { RecordEncodeError } from '../store/framing.ts';
+import { LiveToolUseIds } from './live-tool-use-ids.ts';
+import type { DriverSession } from './run-session.ts';
+
+export class ModelCall {
+  /** The tool_use ids the run has used (a reply that reuses one is refused). */
+  private readonly usedIds = new LiveToolUseIds();
+
+  constructor(private readonly session: DriverSession) {}
+
+  async ask(): Promise<AnnouncedEffect | null> {
+    const { session } = this;
+    const context = session.context();
+    let reply: ModelReply;
+    if (context.heldReply && session.state() === 'awaitingModel') {
+      // The reply that met MAX_TURNS, reopened with more turns: act on it (its tokens were counted).
+      reply = { ...context.heldReply, usage: ZERO_USAGE };
+    } else {
+      const { model, maxTokens, registry } = session.parts;
+      const { system, messages } = context;
+      session.emit({ type: 'model-call', turn: context.turn, model: model.name, provider: model.provider ?? null, maxTokens, system, messages });
+      const onStream = (delta: StreamDelta) => session.emit({ type: 'model-stream', delta });
+      const received = receiveReply(await model.createMessage({ system, messages, tools: registry.specs, maxTokens, onStream, earlierReplies: context.compacted?.replies }));
+      const { reply: answer, usage, usageNote } = received;
+      session.emit({ type: 'model-reply', stopReason: answer.stop_reason, usage, usageNote, reply: answer });
+      await session.countUsage(received.usage, received.usageNote, answer.model);
+      reply = received.reply;
+    }
+    const problem = replyProblem(reply, this.usedIds.of(context));
+    if (problem) return session.step({ type: 'MODEL_REPLY_INVALID', reason: problem, usage: ZERO_USAGE });
+    let effect: AnnouncedEffect | null;
+    try {
+      effect = await session.step({ type: 'MODEL_REPLY', reply, needsDecision: this.decisionNeeds(reply) });
+    } catch (error) {
+      // A reply from a user's own Model may hold what JSON cannot (a BigInt): refused like any bad reply.
+      if (!(error instanceof RecordEncodeError)) throw error;
+      return session.step({ type: 'MODEL_REPLY_INVALID', reason: `the reply holds a value the journal cannot record (${error.problem})`, usage: ZERO_USAGE });
+    }
+    this.usedIds.add(reply);
+    return effect;
+  }
+
+  private decisionNeeds(reply: ModelReply): Record<string, DecisionNeed> | undefined {
+    let needs: Record<string, DecisionNeed> | undefined;
+    for (const capability of this.session.parts.capabilities) {
+      const found = capability.decisionNeeds?.(reply);
+      if (found) needs = { ...needs, ...found };
+    }
+    return needs;
+  }
+}

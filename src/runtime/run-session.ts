@@ -1,0 +1,175 @@
+/**
+ * The session of one process driving one run: what the capabilities see of it (core/session.ts)
+ * over the journal writer, plus what the runtime's own parts share — running a call and
+ * recording outcomes in the ledger.
+ */
+import { addUsage, effectiveCall } from '../../machines/agent-loop.logic.ts';
+import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
+import type { AgentContext, AgentEvent, AgentStateName, PendingCall, TokenUsage, ToolOutcome } from '../../machines/agent-loop.types.ts';
+import { withEditNotice } from '../approval/decision-step.ts';
+import { budgetViewOf, costAfter } from '../budget/budget.ts';
+import type { CallView, RunEvent, RunObserver } from '../core/run-events.ts';
+import type { Capability, RunSession } from '../core/session.ts';
+import { RunStoppedError } from '../core/stop-errors.ts';
+import type { RunControl } from '../control/run-control.ts';
+import type { Model } from '../model/model.ts';
+import type { BudgetFields } from '../budget/budget.ts';
+import type { RunStore } from '../store/store.ts';
+import { executeCall } from '../tools/execute-call.ts';
+import type { ToolRegistry } from '../tools/tool-registry.ts';
+import type { CrashPoints } from './crash-points.ts';
+import { type AgentSnapshot, JournalWriter, type SavedRecord } from './journal-writer.ts';
+import { recordOutcomes } from './record-outcomes.ts';
+import { RunInspection, type RunInspector } from './run-inspection.ts';
+import type { SnapshotPolicy } from './snapshot-policy.ts';
+import type { Finished } from './tool-scheduler.ts';
+import { withContext } from './machine-step.ts';
+import type { DurableView } from '../store/journal-codec.ts';
+
+export interface DriverParts {
+  store: RunStore;
+  /** Aborted to stop the run at the next step boundary (everything done so far is saved). */
+  signal: AbortSignal | undefined;
+  model: Model;
+  registry: ToolRegistry;
+  crash: CrashPoints;
+  observer: RunObserver;
+  toolTimeoutMs: number;
+  /** How many calls of one reply may run at once (tool-scheduler.ts). */
+  toolConcurrency: number;
+  maxTokens: number;
+  inspect: RunInspector | undefined;
+  /** Which records are written in full (snapshots), and what the process keeps after one. */
+  snapshots: SnapshotPolicy;
+  control: RunControl; // cancel and pause asked by other processes, honoured at each step boundary
+  /** What plugs into the run: approval, compaction, budgets (each a module of its own). */
+  capabilities: readonly Capability[];
+  /** On resume: the run's budget as the one given changes it (null: unchanged; src/budget/). */
+  budgetChange?: BudgetFields | null | undefined;
+}
+
+export class DriverSession implements RunSession {
+  readonly writer: JournalWriter;
+  readonly inspection: RunInspection;
+  private readonly callViews = new WeakMap<PendingCall, CallView>();
+
+  constructor(
+    readonly parts: DriverParts,
+    readonly runId: string,
+    snapshot: AgentSnapshot,
+    durable: DurableView,
+    seq: number,
+  ) {
+    this.inspection = new RunInspection(parts.inspect, runId, `${runId}#${seq - 1}`, agentLoopMachine, () => this.writer.snapshot);
+    const saved = (record: SavedRecord) => this.reportSaved(record);
+    this.writer = new JournalWriter({ store: parts.store, snapshots: parts.snapshots, crash: parts.crash, saved, took: (event) => this.inspection.took(event) }, snapshot, durable, seq);
+  }
+
+  get store(): RunStore {
+    return this.parts.store;
+  }
+
+  get model(): Model {
+    return this.parts.model;
+  }
+
+  get registry(): ToolRegistry {
+    return this.parts.registry;
+  }
+
+  get signal(): AbortSignal | undefined {
+    return this.parts.signal;
+  }
+
+  get control(): RunControl {
+    return this.parts.control;
+  }
+
+  context(): AgentContext {
+    return this.writer.snapshot.context;
+  }
+
+  state(): AgentStateName {
+    return this.writer.state;
+  }
+
+  step(event: AgentEvent) {
+    return this.writer.step(event);
+  }
+
+  /**
+   * Counts a reply's tokens the moment it arrives, in a record of its own written without
+   * waiting for the disk (a killed process keeps it; the next checkpoint makes it durable). A
+   * crash before checkpoint A then loses the reply, which a resume asks for again, but not what
+   * it cost: usage counts both calls.
+   */
+  async countUsage(usage: TokenUsage, usageNote: string | null, answeredBy?: string): Promise<void> {
+    const context = this.context();
+    this.writer.snapshot = withContext(this.writer.snapshot, { ...context, usage: addUsage(context.usage, usage), ...costAfter(context, usage, this.parts.model, answeredBy) });
+    await this.writer.persist('MODEL_USAGE', usageNote ? { usage: usageNote } : undefined, { sync: false });
+    this.inspection.took({ type: 'MODEL_USAGE', usage });
+  }
+
+  emit(event: RunEvent): void {
+    this.parts.observer(event);
+  }
+
+  stopIfAsked(): void {
+    const signal = this.parts.signal;
+    if (!signal?.aborted) return;
+    throw signal.reason instanceof Error ? signal.reason : new RunStoppedError(String(signal.reason ?? 'asked to stop'));
+  }
+
+  /** One view per call (a call in the context never changes): each record's `saved` event lists the open calls. */
+  callView(call: PendingCall): CallView {
+    let view = this.callViews.get(call);
+    if (!view) {
+      const tool = this.parts.registry.get(call.name);
+      view = { ...call, readOnly: tool ? tool.readOnly : null };
+      this.callViews.set(call, view);
+    }
+    return view;
+  }
+
+  /** Runs the call (the tool's effect) with the input a person may have edited, watched for a cancel or pause. */
+  async runCall(call: PendingCall): Promise<ToolOutcome> {
+    const { parts } = this;
+    await parts.store.assertOwnership?.();
+    const view = this.callView(call);
+    const startedAt = Date.now();
+    this.emit({ type: 'tool-started', call: view, at: startedAt });
+    const ran = effectiveCall(this.context(), call);
+    const result = withEditNotice(call, ran, await parts.control.watch((stop) => executeCall(parts.registry, this.runId, ran, parts.toolTimeoutMs, parts.control.abortable(stop))));
+    this.emit({ type: 'tool-finished', call: view, outcome: result, ms: Date.now() - startedAt });
+    await parts.crash.pass('tool-return');
+    return result;
+  }
+
+  /** Records outcomes that finished together (the ledger write: record-outcomes.ts). */
+  record(group: readonly Finished[], othersRunning: boolean) {
+    return recordOutcomes(this.writer, (call, error) => this.emit({ type: 'ledger-write-failed', call: this.callView(call), error }), group, othersRunning);
+  }
+
+  private reportSaved({ record, receipt, point, label, durable, closesResumedTurn }: SavedRecord): void {
+    const context = this.context();
+    this.emit({
+      type: 'saved',
+      point,
+      label,
+      seq: record.seq,
+      state: record.state,
+      event: record.event,
+      turn: context.turn,
+      maxTurns: context.maxTurns,
+      pending: context.pending.map((call) => this.callView(call)),
+      recordedIds: context.results.map((o) => o.tool_use_id),
+      ledgerEntries: this.writer.durable.ledger.size,
+      usage: context.usage, ...budgetViewOf(context),
+      bytes: receipt.bytes,
+      at: record.at,
+      durable,
+      closesResumedTurn,
+      syncMs: receipt.syncMs ?? null,
+    });
+  }
+}

@@ -1,0 +1,24 @@
+/**
+ * The effect of `pendingTool` and `effectRecorded` with calls open: run the turn's open calls
+ * by the scheduler's rule (tool-scheduler.ts), each outcome recorded in the ledger as it comes
+ * back; a call that needs a decision it does not have makes the turn wait (DECISION_NEEDED).
+ */
+import type { AnnouncedEffect } from '../../machines/agent-loop.effects.ts';
+import { awaitsDecision, openCalls } from '../../machines/agent-loop.logic.ts';
+import type { DriverSession } from './run-session.ts';
+import { type Job, mayOverlap, runInOrder } from './tool-scheduler.ts';
+
+/** Runs until each call is recorded (the turn's close comes next), one waits for a decision, or a stop was asked for. */
+export async function runToolTurn(session: DriverSession): Promise<AnnouncedEffect | null> {
+  const queue = openCalls(session.context());
+  if (queue.length === 0) throw new Error('runPendingTools announced with no open call');
+  const { registry, toolConcurrency, signal } = session.parts;
+  const jobs = queue.map((call): Job => ({ call, overlaps: mayOverlap(registry, call), finish: async () => ({ call, outcome: await session.runCall(call) }) }));
+  return runInOrder(jobs, {
+    limit: toolConcurrency,
+    signal,
+    record: (group, othersRunning) => session.record(group, othersRunning),
+    stopAsked: () => session.control.asked(),
+    instead: (job) => (awaitsDecision(session.context(), job.call) ? session.step({ type: 'DECISION_NEEDED', tool_use_id: job.call.id, at: Date.now() }) : null),
+  }, 'runPendingTools');
+}
