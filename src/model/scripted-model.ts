@@ -16,7 +16,7 @@ export interface ScriptedModelOptions extends Pace {
   /** Answers every request past the script: a finished conversation continued with a new message. */
   afterScript?: ScriptedStep | undefined;
   /**
-   * A context window to emulate, in input tokens as estimated by src/compaction/estimate-tokens.ts:
+   * A context window to emulate, in input tokens as estimated by src/model/estimate-tokens.ts:
    * a longer request is answered with stop_reason model_context_window_exceeded, as a real model stops.
    */
   contextWindow?: number | undefined;

@@ -1,5 +1,5 @@
 /**
- * Carries out the reconcile plan of a resumed open turn (see reconcile.ts) through the driver:
+ * Carries out the reconcile plan of a resumed open turn (src/reconcile/reconcile.ts) in the run's session:
  * each call's outcome is recorded like any other ledger entry, with a note saying which rule
  * settled it. The calls are settled by the tool scheduler's rule (runInOrder): read-only re-runs
  * side by side up to toolConcurrency, each recorded as it finishes (outcomes that finish together
@@ -7,13 +7,12 @@
  * model's order. Reuses and unknown states run nothing and are recorded at once.
  */
 import { effectiveCall } from '../../machines/agent-loop.logic.ts';
-import type { AgentContext, PendingCall, ToolOutcome } from '../../machines/agent-loop.types.ts';
-import { type Finished, type Job, mayOverlap, type RecordGroup, runInOrder } from './tool-scheduler.ts';
-import type { ReconcileNote, ReconcileOutcomeName, RecordNote } from '../store/journal-record.ts';
-import { outcome, verifyCall } from '../tools/execute-call.ts';
-import type { ToolRegistry } from '../tools/tool-registry.ts';
-import type { DriverSession } from './run-session.ts';
+import type { PendingCall } from '../../machines/agent-loop.types.ts';
 import { planReconcile, type ReconcileDecision, type ToolTraits, unknownStateMessage } from '../reconcile/reconcile.ts';
+import type { ReconcileOutcomeName, RecordNote } from '../store/journal-record.ts';
+import { outcome, verifyCall } from '../tools/execute-call.ts';
+import type { DriverSession } from './run-session.ts';
+import { type Finished, type Job, mayOverlap, runInOrder } from './tool-scheduler.ts';
 
 /** Which rule settled a call, and where the trait it rests on came from. */
 type Ruling = Pick<ReconcileDecision, 'rule' | 'basis'>;
@@ -23,97 +22,68 @@ type Ruling = Pick<ReconcileDecision, 'rule' | 'basis'>;
  * changed since the run started (allowed by the user), why, by name: their calls are not run.
  */
 export async function reconcileOpenTurn(session: DriverSession, changedTools: ReadonlyMap<string, string>): Promise<void> {
-  const host = hostOf(session, changedTools);
-  const { pending, decisions } = host.context();
+  // The closing checkpoint B of this turn is the one that fills it in after the resume.
+  session.writer.closingResumedTurn = true;
+  const { pending, decisions } = session.context();
   const traitsOf = (name: string): ToolTraits | undefined => {
-    const tool = host.registry.get(name);
+    const tool = session.registry.get(name);
     if (!tool) return undefined;
     const { readOnly, idempotent, traitSources: sources } = tool;
-    return { readOnly, idempotent, canVerify: typeof tool.verify === 'function', changed: host.changedTools.get(name), sources };
+    return { readOnly, idempotent, canVerify: typeof tool.verify === 'function', changed: changedTools.get(name), sources };
   };
   // Outcomes already in the turn's results (recorded in completion order, not the model's) are not
   // open: recording the others can close the turn before the loop reaches them.
-  const recorded = new Set(host.context().results.map((outcome) => outcome.tool_use_id));
-  const jobs = planReconcile(pending, host.ledger, traitsOf, decisions).map((decision) => jobOf(host, decision, recorded));
-  await runInOrder(jobs, { limit: host.toolConcurrency, record: host.record }, null);
+  const recorded = new Set(session.context().results.map((outcome) => outcome.tool_use_id));
+  const jobs = planReconcile(pending, session.writer.durable.ledger, traitsOf, decisions).map((decision) => jobOf(session, decision, recorded));
+  await runInOrder(jobs, { limit: session.parts.toolConcurrency, record: (group, othersRunning) => session.record(group, othersRunning) }, null);
 }
 
-/** What the carry-out needs of the run. */
-interface ReconcileHost {
-  readonly runId: string;
-  readonly registry: ToolRegistry;
-  readonly toolTimeoutMs: number;
-  readonly toolConcurrency: number;
-  readonly ledger: ReadonlyMap<string, ToolOutcome>;
-  readonly changedTools: ReadonlyMap<string, string>;
-  context(): AgentContext;
-  readonly record: RecordGroup;
-  run(call: PendingCall): Promise<ToolOutcome>;
-  /** A ledger hit already in the turn's results: nothing to write, noted on the next record. */
-  noteReuse(note: ReconcileNote): void;
-  report(call: PendingCall, decision: ReconcileOutcomeName, detail: string | null, ruling: Ruling): void;
-}
-
-function hostOf(session: DriverSession, changedTools: ReadonlyMap<string, string>): ReconcileHost {
-  const { registry, toolTimeoutMs, toolConcurrency } = session.parts;
-  // The closing checkpoint B of this turn is the one that fills it in after the resume.
-  session.writer.closingResumedTurn = true;
-  return {
-    runId: session.runId,
-    registry,
-    toolTimeoutMs,
-    toolConcurrency,
-    ledger: session.writer.durable.ledger,
-    changedTools,
-    context: () => session.context(),
-    record: (group, othersRunning) => session.record(group, othersRunning),
-    run: (call) => session.runCall(call),
-    noteReuse: (note) => session.writer.noteReuse(note),
-    report: (call, decision, detail, { rule, basis }) => session.emit({ type: 'reconciled', call: session.callView(call), decision, detail, rule, basis }),
-  };
+/** How a call was settled, as the events say it. */
+function report(session: DriverSession, call: PendingCall, decision: ReconcileOutcomeName, detail: string | null, { rule, basis }: Ruling): void {
+  session.emit({ type: 'reconciled', call: session.callView(call), decision, detail, rule, basis });
 }
 
 /** A re-run of a call that may overlap others runs beside them; a side effect (verify, idempotent re-run) runs alone. */
-function jobOf(host: ReconcileHost, decision: ReconcileDecision, recorded: ReadonlySet<string>): Job {
+function jobOf(session: DriverSession, decision: ReconcileDecision, recorded: ReadonlySet<string>): Job {
   const { call } = decision;
   const runs = decision.kind === 'verify' || decision.kind === 'rerun';
-  return { call, overlaps: !runs || (decision.kind === 'rerun' && mayOverlap(host.registry, call)), finish: () => carryOut(host, decision, recorded) };
+  return { call, overlaps: !runs || (decision.kind === 'rerun' && mayOverlap(session.registry, call)), finish: () => carryOut(session, decision, recorded) };
 }
 
-async function carryOut(host: ReconcileHost, decision: ReconcileDecision, recorded: ReadonlySet<string>): Promise<Finished | null> {
+async function carryOut(session: DriverSession, decision: ReconcileDecision, recorded: ReadonlySet<string>): Promise<Finished | null> {
   const { call } = decision;
   const ruling: Ruling = { rule: decision.rule, basis: decision.basis };
-  const report = (name: ReconcileOutcomeName, detail: string | null) => host.report(call, name, detail, ruling);
+  const say = (name: ReconcileOutcomeName, detail: string | null) => report(session, call, name, detail, ruling);
   switch (decision.kind) {
     case 'reuse':
-      report('reused', null);
+      say('reused', null);
       if (!recorded.has(call.id)) return { call, outcome: decision.outcome, note: noteOf(call, 'reused', ruling) };
-      host.noteReuse(noteOf(call, 'reused', ruling).reconcile!);
+      session.writer.noteReuse(noteOf(call, 'reused', ruling).reconcile!);
       return null;
     case 'rerun': {
       const rerun = decision.rule === 'idempotent' ? 're-ran-idempotent' : 're-ran-read-only';
-      report(rerun, null);
-      return { call, outcome: await host.run(call), note: noteOf(call, rerun, ruling) };
+      say(rerun, null);
+      return { call, outcome: await session.runCall(call), note: noteOf(call, rerun, ruling) };
     }
     case 'verify': {
-      const verdict = await verifyCall(host.registry, host.runId, effectiveCall(host.context(), call), host.toolTimeoutMs);
-      if ('cannotTell' in verdict) return reportUnknown(host, call, `${verdict.cannotTell}, and no result was recorded for it`, ruling);
+      const verdict = await verifyCall(session.registry, session.runId, effectiveCall(session.context(), call), session.parts.toolTimeoutMs);
+      if ('cannotTell' in verdict) return reportUnknown(session, call, `${verdict.cannotTell}, and no result was recorded for it`, ruling);
       if (verdict.answer.happened) {
-        report('verified-done', null);
+        say('verified-done', null);
         const content =
           verdict.answer.result ?? `${call.name} had already taken effect before the resume (confirmed by checking); it was not run again.`;
         return { call, outcome: outcome(call, 'verified', content, false), note: noteOf(call, 'verified-done', ruling) };
       }
-      report('verified-not-done-ran', null);
-      return { call, outcome: await host.run(call), note: noteOf(call, 'verified-not-done-ran', ruling) };
+      say('verified-not-done-ran', null);
+      return { call, outcome: await session.runCall(call), note: noteOf(call, 'verified-not-done-ran', ruling) };
     }
     case 'report-unknown':
-      return reportUnknown(host, call, decision.why, ruling);
+      return reportUnknown(session, call, decision.why, ruling);
   }
 }
 
-function reportUnknown(host: ReconcileHost, call: PendingCall, why: string, ruling: Ruling): Finished {
-  host.report(call, 'unknown-reported', why, ruling);
+function reportUnknown(session: DriverSession, call: PendingCall, why: string, ruling: Ruling): Finished {
+  report(session, call, 'unknown-reported', why, ruling);
   return { call, outcome: outcome(call, 'unknown', unknownStateMessage(call, why), true), note: noteOf(call, 'unknown-reported', ruling) };
 }
 

@@ -24,7 +24,7 @@ const REQUESTS: InboxKind<ControlRequest> = {
   },
   keyOf: (request) => request.kind,
   entryOf(value, kind) {
-    const problem = controlProblem(value) ?? ((value as ControlRequest).kind === kind ? null : `it is a ${(value as ControlRequest).kind} request`);
+    const problem = controlProblem(value, kind as ControlKind);
     return problem === null ? (value as ControlRequest) : { problem };
   },
   faultPoint: 'control-write',

@@ -62,13 +62,14 @@ export function decisionProblem(value: unknown, tool_use_id: string): string | n
   return null;
 }
 
-/** Why a stored request is not a whole one, or null. */
-export function controlProblem(value: unknown): string | null {
+/** Why a stored request is not a whole one (of this kind, when given), or null. */
+export function controlProblem(value: unknown, kind?: ControlKind): string | null {
   const request = value as Partial<ControlRequest> | null;
   if (request === null || typeof request !== 'object') return 'it holds no request';
   if (!CONTROL_KINDS.includes(request.kind as ControlKind)) return `its kind is ${String(request.kind)}`;
   if (typeof request.by !== 'string' || request.by.trim() === '') return 'it does not say who asked';
   if (request.reason !== null && typeof request.reason !== 'string') return 'its reason is not text';
   if (typeof request.at !== 'number' || !Number.isFinite(request.at)) return 'it does not say when';
+  if (kind !== undefined && request.kind !== kind) return `it is a ${request.kind} request, not a ${kind} request`;
   return null;
 }

@@ -8,33 +8,38 @@
  */
 import type { Pool } from 'pg';
 import { type ControlInbox, type ControlKind, type ControlRequest, controlProblem } from '../inbox/inboxes.ts';
+import { type PgInboxTable, PgKeyedInbox } from './pg-keyed-inbox.ts';
 import { WriteNotes } from './write-notes.ts';
 
+const REQUESTS: PgInboxTable = {
+  table: 'da_controls',
+  keyColumn: 'kind',
+  entryColumn: 'request',
+  unsettled: '',
+  problem: (request, kind) => controlProblem(request, kind as ControlKind),
+};
+
 export class PgControlInbox implements ControlInbox {
+  private readonly inbox: PgKeyedInbox<ControlRequest>;
+
   constructor(
     private readonly pool: Pool,
     private readonly runId: string,
     /** What the run's writer's last write saw; a store that writes nothing never notes anything. */
     private readonly notes: WriteNotes = new WriteNotes(),
-  ) {}
+  ) {
+    this.inbox = new PgKeyedInbox(pool, runId, REQUESTS);
+  }
 
-  async write(request: ControlRequest): Promise<'written' | 'exists'> {
+  write(request: ControlRequest): Promise<'written' | 'exists'> {
     this.notes.forgetControls();
-    const { rowCount } = await this.pool.query(
-      'INSERT INTO da_controls (run_id, kind, request) VALUES ($1, $2, $3) ON CONFLICT (run_id, kind) DO NOTHING',
-      [this.runId, request.kind, JSON.stringify(request)],
-    );
-    return rowCount === 1 ? 'written' : 'exists';
+    return this.inbox.insert(request.kind, request);
   }
 
   async read(): Promise<ControlRequest[]> {
     if (this.notes.controlsSurelyNone()) return [];
-    const { rows } = await this.pool.query<{ kind: string; request: unknown }>('SELECT kind, request FROM da_controls WHERE run_id = $1', [this.runId]);
-    return rows
-      .filter((row) => controlProblem(row.request) === null && (row.request as ControlRequest).kind === row.kind)
-      .map((row) => row.request as ControlRequest);
+    return this.inbox.entries();
   }
-
   async settle(kind: ControlKind): Promise<void> {
     this.notes.forgetControls();
     await this.pool.query('DELETE FROM da_controls WHERE run_id = $1 AND kind = $2', [this.runId, kind]);

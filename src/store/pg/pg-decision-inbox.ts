@@ -9,32 +9,36 @@ import type { Pool } from 'pg';
 import type { Decision } from '../../../machines/agent-loop.types.ts';
 import { type DecisionInbox, decisionProblem, type InboxDecision } from '../inbox/inboxes.ts';
 import type { Lease } from './leases.ts';
+import { type PgInboxTable, PgKeyedInbox } from './pg-keyed-inbox.ts';
+
+const DECISIONS: PgInboxTable = {
+  table: 'da_decisions',
+  keyColumn: 'tool_use_id',
+  entryColumn: 'decision',
+  unsettled: 'settled_at IS NULL',
+  problem: decisionProblem,
+};
 
 export class PgDecisionInbox implements DecisionInbox {
+  private readonly inbox: PgKeyedInbox<Decision>;
+
   constructor(
     private readonly pool: Pool,
     private readonly runId: string,
     /** The writer's lease, when this process drives the run (settle is fenced by it). */
     private readonly lease: () => Lease | null,
-  ) {}
-
-  async write(decision: InboxDecision): Promise<'written' | 'exists'> {
-    const { rowCount } = await this.pool.query(
-      'INSERT INTO da_decisions (run_id, tool_use_id, decision) VALUES ($1, $2, $3) ON CONFLICT (run_id, tool_use_id) DO NOTHING',
-      [this.runId, decision.tool_use_id, JSON.stringify(decision)],
-    );
-    return rowCount === 1 ? 'written' : 'exists';
+  ) {
+    this.inbox = new PgKeyedInbox(pool, runId, DECISIONS);
   }
 
-  /** The decisions not yet settled; a row written by hand (or by a broken program) that is not a whole decision is left out. */
-  async read(): Promise<InboxDecision[]> {
-    const { rows } = await this.pool.query<{ tool_use_id: string; decision: unknown }>(
-      'SELECT tool_use_id, decision FROM da_decisions WHERE run_id = $1 AND settled_at IS NULL',
-      [this.runId],
-    );
-    return rows.filter((row) => decisionProblem(row.decision, row.tool_use_id) === null).map((row) => row.decision as Decision);
+  write(decision: InboxDecision): Promise<'written' | 'exists'> {
+    return this.inbox.insert(decision.tool_use_id, decision);
   }
 
+  /** The decisions not yet settled. */
+  read(): Promise<InboxDecision[]> {
+    return this.inbox.entries();
+  }
   async settle(tool_use_id: string): Promise<void> {
     const lease = this.lease();
     if (!lease) return;
