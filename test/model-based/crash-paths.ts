@@ -8,6 +8,7 @@ import { type AnyTransitionDefinition, type SnapshotFrom, transition } from 'xst
 import { type AnnouncedEffect, announcedEffectOf, effectOfActions } from '../../machines/agent-loop.effects.ts';
 import { awaitsDecision, budgetStopOf, openCalls } from '../../machines/agent-loop.logic.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
+import { FINAL_STATES } from '../../machines/agent-loop.states.ts';
 import type { AgentEvent, AgentStateName, Budget, Cancellation, ContentBlock, Decision, DecisionNeed, Message, ModelReply } from '../../machines/agent-loop.types.ts';
 import type { DecisionReply } from '../../src/approval/decision-step.ts';
 import { endTurnReply, stopReply, toolUseReply } from '../../src/model/scripted-model.ts';
@@ -157,7 +158,7 @@ function closedParallelTurn(context: Snapshot['context']): boolean {
  * approvals given) in which every state that is not final is also cancelled.
  */
 export function cancelEventsFor(snapshot: Snapshot): PathEvent[] {
-  if (FINAL.has(snapshot.value as AgentStateName)) return [];
+  if (FINAL_STATES.includes(snapshot.value as AgentStateName)) return [];
   const kept = new Set(['reply: lookup + charge_card', 'reply: publish + lookup', 'reply: end_turn']);
   const events = eventsFor(snapshot).filter((event) => {
     if (event.type === 'MODEL_REPLY' || event.type === 'MODEL_REPLY_INVALID') return kept.has(event.label);
@@ -170,8 +171,6 @@ export function cancelEventsFor(snapshot: Snapshot): PathEvent[] {
   if (snapshot.value === 'effectRecorded' && openCalls(snapshot.context).length === 0) return events;
   return [...events, { type: 'CANCEL', cancellation: CANCELLATION, label: 'cancel' }];
 }
-
-const FINAL = new Set<AgentStateName>(['done', 'stoppedAtMaxTurns', 'failed', 'cancelled']);
 
 /** The events offered in each state: realistic payloads, bounded so the graph is finite. */
 export function eventsFor(snapshot: Snapshot): PathEvent[] {
