@@ -13,6 +13,7 @@ import * as types from '../machines/agent-loop.types.ts';
 import type { AgentEvent, AgentStateName, Message } from '../machines/agent-loop.types.ts';
 import { isRestingPoint } from '../src/fork/fork-plan.ts';
 import { endTurnReply, toolUseReply } from '../src/model/scripted-model.ts';
+import { transition as driverStep } from '../src/runtime/machine-step.ts';
 import type { RunStatusName } from '../src/runtime/run-events.ts';
 import type { JournalRecord } from '../src/store/journal-record.ts';
 
@@ -119,6 +120,7 @@ describe('what each state takes, proved with transition()', () => {
       const [next, actions] = transition(agentLoopMachine, snapshot, CANCEL);
       expect(next, state).toBe(snapshot);
       expect(actions, state).toEqual([]);
+      expect(driverStep(agentLoopMachine, snapshot, CANCEL)[0], `${state}, the driver's step`).toBe(snapshot);
     }
     const [done] = inState('done');
     expect(transition(agentLoopMachine, done!, CANCEL)[0]).toBe(done);
