@@ -114,7 +114,10 @@ const finalStates = {
   },
 } as const;
 
-/** Read from the final states themselves, so that one added there is refused too. */
+/**
+ * Read from the final states above, so that one added there is refused too (a final state put
+ * anywhere else fails test/machine-structure.test.ts, which tries CANCEL in each).
+ */
 const inLiveState = not(or(Object.keys(finalStates).map((state) => stateIn(state))));
 
 const machineSetup = setup({
