@@ -8,7 +8,7 @@
  *   pendingTool | effectRecorded ─DECISION_NEEDED→ awaitingDecision (the next open call waits for a person)
  *   awaitingDecision ─DECISION(approved)→ effectRecorded (the approval is recorded; the call runs next)
  *   awaitingDecision ─DECISION(denied | answered)→ effectRecorded (the decision is the call's ledger entry)
- *   any state but a final one ─CANCEL→ cancelled (final: who cancelled, why, when; open calls stay unrun)
+ *   any state but a final one ─CANCEL→ cancelled (one handler on the root; final: who cancelled, why, when; open calls stay unrun)
  *   awaitingModel | closed ─BUDGET_REACHED→ stoppedAtBudget (a budget is spent: no model call)
  *   awaitingModel | closed ─COMPACT→ compacting ─COMPACTED→ awaitingModel (client compaction: a summary replaces the older turns)
  *
@@ -18,7 +18,7 @@
  * `requestTurnClose` and `awaitDecision` do nothing here: they announce the effect the runtime must carry out once
  * the snapshot that names it is durable.
  */
-import { and, assertEvent, assign, setup } from 'xstate';
+import { and, assertEvent, assign, not, or, setup, stateIn } from 'xstate';
 import {
   addUsage,
   afterLastCompaction,
@@ -90,6 +90,35 @@ function decisionFitsAwaitedCall(context: AgentContext, decision: Decision): boo
   const call = context.pending.find((pending) => pending.id === context.awaiting?.tool_use_id);
   return call !== undefined && decision.tool_use_id === call.id && verdictFits(call, decision);
 }
+
+/**
+ * The final states, kept together so that the root's CANCEL can refuse them by name. A handler
+ * on the root is tried in every state: an actor takes no event once it is done, but the pure
+ * `transition()` the runtime steps with has no such rule, and would take a finished run into
+ * cancelled (the driver reads getting the same snapshot back as "not taken").
+ */
+const finalStates = {
+  done: { type: 'final', description: 'The model ended the turn; finalText holds its answer.' },
+  stoppedAtMaxTurns: {
+    type: 'final',
+    description: 'MAX_TURNS reached; the unacted tool_use reply is held so a resume with more turns can go on.',
+  },
+  failed: { type: 'final', description: 'Stopped for the reason in context.failure.' },
+  cancelled: {
+    type: 'final',
+    description: 'Cancelled: context.cancellation says who, why and when. A resume is refused; fork the run to try again from a step.',
+  },
+  stoppedAtBudget: {
+    type: 'final',
+    description: 'A budget (context.budgetStop: cost or tokens) was reached before a model call; a resume with a larger budget makes that call.',
+  },
+} as const;
+
+/**
+ * Read from the final states above, so that one added there is refused too (a final state put
+ * anywhere else fails test/machine-structure.test.ts, which tries CANCEL in each).
+ */
+const inLiveState = not(or(Object.keys(finalStates).map((state) => stateIn(state))));
 
 const machineSetup = setup({
   types: {
@@ -270,6 +299,7 @@ const machineSetup = setup({
       return cancellationProblem(event.cancellation) === null;
     },
     budgetReached: ({ context }) => budgetStopOf(context) !== null,
+    inLiveState,
   },
 });
 
@@ -360,10 +390,13 @@ const onToolResult = [
   },
 ] as const;
 
-/** A cancel, taken in every state that is not final: the run ends where it stands. */
+/**
+ * A cancel, taken in every state that is not final: the run ends where it stands. One handler on
+ * the root rather than one per state, so that a state added later takes it without being told.
+ */
 const onCancel = {
-  guard: 'saysWho',
-  target: 'cancelled',
+  guard: and(['inLiveState', 'saysWho']),
+  target: '.cancelled',
   actions: 'recordCancellation',
   description: 'Cancelled (by a person or a program, who and why recorded): the run ends here; nothing more runs, an open call stays unrun.',
 } as const;
@@ -380,11 +413,12 @@ export const agentLoopMachine = machineSetup.createMachine({
   id: 'agentLoop',
   context: initialContext,
   initial: 'awaitingModel',
+  on: { CANCEL: onCancel },
   states: {
     awaitingModel: {
       description: 'Nothing pending; the next effect is a model call.',
       entry: 'requestModelReply',
-      on: { ...onModelReply, ...onBudgetReached, CANCEL: onCancel },
+      on: { ...onModelReply, ...onBudgetReached },
     },
     compacting: {
       description: 'Client compaction: the model is asked to summarise the older turns; the next effect is that summarising call.',
@@ -406,7 +440,7 @@ export const agentLoopMachine = machineSetup.createMachine({
     pendingTool: {
       description: "Checkpoint A: the model's tool calls are recorded; none has a recorded result yet.",
       entry: 'runPendingTools',
-      on: { TOOL_RESULT: onToolResult, DECISION_NEEDED: onDecisionNeeded, CANCEL: onCancel },
+      on: { TOOL_RESULT: onToolResult, DECISION_NEEDED: onDecisionNeeded },
     },
     effectRecorded: {
       description: "A tool call's outcome (or a person's decision about one) is recorded; the turn's tool_results are not all in messages yet.",
@@ -419,7 +453,6 @@ export const agentLoopMachine = machineSetup.createMachine({
           actions: 'closeTurn',
           description: "Every call has its outcome: put the turn's tool_results into messages in one user message (checkpoint B).",
         },
-        CANCEL: onCancel,
       },
     },
     awaitingDecision: {
@@ -446,28 +479,14 @@ export const agentLoopMachine = machineSetup.createMachine({
             description: 'Denied or answered: the decision is the call\'s ledger entry; go on with the next open call.',
           },
         ],
-        CANCEL: onCancel,
       },
     },
     closed: {
       description: "Checkpoint B: every tool_result of the turn is in messages; the next effect is a model call.",
       entry: 'requestModelReply',
-      on: { ...onModelReply, ...onBudgetReached, CANCEL: onCancel },
+      on: { ...onModelReply, ...onBudgetReached },
     },
-    done: { type: 'final', description: 'The model ended the turn; finalText holds its answer.' },
-    stoppedAtMaxTurns: {
-      type: 'final',
-      description: 'MAX_TURNS reached; the unacted tool_use reply is held so a resume with more turns can go on.',
-    },
-    failed: { type: 'final', description: 'Stopped for the reason in context.failure.' },
-    cancelled: {
-      type: 'final',
-      description: 'Cancelled: context.cancellation says who, why and when. A resume is refused; fork the run to try again from a step.',
-    },
-    stoppedAtBudget: {
-      type: 'final',
-      description: 'A budget (context.budgetStop: cost or tokens) was reached before a model call; a resume with a larger budget makes that call.',
-    },
+    ...finalStates,
   },
 });
 

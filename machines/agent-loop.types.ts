@@ -277,20 +277,28 @@ export type AgentStateName =
   | 'stoppedAtBudget'
   | 'compacting';
 
-export const AGENT_STATES: readonly AgentStateName[] = [
-  'awaitingModel',
-  'pendingTool',
-  'effectRecorded',
-  'awaitingDecision',
-  'closed',
-  'done',
-  'stoppedAtMaxTurns',
-  'failed',
-  'cancelled',
-  'stoppedAtBudget',
-  'compacting',
-];
+/**
+ * Which states are final, here rather than read off the machine because the commands that read a
+ * journal (status, pending, approve, deny) start without loading xstate (test/cli-lazy.test.ts).
+ * A record, so that the compiler asks for every AgentStateName; test/machine-structure.test.ts
+ * holds both lists equal to the ones machines/agent-loop.states.ts reads off the machine.
+ */
+const IS_FINAL: Record<AgentStateName, boolean> = {
+  awaitingModel: false,
+  compacting: false,
+  pendingTool: false,
+  effectRecorded: false,
+  awaitingDecision: false,
+  closed: false,
+  done: true,
+  stoppedAtMaxTurns: true,
+  failed: true,
+  cancelled: true,
+  stoppedAtBudget: true,
+};
 
-export const FINAL_STATES: readonly AgentStateName[] = ['done', 'stoppedAtMaxTurns', 'failed', 'cancelled', 'stoppedAtBudget'];
+export const AGENT_STATES: readonly AgentStateName[] = Object.keys(IS_FINAL) as AgentStateName[];
+
+export const FINAL_STATES: readonly AgentStateName[] = AGENT_STATES.filter((state) => IS_FINAL[state]);
 
 export const ZERO_USAGE: TokenUsage = Object.freeze({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0 });

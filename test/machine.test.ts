@@ -136,9 +136,10 @@ describe('the agent loop machine', () => {
     ]);
   });
 
-  it('describes every state and every transition, for Stately and the visualizer', () => {
-    for (const node of Object.values(agentLoopMachine.root.states)) {
-      expect(node.description, node.key).toBeTruthy();
+  it('describes every state and every transition (the root’s CANCEL too), for Stately and the visualizer', () => {
+    const states = Object.values(agentLoopMachine.root.states);
+    for (const node of states) expect(node.description, node.key).toBeTruthy();
+    for (const node of [agentLoopMachine.root, ...states]) {
       for (const transition of [...node.transitions.values()].flat()) {
         expect(transition.description, `${node.key} -${transition.eventType}-> ${transition.target?.map((t) => t.key)}`).toBeTruthy();
       }

@@ -4,7 +4,7 @@
  * definition through @xstate/graph and never runs it. The diagram and the Stately source are
  * both drawn from this one reading, so they cannot disagree about what the machine is.
  */
-import { toDirectedGraph } from '@xstate/graph';
+import { type DirectedGraphNode, toDirectedGraph } from '@xstate/graph';
 import type { AnyStateMachine } from 'xstate';
 import type { AgentStateName } from '../machines/agent-loop.types.ts';
 
@@ -48,6 +48,8 @@ export interface GraphTransition {
   actions: string[];
   reenter: boolean;
   description: string | null;
+  /** Declared on the machine's root, not on the state: xstate tries it in every state once the state's own fail. */
+  inherited: boolean;
 }
 
 /** A guard: a name from setup(), or XState's and/or/not of guards. */
@@ -66,6 +68,12 @@ export interface GraphState {
 
 export interface MachineGraph {
   id: string;
+  /**
+   * The root's own transitions (CANCEL). Each is also in the transitions of every state that is
+   * not final, as `inherited`: the machine's guard refuses it in a final state (an actor takes no
+   * event there anyway), so that is where it can be taken, and where the diagram draws it.
+   */
+  transitions: GraphTransition[];
   states: GraphState[];
 }
 
@@ -80,36 +88,44 @@ export interface GraphEdge {
 export function machineGraphOf(machine: AnyStateMachine): MachineGraph {
   const root = toDirectedGraph(machine);
   const initial = machine.root.config.initial;
+  const rootTransitions = transitionsOf(root, false);
   const states = root.children.map((node): GraphState => {
     const stateNode = node.stateNode;
     if (node.children.length > 0) {
       throw new Error(`state ${stateNode.key} has child states; the visualizer draws flat machines only`);
     }
+    const final = stateNode.type === 'final';
     return {
       name: stateNode.key,
       role: (STATE_ROLES as Record<string, StateRole>)[stateNode.key] ?? null,
       initial: stateNode.key === initial,
-      final: stateNode.type === 'final',
+      final,
       description: stateNode.description ?? null,
       entry: stateNode.entry.map(actionName),
-      transitions: node.edges.map((edge, index) => {
-        const guardTree = edge.transition.guard === undefined ? null : guardTreeOf(edge.transition.guard);
-        const guard = guardTree === null ? null : guardText(guardTree);
-        const guardedBefore = node.edges.slice(0, index).some((other) => other.label.text === edge.label.text && other.transition.guard !== undefined);
-        return {
-          event: edge.label.text,
-          target: edge.target.key,
-          guard,
-          guardTree,
-          otherwise: guard === null && guardedBefore,
-          actions: edge.transition.actions.map(actionName),
-          reenter: edge.transition.reenter === true,
-          description: edge.transition.description ?? null,
-        };
-      }),
+      transitions: [...transitionsOf(node, false), ...(final ? [] : transitionsOf(root, true))],
     };
   });
-  return { id: machine.id, states };
+  return { id: machine.id, transitions: rootTransitions, states };
+}
+
+/** A node's own transitions, in the machine's order (the order guards are tried in). */
+function transitionsOf(node: DirectedGraphNode, inherited: boolean): GraphTransition[] {
+  return node.edges.map((edge, index) => {
+    const guardTree = edge.transition.guard === undefined ? null : guardTreeOf(edge.transition.guard);
+    const guard = guardTree === null ? null : guardText(guardTree);
+    const guardedBefore = node.edges.slice(0, index).some((other) => other.label.text === edge.label.text && other.transition.guard !== undefined);
+    return {
+      event: edge.label.text,
+      target: edge.target.key,
+      guard,
+      guardTree,
+      otherwise: guard === null && guardedBefore,
+      actions: edge.transition.actions.map(actionName),
+      reenter: edge.transition.reenter === true,
+      description: edge.transition.description ?? null,
+      inherited,
+    };
+  });
 }
 
 /** The arrows to draw: transitions grouped by source and target, in the machine's order. */

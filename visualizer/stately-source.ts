@@ -19,13 +19,15 @@ export function statelySource(graph: MachineGraph, origin: string): string {
   const initial = graph.states.find((state) => state.initial);
   const config: Record<string, Source> = { id: graph.id };
   if (initial) config.initial = initial.name;
+  // The root's own transitions once, on the root, as the machine declares them (the states list them as inherited).
+  if (graph.transitions.length > 0) config.on = onConfig(graph.transitions, '.');
   config.states = Object.fromEntries(graph.states.map((state) => [state.name, stateConfig(state)]));
   const { guards, actions } = namesOf(graph);
   const implementations: Record<string, Source> = {
     guards: Object.fromEntries(guards.map((name) => [name, new Code(`({ event }) => event.guards?.${propertyAccess(name)} === true`)])),
     actions: Object.fromEntries(actions.map((name) => [name, new Code('() => {}')])),
   };
-  const combinators = [...new Set(graph.states.flatMap((state) => state.transitions.flatMap((t) => (t.guardTree ? operatorsOf(t.guardTree) : []))))].sort();
+  const combinators = [...new Set(allTransitions(graph).flatMap((t) => (t.guardTree ? operatorsOf(t.guardTree) : [])))].sort();
   return [
     `// The durable-agent loop (${origin}), printed by \`durable-agent viz --stately\`.`,
     '// In Stately Studio (stately.ai/registry/new): Code panel, Import, paste this file. XState runs it as',
@@ -44,14 +46,17 @@ function namesOf(graph: MachineGraph): { guards: string[]; actions: string[] } {
   const guards = new Set<string>();
   const actions = new Set<string>();
   const leaves = (tree: GuardTree): string[] => (typeof tree === 'string' ? [tree] : tree.guards.flatMap(leaves));
-  for (const state of graph.states) {
-    for (const action of state.entry) actions.add(action);
-    for (const transition of state.transitions) {
-      if (transition.guardTree !== null) for (const name of leaves(transition.guardTree)) guards.add(name);
-      for (const action of transition.actions) actions.add(action);
-    }
+  for (const state of graph.states) for (const action of state.entry) actions.add(action);
+  for (const transition of allTransitions(graph)) {
+    if (transition.guardTree !== null) for (const name of leaves(transition.guardTree)) guards.add(name);
+    for (const action of transition.actions) actions.add(action);
   }
   return { guards: [...guards], actions: [...actions] };
+}
+
+/** Every transition as the source declares it: each state's own, then the root's. */
+function allTransitions(graph: MachineGraph): GraphTransition[] {
+  return [...graph.states.flatMap((state) => state.transitions.filter((t) => !t.inherited)), ...graph.transitions];
 }
 
 function stateConfig(state: GraphState): Source {
@@ -59,20 +64,24 @@ function stateConfig(state: GraphState): Source {
   if (state.final) config.type = 'final';
   if (state.description) config.description = state.description;
   if (state.entry.length > 0) config.entry = state.entry;
-  const events = [...new Set(state.transitions.map((t) => t.event))];
-  if (events.length > 0) {
-    config.on = Object.fromEntries(
-      events.map((event) => {
-        const transitions = state.transitions.filter((t) => t.event === event).map(transitionConfig);
-        return [event, transitions.length === 1 ? transitions[0]! : transitions];
-      }),
-    );
-  }
+  const own = state.transitions.filter((t) => !t.inherited);
+  if (own.length > 0) config.on = onConfig(own, '');
   return config;
 }
 
-function transitionConfig(transition: GraphTransition): Source {
-  const config: Record<string, Source> = { target: transition.target };
+/** An `on` block; `targetPrefix` '.' for the root, whose targets are its child states. */
+function onConfig(transitions: readonly GraphTransition[], targetPrefix: string): Source {
+  const events = [...new Set(transitions.map((t) => t.event))];
+  return Object.fromEntries(
+    events.map((event) => {
+      const configs = transitions.filter((t) => t.event === event).map((t) => transitionConfig(t, targetPrefix));
+      return [event, configs.length === 1 ? configs[0]! : configs];
+    }),
+  );
+}
+
+function transitionConfig(transition: GraphTransition, targetPrefix: string): Source {
+  const config: Record<string, Source> = { target: `${targetPrefix}${transition.target}` };
   if (transition.guardTree !== null) config.guard = guardSource(transition.guardTree);
   if (transition.actions.length > 0) config.actions = transition.actions;
   if (transition.reenter) config.reenter = true;

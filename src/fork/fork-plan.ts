@@ -6,8 +6,9 @@
  * finished conversation, as `run --resume --message` writes it.
  */
 import { randomUUID } from 'node:crypto';
+import { announcedEffectOf } from '../../machines/agent-loop.effects.ts';
 import { openCalls } from '../../machines/agent-loop.logic.ts';
-import type { AgentContext, AgentStateName, AwaitedCall, OutcomeKind, PendingCall } from '../../machines/agent-loop.types.ts';
+import { type AgentContext, type AgentStateName, type AwaitedCall, FINAL_STATES, type OutcomeKind, type PendingCall } from '../../machines/agent-loop.types.ts';
 import { checkContinue, ContinueRefusedError, continuedContext } from '../core/continue-run.ts';
 import { foldJournal } from '../store/fold-journal.ts';
 import { type DurableView, encodeRecord, snapshotContextOf } from '../store/journal-codec.ts';
@@ -58,18 +59,23 @@ export interface ForkPlan {
 const NOT_RUN: readonly OutcomeKind[] = ['rejected', 'denied', 'answered'];
 
 /**
- * The states a fork goes on from by default: between turns, or finished in a way a resume or a
- * message can take up. Any other state (one a later release adds, a run that was cancelled) is
- * never picked by default: the resting point before it is.
+ * The states a fork goes on from by default: between turns (the next effect the machine announces
+ * is a model call for the next reply), or finished in a way a resume or a message can take up.
+ * Any other state (one that runs tools, waits for a person or compacts, one a later release adds,
+ * a run that was cancelled, whose resume is refused) is never picked by default: the resting point
+ * before it is.
  */
-const RESTING_STATES: readonly AgentStateName[] = ['awaitingModel', 'closed', 'done', 'stoppedAtMaxTurns', 'failed', 'stoppedAtBudget'];
+function isRestingState(state: AgentStateName, context: AgentContext): boolean {
+  if (FINAL_STATES.includes(state)) return state !== 'cancelled';
+  return announcedEffectOf(state, context) === 'requestModelReply';
+}
 
 /**
  * A resting point: no call is open or waits for a person, and no reply is on its way to being
  * recorded (a MODEL_USAGE record counts a reply that checkpoint A has not saved yet).
  */
 export function isRestingPoint(record: JournalRecord, context: AgentContext): boolean {
-  return RESTING_STATES.includes(record.state) && record.event !== 'MODEL_USAGE' && context.pending.length === 0 && context.awaiting === null;
+  return isRestingState(record.state, context) && record.event !== 'MODEL_USAGE' && context.pending.length === 0 && context.awaiting === null;
 }
 
 export function planFork(parentLocation: string, loaded: LoadedRun, request: ForkRequest, now = Date.now(), fleetRun?: string): ForkPlan {

@@ -1,8 +1,8 @@
 /**
  * cancel and pause of a run in a directory, with real processes: a paced demo driven by one
  * process, cancelled or paused from another; a running tool told through ctx.signal; a SIGKILL
- * right after a cancel was asked (the resume applies it); a SIGKILL inside the cancel command's
- * own write (a whole request or none); and the refusals (exit 2).
+ * right after a cancel was asked (the resume applies it), also while the run compacts; a SIGKILL
+ * inside the cancel command's own write (a whole request or none); and the refusals (exit 2).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -33,6 +33,15 @@ async function pacedDemo(dir: string, paceMs: number, marker = '[save A]') {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   return run;
+}
+
+/** Resolves once the run's last record stands in `state` (its process writes it meanwhile). */
+async function untilLastState(dir: string, state: string, output: () => string) {
+  const deadline = Date.now() + 30_000;
+  while ((await journalOf(dir).catch(() => [])).at(-1)?.state !== state) {
+    if (Date.now() > deadline) throw new Error(`the run never stood in ${state}: ${output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 describe('cancel and pause a run in a directory, from another process', () => {
@@ -128,6 +137,43 @@ describe('cancel and pause a run in a directory, from another process', () => {
     const ended = await waiting.done;
     expect(ended.code, ended.stderr).toBe(9);
     expect((await journalOf(dir)).map((record) => record.state).slice(-2)).toEqual(['awaitingDecision', 'cancelled']);
+  });
+
+  it('a cancel asked while the run compacts (client compaction), its process killed there: the resume takes it in compacting, exit 9', async () => {
+    const dir = tempDir();
+    // The demo's first close passes the trigger of this window; each model call (the summary's too) takes the pace.
+    const compacting = ['--compact', 'client', '--context-window', '1000', '--compact-trigger', '0.3'];
+    const run = startCli(['demo', '--dir', dir, '--pace', '1500', '--plain', ...compacting], { cwd: dir });
+    await untilLastState(dir, 'compacting', run.output);
+    // Frozen while it waits for the summary, so that the kill comes before it could see the request.
+    run.child.kill('SIGSTOP');
+    const asked = await cli(['cancel', '--dir', dir, '--by', 'ana', '--reason', 'too long']);
+    expect(asked.code, asked.stderr).toBe(0);
+    expect(asked.stdout).toContain('Cancel asked by ana');
+    run.child.kill('SIGKILL');
+    await run.done;
+    const before = await journalOf(dir);
+    expect(before.at(-1)!.state).toBe('compacting');
+    const resumed = await cli(['demo', '--dir', dir, '--resume', '--plain']);
+    expect(resumed.code, resumed.stderr).toBe(9);
+    expect(resumed.stdout).toContain('[cancelled] the run was cancelled by ana');
+    const after = await journalOf(dir);
+    expect(after.map((record) => record.event)).toEqual([...before.map((record) => record.event), 'CANCEL']);
+    expect(after.at(-1)).toMatchObject({ state: 'cancelled', cancellation: { by: 'ana', reason: 'too long' } });
+  });
+
+  it('a run killed right after its save-compacting record is cancelled by the cancel command itself; a resume is then refused', async () => {
+    const dir = tempDir();
+    const crashed = await cli(['demo', '--dir', dir, '--compact', 'client', '--context-window', '1000', '--compact-trigger', '0.3'], { CRASH_AFTER: 'after-save-compacting:1' });
+    expect(crashed.code, crashed.stderr).toBe(137);
+    expect((await journalOf(dir)).at(-1)).toMatchObject({ event: 'COMPACT', state: 'compacting' });
+    const asked = await cli(['cancel', '--dir', dir, '--by', 'ed']);
+    expect(asked.code, asked.stderr).toBe(0);
+    expect(asked.stdout).toContain('[cancelled] the run in');
+    expect((await journalOf(dir)).slice(-2).map((record) => record.state)).toEqual(['compacting', 'cancelled']);
+    const resumed = await cli(['demo', '--dir', dir, '--resume']);
+    expect(resumed.code).toBe(2);
+    expect(resumed.stderr).toContain(`durable-agent fork --dir ${dir} --to NEWDIR`);
   });
 
   it('a run no process drives is cancelled by the cancel command itself', async () => {

@@ -1,8 +1,9 @@
 /**
  * cancel and pause of fleet runs (--run ID), with real worker and CLI processes on a real
  * PostgreSQL: the worker holding the lease honours them at its next step; a paused run is not
- * claimed until `resume --run`; a run no worker drives is cancelled by the command itself; a
- * worker whose lease was taken writes nothing; and the schema's migration 2 → 3.
+ * claimed until `resume --run`; a run no worker drives is cancelled by the command itself; a cancel
+ * asked while a worker compacts, taken by the next worker in compacting; a worker whose lease was
+ * taken writes nothing; and the schema's migration 2 → 3.
  */
 import { describe, expect, it } from 'vitest';
 import { foldJournal } from '../../src/store/fold-journal.ts';
@@ -120,6 +121,40 @@ describe.skipIf(!postgresAvailable())('cancel and pause in a fleet', () => {
     expect(row.view.context.messages).toHaveLength(1);
     expect(row.view.context.usage.output).toBe(0);
   });
+
+  it('cancel --run asked while a worker compacts the run, the worker killed there: the next worker takes the cancel in compacting', async () => {
+    const url = await freshDatabase();
+    // The demo's first close passes the trigger of this window; each model call (the summary's too) takes the pace.
+    const id = await submit(url, ['--pace', '1500', '--compact', 'client', '--context-window', '1000', '--compact-trigger', '0.3']);
+    // A lease the frozen worker still holds when the cancel is asked, even on a loaded machine: the cancel is only asked.
+    const lease = 6_000;
+    const worker = startCli(['worker', '--database-url', url, '--lease-ms', String(lease), '--poll-ms', '100', '--exit-when-idle'], { cwd: tempDir() });
+    const deadline = Date.now() + 30_000;
+    while ((await runRow(url, id).catch(() => null))?.state !== 'compacting') {
+      if (Date.now() > deadline) throw new Error(`the worker never compacted ${id}: ${worker.output()}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    worker.child.kill('SIGSTOP');
+    const asked = await cli(['cancel', '--database-url', url, '--run', id, '--by', 'ana', '--reason', 'too long']);
+    expect(asked.code, asked.stderr).toBe(0);
+    expect(asked.stdout).toContain('Cancel asked by ana');
+    worker.child.kill('SIGKILL');
+    await worker.done;
+    expect(await runRow(url, id)).toMatchObject({ state: 'compacting', controls: ['cancel'] });
+    // Once the killed worker's lease has run out, the next worker claims the run and applies the cancel before anything else.
+    await new Promise((resolve) => setTimeout(resolve, lease + 500));
+    const next = await cli(workerArgs(url));
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.stdout).toContain(`run ${id}: cancelled by ana`);
+    const row = await runRow(url, id);
+    expect(row).toMatchObject({ state: 'cancelled', finished: true, lease_owner: null, controls: [] });
+    expect(row.view.context.cancellation).toMatchObject({ by: 'ana', reason: 'too long' });
+    const records = await withDb(url, async (db) => (await new PgRunStore(db, id).load()).records.map((stored) => stored.record));
+    expect(records.slice(-2).map((record) => [record.event, record.state])).toEqual([
+      ['COMPACT', 'compacting'],
+      ['CANCEL', 'cancelled'],
+    ]);
+  }, 60_000);
 
   it('a worker whose lease was taken writes nothing, not even a cancel', async () => {
     const url = await freshDatabase();

@@ -8,6 +8,7 @@ import { type AnyTransitionDefinition, type SnapshotFrom, transition } from 'xst
 import { type AnnouncedEffect, announcedEffectOf, effectOfActions } from '../../machines/agent-loop.effects.ts';
 import { awaitsDecision, budgetStopOf, openCalls } from '../../machines/agent-loop.logic.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
+import { FINAL_STATES, LIVE_STATES } from '../../machines/agent-loop.states.ts';
 import type { AgentEvent, AgentStateName, Budget, Cancellation, ContentBlock, Decision, DecisionNeed, Message, ModelReply } from '../../machines/agent-loop.types.ts';
 import type { DecisionReply } from '../../src/approval/decision-step.ts';
 import { endTurnReply, stopReply, toolUseReply } from '../../src/model/scripted-model.ts';
@@ -92,9 +93,13 @@ export function startableCalls(context: Snapshot['context']): ReturnType<typeof 
   return alone === 0 ? open.slice(0, 1) : open.slice(0, alone === -1 ? open.length : alone);
 }
 
-/** What a saved step is, as the graph and the runtime's `saved` events both can say it. */
+/**
+ * What a saved step is, as the graph and the runtime's `saved` events both can say it. The calls
+ * recorded so far count as a set: each step of a turn adds one, and calls that run side by side
+ * may finish in another order on a resume than the path says, at the same step.
+ */
 export function stepFingerprint(state: string, event: string, turn: number, pending: readonly string[], recorded: readonly string[]): string {
-  return JSON.stringify([state, event, turn, pending, recorded]);
+  return JSON.stringify([state, event, turn, pending, [...recorded].sort()]);
 }
 
 export const CANCELLATION: Cancellation = { by: 'api', reason: 'enough', at: 0 };
@@ -157,21 +162,85 @@ function closedParallelTurn(context: Snapshot['context']): boolean {
  * approvals given) in which every state that is not final is also cancelled.
  */
 export function cancelEventsFor(snapshot: Snapshot): PathEvent[] {
-  if (FINAL.has(snapshot.value as AgentStateName)) return [];
   const kept = new Set(['reply: lookup + charge_card', 'reply: publish + lookup', 'reply: end_turn']);
-  const events = eventsFor(snapshot).filter((event) => {
+  return withCancel(snapshot, (event) => {
     if (event.type === 'MODEL_REPLY' || event.type === 'MODEL_REPLY_INVALID') return kept.has(event.label);
     if (event.type === 'TOOL_RESULT') return event.behaviour === 'ok';
     if (event.type === 'DECISION') return event.decision.verdict === 'approved';
     return true;
   });
-  // A turn's last outcome and its close are one step of the runtime (the entry, then B at once: one
-  // fsync for both): no boundary lies between them, so no cancel is taken there.
-  if (snapshot.value === 'effectRecorded' && openCalls(snapshot.context).length === 0) return events;
-  return [...events, { type: 'CANCEL', cancellation: CANCELLATION, label: 'cancel' }];
 }
 
-const FINAL = new Set<AgentStateName>(['done', 'stoppedAtMaxTurns', 'failed', 'cancelled']);
+/** What the cross walk cancels in: each capability on a graph of its own, with a cancel in every live state of it. */
+export type Capability = 'compaction' | 'approval' | 'budget' | 'parallel';
+
+const APPROVAL_REPLIES = new Set(['reply: publish + lookup', 'reply: lookup + ask_user']);
+const PARALLEL_CROSS_REPLIES = new Set([...PARALLEL_REPLIES, TOGETHER_REPLY]);
+
+/**
+ * The events of each capability's graph (eventsFor's, every call running): the replies that
+ * start it, then what the walk offers after them (one ending after the turn, the compaction
+ * after a long reply).
+ */
+const CAPABILITY_EVENTS: Record<Capability, (event: PathEvent, snapshot: Snapshot) => boolean> = {
+  // A long reply (a tool turn or a pause), the compaction it brings, its summary or one without text, the end.
+  compaction: (event, { context }) => !isReply(event) || event.label.endsWith('(long)') || context.messages.some(holdsLongText),
+  // An approval given or denied, a question answered or denied, before and after another call.
+  approval: (event, { context }) => !isReply(event) || APPROVAL_REPLIES.has(event.label) || context.turn > 0,
+  // The budget walk's replies, the stop at the budget.
+  budget: () => true,
+  // Read-only calls side by side finishing in every order, together, and before a side effect.
+  parallel: (event, { context }) => !isReply(event) || PARALLEL_CROSS_REPLIES.has(event.label) || context.turn > 0,
+};
+
+/** The cross walk of one capability: its events, every call running, and a cancel wherever the runtime can take one. */
+function crossCancelEventsFor(capability: Capability): (snapshot: Snapshot) => PathEvent[] {
+  const keeps = CAPABILITY_EVENTS[capability];
+  return (snapshot) => withCancel(snapshot, (event) => (event.type === 'TOOL_RESULT' ? event.behaviour === 'ok' : keeps(event, snapshot)));
+}
+
+function isReply(event: PathEvent): event is Extract<PathEvent, { type: 'MODEL_REPLY' | 'MODEL_REPLY_INVALID' }> {
+  return event.type === 'MODEL_REPLY' || event.type === 'MODEL_REPLY_INVALID';
+}
+
+/** The walk's events that `keep` keeps, and a cancel where the runtime meets a step boundary in this state. */
+function withCancel(snapshot: Snapshot, keep: (event: PathEvent) => boolean): PathEvent[] {
+  if (FINAL_STATES.includes(snapshot.value as AgentStateName)) return [];
+  const events = eventsFor(snapshot).filter(keep);
+  return takesCancel(snapshot) ? [...events, { type: 'CANCEL', cancellation: CANCELLATION, label: 'cancel' }] : events;
+}
+
+/**
+ * Whether a cancel asked as this state was saved is taken in it: the runtime looks at its inbox
+ * at each step boundary, and an effectRecorded meets none when the turn's close or the record of
+ * a call already running comes next.
+ */
+function takesCancel(snapshot: Snapshot): boolean {
+  if (snapshot.value !== 'effectRecorded') return true;
+  // A turn's last outcome and its close are one step of the runtime (the entry, then B at once: one
+  // fsync for both): no boundary lies between them.
+  if (openCalls(snapshot.context).length === 0) return false;
+  // Calls started side by side with the one just recorded are still running: they are recorded before the next boundary.
+  return !callsInFlight(snapshot.context);
+}
+
+/**
+ * Whether an open call was started together with one already recorded: the read-only calls of a
+ * run of them start together (startableCalls), once every call before them is recorded.
+ */
+function callsInFlight(context: Snapshot['context']): boolean {
+  const recorded = new Set(context.results.map((outcome) => outcome.tool_use_id));
+  let group: string[] = [];
+  for (const call of [...context.pending, null]) {
+    if (call && call.needs === undefined && OVERLAPPING_TOOLS.has(call.name)) {
+      group.push(call.id);
+      continue;
+    }
+    if (group.some((id) => recorded.has(id)) && group.some((id) => !recorded.has(id))) return true;
+    group = [];
+  }
+  return false;
+}
 
 /** The events offered in each state: realistic payloads, bounded so the graph is finite. */
 export function eventsFor(snapshot: Snapshot): PathEvent[] {
@@ -412,11 +481,11 @@ function serializeEvent(event: PathEvent): string {
   return event.type === 'TOOL_RESULT' ? `${event.label}:${event.outcome.tool_use_id}` : event.label;
 }
 
-function walk(kind: 'shortest' | 'simple', maxTurns: number, maxPausesInARow: number, extra?: Budget | 'cancel'): StatePath<Snapshot, PathEvent & AgentEvent>[] {
-  const budget = typeof extra === 'object' ? extra : undefined;
+function walk(kind: 'shortest' | 'simple', maxTurns: number, maxPausesInARow: number, extra?: WalkExtra): StatePath<Snapshot, PathEvent & AgentEvent>[] {
+  const budget = budgetOf(extra);
   const options = {
     input: { task: 'the task', maxTurns, maxPausesInARow, ...(budget ? { budget } : {}) },
-    events: (extra === 'cancel' ? cancelEventsFor : eventsFor) as unknown as (s: Snapshot) => AgentEvent[],
+    events: eventsOfWalk(extra) as unknown as (s: Snapshot) => AgentEvent[],
     serializeState: serializeState as (s: Snapshot) => string,
     serializeEvent: serializeEvent as unknown as (e: AgentEvent) => string,
   };
@@ -424,12 +493,27 @@ function walk(kind: 'shortest' | 'simple', maxTurns: number, maxPausesInARow: nu
   return paths as unknown as StatePath<Snapshot, PathEvent & AgentEvent>[];
 }
 
+function eventsOfWalk(extra: WalkExtra | undefined): (snapshot: Snapshot) => PathEvent[] {
+  if (extra === 'cancel') return cancelEventsFor;
+  if (typeof extra === 'object' && 'cancelIn' in extra) return crossCancelEventsFor(extra.cancelIn);
+  return eventsFor;
+}
+
+/** The run's budget: the walk's own, or the budget walk's for the cross walk of budgets. */
+function budgetOf(extra: WalkExtra | undefined): Budget | undefined {
+  if (typeof extra !== 'object') return undefined;
+  if (!('cancelIn' in extra)) return extra;
+  return extra.cancelIn === 'budget' ? BUDGET_WALK : undefined;
+}
+
 /**
  * The paths the crash suite covers: every simple path with MAX_TURNS=1 (all of turn 1 and the
  * MAX_TURNS stop; a pause continued, then one too many), the shortest path to every state with
  * MAX_TURNS=2 (a second turn, ids across turns, a stop after two turns), and the shortest path
- * to every state with MAX_TURNS=1 and no pause allowed (the pause limit met in `closed`), and every
- * simple path of a run whose token budget the first reply reaches (the stop at the budget).
+ * to every state with MAX_TURNS=1 and no pause allowed (the pause limit met in `closed`), every
+ * simple path of a run whose token budget the first reply reaches (the stop at the budget), and
+ * the cross walk: a cancel in every live state of client compaction, approvals and questions, the
+ * budget and parallel calls.
  */
 export interface GeneratedPaths {
   /** Paths the walks produced, before merging. */
@@ -442,8 +526,11 @@ export interface GeneratedPaths {
   paths: CrashPath[];
 }
 
+/** What a walk adds: cancels (a small graph), a budget, or cancels in one capability's graph (the cross walk). */
+export type WalkExtra = 'cancel' | Budget | { cancelIn: Capability };
+
 /** How to walk, with which MAX_TURNS, which pause limit (default {@link PAUSE_LIMIT}), and with cancels or a budget. */
-export type PathSource = readonly ['simple' | 'shortest', number, number?, ('cancel' | Budget)?];
+export type PathSource = readonly ['simple' | 'shortest', number, number?, WalkExtra?];
 
 /** A budget the first reply reaches: the stop comes before the second model call. */
 export const BUDGET_WALK: Budget = { maxTotalTokens: 1 };
@@ -454,13 +541,18 @@ export const ALL_PATHS: readonly PathSource[] = [
   ['shortest', 1, 0],
   ['simple', 1, 1, 'cancel'],
   ['simple', 2, 1, BUDGET_WALK],
+  // The cross walk: a cancel in every live state of each capability's walk.
+  ['simple', 1, 1, { cancelIn: 'compaction' }],
+  ['simple', 1, 1, { cancelIn: 'approval' }],
+  ['simple', 2, 1, { cancelIn: 'budget' }],
+  ['simple', 1, 1, { cancelIn: 'parallel' }],
 ];
 
 export function generateCrashPaths(sources: readonly PathSource[] = ALL_PATHS): GeneratedPaths {
   const byScenario = new Map<string, CrashPath>();
   let walked = 0;
   for (const [kind, maxTurns, pauseLimit = PAUSE_LIMIT, extra] of sources) {
-    const budget = typeof extra === 'object' ? extra : undefined;
+    const budget = budgetOf(extra);
     for (const path of walk(kind, maxTurns, pauseLimit, extra)) {
       walked += 1;
       const crashPath = toCrashPath(path, kind, { maxTurns, maxPausesInARow: pauseLimit, ...(budget ? { budget } : {}) });
@@ -613,17 +705,22 @@ export function describeTrace(path: CrashPath, crashStep: number, label: string)
     .join('\n');
 }
 
-/** Every transition the machine defines, per state: what the coverage test expects to see taken. */
-export function machineTransitions(): Map<string, AnyTransitionDefinition[]> {
-  const byState = new Map<string, AnyTransitionDefinition[]>();
+/**
+ * Every transition the machine defines, per state: what the coverage test expects to see taken.
+ * The root's (CANCEL) is taken in every live state, so it is expected from each of them.
+ */
+export function machineTransitions(): Map<AgentStateName, AnyTransitionDefinition[]> {
+  const fromRoot = [...agentLoopMachine.root.transitions.values()].flat();
+  const byState = new Map<AgentStateName, AnyTransitionDefinition[]>();
   for (const [key, node] of Object.entries(agentLoopMachine.root.states)) {
-    byState.set(key, [...node.transitions.values()].flat());
+    byState.set(key as AgentStateName, [...[...node.transitions.values()].flat(), ...(LIVE_STATES.includes(key as AgentStateName) ? fromRoot : [])]);
   }
   return byState;
 }
 
-export function describeTransition(definition: AnyTransitionDefinition): string {
+/** How a transition reads in the coverage test, from the state it is taken in (the root's have none of their own). */
+export function describeTransition(from: AgentStateName, definition: AnyTransitionDefinition): string {
   const guard = definition.guard ? ` [${guardText(guardTreeOf(definition.guard))}]` : '';
   const targets = (definition.target ?? []).map((node) => node.key).join(',');
-  return `${definition.source.key} -${definition.eventType}${guard}-> ${targets || '(self)'}`;
+  return `${from} -${definition.eventType}${guard}-> ${targets || '(self)'}`;
 }

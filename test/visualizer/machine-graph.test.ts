@@ -27,10 +27,16 @@ describe('reading the agent loop machine', () => {
     expect(graph.states.filter((s) => s.initial).map((s) => s.name)).toEqual(['awaitingModel']);
   });
 
-  it('puts every transition of the machine on exactly one arrow, in the machine’s order', () => {
-    const directed = toDirectedGraph(agentLoopMachine).children.flatMap((node) =>
-      node.edges.map((edge) => `${edge.source.key} -${edge.label.text}-> ${edge.target.key}`),
-    );
+  it('puts every transition of the machine on exactly one arrow, in the machine’s order; the root’s from every state that is not final', () => {
+    const machine = toDirectedGraph(agentLoopMachine);
+    const live = machine.children.filter((node) => node.stateNode.type !== 'final');
+    const directed = [
+      ...machine.children.flatMap((node) => node.edges.map((edge) => `${edge.source.key} -${edge.label.text}-> ${edge.target.key}`)),
+      ...live.flatMap((node) => machine.edges.map((edge) => `${node.stateNode.key} -${edge.label.text}-> ${edge.target.key}`)),
+    ];
+    expect(machine.edges.map((edge) => edge.label.text)).toEqual(['CANCEL']);
+    const cancelledFrom = edgesOf(graph).filter((edge) => edge.target === 'cancelled').map((edge) => edge.source);
+    expect(cancelledFrom).toEqual(graph.states.filter((s) => !s.final).map((s) => s.name));
     const drawn = edgesOf(graph).flatMap((edge) => edge.transitions.map((t) => `${edge.source} -${t.event}-> ${edge.target}`));
     expect([...drawn].sort()).toEqual([...directed].sort());
     const ids = edgesOf(graph).map((edge) => edge.id);

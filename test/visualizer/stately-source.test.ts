@@ -39,10 +39,12 @@ describe('the machine as Stately Studio source', () => {
     for (const name of actions) expect(source).toContain(`    ${name}: () => {},`);
     for (const name of guards) expect(source).toContain(`    ${name}: ({ event }) => event.guards?.${name} === true,`);
     expect(source.match(/=>/g)).toHaveLength(actions.size + guards.size);
-    // Every transition carries its description, as in the machine.
-    const transitions = graph.states.flatMap((s) => s.transitions);
+    // Every transition carries its description, as in the machine; the root's (CANCEL) is printed once, on the root.
+    const transitions = [...graph.states.flatMap((s) => s.transitions.filter((t) => !t.inherited)), ...graph.transitions];
+    expect(graph.transitions.map((t) => t.event)).toEqual(['CANCEL']);
     expect(transitions.every((t) => t.description)).toBe(true);
     expect(source.match(/description: /g)).toHaveLength(graph.states.filter((s) => s.description).length + transitions.length);
+    expect(source).toContain("target: '.cancelled'");
   });
 
   it('imports back, with XState, as the same machine', async () => {

@@ -1,0 +1,173 @@
+/**
+ * The machine's structure, read from the machine itself and proved with its pure `transition()`
+ * (what the runtime steps with): every live state takes CANCEL, a final one takes none; every
+ * state that asks the model takes BUDGET_REACHED and COMPACT; and the lists of states kept
+ * elsewhere (the xstate-free copies, a run's statuses, fork's resting points) agree with it.
+ */
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { initialTransition, type SnapshotFrom, type StateValueFrom, transition } from 'xstate';
+import { announcedEffectOf, EFFECT_ACTIONS, effectOfActions } from '../machines/agent-loop.effects.ts';
+import { type AgentLoopMachine, agentLoopMachine } from '../machines/agent-loop.machine.ts';
+import { AGENT_STATES, FINAL_STATES, LIVE_STATES, statesEnteredWith } from '../machines/agent-loop.states.ts';
+import * as types from '../machines/agent-loop.types.ts';
+import type { AgentEvent, AgentStateName, Message } from '../machines/agent-loop.types.ts';
+import { isRestingPoint } from '../src/fork/fork-plan.ts';
+import { endTurnReply, toolUseReply } from '../src/model/scripted-model.ts';
+import { transition as driverStep } from '../src/runtime/machine-step.ts';
+import type { RunStatusName } from '../src/core/run-events.ts';
+import type { JournalRecord } from '../src/store/journal-record.ts';
+
+type Snapshot = SnapshotFrom<AgentLoopMachine>;
+
+const CANCEL = { type: 'CANCEL', cancellation: { by: 'ops', reason: 'checked', at: 1_000 } } as const satisfies AgentEvent;
+
+/**
+ * A run that passes through every live state: a turn with a read-only call and one that needs
+ * an approval, its close, a client compaction, and the end.
+ */
+const WALK: readonly AgentEvent[] = [
+  {
+    type: 'MODEL_REPLY',
+    reply: toolUseReply([
+      { id: 'a', name: 'lookup', input: { q: 'x' } },
+      { id: 'b', name: 'publish', input: { text: 'y' } },
+    ]),
+    needsDecision: { b: 'approval' },
+  },
+  { type: 'TOOL_RESULT', outcome: { tool_use_id: 'a', name: 'lookup', kind: 'ran', content: 'found', is_error: false } },
+  { type: 'DECISION_NEEDED', tool_use_id: 'b', at: 10 },
+  { type: 'DECISION', decision: { tool_use_id: 'b', verdict: 'approved', by: 'ana', at: 20 } },
+  { type: 'TOOL_RESULT', outcome: { tool_use_id: 'b', name: 'publish', kind: 'ran', content: 'published', is_error: false } },
+  { type: 'CLOSE_TURN' },
+  { type: 'COMPACT', estimatedTokens: 10, limit: 5, keepFrom: 1 },
+  { type: 'COMPACTED', summary: { role: 'user', content: 'summary' }, replaced: 1 },
+  { type: 'MODEL_REPLY', reply: endTurnReply('finished') },
+];
+
+/** Every snapshot the walk rests in, the first one included; each event must be taken. */
+function walked(): Snapshot[] {
+  let [snapshot] = initialTransition(agentLoopMachine, { task: 'the task', maxTurns: 3 });
+  const snapshots = [snapshot];
+  for (const event of WALK) {
+    const [next] = transition(agentLoopMachine, snapshot, event);
+    expect(next, `${event.type} in ${String(snapshot.value)}`).not.toBe(snapshot);
+    snapshots.push((snapshot = next));
+  }
+  return snapshots;
+}
+
+const snapshots = walked();
+const inState = (state: AgentStateName) => snapshots.filter((snapshot) => snapshot.value === state);
+const stateNode = (state: AgentStateName) => agentLoopMachine.root.states[state]!;
+
+/** The context without the fields a cancel sets, to see that it changes nothing else. */
+function apartFromCancellation(snapshot: Snapshot) {
+  const { cancellation: _cancellation, ...rest } = snapshot.context;
+  return rest;
+}
+
+describe('the lists of states, read off the machine', () => {
+  it('are the machine’s state nodes; AgentStateName is exactly the state values xstate infers from it', () => {
+    expect(AGENT_STATES).toEqual(Object.keys(agentLoopMachine.root.states));
+    expect([...LIVE_STATES, ...FINAL_STATES].sort()).toEqual([...AGENT_STATES].sort());
+    expect(FINAL_STATES).toEqual(AGENT_STATES.filter((state) => stateNode(state).type === 'final'));
+    expectTypeOf<AgentStateName>().toEqualTypeOf<StateValueFrom<AgentLoopMachine>>();
+  });
+
+  it('the xstate-free copies (for commands that start without the machine) hold the same states, in the same order', () => {
+    expect(types.AGENT_STATES).toEqual(AGENT_STATES);
+    expect(types.FINAL_STATES).toEqual(FINAL_STATES);
+  });
+
+  it('a run ends with a status for each final state of the machine, or waiting for a person', () => {
+    // A record the compiler checks against RunStatusName: every member, and nothing else.
+    const statuses = { done: true, stoppedAtMaxTurns: true, failed: true, waiting: true, cancelled: true, stoppedAtBudget: true } satisfies Record<RunStatusName, true>;
+    expect(Object.keys(statuses).sort()).toEqual([...FINAL_STATES, 'waiting'].sort());
+  });
+});
+
+describe('what each state takes, proved with transition()', () => {
+  it('the walk rests in every live state of the machine at least once (the cases below are about these snapshots)', () => {
+    for (const state of LIVE_STATES) expect(inState(state).length, `no snapshot of ${state}: give WALK a way through it`).toBeGreaterThan(0);
+  });
+
+  it('every live state takes CANCEL into cancelled, with who, why and when, and nothing else changed', () => {
+    for (const state of LIVE_STATES) {
+      for (const snapshot of inState(state)) {
+        const [next, actions] = transition(agentLoopMachine, snapshot, CANCEL);
+        expect(next.value, state).toBe('cancelled');
+        expect(next.status, state).toBe('done');
+        expect(next.context.cancellation, state).toEqual(CANCEL.cancellation);
+        expect(apartFromCancellation(next), state).toEqual(apartFromCancellation(snapshot));
+        expect(effectOfActions(actions), state).toBeNull();
+      }
+    }
+  });
+
+  it('a CANCEL that does not say who is refused in a live state: the same snapshot comes back', () => {
+    for (const state of LIVE_STATES) {
+      const [snapshot] = inState(state);
+      const [next] = transition(agentLoopMachine, snapshot!, { type: 'CANCEL', cancellation: { by: ' ', reason: null, at: 1 } });
+      expect(next, state).toBe(snapshot);
+    }
+  });
+
+  it('a final state takes no CANCEL: transition() gives the same snapshot back, which the driver reads as "not taken"', () => {
+    const context = snapshots[0]!.context;
+    for (const state of FINAL_STATES) {
+      const snapshot = agentLoopMachine.resolveState({ value: state, context });
+      expect(snapshot.status, state).toBe('done');
+      const [next, actions] = transition(agentLoopMachine, snapshot, CANCEL);
+      expect(next, state).toBe(snapshot);
+      expect(actions, state).toEqual([]);
+      expect(driverStep(agentLoopMachine, snapshot, CANCEL)[0], `${state}, the driver's step`).toBe(snapshot);
+    }
+    const [done] = inState('done');
+    expect(transition(agentLoopMachine, done!, CANCEL)[0]).toBe(done);
+  });
+
+  it('every state whose entry asks the model takes BUDGET_REACHED (a budget reached) and COMPACT (over the trigger, with a place to cut)', () => {
+    const asking = statesEnteredWith('requestModelReply');
+    expect(asking.length).toBeGreaterThan(0);
+    for (const state of asking) {
+      const cuttable = inState(state).filter((snapshot) => cutOf(snapshot.context.messages) > 0);
+      expect(cuttable.length, `no snapshot of ${state} with an assistant message to cut before`).toBeGreaterThan(0);
+      for (const snapshot of inState(state)) {
+        const spent = agentLoopMachine.resolveState({ value: state, context: { ...snapshot.context, budget: { maxTotalTokens: 1 }, usage: { input: 1, output: 0, cacheRead: 0, cacheWrite: 0 } } });
+        const [stopped] = transition(agentLoopMachine, spent, { type: 'BUDGET_REACHED' });
+        expect(stopped.value, state).toBe('stoppedAtBudget');
+        expect(stopped.context.budgetStop, state).toEqual({ budget: 'tokens', spent: 1, limit: 1 });
+      }
+      for (const snapshot of cuttable) {
+        const [compacting, actions] = transition(agentLoopMachine, snapshot, { type: 'COMPACT', estimatedTokens: 10, limit: 5, keepFrom: cutOf(snapshot.context.messages) });
+        expect(compacting.value, state).toBe('compacting');
+        expect(effectOfActions(actions), state).toBe('requestCompaction');
+      }
+    }
+  });
+});
+
+describe('what the runtime reads without the machine agrees with it', () => {
+  it('the effect a resting snapshot announces (a resume, a fork read it) is the effect its state’s entry announces', () => {
+    for (const snapshot of snapshots) {
+      const state = snapshot.value as AgentStateName;
+      const entered = stateNode(state).entry.map((action) => (typeof action === 'string' ? action : (action as { type: string }).type));
+      const effect = entered.find((name) => (EFFECT_ACTIONS as readonly string[]).includes(name));
+      if (effect) expect(announcedEffectOf(state, snapshot.context), state).toBe(effect);
+    }
+  });
+
+  it('fork goes on by default from the states that ask the model for a reply, and from the final ones but cancelled', () => {
+    const resting = new Set([...statesEnteredWith('requestModelReply'), ...FINAL_STATES.filter((state) => state !== 'cancelled')]);
+    const context = { ...snapshots[0]!.context };
+    for (const state of AGENT_STATES) {
+      const record = { seq: 1, at: 0, event: 'MODEL_REPLY', state } as JournalRecord;
+      expect(isRestingPoint(record, context), state).toBe(resting.has(state));
+    }
+  });
+});
+
+/** An assistant message past the first one, where a compaction may cut; 0: none. */
+function cutOf(messages: readonly Message[]): number {
+  return Math.max(0, messages.findIndex((message, index) => index > 0 && message.role === 'assistant'));
+}
