@@ -1,22 +1,20 @@
 /**
- * The agent loop as an explicit state machine.
+ * The agent loop as an explicit state machine. The story it keeps is the lesson's:
  *
- *   awaitingModel ─MODEL_REPLY(tool_use)→ pendingTool (checkpoint A)
- *   pendingTool ─TOOL_RESULT→ effectRecorded (the outcome is in the ledger) ─TOOL_RESULT→ …
- *   effectRecorded ─CLOSE_TURN→ closed (checkpoint B: every tool_result is in messages)
- *   closed ─MODEL_REPLY→ pendingTool | done | stoppedAtMaxTurns | failed (the same list as awaitingModel)
- *   pendingTool | effectRecorded ─DECISION_NEEDED→ awaitingDecision (the next open call waits for a person)
- *   awaitingDecision ─DECISION(approved)→ effectRecorded (the approval is recorded; the call runs next)
- *   awaitingDecision ─DECISION(denied | answered)→ effectRecorded (the decision is the call's ledger entry)
- *   any state but a final one ─CANCEL→ cancelled (one handler on the root; final: who cancelled, why, when; open calls stay unrun)
- *   awaitingModel | closed ─BUDGET_REACHED→ stoppedAtBudget (a budget is spent: no model call)
- *   awaitingModel | closed ─COMPACT→ compacting ─COMPACTED→ awaitingModel (client compaction: a summary replaces the older turns)
+ *   awaitingModel ─MODEL_REPLY(tool_use)→ pendingTool     checkpoint A: the calls are recorded, none has run
+ *   pendingTool ─TOOL_RESULT→ effectRecorded ─TOOL_RESULT→ …  each outcome in the ledger, keyed by tool_use_id
+ *   effectRecorded ─CLOSE_TURN→ closed                      checkpoint B: every tool_result is in messages
+ *   closed ─MODEL_REPLY→ …                                  the next turn, until the model ends it
+ *
+ * Everything else (decisions, compaction, budgets, cancel, the stop reasons) is in the states and
+ * transitions below, each with its description: the whole graph is drawn from this definition by
+ * `durable-agent viz` (`viz --stately` prints it for Stately Studio), so no picture of it is kept by hand.
  *
  * Pure on purpose: named actions and guards only, no I/O, no invoked actors. Every state is a
  * resting state (nothing leaves by `always`), so every snapshot the runtime persists is one a
  * resume can stand on. The entry/transition actions `requestModelReply`, `runPendingTools`,
- * `requestTurnClose` and `awaitDecision` do nothing here: they announce the effect the runtime must carry out once
- * the snapshot that names it is durable.
+ * `requestTurnClose`, `awaitDecision` and `requestCompaction` do nothing here: they announce the
+ * effect the runtime must carry out once the snapshot that names it is durable.
  */
 import { and, assertEvent, assign, not, or, setup, stateIn } from 'xstate';
 import {
