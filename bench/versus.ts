@@ -1,9 +1,9 @@
 /**
- * node --expose-gc --import tsx bench/versus.ts --other DIR [--rounds N]
+ * node --expose-gc --import tsx bench/versus.ts --other DIR [--rounds N] [--memory-turns T] [--durable-turns T]
  *
  * This checkout's agent loop against another checkout's (DIR: a worktree of another commit,
  * with node_modules), side by side in one process: the bench's T-turn scripted run in memory
- * (T = 200) and on the real file store with fsync (T = 50), each tree warmed up first, then the
+ * (T = 1,000) and on the real file store with fsync (T = 100), each tree warmed up first, then the
  * two interleaved round by round (the order alternating) so that both meet the same load.
  * Prints per-turn medians (wall and CPU) and their ratios, this checkout ÷ the other.
  */
@@ -22,13 +22,13 @@ interface Tree {
   FileStore: new (dir: string) => { close(): void };
 }
 
-type Mode = 'memory' | 'durable';
-const TURNS: Record<Mode, number> = { memory: 200, durable: 50 };
-
 function arg(name: string): string | undefined {
   const at = process.argv.indexOf(name);
   return at === -1 ? undefined : process.argv[at + 1];
 }
+
+type Mode = 'memory' | 'durable';
+const TURNS: Record<Mode, number> = { memory: Number(arg('--memory-turns') ?? 1000), durable: Number(arg('--durable-turns') ?? 100) };
 
 async function load(root: string, name: string): Promise<Tree> {
   const from = (file: string) => import(pathToFileURL(path.join(root, file)).href);
