@@ -34,6 +34,7 @@ import { checkContinue, checkMessageText } from '../core/continue-run.ts';
 import type { CrashAction } from './crash-points.ts';
 import { CrashPoints, crashHandlerOf } from './crash-points.ts';
 import type { RunObserver, RunResult } from '../core/run-events.ts';
+import type { Capability } from '../core/session.ts';
 import type { RunInspector } from './run-inspection.ts';
 import { API_COMMAND, checkOrigin, runOriginOf } from './run-origin.ts';
 import type { DriverParts } from './run-driver.ts';
@@ -349,9 +350,10 @@ export function driverParts(options: RunParts, tracing: RunTracing | null, compa
     throw new RangeError(`decisionTimeoutMs must be a whole number of milliseconds above 0 (got ${String(timeout)}); nothing was started.`);
   }
   const approval = approvalCapability(registry, policy, { onDecision: options.onDecision, wait: options.wait, decisionTimeoutMs: timeout });
+  // Before a model call, in this order: a budget reached stops the run before a compaction is asked for.
+  const capabilities: readonly Capability[] = [budgetCapability, client, approval];
   return {
-    // Before a model call, in this order: a budget reached stops the run before a compaction is asked for.
-    capabilities: [budgetCapability, client, approval],
+    capabilities,
     store: options.store,
     signal: options.signal,
     control: new RunControl(options.store.control),
@@ -359,7 +361,7 @@ export function driverParts(options: RunParts, tracing: RunTracing | null, compa
     registry,
     // Nobody reads the labels passed of points made here: not kept (a long run would hold one per record).
     crash: options.crashPoints ?? new CrashPoints(options.crashAfter, crashHandlerOf(options.onCrash), false),
-    observer: client.observe(withTracing(options.observer, tracing)),
+    observer: capabilities.reduce((next, capability) => capability.observe?.(next) ?? next, withTracing(options.observer, tracing)),
     toolTimeoutMs: options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
     toolConcurrency: toolConcurrencyOf(options.toolConcurrency),
     maxTokens,
