@@ -85,6 +85,11 @@ function appended(messages: readonly Message[], message: Message): Message[] {
   return messages.concat([message]);
 }
 
+/** Whether the run counts what it spends in dollars: only while it has a cost budget. */
+function keepsCost(context: AgentContext): context is AgentContext & { costUsd: number } {
+  return context.budget?.maxCostUsd !== undefined && typeof context.costUsd === 'number';
+}
+
 /** A decision is about the call the run waits on, and its verdict answers what that call needs. */
 function decisionFitsAwaitedCall(context: AgentContext, decision: Decision): boolean {
   const call = context.pending.find((pending) => pending.id === context.awaiting?.tool_use_id);
@@ -142,6 +147,12 @@ const machineSetup = setup({
         assertEvent(event, ['MODEL_REPLY', 'MODEL_REPLY_INVALID']);
         return event.type === 'MODEL_REPLY' && event.reply.stop_reason === 'pause_turn' ? context.pausesInARow + 1 : 0;
       },
+    }),
+    // A reply's tokens as it arrives; its cost only while the run keeps one (a cost budget).
+    countUsage: assign(({ context, event }) => {
+      assertEvent(event, 'MODEL_USAGE');
+      const usage = addUsage(context.usage, event.usage);
+      return keepsCost(context) && event.costUsd !== undefined ? { usage, costUsd: context.costUsd + event.costUsd } : { usage };
     }),
     // The reply joins the messages; one that brings a compaction block also moves the point the
     // server reads from, dropping what it no longer reads.
@@ -361,6 +372,18 @@ const onModelReply = {
   },
 } as const;
 
+/**
+ * In every state that makes a model call: the reply's tokens, counted before anything else is
+ * done with it, so that a crash before the reply is saved loses the reply but not what it cost.
+ * Targetless: the state is not re-entered and no effect is announced (the call is under way).
+ */
+const onModelUsage = {
+  MODEL_USAGE: {
+    actions: 'countUsage',
+    description: "A reply's tokens (and, with a cost budget, its cost) are counted the moment it arrives, before it is saved or acted on.",
+  },
+} as const;
+
 /** Before a model call: a budget the run has reached stops it, resumably, instead of the call. */
 const onBudgetReached = {
   BUDGET_REACHED: {
@@ -418,12 +441,13 @@ export const agentLoopMachine = machineSetup.createMachine({
     awaitingModel: {
       description: 'Nothing pending; the next effect is a model call.',
       entry: 'requestModelReply',
-      on: { ...onModelReply, ...onBudgetReached },
+      on: { ...onModelUsage, ...onModelReply, ...onBudgetReached },
     },
     compacting: {
       description: 'Client compaction: the model is asked to summarise the older turns; the next effect is that summarising call.',
       entry: 'requestCompaction',
       on: {
+        ...onModelUsage,
         COMPACTED: {
           guard: 'summaryFits',
           target: 'awaitingModel',
@@ -484,7 +508,7 @@ export const agentLoopMachine = machineSetup.createMachine({
     closed: {
       description: "Checkpoint B: every tool_result of the turn is in messages; the next effect is a model call.",
       entry: 'requestModelReply',
-      on: { ...onModelReply, ...onBudgetReached },
+      on: { ...onModelUsage, ...onModelReply, ...onBudgetReached },
     },
     ...finalStates,
   },

@@ -43,6 +43,12 @@ export interface WriterParts {
   took(event: AnyEventObject): void;
 }
 
+/** How a step's record is written: the note it carries, and whether it waits for the disk (default: it does). */
+export interface StepOptions {
+  note?: RecordNote | undefined;
+  sync?: boolean | undefined;
+}
+
 export class JournalWriter {
   /** Set on resume into an open turn: its checkpoint B is the one that fills in the turn. */
   closingResumedTurn = false;
@@ -85,15 +91,18 @@ export class JournalWriter {
     this.parts.took(event);
   }
 
-  /** Takes the event and makes its record durable; resolves with the effect the transition announced. */
-  async step(event: AgentEvent): Promise<AnnouncedEffect | null> {
+  /**
+   * Takes the event and makes its record durable (or, with `sync: false`, written); resolves with
+   * the effect the transition announced. `note` is what the record says beyond its snapshot.
+   */
+  async step(event: AgentEvent, { note, sync }: StepOptions = {}): Promise<AnnouncedEffect | null> {
     const [next, actions] = transition(agentLoopMachine, this.snapshot, event);
     if (next === this.snapshot) throw new Error(`the machine did not take ${event.type} in ${this.state}`);
     const before = this.snapshot;
     this.snapshot = next;
     try {
       // An event that carries its own time (DECISION_NEEDED: waits since) is recorded at that time.
-      await this.persist(event.type, undefined, undefined, 'at' in event ? event.at : Date.now());
+      await this.persist(event.type, note, sync === false ? { sync } : undefined, 'at' in event ? event.at : Date.now());
     } catch (error) {
       // Nothing of an unencodable record was written: the run stands where it was.
       if (error instanceof RecordEncodeError) this.snapshot = before;
