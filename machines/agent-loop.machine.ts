@@ -37,6 +37,7 @@ import {
   pendingCallsOf,
   textOf,
   toolResultsMessageOf,
+  usageCounted,
 } from './agent-loop.logic.ts';
 import type { AgentContext, AgentEvent, AgentInput, Decision, Message } from './agent-loop.types.ts';
 import { MAX_PAUSES_IN_A_ROW, ZERO_USAGE } from './agent-loop.types.ts';
@@ -83,11 +84,6 @@ function initialContext({ input = NO_INPUT }: { input: AgentInput | undefined })
  */
 function appended(messages: readonly Message[], message: Message): Message[] {
   return messages.concat([message]);
-}
-
-/** Whether the run counts what it spends in dollars: only while it has a cost budget. */
-function keepsCost(context: AgentContext): context is AgentContext & { costUsd: number } {
-  return context.budget?.maxCostUsd !== undefined && typeof context.costUsd === 'number';
 }
 
 /** A decision is about the call the run waits on, and its verdict answers what that call needs. */
@@ -151,8 +147,7 @@ const machineSetup = setup({
     // A reply's tokens as it arrives; its cost only while the run keeps one (a cost budget).
     countUsage: assign(({ context, event }) => {
       assertEvent(event, 'MODEL_USAGE');
-      const usage = addUsage(context.usage, event.usage);
-      return keepsCost(context) && event.costUsd !== undefined ? { usage, costUsd: context.costUsd + event.costUsd } : { usage };
+      return usageCounted(context, event);
     }),
     // The reply joins the messages; one that brings a compaction block also moves the point the
     // server reads from, dropping what it no longer reads.

@@ -18,6 +18,7 @@ import type { CrashPoints } from './crash-points.ts';
 import { appendUnit, encodeSteps, type JournalStep } from './journal-unit.ts';
 import { transition } from './machine-step.ts';
 import type { SnapshotPolicy } from './snapshot-policy.ts';
+import { usageCountedInPlace } from './usage-step.ts';
 
 export type AgentSnapshot = SnapshotFrom<typeof agentLoopMachine>;
 
@@ -96,7 +97,8 @@ export class JournalWriter {
    * the effect the transition announced. `note` is what the record says beyond its snapshot.
    */
   async step(event: AgentEvent, { note, sync }: StepOptions = {}): Promise<AnnouncedEffect | null> {
-    const [next, actions] = transition(agentLoopMachine, this.snapshot, event);
+    const counted = event.type === 'MODEL_USAGE' ? usageCountedInPlace(this.snapshot, event) : null;
+    const [next, actions] = counted ? [counted, []] : transition(agentLoopMachine, this.snapshot, event);
     if (next === this.snapshot) throw new Error(`the machine did not take ${event.type} in ${this.state}`);
     const before = this.snapshot;
     this.snapshot = next;
