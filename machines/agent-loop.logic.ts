@@ -109,6 +109,23 @@ export function addUsage(total: TokenUsage, more: TokenUsage): TokenUsage {
   };
 }
 
+/** Whether the run counts what it spends in dollars: only while it has a cost budget. */
+function keepsCost(context: Pick<AgentContext, 'budget' | 'costUsd'>): context is Pick<AgentContext, 'budget'> & { costUsd: number } {
+  return context.budget?.maxCostUsd !== undefined && typeof context.costUsd === 'number';
+}
+
+/**
+ * What a reply's MODEL_USAGE changes in the context: its tokens added, and its cost while the
+ * run keeps one (the runtime prices it: the price table is not the machine's).
+ */
+export function usageCounted(
+  context: Pick<AgentContext, 'usage' | 'budget' | 'costUsd'>,
+  counted: { usage: TokenUsage; costUsd?: number | undefined },
+): Pick<AgentContext, 'usage' | 'costUsd'> {
+  const usage = addUsage(context.usage, counted.usage);
+  return keepsCost(context) && counted.costUsd !== undefined ? { usage, costUsd: context.costUsd + counted.costUsd } : { usage };
+}
+
 export function assistantMessageOf(reply: ModelReply): Message {
   return { role: 'assistant', content: reply.content };
 }

@@ -35,6 +35,7 @@ import {
   pendingCallsOf,
   textOf,
   toolResultsMessageOf,
+  usageCounted,
 } from './agent-loop.logic.ts';
 import type { AgentContext, AgentEvent, AgentInput, Decision, Message } from './agent-loop.types.ts';
 import { MAX_PAUSES_IN_A_ROW, ZERO_USAGE } from './agent-loop.types.ts';
@@ -140,6 +141,11 @@ const machineSetup = setup({
         assertEvent(event, ['MODEL_REPLY', 'MODEL_REPLY_INVALID']);
         return event.type === 'MODEL_REPLY' && event.reply.stop_reason === 'pause_turn' ? context.pausesInARow + 1 : 0;
       },
+    }),
+    // A reply's tokens as it arrives; its cost only while the run keeps one (a cost budget).
+    countUsage: assign(({ context, event }) => {
+      assertEvent(event, 'MODEL_USAGE');
+      return usageCounted(context, event);
     }),
     // The reply joins the messages; one that brings a compaction block also moves the point the
     // server reads from, dropping what it no longer reads.
@@ -359,6 +365,18 @@ const onModelReply = {
   },
 } as const;
 
+/**
+ * In every state that makes a model call: the reply's tokens, counted before anything else is
+ * done with it, so that a crash before the reply is saved loses the reply but not what it cost.
+ * Targetless: the state is not re-entered and no effect is announced (the call is under way).
+ */
+const onModelUsage = {
+  MODEL_USAGE: {
+    actions: 'countUsage',
+    description: "A reply's tokens (and, with a cost budget, its cost) are counted the moment it arrives, before it is saved or acted on.",
+  },
+} as const;
+
 /** Before a model call: a budget the run has reached stops it, resumably, instead of the call. */
 const onBudgetReached = {
   BUDGET_REACHED: {
@@ -416,12 +434,13 @@ export const agentLoopMachine = machineSetup.createMachine({
     awaitingModel: {
       description: 'Nothing pending; the next effect is a model call.',
       entry: 'requestModelReply',
-      on: { ...onModelReply, ...onBudgetReached },
+      on: { ...onModelUsage, ...onModelReply, ...onBudgetReached },
     },
     compacting: {
       description: 'Client compaction: the model is asked to summarise the older turns; the next effect is that summarising call.',
       entry: 'requestCompaction',
       on: {
+        ...onModelUsage,
         COMPACTED: {
           guard: 'summaryFits',
           target: 'awaitingModel',
@@ -482,7 +501,7 @@ export const agentLoopMachine = machineSetup.createMachine({
     closed: {
       description: "Checkpoint B: every tool_result of the turn is in messages; the next effect is a model call.",
       entry: 'requestModelReply',
-      on: { ...onModelReply, ...onBudgetReached },
+      on: { ...onModelUsage, ...onModelReply, ...onBudgetReached },
     },
     ...finalStates,
   },

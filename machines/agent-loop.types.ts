@@ -246,6 +246,11 @@ export type AgentEvent =
       needsDecision?: Record<string, DecisionNeed> | undefined;
     }
   | { type: 'MODEL_REPLY_INVALID'; reason: string; usage: TokenUsage }
+  /**
+   * A reply's tokens, counted the moment it arrives (before the reply is checked or acted on), and
+   * with a cost budget what they cost: US dollars priced by the runtime (prices are not the machine's).
+   */
+  | { type: 'MODEL_USAGE'; usage: TokenUsage; costUsd?: number | undefined }
   | { type: 'TOOL_RESULT'; outcome: ToolOutcome }
   | { type: 'CLOSE_TURN' }
   /** The next open call needs a decision it does not have: wait for one, from `at`. */

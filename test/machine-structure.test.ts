@@ -1,7 +1,8 @@
 /**
  * The machine's structure, read from the machine itself and proved with its pure `transition()`
  * (what the runtime steps with): every live state takes CANCEL, a final one takes none; every
- * state that asks the model takes BUDGET_REACHED and COMPACT; and the lists of states kept
+ * state that asks the model takes BUDGET_REACHED and COMPACT; every state that makes a model call
+ * takes MODEL_USAGE in place; and the lists of states kept
  * elsewhere (the xstate-free copies, a run's statuses, fork's resting points) agree with it.
  */
 import { describe, expect, expectTypeOf, it } from 'vitest';
@@ -143,6 +144,45 @@ describe('what each state takes, proved with transition()', () => {
         expect(compacting.value, state).toBe('compacting');
         expect(effectOfActions(actions), state).toBe('requestCompaction');
       }
+    }
+  });
+});
+
+describe('a reply’s tokens (MODEL_USAGE), proved with transition()', () => {
+  const USAGE = { input: 7, output: 3, cacheRead: 2, cacheWrite: 1 } as const;
+  const callingStates = [...statesEnteredWith('requestModelReply'), ...statesEnteredWith('requestCompaction')];
+
+  it('every state that makes a model call takes MODEL_USAGE in place: the tokens added, nothing else changed, no effect announced', () => {
+    expect(callingStates.length).toBeGreaterThan(2);
+    for (const state of callingStates) {
+      for (const snapshot of inState(state)) {
+        const [next, actions] = transition(agentLoopMachine, snapshot, { type: 'MODEL_USAGE', usage: USAGE, costUsd: 0.5 });
+        expect(next.value, state).toBe(state);
+        expect(next.status, state).toBe('active');
+        expect(effectOfActions(actions), state).toBeNull();
+        const { usage, ...rest } = next.context;
+        const { usage: before, ...restBefore } = snapshot.context;
+        expect(usage, state).toEqual({ input: before.input + 7, output: before.output + 3, cacheRead: before.cacheRead + 2, cacheWrite: before.cacheWrite + 1 });
+        // No cost budget: a cost given is not kept.
+        expect(rest, state).toEqual(restBefore);
+      }
+    }
+  });
+
+  it('with a cost budget, MODEL_USAGE adds the reply’s cost; a token budget keeps no cost', () => {
+    for (const state of callingStates) {
+      const [snapshot] = inState(state);
+      const costed = agentLoopMachine.resolveState({ value: state, context: { ...snapshot!.context, budget: { maxCostUsd: 2 }, costUsd: 0.25 } });
+      expect(transition(agentLoopMachine, costed, { type: 'MODEL_USAGE', usage: USAGE, costUsd: 0.5 })[0].context.costUsd, state).toBe(0.75);
+      const tokens = agentLoopMachine.resolveState({ value: state, context: { ...snapshot!.context, budget: { maxTotalTokens: 100 } } });
+      expect(transition(agentLoopMachine, tokens, { type: 'MODEL_USAGE', usage: USAGE, costUsd: 0.5 })[0].context, state).not.toHaveProperty('costUsd');
+    }
+  });
+
+  it('a state that makes no model call takes no MODEL_USAGE: the same snapshot comes back', () => {
+    for (const state of AGENT_STATES.filter((name) => !callingStates.includes(name))) {
+      const snapshot = inState(state)[0] ?? agentLoopMachine.resolveState({ value: state, context: snapshots[0]!.context });
+      expect(transition(agentLoopMachine, snapshot, { type: 'MODEL_USAGE', usage: USAGE })[0], state).toBe(snapshot);
     }
   });
 });

@@ -47,6 +47,11 @@ export interface GraphTransition {
   otherwise: boolean;
   actions: string[];
   reenter: boolean;
+  /**
+   * No target: taken in place, the state neither left nor re-entered (a reply's tokens counted).
+   * `target` then names the state itself, where the diagram draws it.
+   */
+  targetless: boolean;
   description: string | null;
   /** Declared on the machine's root, not on the state: xstate tries it in every state once the state's own fail. */
   inherited: boolean;
@@ -122,13 +127,18 @@ function transitionsOf(node: DirectedGraphNode, inherited: boolean): GraphTransi
       otherwise: guard === null && guardedBefore,
       actions: edge.transition.actions.map(actionName),
       reenter: edge.transition.reenter === true,
+      targetless: edge.transition.target === undefined,
       description: edge.transition.description ?? null,
       inherited,
     };
   });
 }
 
-/** The arrows to draw: transitions grouped by source and target, in the machine's order. */
+/**
+ * The arrows to draw: transitions grouped by source and target, in the machine's order. A
+ * targetless transition is drawn on the state's loop with the others, though a run that takes it
+ * takes no arrow (run-timeline.ts): it stays where it is.
+ */
 export function edgesOf(graph: MachineGraph): GraphEdge[] {
   const edges = new Map<string, GraphEdge>();
   for (const state of graph.states) {

@@ -24,7 +24,8 @@ export interface ForkViews {
 }
 
 export function runViewOf(location: string, loaded: LoadedRun, graph: MachineGraph, fork: ForkViews = {}): RunView {
-  const edges = new Map(edgesOf(graph).map((edge) => [edge.id, new Set(edge.transitions.map((t) => t.event))]));
+  // The events that move along each arrow: one taken in place (MODEL_USAGE) leaves the record without an arrow.
+  const edges = new Map(edgesOf(graph).map((edge) => [edge.id, new Set(edge.transitions.filter((t) => !t.targetless).map((t) => t.event))]));
   const messageIndex = new Map<Message, number>();
   const messages: MessageView[] = [];
   const ledgerOrder: string[] = [];
@@ -231,7 +232,7 @@ function toolsOf(record: JournalRecord, context: AgentContext, previous: StepVie
   }
 }
 
-/** A MODEL_USAGE record counts a reply's tokens before the reply itself is saved. */
+/** A MODEL_USAGE record counts a reply's tokens before the reply itself is saved (the call is still under way). */
 const USAGE_COUNTED = 'save the reply whose tokens this record counted (a resume from here asks the model again)';
 
 function nextEffectOf(state: AgentStateName, context: AgentContext): string | null {

@@ -81,7 +81,8 @@ function onConfig(transitions: readonly GraphTransition[], targetPrefix: string)
 }
 
 function transitionConfig(transition: GraphTransition, targetPrefix: string): Source {
-  const config: Record<string, Source> = { target: `${targetPrefix}${transition.target}` };
+  // A targetless transition is written without one: a target naming the state itself would be another transition.
+  const config: Record<string, Source> = transition.targetless ? {} : { target: `${targetPrefix}${transition.target}` };
   if (transition.guardTree !== null) config.guard = guardSource(transition.guardTree);
   if (transition.actions.length > 0) config.actions = transition.actions;
   if (transition.reenter) config.reenter = true;

@@ -129,7 +129,10 @@ export interface StepView extends Pick<HistoryStep, 'seq' | 'at' | 'point' | 'st
   maxTurns: number;
   /** The tools this step is about (the calls a checkpoint A opened, the call an effect write recorded…). */
   tools: string[];
-  /** The diagram arrow this transition took, if the machine has one (START and REOPEN are the runtime's). */
+  /**
+   * The diagram arrow this transition took, if it took one: START and REOPEN are the runtime's, and
+   * MODEL_USAGE is taken in place (no target: the state is neither left nor re-entered).
+   */
   edge: string | null;
   /** How this record changed the message list: keep `from` messages, then append these (indexes into RunView.messages). */
   messageEdit: { from: number; add: number[] } | null;

@@ -91,11 +91,15 @@ export function withBudget(context: AgentContext, change: BudgetFields | null): 
   return change ? { ...context, ...change, budgetStop: context.budgetStop ? null : context.budgetStop } : context;
 }
 
-/** The cost field after a reply's tokens are counted: only a run with a cost budget keeps one. */
-export function costAfter(context: AgentContext, usage: TokenUsage, model: Model, answeredBy?: string | null): Partial<BudgetFields> {
-  if (context.budget?.maxCostUsd === undefined || typeof context.costUsd !== 'number') return {};
+/**
+ * What a reply's tokens cost, for the machine's MODEL_USAGE to add: only a run with a cost budget
+ * keeps a cost (undefined otherwise, and for a model with no price). Priced here, not in the
+ * machine: the price table is the runtime's.
+ */
+export function replyCostUsd(context: AgentContext, usage: TokenUsage, model: Model, answeredBy?: string | null): number | undefined {
+  if (context.budget?.maxCostUsd === undefined || typeof context.costUsd !== 'number') return undefined;
   const price = priceFor(model, answeredBy);
-  return price ? { costUsd: context.costUsd + costAt(price, usage) } : {};
+  return price ? costAt(price, usage) : undefined;
 }
 
 /** The budget figures a run reports (events, results), present only for a run with a budget. */

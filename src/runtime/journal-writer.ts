@@ -18,6 +18,7 @@ import type { CrashPoints } from './crash-points.ts';
 import { appendUnit, encodeSteps, type JournalStep } from './journal-unit.ts';
 import { transition } from './machine-step.ts';
 import type { SnapshotPolicy } from './snapshot-policy.ts';
+import { usageCountedInPlace } from './usage-step.ts';
 
 export type AgentSnapshot = SnapshotFrom<typeof agentLoopMachine>;
 
@@ -41,6 +42,12 @@ export interface WriterParts {
   saved(saved: SavedRecord): void;
   /** Each event taken, once its record is written (the XState inspection). */
   took(event: AnyEventObject): void;
+}
+
+/** How a step's record is written: the note it carries, and whether it waits for the disk (default: it does). */
+export interface StepOptions {
+  note?: RecordNote | undefined;
+  sync?: boolean | undefined;
 }
 
 export class JournalWriter {
@@ -85,15 +92,19 @@ export class JournalWriter {
     this.parts.took(event);
   }
 
-  /** Takes the event and makes its record durable; resolves with the effect the transition announced. */
-  async step(event: AgentEvent): Promise<AnnouncedEffect | null> {
-    const [next, actions] = transition(agentLoopMachine, this.snapshot, event);
+  /**
+   * Takes the event and makes its record durable (or, with `sync: false`, written); resolves with
+   * the effect the transition announced. `note` is what the record says beyond its snapshot.
+   */
+  async step(event: AgentEvent, { note, sync }: StepOptions = {}): Promise<AnnouncedEffect | null> {
+    const counted = event.type === 'MODEL_USAGE' ? usageCountedInPlace(this.snapshot, event) : null;
+    const [next, actions] = counted ? [counted, []] : transition(agentLoopMachine, this.snapshot, event);
     if (next === this.snapshot) throw new Error(`the machine did not take ${event.type} in ${this.state}`);
     const before = this.snapshot;
     this.snapshot = next;
     try {
       // An event that carries its own time (DECISION_NEEDED: waits since) is recorded at that time.
-      await this.persist(event.type, undefined, undefined, 'at' in event ? event.at : Date.now());
+      await this.persist(event.type, note, sync === false ? { sync } : undefined, 'at' in event ? event.at : Date.now());
     } catch (error) {
       // Nothing of an unencodable record was written: the run stands where it was.
       if (error instanceof RecordEncodeError) this.snapshot = before;

@@ -3,11 +3,11 @@
  * over the journal writer, plus what the runtime's own parts share — running a call and
  * recording outcomes in the ledger.
  */
-import { addUsage, effectiveCall } from '../../machines/agent-loop.logic.ts';
+import { effectiveCall } from '../../machines/agent-loop.logic.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
 import type { AgentContext, AgentEvent, AgentStateName, PendingCall, TokenUsage, ToolOutcome } from '../../machines/agent-loop.types.ts';
 import { withEditNotice } from '../approval/decision-step.ts';
-import { budgetViewOf, costAfter } from '../budget/budget.ts';
+import { budgetViewOf, replyCostUsd } from '../budget/budget.ts';
 import type { CallView, RunEvent, RunObserver } from '../core/run-events.ts';
 import type { Capability, RunSession } from '../core/session.ts';
 import { RunStoppedError } from '../core/stop-errors.ts';
@@ -23,7 +23,6 @@ import { recordOutcomes } from './record-outcomes.ts';
 import { RunInspection, type RunInspector } from './run-inspection.ts';
 import type { SnapshotPolicy } from './snapshot-policy.ts';
 import type { Finished } from './tool-scheduler.ts';
-import { withContext } from './machine-step.ts';
 import type { DurableView } from '../store/journal-codec.ts';
 
 export interface DriverParts {
@@ -104,10 +103,9 @@ export class DriverSession implements RunSession {
    * it cost: usage counts both calls.
    */
   async countUsage(usage: TokenUsage, usageNote: string | null, answeredBy?: string): Promise<void> {
-    const context = this.context();
-    this.writer.snapshot = withContext(this.writer.snapshot, { ...context, usage: addUsage(context.usage, usage), ...costAfter(context, usage, this.parts.model, answeredBy) });
-    await this.writer.persist('MODEL_USAGE', usageNote ? { usage: usageNote } : undefined, { sync: false });
-    this.inspection.took({ type: 'MODEL_USAGE', usage });
+    const costUsd = replyCostUsd(this.context(), usage, this.parts.model, answeredBy);
+    const event: AgentEvent = costUsd === undefined ? { type: 'MODEL_USAGE', usage } : { type: 'MODEL_USAGE', usage, costUsd };
+    await this.writer.step(event, { note: usageNote ? { usage: usageNote } : undefined, sync: false });
   }
 
   emit(event: RunEvent): void {

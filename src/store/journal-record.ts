@@ -238,9 +238,10 @@ export type ReconcileOutcomeName =
 
 /**
  * Machine events (DECISION_NEEDED: a call waits for a person; DECISION: a person's decision,
- * with the call's outcome in `results` when it is a denial or an answer), plus two records the runtime writes outside the machine's graph: REOPEN (a
- * resume changed the run's settings or reopened a finished run) and MODEL_USAGE (a reply's
- * tokens, counted the moment it arrives so that a crash before checkpoint A does not lose them).
+ * with the call's outcome in `results` when it is a denial or an answer; MODEL_USAGE: a reply's
+ * tokens, counted the moment it arrives so that a crash before checkpoint A does not lose them),
+ * plus one record the runtime writes outside the machine's graph: REOPEN (a resume changed the
+ * run's settings or reopened a finished run).
  */
 export type RecordEvent =
   | 'START'

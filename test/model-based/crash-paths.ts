@@ -10,6 +10,7 @@ import { awaitsDecision, budgetStopOf, openCalls } from '../../machines/agent-lo
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
 import { FINAL_STATES, LIVE_STATES } from '../../machines/agent-loop.states.ts';
 import type { AgentEvent, AgentStateName, Budget, Cancellation, ContentBlock, Decision, DecisionNeed, Message, ModelReply } from '../../machines/agent-loop.types.ts';
+import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 import type { DecisionReply } from '../../src/approval/decision-step.ts';
 import { endTurnReply, stopReply, toolUseReply } from '../../src/model/scripted-model.ts';
 import { pointOf } from '../../src/store/record-points.ts';
@@ -33,7 +34,9 @@ export type PathEvent =
   | { type: 'BUDGET_REACHED'; label: string }
   /** Client compaction: the runtime measures the context over its trigger (a reply holds LONG_TEXT). */
   | { type: 'COMPACT'; estimatedTokens: number; limit: number; keepFrom: number; label: string }
-  | { type: 'COMPACTED'; summary: Message; replaced: number; label: string };
+  | { type: 'COMPACTED'; summary: Message; replaced: number; label: string }
+  /** A reply's tokens, counted as it arrives: the step before each model call's reply (see {@link usageStepBefore}). */
+  | { type: 'MODEL_USAGE'; usage: ModelReply['usage']; label: string };
 
 /**
  * ok: returns; throws: throws; ledger-write-fails: returns, and its ledger write fails with
@@ -605,21 +608,23 @@ function toCrashPath(
     const labels: string[] = [];
     let unsynced = 0;
     if (event.type === 'MODEL_REPLY' && JSON.stringify(event.reply.content).includes(LONG_TEXT)) scenario.compaction ??= { summary: 'ok' };
+    const usageStep = usageStepBefore(from, cancelledFrom, event, next);
+    if (usageStep) steps.push(usageStep);
     switch (event.type) {
       case 'COMPACT':
         labels.push(next('save-compacting'));
         break;
       case 'COMPACTED':
-        labels.push(next('model-reply'), next('save-compacted'));
+        labels.push(next('save-compacted'));
         break;
       case 'MODEL_REPLY_INVALID':
         if (from === 'compacting') {
           scenario.compaction = { summary: 'empty' };
-          labels.push(next('model-reply'), next('save-failed'));
+          labels.push(next('save-failed'));
           break;
         }
         scenario.replies.push(event.reply);
-        labels.push(next('model-reply'), next(pointOf({ event: 'MODEL_REPLY', state: to })));
+        labels.push(next(pointOf({ event: 'MODEL_REPLY', state: to })));
         break;
       case 'MODEL_REPLY':
         scenario.replies.push(((event.type === 'MODEL_REPLY' ? event.sent : undefined) ?? event.reply) as ModelReply);
@@ -635,7 +640,7 @@ function toCrashPath(
           for (const id of TOGETHER_IDS) scenario.behaviours[id] = 'ok';
           scenario.finishTogether = [...TOGETHER_IDS];
         }
-        labels.push(next('model-reply'), next(pointOf({ event: 'MODEL_REPLY', state: to })));
+        labels.push(next(pointOf({ event: 'MODEL_REPLY', state: to })));
         break;
       case 'TOOL_RESULT':
         effectWriteAttempts += 1;
@@ -689,6 +694,46 @@ function toCrashPath(
   return { id: 0, source, steps, scenario, scenarioKey: JSON.stringify(scenario) };
 }
 
+/**
+ * Every reply of a model call (a reply, one refused, a summary) is preceded by its MODEL_USAGE:
+ * the tokens are counted, in a record of their own, before the reply is saved. The walk offers the
+ * reply alone (a targetless step changes no state the graph tells apart); the path takes the
+ * machine's own MODEL_USAGE transition before it, with the reply's tokens (the runtime then gives
+ * the reply with none: the machine counts them once).
+ */
+function usageStepBefore(from: AgentStateName, before: Snapshot, event: PathEvent, next: (point: string) => string): PathStep | null {
+  const usage = usageOfCall(event);
+  if (!usage) return null;
+  const counted: PathEvent = { type: 'MODEL_USAGE', usage, label: `usage: ${event.label}` };
+  const [after, actions] = transition(agentLoopMachine, before, counted as AgentEvent);
+  if (after === before) throw new Error(`the machine did not take MODEL_USAGE in ${from}`);
+  // Targetless: the live run is still inside the call it counts, and goes on with it; the
+  // resting snapshot announces that call again (a resume from here asks once more).
+  const underWay = announcedEffectOf(from, before.context);
+  return {
+    from,
+    to: after.value as AgentStateName,
+    event: counted,
+    labels: [next('model-reply')],
+    transitions: agentLoopMachine.getTransitionData(before, counted as AgentEvent),
+    effects: { returned: effectOfActions(actions) ?? underWay, announced: announcedEffectOf(after.value as AgentStateName, after.context) },
+  };
+}
+
+/** The tokens a model call brings with the event the path gives its reply as, or null when the event is no model call's. */
+function usageOfCall(event: PathEvent): ModelReply['usage'] | null {
+  switch (event.type) {
+    case 'MODEL_REPLY':
+      return event.sent === undefined ? event.reply.usage : ((event.sent as { usage?: ModelReply['usage'] }).usage ?? ZERO_USAGE);
+    case 'MODEL_REPLY_INVALID':
+      return event.reply.usage;
+    case 'COMPACTED':
+      // The summary's tokens: the walk's states do not tell usage apart, and no budget walk compacts.
+      return ZERO_USAGE;
+    default:
+      return null;
+  }
+}
 
 function nameOf(reply: ModelReply, id: string): string {
   return String(reply.content.find((block) => block.type === 'tool_use' && block.id === id)?.name);
