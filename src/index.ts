@@ -112,14 +112,14 @@ export async function mcpTools(
   return connect(config, options);
 }
 
-// Cancel and pause (issue 15).
+// Cancel and pause.
 export { cancelRun, pauseRun, unpauseRun, controlRequestsOf } from './runtime/cancel-run.ts';
 export type { ControlOptions, ControlOutcome } from './runtime/cancel-run.ts';
 export { ControlRefusedError, RunCancelledError } from './control/control-request.ts';
 export type { ControlInbox, ControlKind, ControlRequest } from './control/control-request.ts';
 export { RunPausedError } from './control/run-control.ts';
 export { FileControlInbox } from './store/inbox/file-control-inbox.ts';
-/** Budgets (issue 14): spending limits checked before each model call; the price table behind a cost budget. */
+/** Budgets: spending limits checked before each model call; the price table behind a cost budget. */
 export type { Budget, BudgetName, BudgetStop } from '../machines/agent-loop.types.ts';
 export { BudgetPriceError } from './budget/budget.ts';
 export { priceOf, type ModelPrice } from './model/prices.ts';

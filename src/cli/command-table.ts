@@ -206,7 +206,7 @@ const otelContent = {
   help: 'with OTEL_EXPORTER_OTLP_ENDPOINT set: the traces carry messages, tool inputs and results too (API keys are taken out)',
 } as const;
 const json = { name: 'json', type: 'boolean', help: 'print JSON instead of a table' } as const;
-// A person in the loop (issue 13): which calls wait for a decision, and how a run waits for one.
+// A person in the loop: which calls wait for a decision, and how a run waits for one.
 const requireApproval: OptionSpec = {
   name: 'require-approval',
   type: 'string',
@@ -241,7 +241,7 @@ const replaceDecisionPolicy = {
     'started with (kept in its journal; without this a resume applies it, adding what is given)',
 } as const;
 const by: OptionSpec = { name: 'by', type: 'string', value: 'NAME', help: 'who decides, as the journal records it', defaultText: 'your user name' };
-// Budgets (issue 14): checked before each model call; reaching one stops the run (exit 8), resumably.
+// Budgets: checked before each model call; reaching one stops the run (exit 8), resumably.
 const maxCostUsd: OptionSpec = {
   name: 'max-cost-usd',
   type: 'decimal',

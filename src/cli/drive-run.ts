@@ -47,11 +47,11 @@ export interface CliRun {
   otelContent?: boolean;
   /** --tool-concurrency (run): how many read-only calls of one reply run at once; null: the default. */
   toolConcurrency?: number | null;
-  /** Which calls wait for a person, and whether this process waits for them (issue 13). */
+  /** Which calls wait for a person, and whether this process waits for them. */
   approval: ApprovalArgs & { allowQuestions: boolean };
   /** --max-cost-usd, --max-total-tokens: a new run's budget, or the limits a resume changes. */
   budget?: BudgetArgs | undefined;
-  /** --compact, --context-window, --compact-trigger (issue 14). */
+  /** --compact, --context-window, --compact-trigger. */
   compaction?: CompactionArgs | undefined;
 }
 

@@ -27,7 +27,7 @@ export const JOURNAL_FORMAT = 'durable-agent/journal';
  * Version 2: a run whose calls can wait for a person (a pinned decisionPolicy, or a tool with
  * needsApproval): a release before decisions existed would ignore a call's `needs` flag and run
  * it unasked, and it refuses any version but 1. Every other run is still written as version 1.
- * Snapshot records (issue 14) need no new version: a snapshot is an ordinary record written in
+ * Snapshot records need no new version: a snapshot is an ordinary record written in
  * full (every field, every list from 0) plus a `snapshot` field an older release ignores, so it
  * folds it like any record and gets the same state (see encodeSnapshotRecord in src/store/journal-codec.ts).
  * Version 3: a run started with a budget (maxCostUsd, maxTotalTokens): a release before budgets

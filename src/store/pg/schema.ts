@@ -49,7 +49,7 @@ const MIGRATIONS: Record<number, string> = {
       at              timestamptz NOT NULL DEFAULT now()
     );
   `,
-  // A person in the loop (issue 13): the decisions inbox, and what a waiting run waits for, so
+  // A person in the loop: the decisions inbox, and what a waiting run waits for, so
   // that a claim can leave it alone until a decision for that call (or its deadline) is there.
   2: `
     CREATE TABLE da_decisions (
@@ -62,11 +62,11 @@ const MIGRATIONS: Record<number, string> = {
     );
     ALTER TABLE da_runs ADD COLUMN awaiting text, ADD COLUMN awaiting_since timestamptz;
   `,
-  // Snapshot records (issue 14): the run's last one, so that a resume reads only from there.
+  // Snapshot records: the run's last one, so that a resume reads only from there.
   3: `
     ALTER TABLE da_runs ADD COLUMN snapshot_seq integer NOT NULL DEFAULT 0;
   `,
-  // Cancel and pause (issue 15): requests for the worker that drives a run; a paused run is not claimed.
+  // Cancel and pause: requests for the worker that drives a run; a paused run is not claimed.
   4: `
     CREATE TABLE da_controls (
       run_id     text NOT NULL REFERENCES da_runs (id) ON UPDATE CASCADE ON DELETE CASCADE,
@@ -76,7 +76,7 @@ const MIGRATIONS: Record<number, string> = {
       PRIMARY KEY (run_id, kind)
     );
   `,
-  // Claim latency (issue 16): a NOTIFY on channel da_work when a run may have become claimable (queued,
+  // Claim latency: a NOTIFY on channel da_work when a run may have become claimable (queued,
   // its lease released while unfinished, a decision given, a pause cleared), whoever wrote it, so
   // that idle workers LISTENing wake at once instead of at their next poll (src/fleet/work-signal.ts).
   // Sent at commit, once per transaction; the appends of a run fire none of them.
