@@ -5,14 +5,16 @@
 import { expect } from 'vitest';
 import { announcedEffectOf } from '../../machines/agent-loop.effects.ts';
 import { awaitsDecision, budgetStopOf } from '../../machines/agent-loop.logic.ts';
-import type { Message, ToolOutcome } from '../../machines/agent-loop.types.ts';
+import type { Message, PendingCall, ToolOutcome } from '../../machines/agent-loop.types.ts';
 import type { RunEvent } from '../../src/core/run-events.ts';
 import { RunCancelledError } from '../../src/control/control-request.ts';
 import { API_COMMAND, RunOriginMismatchError } from '../../src/runtime/run-origin.ts';
 import { foldJournal } from '../../src/store/fold-journal.ts';
+import type { DurableView } from '../../src/store/journal-codec.ts';
+import type { LoadedRun } from '../../src/store/store.ts';
 import { toolResultOf, toolUseProblems } from '../helpers/messages.ts';
-import { type CrashPath, describeStep, describeTrace } from './crash-paths.ts';
-import { newWorld, playScenario, READ_ONLY_TOOLS, resumeScenario, resumeScenarioAs, type ScenarioStores } from './scenario-runner.ts';
+import { type CrashPath, describeStep, describeTrace, type Scenario } from './crash-paths.ts';
+import { newWorld, type Played, playScenario, READ_ONLY_TOOLS, resumeScenario, resumeScenarioAs, type ScenarioStores, type World } from './scenario-runner.ts';
 
 export interface CrashCase {
   name: string;
@@ -109,15 +111,87 @@ export async function checkCrash(crash: CrashCase, stores: ScenarioStores, basel
   }
 }
 
+/** What a crash test knows once the run is crashed: the store as the crash left it, and what had run by then. */
+interface AtCrash {
+  crash: CrashCase;
+  scenario: Scenario;
+  stores: ScenarioStores;
+  key: string;
+  world: World;
+  uninterrupted: Baseline;
+  baseline: Baseline;
+  loaded: LoadedRun;
+  view: DurableView;
+  attempts: ReadonlyMap<string, number>;
+  effects: ReadonlyMap<string, number>;
+  /** The calls a resume must settle (up to the first that waits for a decision). */
+  openCalls: PendingCall[];
+  decided: ReadonlySet<string>;
+  asked: ReadonlyMap<string, number>;
+}
+
+/** And once it is resumed from the store alone. */
+interface AfterResume extends AtCrash {
+  resumed: Played;
+  final: DurableView;
+  messages: Message[];
+  /** The run stopped again to wait for a decision: its turn's results come once decided. */
+  stillWaiting: boolean;
+  /** A run cancelled inside a turn ends with that turn's tool_use message, its results never sent. */
+  cancelledInTurn: boolean;
+  /** How the resume settled each call it found open. */
+  decisions: Map<string, string>;
+  /** A cancel waiting when the resume began applied first: nothing of the open turn ran. */
+  cancelledAtOnce: boolean;
+}
+
+type Invariant<Facts> = (facts: Facts) => void | Promise<void>;
+
+/**
+ * The invariants, each named for what it holds, by the part of the runtime it belongs to: the
+ * core loop's (nothing lost, nothing twice, every tool_use answered), reconcile's, approval's,
+ * the origin check's, cancel's and the budget's. Held at the crash, then after the resume, in
+ * this order.
+ */
+const AT_CRASH: ReadonlyArray<Invariant<AtCrash>> = [
+  // approval: a call that needs a decision never ran before its decision was durable.
+  noCallRanBeforeItsDecision,
+  // origin: a resume by another command is refused, with nothing written and nothing run.
+  anotherCommandIsRefused,
+];
+
+const AFTER_RESUME: ReadonlyArray<Invariant<AfterResume>> = [
+  // core: valid for the Messages API.
+  everyToolUseAnsweredOnce,
+  // core: no side effect took place twice for one tool_use_id.
+  noSideEffectTwice,
+  // reconcile: each call left open by the crash was settled by the right branch.
+  eachOpenCallTookItsBranch,
+  // approval: a decided call is never asked again, and every call is decided once.
+  eachCallDecidedOnce,
+  // core and budget: the run ends as the uninterrupted one (or at the budget a lost reply reached).
+  endsAsTheUninterruptedRun,
+];
+
 async function checkCrashInvariants(crash: CrashCase, stores: ScenarioStores, baselines: Baselines, key: string): Promise<void> {
+  const atCrash = await crashed(crash, stores, baselines, key);
+  for (const invariant of AT_CRASH) await invariant(atCrash);
+  // cancel: a run cancelled before the crash stays cancelled, and that is all there is to check.
+  if (atCrash.view.state === 'cancelled') return aCancelledRunStaysCancelled(atCrash);
+  const afterResume = await resumedAfter(atCrash);
+  for (const invariant of AFTER_RESUME) await invariant(afterResume);
+}
+
+/** Plays the scenario up to the crash (and the power loss), and reads what it left. */
+async function crashed(crash: CrashCase, stores: ScenarioStores, baselines: Baselines, key: string): Promise<AtCrash> {
   const { scenario, steps } = crash.path;
   const crashedAfterTheEnd = crash.stepIndex === steps.length - 1 && crash.label === steps[crash.stepIndex]!.labels.at(-1);
   const uninterrupted = await baselines.of(crash.path);
   const baseline = crashedAfterTheEnd && uninterrupted.status === 'failed' ? await baselines.resumedAfterTheEnd(crash.path) : uninterrupted;
   const world = newWorld();
 
-  const crashed = await playScenario(scenario, key, world, stores, crash.label);
-  expect(crashed.crashedAt).toBe(crash.label);
+  const played = await playScenario(scenario, key, world, stores, crash.label);
+  expect(played.crashedAt).toBe(crash.label);
   if (crash.powerLoss) {
     const before = await reload(stores, key);
     expect(stores.loseUnsynced!(key), 'bytes written without an fsync').toBeGreaterThan(0);
@@ -125,69 +199,100 @@ async function checkCrashInvariants(crash: CrashCase, stores: ScenarioStores, ba
     expect((await reload(stores, key)).records.length).toBe(before.records.length - crash.powerLoss);
   }
 
-  // 4. A crash at a transition boundary leaves a store that loads, with nothing cut off.
+  // core: a crash at a transition boundary leaves a store that loads, with nothing cut off.
   const atCrashStore = stores.open(key);
   const loaded = await atCrashStore.load();
   stores.close(atCrashStore);
   expect(loaded.tornTail).toBeNull();
-  const atCrash = foldJournal(atCrashStore.location, loaded);
-  const attemptsAtCrash = new Map(world.attempts.runs);
-  const effectsAtCrash = new Map(world.effects.runs);
-  const openTurn = atCrash.state === 'pendingTool' || atCrash.state === 'effectRecorded';
+  const view = foldJournal(atCrashStore.location, loaded);
+  const openTurn = view.state === 'pendingTool' || view.state === 'effectRecorded';
   // Reconcile settles the turn's calls up to the first that waits for a decision: that one and the rest never started.
-  const firstUndecided = atCrash.context.pending.findIndex((call) => !atCrash.ledger.has(call.id) && awaitsDecision(atCrash.context, call));
-  const openCalls = openTurn ? atCrash.context.pending.slice(0, firstUndecided === -1 ? undefined : firstUndecided) : [];
-  const decidedAtCrash = new Set(loaded.records.flatMap((r) => (r.record.decisions?.add ?? []).map((d) => d.tool_use_id)));
-  const askedAtCrash = new Map(world.asked);
-  // 7. A call that needs a decision never ran before its decision was durable.
-  for (const id of Object.keys(scenario.decisions)) if (!decidedAtCrash.has(id)) expect(world.attempts.of(id), `runs of ${id} before its decision`).toBe(0);
+  const firstUndecided = view.context.pending.findIndex((call) => !view.ledger.has(call.id) && awaitsDecision(view.context, call));
+  const openCalls = openTurn ? view.context.pending.slice(0, firstUndecided === -1 ? undefined : firstUndecided) : [];
+  const decided = new Set(loaded.records.flatMap((r) => (r.record.decisions?.add ?? []).map((d) => d.tool_use_id)));
+  return {
+    crash,
+    scenario,
+    stores,
+    key,
+    world,
+    uninterrupted,
+    baseline,
+    loaded,
+    view,
+    attempts: new Map(world.attempts.runs),
+    effects: new Map(world.effects.runs),
+    openCalls,
+    decided,
+    asked: new Map(world.asked),
+  };
+}
 
-  // 6. A resume by another command is refused, with nothing written and nothing run; the run's own resume then goes on (below).
+/** Resumes from the store alone and reads what the resume left. */
+async function resumedAfter(atCrash: AtCrash): Promise<AfterResume> {
+  const { scenario, key, world, stores } = atCrash;
+  const resumed = await resumeScenario(scenario, key, world, stores);
+  const finalStore = stores.open(key);
+  const final = foldJournal(finalStore.location, await finalStore.load());
+  stores.close(finalStore);
+  return {
+    ...atCrash,
+    resumed,
+    final,
+    messages: final.context.messages,
+    stillWaiting: final.state === 'awaitingDecision',
+    cancelledInTurn: final.state === 'cancelled' && final.context.pending.length > 0,
+    decisions: reconcileDecisions(resumed.events),
+    cancelledAtOnce: resumed.result?.status === 'cancelled' && !resumed.events.some((event) => event.type === 'resumed'),
+  };
+}
+
+function noCallRanBeforeItsDecision({ scenario, world, decided }: AtCrash): void {
+  for (const id of Object.keys(scenario.decisions)) if (!decided.has(id)) expect(world.attempts.of(id), `runs of ${id} before its decision`).toBe(0);
+}
+
+/** The run's own resume then goes on (after the check). */
+async function anotherCommandIsRefused({ scenario, key, world, stores, loaded, attempts }: AtCrash): Promise<void> {
   const refused = await resumeScenarioAs(scenario, key, world, stores, 'another-command');
   expect(refused).toBeInstanceOf(RunOriginMismatchError);
   const afterRefusalStore = stores.open(key);
   const afterRefusal = await afterRefusalStore.load();
   stores.close(afterRefusalStore);
   expect(afterRefusal.records.map((r) => r.record)).toEqual(loaded.records.map((r) => r.record));
-  expect(world.attempts.runs).toEqual(attemptsAtCrash);
+  expect(world.attempts.runs).toEqual(attempts);
+}
 
-  // A run cancelled before the crash: its resume is refused, nothing written, nothing run.
-  if (atCrash.state === 'cancelled') {
-    expect(await resumeScenarioAs(scenario, key, world, stores, API_COMMAND)).toBeInstanceOf(RunCancelledError);
-    expect((await reload(stores, key)).records.map((r) => r.record)).toEqual(loaded.records.map((r) => r.record));
-    expect(world.attempts.runs).toEqual(attemptsAtCrash);
-    expect(uninterrupted.status).toBe('cancelled');
-    return;
-  }
+/** Its resume is refused, nothing written, nothing run. */
+async function aCancelledRunStaysCancelled({ scenario, key, world, stores, loaded, attempts, uninterrupted }: AtCrash): Promise<void> {
+  expect(await resumeScenarioAs(scenario, key, world, stores, API_COMMAND)).toBeInstanceOf(RunCancelledError);
+  expect((await reload(stores, key)).records.map((r) => r.record)).toEqual(loaded.records.map((r) => r.record));
+  expect(world.attempts.runs).toEqual(attempts);
+  expect(uninterrupted.status).toBe('cancelled');
+}
 
-  const resumed = await resumeScenario(scenario, key, world, stores);
-  const finalStore = stores.open(key);
-  const final = foldJournal(finalStore.location, await finalStore.load());
-  stores.close(finalStore);
-  const messages = final.context.messages;
-
-  // 1. Valid for the Messages API: every tool_use answered once, in the next message, results first
-  //    (but for the turn a run stopped in to wait for a decision: its results come once decided).
-  const stillWaiting = final.state === 'awaitingDecision';
-  // A run cancelled inside a turn ends with that turn's tool_use message, its results never sent.
-  const cancelledInTurn = final.state === 'cancelled' && final.context.pending.length > 0;
+/**
+ * Every tool_use answered once, in the next message, results first (but for the turn a run
+ * stopped in to wait for a decision, or was cancelled in: its results are in the ledger).
+ */
+function everyToolUseAnsweredOnce({ messages, stillWaiting, cancelledInTurn, resumed }: AfterResume): void {
   expect(toolUseProblems(stillWaiting || cancelledInTurn ? messages.slice(0, -1) : messages)).toEqual([]);
   if (stillWaiting) expect(resumed.result?.status).toBe('waiting');
+}
 
-  // 2. No side effect took place twice for one tool_use_id.
+function noSideEffectTwice({ world }: AfterResume): void {
   for (const [id, runs] of world.effects.runs) expect(runs, `effects of ${id}`).toBeLessThanOrEqual(1);
+}
 
-  // 3. Each call left open by the crash was settled by the right branch; a cancel waiting when the
-  //    resume began applies first, and nothing of the open turn runs.
-  const decisions = reconcileDecisions(resumed.events);
-  const cancelledAtOnce = resumed.result?.status === 'cancelled' && !resumed.events.some((event) => event.type === 'resumed');
+/** A cancel waiting when the resume began applies first, and nothing of the open turn runs. */
+function eachOpenCallTookItsBranch(facts: AfterResume): void {
+  const { decisions, cancelledAtOnce, world, attempts, openCalls, view, effects, stillWaiting, cancelledInTurn, final, messages } = facts;
   if (cancelledAtOnce) {
     expect([...decisions.keys()]).toEqual([]);
-    expect(world.attempts.runs).toEqual(attemptsAtCrash);
+    expect(world.attempts.runs).toEqual(attempts);
   } else expect([...decisions.keys()]).toEqual(openCalls.map((call) => call.id));
   for (const call of cancelledAtOnce ? [] : openCalls) {
-    const recorded: ToolOutcome | undefined = atCrash.ledger.get(call.id);
-    const ranOnResume = world.attempts.of(call.id) - (attemptsAtCrash.get(call.id) ?? 0);
+    const recorded: ToolOutcome | undefined = view.ledger.get(call.id);
+    const ranOnResume = world.attempts.of(call.id) - (attempts.get(call.id) ?? 0);
     // A turn still waiting for a decision (or cancelled in its course) has its results in the ledger, not in messages.
     const result = stillWaiting || cancelledInTurn ? final.ledger.get(call.id) : toolResultOf(messages, call.id);
     if (recorded) {
@@ -198,7 +303,7 @@ async function checkCrashInvariants(crash: CrashCase, stores: ScenarioStores, ba
       expect(decisions.get(call.id)).toBe('re-ran-read-only');
       expect(ranOnResume).toBe(1);
     } else if (call.name === 'charge_card') {
-      const happened = (effectsAtCrash.get(call.id) ?? 0) > 0;
+      const happened = (effects.get(call.id) ?? 0) > 0;
       expect(decisions.get(call.id)).toBe(happened ? 'verified-done' : 'verified-not-done-ran');
       expect(ranOnResume).toBe(happened ? 0 : 1);
     } else {
@@ -208,21 +313,26 @@ async function checkCrashInvariants(crash: CrashCase, stores: ScenarioStores, ba
       expect(ranOnResume).toBe(0);
     }
   }
+}
 
-  // 8. A decided call is never asked again, and every call is decided once.
-  for (const id of decidedAtCrash) expect((world.asked.get(id) ?? 0) - (askedAtCrash.get(id) ?? 0), `asked again about ${id}`).toBe(0);
+async function eachCallDecidedOnce({ decided, world, asked, stores, key }: AfterResume): Promise<void> {
+  for (const id of decided) expect((world.asked.get(id) ?? 0) - (asked.get(id) ?? 0), `asked again about ${id}`).toBe(0);
   const finalRecords = (await reload(stores, key)).records;
   // A snapshot record restates every decision of the turn (its lists start at 0): not a new one.
   const decidedIds = finalRecords.filter((r) => !r.record.snapshot).flatMap((r) => (r.record.decisions?.add ?? []).map((d) => d.tool_use_id));
   expect(decidedIds).toEqual([...new Set(decidedIds)]);
+}
 
-  // 9. A reply lost by the crash (its tokens counted as it arrived, before checkpoint A) still counts
-  //    against the budget: where they reach it, the resume stops there, before the uninterrupted run
-  //    did (which may have been cancelled at a later step), asking nothing more.
-  const asksModelNext = announcedEffectOf(atCrash.state, atCrash.context) === 'requestModelReply';
-  const lostReplyStop = crash.label.startsWith('after-model-reply:') && asksModelNext && budgetStopOf(atCrash.context) !== null;
-  // 5. Where every open call's result was recorded (or could be recomputed), the run ends exactly as the uninterrupted one
-  //    (a crash after its final record: as the uninterrupted one resumed).
+/**
+ * Where every open call's result was recorded (or could be recomputed), the run ends exactly as
+ * the uninterrupted one (a crash after its final record: as the uninterrupted one resumed). A reply
+ * lost by the crash (its tokens counted as it arrived, before checkpoint A) still counts against
+ * the budget: where they reach it, the resume stops there, before the uninterrupted run did (which
+ * may have been cancelled at a later step), asking nothing more.
+ */
+function endsAsTheUninterruptedRun({ crash, view, resumed, baseline, messages, decisions }: AfterResume): void {
+  const asksModelNext = announcedEffectOf(view.state, view.context) === 'requestModelReply';
+  const lostReplyStop = crash.label.startsWith('after-model-reply:') && asksModelNext && budgetStopOf(view.context) !== null;
   expect(resumed.result?.status).toBe(lostReplyStop ? 'stoppedAtBudget' : baseline.status);
   if (lostReplyStop) {
     expect(messages).toEqual(baseline.messages.slice(0, messages.length));
