@@ -4,45 +4,28 @@
  * the crash labels the runtime passes at every step of it.
  */
 import { getShortestPaths, getSimplePaths, type StatePath } from '@xstate/graph';
-import { type AnyTransitionDefinition, type SnapshotFrom, transition } from 'xstate';
+import { type AnyTransitionDefinition, transition } from 'xstate';
 import { type AnnouncedEffect, announcedEffectOf, effectOfActions } from '../../machines/agent-loop.effects.ts';
-import { awaitsDecision, budgetStopOf, openCalls } from '../../machines/agent-loop.logic.ts';
+import { awaitsDecision, openCalls } from '../../machines/agent-loop.logic.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
 import { FINAL_STATES, LIVE_STATES } from '../../machines/agent-loop.states.ts';
-import type { AgentEvent, AgentStateName, Budget, Cancellation, ContentBlock, Decision, DecisionNeed, Message, ModelReply } from '../../machines/agent-loop.types.ts';
+import type { AgentEvent, AgentStateName, Budget, Cancellation, ModelReply } from '../../machines/agent-loop.types.ts';
 import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 import type { DecisionReply } from '../../src/approval/decision-step.ts';
-import { endTurnReply, stopReply, toolUseReply } from '../../src/model/scripted-model.ts';
 import { pointOf } from '../../src/store/record-points.ts';
 import { guardText, guardTreeOf } from '../../visualizer/machine-graph.ts';
+import { approvalReplies, decisionEvents, inApprovalWalk } from './walks/approval.ts';
+import { BUDGET_WALK, budgetEventsFor, inBudgetWalk } from './walks/budget.ts';
+import { compactionEvents, holdsLongText, inCompactionWalk, LONG_TEXT, longReplies } from './walks/compaction.ts';
+import { coreReplies, coreResults } from './walks/core.ts';
+import { closedParallelTurn, inParallelWalk, OVERLAPPING_TOOLS, PARALLEL_REPLIES, parallelReplies, parallelResults, TOGETHER_IDS, TOGETHER_REPLY } from './walks/parallel.ts';
+import { endTurnEvent, type PathEvent, PAUSE_LIMIT, type Snapshot, type ToolBehaviour } from './walks/path-event.ts';
 
-export type Snapshot = SnapshotFrom<typeof agentLoopMachine>;
-
-/** A machine event plus what the scenario needs to make the runtime produce it. */
-export type PathEvent =
-  /** `sent` is what the model sends when it is not the reply the machine gets (the runtime normalizes it first). */
-  | { type: 'MODEL_REPLY'; reply: ModelReply; sent?: unknown; label: string; needsDecision?: Record<string, DecisionNeed> }
-  | { type: 'MODEL_REPLY_INVALID'; reason: string; usage: ModelReply['usage']; reply: ModelReply; label: string }
-  | { type: 'TOOL_RESULT'; outcome: Extract<AgentEvent, { type: 'TOOL_RESULT' }>['outcome']; behaviour: ToolBehaviour; label: string }
-  | { type: 'CLOSE_TURN'; label: string }
-  | { type: 'DECISION_NEEDED'; tool_use_id: string; at: number; label: string }
-  /** The run's onDecision handler gives `decision` (its by and at are the runtime's). */
-  | { type: 'DECISION'; decision: Decision; label: string }
-  /** A cancel asked from outside as the run reached the step before (see Scenario.cancelAt). */
-  | { type: 'CANCEL'; cancellation: Cancellation; label: string }
-  /** The run's budget is reached before a model call: the runtime stops instead of asking. */
-  | { type: 'BUDGET_REACHED'; label: string }
-  /** Client compaction: the runtime measures the context over its trigger (a reply holds LONG_TEXT). */
-  | { type: 'COMPACT'; estimatedTokens: number; limit: number; keepFrom: number; label: string }
-  | { type: 'COMPACTED'; summary: Message; replaced: number; label: string }
-  /** A reply's tokens, counted as it arrives: the step before each model call's reply (see {@link usageStepBefore}). */
-  | { type: 'MODEL_USAGE'; usage: ModelReply['usage']; label: string };
-
-/**
- * ok: returns; throws: throws; ledger-write-fails: returns, and its ledger write fails with
- * ENOSPC; unserializable: returns a value JSON cannot hold (a BigInt, a circular object).
- */
-export type ToolBehaviour = 'ok' | 'throws' | 'ledger-write-fails' | 'unserializable';
+export type { PathEvent, Snapshot, ToolBehaviour } from './walks/path-event.ts';
+export { FINISH_TEXT, PAUSE_LIMIT } from './walks/path-event.ts';
+export { LONG_TEXT } from './walks/compaction.ts';
+export { BUDGET_WALK } from './walks/budget.ts';
+export { OVERLAPPING_TOOLS, startableCalls } from './walks/parallel.ts';
 
 export interface Scenario {
   maxTurns: number;
@@ -74,26 +57,6 @@ export interface Scenario {
   budget?: Budget | undefined;
   /** Set when a reply is long enough to compact after (client compaction on): whether the summary has text. */
   compaction?: { summary: 'ok' | 'empty' };
-}
-
-/** Tools whose calls run side by side (read-only); every other call runs alone, in the model's order. */
-export const OVERLAPPING_TOOLS: ReadonlySet<string> = new Set(['lookup']);
-
-/** Labels of the replies whose read-only calls run side by side and may finish in any order. */
-const PARALLEL_REPLIES = new Set(['reply: three lookups', 'reply: two lookups + charge_card']);
-/** The reply whose read-only calls all finish together (their outcomes group-committed). */
-const TOGETHER_REPLY = 'reply: three lookups together';
-/** Its calls' ids: the walk tells its turn from the others by them. */
-const TOGETHER_IDS = ['t1_ga', 't1_gb', 't1_gc'];
-
-/**
- * The open calls that may finish next, as the tool scheduler starts them: the calls before the
- * first that runs alone (up to toolConcurrency, 4, more than any reply here holds), or that one alone.
- */
-export function startableCalls(context: Snapshot['context']): ReturnType<typeof openCalls> {
-  const open = openCalls(context);
-  const alone = open.findIndex((call) => call.needs !== undefined || !OVERLAPPING_TOOLS.has(call.name));
-  return alone === 0 ? open.slice(0, 1) : open.slice(0, alone === -1 ? open.length : alone);
 }
 
 /**
@@ -133,33 +96,6 @@ export interface CrashPath {
   scenarioKey: string;
 }
 
-export const FINISH_TEXT = 'finished';
-/** A reply this long takes the context over the compaction trigger of a scenario (see scenario-runner). */
-export const LONG_TEXT = `${'a long reply '.repeat(700)}`;
-
-function holdsLongText(message: Message): boolean {
-  return message.role === 'assistant' && JSON.stringify(message.content).includes(LONG_TEXT);
-}
-
-/** Where the runtime cuts the context: before the last assistant message (the long one is the last turn). */
-function lastAssistantIndex(messages: readonly Message[]): number {
-  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === 'assistant') return i;
-  return -1;
-}
-const PAUSE_TEXT = 'searching…';
-/**
- * The pause limit of a walk unless it names one: one pause_turn is continued, a second in a row
- * fails the run. A walk with limit 0 fails on the first pause, which is the only way the limit
- * is met in `closed` (a tool turn sets the count of pauses back to 0).
- */
-export const PAUSE_LIMIT = 1;
-
-/** The turn just closed ran read-only calls side by side (the ids only those replies use). */
-function closedParallelTurn(context: Snapshot['context']): boolean {
-  const content = JSON.stringify(context.messages.at(-2)?.content ?? '');
-  return content.includes('"t1_a"') || content.includes(`"${TOGETHER_IDS[0]}"`);
-}
-
 /**
  * With cancel: a smaller graph (a two-call turn and a turn with an approval, every call running,
  * approvals given) in which every state that is not final is also cancelled.
@@ -177,33 +113,22 @@ export function cancelEventsFor(snapshot: Snapshot): PathEvent[] {
 /** What the cross walk cancels in: each capability on a graph of its own, with a cancel in every live state of it. */
 export type Capability = 'compaction' | 'approval' | 'budget' | 'parallel';
 
-const APPROVAL_REPLIES = new Set(['reply: publish + lookup', 'reply: lookup + ask_user']);
-const PARALLEL_CROSS_REPLIES = new Set([...PARALLEL_REPLIES, TOGETHER_REPLY]);
-
 /**
  * The events of each capability's graph (eventsFor's, every call running): the replies that
  * start it, then what the walk offers after them (one ending after the turn, the compaction
  * after a long reply).
  */
 const CAPABILITY_EVENTS: Record<Capability, (event: PathEvent, snapshot: Snapshot) => boolean> = {
-  // A long reply (a tool turn or a pause), the compaction it brings, its summary or one without text, the end.
-  compaction: (event, { context }) => !isReply(event) || event.label.endsWith('(long)') || context.messages.some(holdsLongText),
-  // An approval given or denied, a question answered or denied, before and after another call.
-  approval: (event, { context }) => !isReply(event) || APPROVAL_REPLIES.has(event.label) || context.turn > 0,
-  // The budget walk's replies, the stop at the budget.
-  budget: () => true,
-  // Read-only calls side by side finishing in every order, together, and before a side effect.
-  parallel: (event, { context }) => !isReply(event) || PARALLEL_CROSS_REPLIES.has(event.label) || context.turn > 0,
+  compaction: inCompactionWalk,
+  approval: inApprovalWalk,
+  budget: inBudgetWalk,
+  parallel: inParallelWalk,
 };
 
 /** The cross walk of one capability: its events, every call running, and a cancel wherever the runtime can take one. */
 function crossCancelEventsFor(capability: Capability): (snapshot: Snapshot) => PathEvent[] {
   const keeps = CAPABILITY_EVENTS[capability];
   return (snapshot) => withCancel(snapshot, (event) => (event.type === 'TOOL_RESULT' ? event.behaviour === 'ok' : keeps(event, snapshot)));
-}
-
-function isReply(event: PathEvent): event is Extract<PathEvent, { type: 'MODEL_REPLY' | 'MODEL_REPLY_INVALID' }> {
-  return event.type === 'MODEL_REPLY' || event.type === 'MODEL_REPLY_INVALID';
 }
 
 /** The walk's events that `keep` keeps, and a cancel where the runtime meets a step boundary in this state. */
@@ -245,220 +170,33 @@ function callsInFlight(context: Snapshot['context']): boolean {
   return false;
 }
 
-/** The events offered in each state: realistic payloads, bounded so the graph is finite. */
+/**
+ * The events offered in each state: realistic payloads, bounded so the graph is finite. Each
+ * capability offers its own (walks/): the core loop's replies and tool outcomes, approvals and
+ * questions, parallel calls, client compaction; a run with a budget walks the budget's alone.
+ */
 export function eventsFor(snapshot: Snapshot): PathEvent[] {
   const state = snapshot.value as AgentStateName;
   const context = snapshot.context;
   if (context.budget) return budgetEventsFor(snapshot);
   if (state === 'closed' && (context.decisions.length > 0 || closedParallelTurn(context))) {
     // After a turn with decisions or parallel calls, one ending is enough: what follows a close is walked on the other turns.
-    return [{ type: 'MODEL_REPLY', label: 'reply: end_turn', reply: endTurnReply(FINISH_TEXT) }];
+    return [endTurnEvent()];
   }
-  if ((state === 'awaitingModel' || state === 'closed') && !context.compacted && context.messages.some(holdsLongText)) {
-    // The runtime has no choice here: the context is over the trigger, and it compacts before the next model call.
-    return [{ type: 'COMPACT', estimatedTokens: 1, limit: 1, keepFrom: lastAssistantIndex(context.messages), label: 'compact' }];
-  }
-  if ((state === 'awaitingModel' || state === 'closed') && context.compacted) {
-    // After a compaction, one ending is enough: what follows a model call is walked elsewhere.
-    return [{ type: 'MODEL_REPLY', label: 'reply: end_turn', reply: endTurnReply(FINISH_TEXT) }];
-  }
-  if (state === 'compacting') {
-    const summary: Message = { role: 'user', content: [{ type: 'text', text: 'summary' }] };
-    const empty = stopReply('end_turn');
-    return [
-      { type: 'COMPACTED', summary, replaced: lastAssistantIndex(context.messages), label: 'summary' },
-      { type: 'MODEL_REPLY_INVALID', label: 'summary: no text', reason: 'the summarising reply holds no text', usage: empty.usage, reply: empty },
-    ];
-  }
+  const compacting = compactionEvents(snapshot);
+  if (compacting) return compacting;
   if (state === 'awaitingModel' || state === 'closed') {
     const t = context.turn + 1;
-    const cutOff: ModelReply = { ...toolUseReply([{ id: `t${t}_cut`, name: 'send_email', input: { to: 'cut' } }]), stop_reason: 'max_tokens' };
-    const invalid: ModelReply = { content: [{ type: 'text', text: 'I will use a tool.' }], stop_reason: 'tool_use', usage: { input: 100, output: 9, cacheRead: 0, cacheWrite: 0 } };
-    const events: PathEvent[] = [
-      { type: 'MODEL_REPLY', label: 'reply: lookup', reply: toolUseReply([{ id: `t${t}_lookup`, name: 'lookup', input: { q: `q${t}` } }]) },
-      { type: 'MODEL_REPLY', label: 'reply: send_email', reply: toolUseReply([{ id: `t${t}_email`, name: 'send_email', input: { to: `to${t}` } }]) },
-      {
-        type: 'MODEL_REPLY',
-        label: 'reply: lookup + charge_card',
-        reply: toolUseReply([
-          { id: `t${t}_lookup`, name: 'lookup', input: { q: `p${t}` } },
-          { id: `t${t}_charge`, name: 'charge_card', input: { amount: t } },
-        ]),
-      },
-      { type: 'MODEL_REPLY', label: 'reply: end_turn', reply: endTurnReply(FINISH_TEXT) },
-      { type: 'MODEL_REPLY', label: 'reply: max_tokens', reply: cutOff },
-      { type: 'MODEL_REPLY', label: 'reply: refusal', reply: stopReply('refusal') },
-      { type: 'MODEL_REPLY_INVALID', label: 'reply: invalid', reason: 'stop_reason is tool_use but the reply names no tool', usage: invalid.usage, reply: invalid },
-    ];
-    if (t === 1) {
-      // Replies the runtime refuses before the machine acts on them; one turn is enough to cover them.
-      const nullBlock: ModelReply = { ...toolUseReply([{ id: 't1_null', name: 'lookup', input: { q: 'null' } }]) };
-      nullBlock.content = [...nullBlock.content, null as unknown as ContentBlock];
-      const endsWithTool: ModelReply = { ...toolUseReply([{ id: 't1_end', name: 'send_email', input: { to: 'end' } }]), stop_reason: 'end_turn' };
-      events.push(
-        { type: 'MODEL_REPLY_INVALID', label: 'reply: null block', reason: 'content block 1 is null, not a content block', usage: nullBlock.usage, reply: nullBlock },
-        { type: 'MODEL_REPLY_INVALID', label: 'reply: end_turn naming a tool', reason: 'the reply ended the turn but named tools', usage: endsWithTool.usage, reply: endsWithTool },
-      );
-    }
-    if (context.messages.length === 1) {
-      // A person in the loop, as the run's first reply: an approval before another call, and a question after one.
-      events.push(
-        {
-          type: 'MODEL_REPLY',
-          label: 'reply: publish + lookup',
-          reply: toolUseReply([
-            { id: 't1_publish', name: 'publish', input: { text: 'news' } },
-            { id: 't1_lookup', name: 'lookup', input: { q: 'after' } },
-          ]),
-          needsDecision: { t1_publish: 'approval' },
-        },
-        {
-          type: 'MODEL_REPLY',
-          label: 'reply: lookup + ask_user',
-          reply: toolUseReply([
-            { id: 't1_lookup', name: 'lookup', input: { q: 'before' } },
-            { id: 't1_ask', name: 'ask_user', input: { question: 'Which one?' } },
-          ]),
-          needsDecision: { t1_ask: 'answer' },
-        },
-      );
-    }
-    if (context.messages.length === 1 && context.maxTurns === 1 && context.maxPausesInARow === PAUSE_LIMIT) {
-      // Read-only calls side by side, finishing in every order (walked once: the simple paths of MAX_TURNS=1).
-      events.push(
-        {
-          type: 'MODEL_REPLY',
-          label: 'reply: three lookups',
-          reply: toolUseReply(['a', 'b', 'c'].map((x) => ({ id: `t1_${x}`, name: 'lookup', input: { q: x } }))),
-        },
-        {
-          type: 'MODEL_REPLY',
-          label: 'reply: two lookups + charge_card',
-          reply: toolUseReply([
-            { id: 't1_a', name: 'lookup', input: { q: 'a' } },
-            { id: 't1_b', name: 'lookup', input: { q: 'b' } },
-            { id: 't1_charge', name: 'charge_card', input: { amount: 2 } },
-          ]),
-        },
-        // Three lookups that come back at once: their outcomes share writes (group commit).
-        { type: 'MODEL_REPLY', label: TOGETHER_REPLY, reply: toolUseReply(TOGETHER_IDS.map((id) => ({ id, name: 'lookup', input: { q: id } }))) },
-      );
-    }
-    if (context.messages.length === 1) {
-      // Replies that take the context over the compaction trigger: a tool turn, and a pause.
-      events.push(
-        { type: 'MODEL_REPLY', label: 'reply: lookup (long)', reply: toolUseReply([{ id: 't1_long', name: 'lookup', input: { q: 'long' } }], LONG_TEXT) },
-        { type: 'MODEL_REPLY', label: 'reply: pause_turn (long)', reply: stopReply('pause_turn', LONG_TEXT) },
-      );
-    }
-    if (t === 1) {
-      events.push({
-        type: 'MODEL_REPLY',
-        label: 'reply: three tools',
-        reply: toolUseReply([
-          { id: `t${t}_lookup`, name: 'lookup', input: { q: 'three' } },
-          { id: `t${t}_email`, name: 'send_email', input: { to: 'three' } },
-          { id: `t${t}_charge`, name: 'charge_card', input: { amount: 3 } },
-        ]),
-      });
-    }
-    // One series of pauses per run keeps the graph finite (each pause adds a message): a pause,
-    // and right after it a second, which is one too many. The paused reply carries no usage.
-    const pauses = context.messages.filter((m) => m.role === 'assistant' && JSON.stringify(m.content).includes(PAUSE_TEXT)).length;
-    if (pauses === 0 || (pauses === 1 && context.pausesInARow === 1)) {
-      const pause = stopReply('pause_turn', PAUSE_TEXT);
-      events.push({ type: 'MODEL_REPLY', label: 'reply: pause_turn', reply: pause, sent: { ...pause, usage: undefined } });
-    }
-    return events;
+    return [...coreReplies(context, t), ...approvalReplies(context), ...parallelReplies(context), ...longReplies(context)];
   }
   if (state === 'pendingTool' || state === 'effectRecorded') {
     const call = openCalls(context)[0];
     if (!call) return [{ type: 'CLOSE_TURN', label: 'close turn' }];
     if (awaitsDecision(context, call)) return [{ type: 'DECISION_NEEDED', tool_use_id: call.id, at: 0, label: `${call.name} waits` }];
-    const startable = startableCalls(context);
-    if (TOGETHER_IDS.includes(call.id)) {
-      // They come back at once, in the model's order, and are recorded in that order: one path.
-      return [{ type: 'TOOL_RESULT', label: `${call.name} ${call.id.slice(3)} ran`, behaviour: 'ok', outcome: { tool_use_id: call.id, name: call.name, kind: 'ran', content: 'ok', is_error: false } }];
-    }
-    if (startable.length > 1) {
-      // Calls in flight side by side: any of them may finish next (each runs, to keep the graph small).
-      return startable.map((open) => ({
-        type: 'TOOL_RESULT',
-        label: `${open.name} ${open.id.slice(3)} ran`,
-        behaviour: 'ok',
-        outcome: { tool_use_id: open.id, name: open.name, kind: 'ran', content: 'ok', is_error: false },
-      }));
-    }
-    // One call in flight (it runs alone, or it is the last of the turn): only the first open call can finish next.
-    // A turn of three calls is walked with every call succeeding, to keep the graph small.
-    // A result JSON cannot hold is tried on single-call turns (a read-only and a side-effecting tool).
-    // A turn with a decision walks its calls running or throwing only: the ledger's failures are walked elsewhere.
-    const behaviours: readonly ToolBehaviour[] =
-      context.pending.some((pending) => pending.needs)
-        ? ['ok', 'throws']
-        : context.pending.length > 2
-          ? ['ok']
-          : context.pending.length === 1
-            ? ['ok', 'throws', 'ledger-write-fails', 'unserializable']
-            : ['ok', 'throws', 'ledger-write-fails'];
-    return behaviours.map((behaviour) => ({
-      type: 'TOOL_RESULT',
-      label: `${call.name} ${behaviour === 'ok' ? 'ran' : behaviour}`,
-      behaviour,
-      outcome: {
-        tool_use_id: call.id,
-        name: call.name,
-        kind: behaviour === 'throws' ? 'threw' : 'ran',
-        content: behaviour,
-        is_error: behaviour === 'throws' || behaviour === 'unserializable',
-      },
-    }));
+    return parallelResults(context, call) ?? coreResults(context, call);
   }
-  if (state === 'awaitingDecision') {
-    const call = context.pending.find((pending) => pending.id === context.awaiting?.tool_use_id)!;
-    const decision = (verdict: Decision['verdict'], more: Partial<Decision>): PathEvent => ({
-      type: 'DECISION',
-      label: `${call.name} ${verdict}`,
-      decision: { tool_use_id: call.id, verdict, by: 'api', at: 0, ...more },
-    });
-    const denied = decision('denied', { reason: 'not now' });
-    return call.needs === 'answer' ? [decision('answered', { text: 'the second' }), denied] : [decision('approved', {}), denied];
-  }
+  if (state === 'awaitingDecision') return decisionEvents(snapshot);
   return [];
-}
-
-/**
- * The budget walk: a run with a token budget that the first counted reply reaches. Before a
- * model call the budget is checked first (BUDGET_REACHED is then the only event); the replies
- * are a two-call turn (the stop comes after its tools, at checkpoint B) and a pause_turn (the
- * stop comes in awaitingModel), sent with its usage so that the runtime counts what the walk does.
- */
-function budgetEventsFor(snapshot: Snapshot): PathEvent[] {
-  const state = snapshot.value as AgentStateName;
-  const context = snapshot.context;
-  if (state === 'awaitingModel' || state === 'closed') {
-    if (budgetStopOf(context)) return [{ type: 'BUDGET_REACHED', label: 'budget reached' }];
-    const t = context.turn + 1;
-    return [
-      {
-        type: 'MODEL_REPLY',
-        label: 'reply: lookup + charge_card',
-        reply: toolUseReply([
-          { id: `t${t}_lookup`, name: 'lookup', input: { q: `b${t}` } },
-          { id: `t${t}_charge`, name: 'charge_card', input: { amount: t } },
-        ]),
-      },
-      { type: 'MODEL_REPLY', label: 'reply: pause_turn', reply: stopReply('pause_turn', PAUSE_TEXT) },
-    ];
-  }
-  const call = openCalls(context)[0];
-  if (!call) return state === 'pendingTool' || state === 'effectRecorded' ? [{ type: 'CLOSE_TURN', label: 'close turn' }] : [];
-  return (['ok', 'throws'] as const).map((behaviour) => ({
-    type: 'TOOL_RESULT',
-    label: `${call.name} ${behaviour === 'ok' ? 'ran' : behaviour}`,
-    behaviour,
-    outcome: { tool_use_id: call.id, name: call.name, kind: behaviour === 'throws' ? 'threw' : 'ran', content: behaviour, is_error: behaviour === 'throws' },
-  }));
 }
 
 /** States that differ only in message text are the same state for the walk. */
@@ -534,9 +272,6 @@ export type WalkExtra = 'cancel' | Budget | { cancelIn: Capability };
 
 /** How to walk, with which MAX_TURNS, which pause limit (default {@link PAUSE_LIMIT}), and with cancels or a budget. */
 export type PathSource = readonly ['simple' | 'shortest', number, number?, WalkExtra?];
-
-/** A budget the first reply reaches: the stop comes before the second model call. */
-export const BUDGET_WALK: Budget = { maxTotalTokens: 1 };
 
 export const ALL_PATHS: readonly PathSource[] = [
   ['simple', 1, 1],
