@@ -28,6 +28,29 @@ async function rowsOf(runId: string) {
   return { seqs: rows.map((r) => r.seq), records: run.rows[0]!.records, state: run.rows[0]!.state };
 }
 
+/**
+ * Has the WAL writer flush now. It is nudged whenever an asynchronous commit completes a WAL
+ * page, and flushes at once when it has not flushed for wal_writer_delay: one of the unsynced
+ * appends below could meet that and be flushed before it is looked at. Right after a flush of its
+ * own it only writes for the next wal_writer_delay (10 s), longer than the appends take.
+ */
+async function walWriterJustFlushed(unflushed: () => Promise<boolean>): Promise<void> {
+  await pool.query('CREATE TABLE IF NOT EXISTS wal_nudge (filler text)');
+  await pool.query('ALTER TABLE wal_nudge ALTER COLUMN filler SET STORAGE EXTERNAL');
+  const client = await pool.connect();
+  try {
+    // Uncompressed, and more than a WAL page: an asynchronous commit that completes pages.
+    await client.query('BEGIN');
+    await client.query('SET LOCAL synchronous_commit = off');
+    await client.query(`INSERT INTO wal_nudge SELECT string_agg(md5(i::text), '') FROM generate_series(1, 1000) AS i`);
+    await client.query('COMMIT');
+  } finally {
+    client.release();
+  }
+  const deadline = Date.now() + 5_000;
+  while ((await unflushed()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
 describe.skipIf(!postgresAvailable())('appendBatch on the PostgreSQL store', () => {
   usePostgres({ connections: 8 });
 
@@ -63,6 +86,7 @@ describe.skipIf(!postgresAvailable())('appendBatch on the PostgreSQL store', () 
     await pool.query(`ALTER SYSTEM SET wal_writer_delay = '10s'`);
     await pool.query('SELECT pg_reload_conf()');
     const unflushed = async () => (await pool.query<{ behind: boolean }>('SELECT pg_current_wal_flush_lsn() < pg_current_wal_insert_lsn() AS behind')).rows[0]!.behind;
+    await walWriterJustFlushed(unflushed);
     const after = { unsynced: 0, synced: 0 };
     for (let seq = 2; seq < 22; seq += 2) {
       await store.append(storeRecord(seq), { sync: false });
