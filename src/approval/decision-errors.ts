@@ -1,5 +1,3 @@
-export { BadCallIdError, DecisionExistsError, InboxFileError } from '../store/inbox/inbox-errors.ts';
-
 /** Why a decision was refused before anything was written. */
 export type DecisionRefusal = 'no-such-call' | 'not-waiting' | 'already-decided' | 'wrong-verdict' | 'invalid-input' | 'no-run';
 

@@ -11,7 +11,8 @@ import {
   McpServerStartError,
   McpVerifyToolError,
 } from '../mcp/errors.ts';
-import { BadCallIdError, DecisionRefusedError, InboxFileError, PolicyLoosenedError } from '../approval/decision-errors.ts';
+import { DecisionRefusedError, PolicyLoosenedError } from '../approval/decision-errors.ts';
+import { BadCallIdError, InboxFileError } from '../store/inbox/inbox-errors.ts';
 import { UnknownApprovalToolError } from '../approval/needs-decision.ts';
 import { questionsAdvice } from '../approval/origin-advice.ts';
 import { MissingApiKeyError, ModelCallError } from '../model/model.ts';

@@ -23,7 +23,6 @@ import { runToolTurn } from './tool-turn.ts';
 
 export type { AgentSnapshot } from './journal-writer.ts';
 export type { DriverParts } from './run-session.ts';
-export { RunStoppedError } from '../core/stop-errors.ts';
 
 export class RunDriver {
   private readonly session: DriverSession;
