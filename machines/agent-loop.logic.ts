@@ -1,6 +1,7 @@
 /** Pure helpers behind the machine's named actions and guards (no I/O, no time, no randomness). */
 import type {
   AgentContext,
+  AgentEvent,
   Cancellation,
   BudgetStop,
   CompactionMark,
@@ -263,4 +264,25 @@ export function afterLastCompaction(messages: readonly Message[]): { messages: M
 export function markCompaction(mark: CompactionMark | null | undefined, dropped: readonly Message[]): CompactionMark {
   const replies = dropped.filter((message) => message.role === 'assistant').length;
   return { times: (mark?.times ?? 0) + 1, messages: (mark?.messages ?? 0) + dropped.length, replies: (mark?.replies ?? 0) + replies };
+}
+
+type Reopen = Extract<AgentEvent, { type: 'REOPEN' }>;
+
+/**
+ * The context a REOPEN leaves: the settings it gives (the turn limit, a budget change, which
+ * lifts a budget stop) and, for a finished run, a fresh start: no failure, a new series of
+ * pauses (it may have failed on too many), and with a message the user's next turn (messages
+ * only ever grow; the old answer is no longer the answer).
+ */
+export function reopenedContext(context: AgentContext, event: Reopen, finished: boolean): Partial<AgentContext> {
+  const budget = event.budget ? { ...event.budget, budgetStop: context.budgetStop ? null : context.budgetStop } : {};
+  const fresh = finished ? { failure: null, pausesInARow: 0 } : {};
+  const message: Partial<AgentContext> =
+    event.message === undefined ? {} : { messages: context.messages.concat([{ role: 'user', content: event.message }]), finalText: null };
+  return { maxTurns: event.maxTurns, ...budget, ...fresh, ...message };
+}
+
+/** A message that can continue a conversation: text with something in it. */
+export function isContinuingMessage(message: unknown): message is string {
+  return typeof message === 'string' && message.trim() !== '';
 }

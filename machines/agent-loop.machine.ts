@@ -31,8 +31,10 @@ import {
   verdictFits,
   failureForStopReason,
   openCalls,
+  isContinuingMessage,
   pauseLimitFailure,
   pendingCallsOf,
+  reopenedContext,
   textOf,
   toolResultsMessageOf,
   usageCounted,
@@ -91,18 +93,52 @@ function decisionFitsAwaitedCall(context: AgentContext, decision: Decision): boo
 }
 
 /**
- * The final states, kept together so that the root's CANCEL can refuse them by name. A handler
- * on the root is tried in every state: an actor takes no event once it is done, but the pure
- * `transition()` the runtime steps with has no such rule, and would take a finished run into
- * cancelled (the driver reads getting the same snapshot back as "not taken").
+ * The final states: a run that reaches one has ended, its snapshot's status is `done` (what an
+ * inspector shows), and its process exits with the state's code. All but cancelled take REOPEN:
+ * a later process that brings what the run lacked (more turns, a larger budget, a retry, the
+ * user's next message) takes it up again. An actor takes no event once done; the pure
+ * `transition()` the runtime steps with does, and the runtime reads the status again from the
+ * state a REOPEN enters (withStatusOfState). Kept together so that the root's handlers can refuse them by name:
+ * a root handler is tried in every state.
  */
+const REOPEN_DESCRIPTION = 'The run is taken up again';
 const finalStates = {
-  done: { type: 'final', description: 'The model ended the turn; finalText holds its answer.' },
+  done: {
+    type: 'final',
+    description: 'The model ended the turn; finalText holds its answer. The user’s next message continues the conversation.',
+    on: {
+      REOPEN: {
+        guard: and(['bringsMessage', 'givesMoreTurns']),
+        target: 'awaitingModel',
+        actions: 'reopenRun',
+        description: `${REOPEN_DESCRIPTION} with the user’s next message (and turns left to answer it): it joins the messages, durable before the model is asked.`,
+      },
+    },
+  },
   stoppedAtMaxTurns: {
     type: 'final',
     description: 'MAX_TURNS reached; the unacted tool_use reply is held so a resume with more turns can go on.',
+    on: {
+      REOPEN: {
+        guard: and(['bringsNoMessage', 'givesMoreTurns']),
+        target: 'awaitingModel',
+        actions: 'reopenRun',
+        description: `${REOPEN_DESCRIPTION} with more turns: the held reply is acted on first.`,
+      },
+    },
   },
-  failed: { type: 'final', description: 'Stopped for the reason in context.failure.' },
+  failed: {
+    type: 'final',
+    description: 'Stopped for the reason in context.failure.',
+    on: {
+      REOPEN: {
+        guard: and(['bringsNoMessage', 'failureRetryable']),
+        target: 'awaitingModel',
+        actions: 'reopenRun',
+        description: `${REOPEN_DESCRIPTION} after a failure worth retrying (a refused reply, too many pauses): the model is asked again.`,
+      },
+    },
+  },
   cancelled: {
     type: 'final',
     description: 'Cancelled: context.cancellation says who, why and when. A resume is refused; fork the run to try again from a step.',
@@ -110,6 +146,14 @@ const finalStates = {
   stoppedAtBudget: {
     type: 'final',
     description: 'A budget (context.budgetStop: cost or tokens) was reached before a model call; a resume with a larger budget makes that call.',
+    on: {
+      REOPEN: {
+        guard: and(['bringsNoMessage', 'changesBudget']),
+        target: 'awaitingModel',
+        actions: 'reopenRun',
+        description: `${REOPEN_DESCRIPTION} with a changed budget: the budget stop is lifted, and the budget is checked again before the call.`,
+      },
+    },
   },
 } as const;
 
@@ -240,6 +284,14 @@ const machineSetup = setup({
     recordBudgetStop: assign({
       budgetStop: ({ context }) => budgetStopOf(context),
     }),
+    reopenRun: assign(({ context, event }) => {
+      assertEvent(event, 'REOPEN');
+      return reopenedContext(context, event, true);
+    }),
+    applySettings: assign(({ context, event }) => {
+      assertEvent(event, 'REOPEN');
+      return reopenedContext(context, event, false);
+    }),
   },
   guards: {
     replyWantsTools: ({ event }) => {
@@ -303,6 +355,27 @@ const machineSetup = setup({
       return cancellationProblem(event.cancellation) === null;
     },
     budgetReached: ({ context }) => budgetStopOf(context) !== null,
+    bringsMessage: ({ event }) => {
+      assertEvent(event, 'REOPEN');
+      return isContinuingMessage(event.message);
+    },
+    bringsNoMessage: ({ event }) => {
+      assertEvent(event, 'REOPEN');
+      return event.message === undefined;
+    },
+    givesMoreTurns: ({ context, event }) => {
+      assertEvent(event, 'REOPEN');
+      return event.maxTurns > context.turn;
+    },
+    changesBudget: ({ event }) => {
+      assertEvent(event, 'REOPEN');
+      return Boolean(event.budget);
+    },
+    failureRetryable: ({ context }) => context.failure?.retryable === true,
+    changesSettings: ({ context, event }) => {
+      assertEvent(event, 'REOPEN');
+      return event.maxTurns !== context.maxTurns || Boolean(event.budget);
+    },
     inLiveState,
   },
 });
@@ -417,6 +490,16 @@ const onCancel = {
   description: 'Cancelled (by a person or a program, who and why recorded): the run ends here; nothing more runs, an open call stays unrun.',
 } as const;
 
+/**
+ * A process takes up a live run with settings that differ from the run's (a new turn limit, a
+ * budget change): they apply from here; the state, and the effect it announces, stay.
+ */
+const onReopen = {
+  guard: and(['inLiveState', 'bringsNoMessage', 'changesSettings']),
+  actions: 'applySettings',
+  description: 'The run is taken up with a new turn limit or budget: they apply from here; where it stands and what it does next stay.',
+} as const;
+
 /** The next open call needs a decision it does not have: wait, recording since when. */
 const onDecisionNeeded = {
   guard: 'nextIsUndecided',
@@ -429,7 +512,7 @@ export const agentLoopMachine = machineSetup.createMachine({
   id: 'agentLoop',
   context: initialContext,
   initial: 'awaitingModel',
-  on: { CANCEL: onCancel },
+  on: { CANCEL: onCancel, REOPEN: onReopen },
   states: {
     awaitingModel: {
       description: 'Nothing pending; the next effect is a model call.',

@@ -17,11 +17,13 @@ function namesOf(list: typeof nodes): AgentStateName[] {
 /** Every state, in the machine's order. */
 export const AGENT_STATES: readonly AgentStateName[] = namesOf(nodes);
 
-/** The states a run ends in: they take no event. */
-export const FINAL_STATES: readonly AgentStateName[] = namesOf(nodes.filter((node) => node.type === 'final'));
+const isFinal = (node: (typeof nodes)[number]): boolean => node.type === 'final';
 
-/** Every state that is not final: each takes CANCEL (one handler, on the machine's root). */
-export const LIVE_STATES: readonly AgentStateName[] = namesOf(nodes.filter((node) => node.type !== 'final'));
+/** The states a run ends in: none takes CANCEL; all but cancelled take REOPEN (a later process that brings what the run lacked). */
+export const FINAL_STATES: readonly AgentStateName[] = namesOf(nodes.filter(isFinal));
+
+/** Every state that is not final: each takes CANCEL and REOPEN (one handler each, on the machine's root). */
+export const LIVE_STATES: readonly AgentStateName[] = namesOf(nodes.filter((node) => !isFinal(node)));
 
 /** The states whose entry announces `effect` (which the runtime carries out once the state is durable). */
 export function statesEnteredWith(effect: AnnouncedEffect): AgentStateName[] {

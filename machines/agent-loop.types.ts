@@ -201,6 +201,9 @@ export interface Budget {
   maxTotalTokens?: number | undefined;
 }
 
+/** What a resume changes in a run's budget: the limits, and the cost so far while there is a cost budget. */
+export type BudgetChange = Pick<AgentContext, 'budget' | 'costUsd'>;
+
 export type BudgetName = 'cost' | 'tokens';
 
 /** The budget a run reached: what was spent (dollars or tokens) against its limit. */
@@ -267,7 +270,14 @@ export type AgentEvent =
    */
   | { type: 'COMPACT'; estimatedTokens: number; limit: number; keepFrom: number }
   /** The summary of messages[0, replaced): one user message that takes their place (its tokens are counted on arrival). */
-  | { type: 'COMPACTED'; summary: Message; replaced: number };
+  | { type: 'COMPACTED'; summary: Message; replaced: number }
+  /**
+   * A process takes up the run with settings of its own: `maxTurns` (the run's total, given or
+   * kept), a budget change, and for a finished conversation the user's next message. A final
+   * state that lacked what is given is left for awaitingModel; a live state keeps going with the
+   * new settings.
+   */
+  | { type: 'REOPEN'; maxTurns: number; budget?: BudgetChange | null | undefined; message?: string | undefined };
 
 export type AgentStateName =
   | 'awaitingModel'

@@ -1,6 +1,7 @@
 /**
  * The machine's structure, read from the machine itself and proved with its pure `transition()`
- * (what the runtime steps with): every live state takes CANCEL, a final one takes none; every
+ * (what the runtime steps with): every live state takes CANCEL, a final one takes none; a final
+ * state takes REOPEN with what it lacked, a live one with new settings, in place; every
  * state that asks the model takes BUDGET_REACHED and COMPACT; every state that makes a model call
  * takes MODEL_USAGE in place; and the lists of states kept
  * elsewhere (the xstate-free copies, a run's statuses, fork's resting points) agree with it.
@@ -14,7 +15,7 @@ import * as types from '../machines/agent-loop.types.ts';
 import type { AgentEvent, AgentStateName, Message } from '../machines/agent-loop.types.ts';
 import { isRestingPoint } from '../src/fork/fork-plan.ts';
 import { endTurnReply, toolUseReply } from '../src/model/scripted-model.ts';
-import { transition as driverStep } from '../src/runtime/machine-step.ts';
+import { transition as driverStep, withStatusOfState } from '../src/runtime/machine-step.ts';
 import type { RunStatusName } from '../src/core/run-events.ts';
 import type { JournalRecord } from '../src/store/journal-record.ts';
 
@@ -144,6 +145,82 @@ describe('what each state takes, proved with transition()', () => {
         expect(compacting.value, state).toBe('compacting');
         expect(effectOfActions(actions), state).toBe('requestCompaction');
       }
+    }
+  });
+});
+
+describe('a process taking the run up (REOPEN), proved with transition()', () => {
+  const context = snapshots.at(-1)!.context;
+  const at = (state: AgentStateName, changes: Partial<Snapshot['context']> = {}) => agentLoopMachine.resolveState({ value: state, context: { ...context, ...changes } });
+  const reopen = (maxTurns: number, more: Partial<Extract<AgentEvent, { type: 'REOPEN' }>> = {}) => ({ type: 'REOPEN' as const, maxTurns, ...more });
+  const BUDGET = { budget: { maxTotalTokens: 10_000 } };
+
+  it('each final state but cancelled takes REOPEN with what it lacked, into awaitingModel, announcing the model call', () => {
+    const turn = context.turn;
+    const cases: Array<[AgentStateName, Partial<Snapshot['context']>, ReturnType<typeof reopen>]> = [
+      ['done', { finalText: 'finished' }, reopen(turn + 1, { message: 'and then?' })],
+      ['stoppedAtMaxTurns', { maxTurns: turn }, reopen(turn + 2)],
+      ['failed', { failure: { reason: 'invalid_reply', message: 'bad', retryable: true }, pausesInARow: 2 }, reopen(context.maxTurns)],
+      ['stoppedAtBudget', { budget: { maxTotalTokens: 1 }, budgetStop: { budget: 'tokens', spent: 5, limit: 1 } }, reopen(context.maxTurns, { budget: BUDGET })],
+    ];
+    expect(cases.map(([state]) => state).sort()).toEqual(FINAL_STATES.filter((state) => state !== 'cancelled').sort());
+    for (const [state, changes, event] of cases) {
+      const [next, actions] = transition(agentLoopMachine, at(state, changes), event);
+      expect(next.value, state).toBe('awaitingModel');
+      // xstate keeps the status a final state gave (an actor would have taken no event); the runtime reads it again.
+      expect(next.status, state).toBe('done');
+      expect(withStatusOfState(agentLoopMachine, next).status, state).toBe('active');
+      expect(effectOfActions(actions), state).toBe('requestModelReply');
+      expect(next.context.maxTurns, state).toBe(event.maxTurns);
+      expect(next.context.failure, state).toBeNull();
+      expect(next.context.pausesInARow, state).toBe(0);
+    }
+    const [continued] = transition(agentLoopMachine, at('done', { finalText: 'finished' }), reopen(turn + 1, { message: 'and then?' }));
+    expect(continued.context.messages).toEqual([...context.messages, { role: 'user', content: 'and then?' }]);
+    expect(continued.context.finalText).toBeNull();
+    const [raised] = transition(agentLoopMachine, at('stoppedAtBudget', { budget: { maxTotalTokens: 1 }, budgetStop: { budget: 'tokens', spent: 5, limit: 1 } }), reopen(context.maxTurns, { budget: BUDGET }));
+    expect(raised.context.budget).toEqual(BUDGET.budget);
+    expect(raised.context.budgetStop).toBeNull();
+  });
+
+  it('a final state refuses a REOPEN that does not bring what it lacked: the same snapshot comes back', () => {
+    const turn = context.turn;
+    const refused: Array<[AgentStateName, Partial<Snapshot['context']>, ReturnType<typeof reopen>]> = [
+      ['done', {}, reopen(turn + 5)],
+      ['done', {}, reopen(turn, { message: 'no turns left for it' })],
+      ['done', {}, reopen(turn + 1, { message: '   ' })],
+      ['stoppedAtMaxTurns', { maxTurns: turn }, reopen(turn)],
+      ['stoppedAtMaxTurns', { maxTurns: turn }, reopen(turn + 1, { message: 'not a finished conversation' })],
+      ['failed', { failure: { reason: 'max_tokens', message: 'cut off', retryable: false } }, reopen(turn + 5)],
+      ['stoppedAtBudget', { budgetStop: { budget: 'tokens', spent: 5, limit: 1 } }, reopen(turn + 5)],
+      ['cancelled', { cancellation: CANCEL.cancellation }, reopen(turn + 5, { budget: BUDGET })],
+    ];
+    for (const [state, changes, event] of refused) {
+      const snapshot = at(state, changes);
+      expect(transition(agentLoopMachine, snapshot, event)[0], `${state} ${JSON.stringify(event)}`).toBe(snapshot);
+    }
+  });
+
+  it('every live state takes REOPEN with a new turn limit or budget in place: the settings changed, nothing else, no effect announced', () => {
+    for (const state of LIVE_STATES) {
+      for (const snapshot of inState(state)) {
+        const [next, actions] = transition(agentLoopMachine, snapshot, reopen(snapshot.context.maxTurns + 4, { budget: BUDGET }));
+        expect(next.value, state).toBe(state);
+        expect(effectOfActions(actions), state).toBeNull();
+        const { maxTurns, budget, budgetStop, ...rest } = next.context;
+        expect([maxTurns, budget, budgetStop], state).toEqual([snapshot.context.maxTurns + 4, BUDGET.budget, snapshot.context.budgetStop]);
+        const { maxTurns: _m, budget: _b, budgetStop: _s, ...restBefore } = snapshot.context;
+        expect(rest, state).toEqual(restBefore);
+      }
+    }
+  });
+
+  it('a live state refuses a REOPEN that changes nothing, or brings a message: the same snapshot comes back', () => {
+    for (const state of LIVE_STATES) {
+      const [snapshot] = inState(state);
+      const { maxTurns } = snapshot!.context;
+      expect(transition(agentLoopMachine, snapshot!, reopen(maxTurns))[0], state).toBe(snapshot);
+      expect(transition(agentLoopMachine, snapshot!, reopen(maxTurns + 1, { message: 'not finished yet' }))[0], state).toBe(snapshot);
     }
   });
 });

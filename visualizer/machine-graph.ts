@@ -64,6 +64,7 @@ export interface GraphState {
   name: string;
   role: StateRole | null;
   initial: boolean;
+  /** A run that reaches it has ended (but for cancelled, a later process may reopen it: REOPEN). */
   final: boolean;
   description: string | null;
   entry: string[];
@@ -74,9 +75,10 @@ export interface GraphState {
 export interface MachineGraph {
   id: string;
   /**
-   * The root's own transitions (CANCEL). Each is also in the transitions of every state that is
-   * not final, as `inherited`: the machine's guard refuses it in a final state (an actor takes no
-   * event there anyway), so that is where it can be taken, and where the diagram draws it.
+   * The root's own transitions (CANCEL, REOPEN of a live run). Each is also in the transitions of
+   * every state that is not final, as `inherited` (a targetless one with that state as its
+   * target): the machine's guard refuses it in a final state, so that is where it can be taken,
+   * and where the diagram draws it.
    */
   transitions: GraphTransition[];
   states: GraphState[];
@@ -100,6 +102,7 @@ export function machineGraphOf(machine: AnyStateMachine): MachineGraph {
       throw new Error(`state ${stateNode.key} has child states; the visualizer draws flat machines only`);
     }
     const final = stateNode.type === 'final';
+    const inherited = final ? [] : transitionsOf(root, true).map((t) => (t.targetless ? { ...t, target: stateNode.key } : t));
     return {
       name: stateNode.key,
       role: (STATE_ROLES as Record<string, StateRole>)[stateNode.key] ?? null,
@@ -107,7 +110,7 @@ export function machineGraphOf(machine: AnyStateMachine): MachineGraph {
       final,
       description: stateNode.description ?? null,
       entry: stateNode.entry.map(actionName),
-      transitions: [...transitionsOf(node, false), ...(final ? [] : transitionsOf(root, true))],
+      transitions: [...transitionsOf(node, false), ...inherited],
     };
   });
   return { id: machine.id, transitions: rootTransitions, states };

@@ -208,6 +208,8 @@ function isFinal(state: AgentStateName): boolean {
 }
 
 function takenEdge(edges: Map<string, Set<string>>, from: AgentStateName, record: JournalRecord): string | null {
+  // A REOPEN is the process taking the run up: shown with that process (the step's `reopened`), not as the run's own move.
+  if (record.event === 'REOPEN') return null;
   const id = edgeId(from, record.state);
   return edges.get(id)?.has(record.event) ? id : null;
 }

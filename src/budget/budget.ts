@@ -1,11 +1,12 @@
 /**
  * A run's budgets: spending limits checked before each model call. A budget belongs to the run,
  * not to the process driving it: it is kept in the run's context (record 0, and the REOPEN
- * record of a resume that changes it), so a plain resume applies it, and a resume that gives a
- * budget replaces it for the rest of the run (the header is written once and could not follow).
+ * record of a resume that changes it: the machine applies the change and lifts a budget stop),
+ * so a plain resume applies it, and a resume that gives a budget replaces it for the rest of the
+ * run (the header is written once and could not follow).
  */
 import { budgetStopOf } from '../../machines/agent-loop.logic.ts';
-import type { AgentContext, Budget, BudgetStop, TokenUsage } from '../../machines/agent-loop.types.ts';
+import type { AgentContext, Budget, BudgetChange, BudgetStop, TokenUsage } from '../../machines/agent-loop.types.ts';
 import type { Capability } from '../core/session.ts';
 import type { Model } from '../model/model.ts';
 import { costAt, type ModelPrice, priceOf } from '../model/prices.ts';
@@ -28,8 +29,6 @@ export class BudgetPriceError extends Error {
   }
 }
 
-/** What a budget changes in a run's context: the limits, and the cost so far while there is a cost budget. */
-export type BudgetFields = Pick<AgentContext, 'budget' | 'costUsd'>;
 
 /** The budget as given, checked; undefined when it sets no limit. Throws RangeError (nothing started). */
 export function checkBudget(given: Budget | undefined): Budget | undefined {
@@ -72,7 +71,7 @@ export function startingBudget(given: Budget | undefined, model: Model): { budge
  * starts from what the run has used so far, priced at this model's list price. Throws
  * BudgetPriceError when the run's cost budget (its own or the one given) cannot be priced.
  */
-export function resumedBudget(context: AgentContext, given: Budget | undefined, model: Model): BudgetFields | null {
+export function resumedBudget(context: AgentContext, given: Budget | undefined, model: Model): BudgetChange | null {
   const asked = checkBudget(given);
   const budget: Budget | null = asked ? { ...context.budget, ...asked } : (context.budget ?? null);
   const price = priceFor(model);
@@ -84,11 +83,6 @@ export function resumedBudget(context: AgentContext, given: Budget | undefined, 
 
 function sameBudget(a: Budget | null, b: Budget | null): boolean {
   return a?.maxCostUsd === b?.maxCostUsd && a?.maxTotalTokens === b?.maxTotalTokens;
-}
-
-/** The context with a resume's budget in it (and no budget stop: the REOPEN record lifts it). */
-export function withBudget(context: AgentContext, change: BudgetFields | null): AgentContext {
-  return change ? { ...context, ...change, budgetStop: context.budgetStop ? null : context.budgetStop } : context;
 }
 
 /**

@@ -1,9 +1,10 @@
 /**
  * Continuing a finished conversation: a `done` run takes a new user message and asks the model
- * again. The message goes into the REOPEN record (its messages edit), written with the disk
+ * again. The machine's REOPEN appends the message; its record is written with the disk
  * flushed before the model is called: a crash after it resumes a run that is no longer done
  * and asks with the message once; a crash before it leaves the run done, message never sent.
  */
+import { isContinuingMessage } from '../../machines/agent-loop.logic.ts';
 import type { AgentContext, AgentStateName } from '../../machines/agent-loop.types.ts';
 
 export type ContinueProblem = 'empty' | 'not-done' | 'no-turns-left';
@@ -64,17 +65,5 @@ export function checkContinue(location: string, message: string, state: AgentSta
 
 /** An empty message is refused before the run is even read. */
 export function checkMessageText(location: string, message: string): void {
-  if (typeof message !== 'string' || message.trim() === '') throw new ContinueRefusedError(location, 'empty', null, 0, 0);
-}
-
-/** The finished run's context, reopened with the user's message appended (messages only ever grow). */
-export function continuedContext(context: AgentContext, message: string, maxTurns: number): AgentContext {
-  return {
-    ...context,
-    maxTurns,
-    messages: [...context.messages, { role: 'user', content: message }],
-    finalText: null,
-    failure: null,
-    pausesInARow: 0,
-  };
+  if (!isContinuingMessage(message)) throw new ContinueRefusedError(location, 'empty', null, 0, 0);
 }

@@ -6,10 +6,12 @@
  * finished conversation, as `run --resume --message` writes it.
  */
 import { randomUUID } from 'node:crypto';
+import { transition } from 'xstate';
 import { announcedEffectOf } from '../../machines/agent-loop.effects.ts';
 import { openCalls } from '../../machines/agent-loop.logic.ts';
+import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
 import { type AgentContext, type AgentStateName, type AwaitedCall, FINAL_STATES, type OutcomeKind, type PendingCall } from '../../machines/agent-loop.types.ts';
-import { checkContinue, ContinueRefusedError, continuedContext } from '../core/continue-run.ts';
+import { checkContinue, ContinueRefusedError } from '../core/continue-run.ts';
 import { foldJournal } from '../store/fold-journal.ts';
 import { type DurableView, encodeRecord, snapshotContextOf } from '../store/journal-codec.ts';
 import type { ForkOrigin, JournalHeader, JournalRecord } from '../store/journal-record.ts';
@@ -104,7 +106,7 @@ export function planFork(parentLocation: string, loaded: LoadedRun, request: For
   if (request.message !== undefined) {
     const maxTurns = request.maxTurns ?? context.maxTurns;
     checkForkMessage(parentLocation, request.message, at, view, request.maxTurns, lastDone);
-    const continued = continuedContext(context, request.message, maxTurns);
+    const continued = continuedContextOf(view, context, request.message, maxTurns);
     state = 'awaitingModel';
     records.push(
       encodeRecord(view, {
@@ -133,6 +135,13 @@ export function planFork(parentLocation: string, loaded: LoadedRun, request: For
   };
   const open = openCalls(context);
   return { at, lastSeq, header, records, state, turn: context.turn, awaiting: context.awaiting, openCalls: open, afterFork: callsAfter(parentLocation, loaded, at, open) };
+}
+
+/** The child's context after the machine's REOPEN with the message (checkContinue has held it to the machine's guard). */
+function continuedContextOf(view: DurableView, context: AgentContext, message: string, maxTurns: number): AgentContext {
+  const [next] = transition(agentLoopMachine, agentLoopMachine.resolveState({ value: view.state, context }), { type: 'REOPEN', maxTurns, message });
+  if (next.value !== 'awaitingModel') throw new Error(`the machine did not take REOPEN with a message in ${view.state}`);
+  return next.context;
 }
 
 function checkForkMessage(location: string, message: string, at: number, view: DurableView, maxTurns: number | undefined, lastDone: number): void {

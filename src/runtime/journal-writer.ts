@@ -16,7 +16,7 @@ import { type PointName, pointOf } from '../store/record-points.ts';
 import type { AppendOptions, AppendReceipt, RunStore } from '../store/store.ts';
 import type { CrashPoints } from './crash-points.ts';
 import { appendUnit, encodeSteps, type JournalStep } from './journal-unit.ts';
-import { transition } from './machine-step.ts';
+import { transition, withStatusOfState } from './machine-step.ts';
 import type { SnapshotPolicy } from './snapshot-policy.ts';
 import { usageCountedInPlace } from './usage-step.ts';
 
@@ -98,7 +98,8 @@ export class JournalWriter {
    */
   async step(event: AgentEvent, { note, sync }: StepOptions = {}): Promise<AnnouncedEffect | null> {
     const counted = event.type === 'MODEL_USAGE' ? usageCountedInPlace(this.snapshot, event) : null;
-    const [next, actions] = counted ? [counted, []] : transition(agentLoopMachine, this.snapshot, event);
+    const [taken, actions] = counted ? [counted, []] : transition(agentLoopMachine, this.snapshot, event);
+    const next = event.type === 'REOPEN' ? withStatusOfState(agentLoopMachine, taken) : taken;
     if (next === this.snapshot) throw new Error(`the machine did not take ${event.type} in ${this.state}`);
     const before = this.snapshot;
     this.snapshot = next;

@@ -5,7 +5,7 @@
  * (a rule of machines/), so nothing is ever registered in it. Same snapshot, same actions:
  * test/machine-step.test.ts holds it to xstate's own on every path of the crash suite.
  */
-import { type ActorScope, type AnyStateMachine, createActor, type EventFromLogic, type ExecutableActionsFrom, type SnapshotFrom } from 'xstate';
+import { type ActorScope, type AnyMachineSnapshot, type AnyStateMachine, createActor, type EventFromLogic, type ExecutableActionsFrom, type SnapshotFrom } from 'xstate';
 
 const scopes = new WeakMap<AnyStateMachine, ActorScope<any, any, any, any>>();
 
@@ -53,4 +53,14 @@ export function transition<M extends AnyStateMachine>(machine: M, snapshot: Snap
  */
 export function withContext<S extends { context: unknown }>(snapshot: S, context: S['context']): S {
   return { ...snapshot, context };
+}
+
+/**
+ * The snapshot with the status its state has. xstate keeps `done` once a snapshot reached a
+ * final state, even when a transition leaves it again (an actor would have taken no event):
+ * the machine's REOPEN does leave one, and the run it takes up is active again.
+ */
+export function withStatusOfState<S extends AnyMachineSnapshot>(machine: AnyStateMachine, snapshot: S): S {
+  if (snapshot.status !== 'done' || machine.root.states[snapshot.value as string]?.type === 'final') return snapshot;
+  return machine.resolveState({ value: snapshot.value, context: snapshot.context }) as S;
 }

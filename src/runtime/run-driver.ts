@@ -7,7 +7,7 @@
  * (a budget reached, a compaction due). A cancel or pause is looked for at every step boundary.
  */
 import { type AnnouncedEffect, announcedEffectOf } from '../../machines/agent-loop.effects.ts';
-import type { AgentStateName } from '../../machines/agent-loop.types.ts';
+import { type AgentStateName, FINAL_STATES } from '../../machines/agent-loop.types.ts';
 import { waitingCallsOf } from '../approval/waiting-calls.ts';
 import { budgetViewOf } from '../budget/budget.ts';
 import type { RunResult, RunStatusName } from '../core/run-events.ts';
@@ -60,7 +60,7 @@ export class RunDriver {
       const cancel = await session.control.atBoundary();
       effect = cancel ? await session.step(cancel) : await this.carryOut(effect);
     }
-    if (session.writer.snapshot.status !== 'done' && this.state !== 'awaitingDecision') {
+    if (!FINAL_STATES.includes(this.state) && this.state !== 'awaitingDecision') {
       throw new Error(`the machine rests in ${this.state} without announcing an effect`);
     }
     return this.finish();

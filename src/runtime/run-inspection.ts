@@ -3,9 +3,8 @@
  * .inspect` from @statelyai/inspect, a browser inspector, a logger, a test) can watch it. The run is not an XState actor (the driver computes each snapshot with the pure
  * `transition()` and persists it before any effect), so the events are made here, shaped as
  * XState's own: `@xstate.actor` when a process takes the run up, then `@xstate.event` and
- * `@xstate.snapshot` for every transition the driver takes, once it is saved. One event is the
- * driver's own, not the machine's: `REOPEN` (a resume changed the run's settings or reopened a
- * finished run); `MODEL_USAGE` (a reply's tokens, counted as it arrives) is the machine's, taken in place.
+ * `@xstate.snapshot` for every transition the driver takes, once it is saved (REOPEN, when a
+ * process takes the run up with settings of its own, among them; MODEL_USAGE taken in place).
  */
 import type { ActorRefLike, AnyEventObject, AnyStateMachine, InspectionEvent, Observer, Snapshot } from 'xstate';
 import { describeThrown } from '../tools/recordable.ts';

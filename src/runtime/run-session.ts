@@ -5,7 +5,7 @@
  */
 import { effectiveCall } from '../../machines/agent-loop.logic.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
-import type { AgentContext, AgentEvent, AgentStateName, PendingCall, TokenUsage, ToolOutcome } from '../../machines/agent-loop.types.ts';
+import type { AgentContext, AgentEvent, BudgetChange, AgentStateName, PendingCall, TokenUsage, ToolOutcome } from '../../machines/agent-loop.types.ts';
 import { withEditNotice } from '../approval/decision-step.ts';
 import { budgetViewOf, replyCostUsd } from '../budget/budget.ts';
 import type { CallView, RunEvent, RunObserver } from '../core/run-events.ts';
@@ -13,7 +13,6 @@ import type { Capability, RunSession } from '../core/session.ts';
 import { RunStoppedError } from '../core/stop-errors.ts';
 import type { RunControl } from '../control/run-control.ts';
 import type { Model } from '../model/model.ts';
-import type { BudgetFields } from '../budget/budget.ts';
 import type { RunStore } from '../store/store.ts';
 import { executeCall } from '../tools/execute-call.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
@@ -44,7 +43,7 @@ export interface DriverParts {
   /** What plugs into the run: approval, compaction, budgets (each a module of its own). */
   capabilities: readonly Capability[];
   /** On resume: the run's budget as the one given changes it (null: unchanged; src/budget/). */
-  budgetChange?: BudgetFields | null | undefined;
+  budgetChange?: BudgetChange | null | undefined;
 }
 
 export class DriverSession implements RunSession {

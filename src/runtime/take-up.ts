@@ -5,10 +5,7 @@
  * next message), and settles the calls of a turn it finds open by the reconcile rules. The
  * driver then goes on with the effect the snapshot announces.
  */
-import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
-import type { AgentStateName } from '../../machines/agent-loop.types.ts';
-import { withBudget } from '../budget/budget.ts';
-import { continuedContext } from '../core/continue-run.ts';
+import type { AgentEvent } from '../../machines/agent-loop.types.ts';
 import { pointOf } from '../store/record-points.ts';
 import type { RecoveredTornTail, StoredRecord } from '../store/store.ts';
 import { reconcileOpenTurn } from './reconcile-turn.ts';
@@ -51,42 +48,24 @@ export async function takeUp(session: DriverSession, { maxTurns, tornTail, lastS
     startedBy: origin.startedBy,
     acceptedChanges: origin.acceptedChanges,
   });
-  if (message !== undefined) {
-    await reopen(session, 'awaitingModel', maxTurns ?? context.maxTurns, message);
-  } else if (writer.snapshot.status === 'done') {
-    if (mayReopen(session, maxTurns)) await reopen(session, 'awaitingModel', maxTurns ?? context.maxTurns);
-  } else if ((maxTurns !== undefined && maxTurns !== context.maxTurns) || session.parts.budgetChange) {
-    await reopen(session, session.state(), maxTurns ?? context.maxTurns);
-  }
+  await reopen(session, maxTurns ?? context.maxTurns, message);
   const state = session.state();
   if (state === 'pendingTool' || state === 'effectRecorded') await reconcileOpenTurn(session, origin.changedTools);
 }
 
-function mayReopen(session: DriverSession, maxTurns: number | undefined): boolean {
-  const context = session.context();
-  switch (session.state()) {
-    case 'stoppedAtMaxTurns':
-      return maxTurns !== undefined && maxTurns > context.turn;
-    case 'stoppedAtBudget':
-      return Boolean(session.parts.budgetChange);
-    case 'failed':
-      return context.failure?.retryable === true;
-    default:
-      return false;
-  }
-}
-
-/** With `message`: the user's next message, durable in this record before the model is asked. */
-async function reopen(session: DriverSession, state: AgentStateName, maxTurns: number, message?: string): Promise<void> {
+/**
+ * The machine decides whether what this process brings reopens the run (a final state that
+ * lacked it) or changes its settings (a live one): where it takes REOPEN, the record is durable
+ * before anything else happens, with a message in it before the model is asked.
+ */
+async function reopen(session: DriverSession, maxTurns: number, message: string | undefined): Promise<void> {
   const { writer } = session;
   const previousState = session.state();
-  const current = session.context();
-  // A finished run that is reopened starts a new series of pauses (it may have failed on too many).
-  const pausesInARow = writer.snapshot.status === 'done' ? 0 : current.pausesInARow;
-  const reopened = message === undefined ? { ...current, maxTurns, failure: null, pausesInARow } : continuedContext(current, message, maxTurns);
-  writer.snapshot = agentLoopMachine.resolveState({ value: state, context: withBudget(reopened, session.parts.budgetChange ?? null) });
-  const continued = message === undefined ? {} : { continued: { turn: current.turn } };
-  await writer.persist('REOPEN', { reopened: { maxTurns, previousState }, ...continued });
-  writer.took({ type: 'REOPEN', maxTurns, previousState, ...(message === undefined ? {} : { message }) });
+  const budget = session.parts.budgetChange ?? null;
+  const event: AgentEvent = { type: 'REOPEN', maxTurns, ...(budget ? { budget } : {}), ...(message === undefined ? {} : { message }) };
+  if (!writer.snapshot.can(event)) return;
+  const turn = session.context().turn;
+  const continued = message === undefined ? {} : { continued: { turn } };
+  await writer.step(event, { note: { reopened: { maxTurns, previousState }, ...continued } });
   session.emit({ type: 'reopened', previousState, maxTurns, ...(message === undefined ? {} : { message }) });
 }

@@ -5,7 +5,7 @@
 import { expect } from 'vitest';
 import { announcedEffectOf } from '../../machines/agent-loop.effects.ts';
 import { awaitsDecision, budgetStopOf } from '../../machines/agent-loop.logic.ts';
-import type { Message, PendingCall, ToolOutcome } from '../../machines/agent-loop.types.ts';
+import { FINAL_STATES, type Message, type PendingCall, type ToolOutcome } from '../../machines/agent-loop.types.ts';
 import type { RunEvent } from '../../src/core/run-events.ts';
 import { RunCancelledError } from '../../src/control/control-request.ts';
 import { API_COMMAND, RunOriginMismatchError } from '../../src/runtime/run-origin.ts';
@@ -85,7 +85,7 @@ export class Baselines {
         const key = this.freshKey();
         const world = newWorld();
         const played = await playScenario(crashPath.scenario, key, world, this.stores);
-        const resumed = await resumeScenario(crashPath.scenario, key, world, this.stores);
+        const resumed = await resumeScenario(crashPath.scenario, key, world, this.stores, played.at);
         return { status: resumed.result!.status, messages: await this.messagesOf(key), passed: played.passed };
       })();
       this.resumedCache.set(crashPath.id, baseline);
@@ -128,10 +128,13 @@ interface AtCrash {
   openCalls: PendingCall[];
   decided: ReadonlySet<string>;
   asked: ReadonlyMap<string, number>;
+  /** Which of the scenario's processes the crash stopped, and whether right at its end. */
+  at: Played['at'];
 }
 
 /** And once it is resumed from the store alone. */
 interface AfterResume extends AtCrash {
+  /** The resume and the scenario's processes after it: the events of them all, the result of the last. */
   resumed: Played;
   final: DurableView;
   messages: Message[];
@@ -225,13 +228,16 @@ async function crashed(crash: CrashCase, stores: ScenarioStores, baselines: Base
     openCalls,
     decided,
     asked: new Map(world.asked),
+    at: played.at,
   };
 }
 
 /** Resumes from the store alone and reads what the resume left. */
 async function resumedAfter(atCrash: AtCrash): Promise<AfterResume> {
-  const { scenario, key, world, stores } = atCrash;
-  const resumed = await resumeScenario(scenario, key, world, stores);
+  const { scenario, key, world, stores, at, view } = atCrash;
+  // A reply lost at the budget stops the run where the uninterrupted one went on: what follows is another run (endsAsTheUninterruptedRun).
+  const played = lostReplyStop(atCrash) ? { ...scenario, takeUps: scenario.takeUps?.slice(0, at.process) } : scenario;
+  const resumed = await resumeScenario(played, key, world, stores, at, FINAL_STATES.includes(view.state));
   const finalStore = stores.open(key);
   const final = foldJournal(finalStore.location, await finalStore.load());
   stores.close(finalStore);
@@ -242,7 +248,7 @@ async function resumedAfter(atCrash: AtCrash): Promise<AfterResume> {
     messages: final.context.messages,
     stillWaiting: final.state === 'awaitingDecision',
     cancelledInTurn: final.state === 'cancelled' && final.context.pending.length > 0,
-    decisions: reconcileDecisions(resumed.events),
+    decisions: reconcileDecisions(resumed.events, scenario.takeUps ? new Set(atCrash.openCalls.map((call) => call.id)) : null),
     cancelledAtOnce: resumed.result?.status === 'cancelled' && !resumed.events.some((event) => event.type === 'resumed'),
   };
 }
@@ -330,16 +336,22 @@ async function eachCallDecidedOnce({ decided, world, asked, stores, key }: After
  * the budget: where they reach it, the resume stops there, before the uninterrupted run did (which
  * may have been cancelled at a later step), asking nothing more.
  */
-function endsAsTheUninterruptedRun({ crash, view, resumed, baseline, messages, decisions }: AfterResume): void {
-  const asksModelNext = announcedEffectOf(view.state, view.context) === 'requestModelReply';
-  const lostReplyStop = crash.label.startsWith('after-model-reply:') && asksModelNext && budgetStopOf(view.context) !== null;
-  expect(resumed.result?.status).toBe(lostReplyStop ? 'stoppedAtBudget' : baseline.status);
-  if (lostReplyStop) {
+function endsAsTheUninterruptedRun(facts: AfterResume): void {
+  const { resumed, baseline, messages, decisions } = facts;
+  const stoppedAtLostReply = lostReplyStop(facts);
+  expect(resumed.result?.status).toBe(stoppedAtLostReply ? 'stoppedAtBudget' : baseline.status);
+  if (stoppedAtLostReply) {
     expect(messages).toEqual(baseline.messages.slice(0, messages.length));
     expect(resumed.events.filter((event) => event.type === 'model-call')).toEqual([]);
   } else if ([...decisions.values()].every((d) => d === 'reused' || d === 're-ran-read-only')) {
     expect(messages).toEqual(baseline.messages);
   }
+}
+
+/** The crash lost a reply whose tokens (counted as it arrived) reach the budget: the resume stops before the call. */
+function lostReplyStop({ crash, view }: Pick<AtCrash, 'crash' | 'view'>): boolean {
+  const asksModelNext = announcedEffectOf(view.state, view.context) === 'requestModelReply';
+  return crash.label.startsWith('after-model-reply:') && asksModelNext && budgetStopOf(view.context) !== null;
 }
 
 async function reload(stores: ScenarioStores, key: string) {
@@ -351,8 +363,19 @@ async function reload(stores: ScenarioStores, key: string) {
   }
 }
 
-function reconcileDecisions(events: RunEvent[]): Map<string, string> {
+/**
+ * How the resume settled each call it found open. With processes of the scenario after it: the
+ * first settling of each call (a later process finds one it settled in the ledger), and of a
+ * later process's, only those the crash left open (a kill leaves its own to the process after it).
+ */
+function reconcileDecisions(events: RunEvent[], openCalls: ReadonlySet<string> | null): Map<string, string> {
   const decisions = new Map<string, string>();
-  for (const event of events) if (event.type === 'reconciled') decisions.set(event.call.id, event.decision);
+  const resumes = events.flatMap((event, index) => (event.type === 'resumed' ? [index] : []));
+  for (const [index, event] of events.entries()) {
+    if (event.type !== 'reconciled' || decisions.has(event.call.id)) continue;
+    // The crash's own resume settles no call but those it left open; a later process settles what a kill left open.
+    if (openCalls && !openCalls.has(event.call.id) && index > (resumes[1] ?? Infinity)) continue;
+    decisions.set(event.call.id, event.decision);
+  }
   return decisions;
 }

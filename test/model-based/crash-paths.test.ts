@@ -14,7 +14,7 @@ import { fileStores } from './scenario-runner.ts';
 const { walked, paths } = generateCrashPaths();
 const cases = crashCases(paths, { powerLoss: true });
 console.log(
-  `[crash suite] ${walked} paths walked (simple, MAX_TURNS=1; shortest, MAX_TURNS=2; shortest, MAX_TURNS=1 without pauses; simple with a cancel in every state, MAX_TURNS=1; simple, MAX_TURNS=2 with a token budget the first reply reaches; ` +
+  `[crash suite] ${walked} paths walked (simple, MAX_TURNS=1; shortest, MAX_TURNS=2; shortest, MAX_TURNS=1 without pauses; simple with a cancel in every state, MAX_TURNS=1; simple, MAX_TURNS=1, taken up again in every state (a final one given what it lacked, a live one killed and given more turns); simple, MAX_TURNS=2 with a token budget the first reply reaches, then a larger one; ` +
     `the cross walk: simple with a cancel in every live state of client compaction, approvals and questions, the budget, parallel calls) → ${paths.length} distinct scenarios; ` +
     `${cases.length} crash points (${cases.filter((c) => c.powerLoss).length} of them a power loss after a turn's last ledger entry) → ${cases.length} crash-and-resume tests`,
 );
@@ -46,7 +46,7 @@ describe('the machine paths and the runtime agree', () => {
     }
   });
 
-  it('every state and every transition of the machine is reached by some crash test, the root’s CANCEL from every live state', () => {
+  it('every state and every transition of the machine is reached by some crash test, the root’s CANCEL and REOPEN from every live state', () => {
     const reachedStates = new Set(paths.flatMap((p) => p.steps.map((s) => s.to)));
     // By the state each was taken from: the root's one definition stands for a transition out of every live state.
     const taken = new Map<string, Set<unknown>>();

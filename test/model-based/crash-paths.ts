@@ -18,6 +18,7 @@ import { approvalReplies, decisionEvents, inApprovalWalk } from './walks/approva
 import { BUDGET_WALK, budgetEventsFor, inBudgetWalk } from './walks/budget.ts';
 import { compactionEvents, holdsLongText, inCompactionWalk, LONG_TEXT, longReplies } from './walks/compaction.ts';
 import { coreReplies, coreResults } from './walks/core.ts';
+import { reopenEventsFor } from './walks/reopen.ts';
 import { closedParallelTurn, inParallelWalk, OVERLAPPING_TOOLS, PARALLEL_REPLIES, parallelReplies, parallelResults, TOGETHER_IDS, TOGETHER_REPLY } from './walks/parallel.ts';
 import { endTurnEvent, type PathEvent, PAUSE_LIMIT, type Snapshot, type ToolBehaviour } from './walks/path-event.ts';
 
@@ -57,6 +58,17 @@ export interface Scenario {
   budget?: Budget | undefined;
   /** Set when a reply is long enough to compact after (client compaction on): whether the summary has text. */
   compaction?: { summary: 'ok' | 'empty' };
+  /**
+   * The processes after the first, in order: each takes the run up with what it gives (`resume`)
+   * once the process before it ended, by itself (`after` null: the run stopped in a final state)
+   * or killed right after it saved the step `after` (a {@link stepFingerprint}).
+   */
+  takeUps?: TakeUp[];
+}
+
+export interface TakeUp {
+  after: string | null;
+  resume: { maxTurns?: number; budget?: Budget; message?: string };
 }
 
 /**
@@ -215,6 +227,8 @@ function serializeState(snapshot: Snapshot): string {
     snapshot.value === 'closed' && closedParallelTurn(c),
     c.compacted?.times ?? 0,
     c.messages.some(holdsLongText),
+    // A live run taken up with more turns is in another state for the walk than before.
+    c.maxTurns,
   ]);
 }
 
@@ -236,6 +250,7 @@ function walk(kind: 'shortest' | 'simple', maxTurns: number, maxPausesInARow: nu
 
 function eventsOfWalk(extra: WalkExtra | undefined): (snapshot: Snapshot) => PathEvent[] {
   if (extra === 'cancel') return cancelEventsFor;
+  if (extra === 'reopen') return reopenEventsFor;
   if (typeof extra === 'object' && 'cancelIn' in extra) return crossCancelEventsFor(extra.cancelIn);
   return eventsFor;
 }
@@ -252,7 +267,9 @@ function budgetOf(extra: WalkExtra | undefined): Budget | undefined {
  * MAX_TURNS stop; a pause continued, then one too many), the shortest path to every state with
  * MAX_TURNS=2 (a second turn, ids across turns, a stop after two turns), and the shortest path
  * to every state with MAX_TURNS=1 and no pause allowed (the pause limit met in `closed`), every
- * simple path of a run whose token budget the first reply reaches (the stop at the budget), and
+ * simple path of a run whose token budget the first reply reaches (the stop at the budget, and
+ * the resume with a larger one), every simple path of a small run taken up again in each of its
+ * states (a final one given what it lacked, a live one killed and given more turns), and
  * the cross walk: a cancel in every live state of client compaction, approvals and questions, the
  * budget and parallel calls.
  */
@@ -267,8 +284,8 @@ export interface GeneratedPaths {
   paths: CrashPath[];
 }
 
-/** What a walk adds: cancels (a small graph), a budget, or cancels in one capability's graph (the cross walk). */
-export type WalkExtra = 'cancel' | Budget | { cancelIn: Capability };
+/** What a walk adds: cancels (a small graph), the run taken up again (a small graph), a budget, or cancels in one capability's graph (the cross walk). */
+export type WalkExtra = 'cancel' | 'reopen' | Budget | { cancelIn: Capability };
 
 /** How to walk, with which MAX_TURNS, which pause limit (default {@link PAUSE_LIMIT}), and with cancels or a budget. */
 export type PathSource = readonly ['simple' | 'shortest', number, number?, WalkExtra?];
@@ -278,6 +295,8 @@ export const ALL_PATHS: readonly PathSource[] = [
   ['shortest', 2, 1],
   ['shortest', 1, 0],
   ['simple', 1, 1, 'cancel'],
+  // Taken up again: every final state but cancelled given what it lacked, every live state killed and resumed with more turns.
+  ['simple', 1, 0, 'reopen'],
   ['simple', 2, 1, BUDGET_WALK],
   // The cross walk: a cancel in every live state of each capability's walk.
   ['simple', 1, 1, { cancelIn: 'compaction' }],
@@ -337,7 +356,9 @@ function toCrashPath(
     const to = step.state.value as AgentStateName;
     const transitions = agentLoopMachine.getTransitionData(before, event as AgentEvent);
     const [, actions] = transition(agentLoopMachine, before, event as AgentEvent);
-    const effects = { returned: effectOfActions(actions), announced: announcedEffectOf(to, step.state.context) };
+    // A process that takes up a live run (REOPEN in place) goes on with the effect its snapshot announces.
+    const inPlace = event.type === 'REOPEN' && to === from ? announcedEffectOf(from, before.context) : null;
+    const effects = { returned: effectOfActions(actions) ?? inPlace, announced: announcedEffectOf(to, step.state.context) };
     const cancelledFrom = before;
     before = step.state;
     const labels: string[] = [];
@@ -362,7 +383,8 @@ function toCrashPath(
         labels.push(next(pointOf({ event: 'MODEL_REPLY', state: to })));
         break;
       case 'MODEL_REPLY':
-        scenario.replies.push(((event.type === 'MODEL_REPLY' ? event.sent : undefined) ?? event.reply) as ModelReply);
+        // The reply held at MAX_TURNS was the model's already: acting on it asks the model nothing.
+        if (!event.held) scenario.replies.push((event.sent ?? event.reply) as ModelReply);
         if (PARALLEL_REPLIES.has(event.label)) {
           // Until the path says otherwise, the calls finish in the model's order: a path that stops
           // part-way is then the same scenario as the longer one that goes on in that order.
@@ -421,6 +443,18 @@ function toCrashPath(
       case 'BUDGET_REACHED':
         labels.push(next('save-budget'));
         break;
+      case 'REOPEN': {
+        const { context } = cancelledFrom;
+        const after = FINAL_STATES.includes(from) ? null : stepFingerprint(from, lastEvent, context.turn, context.pending.map((call) => call.id), context.results.map((o) => o.tool_use_id));
+        const resume = {
+          ...(event.maxTurns !== context.maxTurns ? { maxTurns: event.maxTurns } : {}),
+          ...(event.budget?.budget ? { budget: event.budget.budget } : {}),
+          ...(event.message !== undefined ? { message: event.message } : {}),
+        };
+        (scenario.takeUps ??= []).push({ after, resume });
+        labels.push(next('save-reopen'));
+        break;
+      }
     }
     steps.push({ from, to, event, labels, transitions, effects, ...(unsynced ? { unsynced } : {}) });
     from = to;
@@ -437,6 +471,7 @@ function toCrashPath(
  * the reply with none: the machine counts them once).
  */
 function usageStepBefore(from: AgentStateName, before: Snapshot, event: PathEvent, next: (point: string) => string): PathStep | null {
+  if (event.type === 'MODEL_REPLY' && event.held) return null;
   const usage = usageOfCall(event);
   if (!usage) return null;
   const counted: PathEvent = { type: 'MODEL_USAGE', usage, label: `usage: ${event.label}` };

@@ -16,7 +16,7 @@ import type { RunStore } from '../../src/store/store.ts';
 import { defineTool, type ToolDefinition } from '../../src/tools/tool.ts';
 import { ExecutionCounter } from '../helpers/counting-tools.ts';
 import { FinishOrder } from '../helpers/finish-order.ts';
-import { CANCELLATION, FINISH_TEXT, type Scenario, stepFingerprint } from './crash-paths.ts';
+import { CANCELLATION, FINISH_TEXT, type Scenario, stepFingerprint, type TakeUp } from './crash-paths.ts';
 
 export interface World {
   /** Every call of a tool's run(), whether it got as far as its effect or threw first. */
@@ -104,6 +104,12 @@ export interface Played {
   events: RunEvent[];
   /** Every crash label the run passed, in order. */
   passed: string[];
+  /**
+   * Where the scenario's processes stood when it stopped: the process it was in (0: the one that
+   * started the run; n: the one scenario.takeUps[n - 1] started), and whether that process had
+   * reached the step that ends it (a crash right at it).
+   */
+  at: { process: number; killed: boolean };
 }
 
 /** Where scenario runs are stored: a fresh store per key (a directory, a run id). */
@@ -148,7 +154,7 @@ function cancelAsker(scenario: Scenario, store: RunStore): (event: RunEvent) => 
   };
 }
 
-function parts(scenario: Scenario, key: string, world: World, withFaults: boolean, events: RunEvent[], stores: ScenarioStores) {
+function parts(scenario: Scenario, key: string, world: World, withFaults: boolean, events: RunEvent[], stores: ScenarioStores, watch: (event: RunEvent) => void = () => {}) {
   const faults = scenario.failingEffectWrites.map((n) => `effect-write:${n}`).join(',');
   const store = stores.open(key, withFaults && faults ? faults : undefined);
   const askCancel = cancelAsker(scenario, store);
@@ -162,6 +168,7 @@ function parts(scenario: Scenario, key: string, world: World, withFaults: boolea
       events.push(event);
       world.order?.observe(event);
       askCancel(event);
+      watch(event);
     },
     // Generous: a call of a parallel turn returns only once the outcomes ranked before it are
     // durable, and a grouped write waits for its fsync without blocking, so a disk loaded by
@@ -177,35 +184,98 @@ function parts(scenario: Scenario, key: string, world: World, withFaults: boolea
   };
 }
 
-/** Starts the scenario under a fresh key; with a label, the run is crashed right after it. */
-export async function playScenario(scenario: Scenario, key: string, world: World, stores: ScenarioStores, crashAfter?: string): Promise<Played> {
-  const events: RunEvent[] = [];
-  const crashPoints = new CrashPoints(crashAfter);
-  world.order = scenario.finishTogether ? new FinishOrder(scenario.finishTogether, true) : scenario.finishOrder ? new FinishOrder(scenario.finishOrder) : null;
-  const base = parts(scenario, key, world, true, events, stores);
-  try {
-    const result = await startRun({ ...base, task: 'the task', maxTurns: scenario.maxTurns, maxPausesInARow: scenario.maxPausesInARow, budget: scenario.budget, crashPoints });
-    return { result, crashedAt: null, events, passed: crashPoints.passed };
-  } catch (error) {
-    if (error instanceof SimulatedCrash) return { result: null, crashedAt: error.label, events, passed: crashPoints.passed };
-    throw error;
-  } finally {
-    stores.close(base.store);
+/**
+ * A process of the scenario is killed right after it saves the step that ends it: the `saved`
+ * event names the step, and the crash point the record passes next throws. A crash armed at
+ * that same point comes first (the process is then both killed and crashed there).
+ */
+class ScenarioPoints extends CrashPoints {
+  private killNext = false;
+  killed = false;
+
+  /** Called on each `saved` event: marks the end of the process when the step saved is `after`. */
+  watch(event: RunEvent, after: string | null): void {
+    if (after === null || event.type !== 'saved' || event.event === 'MODEL_USAGE') return;
+    if (stepFingerprint(event.state, event.event, event.turn, event.pending.map((call) => call.id), event.recordedIds) === after) this.killNext = true;
+  }
+
+  /** A new process: nothing marked yet. */
+  begin(): void {
+    this.killNext = false;
+    this.killed = false;
+  }
+
+  override fireIfArmed(label: string): Promise<void> | undefined {
+    const kill = this.killNext;
+    this.killNext = false;
+    if (kill) this.killed = true;
+    const crashed = super.fireIfArmed(label);
+    if (kill) throw new ProcessEnded(label);
+    return crashed;
   }
 }
 
-/** Resumes from the store alone, with a fresh runtime and no write faults (the disk has recovered). */
-export async function resumeScenario(scenario: Scenario, key: string, world: World, stores: ScenarioStores): Promise<Played> {
-  const events: RunEvent[] = [];
-  // A resume re-runs the open calls as they come (side by side where they may): none waits for another.
-  if (world.order) world.order.active = false;
-  const base = parts(scenario, key, world, false, events, stores);
-  try {
-    const result = await resumeRun(base);
-    return { result, crashedAt: null, events, passed: [] };
-  } finally {
-    stores.close(base.store);
+/** The end of a process of the scenario: killed, as the scenario says, right after a step. */
+class ProcessEnded extends Error {
+  override readonly name = 'ProcessEnded';
+  constructor(readonly label: string) {
+    super(`the scenario's process ends here (${label})`);
   }
+}
+
+/** How a process opens: it starts the run, resumes it plainly, or takes it up with what a take-up gives. */
+type Opening = { kind: 'start' } | { kind: 'resume'; given?: TakeUp['resume'] };
+
+/**
+ * Plays the scenario's processes from `process` on, the first opening as `opening`, each after
+ * the one before it ended (by itself, or killed where the scenario says), until the last ends or
+ * the armed crash fires. The crash labels count on across processes, as the path counts them.
+ */
+async function playFrom(scenario: Scenario, key: string, world: World, stores: ScenarioStores, crashPoints: ScenarioPoints, process: number, opening: Opening): Promise<Played> {
+  const events: RunEvent[] = [];
+  let result: RunResult | null = null;
+  for (let index = process, how = opening; ; index++) {
+    const end = scenario.takeUps?.[index];
+    crashPoints.begin();
+    const base = parts(scenario, key, world, how.kind === 'start', events, stores, (event) => crashPoints.watch(event, end?.after ?? null));
+    try {
+      result =
+        how.kind === 'start'
+          ? await startRun({ ...base, task: 'the task', maxTurns: scenario.maxTurns, maxPausesInARow: scenario.maxPausesInARow, budget: scenario.budget, crashPoints })
+          : await resumeRun({ ...base, ...how.given, crashPoints });
+    } catch (error) {
+      if (error instanceof SimulatedCrash) return { result: null, crashedAt: error.label, events, passed: crashPoints.passed, at: { process: index, killed: crashPoints.killed } };
+      if (!(error instanceof ProcessEnded)) throw error;
+      result = null;
+    } finally {
+      stores.close(base.store);
+    }
+    if (!end) return { result, crashedAt: null, events, passed: crashPoints.passed, at: { process: index, killed: false } };
+    how = { kind: 'resume', given: end.resume };
+    // A resume re-runs the open calls as they come (side by side where they may): none waits for another.
+    if (world.order) world.order.active = false;
+  }
+}
+
+/** Starts the scenario under a fresh key; with a label, the run is crashed right after it. */
+export async function playScenario(scenario: Scenario, key: string, world: World, stores: ScenarioStores, crashAfter?: string): Promise<Played> {
+  world.order = scenario.finishTogether ? new FinishOrder(scenario.finishTogether, true) : scenario.finishOrder ? new FinishOrder(scenario.finishOrder) : null;
+  return playFrom(scenario, key, world, stores, new ScenarioPoints(crashAfter), 0, { kind: 'start' });
+}
+
+/**
+ * Resumes from the store alone, with a fresh runtime and no write faults (the disk has
+ * recovered), and plays the scenario's processes after it. Where the crash left the run at the
+ * end of its process (`at.killed`, or `stoppedByItself`: at rest in a final state with a take-up
+ * to come), the resume is the next process, with what it gives; otherwise a plain one, which
+ * goes on with the process the crash stopped.
+ */
+export async function resumeScenario(scenario: Scenario, key: string, world: World, stores: ScenarioStores, at: Played['at'] = { process: 0, killed: false }, stoppedByItself = false): Promise<Played> {
+  if (world.order) world.order.active = false;
+  const next = scenario.takeUps?.[at.process];
+  const ended = next !== undefined && (at.killed || (stoppedByItself && next.after === null));
+  const opening: Opening = ended ? { kind: 'resume', given: next.resume } : { kind: 'resume' };
+  return playFrom(scenario, key, world, stores, new ScenarioPoints(undefined), ended ? at.process + 1 : at.process, opening);
 }
 
 /** A resume by another command than the one that started the run; returns what it threw (it should refuse). */

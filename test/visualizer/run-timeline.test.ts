@@ -64,7 +64,7 @@ describe('the lesson’s run: killed after the third ledger write, resumed', () 
     expect(view.steps.map((s) => [s.seq, s.state, s.event, s.point, s.turn, s.bytes])).toEqual(
       history.map((h) => [h.seq, h.state, h.event, h.point, h.turn, h.bytes]),
     );
-    // START, REOPEN and MODEL_USAGE are the runtime's records, not machine transitions: no arrow.
+    // START (the run's creation), REOPEN (a process taking it up) and MODEL_USAGE (taken in place): no arrow.
     const runtimeOnly = new Set(['START', 'REOPEN', 'MODEL_USAGE']);
     for (const step of view.steps.filter((s) => runtimeOnly.has(s.event))) expect(step.edge, `record ${step.seq}`).toBeNull();
     const transitions = view.steps.filter((s) => !runtimeOnly.has(s.event));

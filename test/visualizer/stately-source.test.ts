@@ -39,9 +39,9 @@ describe('the machine as Stately Studio source', () => {
     for (const name of actions) expect(source).toContain(`    ${name}: () => {},`);
     for (const name of guards) expect(source).toContain(`    ${name}: ({ event }) => event.guards?.${name} === true,`);
     expect(source.match(/=>/g)).toHaveLength(actions.size + guards.size);
-    // Every transition carries its description, as in the machine; the root's (CANCEL) is printed once, on the root.
+    // Every transition carries its description, as in the machine; the root's (CANCEL, REOPEN of a live run) are printed once, on the root.
     const transitions = [...graph.states.flatMap((s) => s.transitions.filter((t) => !t.inherited)), ...graph.transitions];
-    expect(graph.transitions.map((t) => t.event)).toEqual(['CANCEL']);
+    expect(graph.transitions.map((t) => t.event)).toEqual(['CANCEL', 'REOPEN']);
     expect(transitions.every((t) => t.description)).toBe(true);
     expect(source.match(/description: /g)).toHaveLength(graph.states.filter((s) => s.description).length + transitions.length);
     expect(source).toContain("target: '.cancelled'");

@@ -4,7 +4,7 @@
  */
 import type { SnapshotFrom } from 'xstate';
 import type { agentLoopMachine } from '../../../machines/agent-loop.machine.ts';
-import type { AgentEvent, Cancellation, Decision, DecisionNeed, Message, ModelReply, PendingCall } from '../../../machines/agent-loop.types.ts';
+import type { AgentEvent, BudgetChange, Cancellation, Decision, DecisionNeed, Message, ModelReply, PendingCall } from '../../../machines/agent-loop.types.ts';
 import { endTurnReply } from '../../../src/model/scripted-model.ts';
 
 export type Snapshot = SnapshotFrom<typeof agentLoopMachine>;
@@ -13,7 +13,8 @@ export type WalkContext = Snapshot['context'];
 /** A machine event plus what the scenario needs to make the runtime produce it. */
 export type PathEvent =
   /** `sent` is what the model sends when it is not the reply the machine gets (the runtime normalizes it first). */
-  | { type: 'MODEL_REPLY'; reply: ModelReply; sent?: unknown; label: string; needsDecision?: Record<string, DecisionNeed> }
+  /** `held`: the reply held at MAX_TURNS, acted on once the run has more turns (no model call). */
+  | { type: 'MODEL_REPLY'; reply: ModelReply; sent?: unknown; label: string; needsDecision?: Record<string, DecisionNeed>; held?: boolean }
   | { type: 'MODEL_REPLY_INVALID'; reason: string; usage: ModelReply['usage']; reply: ModelReply; label: string }
   | { type: 'TOOL_RESULT'; outcome: Extract<AgentEvent, { type: 'TOOL_RESULT' }>['outcome']; behaviour: ToolBehaviour; label: string }
   | { type: 'CLOSE_TURN'; label: string }
@@ -28,7 +29,12 @@ export type PathEvent =
   | { type: 'COMPACT'; estimatedTokens: number; limit: number; keepFrom: number; label: string }
   | { type: 'COMPACTED'; summary: Message; replaced: number; label: string }
   /** A reply's tokens, counted as it arrives: the step before each model call's reply (see {@link usageStepBefore}). */
-  | { type: 'MODEL_USAGE'; usage: ModelReply['usage']; label: string };
+  | { type: 'MODEL_USAGE'; usage: ModelReply['usage']; label: string }
+  /**
+   * A process takes the run up with settings of its own: after the run stopped by itself (a final
+   * state), or after the process before it was killed right after the step before (a live state).
+   */
+  | { type: 'REOPEN'; maxTurns: number; budget?: BudgetChange; message?: string; label: string };
 
 /**
  * ok: returns; throws: throws; ledger-write-fails: returns, and its ledger write fails with
