@@ -108,7 +108,7 @@ const finalStates = {
     description: 'The model ended the turn; finalText holds its answer. The user’s next message continues the conversation.',
     on: {
       REOPEN: {
-        guard: and(['bringsMessage', 'givesMoreTurns']),
+        guard: 'continuesConversation',
         target: 'awaitingModel',
         actions: 'reopenRun',
         description: `${REOPEN_DESCRIPTION} with the user’s next message (and turns left to answer it): it joins the messages, durable before the model is asked.`,
@@ -120,7 +120,7 @@ const finalStates = {
     description: 'MAX_TURNS reached; the unacted tool_use reply is held so a resume with more turns can go on.',
     on: {
       REOPEN: {
-        guard: and(['bringsNoMessage', 'givesMoreTurns']),
+        guard: 'givesMoreTurns',
         target: 'awaitingModel',
         actions: 'reopenRun',
         description: `${REOPEN_DESCRIPTION} with more turns: the held reply is acted on first.`,
@@ -132,7 +132,7 @@ const finalStates = {
     description: 'Stopped for the reason in context.failure.',
     on: {
       REOPEN: {
-        guard: and(['bringsNoMessage', 'failureRetryable']),
+        guard: 'retriesFailure',
         target: 'awaitingModel',
         actions: 'reopenRun',
         description: `${REOPEN_DESCRIPTION} after a failure worth retrying (a refused reply, too many pauses): the model is asked again.`,
@@ -148,7 +148,7 @@ const finalStates = {
     description: 'A budget (context.budgetStop: cost or tokens) was reached before a model call; a resume with a larger budget makes that call.',
     on: {
       REOPEN: {
-        guard: and(['bringsNoMessage', 'changesBudget']),
+        guard: 'changesBudget',
         target: 'awaitingModel',
         actions: 'reopenRun',
         description: `${REOPEN_DESCRIPTION} with a changed budget: the budget stop is lifted, and the budget is checked again before the call.`,
@@ -355,26 +355,26 @@ const machineSetup = setup({
       return cancellationProblem(event.cancellation) === null;
     },
     budgetReached: ({ context }) => budgetStopOf(context) !== null,
-    bringsMessage: ({ event }) => {
+    // A REOPEN with a message continues a done conversation and nothing else.
+    continuesConversation: ({ context, event }) => {
       assertEvent(event, 'REOPEN');
-      return isContinuingMessage(event.message);
-    },
-    bringsNoMessage: ({ event }) => {
-      assertEvent(event, 'REOPEN');
-      return event.message === undefined;
+      return isContinuingMessage(event.message) && event.maxTurns > context.turn;
     },
     givesMoreTurns: ({ context, event }) => {
       assertEvent(event, 'REOPEN');
-      return event.maxTurns > context.turn;
+      return event.message === undefined && event.maxTurns > context.turn;
+    },
+    retriesFailure: ({ context, event }) => {
+      assertEvent(event, 'REOPEN');
+      return event.message === undefined && context.failure?.retryable === true;
     },
     changesBudget: ({ event }) => {
       assertEvent(event, 'REOPEN');
-      return Boolean(event.budget);
+      return event.message === undefined && Boolean(event.budget);
     },
-    failureRetryable: ({ context }) => context.failure?.retryable === true,
     changesSettings: ({ context, event }) => {
       assertEvent(event, 'REOPEN');
-      return event.maxTurns !== context.maxTurns || Boolean(event.budget);
+      return event.message === undefined && (event.maxTurns !== context.maxTurns || Boolean(event.budget));
     },
     inLiveState,
   },
@@ -495,7 +495,7 @@ const onCancel = {
  * budget change): they apply from here; the state, and the effect it announces, stay.
  */
 const onReopen = {
-  guard: and(['inLiveState', 'bringsNoMessage', 'changesSettings']),
+  guard: and(['inLiveState', 'changesSettings']),
   actions: 'applySettings',
   description: 'The run is taken up with a new turn limit or budget: they apply from here; where it stands and what it does next stay.',
 } as const;

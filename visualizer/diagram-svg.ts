@@ -9,11 +9,12 @@ import { escapeXml } from './escape.ts';
 /** Room above the diagram for the initial-state arrow. */
 const INITIAL_ARROW = 22;
 
+
 export function diagramSvg(diagram: PlacedDiagram, title: string): string {
   const width = diagram.width;
   const height = diagram.height + INITIAL_ARROW;
   return [
-    `<svg class="machine" xmlns="http://www.w3.org/2000/svg" viewBox="0 ${-INITIAL_ARROW} ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${escapeXml(title)}">`,
+    `<svg class="machine" xmlns="http://www.w3.org/2000/svg" viewBox="0 ${-INITIAL_ARROW} ${width} ${height}" width="${width}" height="${height}" style="--diagram-width: ${width}px" role="img" aria-label="${escapeXml(title)}">`,
     '<defs>',
     '<marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="arrow-head"/></marker>',
     '<marker id="arrow-taken" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="arrow-head taken"/></marker>',

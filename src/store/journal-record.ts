@@ -237,11 +237,11 @@ export type ReconcileOutcomeName =
   | 'unknown-reported';
 
 /**
- * Machine events (DECISION_NEEDED: a call waits for a person; DECISION: a person's decision,
- * with the call's outcome in `results` when it is a denial or an answer; MODEL_USAGE: a reply's
- * tokens, counted the moment it arrives so that a crash before checkpoint A does not lose them),
- * plus one record the runtime writes outside the machine's graph: REOPEN (a resume changed the
- * run's settings or reopened a finished run).
+ * The event each record was written for: the run's creation (START), then the machine's events
+ * (DECISION_NEEDED: a call waits for a person; DECISION: a person's decision, with the call's
+ * outcome in `results` when it is a denial or an answer; MODEL_USAGE: a reply's tokens, counted
+ * the moment it arrives so that a crash before checkpoint A does not lose them; REOPEN: a process
+ * took the run up with settings of its own, or reopened a finished run).
  */
 export type RecordEvent =
   | 'START'
