@@ -18,6 +18,8 @@ export type {
   Verdict,
 } from '../machines/agent-loop.types.ts';
 export { MAX_PAUSES_IN_A_ROW } from '../machines/agent-loop.types.ts';
+export { DurableAgentError, ERROR_KINDS, OptionalDependencyMissingError } from './util/durable-agent-error.ts';
+export type { ErrorKind } from './util/durable-agent-error.ts';
 export { defineTool } from './tools/tool.ts';
 export type { ToolContext, ToolDefinition, VerifyAnswer } from './tools/tool.ts';
 export { idempotencyKeyFor } from './tools/execute-call.ts';

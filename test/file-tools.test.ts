@@ -220,7 +220,7 @@ describe('directories as write targets', () => {
       const { dir } = dirs();
       fs.mkdirSync(path.join(dir, 'sub'));
       const parentBefore = entries(path.dirname(dir));
-      await expect(write(dir, target, 'x')).rejects.toMatchObject({ name: 'NotAFileError', kind: 'directory' });
+      await expect(write(dir, target, 'x')).rejects.toMatchObject({ name: 'NotAFileError', found: 'directory' });
       await expect(write(dir, target, 'x')).rejects.toThrow(/is a directory/);
       expect(entries(path.dirname(dir))).toEqual(parentBefore);
       expect(entries(dir)).toEqual(['sub']);
@@ -257,7 +257,7 @@ describe('read_file reads regular files only, and only what it returns', () => {
         (value) => ({ value }),
         (error: Error) => ({ error }),
       );
-      expect(outcome).toMatchObject({ error: { name: 'NotAFileError', kind: 'FIFO' } });
+      expect(outcome).toMatchObject({ error: { name: 'NotAFileError', found: 'FIFO' } });
       expect((outcome as { error: Error }).error.message).toMatch(/"pipe" is a FIFO, not a regular file/);
       expect(Date.now() - started).toBeLessThan(2_000);
       expect(await verify(dir, 'pipe', 'rescued\n')).toEqual({ happened: false });
@@ -269,7 +269,7 @@ describe('read_file reads regular files only, and only what it returns', () => {
   it('write_file refuses a FIFO at the target name and leaves it; list_files names it for what it is', async () => {
     const { dir } = dirs();
     mkfifo(path.join(dir, 'pipe'));
-    await expect(write(dir, 'pipe', 'x')).rejects.toMatchObject({ name: 'NotAFileError', kind: 'FIFO' });
+    await expect(write(dir, 'pipe', 'x')).rejects.toMatchObject({ name: 'NotAFileError', found: 'FIFO' });
     expect(fs.lstatSync(path.join(dir, 'pipe')).isFIFO()).toBe(true);
     expect(entries(dir)).toEqual(['pipe']);
     expect(await list(dir)).toBe('pipe (FIFO: not a regular file)');
@@ -278,8 +278,8 @@ describe('read_file reads regular files only, and only what it returns', () => {
   it('refuses a directory', async () => {
     const { dir } = dirs();
     fs.mkdirSync(path.join(dir, 'sub'));
-    await expect(read(dir, 'sub')).rejects.toMatchObject({ name: 'NotAFileError', kind: 'directory' });
-    await expect(read(dir, '.')).rejects.toMatchObject({ name: 'NotAFileError', kind: 'directory' });
+    await expect(read(dir, 'sub')).rejects.toMatchObject({ name: 'NotAFileError', found: 'directory' });
+    await expect(read(dir, '.')).rejects.toMatchObject({ name: 'NotAFileError', found: 'directory' });
   });
 
   it('returns the first bytes of a 3 GB file with its real size, reading no more (the old read refused files over 2 GB)', async () => {

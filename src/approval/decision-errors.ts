@@ -1,4 +1,5 @@
 /** Why a decision was refused before anything was written. */
+import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 export type DecisionRefusal = 'no-such-call' | 'not-waiting' | 'already-decided' | 'wrong-verdict' | 'invalid-input' | 'no-run';
 
 /**
@@ -6,7 +7,8 @@ export type DecisionRefusal = 'no-such-call' | 'not-waiting' | 'already-decided'
  * a verdict that does not fit what the call waits for, or edited input that fails the tool's
  * schema. Nothing was written; the message says what to do instead.
  */
-export class DecisionRefusedError extends Error {
+export class DecisionRefusedError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'DecisionRefusedError';
   constructor(
     readonly reason: DecisionRefusal,
@@ -21,7 +23,8 @@ export class DecisionRefusedError extends Error {
 
 
 /** A resume was given a looser rule than the one pinned when the run started. */
-export class PolicyLoosenedError extends Error {
+export class PolicyLoosenedError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'PolicyLoosenedError';
   constructor(
     readonly location: string,

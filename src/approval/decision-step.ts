@@ -12,6 +12,7 @@ import type { AgentContext, Decision, DecisionNeed, PendingCall, ToolOutcome } f
 import type { DecisionInbox } from '../store/store.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 import { questionOf } from './ask-user.ts';
+import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 /** A waiting run looks at its inbox this often (a decision given elsewhere is taken within a second). */
 export const DECISION_POLL_MS = 250;
@@ -47,7 +48,8 @@ export interface DecisionOptions {
 }
 
 /** A decision handler's answer cannot be used for the call it was asked about. */
-export class DecisionReplyError extends Error {
+export class DecisionReplyError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'DecisionReplyError';
   constructor(
     readonly tool_use_id: string,

@@ -8,6 +8,7 @@ import type { DecisionNeed, ModelReply } from '../../machines/agent-loop.types.t
 import type { ToolDefinition } from '../tools/tool.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 import { ASK_USER } from './ask-user.ts';
+import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 /** A run's rule for approvals: tools by name, or every tool that is not read-only. */
 export type RequireApproval = readonly string[] | 'side-effects';
@@ -18,7 +19,8 @@ export interface DecisionPolicy {
 }
 
 /** requireApproval names a tool the run does not offer. */
-export class UnknownApprovalToolError extends Error {
+export class UnknownApprovalToolError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'UnknownApprovalToolError';
   constructor(
     readonly unknown: readonly string[],

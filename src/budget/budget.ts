@@ -10,13 +10,15 @@ import type { AgentContext, Budget, BudgetChange, BudgetStop, TokenUsage } from 
 import type { Capability } from '../core/session.ts';
 import type { Model } from '../model/model.ts';
 import { costAt, type ModelPrice, priceOf } from '../model/prices.ts';
+import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 /** Wide enough for any real use, narrow enough that a typo (or Infinity) is refused. */
 export const MAX_COST_USD_RANGE = { min: 0.0001, max: 1_000_000 } as const;
 export const MAX_TOTAL_TOKENS_RANGE = { min: 1, max: 1_000_000_000_000 } as const;
 
 /** A cost budget for a model whose price is not known: refused before anything is written. */
-export class BudgetPriceError extends Error {
+export class BudgetPriceError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'BudgetPriceError';
   constructor(
     readonly model: string,

@@ -6,8 +6,10 @@
 import { parseArgs as splitArgs } from 'node:util';
 import { COMMANDS, commandSpec, type CommandSpec, type OptionSpec } from './command-table.ts';
 import { formatDuration, parseDuration } from './duration.ts';
+import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
-export class UsageError extends Error {
+export class UsageError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'UsageError';
 }
 

@@ -1,7 +1,9 @@
 /** Refusals of the command line that are not about the words typed but about what they name. */
+import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 /** A directory to read from does not exist: refused rather than created empty. */
-export class NoSuchDirectoryError extends Error {
+export class NoSuchDirectoryError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'NoSuchDirectoryError';
   constructor(
     readonly option: string,

@@ -5,6 +5,7 @@
  */
 import type { Model, ModelTraits } from '../model/model.ts';
 import type { PinnedCompaction } from '../store/journal-record.ts';
+import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 export type CompactionMode = 'server' | 'client' | 'off';
 
@@ -25,7 +26,8 @@ export const TRIGGER_RATIO_RANGE = { min: 0.1, max: 0.95 } as const;
 export const CONTEXT_WINDOW_RANGE = { min: 1_000, max: 100_000_000 } as const;
 
 /** Compaction asked for in a way this run cannot have; nothing was started or changed. */
-export class CompactionSettingsError extends Error {
+export class CompactionSettingsError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'CompactionSettingsError';
   constructor(
     readonly problem: string,

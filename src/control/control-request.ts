@@ -7,6 +7,7 @@
  */
 import type { Cancellation } from '../../machines/agent-loop.types.ts';
 import type { ControlKind, ControlRequest } from '../store/inbox/inboxes.ts';
+import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 export { CONTROL_KINDS, controlProblem } from '../store/inbox/inboxes.ts';
 export type { ControlInbox, ControlKind, ControlRequest } from '../store/inbox/inboxes.ts';
@@ -25,7 +26,8 @@ export function requestWords(request: Pick<ControlRequest, 'by' | 'reason' | 'at
 }
 
 /** A resume of a run that was cancelled: refused (fork it to try again from one of its steps). */
-export class RunCancelledError extends Error {
+export class RunCancelledError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'RunCancelledError';
   constructor(
     readonly location: string,
@@ -37,10 +39,12 @@ export class RunCancelledError extends Error {
 }
 
 /** cancel or pause refused: what the run's state is, and what to do instead. Nothing was written. */
-export class ControlRefusedError extends Error {
+export class ControlRefusedError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'ControlRefusedError';
   constructor(
-    readonly kind: ControlKind,
+    /** What was asked: a cancel or a pause. */
+    readonly asked: ControlKind,
     readonly why: 'finished' | 'not-running' | 'already-asked',
     message: string,
   ) {

@@ -7,6 +7,7 @@
 import type { AgentEvent } from '../../machines/agent-loop.types.ts';
 import { RunStoppedError } from '../core/stop-errors.ts';
 import { cancellationOf, type ControlInbox, type ControlRequest, requestWords, strongest } from './control-request.ts';
+import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 /** How often a running tool's or a waiting run's inbox is looked at. */
 export const CONTROL_POLL_MS = 200;
@@ -20,7 +21,8 @@ export class RunPausedError extends RunStoppedError {
 }
 
 /** Aborts a running tool's signal: a control request arrived while it ran. */
-export class ControlRequestedError extends Error {
+export class ControlRequestedError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'stopped';
   override readonly name = 'ControlRequestedError';
   constructor(readonly request: ControlRequest) {
     super(`the run was asked to ${request.kind === 'cancel' ? 'cancel' : 'pause'} ${requestWords(request)}`);

@@ -6,11 +6,13 @@
  */
 import { isContinuingMessage } from '../../machines/agent-loop.logic.ts';
 import type { AgentContext, AgentStateName } from '../../machines/agent-loop.types.ts';
+import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 export type ContinueProblem = 'empty' | 'not-done' | 'no-turns-left';
 
 /** A message that cannot continue this run; nothing was written. */
-export class ContinueRefusedError extends Error {
+export class ContinueRefusedError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'ContinueRefusedError';
   constructor(
     readonly location: string,

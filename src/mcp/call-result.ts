@@ -5,9 +5,11 @@
  */
 import type { ContentBlock } from '../../machines/agent-loop.types.ts';
 import type { McpCallResult } from './connection.ts';
+import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 /** The server ran the tool and answered with an error result (isError): its words, for the model. */
-export class McpToolResultError extends Error {
+export class McpToolResultError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'tool';
   override readonly name = 'McpToolResultError';
 }
 

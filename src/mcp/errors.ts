@@ -3,9 +3,11 @@
  * does not start, a verify tool the server does not offer. Each is a refusal (exit 2 from the
  * CLI): nothing was started. No SDK types here, so that the CLI can name them cheaply.
  */
+import { DurableAgentError, type ErrorKind, OptionalDependencyMissingError } from '../util/durable-agent-error.ts';
 
 /** The config file cannot be read. */
-export class McpConfigUnreadableError extends Error {
+export class McpConfigUnreadableError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'McpConfigUnreadableError';
   constructor(
     readonly file: string,
@@ -16,7 +18,8 @@ export class McpConfigUnreadableError extends Error {
 }
 
 /** The config file is not JSON. */
-export class McpConfigSyntaxError extends Error {
+export class McpConfigSyntaxError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'McpConfigSyntaxError';
   constructor(
     readonly file: string,
@@ -27,7 +30,8 @@ export class McpConfigSyntaxError extends Error {
 }
 
 /** One field of the config has the wrong shape or value: the file and the field are named. */
-export class McpConfigFieldError extends Error {
+export class McpConfigFieldError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'McpConfigFieldError';
   constructor(
     readonly file: string,
@@ -40,11 +44,11 @@ export class McpConfigFieldError extends Error {
 }
 
 /** The MCP SDK, an optional peer dependency, is not installed. */
-export class McpSdkMissingError extends Error {
+export class McpSdkMissingError extends OptionalDependencyMissingError {
   override readonly name = 'McpSdkMissingError';
-  readonly packageName = '@modelcontextprotocol/sdk';
   constructor(cause: unknown) {
     super(
+      '@modelcontextprotocol/sdk',
       'MCP tools need "@modelcontextprotocol/sdk", an optional peer dependency that is not installed: ' +
         'install it next to durable-agent (npm install @modelcontextprotocol/sdk) and run again.',
       { cause },
@@ -53,7 +57,8 @@ export class McpSdkMissingError extends Error {
 }
 
 /** A server could not be started or reached, or did not list its tools, when the run began. */
-export class McpServerStartError extends Error {
+export class McpServerStartError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'McpServerStartError';
   constructor(
     readonly server: string,
@@ -64,7 +69,8 @@ export class McpServerStartError extends Error {
 }
 
 /** The config names a verify tool that cannot serve as one. */
-export class McpVerifyToolError extends Error {
+export class McpVerifyToolError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'McpVerifyToolError';
   constructor(
     readonly file: string,

@@ -11,9 +11,11 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import type { StreamDelta } from './model.ts';
+import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 /** Every attempt's stream broke off once it had begun, and retries are used up. */
-export class StreamBrokeOffError extends Error {
+export class StreamBrokeOffError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'model';
   override readonly name = 'StreamBrokeOffError';
   constructor(
     /** What broke the last attempt off (a reset connection, an `error` event). */

@@ -3,6 +3,7 @@ import type { Message, ModelReply } from '../../machines/agent-loop.types.ts';
 import { redactSecrets } from '../util/redact.ts';
 import type { PinnedClearToolUses } from '../store/journal-record.ts';
 import type { ModelPrice } from './prices.ts';
+import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 export interface ToolSpec {
   name: string;
@@ -70,7 +71,8 @@ export interface Model {
  * is intact, and a resume asks again. The message is printed and may be stored: secrets an
  * endpoint echoed into it are taken out here, whatever model built it.
  */
-export class ModelCallError extends Error {
+export class ModelCallError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'model';
   override readonly name: string = 'ModelCallError';
   constructor(
     message: string,
@@ -83,7 +85,8 @@ export class ModelCallError extends Error {
 }
 
 /** A real model was asked for without a key; nothing has run. */
-export class MissingApiKeyError extends Error {
+export class MissingApiKeyError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'MissingApiKeyError';
   constructor(
     readonly model: string,

@@ -3,6 +3,7 @@
  * `olderThanMs` (by when they finished), except the `keep` newest. Given both, a run goes only
  * when both say so. Unfinished runs are never candidates: the stores leave them out first.
  */
+import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 export interface PruneOptions {
   /** Remove finished runs that finished at least this long ago. */
@@ -26,14 +27,16 @@ export interface PruneCandidate {
 }
 
 /** Neither --older-than nor --keep: a prune without a rule would remove every finished run, so it is refused. */
-export class PruneRuleMissingError extends Error {
+export class PruneRuleMissingError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'PruneRuleMissingError';
   constructor() {
     super('prune needs a rule: --older-than DURATION (e.g. 30d), --keep N (the N newest finished runs stay), or both. Nothing was removed.');
   }
 }
 
-export class PruneOptionError extends RangeError {
+export class PruneOptionError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'PruneOptionError';
   constructor(
     readonly option: 'olderThanMs' | 'keep',

@@ -8,6 +8,7 @@
  * is a state a kill leaves, and a power loss takes back (the crash suite tries both).
  */
 import { POINT_NAMES, type PointName } from '../store/record-points.ts';
+import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 export type CrashPointName = PointName | 'tool-return';
 
@@ -21,14 +22,21 @@ export const CRASH_POINT_NAMES: readonly CrashPointName[] = POINT_NAMES.flatMap(
  * there, as a kill would stop it, and everything up to the point is durable. Catch it and call
  * resumeRun (now or in a later process) to go on.
  */
-export class SimulatedCrash extends Error {
+export class SimulatedCrash extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'stopped';
   override readonly name = 'SimulatedCrash';
   constructor(readonly label: string) {
     super(`simulated kill at ${label} (armed by crashAfter / CRASH_AFTER): the run is saved up to this point; resumeRun picks it up.`);
   }
+
+  /** What a process killed by SIGKILL exits with, which a simulated crash imitates. */
+  override get exitCode(): number {
+    return SIMULATED_CRASH_EXIT_CODE;
+  }
 }
 
-export class CrashSpecError extends Error {
+export class CrashSpecError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'CrashSpecError';
   constructor(readonly spec: string) {
     super(

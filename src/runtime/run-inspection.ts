@@ -8,6 +8,7 @@
  */
 import type { ActorRefLike, AnyEventObject, AnyStateMachine, InspectionEvent, Observer, Snapshot } from 'xstate';
 import { describeThrown } from '../tools/recordable.ts';
+import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 /** What `createActor(machine, { inspect })` takes. */
 export type RunInspector = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
@@ -23,7 +24,8 @@ export interface InspectedRun extends ActorRefLike {
 }
 
 /** Thrown by `send()` on the inspected run: the run takes its events from its driver only. */
-export class InspectedRunSendError extends Error {
+export class InspectedRunSendError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'InspectedRunSendError';
   constructor(readonly eventType: string) {
     super(

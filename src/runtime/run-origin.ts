@@ -7,6 +7,7 @@
 import type { JournalHeader, PinnedAnnotations, RunOrigin } from '../store/journal-record.ts';
 import { canonicalJson, schemaHash } from '../tools/schema-hash.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
+import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 /** The command recorded for a program that calls startRun / resumeRun itself. */
 export const API_COMMAND = 'api';
@@ -90,7 +91,8 @@ export function originDifferences(started: RunOrigin, offered: RunOrigin): strin
   return differences;
 }
 
-export class RunOriginMismatchError extends Error {
+export class RunOriginMismatchError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'RunOriginMismatchError';
   constructor(
     readonly location: string,

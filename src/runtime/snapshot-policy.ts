@@ -19,6 +19,7 @@ import type { DurableView, TransitionToEncode } from '../store/journal-codec.ts'
 import { encodeRecord, encodeSnapshotRecord, ledgerEntriesOf, ledgerOfSnapshot } from '../store/journal-codec.ts';
 import type { JournalRecord } from '../store/journal-record.ts';
 import type { AppendOptions } from '../store/store.ts';
+import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 /** Records between two snapshots by default: none, only compactions write one (see above). */
 export const DEFAULT_SNAPSHOT_EVERY = 0;
@@ -37,7 +38,8 @@ export function snapshotsAtEvent(event: string): boolean {
   return SNAPSHOT_EVENTS.has(event);
 }
 
-export class SnapshotEveryError extends RangeError {
+export class SnapshotEveryError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'SnapshotEveryError';
   constructor(readonly value: unknown) {
     const { min, max } = SNAPSHOT_EVERY_RANGE;

@@ -29,6 +29,7 @@ import type { AnnouncedEffect } from '../../machines/agent-loop.effects.ts';
 import type { PendingCall, ToolOutcome } from '../../machines/agent-loop.types.ts';
 import type { RecordNote } from '../store/journal-record.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
+import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 export const DEFAULT_TOOL_CONCURRENCY = 4;
 export const TOOL_CONCURRENCY_RANGE = { min: 1, max: 64 } as const;
@@ -54,7 +55,8 @@ export function mayOverlap(registry: ToolRegistry, call: PendingCall): boolean {
   return !tool || tool.readOnly || tool.concurrencySafe === true;
 }
 
-export class ToolConcurrencyError extends RangeError {
+export class ToolConcurrencyError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'ToolConcurrencyError';
   constructor(readonly value: unknown) {
     super(

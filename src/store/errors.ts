@@ -1,10 +1,12 @@
 /** Errors a store raises. Each names the store and says what the user can do next. */
 import { JOURNAL_VERSIONS_READ } from './journal-record.ts';
+import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 /** What the caller wanted of a run that is not there: to pick it up (resume) or to look at it. */
 export type MissingRunAttempt = 'resume' | 'read';
 
-export class StoreMissingError extends Error {
+export class StoreMissingError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'StoreMissingError';
   constructor(
     readonly location: string,
@@ -23,7 +25,8 @@ function versionList(versions: readonly number[]): string {
   return versions.length < 2 ? versions.join('') : `${versions.slice(0, -1).join(', ')} or ${versions.at(-1)}`;
 }
 
-export class StoreVersionError extends Error {
+export class StoreVersionError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'StoreVersionError';
   constructor(
     readonly location: string,
@@ -58,7 +61,8 @@ const HOW_IT_HAPPENED: Record<JournalDamage, string> = {
   'lost-record': 'A killed process cannot remove a record the commit mark counts (the mark counts it only once it is written whole)',
 };
 
-export class StoreCorruptError extends Error {
+export class StoreCorruptError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name: string = 'StoreCorruptError';
   constructor(
     readonly location: string,
@@ -108,7 +112,8 @@ export class StoreLostRecordError extends StoreCorruptError {
   }
 }
 
-export class StoreWriteError extends Error {
+export class StoreWriteError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'store';
   override readonly name = 'StoreWriteError';
   constructor(
     readonly location: string,
@@ -127,7 +132,8 @@ export class StoreWriteError extends Error {
  * The file system refused what the store needed: permissions, a full disk, a file where a
  * directory belongs. The environment, not the run, has to be fixed; nothing stored was changed.
  */
-export class StoreAccessError extends Error {
+export class StoreAccessError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'store';
   override readonly name = 'StoreAccessError';
   constructor(
     /** The path the system refused, or the one in the way. */
@@ -144,7 +150,8 @@ export class StoreAccessError extends Error {
   }
 }
 
-export class RunLockedError extends Error {
+export class RunLockedError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'RunLockedError';
   constructor(
     readonly location: string,
@@ -157,7 +164,8 @@ export class RunLockedError extends Error {
 }
 
 /** Another process took this run's lock over: this one stops before writing or running anything more. */
-export class RunLockLostError extends Error {
+export class RunLockLostError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'RunLockLostError';
   constructor(
     readonly location: string,
@@ -171,7 +179,8 @@ export class RunLockLostError extends Error {
   }
 }
 
-export class RunExistsError extends Error {
+export class RunExistsError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'RunExistsError';
   constructor(
     readonly location: string,

@@ -5,6 +5,7 @@
  * damage that is recovered from rather than refused.
  */
 import { crc32 } from 'node:zlib';
+import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 const NEWLINE = 0x0a;
 const CRC_HEX = 8;
@@ -12,7 +13,8 @@ const CRC_HEX = 8;
 export const CHECKSUM_HEX_DIGITS = CRC_HEX;
 
 /** A record holds a value JSON cannot represent: nothing of it was written. */
-export class RecordEncodeError extends Error {
+export class RecordEncodeError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'RecordEncodeError';
   constructor(readonly problem: string) {
     super(`A journal record could not be encoded as JSON (${problem}); nothing of it was written.`);
@@ -140,7 +142,8 @@ export interface FramedJournal {
   goodLength: number;
 }
 
-export class FrameError extends Error {
+export class FrameError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'FrameError';
   constructor(
     readonly line: number,

@@ -30,6 +30,7 @@ import type {
 } from './journal-record.ts';
 import { isLedgerRef } from './journal-record.ts';
 import { awaitedProblem, compactedProblem, decisionProblem, messageProblem, outcomeProblem, pendingProblem, storedUsage } from './record-shape.ts';
+import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 function isStoredLedgerRef(block: unknown): boolean {
   return block !== null && typeof block === 'object' && isLedgerRef(block as EncodedBlock);
@@ -51,7 +52,8 @@ export interface TransitionToEncode {
   note?: RecordNote;
 }
 
-export class JournalDecodeError extends Error {
+export class JournalDecodeError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'JournalDecodeError';
   constructor(
     readonly seq: number,

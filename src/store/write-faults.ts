@@ -8,6 +8,7 @@
  */
 import type { JournalRecord } from './journal-record.ts';
 import { POINT_NAMES, pointOf } from './record-points.ts';
+import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 /** The writes that are not journal records but can be failed too. */
 const OTHER_WRITES = ['lock-write', 'notes-write', 'decision-write', 'control-write', 'fork-write'] as const;
@@ -16,7 +17,8 @@ const OTHER_WRITES = ['lock-write', 'notes-write', 'decision-write', 'control-wr
 export const WRITE_FAULT_POINTS: readonly string[] = [...POINT_NAMES, ...OTHER_WRITES];
 
 /** An armed write fault that names no write: refused, since it would silently never fire. */
-export class WriteFaultSpecError extends Error {
+export class WriteFaultSpecError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'WriteFaultSpecError';
   constructor(readonly spec: string) {
     super(

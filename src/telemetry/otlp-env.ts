@@ -2,6 +2,7 @@
  * Whether the command line exports traces: the standard OpenTelemetry variables decide, read
  * here without loading anything (the SDK is loaded only when they ask for it).
  */
+import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 /** True when OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set and the SDK is not disabled. */
 export function otlpTracesWanted(env: NodeJS.ProcessEnv): boolean {
@@ -17,7 +18,8 @@ const HTTP_PROTOCOLS = new Set(['http/json', 'http/protobuf']);
  * Traces were asked for over a protocol this exporter does not speak (gRPC): refused before
  * anything runs, rather than sending to a port that cannot answer and losing every span.
  */
-export class OtlpProtocolError extends Error {
+export class OtlpProtocolError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'OtlpProtocolError';
   constructor(
     readonly variable: string,

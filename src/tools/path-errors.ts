@@ -2,9 +2,11 @@
  * Why a file tool refused a path. Each is thrown from the tool, so the model reads the message as
  * an is_error tool_result and the run goes on.
  */
+import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 export const STATE_DIR = '.durable-agent';
 
-export class PathOutsideError extends Error {
+export class PathOutsideError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'tool';
   override readonly name = 'PathOutsideError';
   constructor(
     readonly requested: string,
@@ -19,22 +21,24 @@ export class PathOutsideError extends Error {
   }
 }
 
-export class NotAFileError extends Error {
+export class NotAFileError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'tool';
   override readonly name = 'NotAFileError';
   constructor(
     readonly requested: string,
     /** What the path names instead: "directory", "FIFO", "socket", "device". */
-    readonly kind: string,
+    readonly found: string,
   ) {
     super(
-      kind === 'directory'
+      found === 'directory'
         ? `"${requested}" is a directory, not a file: give the path of a file (use list_files to see what is in a directory).`
-        : `"${requested}" is a ${kind}, not a regular file: only regular files are read or written.`,
+        : `"${requested}" is a ${found}, not a regular file: only regular files are read or written.`,
     );
   }
 }
 
-export class NotADirectoryError extends Error {
+export class NotADirectoryError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'tool';
   override readonly name = 'NotADirectoryError';
   constructor(
     readonly requested: string,
@@ -45,7 +49,8 @@ export class NotADirectoryError extends Error {
   }
 }
 
-export class PathNotFoundError extends Error {
+export class PathNotFoundError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'tool';
   override readonly name = 'PathNotFoundError';
   constructor(
     readonly requested: string,
@@ -57,7 +62,8 @@ export class PathNotFoundError extends Error {
 }
 
 /** Something changed the path while it was being opened (a symlink appeared): refused, not guessed. */
-export class PathChangedError extends Error {
+export class PathChangedError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'tool';
   override readonly name = 'PathChangedError';
   constructor(readonly requested: string) {
     super(`"${requested}" changed while it was being opened (a symbolic link appeared in its place): call the tool again.`);

@@ -133,6 +133,19 @@ describe('the packed package', () => {
     expect(html).toMatch(/<script>\n.{1000,}/);
   });
 
+  it('every error class the built main entry exports extends DurableAgentError and declares a kind', () => {
+    const probe = `
+      import * as api from 'durable-agent';
+      const classes = Object.entries(api).filter(([, value]) => typeof value === 'function' && value.prototype instanceof Error && value !== api.DurableAgentError);
+      const wrong = classes.filter(([, value]) => !(value.prototype instanceof api.DurableAgentError) || !api.ERROR_KINDS.includes(value.kind));
+      console.log(classes.length, JSON.stringify(wrong.map(([name]) => name)));`;
+    const result = run(process.execPath, ['--input-type=module', '-e', probe], consumer);
+    expect(result.stderr).toBe('');
+    const [count, wrong] = result.stdout.trim().split(' ');
+    expect(Number(count)).toBeGreaterThan(30);
+    expect(wrong).toBe('[]');
+  });
+
   it('durable-agent/postgres without pg: a PgMissingError that names the package; the main entry works without it', () => {
     const probe = `
       import { PgMissingError, MemoryStore } from 'durable-agent';

@@ -2,9 +2,11 @@
  * What an inbox refuses: a key that cannot be a file name, a second entry for a key, a file that
  * is not an entry this version wrote.
  */
+import { DurableAgentError, type ErrorKind } from '../../util/durable-agent-error.ts';
 
 /** A tool_use_id that cannot be a file name of the inbox. */
-export class BadCallIdError extends Error {
+export class BadCallIdError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'BadCallIdError';
   constructor(readonly id: string) {
     super(
@@ -15,7 +17,8 @@ export class BadCallIdError extends Error {
 }
 
 /** The inbox already holds a decision for this call. */
-export class DecisionExistsError extends Error {
+export class DecisionExistsError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'DecisionExistsError';
   constructor(
     readonly tool_use_id: string,
@@ -26,7 +29,8 @@ export class DecisionExistsError extends Error {
 }
 
 /** An inbox file that is not a decision this version wrote: refused, never guessed at. */
-export class InboxFileError extends Error {
+export class InboxFileError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'InboxFileError';
   constructor(
     readonly file: string,

@@ -4,6 +4,7 @@
  * exists (fencing), so a worker that was frozen past its lease cannot write a thing.
  */
 import type { Pool } from 'pg';
+import { DurableAgentError, type ErrorKind } from '../../util/durable-agent-error.ts';
 
 export interface Lease {
   runId: string;
@@ -17,7 +18,8 @@ export interface Lease {
   spec?: unknown;
 }
 
-export class LeaseLostError extends Error {
+export class LeaseLostError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'stopped';
   override readonly name = 'LeaseLostError';
   constructor(
     readonly runId: string,

@@ -4,6 +4,7 @@
  * starting together do not race; the schema version is recorded in da_schema.
  */
 import type { Pool } from 'pg';
+import { DurableAgentError, type ErrorKind } from '../../util/durable-agent-error.ts';
 
 export const SCHEMA_VERSION = 5;
 
@@ -95,7 +96,8 @@ const MIGRATIONS: Record<number, string> = {
   `,
 };
 
-export class SchemaVersionError extends Error {
+export class SchemaVersionError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
   override readonly name = 'SchemaVersionError';
   constructor(
     readonly databaseVersion: number,
