@@ -6,9 +6,11 @@
  * an fsync of its own: checkpoint B, written right after it, makes them durable before the
  * next model call, the first thing that depends on them.
  *
- * If the write fails, the outcomes are still the truth about calls that happened, so they go on
- * to the model as they are (an is_error instead would make the model try again under a new id
- * and repeat the effect); the user is alerted. An outcome the journal cannot encode is recorded
+ * If the write fails and nothing of it is on disk, the outcomes are still the truth about calls
+ * that happened, so they go on to the model as they are (an is_error instead would make the model
+ * try again under a new id and repeat the effect); the user is alerted. If the store cannot tell
+ * what it holds (a failed fsync), the run stops there: a next side effect started on a ledger the
+ * disk may not have could run twice after a kill. An outcome the journal cannot encode is recorded
  * as "it ran, its result is lost" instead: the call happened, and a resume must not run it again.
  */
 import type { AnnouncedEffect } from '../../machines/agent-loop.effects.ts';
@@ -49,7 +51,9 @@ export async function recordOutcomes(writer: JournalWriter, writeFailed: WriteFa
         ? recordOutcomes(writer, writeFailed, [{ ...group[0]!, outcome: unrecordableOutcome(group[0]!.call, error.problem) }], othersRunning, false)
         : recordEachAlone(writer, writeFailed, group, othersRunning);
     }
-    if (!(error instanceof StoreWriteError)) throw error;
+    // Unless the disk may hold something else than the process believes (a failed fsync): then
+    // nothing more starts, and the resume reads what is really there.
+    if (!(error instanceof StoreWriteError) || error.outcomeUnknown) throw error;
     for (const { call } of group) writeFailed(call, error);
   }
   for (const { outcome } of group) writer.took({ type: 'TOOL_RESULT', outcome });

@@ -119,11 +119,20 @@ export class StoreWriteError extends DurableAgentError {
     readonly location: string,
     readonly what: string,
     override readonly cause: unknown,
+    /**
+     * Whether the store cannot tell if the write is durable: a failed fsync (the page cache may
+     * have dropped what the process wrote) or a database connection lost mid-write. Only what
+     * the store reads back from the disk is the truth then, and the run must start nothing more.
+     */
+    readonly outcomeUnknown = false,
   ) {
     const reason = cause instanceof Error ? cause.message : String(cause);
     super(
-      `Could not save ${what} to ${location}: ${reason}. Everything saved before it is intact. ` +
-        `Fix the cause (free disk space, check permissions), then resume the run.`,
+      outcomeUnknown
+        ? `Could not confirm that ${what} is saved in ${location}: ${reason}. The run stopped there and started nothing more; ` +
+            'what the disk holds is what a resume reads. Fix the cause (the disk, the database), then resume the run.'
+        : `Could not save ${what} to ${location}: ${reason}. Everything saved before it is intact. ` +
+            `Fix the cause (free disk space, check permissions), then resume the run.`,
     );
   }
 }

@@ -75,6 +75,8 @@ export class FileStore implements RunStore {
   readonly location: string;
   readonly journalPath: string;
   private position: AppendPosition | null = null;
+  /** Set by a failed fdatasync: no append until the journal is read again. */
+  private syncFailure: StoreWriteError | null = null;
   private readonly faults: WriteFaultPlan;
   private readonly lockLeaseMs: number;
   /** The lock this store holds; while it does, every write first checks it was not taken over. */
@@ -158,6 +160,7 @@ export class FileStore implements RunStore {
       // The records read may start at a snapshot: the count is the last one's number + 1.
       const mark = { records: journal.records[journal.records.length - 1]!.record.seq + 1, bytes: journal.goodLength };
       this.position = { fd: fs.openSync(this.journalPath, 'r+'), markOffset: journal.markOffset, written: mark };
+      this.syncFailure = null;
       if (journal.cutEnd || journal.mark.records !== mark.records) this.rewriteEnd(mark);
     }
     return { header: journal.header, records: journal.records, tornTail, totalBytes: journal.goodLength };
@@ -239,7 +242,7 @@ export class FileStore implements RunStore {
       try {
         fs.fdatasyncSync(flush.fd);
       } catch (error) {
-        throw this.writeFailed(flush.position, flush.last, error);
+        throw this.syncFailed(flush.position, flush.last, error);
       }
       syncMs = performance.now() - syncStart;
     }
@@ -255,7 +258,7 @@ export class FileStore implements RunStore {
       try {
         await fdatasync(flush.fd);
       } catch (error) {
-        throw this.writeFailed(flush.position, flush.last, error);
+        throw this.syncFailed(flush.position, flush.last, error);
       }
       syncMs = performance.now() - syncStart;
     }
@@ -266,6 +269,7 @@ export class FileStore implements RunStore {
   private writeUnits(units: readonly PendingUnit[]): Flush {
     const position = this.position;
     if (!position) throw new Error('FileStore.append before create() or load({ repair: true })');
+    if (this.syncFailure) throw this.syncFailure;
     this.held?.assertHeld();
     // Every line of the flush is framed into one buffer, written before anything else is framed.
     const framer = this.framer;
@@ -329,6 +333,17 @@ export class FileStore implements RunStore {
   private writeFailed(position: AppendPosition, record: JournalRecord, error: unknown): StoreWriteError {
     this.undoPartialWrite(position);
     return new StoreWriteError(this.journalPath, describeRecord(record), error);
+  }
+
+  /**
+   * A failed fdatasync: what the disk holds is unknown (the kernel may have dropped the pages and
+   * cleared the error, so a second fsync proving nothing). Every later append is refused with the
+   * same error: only a new load, which reads the disk, may write again.
+   */
+  private syncFailed(position: AppendPosition, record: JournalRecord, error: unknown): StoreWriteError {
+    this.undoPartialWrite(position);
+    this.syncFailure = new StoreWriteError(this.journalPath, describeRecord(record), error, true);
+    return this.syncFailure;
   }
 
   async lock(options: LockOptions = {}): Promise<RunLock> {

@@ -1,5 +1,5 @@
 /**
- * Tests that drive a system program (a PostgreSQL server, Debian's chromium, tmux) need it
+ * Tests that drive a system program (a PostgreSQL server, Debian's chromium, tmux, strace) need it
  * installed; .ci/run installs them and sets DURABLE_AGENT_REQUIRE_SYSTEM_TOOLS=1, so in CI a
  * missing one fails the run. Elsewhere (a fresh machine with only Node and npm) those tests
  * are reported as skipped, with what to install, rather than failing for want of a package.
@@ -22,3 +22,4 @@ export function systemToolPresent(name: string, present: boolean, install: strin
 
 export const chromiumPresent = () => systemToolPresent('chromium', fs.existsSync('/usr/bin/chromium'), 'apt-get install chromium');
 export const tmuxPresent = () => systemToolPresent('tmux', onPath('tmux'), 'apt-get install tmux');
+export const stracePresent = () => systemToolPresent('strace', onPath('strace'), 'apt-get install strace');

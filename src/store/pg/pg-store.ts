@@ -215,7 +215,7 @@ export class PgRunStore implements RunStore {
       outcome = result.rows[0]!;
     } catch (error) {
       this.forgetWrites();
-      throw new StoreWriteError(this.location, what, error);
+      throw new StoreWriteError(this.location, what, error, !isRejectedByServer(error));
     }
     if (!outcome.written) {
       await this.refused(lease, outcome);
@@ -323,4 +323,14 @@ export class PgRunStore implements RunStore {
     if (!this.lease) throw new Error(`PgRunStore for ${this.runId} used without a lease: call lock() first or pass the worker's lease`);
     return this.lease;
   }
+}
+
+/**
+ * Whether the server answered the statement with an error, which rolled it back: a SQLSTATE but
+ * one of a lost connection (08), an operator's intervention (57) or an internal error (XX). Any
+ * other failure (the connection dropped while the statement ran) leaves its outcome unknown.
+ */
+function isRejectedByServer(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !/^(08|57|XX)/.test(code);
 }
