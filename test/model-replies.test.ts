@@ -19,6 +19,7 @@ import { foldJournal } from '../src/store/fold-journal.ts';
 import { encodeRecord } from '../src/store/journal-codec.ts';
 import type { RecordEvent } from '../src/store/journal-record.ts';
 import { anthropicModel } from '../src/model/anthropic-model.ts';
+import { usageOf } from '../src/model/reply-check.ts';
 import { countingTools } from './helpers/counting-tools.ts';
 import { FakeAnthropic } from './helpers/fake-anthropic.ts';
 import { toolUseProblems } from './helpers/messages.ts';
@@ -254,6 +255,39 @@ describe('through the real SDK, from an endpoint that sends such replies', () =>
     } finally {
       await server.stop();
     }
+  });
+});
+
+describe('token figures that cannot be counted, from an endpoint that sends them', () => {
+  it('fractional and text usage stop a token budget: the reply is refused naming the figures, nothing runs; never counted as nothing', async () => {
+    const lookupCall = { type: 'tool_use', id: 'toolu_x', name: 'lookup', input: { q: 'a' } };
+    const hostile = { id: 'm', type: 'message', role: 'assistant', model: 'm', content: [lookupCall], stop_reason: 'tool_use', usage: { input_tokens: 1000.5, output_tokens: '500' } };
+    const server = new FakeAnthropic(() => ({ body: hostile }));
+    const url = await server.start();
+    try {
+      const model = anthropicModel({ model: 'm', apiKey: 'test-only-key', baseURL: url, maxRetries: 0, stream: false });
+      const { tools, counter } = countingTools();
+      const store = newStore();
+      const result = await startRun({ store, model, tools, task: 't', maxTurns: 30, budget: { maxTotalTokens: 5000 } });
+      expect(result.status).toBe('failed');
+      expect(result.failure).toMatchObject({ reason: 'invalid_reply' });
+      expect(result.failure!.message).toContain('its token usage cannot be counted (input = 1000.5, output = "500": not a whole number of tokens)');
+      expect(counter.of('toolu_x')).toBe(0);
+      expect(server.requests).toHaveLength(1);
+      // A resume asks again, and is refused again: the budget is never passed on uncounted tokens.
+      expect((await resumeRun({ store, model, tools })).status).toBe('failed');
+      expect(counter.of('toolu_x')).toBe(0);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('negative, huge and unsafe figures are refused the same way; a figure left out still counts as 0', () => {
+    for (const figure of [-3, 1e300, 2 ** 53 + 1, Number.NaN, Infinity, '12', true, {}]) {
+      const { problem } = usageOf({ input: figure, output: 1, cacheRead: 0, cacheWrite: 0 });
+      expect(problem, String(figure)).toMatch(/^its token usage cannot be counted \(input = .*: not a whole number of tokens\)/);
+    }
+    expect(usageOf({ input: 7, output: 1 })).toEqual({ usage: { input: 7, output: 1, cacheRead: 0, cacheWrite: 0 }, note: "the reply's usage lacked cacheRead, cacheWrite; counted as 0", problem: null });
   });
 });
 

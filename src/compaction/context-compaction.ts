@@ -98,7 +98,7 @@ export class ContextCompaction implements Capability {
       }),
     );
     await session.countUsage(received.usage, received.usageNote);
-    const problem = summaryProblem(received.reply);
+    const problem = received.usageProblem ?? summaryProblem(received.reply);
     if (problem) return session.step({ type: 'MODEL_REPLY_INVALID', reason: problem, usage: ZERO_USAGE });
     this.lastMeasured = null;
     const summary: Message = { role: 'user', content: [{ type: 'text', text: `${SUMMARY_HEADING}\n\n${textOf(received.reply.content)}` }] };

@@ -1,8 +1,9 @@
 /**
  * Checks a model reply before the loop acts on it. A reply comes from outside (an API, a
- * gateway, a user's own Model), so nothing in it is trusted: its token counts are read
- * leniently (a missing figure counts as 0, and the run says so), and a reply that breaks the
- * protocol or the shape of the Messages API is refused, never guessed at.
+ * gateway, a user's own Model), so nothing in it is trusted: a token figure it leaves out counts
+ * as 0 (and the run says so), a figure it gives that is not a whole number of tokens makes the
+ * reply refused (a budget must never count it as nothing), and a reply that breaks the protocol
+ * or the shape of the Messages API is refused, never guessed at.
  */
 import { contentProblem, isToolUseBlock } from '../../machines/agent-loop.logic.ts';
 import type { ContentBlock, ModelReply, TokenUsage } from '../../machines/agent-loop.types.ts';
@@ -15,31 +16,50 @@ export interface ReceivedReply {
   usage: TokenUsage;
   /** Why some token figures were counted as 0, when they were. */
   usageNote: string | null;
+  /** A figure given that cannot be counted (fractional, text, negative, too large): the reply is refused for it. */
+  usageProblem: string | null;
 }
 
 export function receiveReply(raw: unknown): ReceivedReply {
   const fields = raw !== null && typeof raw === 'object' ? (raw as Partial<Record<keyof ModelReply, unknown>>) : {};
-  const { usage, note } = usageOf(fields.usage);
+  const { usage, note, problem } = usageOf(fields.usage);
   const stopReason = typeof fields.stop_reason === 'string' ? fields.stop_reason : null;
   const reply: ModelReply = { ...(fields as object), content: fields.content as ContentBlock[], stop_reason: stopReason, usage: ZERO_USAGE };
-  return { reply, usage, usageNote: note };
+  return { reply, usage, usageNote: note, usageProblem: problem };
 }
 
 const USAGE_FIELDS = ['input', 'output', 'cacheRead', 'cacheWrite'] as const;
 
-/** Token figures that are not non-negative integers count as 0 (and are named in the note). */
-export function usageOf(raw: unknown): { usage: TokenUsage; note: string | null } {
+/**
+ * The reply's tokens: a figure left out (undefined or null) counts as 0 and is named in the note;
+ * one given that is not a non-negative whole number (1000.5, "500", -3, 1e300) is the problem
+ * that refuses the reply, and counts as 0 only in that refused reply's record.
+ */
+export function usageOf(raw: unknown): { usage: TokenUsage; note: string | null; problem: string | null } {
   if (raw === null || typeof raw !== 'object') {
-    return { usage: { ...ZERO_USAGE }, note: 'the reply carried no usage; its tokens are counted as 0' };
+    return { usage: { ...ZERO_USAGE }, note: 'the reply carried no usage; its tokens are counted as 0', problem: null };
   }
   const usage = { ...ZERO_USAGE };
   const missing: string[] = [];
+  const uncountable: string[] = [];
   for (const field of USAGE_FIELDS) {
     const value = (raw as Record<string, unknown>)[field];
     if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) usage[field] = value;
-    else missing.push(field);
+    else if (value === undefined || value === null) missing.push(field);
+    else uncountable.push(`${field} = ${figureText(value)}`);
   }
-  return { usage, note: missing.length ? `the reply's usage lacked ${missing.join(', ')}; counted as 0` : null };
+  return {
+    usage,
+    note: missing.length ? `the reply's usage lacked ${missing.join(', ')}; counted as 0` : null,
+    problem: uncountable.length
+      ? `its token usage cannot be counted (${uncountable.join(', ')}: not a whole number of tokens); a budget cannot count it as nothing`
+      : null,
+  };
+}
+
+function figureText(value: unknown): string {
+  const text = typeof value === 'string' ? JSON.stringify(value) : String(value);
+  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
 }
 
 export function replyProblem(reply: ModelReply, usedToolUseIds: ReadonlySet<string>): string | null {

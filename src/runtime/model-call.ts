@@ -23,6 +23,7 @@ export class ModelCall {
     const { session } = this;
     const context = session.context();
     let reply: ModelReply;
+    let uncountable: string | null = null;
     if (context.heldReply && session.state() === 'awaitingModel') {
       // The reply that met MAX_TURNS, reopened with more turns: act on it (its tokens were counted).
       reply = { ...context.heldReply, usage: ZERO_USAGE };
@@ -36,8 +37,9 @@ export class ModelCall {
       session.emit({ type: 'model-reply', stopReason: answer.stop_reason, usage, usageNote, reply: answer });
       await session.countUsage(received.usage, received.usageNote, answer.model);
       reply = received.reply;
+      uncountable = received.usageProblem;
     }
-    const problem = replyProblem(reply, this.usedIds.of(context));
+    const problem = uncountable ?? replyProblem(reply, this.usedIds.of(context));
     if (problem) return session.step({ type: 'MODEL_REPLY_INVALID', reason: problem, usage: ZERO_USAGE });
     let effect: AnnouncedEffect | null;
     try {
