@@ -23,6 +23,16 @@ export function isToolUseBlock(block: ContentBlock): block is ToolUseBlock {
   return block.type === 'tool_use' && typeof block.id === 'string' && typeof block.name === 'string';
 }
 
+/**
+ * What the Messages API accepts as a tool_use_id (letters, digits, "_" and "-"), and no longer
+ * than an inbox file's name may be: an id outside it could not be answered, nor decided on.
+ */
+const TOOL_USE_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+export function isToolUseId(id: unknown): boolean {
+  return typeof id === 'string' && TOOL_USE_ID.test(id);
+}
+
 export function isTextBlock(block: ContentBlock): block is TextBlock {
   return block.type === 'text' && typeof block.text === 'string';
 }

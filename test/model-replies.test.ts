@@ -20,6 +20,7 @@ import { encodeRecord } from '../src/store/journal-codec.ts';
 import type { RecordEvent } from '../src/store/journal-record.ts';
 import { anthropicModel } from '../src/model/anthropic-model.ts';
 import { usageOf } from '../src/model/reply-check.ts';
+import { pendingDecisions } from '../src/approval/decide.ts';
 import { countingTools } from './helpers/counting-tools.ts';
 import { FakeAnthropic } from './helpers/fake-anthropic.ts';
 import { toolUseProblems } from './helpers/messages.ts';
@@ -255,6 +256,22 @@ describe('through the real SDK, from an endpoint that sends such replies', () =>
     } finally {
       await server.stop();
     }
+  });
+});
+
+describe('a tool_use id the inboxes could not name', () => {
+  it('is refused as an invalid reply before checkpoint A: nothing runs or waits, and pending still reads the run', async () => {
+    const { tools, counter } = countingTools();
+    const store = newStore();
+    const escape = { ...toolUseReply([{ id: 'toolu_../../../../tmp/pwn', name: 'send_email', input: { to: 'x' } }]) };
+    const result = await startRun({ store, model: scriptedModel([escape]), tools, task: 't', requireApproval: ['send_email'] });
+    expect(result.status).toBe('failed');
+    expect(result.failure!.message).toContain('tool_use_id "toolu_../../../../tmp/pwn" is not an id the Messages API allows');
+    expect(counter.of('toolu_../../../../tmp/pwn')).toBe(0);
+    expect(await pendingDecisions(store)).toEqual([]);
+    expect((await readRunStatus(store)).state).toBe('failed');
+    const second = await resumeRun({ store, model: scriptedModel([toolUseReply([{ id: 'toolu_ok', name: 'lookup', input: { q: 'a' } }]), endTurnReply('fine')]), tools });
+    expect(second).toMatchObject({ status: 'done', text: 'fine' });
   });
 });
 

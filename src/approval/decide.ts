@@ -4,6 +4,7 @@
  * it stopped. A decision is checked whole before anything is written, then written to the
  * store's inbox; the run's writer makes it a DECISION record.
  */
+import { isToolUseId } from '../../machines/agent-loop.logic.ts';
 import type { Decision, PendingCall, Verdict } from '../../machines/agent-loop.types.ts';
 import type { WaitingCall } from '../core/run-events.ts';
 import { schemaHash } from '../tools/schema-hash.ts';
@@ -14,7 +15,7 @@ import type { JournalHeader } from '../store/journal-record.ts';
 import type { DecisionInbox, RunStore } from '../store/store.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { DecisionRefusedError } from './decision-errors.ts';
-import { FileDecisionInbox, isCallId } from '../store/inbox/file-decision-inbox.ts';
+import { FileDecisionInbox } from '../store/inbox/file-decision-inbox.ts';
 import { waitingCallsOf } from './waiting-calls.ts';
 
 /**
@@ -67,7 +68,7 @@ export async function pendingDecisions(store: RunStore): Promise<PendingDecision
 export async function decide(store: RunStore, request: DecideInput, options: DecideOptions = {}): Promise<Decision> {
   const id = request.tool_use_id;
   const refuse = (reason: DecisionRefusedError['reason'], message: string) => new DecisionRefusedError(reason, id, message);
-  if (!isCallId(id)) {
+  if (!isToolUseId(id)) {
     throw refuse('no-such-call', `${JSON.stringify(String(id).slice(0, 60))} is not a call id: a call id is a tool_use_id such as toolu_01A9… (letters, digits, "_" and "-"). Nothing was written; \`durable-agent pending\` lists the calls that wait.`);
   }
   const run = await readRun(store);

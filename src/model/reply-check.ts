@@ -5,7 +5,7 @@
  * reply refused (a budget must never count it as nothing), and a reply that breaks the protocol
  * or the shape of the Messages API is refused, never guessed at.
  */
-import { contentProblem, isToolUseBlock } from '../../machines/agent-loop.logic.ts';
+import { contentProblem, isToolUseBlock, isToolUseId } from '../../machines/agent-loop.logic.ts';
 import type { ContentBlock, ModelReply, TokenUsage } from '../../machines/agent-loop.types.ts';
 import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 
@@ -70,6 +70,11 @@ export function replyProblem(reply: ModelReply, usedToolUseIds: ReadonlySet<stri
   const seen = new Set<string>();
   for (const block of toolUses) {
     if (!isToolUseBlock(block) || block.id === '') return 'a tool_use block lacks its id or name';
+    const id: string = block.id;
+    if (!isToolUseId(id)) {
+      const shown = JSON.stringify(id.length > 60 ? `${id.slice(0, 60)}…` : id);
+      return `tool_use_id ${shown} is not an id the Messages API allows (letters, digits, "_" and "-", at most 128 of them)`;
+    }
     if (seen.has(block.id)) return `tool_use_id ${block.id} appears twice in one reply`;
     if (usedToolUseIds.has(block.id)) return `tool_use_id ${block.id} was already used earlier in this run`;
     seen.add(block.id);

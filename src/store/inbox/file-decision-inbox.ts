@@ -8,22 +8,19 @@
  * A tool_use_id becomes a file name, so it is checked first: the API's ids are `toolu_…`, and
  * anything with other characters (a path separator, a dot) is refused before any path is made.
  */
+import { isToolUseId } from '../../../machines/agent-loop.logic.ts';
 import type { Decision } from '../../../machines/agent-loop.types.ts';
 import { BadCallIdError, DecisionExistsError, InboxFileError } from './inbox-errors.ts';
 import { type DecisionInbox, decisionProblem } from './inboxes.ts';
 import { type InboxKind, KeyedFileInbox } from './keyed-file-inbox.ts';
 
 export const DECISIONS_DIR = 'decisions';
-const NAME = /^[A-Za-z0-9_-]{1,128}$/;
 
 /** Test-only: where a decision's write may be stopped, to check what a kill there leaves. */
 export type InboxPoint = 'decision-temp' | 'decision-link';
 
 export { BadCallIdError, DecisionExistsError, InboxFileError } from './inbox-errors.ts';
 
-export function isCallId(id: unknown): id is string {
-  return typeof id === 'string' && NAME.test(id);
-}
 
 const DECISIONS: InboxKind<Decision> = {
   dir: DECISIONS_DIR,
@@ -32,7 +29,7 @@ const DECISIONS: InboxKind<Decision> = {
   words: () => 'decision',
   plural: 'decisions',
   checkKey(key) {
-    if (!isCallId(key)) throw new BadCallIdError(String(key));
+    if (!isToolUseId(key)) throw new BadCallIdError(String(key));
   },
   keyOf: (decision) => decision.tool_use_id,
   entryOf(value, key) {
