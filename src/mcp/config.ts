@@ -8,6 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { McpConfigFieldError, McpConfigSyntaxError, McpConfigUnreadableError } from './errors.ts';
+import { addSecrets } from '../util/redact.ts';
 
 /** How a resume may treat a call of one tool whose result was not recorded, overriding the server's hints. */
 export interface McpToolOverride {
@@ -99,11 +100,14 @@ export function checkMcpConfig(raw: unknown, source: string, env: NodeJS.Process
       }
       if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new McpConfigFieldError(source, `${at}.url`, 'must be an http: or https: URL');
       const headers = check.strings(server.headers, `${at}.headers`);
+      // What the server is given to authenticate never reaches a journal, a page or a trace.
+      addSecrets([...Object.values(headers ?? {}), decodeURIComponent(parsed.password), decodeURIComponent(parsed.username)]);
       out[name] = { type: 'http', url, ...(headers ? { headers } : {}), ...common };
     } else if (type === 'stdio') {
       const command = check.string(server.command, `${at}.command`);
       const args = server.args === undefined ? undefined : check.list(server.args, `${at}.args`);
       const envVars = check.strings(server.env, `${at}.env`);
+      addSecrets(Object.values(envVars ?? {}));
       const cwd = server.cwd === undefined ? undefined : path.resolve(baseDir, check.string(server.cwd, `${at}.cwd`));
       out[name] = { command, ...(args ? { args } : {}), ...(envVars ? { env: envVars } : {}), ...(cwd ? { cwd } : {}), ...common };
     } else {

@@ -4,8 +4,10 @@
  * bodies, and the fleet prints database URLs, so any text that came from outside may carry one.
  *
  * What goes: the API key this process was given (ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, or one
- * passed in), anything shaped like an Anthropic key, the value of an Authorization or x-api-key
- * header, a bearer token, and the password of a URL (postgresql://user:PASSWORD@host).
+ * passed in), every secret the process was handed for a part it connects (an MCP server's env,
+ * headers and URL credentials: addSecrets), anything shaped like an Anthropic key, the value of
+ * an Authorization or x-api-key header, a bearer token, and the password of a URL
+ * (postgresql://user:PASSWORD@host).
  */
 
 export const REDACTED = '[redacted]';
@@ -14,6 +16,27 @@ export const REDACTED = '[redacted]';
 const MIN_SECRET_LENGTH = 8;
 
 const ENV_SECRETS = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'] as const;
+
+/** Secrets this process was handed (addSecrets): redacted from everything it stores, prints or exports. */
+const added = new Set<string>();
+
+/** Makes these values secrets of the process from now on (an MCP server's env, headers, URL credentials). */
+export function addSecrets(values: Iterable<string | null | undefined>): void {
+  for (const value of values) {
+    const trimmed = value?.trim();
+    if (trimmed && trimmed.length >= MIN_SECRET_LENGTH) added.add(trimmed);
+  }
+}
+
+/**
+ * The text with the secrets the process knows by value taken out, and nothing else: for what a
+ * tool returned, where a pattern (password=…, a URL's credentials) may be what the task is about.
+ */
+export function redactKnownSecrets(text: string): string {
+  let out = text;
+  for (const secret of knownSecrets([])) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+  return out;
+}
 
 const PATTERNS: ReadonlyArray<readonly [RegExp, string]> = [
   // An Anthropic key wherever it stands (sk-ant-api03-…, sk-ant-admin01-…).
@@ -52,6 +75,7 @@ function knownSecrets(extra: readonly (string | null | undefined)[]): string[] {
     if (trimmed && trimmed.length >= MIN_SECRET_LENGTH && !secrets.includes(trimmed)) secrets.push(trimmed);
   };
   for (const name of ENV_SECRETS) add(process.env[name]);
+  for (const value of added) add(value);
   for (const value of extra) add(value);
   // Longest first, so a key that contains another is taken out whole.
   return secrets.length > 1 ? secrets.sort((a, b) => b.length - a.length) : secrets;
