@@ -25,6 +25,7 @@ import { acquireLockFile, DEFAULT_LOCK_LEASE_MS, type HeldLockFile, LOCK_LEASE_R
 import { describePoint, pointOf } from './record-points.ts';
 import type { AppendOptions, AppendReceipt, LoadedRun, LoadOptions, LockOptions, RecoveredTornTail, RunLock, RunStore } from './store.ts';
 import { WriteFaultPlan } from './write-faults.ts';
+import { openRegularFile } from '../util/regular-file.ts';
 
 export interface FileStoreOptions {
   /** Armed write failures (tests and drills), e.g. "effect-write:3", "lock-write:1". */
@@ -135,7 +136,7 @@ export class FileStore implements RunStore {
   private async loadJournal(options: LoadOptions): Promise<LoadedRun> {
     let fd: number;
     try {
-      fd = fs.openSync(this.journalPath, 'r');
+      fd = openRegularFile(this.journalPath, 'the journal');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new StoreMissingError(this.journalPath, options.repair ? 'resume' : 'read');
       throw error;
@@ -159,7 +160,7 @@ export class FileStore implements RunStore {
       this.close();
       // The records read may start at a snapshot: the count is the last one's number + 1.
       const mark = { records: journal.records[journal.records.length - 1]!.record.seq + 1, bytes: journal.goodLength };
-      this.position = { fd: fs.openSync(this.journalPath, 'r+'), markOffset: journal.markOffset, written: mark };
+      this.position = { fd: openRegularFile(this.journalPath, 'the journal', { write: true }), markOffset: journal.markOffset, written: mark };
       this.syncFailure = null;
       if (journal.cutEnd || journal.mark.records !== mark.records) this.rewriteEnd(mark);
     }

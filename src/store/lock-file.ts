@@ -24,6 +24,10 @@ import { RunLockedError, RunLockLostError } from './errors.ts';
 import { environmentProblem } from './fs-problems.ts';
 import type { LockOptions, LockTakeOver, RunLock } from './store.ts';
 import type { WriteFaultPlan } from './write-faults.ts';
+import { readRegularFile } from '../util/regular-file.ts';
+
+/** A lock names a process and a time: a larger file is no lock. */
+const MAX_LOCK_BYTES = 64 * 1024;
 
 /** How long a lock from another host may go without a heartbeat before it is taken over. */
 export const DEFAULT_LOCK_LEASE_MS = 30_000;
@@ -148,7 +152,7 @@ export class HeldLockFile implements RunLock {
     clearInterval(this.timer);
     if (this.lost) return;
     try {
-      if (fs.readFileSync(this.path, 'utf8') === this.text) fs.unlinkSync(this.path);
+      if (readRegularFile(this.path, "the run's lock", MAX_LOCK_BYTES) === this.text) fs.unlinkSync(this.path);
     } catch {
       // Already gone: nothing to release.
     }
@@ -166,7 +170,7 @@ export class HeldLockFile implements RunLock {
   private confirm(): void {
     let text: string;
     try {
-      text = fs.readFileSync(this.path, 'utf8');
+      text = readRegularFile(this.path, "the run's lock", MAX_LOCK_BYTES);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw environmentProblem(error, `read the lock ${this.path}`, this.path) ?? error;
       return this.lose('its lock file was removed, so another process may have started driving it');
@@ -221,7 +225,7 @@ function readLock(path: string): Found {
   let text: string;
   let mtimeMs: number;
   try {
-    text = fs.readFileSync(path, 'utf8');
+    text = readRegularFile(path, "the run's lock", MAX_LOCK_BYTES);
     mtimeMs = fs.statSync(path).mtimeMs;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'gone' };

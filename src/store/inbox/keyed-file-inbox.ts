@@ -14,7 +14,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createFileExclusively, fsyncDir } from '../../util/durable-file.ts';
 import { environmentProblem } from '../fs-problems.ts';
+import { NotARegularFileError, readRegularFile } from '../../util/regular-file.ts';
 
+
+/** Far more than any decision or request (an edited input, an answer): a larger file is not one. */
+const MAX_ENTRY_BYTES = 16 * 1024 * 1024;
 /** Test-only: where an entry's write may be stopped, to check what a kill there leaves. */
 export type WritePoint = 'temp' | 'link';
 
@@ -89,9 +93,11 @@ export class KeyedFileInbox<T extends object> {
     const file = this.fileOf(key);
     let text: string;
     try {
-      text = fs.readFileSync(file, 'utf8');
+      text = readRegularFile(file, `the ${this.kind.words(key)}`, MAX_ENTRY_BYTES);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      // A FIFO, a link or a device where an entry belongs is not an entry: said like a damaged one, with its path.
+      if (error instanceof NotARegularFileError) return { file, problem: `it is ${error.found}, not a regular file` };
       throw environmentProblem(error, `read the ${this.kind.words(key)} ${file}`, file) ?? error;
     }
     const found = this.entryIn(text, key);
