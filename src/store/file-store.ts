@@ -26,6 +26,7 @@ import { describePoint, pointOf } from './record-points.ts';
 import type { AppendOptions, AppendReceipt, LoadedRun, LoadOptions, LockOptions, RecoveredTornTail, RunLock, RunStore } from './store.ts';
 import { WriteFaultPlan } from './write-faults.ts';
 import { openRegularFile } from '../util/regular-file.ts';
+import { checkStateFolder, PRIVATE_DIR, PRIVATE_FILE } from './state-folder.ts';
 
 export interface FileStoreOptions {
   /** Armed write failures (tests and drills), e.g. "effect-write:3", "lock-write:1". */
@@ -134,6 +135,7 @@ export class FileStore implements RunStore {
   }
 
   private async loadJournal(options: LoadOptions): Promise<LoadedRun> {
+    checkStateFolder(this.dir);
     let fd: number;
     try {
       fd = openRegularFile(this.journalPath, 'the journal');
@@ -192,7 +194,7 @@ export class FileStore implements RunStore {
     const tmp = `${this.journalPath}.new-${process.pid}`;
     let syncMs = 0;
     try {
-      const fd = fs.openSync(tmp, 'w');
+      const fd = fs.openSync(tmp, 'w', PRIVATE_FILE);
       try {
         const whole = Buffer.concat([head, frameCommitMark(mark), body]);
         const fault = forked ? this.faults.checkPoint('fork-write') : null;
@@ -372,7 +374,7 @@ export class FileStore implements RunStore {
     const target = path.join(archiveDir, `journal-${stampOf(now)}.jsonl`);
     this.close();
     inEnvironment(`move the journal ${this.journalPath} to ${archiveDir}`, archiveDir, () => {
-      fs.mkdirSync(archiveDir, { recursive: true });
+      fs.mkdirSync(archiveDir, { recursive: true, mode: PRIVATE_DIR });
       fs.renameSync(this.journalPath, target);
       fsyncDir(archiveDir);
       fsyncDir(this.dir);
@@ -390,7 +392,7 @@ export class FileStore implements RunStore {
     if (!fs.existsSync(inbox) || fs.readdirSync(inbox).length === 0) return;
     const archiveDir = path.join(this.dir, 'archive');
     inEnvironment(`move the decisions ${inbox} to ${archiveDir}`, archiveDir, () => {
-      fs.mkdirSync(archiveDir, { recursive: true });
+      fs.mkdirSync(archiveDir, { recursive: true, mode: PRIVATE_DIR });
       fs.renameSync(inbox, path.join(archiveDir, `decisions-${stampOf(now)}`));
       fsyncDir(archiveDir);
       fsyncDir(this.dir);
@@ -398,7 +400,12 @@ export class FileStore implements RunStore {
   }
 
   private makeDir(): void {
-    inEnvironment(`create the run's directory ${this.dir}`, this.dir, () => fs.mkdirSync(this.dir, { recursive: true }));
+    inEnvironment(`create the run's directory ${this.dir}`, this.dir, () => {
+      // The folder that holds it is the user's (its mode theirs); only the state folder is made private.
+      fs.mkdirSync(path.dirname(this.dir), { recursive: true });
+      fs.mkdirSync(this.dir, { recursive: true, mode: PRIVATE_DIR });
+    });
+    checkStateFolder(this.dir);
   }
 
   close(): void {
@@ -428,7 +435,7 @@ export class FileStore implements RunStore {
   /** Keeps the cut-off bytes beside the journal: nothing the user ran is thrown away. */
   private keepCutBytes(cutBytes: Buffer): string {
     const keptAt = `${this.journalPath}.cut-${Date.now()}`;
-    const fd = fs.openSync(keptAt, 'w');
+    const fd = fs.openSync(keptAt, 'w', PRIVATE_FILE);
     try {
       writeAll(fd, cutBytes, cutBytes.length, 0);
       fs.fsyncSync(fd);

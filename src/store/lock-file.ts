@@ -25,6 +25,7 @@ import { environmentProblem } from './fs-problems.ts';
 import type { LockOptions, LockTakeOver, RunLock } from './store.ts';
 import type { WriteFaultPlan } from './write-faults.ts';
 import { readRegularFile } from '../util/regular-file.ts';
+import { PRIVATE_FILE } from './state-folder.ts';
 
 /** A lock names a process and a time: a larger file is no lock. */
 const MAX_LOCK_BYTES = 64 * 1024;
@@ -199,7 +200,7 @@ export class HeldLockFile implements RunLock {
 function createLock(path: string, text: string, faults: WriteFaultPlan | undefined): boolean {
   const tmp = `${path}.new-${process.pid}`;
   try {
-    const fd = fs.openSync(tmp, 'w');
+    const fd = fs.openSync(tmp, 'w', PRIVATE_FILE);
     // Not fsynced: a lock only has to outlive its holder's process, not the machine.
     try {
       const fault = faults?.checkPoint('lock-write');

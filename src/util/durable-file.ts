@@ -65,6 +65,8 @@ export interface ExclusiveWriteHooks {
   /** The write fails half-way with ENOSPC when this returns true; the error names `faultPoint`. */
   failWrite?: (() => boolean) | undefined;
   faultPoint?: string | undefined;
+  /** The new file's mode before the umask (default 0o644). */
+  mode?: number | undefined;
 }
 
 /**
@@ -78,7 +80,7 @@ export function createFileExclusively(file: string, content: string, hooks: Excl
   const tmp = tempNameFor(file);
   try {
     const body = Buffer.from(content);
-    const fd = fs.openSync(tmp, TEMP_FLAGS, 0o644);
+    const fd = fs.openSync(tmp, TEMP_FLAGS, hooks.mode ?? 0o644);
     try {
       if (hooks.failWrite?.()) {
         fs.writeSync(fd, body.subarray(0, body.length >> 1));

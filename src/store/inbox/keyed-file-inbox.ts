@@ -15,6 +15,7 @@ import path from 'node:path';
 import { createFileExclusively, fsyncDir } from '../../util/durable-file.ts';
 import { environmentProblem } from '../fs-problems.ts';
 import { NotARegularFileError, readRegularFile } from '../../util/regular-file.ts';
+import { PRIVATE_DIR, PRIVATE_FILE } from '../state-folder.ts';
 
 
 /** Far more than any decision or request (an edited input, an answer): a larger file is not one. */
@@ -75,10 +76,11 @@ export class KeyedFileInbox<T extends object> {
     const key = this.kind.keyOf(entry);
     const file = this.fileOf(key);
     try {
-      fs.mkdirSync(this.dir, { recursive: true });
+      fs.mkdirSync(this.dir, { recursive: true, mode: PRIVATE_DIR });
       this.sweepTemps(key);
       const envelope = { format: this.kind.format, version: INBOX_ENVELOPE_VERSION, [this.kind.field]: entry };
       return createFileExclusively(file, `${JSON.stringify(envelope)}\n`, {
+        mode: PRIVATE_FILE,
         onPoint: this.options.onPoint,
         failWrite: this.options.failWrite,
         faultPoint: this.kind.faultPoint,
