@@ -52,7 +52,7 @@ export function runViewOf(location: string, loaded: LoadedRun, graph: MachineGra
       // In a forked run, the process that wrote the fork point did not stop there: the fork took its records.
       const before = processes[processes.length - 1];
       const forkedAt = loaded.header.forkedFrom?.seq;
-      if (before && previous) before.end = forkedAt !== undefined && before.firstSeq <= forkedAt ? 'forked' : isFinal(previous.state) ? 'finished' : 'stopped';
+      if (before && previous) before.end = forkedAt !== undefined && before.firstSeq <= forkedAt ? 'forked' : endOf(previous.state);
       processes.push({
         pid,
         firstSeq: record.seq,
@@ -201,6 +201,12 @@ function waitViewOf(context: AgentContext): StepView['waiting'] {
   const awaiting = context.awaiting;
   const call = awaiting ? context.pending.find((pending) => pending.id === awaiting.tool_use_id) : undefined;
   return awaiting && call?.needs ? { toolUseId: call.id, name: call.name, needs: call.needs, since: awaiting.since } : null;
+}
+
+/** How a process that left the run in `state` ended (one that another process took up after). */
+function endOf(state: AgentStateName): ProcessView['end'] {
+  if (isFinal(state)) return 'finished';
+  return state === 'awaitingDecision' ? 'waiting' : 'stopped';
 }
 
 function isFinal(state: AgentStateName): boolean {

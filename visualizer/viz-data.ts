@@ -172,6 +172,10 @@ export interface ProcessView {
     /** How each call of the turn left open was settled, in order. */
     decisions: ReconcileView[];
   } | null;
-  /** How it ended, as far as the journal tells ('forked': a forked run's records from its parent end there). */
-  end: 'finished' | 'stopped' | 'open' | 'forked';
+  /**
+   * How it ended, as far as the journal tells ('forked': a forked run's records from its parent
+   * end there; 'waiting': it stopped with a call waiting for a person's decision, as a run does
+   * unless told to wait for it).
+   */
+  end: 'finished' | 'waiting' | 'stopped' | 'open' | 'forked';
 }

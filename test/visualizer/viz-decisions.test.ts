@@ -158,8 +158,9 @@ describe.skipIf(!chromiumPresent())('the page of a run that waits for a person',
       /^✔ toolu_03 write_report approved by ana \(note: shorter\) after waiting \d+\.\d s · edited input \{ "content": "Short report\." \}$/,
     );
     await expect(page.locator(`li.step[data-seq="${decision.seq}"] .col-tool`).textContent()).resolves.toBe('write_report');
-    // The run stopped while waiting and a resume took it up: the stop and the resume are marked.
-    await expect(page.locator('.marker.crash').textContent()).resolves.toContain(`stopped after record ${needed.seq}`);
+    // The run stopped to wait (exit 7) and a resume took it up: marked as a wait, not as a crash, and the resume.
+    await expect(page.locator('.marker.waited').textContent()).resolves.toContain(`stopped after record ${needed.seq} with a call waiting for a person's decision`);
+    await expect(page.locator('.marker.crash').count()).resolves.toBe(0);
 
     // Time travel: at the waiting record, the call waits; at the decision, the turn's decision and the call approved.
     await page.locator(`li.step[data-seq="${needed.seq}"]`).click();

@@ -21,7 +21,8 @@ export function renderTimeline(run: RunView): Timeline {
     const process = run.processes[step.process]!;
     if (process.firstSeq === step.seq && process.resume) {
       const before = run.processes[step.process - 1] ?? null;
-      if (before?.end !== 'finished' && before?.end !== 'forked') list.append(stoppedMarker(before, process.resume.fromSeq));
+      if (before?.end === 'waiting') list.append(waitedMarker(before, process.resume.fromSeq));
+      else if (before?.end !== 'finished' && before?.end !== 'forked') list.append(stoppedMarker(before, process.resume.fromSeq));
       list.append(resumedMarker(process, step.process));
     }
     const item = stepItem(step, index, startedAt);
@@ -81,6 +82,16 @@ function stoppedMarker(before: ProcessView | null, fromSeq: number): HTMLLIEleme
     { class: 'marker crash', role: 'presentation' },
     h('strong', {}, '⚡ stopped'),
     ` ${who} stopped after record ${fromSeq} (killed, crashed or interrupted: the journal keeps what was saved, not why it stopped).`,
+  );
+}
+
+function waitedMarker(before: ProcessView, fromSeq: number): HTMLLIElement {
+  const who = before.pid ? `process ${before.pid}` : 'the process';
+  return h(
+    'li',
+    { class: 'marker waited', role: 'presentation' },
+    h('strong', {}, '⏸ waited'),
+    ` ${who} stopped after record ${fromSeq} with a call waiting for a person's decision (a run exits there, code 7, unless told to wait); nothing was lost.`,
   );
 }
 
