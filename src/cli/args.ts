@@ -558,7 +558,8 @@ function runArgs(dir: string, values: OptionValues, api: ApiArgs): RunArgs {
   if (shared.resume && task !== null) throw new UsageError('--task is stored with the run: --resume takes it from there. Drop --task, or start a new run with --fresh.');
   if (!shared.resume && task === null) throw new UsageError('run needs --task "what to do" (or --resume to go on with a stored run).');
   const model = values.text('model');
-  if (model === null) throw new UsageError('run needs --model NAME (a Claude model, e.g. claude-sonnet-4-5); the demo is the command that runs without one.');
+  // A resume takes the model from the run's journal (the model it started with) unless one is given.
+  if (model === null && !shared.resume) throw new UsageError('run needs --model NAME (a Claude model, e.g. claude-sonnet-4-5); the demo is the command that runs without one.');
   return {
     command: 'run',
     dir,

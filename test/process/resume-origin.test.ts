@@ -60,3 +60,27 @@ describe('a resume by another command than the one that started the run', () => 
     }
   });
 });
+
+describe('a resume that names no model', () => {
+  it('run --resume without --model takes the model the run started with; with no run to resume it is refused', async () => {
+    const dir = tempDir();
+    const script = [toolUseReply([{ id: 'toolu_a', name: 'list_files', input: {} }]), endTurnReply('No files.')];
+    const server = new FakeAnthropic((request) => ({ reply: { ...script[assistantTurns(request)]!, usage: USAGE } }));
+    const url = await server.start();
+    const env = { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: url };
+    try {
+      const killed = await runCliAsync(['run', '--task', 'List the files', '--model', MODEL], { cwd: dir, env: { ...env, CRASH_AFTER: 'after-save-a:1', CRASH_MODE: 'sigkill' } });
+      expect(killed.signal).toBe('SIGKILL');
+      const resumed = await runCliAsync(['run', '--resume', '--plain'], { cwd: dir, env });
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(resumed.stdout).toContain('[done] No files.');
+      expect(server.requests.at(-1)!.body.model).toBe(MODEL);
+
+      const none = await runCliAsync(['run', '--resume'], { cwd: tempDir(), env });
+      expect(none.code).toBe(2);
+      expect(none.stderr).toMatch(/No run is stored/);
+    } finally {
+      await server.stop();
+    }
+  });
+});

@@ -1,7 +1,9 @@
 /** `durable-agent run`: a real model on the user's task, with file tools in a directory. */
 import fs from 'node:fs';
 import path from 'node:path';
+import { FileStore } from '../../store/file-store.ts';
 import { fileTools } from '../../tools/file-tools.ts';
+import { STATE_DIR } from '../state-dir.ts';
 import { type RunArgs, UsageError } from '../args.ts';
 import { approvalWords, driveCliRun } from '../drive-run.ts';
 import type { Writers } from '../plain-reporter.ts';
@@ -14,14 +16,15 @@ const RUN_WITHOUT_KEY = 'Set the key and run the same command again; `durable-ag
 export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   const dir = path.resolve(args.dir);
   const system = args.systemFile ? readSystemPrompt(args.systemFile) : null;
-  const model = await realModel(args.model!, env, args.api, RUN_WITHOUT_KEY, args.stream);
+  const modelName = args.model ?? (await startingModelOf(dir));
+  const model = await realModel(modelName, env, args.api, RUN_WITHOUT_KEY, args.stream);
   const mcpConfig = args.mcpConfig === null ? null : path.resolve(args.mcpConfig);
   const approval = { ...args.approval, allowQuestions: args.allowQuestions };
   const resumeCommand = cliCommand(env, [
     'run',
     '--resume',
     '--model',
-    args.model!,
+    modelName,
     ...dirWords(dir),
     ...(mcpConfig ? ['--mcp-config', mcpConfig] : []),
     ...approvalWords(approval, args.resume),
@@ -51,6 +54,18 @@ export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers:
     approval,
     budget: args,
   }).finally(() => mcp?.close());
+}
+
+/** The model the stored run started with (its header says), for a resume that names none. */
+async function startingModelOf(dir: string): Promise<string> {
+  const store = new FileStore(path.join(dir, STATE_DIR));
+  try {
+    const model = (await store.load()).header.startedBy?.model;
+    if (!model) throw new UsageError(`The run in ${store.location} does not say which model started it (an earlier version wrote it): give --model NAME with --resume.`);
+    return model;
+  } finally {
+    store.close();
+  }
 }
 
 function readSystemPrompt(file: string): string {
