@@ -55,10 +55,12 @@ export class RunControl {
   }
 
   /**
-   * Runs `work` with a signal aborted when a request arrives meanwhile (or when `also` aborts).
-   * The inbox is polled only while the work runs.
+   * Runs `work` with a signal aborted when a request arrives meanwhile (or when `also` aborts):
+   * any request (`for: 'any'`, a wait for a person, where nothing runs), or a cancel only
+   * (`'cancel'`, a tool's call: a pause lets it finish, and the run pauses once its outcome is
+   * recorded, so a payment under way is never told it failed). The inbox is polled only while the work runs.
    */
-  async watch<T>(work: (signal: AbortSignal) => Promise<T>, also?: AbortSignal): Promise<T> {
+  async watch<T>(work: (signal: AbortSignal) => Promise<T>, also?: AbortSignal, stopsFor: 'any' | 'cancel' = 'any'): Promise<T> {
     if (!this.inbox) return work(also ?? NEVER_ABORTED);
     const controller = new AbortController();
     const signal = also ? AbortSignal.any([also, controller.signal]) : controller.signal;
@@ -68,7 +70,7 @@ export class RunControl {
       looking = true;
       this.look()
         .then((request) => {
-          if (request) controller.abort(new ControlRequestedError(request));
+          if (request && (stopsFor === 'any' || request.kind === 'cancel')) controller.abort(new ControlRequestedError(request));
         })
         // A passing read failure: the next look, or the next boundary, tries again.
         .catch(() => {})

@@ -128,7 +128,7 @@ export class DriverSession implements RunSession {
     return view;
   }
 
-  /** Runs the call (the tool's effect) with the input a person may have edited, watched for a cancel or pause. */
+  /** Runs the call (the tool's effect) with the input a person may have edited, watched for a cancel (a pause waits for it). */
   async runCall(call: PendingCall): Promise<ToolOutcome> {
     const { parts } = this;
     await parts.store.assertOwnership?.();
@@ -136,7 +136,7 @@ export class DriverSession implements RunSession {
     const startedAt = Date.now();
     this.emit({ type: 'tool-started', call: view, at: startedAt });
     const ran = effectiveCall(this.context(), call);
-    const result = withEditNotice(call, ran, await parts.control.watch((stop) => executeCall(parts.registry, this.runId, ran, parts.toolTimeoutMs, parts.control.abortable(stop))));
+    const result = withEditNotice(call, ran, await parts.control.watch((stop) => executeCall(parts.registry, this.runId, ran, parts.toolTimeoutMs, parts.control.abortable(stop)), undefined, 'cancel'));
     this.emit({ type: 'tool-finished', call: view, outcome: result, ms: Date.now() - startedAt });
     await parts.crash.pass('tool-return');
     return result;

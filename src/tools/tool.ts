@@ -12,7 +12,10 @@ export interface ToolContext {
    */
   readonly idempotencyKey: string;
   readonly runId: string;
-  /** Aborted when the call runs past its time limit. */
+  /**
+   * Aborted when the call runs past its time limit, or when the run is cancelled meanwhile. A
+   * pause does not abort it: the call finishes, its outcome is recorded, then the run pauses.
+   */
   readonly signal: AbortSignal;
 }
 

@@ -112,4 +112,24 @@ describe('cancelRun and pauseRun from a program', () => {
     expect(result.status).toBe('done');
     expect(await new FileStore(path.join(dir, '.durable-agent')).control.read()).toEqual([]);
   });
+
+  it('pauseRun while a tool runs: the call is not aborted, it finishes and its outcome is recorded, then the run pauses; the resume reuses it', async () => {
+    const dir = tempDir();
+    let runs = 0;
+    const error = await startRun({
+      ...parts(dir, async (signal) => {
+        runs += 1;
+        await pauseRun({ dir, by: 'ops' });
+        // Longer than the inbox's poll: a pause seen meanwhile would abort it here.
+        return (await waitForAbort(signal, 1_500)) === 'not aborted' ? 'charged' : 'aborted';
+      }),
+      task: 't',
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RunPausedError);
+    const records = await journalOf(new FileStore(path.join(dir, '.durable-agent')));
+    expect(records.find((record) => record.event === 'TOOL_RESULT')?.results?.add?.[0]).toMatchObject({ tool_use_id: 'toolu_1', kind: 'ran', content: 'charged', is_error: false });
+    const result = await resumeRun(parts(dir, async () => 'ran again'));
+    expect(result.status).toBe('done');
+    expect(runs).toBe(1);
+  });
 });
