@@ -40,7 +40,10 @@ export interface ControlOutcome {
    * already-requested: the same request was there already (nothing written), see `request`.
    */
   outcome: 'cancelled' | 'requested' | 'already-requested';
-  /** True for a fleet run never started: the worker that takes it up ends it as cancelled before its first model call. */
+  /**
+   * True for a fleet run never started: the worker that takes it up ends it as cancelled before
+   * its first model call; a paused one no worker claims until the pause is cleared.
+   */
   queued?: boolean | undefined;
   request: ControlRequest;
   /** The run's state when it was asked (cancelled: now). */
@@ -84,6 +87,12 @@ export async function cancelRun(options: ControlOptions): Promise<ControlOutcome
 export async function pauseRun(options: ControlOptions): Promise<ControlOutcome> {
   const store = storeOf(options);
   const inbox = inboxOf(store);
+  if (await isQueued(store)) {
+    // A fleet run no worker has started: no worker claims it while the pause is there.
+    const asked = requestOf('pause', options);
+    const request = await put(inbox, asked);
+    return { outcome: request === asked ? 'requested' : 'already-requested', request, state: 'awaitingModel', turn: 0, location: store.location, queued: true };
+  }
   const before = await readState(store);
   if (FINAL_STATES.includes(before.state)) {
     throw new ControlRefusedError('pause', 'finished', `${finishedWords(store.location, before)}: there is nothing to pause. Nothing was written.`);

@@ -122,6 +122,23 @@ describe.skipIf(!postgresAvailable())('cancel and pause in a fleet', () => {
     expect(row.view.context.usage.output).toBe(0);
   });
 
+  it('a queued run no worker has started: pause --run keeps every worker off it, resume --run lets one start and finish it', async () => {
+    const url = await freshDatabase();
+    const id = await submit(url);
+    const paused = await cli(['pause', '--database-url', url, '--run', id, '--by', 'ed']);
+    expect(paused.code, paused.stderr).toBe(0);
+    expect(paused.stdout).toContain('which no worker has started yet');
+    expect(paused.stdout).not.toContain('No run is stored');
+    const idle = await cli(workerArgs(url));
+    expect(idle.code, idle.stderr).toBe(0);
+    expect(await withDb(url, async (db) => (await db.query('SELECT 1 FROM da_records WHERE run_id = $1', [id])).rowCount)).toBe(0);
+    const resumed = await cli(['resume', '--database-url', url, '--run', id]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toContain(`the pause of fleet run ${id} (by ed`);
+    expect((await cli(workerArgs(url))).code).toBe(0);
+    expect(await runRow(url, id)).toMatchObject({ state: 'done', finished: true, controls: [] });
+  });
+
   it('cancel --run asked while a worker compacts the run, the worker killed there: the next worker takes the cancel in compacting', async () => {
     const url = await freshDatabase();
     // The demo's first close passes the trigger of this window; each model call (the summary's too) takes the pace.

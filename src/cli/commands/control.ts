@@ -49,7 +49,8 @@ export async function fleetResumeCommand(args: FleetResumeArgs, env: NodeJS.Proc
   const pool = await openDatabase(databaseUrlOf(args.databaseUrl, env, 'resume --run'), 2);
   try {
     const store = new PgRunStore(pool, args.fleetRun);
-    await store.load();
+    // A queued run has no journal yet: its pause is cleared all the same.
+    if (!(await store.queued())) await store.load();
     const pause = await unpauseRun({ store });
     if (!pause) {
       writers.out(`Fleet run ${args.fleetRun} is not paused: nothing to clear (a worker takes it up when it is due).`);
@@ -89,6 +90,11 @@ function report(args: ControlArgs, outcome: ControlOutcome, env: NodeJS.ProcessE
     return EXIT.done;
   }
   const already = outcome.outcome === 'already-requested' ? 'A pause was asked already' : 'Pause asked';
+  if (outcome.queued && args.fleetRun !== null) {
+    writers.out(`[pause] ${already} ${requestWords(request)}, of the run in ${where}, which no worker has started yet.`);
+    writers.out(`No worker claims it while it is paused; ${cliCommand(env, ['resume', '--run', args.fleetRun])} lets the fleet start it.`);
+    return EXIT.done;
+  }
   writers.out(`[pause] ${already} ${requestWords(request)}, of the run in ${where} (state ${outcome.state}, turn ${outcome.turn}).`);
   const resume =
     args.fleetRun !== null
