@@ -15,7 +15,7 @@ import type { JournalHeader } from '../store/journal-record.ts';
 import type { DecisionInbox, RunStore } from '../store/store.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { DecisionRefusedError } from './decision-errors.ts';
-import { FileDecisionInbox } from '../store/inbox/file-decision-inbox.ts';
+import { FileDecisionInbox, InboxFileError } from '../store/inbox/file-decision-inbox.ts';
 import { waitingCallsOf } from './waiting-calls.ts';
 
 /**
@@ -25,6 +25,8 @@ import { waitingCallsOf } from './waiting-calls.ts';
 export interface PendingDecision extends WaitingCall {
   /** A decision for it is in the inbox, not yet taken up by the run (it is within a second, or on the next resume). */
   given: Decision | null;
+  /** Its decision file is there but is no decision (damaged, or not a regular file): the run cannot take it; move it out and decide again. */
+  unreadable?: { file: string; problem: string } | undefined;
 }
 
 /** What a person decides; `by` defaults to 'api', `at` to now. */
@@ -56,7 +58,13 @@ export async function pendingDecisions(store: RunStore): Promise<PendingDecision
   const inbox = inboxOf(store);
   const waiting: PendingDecision[] = [];
   for (const call of waitingCallsOf(run.header.runId, run.view.context)) {
-    waiting.push({ ...call, given: inbox ? await givenFor(inbox, call.tool_use_id) : null });
+    try {
+      waiting.push({ ...call, given: inbox ? await givenFor(inbox, call.tool_use_id) : null });
+    } catch (error) {
+      // One file in the way does not hide the other calls: it is named with the call it stands for.
+      if (!(error instanceof InboxFileError)) throw error;
+      waiting.push({ ...call, given: null, unreadable: { file: error.file, problem: error.problem } });
+    }
   }
   return waiting;
 }

@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { decide, type DecideInput, type PendingDecision, pendingDecisions } from '../../approval/decide.ts';
+import { InboxFileError } from '../../store/inbox/inbox-errors.ts';
 import type { InboxPoint } from '../../store/inbox/file-decision-inbox.ts';
 import { FileStore } from '../../store/file-store.ts';
 import type { JournalHeader, RunOrigin } from '../../store/journal-record.ts';
@@ -43,7 +44,10 @@ export async function pendingCommand(args: PendingArgs, env: NodeJS.ProcessEnv, 
     return EXIT.done;
   }
   for (const line of pendingTable(waiting, now)) writers.out(line);
-  const next = waiting.find((call) => !call.given);
+  for (const { tool_use_id, unreadable } of waiting) {
+    if (unreadable) writers.err(`durable-agent: ${tool_use_id}: ${new InboxFileError(unreadable.file, unreadable.problem).message}`);
+  }
+  const next = waiting.find((call) => !call.given && !call.unreadable);
   if (next) {
     const header = (await store.load()).header;
     for (const line of decisionHintLines(decisionCommandsFor(env, dir, resumeCommandOf(env, dir, header.startedBy)), next)) writers.out(line);
@@ -95,7 +99,13 @@ export function pendingTable(waiting: PendingDecision[], now: number): string[] 
     call.name,
     call.needs === 'answer' ? 'an answer' : 'approval',
     call.since === null ? '-' : `${new Date(call.since).toISOString()} (${formatAgo(call.since, now)})`,
-    call.given ? `${call.given.verdict} by ${call.given.by}, not taken up yet` : call.awaited ? 'the run waits on it' : 'comes after the one above',
+    call.unreadable
+      ? 'its decision file cannot be read (below)'
+      : call.given
+        ? `${call.given.verdict} by ${call.given.by}, not taken up yet`
+        : call.awaited
+          ? 'the run waits on it'
+          : 'comes after the one above',
     inputText(call),
   ]);
   return tableLines(['call', 'tool', 'waits for', 'since', 'state', 'input'], rows);
