@@ -13,6 +13,7 @@ import { cliEnv, REPO } from '../helpers/cli.ts';
 import { DEMO_PLAIN_LINES } from '../helpers/demo-lines.ts';
 import { EXAMPLE_DONE_OUTPUT, readmeProgrammaticExample } from '../helpers/readme-example.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { packInto } from '../../scripts/pack.ts';
 
 const pkg = JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8'));
 const resolveHere = createRequire(path.join(REPO, 'package.json'));
@@ -51,10 +52,8 @@ let consumer: string;
 
 beforeAll(() => {
   scratch = tempDir('da-package-');
-  // dist/ is fresh (npm test builds first; test/helpers/fresh-build.ts otherwise): pack it as is.
-  const packed = JSON.parse(ok(run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', scratch], REPO)))[0];
-  tarball = path.join(scratch, packed.filename);
-  packedFiles = packed.files.map((file: { path: string }) => file.path);
+  // dist/ is fresh (npm test builds first; test/helpers/fresh-build.ts otherwise): packed as `npm run pack` packs it.
+  ({ tarball, files: packedFiles } = packInto(scratch));
 
   consumer = path.join(scratch, 'consumer');
   fs.mkdirSync(consumer);
@@ -70,6 +69,18 @@ describe('the packed package', () => {
     expect(packedFiles.filter((file) => !/^(dist\/|bin\/|package\.json$|README\.md$|LICENSE$)/.test(file))).toEqual([]);
     expect(packedFiles.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))).toEqual([]);
     expect(packedFiles.filter((file) => file.includes('page-bundle'))).toEqual([]);
+  });
+
+  it('ships a manifest without install scripts: installing the tarball meets no script (prepare builds a checkout only)', () => {
+    const manifest = JSON.parse(fs.readFileSync(path.join(consumer, 'node_modules', 'durable-agent', 'package.json'), 'utf8'));
+    expect(manifest.scripts).toBeUndefined();
+    expect(manifest.bin).toBeDefined();
+    const again = path.join(scratch, 'again');
+    fs.mkdirSync(again);
+    fs.writeFileSync(path.join(again, 'package.json'), JSON.stringify({ name: 'again', version: '1.0.0', private: true, type: 'module' }));
+    const installed = run('npm', ['install', tarball, '--prefer-offline', '--no-audit', '--no-fund'], again);
+    expect(installed.status, installed.stderr).toBe(0);
+    expect(installed.stderr).not.toContain('durable-agent@');
   });
 
   it('installs without pg, tsx or esbuild: they are not runtime dependencies', () => {
