@@ -24,7 +24,11 @@ async function takeDecision(session: RunSession, options: DecisionOptions): Prom
   const context = session.context();
   const call = awaitedCallOf(context);
   const question = call.needs === 'answer' ? questionOf(call.input) : null;
-  const onWait = () => session.emit({ type: 'waiting', call: session.callView(call), needs: call.needs!, since: context.awaiting!.since, question });
+  const onWait = () => {
+    // A file in the way of the call's decision is said while the run waits, not left to be found.
+    const unreadable = session.store.decisions?.unreadable?.(call.id) ?? null;
+    session.emit({ type: 'waiting', call: session.callView(call), needs: call.needs!, since: context.awaiting!.since, question, ...(unreadable ? { unreadable } : {}) });
+  };
   const wait = { runId: session.runId, context, inbox: session.store.decisions, registry: session.registry, options, onWait };
   const decision = await session.control.watch((signal) => findDecision({ ...wait, signal }), session.signal);
   if (!decision) {

@@ -149,7 +149,8 @@ export type RunEvent =
   | { type: 'tool-finished'; call: CallView; outcome: ToolOutcome; ms: number }
   | { type: 'ledger-write-failed'; call: CallView; error: StoreWriteError }
   /** A call waits for a decision (its DECISION_NEEDED record is durable); `question` is ask_user's. */
-  | { type: 'waiting'; call: CallView; needs: DecisionNeed; since: number; question: string | null }
+  /** `unreadable`: the call's decision file is there but is no decision (damaged, a FIFO, a link): the run cannot take it. */
+  | { type: 'waiting'; call: CallView; needs: DecisionNeed; since: number; question: string | null; unreadable?: { file: string; problem: string } | undefined }
   /** A decision about a call is durable (its DECISION record); an approved call runs next. */
   | { type: 'decided'; call: CallView; decision: Decision }
   | { type: 'finished'; result: RunResult };

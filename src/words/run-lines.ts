@@ -88,6 +88,11 @@ export function resultLine(result: RunResult): string {
 /** The stderr line for an event: alerts always, the rest only when verbose. */
 export function detailLine(event: RunEvent, verbose: boolean): string | null {
   switch (event.type) {
+    case 'waiting':
+      return event.unreadable
+        ? `[ALERT] the decision file ${event.unreadable.file} for ${event.call.id} cannot be read (${event.unreadable.problem}): ` +
+            'the run cannot take it. Move it out of the directory and give the decision again.'
+        : null;
     case 'ledger-write-failed':
       return (
         `[ALERT] ledger write failed for tool_use_id=${event.call.id} (${event.call.name}): ${event.error.message}\n` +

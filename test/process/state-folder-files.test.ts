@@ -67,6 +67,8 @@ describe('non-regular files in the state folder', () => {
       expect(pending.stderr).toContain(`${file} is not a decision this durable-agent can read (it is ${plant === 'fifo' ? 'a FIFO' : 'a symbolic link'}, not a regular file)`);
       const resumed = timed(['demo', '--resume', '--no-wait'], dir);
       expect(resumed.code, resumed.stderr).toBe(7);
+      // The waiting run says what is in the way of the decision, and what to do.
+      expect(resumed.stderr).toContain(`[ALERT] the decision file ${file} for toolu_03 cannot be read (it is ${plant === 'fifo' ? 'a FIFO' : 'a symbolic link'}, not a regular file)`);
     }
   });
 

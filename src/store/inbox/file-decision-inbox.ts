@@ -90,6 +90,11 @@ export class FileDecisionInbox implements DecisionInbox {
     return found && found.entry;
   }
 
+  unreadable(tool_use_id: string): { file: string; problem: string } | null {
+    const found = this.inbox.get(tool_use_id);
+    return found && 'problem' in found ? { file: found.file, problem: found.problem } : null;
+  }
+
   /** Every decision in the inbox, oldest first. Temporary files (a write cut short) are not decisions. */
   async list(options: { skipDamaged?: boolean } = {}): Promise<Decision[]> {
     const decisions: Decision[] = [];

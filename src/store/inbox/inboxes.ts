@@ -15,8 +15,11 @@ export type InboxDecision = Decision;
  */
 export interface DecisionInbox {
   write(decision: InboxDecision): Promise<'written' | 'exists'>;
+  /** The whole decisions (an entry that is not one is left out: see unreadable). */
   read(): Promise<InboxDecision[]>;
   settle(tool_use_id: string): Promise<void>;
+  /** Where the call's entry is there but is no decision: its file and why (an inbox whose entries cannot be damaged has none). */
+  unreadable?(tool_use_id: string): { file: string; problem: string } | null;
 }
 
 export type ControlKind = 'cancel' | 'pause';
