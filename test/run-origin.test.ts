@@ -10,7 +10,7 @@ import { endTurnReply, scriptedModel, toolUseReply } from '../src/model/scripted
 import { SimulatedCrash } from '../src/runtime/crash-points.ts';
 import { resumeRun, startRun } from '../src/runtime/run-api.ts';
 import type { RunEvent } from '../src/core/run-events.ts';
-import { RunOriginMismatchError } from '../src/runtime/run-origin.ts';
+import { checkOrigin, RunOriginMismatchError } from '../src/runtime/run-origin.ts';
 import { schemaHash } from '../src/tools/schema-hash.ts';
 import { FileStore, JOURNAL_FILE } from '../src/store/file-store.ts';
 import { frameCommitMark, frameLine } from '../src/store/framing.ts';
@@ -148,5 +148,27 @@ describe('a resume that differs from what started the run', () => {
     const { result, events } = resume(dir, countingTools().tools, { command: 'demo' });
     expect((await result).status).toBe('done');
     expect(events.find((e) => e.type === 'resumed')).toMatchObject({ startedBy: null, acceptedChanges: [] });
+  });
+});
+
+describe('a resume without the MCP servers the run started with', () => {
+  it('names their tools by server, in a message short enough to read: give --mcp-config again', () => {
+    const mcp = Array.from({ length: 30 }, (_, n) => `mcp__fs__tool_${n}`);
+    const own = ['list_files', 'read_file', 'write_file'];
+    const origin = (tools: string[]) => ({ command: 'run', model: 'claude-sonnet-4-5', tools, toolSchemas: Object.fromEntries(tools.map((name) => [name, 'x'])) });
+    const header = { format: 'durable-agent/journal', version: 1, runId: 'r', createdAt: 0, startedBy: origin([...own, ...mcp]) } as unknown as Parameters<typeof checkOrigin>[1];
+    const error = (() => {
+      try {
+        checkOrigin('/tmp/run', header, origin(own), false);
+        return null;
+      } catch (thrown) {
+        return thrown as RunOriginMismatchError;
+      }
+    })();
+    expect(error).toBeInstanceOf(RunOriginMismatchError);
+    expect(error!.message).toContain('tools 30 tools of MCP server fs (mcp__fs__…) are not offered now');
+    expect(error!.message).toContain('tools list_files, read_file, write_file, 30 tools of MCP server fs (mcp__fs__…))');
+    expect(error!.message).toContain('and --mcp-config');
+    expect(error!.message.length).toBeLessThan(900);
   });
 });

@@ -110,7 +110,7 @@ export class RunOriginMismatchError extends DurableAgentError {
 }
 
 function originWords(origin: RunOrigin): string {
-  return `${commandWords(origin.command)} (model ${origin.model}; tools ${origin.tools.join(', ') || 'none'})`;
+  return `${commandWords(origin.command)} (model ${origin.model}; tools ${listWords(origin.tools) || 'none'})`;
 }
 
 function commandWords(command: string): string {
@@ -138,5 +138,20 @@ function howToResume(origin: RunOrigin): string {
 }
 
 function toolWords(names: string[]): string {
-  return `${names.length === 1 ? 'tool' : 'tools'} ${names.join(', ')}`;
+  return `${names.length === 1 ? 'tool' : 'tools'} ${listWords(names)}`;
+}
+
+/** Past a few, an MCP server's tools are named by their server: "12 tools of MCP server fs (mcp__fs__…)". */
+const MCP_TOOLS_NAMED = 3;
+
+function listWords(names: readonly string[]): string {
+  const byServer = new Map<string, string[]>();
+  const own: string[] = [];
+  for (const name of names) {
+    const server = /^mcp__(.+?)__/.exec(name)?.[1];
+    if (server === undefined) own.push(name);
+    else byServer.set(server, [...(byServer.get(server) ?? []), name]);
+  }
+  const servers = [...byServer].flatMap(([server, tools]) => (tools.length > MCP_TOOLS_NAMED ? [`${tools.length} tools of MCP server ${server} (mcp__${server}__…)`] : tools));
+  return [...own, ...servers].join(', ');
 }
