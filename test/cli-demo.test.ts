@@ -506,10 +506,10 @@ describe('the resume command it prints', () => {
     expect(fs.readdirSync(parent)).toEqual([path.basename(dir)]);
   });
 
-  it('says `npx durable-agent` where the command is not on PATH', async () => {
+  it('says `npx --no-install durable-agent` where the command is not on PATH', async () => {
     const dir = tempDir();
     const hint = await interruptedHint(dir, { PATH: path.dirname(process.execPath), npm_command: undefined });
-    expect(hint).toBe(`npx durable-agent demo --resume --dir ${shellQuote(dir)}`);
+    expect(hint).toBe(`npx --no-install durable-agent demo --resume --dir ${shellQuote(dir)}`);
   });
 });
 

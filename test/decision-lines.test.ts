@@ -12,7 +12,7 @@ import { initialView, reduceView } from '../src/tui/run-view.ts';
 const call = { id: 'toolu_03', name: 'write_report', input: { content: 'x' }, readOnly: false };
 const question = { id: 'toolu_04', name: 'ask_user', input: { question: 'Which year?' }, readOnly: true };
 const env = { PATH: '', npm_command: undefined };
-const commands = decisionCommandsFor(env, "/tmp/it's here", "npx durable-agent demo --resume --dir '/tmp/it'\\''s here'");
+const commands = decisionCommandsFor(env, "/tmp/it's here", "npx --no-install durable-agent demo --resume --dir '/tmp/it'\\''s here'");
 
 const events: RunEvent[] = [
   { type: 'waiting', call, needs: 'approval', since: 1, question: null },
@@ -25,12 +25,12 @@ const events: RunEvent[] = [
 
 const EXPECTED = [
   '[approval] toolu_03 write_report waits for a decision',
-  "  approve: npx durable-agent approve --dir '/tmp/it'\\''s here' toolu_03",
-  "  deny:    npx durable-agent deny --dir '/tmp/it'\\''s here' toolu_03 --reason 'TEXT'",
+  "  approve: npx --no-install durable-agent approve --dir '/tmp/it'\\''s here' toolu_03",
+  "  deny:    npx --no-install durable-agent deny --dir '/tmp/it'\\''s here' toolu_03 --reason 'TEXT'",
   '[decided] toolu_03 write_report approved by ana',
   '[question] toolu_04 ask_user: Which year?',
-  "  answer:  npx durable-agent answer --dir '/tmp/it'\\''s here' toolu_04 'TEXT'",
-  "  deny:    npx durable-agent deny --dir '/tmp/it'\\''s here' toolu_04 --reason 'TEXT'",
+  "  answer:  npx --no-install durable-agent answer --dir '/tmp/it'\\''s here' toolu_04 'TEXT'",
+  "  deny:    npx --no-install durable-agent deny --dir '/tmp/it'\\''s here' toolu_04 --reason 'TEXT'",
   '[decided] toolu_04 ask_user answered by ana: 2024',
   '[decided] toolu_03 write_report denied by deadline: no decision within 2h',
   '[decided] toolu_03 write_report approved by bo with edited input (shorter)',
@@ -50,7 +50,7 @@ describe('decision lines', () => {
     const waiting = { runId: 'r', tool_use_id: 'toolu_03', name: 'write_report', input: {}, needs: 'approval' as const, since: 1, awaited: true };
     report({ type: 'finished', result: { runId: 'r', status: 'waiting', waiting: [waiting], text: null, failure: null, turn: 3, maxTurns: 20, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } } });
     expect(out[0]).toMatch(/^\[waiting\] toolu_03 /);
-    expect(out[1]).toBe(`  resume:  npx durable-agent demo --resume --dir '/tmp/it'\\''s here'`);
+    expect(out[1]).toBe(`  resume:  npx --no-install durable-agent demo --resume --dir '/tmp/it'\\''s here'`);
   });
 
   it('the live view logs the same lines', () => {

@@ -59,17 +59,17 @@ describe('cliInvocation', () => {
     expect(cliInvocation({ PATH: `${tempDir()}${path.delimiter}${pathWith(true)}` })).toBe('durable-agent');
   });
 
-  it('is `npx durable-agent` when none is, or only one that cannot run', () => {
-    expect(cliInvocation({ PATH: tempDir() })).toBe('npx durable-agent');
-    expect(cliInvocation({ PATH: pathWith(false) })).toBe('npx durable-agent');
-    expect(cliInvocation({})).toBe('npx durable-agent');
+  it('is `npx --no-install durable-agent` when none is, or only one that cannot run', () => {
+    expect(cliInvocation({ PATH: tempDir() })).toBe('npx --no-install durable-agent');
+    expect(cliInvocation({ PATH: pathWith(false) })).toBe('npx --no-install durable-agent');
+    expect(cliInvocation({})).toBe('npx --no-install durable-agent');
   });
 
-  it('is `npx durable-agent` when npm started the process (its PATH is not the user\'s)', () => {
-    expect(cliInvocation({ PATH: pathWith(true), npm_command: 'exec' })).toBe('npx durable-agent');
+  it('is `npx --no-install durable-agent` when npm started the process (its PATH is not the user\'s)', () => {
+    expect(cliInvocation({ PATH: pathWith(true), npm_command: 'exec' })).toBe('npx --no-install durable-agent');
   });
 
   it('joins the invocation and the quoted words', () => {
-    expect(cliCommand({ PATH: '' }, ['demo', '--resume', '--dir', '/tmp/a b'])).toBe("npx durable-agent demo --resume --dir '/tmp/a b'");
+    expect(cliCommand({ PATH: '' }, ['demo', '--resume', '--dir', '/tmp/a b'])).toBe("npx --no-install durable-agent demo --resume --dir '/tmp/a b'");
   });
 });

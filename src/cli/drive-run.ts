@@ -17,6 +17,7 @@ import type { Budget } from '../../machines/agent-loop.types.ts';
 import { type ApprovalArgs, type BudgetArgs, type ClearToolUsesArgs, type CompactionArgs, UsageError } from './args.ts';
 import type { ClearToolUsesOptions } from '../compaction/clear-tool-uses.ts';
 import { decisionCommandsFor } from '../words/decision-lines.ts';
+import { cliInvocation } from '../words/shell-command.ts';
 import { formatDuration } from './duration.ts';
 import { EXIT } from './exit-codes.ts';
 import type { Writers } from './plain-reporter.ts';
@@ -105,7 +106,7 @@ export async function driveCliRun(run: CliRun): Promise<number> {
     reporter.close(); // before main prints an error: the terminal must be the TUI's no more
     await traces?.shutdown();
   }
-  if (result.status === 'cancelled') run.writers.err(`[cancelled] ${forkAdviceFor(store.location)}`);
+  if (result.status === 'cancelled') run.writers.err(`[cancelled] ${forkAdviceFor(store.location, cliInvocation(run.env))}`);
   return exitCodeOf(result);
 }
 

@@ -16,9 +16,10 @@ export function refuseCancelled(location: string, state: AgentStateName, context
   throw new RunCancelledError(location, context.cancellation, forkAdviceFor(location));
 }
 
-export function forkAdviceFor(location: string): string {
+/** `invocation`: how the user's shell starts the CLI (the CLI says it as every hint does). */
+export function forkAdviceFor(location: string, invocation = 'durable-agent'): string {
   const where = path.basename(location) === '.durable-agent' ? `--dir ${path.dirname(location)}` : '--database-url URL --run ID';
-  return `To try again from one of its steps, fork it into a new run: durable-agent fork ${where} --to NEWDIR (the cancelled run stays as it is).`;
+  return `To try again from one of its steps, fork it into a new run: ${invocation} fork ${where} --to NEWDIR (the cancelled run stays as it is).`;
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * Commands we print for the user to paste (the resume hint): quoted for a POSIX shell so that
- * nothing in them is ever expanded, and spelled `npx durable-agent` where the bare command
- * would not be found.
+ * nothing in them is ever expanded, and spelled `npx --no-install durable-agent` where the bare
+ * command would not be found.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -16,11 +16,13 @@ export function shellQuote(word: string): string {
 /**
  * How the user's shell starts this CLI: `durable-agent` when an executable of that name is on
  * PATH and the process was not started by npm (npx and npm scripts put node_modules/.bin on
- * the PATH they hand down, not on the user's), else `npx durable-agent`.
+ * the PATH they hand down, not on the user's), else `npx --no-install durable-agent`: pasted
+ * where the package is not installed, a bare npx would fetch whatever the registry has under
+ * that name; this one runs the installed command or says it is not there.
  */
 export function cliInvocation(env: NodeJS.ProcessEnv): string {
   if (!env.npm_command && onPath(PACKAGE_NAME, env)) return PACKAGE_NAME;
-  return `npx ${PACKAGE_NAME}`;
+  return `npx --no-install ${PACKAGE_NAME}`;
 }
 
 /** The whole command line: the invocation, then each word quoted. */

@@ -51,9 +51,9 @@ describe('a demo run that needs an approval, stopped (--no-wait)', () => {
     const { dir, run } = await stoppedDemo();
     expect(run.stdout).toContain('[turn 3][save A] pending=write_report\n[approval] toolu_03 write_report waits for a decision\n');
     // The run is in the current directory: the commands need no --dir (see decision-lines.test.ts for a quoted one).
-    expect(run.stdout).toMatch(/\n {2}approve: (npx )?durable-agent approve toolu_03\n {2}deny: {4}(npx )?durable-agent deny toolu_03 --reason 'TEXT'\n/);
+    expect(run.stdout).toMatch(/\n {2}approve: (npx --no-install )?durable-agent approve toolu_03\n {2}deny: {4}(npx --no-install )?durable-agent deny toolu_03 --reason 'TEXT'\n/);
     // The rule is pinned in the journal's header: a bare --resume applies it, so the command needs no flags.
-    expect(run.stdout).toMatch(/\n\[waiting\] toolu_03 .*\n {2}resume: {2}(npx )?durable-agent demo --resume\n$/);
+    expect(run.stdout).toMatch(/\n\[waiting\] toolu_03 .*\n {2}resume: {2}(npx --no-install )?durable-agent demo --resume\n$/);
     expect(fs.existsSync(path.join(dir, 'report.txt'))).toBe(false);
     expect(auditLines(dir)).toEqual([]);
   });
@@ -85,7 +85,7 @@ describe('a demo run that needs an approval, stopped (--no-wait)', () => {
     const { dir } = await stoppedDemo();
     const approved = await cli(['approve', '--dir', dir, 'toolu_03', '--note', 'fine', '--by', 'ana'], dir);
     expectClean(approved);
-    expect(approved.stdout).toMatch(/^\[given\] toolu_03 write_report approved by ana \(note: fine\)\nWritten to the run’s inbox; the run takes it up and records it: a run that waits within a second, .*\((npx )?durable-agent demo --resume\)\. /);
+    expect(approved.stdout).toMatch(/^\[given\] toolu_03 write_report approved by ana \(note: fine\)\nWritten to the run’s inbox; the run takes it up and records it: a run that waits within a second, .*\((npx --no-install )?durable-agent demo --resume\)\. /);
     expect(inboxFiles(dir)).toEqual(['toolu_03.json']);
     expect(JSON.parse((await cli(['pending', '--dir', dir, '--json'], dir)).stdout)[0].given).toMatchObject({ verdict: 'approved', by: 'ana', note: 'fine' });
 

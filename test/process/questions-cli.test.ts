@@ -45,9 +45,9 @@ describe('run --allow-questions', () => {
       const stopped = await cli(['run', '--model', MODEL, '--task', 'Summarise', '--allow-questions'], dir, url);
       expectCode(stopped, 7);
       expect(stopped.stdout).toContain('[question] toolu_q1 ask_user: Which year should the summary cover?\n');
-      expect(stopped.stdout).toMatch(/\n {2}answer: {2}(npx )?durable-agent answer toolu_q1 'TEXT'\n/);
+      expect(stopped.stdout).toMatch(/\n {2}answer: {2}(npx --no-install )?durable-agent answer toolu_q1 'TEXT'\n/);
       // --allow-questions is pinned in the journal: a bare --resume offers ask_user again.
-      expect(stopped.stdout).toMatch(/\n {2}resume: {2}(npx )?durable-agent run --resume --model claude-test-model\n$/);
+      expect(stopped.stdout).toMatch(/\n {2}resume: {2}(npx --no-install )?durable-agent run --resume --model claude-test-model\n$/);
       expect(requests[0]!.body.tools!.map((tool) => tool.name)).toContain('ask_user');
 
       const refused = await cli(['approve', 'toolu_q1'], dir);

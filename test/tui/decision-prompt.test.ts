@@ -98,7 +98,7 @@ describe.skipIf(!tmuxPresent())('the live view asks for a decision', () => {
     const screen = await pane.screen();
     expect(screen).toContain('[interrupted] SIGINT: the run is saved up to its last checkpoint.');
     // The rule is pinned in the journal: the resume command needs no --require-approval.
-    expect(screen).toMatch(/resume with: (npx )?durable-agent demo --resume(\s|$)/);
+    expect(screen).toMatch(/resume with: (npx --no-install )?durable-agent demo --resume(\s|$)/);
     expect(await pane.cursorVisible()).toBe(true);
     expect(auditLines(dir)).toBe(0);
   });

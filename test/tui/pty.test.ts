@@ -52,7 +52,7 @@ describe.skipIf(!tmuxPresent())('the TUI in a terminal', () => {
     const screen = await killed.screen();
     expect(screen).toContain('[turn 3][save A] pending=write_report\n[kill] simulated kill at after-effect-write:3\n');
     expect(screen).toMatch(/now\s+✖ killed \(exit 137\) · the run is saved up to record \d+ \(ledger entry\)/);
-    expect(screen).toMatch(/resume with: (npx )?durable-agent demo --resume\s*$/);
+    expect(screen).toMatch(/resume with: (npx --no-install )?durable-agent demo --resume\s*$/);
     expect(await killed.cursorVisible()).toBe(true);
 
     const resumed = await start(dir, ['demo', '--resume', '--pace', '200'], { columns: 40 });
@@ -76,7 +76,7 @@ describe.skipIf(!tmuxPresent())('the TUI in a terminal', () => {
     const screen = await pane.screen();
     expect(screen).toContain('[interrupted] SIGINT: the run is saved up to its last checkpoint.');
     expect(screen).toMatch(/now\s+✖ interrupted \(exit 130\)/);
-    expect(screen).toMatch(/resume with: (npx )?durable-agent demo --resume/);
+    expect(screen).toMatch(/resume with: (npx --no-install )?durable-agent demo --resume/);
     expect(screen).not.toMatch(SPINNER);
     expect(await pane.cursorVisible()).toBe(true);
   });

@@ -78,13 +78,13 @@ describe.skipIf(!chromiumPresent())('forks on the visualizer page', () => {
     await page.locator('li.step[data-seq="4"]').click();
     await expect(page.locator('.context').getAttribute('data-seq')).resolves.toBe('4');
     const command = (await page.locator('.fork-command code').textContent())!;
-    expect(command).toMatch(new RegExp(`^(npx )?durable-agent fork --dir ${parent} --at 4 --to ${parent}-at-4$`));
+    expect(command).toMatch(new RegExp(`^(npx --no-install )?durable-agent fork --dir ${parent} --at 4 --to ${parent}-at-4$`));
     await page.keyboard.press('ArrowRight');
     await expect(page.locator('.fork-command code').textContent()).resolves.toMatch(/ --at 5 --to .*-at-5$/);
     expect(errors).toEqual([]);
 
     // The command works as printed (the words after the invocation).
-    const words = command.replace(/^(npx )?durable-agent /, '').split(' ');
+    const words = command.replace(/^(npx --no-install )?durable-agent /, '').split(' ');
     const forked = await cli(words, parent);
     expect(forked.stdout).toContain(`at record 4 of 0-`);
     expect(fs.existsSync(path.join(`${parent}-at-4`, '.durable-agent', 'journal.jsonl'))).toBe(true);
