@@ -104,6 +104,7 @@ describe('the packed package', () => {
     fs.mkdirSync(project);
     fs.writeFileSync(path.join(project, 'invoice.ts'), readmeProgrammaticExample());
     fs.writeFileSync(path.join(project, 'typed.ts'), TYPED_CONSUMER);
+    fs.writeFileSync(path.join(project, 'kit.ts'), TESTING_CONSUMER);
     const compilerOptions = {
       target: 'ES2022',
       module: 'nodenext',
@@ -117,12 +118,15 @@ describe('the packed package', () => {
       types: ['node'],
       outDir: 'out',
     };
-    fs.writeFileSync(path.join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['invoice.ts', 'typed.ts'] }));
+    fs.writeFileSync(path.join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['invoice.ts', 'typed.ts', 'kit.ts'] }));
     ok(run(process.execPath, [TSC, '-p', '.'], project));
 
     const typed = run(process.execPath, [path.join('out', 'typed.js')], project);
     expect(typed.stderr).toBe('');
     expect(typed.stdout).toBe('done typed ok\nledger 1, state done\ncrash at after-save-a:1\n');
+    const kit = run(process.execPath, [path.join('out', 'kit.js')], project);
+    expect(kit.stderr).toBe('');
+    expect(kit.stdout).toBe('kit: crashed at after-save-a:1, then done: from the kit\n');
 
     // Our declarations themselves (not skipped): the only errors allowed are inside xstate's.
     const strict = run(process.execPath, [TSC, '-p', '.', '--noEmit', '--skipLibCheck', 'false'], project);
@@ -209,6 +213,31 @@ describe('the packed package', () => {
 });
 
 /** Typed use of the API under the strict flags: generics, optional options given as undefined, types from both entries. */
+/** A program's own test, with the test kit from durable-agent/testing. */
+const TESTING_CONSUMER = `
+import { defineTool, resumeRun, startRun } from 'durable-agent';
+import { CrashPoints, endTurnReply, MemoryStore, scriptedModel, SimulatedCrash, toolUseReply } from 'durable-agent/testing';
+
+const echo = defineTool<{ text: string }>({
+  name: 'echo',
+  description: 'Says it back.',
+  inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+  readOnly: true,
+  run: ({ text }) => text,
+});
+const store = new MemoryStore();
+const model = () => scriptedModel([toolUseReply([{ id: 'toolu_1', name: 'echo', input: { text: 'hi' } }]), endTurnReply('from the kit')]);
+let crashed = '';
+try {
+  await startRun({ store, model: model(), tools: [echo], task: 'echo', crashPoints: new CrashPoints('after-save-a:1') });
+} catch (error) {
+  if (!(error instanceof SimulatedCrash)) throw error;
+  crashed = error.label;
+}
+const result = await resumeRun({ store, model: model(), tools: [echo] });
+console.log(\`kit: crashed at \${crashed}, then \${result.status}: \${result.text}\`);
+`;
+
 const TYPED_CONSUMER = `
 import { defineTool, endTurnReply, MemoryStore, readRunStatus, scriptedModel, SimulatedCrash, startRun, toolUseReply } from 'durable-agent';
 import type { CrashAction, RunEvent, RunStatus, StartOptions, ToolDefinition } from 'durable-agent';
