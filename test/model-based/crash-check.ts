@@ -172,6 +172,8 @@ const AFTER_RESUME: ReadonlyArray<Invariant<AfterResume>> = [
   eachOpenCallTookItsBranch,
   // approval: a decided call is never asked again, and every call is decided once.
   eachCallDecidedOnce,
+  // approval: a denied call (or a question answered or denied: the decision is its outcome) never runs, at any crash point.
+  aDeniedCallNeverRuns,
   // core and budget: the run ends as the uninterrupted one (or at the budget a lost reply reached).
   endsAsTheUninterruptedRun,
 ];
@@ -318,6 +320,15 @@ function eachOpenCallTookItsBranch(facts: AfterResume): void {
       expect(String(result?.content)).toContain('is unknown');
       expect(ranOnResume).toBe(0);
     }
+  }
+}
+
+function aDeniedCallNeverRuns({ scenario, world, final }: AfterResume): void {
+  for (const [id, reply] of Object.entries(scenario.decisions)) {
+    if (reply.verdict === 'approved') continue;
+    expect(world.attempts.of(id), `runs of ${id}, ${reply.verdict}`).toBe(0);
+    // Its outcome is the decision's, recorded once.
+    if (final.ledger.has(id)) expect(final.ledger.get(id)!.kind, id).toBe(reply.verdict);
   }
 }
 
