@@ -75,9 +75,9 @@ export function replyProblem(reply: ModelReply, usedToolUseIds: ReadonlySet<stri
       const shown = JSON.stringify(id.length > 60 ? `${id.slice(0, 60)}…` : id);
       return `tool_use_id ${shown} is not an id the Messages API allows (letters, digits, "_" and "-", at most 128 of them)`;
     }
-    if (seen.has(block.id)) return `tool_use_id ${block.id} appears twice in one reply`;
-    if (usedToolUseIds.has(block.id)) return `tool_use_id ${block.id} was already used earlier in this run`;
-    seen.add(block.id);
+    if (seen.has(id)) return `tool_use_id ${id} appears twice in one reply`;
+    if (usedToolUseIds.has(id)) return `tool_use_id ${id} was already used earlier in this run`;
+    seen.add(id);
   }
   if (reply.stop_reason === 'tool_use' && toolUses.length === 0) return 'stop_reason is tool_use but the reply names no tool';
   if (reply.stop_reason === 'pause_turn' && toolUses.length > 0) return 'a pause_turn reply named a tool to run';

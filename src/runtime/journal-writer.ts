@@ -99,7 +99,8 @@ export class JournalWriter {
   async step(event: AgentEvent, { note, sync }: StepOptions = {}): Promise<AnnouncedEffect | null> {
     const counted = event.type === 'MODEL_USAGE' ? usageCountedInPlace(this.snapshot, event) : null;
     const [taken, actions] = counted ? [counted, []] : transition(agentLoopMachine, this.snapshot, event);
-    const next = event.type === 'REOPEN' ? withStatusOfState(agentLoopMachine, taken) : taken;
+    // xstate keeps `done` on a snapshot that leaves a final state (REOPEN does): the status is its state's.
+    const next = withStatusOfState(agentLoopMachine, taken);
     if (next === this.snapshot) throw new Error(`the machine did not take ${event.type} in ${this.state}`);
     const before = this.snapshot;
     this.snapshot = next;

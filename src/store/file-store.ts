@@ -340,8 +340,8 @@ export class FileStore implements RunStore {
 
   /**
    * A failed fdatasync: what the disk holds is unknown (the kernel may have dropped the pages and
-   * cleared the error, so a second fsync proving nothing). Every later append is refused with the
-   * same error: only a new load, which reads the disk, may write again.
+   * cleared the error, so that a second fsync would succeed and prove nothing). Every later append
+   * is refused with the same error: only a new load, which reads the disk, may write again.
    */
   private syncFailed(position: AppendPosition, record: JournalRecord, error: unknown): StoreWriteError {
     this.undoPartialWrite(position);
