@@ -21,7 +21,7 @@ export { MAX_PAUSES_IN_A_ROW } from '../machines/agent-loop.types.ts';
 export { DurableAgentError, ERROR_KINDS, OptionalDependencyMissingError } from './util/durable-agent-error.ts';
 export type { ErrorKind } from './util/durable-agent-error.ts';
 export { defineTool } from './tools/tool.ts';
-export type { ToolContext, ToolDefinition, VerifyAnswer } from './tools/tool.ts';
+export type { StandardJSONSchemaV1, StandardSchemaToolDefinition, StandardSchemaV1, ToolContext, ToolDefinition, VerifyAnswer } from './tools/tool.ts';
 export { idempotencyKeyFor } from './tools/execute-call.ts';
 export type { Model, ModelRequest, ModelTraits, StreamDelta, ToolSpec } from './model/model.ts';
 export { MissingApiKeyError, ModelCallError } from './model/model.ts';

@@ -136,8 +136,8 @@ async function checkVerdict(call: PendingCall, request: DecideInput, refuse: Ref
   }
   // ajv is loaded only for an edited input: pending, deny and answer start without it.
   const { ToolRegistry } = await import('../tools/tool-registry.ts');
-  const problem = new ToolRegistry([tool]).inputProblem(tool.name, request.input);
-  if (problem !== null) throw refuse('invalid-input', `The edited input does not fit the input schema of ${call.name}: ${problem}. Fix it and approve again. Nothing was written.`);
+  const checked = await new ToolRegistry([tool]).checkInput(tool.name, request.input);
+  if ('problem' in checked) throw refuse('invalid-input', `The edited input does not fit the input schema of ${call.name}: ${checked.problem}. Fix it and approve again. Nothing was written.`);
 }
 
 /** The tool whose input schema is the one the run pinned (its hash in the header), or null. */

@@ -130,7 +130,7 @@ async function fromInbox(wait: DecisionWait, call: PendingCall): Promise<Decisio
   return entries.find((entry) => entry.tool_use_id === call.id && verdictFits(call, entry)) ?? null;
 }
 
-function decisionOfReply(call: PendingCall, reply: DecisionReply, registry: ToolRegistry): Decision {
+async function decisionOfReply(call: PendingCall, reply: DecisionReply, registry: ToolRegistry): Promise<Decision> {
   const base = { tool_use_id: call.id, verdict: reply.verdict, by: reply.by ?? 'api', at: Date.now(), ...(reply.note !== undefined ? { note: reply.note } : {}) };
   const decision: Decision =
     reply.verdict === 'approved'
@@ -144,8 +144,8 @@ function decisionOfReply(call: PendingCall, reply: DecisionReply, registry: Tool
   if (decision.verdict === 'answered' && typeof decision.text !== 'string') throw new DecisionReplyError(call.id, 'an answer needs its text');
   if (decision.verdict === 'denied' && typeof decision.reason !== 'string') throw new DecisionReplyError(call.id, 'a denial needs its reason');
   if (decision.input !== undefined) {
-    const problem = registry.inputProblem(call.name, decision.input);
-    if (problem) throw new DecisionReplyError(call.id, `the edited input does not match ${call.name}'s schema: ${problem}`);
+    const checked = await registry.checkInput(call.name, decision.input);
+    if ('problem' in checked) throw new DecisionReplyError(call.id, `the edited input does not match ${call.name}'s schema: ${checked.problem}`);
   }
   return decision;
 }

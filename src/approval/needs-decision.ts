@@ -42,16 +42,16 @@ export function checkDecisionPolicy(policy: DecisionPolicy, tools: readonly Tool
   if (unknown.length > 0) throw new UnknownApprovalToolError(unknown, names);
 }
 
-export function needsDecisionOf(reply: ModelReply, registry: ToolRegistry, policy: DecisionPolicy): Record<string, DecisionNeed> | undefined {
+export async function needsDecisionOf(reply: ModelReply, registry: ToolRegistry, policy: DecisionPolicy): Promise<Record<string, DecisionNeed> | undefined> {
   let flags: Record<string, DecisionNeed> | undefined;
   for (const call of toolUsesOf(reply)) {
-    const need = needOf(call.name, call.input, registry, policy);
+    const need = await needOf(call.name, call.input, registry, policy);
     if (need) (flags ??= {})[call.id] = need;
   }
   return flags;
 }
 
-function needOf(name: string, input: unknown, registry: ToolRegistry, policy: DecisionPolicy): DecisionNeed | null {
+async function needOf(name: string, input: unknown, registry: ToolRegistry, policy: DecisionPolicy): Promise<DecisionNeed | null> {
   if (name === ASK_USER && policy.allowQuestions) return 'answer';
   const tool = registry.get(name);
   // An unknown tool is rejected without running: there is nothing to approve.
@@ -59,8 +59,11 @@ function needOf(name: string, input: unknown, registry: ToolRegistry, policy: De
   const rule = policy.requireApproval;
   if (rule === 'side-effects' ? !tool.readOnly : rule?.includes(name)) return 'approval';
   if (typeof tool.needsApproval === 'function') {
+    const typed = await registry.typedInput(name, input);
+    // Input its Standard Schema refuses is rejected without running, as an unknown tool is: nothing to approve.
+    if ('problem' in typed) return null;
     try {
-      return tool.needsApproval(input) ? 'approval' : null;
+      return tool.needsApproval(typed.input) ? 'approval' : null;
     } catch {
       // A predicate that cannot decide must not let a call through unasked.
       return 'approval';

@@ -62,6 +62,6 @@ export interface Capability {
   beforeModelCall?(session: RunSession): AgentEvent | null;
   readonly effects?: Partial<Record<CapabilityEffect, EffectHandler>>;
   /** Which calls of a reply need a person's decision before they run (recorded with the reply at checkpoint A). */
-  decisionNeeds?(reply: ModelReply): Record<string, DecisionNeed> | undefined;
+  decisionNeeds?(reply: ModelReply): Promise<Record<string, DecisionNeed> | undefined> | Record<string, DecisionNeed> | undefined;
   observe?(next: RunObserver): RunObserver;
 }

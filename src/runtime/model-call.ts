@@ -43,7 +43,7 @@ export class ModelCall {
     if (problem) return session.step({ type: 'MODEL_REPLY_INVALID', reason: problem, usage: ZERO_USAGE });
     let effect: AnnouncedEffect | null;
     try {
-      effect = await session.step({ type: 'MODEL_REPLY', reply, needsDecision: this.decisionNeeds(reply) });
+      effect = await session.step({ type: 'MODEL_REPLY', reply, needsDecision: await this.decisionNeeds(reply) });
     } catch (error) {
       // A reply from a user's own Model may hold what JSON cannot (a BigInt): refused like any bad reply.
       if (!(error instanceof RecordEncodeError)) throw error;
@@ -53,10 +53,10 @@ export class ModelCall {
     return effect;
   }
 
-  private decisionNeeds(reply: ModelReply): Record<string, DecisionNeed> | undefined {
+  private async decisionNeeds(reply: ModelReply): Promise<Record<string, DecisionNeed> | undefined> {
     let needs: Record<string, DecisionNeed> | undefined;
     for (const capability of this.session.parts.capabilities) {
-      const found = capability.decisionNeeds?.(reply);
+      const found = await capability.decisionNeeds?.(reply);
       if (found) needs = { ...needs, ...found };
     }
     return needs;

@@ -60,9 +60,9 @@ export async function executeCall(
   if (!tool) {
     return outcome(call, 'rejected', `Unknown tool "${call.name}". The tools available are: ${registry.names.join(', ') || 'none'}.`, true);
   }
-  const problem = registry.inputProblem(call.name, call.input);
-  if (problem) {
-    return outcome(call, 'rejected', `Invalid input for ${call.name}: ${problem}. The tool was not run; call it again with input that matches its schema.`, true);
+  const checked = await registry.checkInput(call.name, call.input);
+  if ('problem' in checked) {
+    return outcome(call, 'rejected', `Invalid input for ${call.name}: ${checked.problem}. The tool was not run; call it again with input that matches its schema.`, true);
   }
   const timeoutMs = tool.timeoutMs ?? defaultTimeoutMs;
   const controller = new LazyAbort();
@@ -70,7 +70,7 @@ export async function executeCall(
   if (stop?.aborted) onStop();
   else stop?.addEventListener('abort', onStop, { once: true });
   const result = await withTimeout(
-    async () => tool.run(call.input, toolContextFor(runId, call, controller)),
+    async () => tool.run(checked.input, toolContextFor(runId, call, controller)),
     timeoutMs,
     controller,
   ).finally(() => stop?.removeEventListener('abort', onStop));
@@ -84,19 +84,28 @@ export async function executeCall(
   return outcome(call, 'ran', recordable.content, false);
 }
 
+/** verify()'s answer with its result as the tool_result holds it. */
+export interface VerifiedAnswer {
+  happened: boolean;
+  result?: ToolResultContent | undefined;
+}
+
 /** Asks a tool whether a call's effect already happened; undefined when it cannot tell. */
 export async function verifyCall(
   registry: ToolRegistry,
   runId: string,
   call: PendingCall,
   defaultTimeoutMs = DEFAULT_TOOL_TIMEOUT_MS,
-): Promise<{ answer: VerifyAnswer } | { cannotTell: string }> {
+): Promise<{ answer: VerifiedAnswer } | { cannotTell: string }> {
   const tool = registry.get(call.name);
   if (!tool?.verify) return { cannotTell: 'the tool offers no verify()' };
+  const typed = await registry.typedInput(call.name, call.input);
+  // Its run() never took this input (it was refused before running), unless the schema's checks changed since: say so rather than guess.
+  if ('problem' in typed) return { cannotTell: `its input does not fit the tool's input schema now (${typed.problem}), so verify() was not asked` };
   const controller = new LazyAbort();
   const verify = tool.verify.bind(tool);
   const result = await withTimeout(
-    async () => verify(call.input, toolContextFor(runId, call, controller)),
+    async () => verify(typed.input, toolContextFor(runId, call, controller)),
     tool.timeoutMs ?? defaultTimeoutMs,
     controller,
   );
@@ -105,8 +114,12 @@ export async function verifyCall(
   return verifyAnswerOf(call, result.value);
 }
 
-/** verify()'s answer, with a result the ledger can hold; an answer that cannot be read cannot tell. */
-function verifyAnswerOf(call: PendingCall, value: VerifyAnswer | undefined): { answer: VerifyAnswer } | { cannotTell: string } {
+/**
+ * verify()'s answer, with a result the ledger can hold; an answer that cannot be read cannot tell.
+ * Its result is made content as run()'s value is (recordableContent), so the model reads a
+ * verified call as it would have read the call run.
+ */
+function verifyAnswerOf(call: PendingCall, value: VerifyAnswer | undefined): { answer: VerifiedAnswer } | { cannotTell: string } {
   try {
     if (!value || typeof value.happened !== 'boolean') return { cannotTell: 'verify() could not tell' };
     if (value.result === undefined) return { answer: { happened: value.happened } };

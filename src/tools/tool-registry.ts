@@ -1,6 +1,8 @@
 /** The tools of one run: lookup by name, input validation, and the specs sent to the model. */
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { ToolSpec } from '../model/model.ts';
+import { type CheckedInput, checkStandardInput, standardSchemaOf } from './standard-input.ts';
+import type { StandardSchemaV1 } from './standard-schema.ts';
 import type { ToolDefinition } from './tool.ts';
 
 /**
@@ -23,11 +25,19 @@ function validatorFor(schema: Record<string, unknown>): ValidateFunction {
 export class ToolRegistry {
   private readonly tools = new Map<string, ToolDefinition>();
   private readonly validators = new Map<string, ValidateFunction>();
+  /** The tools defined with a Standard Schema: its validate() checks their input, not ajv. */
+  private readonly standard = new Map<string, StandardSchemaV1>();
   readonly specs: readonly ToolSpec[];
 
   constructor(tools: readonly ToolDefinition[]) {
     for (const tool of tools) {
       if (this.tools.has(tool.name)) throw new Error(`Two tools are named "${tool.name}"; tool names must be unique.`);
+      const standard = standardSchemaOf(tool.inputSchema);
+      if (standard) {
+        this.tools.set(tool.name, tool);
+        this.standard.set(tool.name, standard);
+        continue;
+      }
       let validate: ValidateFunction;
       try {
         validate = validatorFor(tool.inputSchema);
@@ -48,8 +58,27 @@ export class ToolRegistry {
     return [...this.tools.keys()];
   }
 
-  /** Null when the input matches the tool's schema, else what is wrong with it. */
-  inputProblem(name: string, input: unknown): string | null {
+  /**
+   * The input as the tool's run() takes it, or what is wrong with it: for a Standard Schema, the
+   * schema's output (its defaults and transforms applied); for a JSON Schema, the input itself.
+   */
+  async checkInput(name: string, input: unknown): Promise<CheckedInput> {
+    const standard = this.standard.get(name);
+    if (standard) return checkStandardInput(standard, input);
+    const problem = this.jsonInputProblem(name, input);
+    return problem === null ? { input } : { problem };
+  }
+
+  /**
+   * The input verify() and needsApproval take: a Standard Schema's output, which their type
+   * promises; for a JSON Schema tool the input as it is, unchecked, as they have always had it.
+   */
+  async typedInput(name: string, input: unknown): Promise<CheckedInput> {
+    return this.standard.has(name) ? this.checkInput(name, input) : { input };
+  }
+
+  /** Null when the input matches the tool's JSON Schema, else what is wrong with it. */
+  private jsonInputProblem(name: string, input: unknown): string | null {
     const validate = this.validators.get(name);
     if (!validate || validate(input)) return null;
     return (validate.errors ?? [])

@@ -1,5 +1,8 @@
 /** How a user defines a tool the agent may call. */
-import type { ToolResultContent } from '../../machines/agent-loop.types.ts';
+import { isStandardSchema, standardJsonSchema } from './standard-input.ts';
+import type { StandardSchemaV1 } from './standard-schema.ts';
+
+export type { StandardJSONSchemaV1, StandardSchemaV1 } from './standard-schema.ts';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -22,8 +25,12 @@ export interface ToolContext {
 /** What verify() found: whether the call's effect had happened before the resume. */
 export interface VerifyAnswer {
   happened: boolean;
-  /** The result to give the model when it had happened; a default sentence otherwise. */
-  result?: ToolResultContent | undefined;
+  /**
+   * When it had happened: what the call gave, as run() returns it (text, content blocks, or any
+   * JSON value), and the model gets it rendered exactly as it gets run()'s value, so a call that
+   * ran and one that was verified read the same. Absent: a sentence saying it had taken effect.
+   */
+  result?: unknown;
 }
 
 /** The behaviour hints of the Model Context Protocol (all optional; MCP assumes the worst when absent). */
@@ -40,11 +47,10 @@ export interface TraitSources {
   verify?: string;
 }
 
-export interface ToolDefinition<Input = any> {
+/** All of a tool's definition but its input schema, whichever kind of schema that is. */
+export interface ToolBase<Input = any> {
   name: string;
   description: string;
-  /** JSON Schema of the input; input that does not match is rejected before the tool runs. */
-  inputSchema: JsonSchema;
   /** True when running the tool twice does no harm: a resume then simply runs it again. */
   readOnly: boolean;
   /**
@@ -71,7 +77,9 @@ export interface ToolDefinition<Input = any> {
   /**
    * Whether a call needs a person's approval before it runs: always (true), or when this
    * function of the call's input says so (a throw counts as yes). Evaluated once, when the
-   * model's reply arrives, and kept in the journal: a resume does not ask again.
+   * model's reply arrives, and kept in the journal: a resume does not ask again. A Standard
+   * Schema tool's function gets the schema's output; input the schema refuses needs no
+   * approval, since it is rejected without running.
    */
   needsApproval?: boolean | ((input: Input) => boolean) | undefined;
   run(input: Input, context: ToolContext): Promise<unknown> | unknown;
@@ -82,10 +90,42 @@ export interface ToolDefinition<Input = any> {
   verify?(input: Input, context: ToolContext): Promise<VerifyAnswer | undefined> | VerifyAnswer | undefined;
 }
 
-export function defineTool<Input = any>(definition: ToolDefinition<Input>): ToolDefinition<Input> {
+/** A tool as the runtime takes it: its input schema is JSON Schema (defineTool makes one from a Standard Schema). */
+export interface ToolDefinition<Input = any> extends ToolBase<Input> {
+  /** JSON Schema of the input; input that does not match is rejected before the tool runs. */
+  inputSchema: JsonSchema;
+}
+
+/**
+ * A tool whose input schema is a Standard Schema (zod 4, valibot, arktype): run(), verify() and
+ * needsApproval take the schema's output, typed by it, and get it with the schema's defaults and
+ * transforms applied (the journal keeps the input as the model sent it).
+ */
+export interface StandardSchemaToolDefinition<Schema extends StandardSchemaV1 = StandardSchemaV1> extends ToolBase<StandardSchemaV1.InferOutput<Schema>> {
+  /** Input that the schema's validate() refuses is rejected before the tool runs, as input that does not match a JSON Schema is. */
+  inputSchema: Schema;
+  /**
+   * The JSON Schema of the input, sent to the model and pinned by the run. Only for a schema
+   * that cannot make its own (Standard JSON Schema, which zod 4 implements); given, it is used
+   * instead of the schema's own.
+   */
+  jsonSchema?: JsonSchema | undefined;
+}
+
+/**
+ * A tool the agent may call. With a JSON Schema, run() takes the input as the model sent it,
+ * typed as the type argument says; with a Standard Schema, run() takes the schema's output and
+ * its type is inferred. The definition returned holds a JSON Schema either way; one a Standard
+ * Schema cannot give is refused here (ToolInputSchemaError), not when a run starts.
+ */
+export function defineTool<Schema extends StandardSchemaV1>(definition: StandardSchemaToolDefinition<Schema>): ToolDefinition<StandardSchemaV1.InferOutput<Schema>>;
+export function defineTool<Input = any>(definition: ToolDefinition<Input>): ToolDefinition<Input>;
+export function defineTool(definition: ToolDefinition | StandardSchemaToolDefinition): ToolDefinition {
   if (!/^[a-zA-Z0-9_-]{1,64}$/.test(definition.name)) {
     throw new Error(`Tool name "${definition.name}" is not allowed: use 1 to 64 letters, digits, "_" or "-".`);
   }
   if (typeof definition.run !== 'function') throw new Error(`Tool "${definition.name}" has no run(input, context) function.`);
-  return definition;
+  if (!isStandardSchema(definition.inputSchema)) return definition as ToolDefinition;
+  const { inputSchema, jsonSchema, ...rest } = definition as StandardSchemaToolDefinition;
+  return { ...rest, inputSchema: standardJsonSchema(definition.name, inputSchema, jsonSchema) };
 }

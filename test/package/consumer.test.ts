@@ -1,8 +1,9 @@
 /**
  * The package as another project gets it: `npm pack` of this checkout's build, installed into a
  * scratch project (no pg, no tsx, no esbuild there), then used as a user would: the README's
- * example with plain node, a strict TypeScript consumer compiled and run, the CLI through npx,
- * durable-agent/postgres without pg. publint and arethetypeswrong check the same tarball.
+ * example with plain node, a strict TypeScript consumer compiled and run (one of its tools typed by
+ * a zod 4 schema), the CLI through npx, durable-agent/postgres without pg. publint and
+ * arethetypeswrong check the same tarball.
  */
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import fs from 'node:fs';
@@ -60,7 +61,9 @@ beforeAll(() => {
   fs.writeFileSync(path.join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true, type: 'module' }));
   // The same versions as this checkout's lockfile, so npm ci's cache serves them.
   const types = ['@types/node', '@types/pg'].map((name) => `${name}@${pkg.devDependencies[name]}`);
-  ok(run('npm', ['install', tarball, ...types, '--prefer-offline', '--no-audit', '--no-fund'], consumer));
+  // zod from this checkout's node_modules (a folder, so npm links it: nothing fetched); it has no dependencies of its own.
+  const zod = path.join(REPO, 'node_modules', 'zod');
+  ok(run('npm', ['install', tarball, ...types, zod, '--prefer-offline', '--no-audit', '--no-fund'], consumer));
 }, 300_000);
 
 describe('the packed package', () => {
@@ -105,6 +108,7 @@ describe('the packed package', () => {
     fs.writeFileSync(path.join(project, 'invoice.ts'), readmeProgrammaticExample());
     fs.writeFileSync(path.join(project, 'typed.ts'), TYPED_CONSUMER);
     fs.writeFileSync(path.join(project, 'kit.ts'), TESTING_CONSUMER);
+    fs.writeFileSync(path.join(project, 'zod-tool.ts'), ZOD_CONSUMER);
     const compilerOptions = {
       target: 'ES2022',
       module: 'nodenext',
@@ -118,7 +122,7 @@ describe('the packed package', () => {
       types: ['node'],
       outDir: 'out',
     };
-    fs.writeFileSync(path.join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['invoice.ts', 'typed.ts', 'kit.ts'] }));
+    fs.writeFileSync(path.join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['invoice.ts', 'typed.ts', 'kit.ts', 'zod-tool.ts'] }));
     ok(run(process.execPath, [TSC, '-p', '.'], project));
 
     const typed = run(process.execPath, [path.join('out', 'typed.js')], project);
@@ -127,6 +131,9 @@ describe('the packed package', () => {
     const kit = run(process.execPath, [path.join('out', 'kit.js')], project);
     expect(kit.stderr).toBe('');
     expect(kit.stdout).toBe('kit: crashed at after-save-a:1, then done: from the kit\n');
+    const zodTool = run(process.execPath, [path.join('out', 'zod-tool.js')], project);
+    expect(zodTool.stderr).toBe('');
+    expect(zodTool.stdout).toBe('zod: done, ran with Oslo/c, refused toolu_2 (/city: Too small: expected string to have >=1 characters), sent {"required":["city"]}\n');
 
     // Our declarations themselves (not skipped): the only errors allowed are inside xstate's.
     const strict = run(process.execPath, [TSC, '-p', '.', '--noEmit', '--skipLibCheck', 'false'], project);
@@ -283,4 +290,51 @@ try {
   if (error instanceof SimulatedCrash) console.log(\`crash at \${error.label}\`);
   else throw error;
 }
+`;
+
+/**
+ * A tool typed by its zod 4 schema: run()'s input type is inferred from it (zod's output, the
+ * default making units a member). The @ts-expect-error line is why it is here: were the input
+ * typed any, the line would compile, the directive would be unused, and tsc would fail.
+ */
+const ZOD_CONSUMER = `
+import { z } from 'zod';
+import { defineTool, startRun } from 'durable-agent';
+import type { ToolDefinition } from 'durable-agent';
+import { endTurnReply, MemoryStore, scriptedModel, toolUseReply } from 'durable-agent/testing';
+
+const ran: string[] = [];
+const weather = defineTool({
+  name: 'weather',
+  description: 'The weather in a city.',
+  inputSchema: z.object({ city: z.string().min(1), units: z.enum(['c', 'f']).default('c') }),
+  readOnly: true,
+  run: (input) => {
+    const units: 'c' | 'f' = input.units;
+    // @ts-expect-error: the schema has no country
+    const country: string = input.country;
+    void country;
+    ran.push(\`\${input.city}/\${units}\`);
+    return \`\${input.city}: 21°\${units}\`;
+  },
+});
+const typed: ToolDefinition<{ city: string; units: 'c' | 'f' }> = weather;
+
+const store = new MemoryStore();
+const model = scriptedModel([
+  toolUseReply([{ id: 'toolu_1', name: 'weather', input: { city: 'Oslo' } }, { id: 'toolu_2', name: 'weather', input: { city: '' } }]),
+  endTurnReply('zod ok'),
+]);
+const refused: string[] = [];
+const result = await startRun({
+  store,
+  model,
+  tools: [typed],
+  task: 'weather',
+  observer: (event) => {
+    if (event.type !== 'tool-finished' || !event.outcome.is_error) return;
+    refused.push(\`\${event.call.id} (\${String(event.outcome.content).replace(/^Invalid input for weather: (.*)\\. The tool was not run.*$/, '$1')})\`);
+  },
+});
+console.log(\`zod: \${result.status}, ran with \${ran.join(' ')}, refused \${refused.join(' ')}, sent \${JSON.stringify({ required: weather.inputSchema['required'] })}\`);
 `;
