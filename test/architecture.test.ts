@@ -26,7 +26,7 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ['src/words'],
   ['src/tui', 'visualizer'],
   ['src/cli'],
-  ['src/index.ts', 'src/postgres.ts', 'src/testing.ts'],
+  ['src/index.ts', 'src/errors.ts', 'src/postgres.ts', 'src/testing.ts'],
 ];
 const CAPABILITIES = new Set(LAYERS[5]);
 

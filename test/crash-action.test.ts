@@ -48,7 +48,8 @@ describe('onCrash', () => {
     const file = path.join(scratch, `crash-exit-${process.pid}.mjs`);
     fs.writeFileSync(
       file,
-      `import { defineTool, endTurnReply, FileStore, scriptedModel, startRun, toolUseReply } from 'durable-agent';
+      `import { defineTool, FileStore, startRun } from 'durable-agent';
+import { endTurnReply, scriptedModel, toolUseReply } from 'durable-agent/testing';
 const lookup = defineTool({ name: 'lookup', description: 'd', inputSchema: { type: 'object' }, readOnly: true, run: () => 'found' });
 const model = scriptedModel([toolUseReply([{ id: 'toolu_1', name: 'lookup', input: {} }]), endTurnReply('ok')]);
 await startRun({ store: new FileStore('state'), model, tools: [lookup], task: 't', crashAfter: 'after-effect-write:1', onCrash: 'exit' });

@@ -15,9 +15,9 @@ import { CompactionSettingsError, traitsOf } from './compaction-settings.ts';
 
 /** The programmatic option (run-api's `clearToolUses`): true for the defaults. */
 export interface ClearToolUsesOptions {
-  /** Clear once the input reaches this many tokens (default: half the context window when known, else 100,000, the API's). */
+  /** Clear once the input reaches this many tokens. Default: half the context window when known, else 100000 (the API's). */
   triggerTokens?: number | undefined;
-  /** The most recent tool uses kept whole (default 3, the API's). */
+  /** The most recent tool uses kept whole. Default: 3 (the API's). */
   keep?: number | undefined;
   /** Clear only when at least this many input tokens would go (the prompt cache is lost at each clearing). */
   clearAtLeast?: number | undefined;

@@ -17,7 +17,7 @@ export interface CompactionOptions {
   mode?: CompactionMode | undefined;
   /** The context window in input tokens; overrides what the model says. */
   contextWindow?: number | undefined;
-  /** Compact once the input reaches this share of the window (default 0.8). */
+  /** Compact once the input reaches this share of the window. Default: 0.8. */
   triggerRatio?: number | undefined;
 }
 

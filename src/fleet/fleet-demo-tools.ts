@@ -7,7 +7,8 @@
 import type { Pool } from 'pg';
 import { SAMPLE_NOTES } from '../demo/demo-task.ts';
 import { wordCount } from '../demo/demo-tools.ts';
-import { assertLease, type Lease, LeaseLostError } from '../store/pg/leases.ts';
+import { assertLease, type Lease } from '../store/pg/leases.ts';
+import { LeaseLostError } from '../store/pg/pg-errors.ts';
 import { defineTool, type ToolDefinition } from '../tools/tool.ts';
 import { type Pace, stepDelay } from '../util/pace.ts';
 

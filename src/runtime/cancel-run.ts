@@ -55,7 +55,7 @@ export interface ControlOutcome {
 }
 
 export async function cancelRun(options: ControlOptions): Promise<ControlOutcome> {
-  const store = storeOf(options);
+  const store = runStoreOf(options);
   const inbox = inboxOf(store);
   if (await isQueued(store)) {
     // No journal yet, so nothing to write one into here: the worker that starts it reads the request at its first step boundary.
@@ -85,7 +85,7 @@ export async function cancelRun(options: ControlOptions): Promise<ControlOutcome
 }
 
 export async function pauseRun(options: ControlOptions): Promise<ControlOutcome> {
-  const store = storeOf(options);
+  const store = runStoreOf(options);
   const inbox = inboxOf(store);
   if (await isQueued(store)) {
     // A fleet run no worker has started: no worker claims it while the pause is there.
@@ -118,7 +118,7 @@ export async function pauseRun(options: ControlOptions): Promise<ControlOutcome>
 
 /** Clears a pause, so that the run goes on (a fleet's workers claim it again). False: it was not paused. */
 export async function unpauseRun(options: Pick<ControlOptions, 'store' | 'dir'>): Promise<ControlRequest | null> {
-  const store = storeOf(options);
+  const store = runStoreOf(options);
   const inbox = inboxOf(store);
   const pause = (await inbox.read()).find((request) => request.kind === 'pause') ?? null;
   if (pause) await inbox.settle('pause');
@@ -186,7 +186,8 @@ function finishedWords(location: string, found: { state: AgentStateName; turn: n
   return `The run in ${location} is finished (${how}, turn ${found.turn})`;
 }
 
-function storeOf(options: Pick<ControlOptions, 'store' | 'dir'>): RunStore {
+/** The run a call names: its store, or the file store of the run that works in `dir` (DIR/.durable-agent). */
+export function runStoreOf(options: Pick<ControlOptions, 'store' | 'dir'>): RunStore {
   if (options.store) return options.store;
   if (options.dir !== undefined) return new FileStore(path.join(path.resolve(options.dir), '.durable-agent'));
   throw new RangeError('give the run: store (a RunStore) or dir (the directory of a run); nothing was written.');

@@ -62,18 +62,20 @@ export interface RunParts {
   onCrash?: CrashAction | undefined;
   /** Crash points made by the caller (to read which were passed); replaces crashAfter and onCrash. */
   crashPoints?: CrashPoints | undefined;
+  /** How long one tool call may run, in milliseconds, before it becomes an error result. Default: 120000 (2 minutes). */
   toolTimeoutMs?: number | undefined;
   /**
-   * How many calls of one reply run at once (1 to 64, default 4). Only calls that may overlap
+   * How many calls of one reply run at once, 1 to 64. Default: 4. Only calls that may overlap
    * (read-only tools, or tools marked concurrencySafe) run side by side; the others run alone,
    * in the model's order. 1: every call runs after the one before it.
    */
   toolConcurrency?: number | undefined;
+  /** The most tokens the model may write in one reply. Default: 4096. */
   maxTokens?: number | undefined;
   /** Abort to stop the run at the next step boundary (SIGTERM in a worker, a lost lease). */
   signal?: AbortSignal | undefined;
   /**
-   * What drives the run: 'demo', 'run', 'worker'; 'api' (the default) for a program. Recorded
+   * What drives the run: 'demo', 'run', 'worker'; 'api' for a program. Default: 'api'. Recorded
    * in the journal's header with the model and the tools when the run starts; a resume by
    * another command or with other tools is refused unless allowToolChange is set.
    */
@@ -107,15 +109,15 @@ export interface RunParts {
   allowQuestions?: boolean | undefined;
   /** Asked for a decision when a call waits for one and the inbox has none; null leaves it to the inbox. */
   onDecision?: DecisionHandler | undefined;
-  /** False: with no decision at hand, stop with status 'waiting' instead of waiting (resume once decided). Default true. */
+  /** False: with no decision at hand, stop with status 'waiting' instead of waiting (resume once decided). Default: true. */
   wait?: boolean | undefined;
   /** Deny, by 'deadline', a call still undecided this many milliseconds after it began to wait. */
   decisionTimeoutMs?: number | undefined;
   /**
    * Write the whole state (a snapshot record) every this many records, so that a resume reads
-   * only from the last one; 0: only at compactions (every compaction's record is one). Default
-   * DURABLE_AGENT_SNAPSHOT_EVERY, else 0 (a run that never compacts would restate a growing
-   * conversation each time).
+   * only from the last one; 0: only at compactions (every compaction's record is one). Default:
+   * the environment's DURABLE_AGENT_SNAPSHOT_EVERY, else 0 (a run that never compacts would
+   * restate a growing conversation each time).
    */
   snapshotEvery?: number | undefined;
   /**
@@ -143,8 +145,9 @@ export interface RunParts {
 export interface StartOptions extends RunParts {
   task: string;
   system?: string | null | undefined;
+  /** The most turns (replies that call tools) the run runs; a reply past them stops it, resumably, in stoppedAtMaxTurns. Default: 20. */
   maxTurns?: number | undefined;
-  /** The most pause_turn replies in a row the run continues after (default MAX_PAUSES_IN_A_ROW, 8); one more fails it, resumably. */
+  /** The most pause_turn replies in a row the run continues after; one more fails it, resumably. Default: 8. */
   maxPausesInARow?: number | undefined;
   /** Archive an unfinished run found in the store instead of refusing to start. */
   fresh?: boolean | undefined;

@@ -32,8 +32,8 @@ export interface FileStoreOptions {
   /** Armed write failures (tests and drills), e.g. "effect-write:3", "lock-write:1". */
   writeFaults?: string | undefined;
   /**
-   * How long a lock held from another host may go without a heartbeat before it is taken over
-   * (default 30 s); the holder's heartbeat beats at a tenth of it, at most every 2 s.
+   * How long a lock held from another host may go without a heartbeat before it is taken over;
+   * the holder's heartbeat beats at a tenth of it, at most every 2 s. Default: 30000 (30 s).
    */
   lockLeaseMs?: number | undefined;
   /** Drills: called as a decision's write passes a point (a test kills the process there). */

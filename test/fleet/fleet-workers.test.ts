@@ -75,7 +75,9 @@ describe.skipIf(!postgresAvailable())('a fleet of workers on PostgreSQL', () => 
   it('lets a program drive a run on PostgreSQL through durable-agent/postgres, and a second driver is refused', async () => {
     const url = await freshDatabase('api');
     const { PgRunStore: Store, openDatabase: open } = await import('durable-agent/postgres');
-    const { startRun, resumeRun, scriptedModel, toolUseReply, endTurnReply, SimulatedCrash, RunLockedError } = await import('durable-agent');
+    const { startRun, resumeRun } = await import('durable-agent');
+    const { RunLockedError } = await import('durable-agent/errors');
+    const { scriptedModel, toolUseReply, endTurnReply, SimulatedCrash } = await import('durable-agent/testing');
     const db = await open(url, 4);
     try {
       const model = () => scriptedModel([toolUseReply([{ id: 'c1', name: 'noop', input: {} }]), endTurnReply('done by the API')]);

@@ -68,7 +68,7 @@ beforeAll(() => {
 
 describe('the packed package', () => {
   it('holds the build, the bin, the licence and the README, and no sources', () => {
-    expect(packedFiles).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'bin/durable-agent.mjs', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/store/pg/index.js', 'dist/visualizer/page/page.js']));
+    expect(packedFiles).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'bin/durable-agent.mjs', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/errors.js', 'dist/src/errors.d.ts', 'dist/src/testing.js', 'dist/src/store/pg/index.js', 'dist/visualizer/page/page.js']));
     expect(packedFiles.filter((file) => !/^(dist\/|bin\/|package\.json$|README\.md$|LICENSE$)/.test(file))).toEqual([]);
     expect(packedFiles.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))).toEqual([]);
     expect(packedFiles.filter((file) => file.includes('page-bundle'))).toEqual([]);
@@ -127,7 +127,7 @@ describe('the packed package', () => {
 
     const typed = run(process.execPath, [path.join('out', 'typed.js')], project);
     expect(typed.stderr).toBe('');
-    expect(typed.stdout).toBe('done typed ok\nledger 1, state done\ncrash at after-save-a:1\n');
+    expect(typed.stdout).toBe('done typed ok\nledger 1, state done\ncrash at after-save-a:1\nhistory START MODEL_USAGE MODEL_REPLY; again: refused\n');
     const kit = run(process.execPath, [path.join('out', 'kit.js')], project);
     expect(kit.stderr).toBe('');
     expect(kit.stdout).toBe('kit: crashed at after-save-a:1, then done: from the kit\n');
@@ -155,22 +155,40 @@ describe('the packed package', () => {
     expect(html).toMatch(/<script>\n.{1000,}/);
   });
 
-  it('every error class the built main entry exports extends DurableAgentError and declares a kind', () => {
+  it('every error class of every installed entry extends DurableAgentError and declares a kind; the main entry exports at most 40 values', () => {
+    // Every entry of the installed manifest, as a program imports it; durable-agent/postgres refuses to load without pg, as it should here.
     const probe = `
+      import fs from 'node:fs';
       import * as api from 'durable-agent';
-      const classes = Object.entries(api).filter(([, value]) => typeof value === 'function' && value.prototype instanceof Error && value !== api.DurableAgentError);
-      const wrong = classes.filter(([, value]) => !(value.prototype instanceof api.DurableAgentError) || !api.ERROR_KINDS.includes(value.kind));
-      console.log(classes.length, JSON.stringify(wrong.map(([name]) => name)));`;
+      const manifest = JSON.parse(fs.readFileSync('node_modules/durable-agent/package.json', 'utf8'));
+      const classes = new Map();
+      const unloaded = [];
+      for (const subpath of Object.keys(manifest.exports).filter((subpath) => subpath !== './package.json')) {
+        const specifier = subpath === '.' ? 'durable-agent' : 'durable-agent/' + subpath.slice(2);
+        let entry;
+        try { entry = await import(specifier); }
+        catch (error) { if (!(error instanceof api.OptionalDependencyMissingError)) throw error; unloaded.push(specifier + ' needs ' + error.packageName); continue; }
+        for (const [name, value] of Object.entries(entry)) {
+          if (typeof value === 'function' && value.prototype instanceof Error && value !== api.DurableAgentError) classes.set(value, specifier + ' ' + name);
+        }
+      }
+      const wrong = [...classes].filter(([value]) => !(value.prototype instanceof api.DurableAgentError) || !api.ERROR_KINDS.includes(value.kind)).map(([, name]) => name);
+      console.log(JSON.stringify({ count: classes.size, wrong, unloaded, mainValues: Object.keys(api).length }));`;
     const result = run(process.execPath, ['--input-type=module', '-e', probe], consumer);
     expect(result.stderr).toBe('');
-    const [count, wrong] = result.stdout.trim().split(' ');
-    expect(Number(count)).toBeGreaterThan(30);
-    expect(wrong).toBe('[]');
+    const { count, wrong, unloaded, mainValues } = JSON.parse(result.stdout);
+    expect(count).toBeGreaterThan(30);
+    expect(wrong).toEqual([]);
+    expect(unloaded).toEqual(['durable-agent/postgres needs pg']);
+    expect(mainValues).toBeLessThanOrEqual(40);
   });
 
   it('durable-agent/postgres without pg: a PgMissingError that names the package; the main entry works without it', () => {
     const probe = `
-      import { PgMissingError, MemoryStore } from 'durable-agent';
+      import { FileStore } from 'durable-agent';
+      import { PgMissingError } from 'durable-agent/errors';
+      import { MemoryStore } from 'durable-agent/testing';
+      new FileStore('state');
       new MemoryStore();
       try { await import('durable-agent/postgres'); console.log('imported'); }
       catch (error) { console.log(error instanceof PgMissingError, error.name, error.message); }`;
@@ -181,7 +199,8 @@ describe('the packed package', () => {
 
   it('MCP tools without @modelcontextprotocol/sdk: mcpTools() rejects with McpSdkMissingError, run --mcp-config is refused (exit 2)', () => {
     const probe = `
-      import { mcpTools, McpSdkMissingError } from 'durable-agent';
+      import { mcpTools } from 'durable-agent';
+      import { McpSdkMissingError } from 'durable-agent/errors';
       try { await mcpTools({ mcpServers: { x: { command: 'node' } } }); console.log('connected'); }
       catch (error) { console.log(error instanceof McpSdkMissingError, error.name, error.message); }`;
     const result = run(process.execPath, ['--input-type=module', '-e', probe], consumer);
@@ -219,7 +238,7 @@ describe('the packed package', () => {
   });
 });
 
-/** Typed use of the API under the strict flags: generics, optional options given as undefined, types from both entries. */
+/** Typed use of the API under the strict flags: generics, optional options given as undefined, a run handle, types from every entry. */
 /** A program's own test, with the test kit from durable-agent/testing. */
 const TESTING_CONSUMER = `
 import { defineTool, resumeRun, startRun } from 'durable-agent';
@@ -246,8 +265,11 @@ console.log(\`kit: crashed at \${crashed}, then \${result.status}: \${result.tex
 `;
 
 const TYPED_CONSUMER = `
-import { defineTool, endTurnReply, MemoryStore, readRunStatus, scriptedModel, SimulatedCrash, startRun, toolUseReply } from 'durable-agent';
-import type { CrashAction, RunEvent, RunStatus, StartOptions, ToolDefinition } from 'durable-agent';
+import { defineTool, openRun, startRun } from 'durable-agent';
+import type { CrashAction, OpenRunOptions, RunEvent, RunHandle, RunStatus, StartOptions, ToolDefinition } from 'durable-agent';
+import { RunExistsError, SimulatedCrash } from 'durable-agent/errors';
+import type { ErrorKind } from 'durable-agent/errors';
+import { endTurnReply, MemoryStore, scriptedModel, toolUseReply } from 'durable-agent/testing';
 import type { PgRunStoreOptions, WorkerOptions } from 'durable-agent/postgres';
 
 const add: ToolDefinition<{ a: number; b: number }> = defineTool<{ a: number; b: number }>({
@@ -276,7 +298,8 @@ const options: StartOptions = {
 };
 const result = await startRun(options);
 console.log(result.status, result.text);
-const status: RunStatus = await readRunStatus(options.store);
+const handle: RunHandle = openRun({ store: options.store });
+const status: RunStatus = await handle.status();
 console.log(\`ledger \${status.ledgerEntries}, state \${status.state}\`);
 
 const exit: CrashAction = 'exit';
@@ -284,12 +307,20 @@ const pgOptions: PgRunStoreOptions = { leaseMs: undefined, writeFaults: undefine
 const workerId: WorkerOptions['id'] = undefined;
 void [exit, pgOptions, workerId];
 
+const crashed = new MemoryStore();
 try {
-  await startRun({ ...options, store: new MemoryStore(), crashAfter: 'after-save-a:1', observer: undefined });
+  await startRun({ ...options, store: crashed, crashAfter: 'after-save-a:1', observer: undefined });
 } catch (error) {
   if (error instanceof SimulatedCrash) console.log(\`crash at \${error.label}\`);
   else throw error;
 }
+const target: OpenRunOptions = { store: crashed };
+const byDir: OpenRunOptions = { dir: 'runs/nowhere' };
+const history = await openRun(target).history();
+const again = await startRun({ ...options, store: crashed, observer: undefined }).catch((error: unknown) => error);
+const kind: ErrorKind | null = again instanceof RunExistsError ? again.kind : null;
+void byDir;
+console.log(\`history \${history.map((step) => step.event).join(' ')}; again: \${kind}\`);
 `;
 
 /**

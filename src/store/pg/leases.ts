@@ -4,7 +4,7 @@
  * exists (fencing), so a worker that was frozen past its lease cannot write a thing.
  */
 import type { Pool } from 'pg';
-import { DurableAgentError, type ErrorKind } from '../../util/durable-agent-error.ts';
+import { LeaseLostError } from './pg-errors.ts';
 
 export interface Lease {
   runId: string;
@@ -18,27 +18,10 @@ export interface Lease {
   spec?: unknown;
 }
 
-export class LeaseLostError extends DurableAgentError {
-  static override readonly kind: ErrorKind = 'stopped';
-  override readonly name = 'LeaseLostError';
-  constructor(
-    readonly runId: string,
-    readonly epoch: number,
-    readonly currentEpoch: number | null,
-    readonly currentOwner: string | null,
-  ) {
-    super(
-      `This worker's lease on run ${runId} (epoch ${epoch}) is no longer valid` +
-        (currentEpoch !== null && currentEpoch !== epoch ? `: another lease took over (epoch ${currentEpoch}${currentOwner ? `, ${currentOwner}` : ''})` : '') +
-        '. It stopped driving the run and wrote nothing more for it; the current holder goes on from the last record.',
-    );
-  }
-}
-
 /**
  * A run that waits for a person is not claimable until there is something to do: a decision
  * for the call it waits for, or that call's deadline (pinned in the header) passed. A paused run
- * is not claimable until its pause is cleared (durable-agent resume --run).
+ * is not claimable until its pause is cleared (durable-agent unpause --run).
  */
 export const WORKABLE = `((da_runs.state <> 'awaitingDecision'
    OR EXISTS (SELECT 1 FROM da_decisions d WHERE d.run_id = da_runs.id AND d.tool_use_id = da_runs.awaiting AND d.settled_at IS NULL)

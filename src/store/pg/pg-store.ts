@@ -18,7 +18,8 @@ import { WriteFaultPlan } from '../write-faults.ts';
 import { type AppendOutcome, appendQuery } from './append-statement.ts';
 import { PgControlInbox } from './pg-control-inbox.ts';
 import { PgDecisionInbox } from './pg-decision-inbox.ts';
-import { assertLease, claimRun, type Lease, LeaseKeeper, LeaseLostError, releaseLease } from './leases.ts';
+import { assertLease, claimRun, type Lease, LeaseKeeper, releaseLease } from './leases.ts';
+import { LeaseLostError } from './pg-errors.ts';
 import { momentNow, type WriteMoment, WriteNotes } from './write-notes.ts';
 
 export const DEFAULT_LEASE_MS = 15_000;

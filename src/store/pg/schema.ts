@@ -4,7 +4,7 @@
  * starting together do not race; the schema version is recorded in da_schema.
  */
 import type { Pool } from 'pg';
-import { DurableAgentError, type ErrorKind } from '../../util/durable-agent-error.ts';
+import { SchemaVersionError } from './pg-errors.ts';
 
 export const SCHEMA_VERSION = 5;
 
@@ -95,20 +95,6 @@ const MIGRATIONS: Record<number, string> = {
     CREATE TRIGGER da_controls_cleared AFTER DELETE ON da_controls FOR EACH STATEMENT EXECUTE FUNCTION da_work_notify();
   `,
 };
-
-export class SchemaVersionError extends DurableAgentError {
-  static override readonly kind: ErrorKind = 'refused';
-  override readonly name = 'SchemaVersionError';
-  constructor(
-    readonly databaseVersion: number,
-    readonly programVersion: number,
-  ) {
-    super(
-      `The database's durable-agent schema is at version ${databaseVersion}, newer than this program's ${programVersion}. ` +
-        `Nothing was changed: run a durable-agent release that knows schema ${databaseVersion}.`,
-    );
-  }
-}
 
 export interface MigrationResult {
   from: number;

@@ -1,0 +1,79 @@
+/**
+ * durable-agent/errors: every error class the package throws to a program, to catch by class
+ * or to read the fields of. Each extends DurableAgentError, whose `kind` says what to do about it,
+ * so most programs need only that base (in the main entry too). Loading this entry starts
+ * nothing and needs no optional package: pg, the MCP SDK and OpenTelemetry stay unloaded.
+ */
+
+// The base, and what each kind means.
+export { DurableAgentError, ERROR_KINDS, OptionalDependencyMissingError } from './util/durable-agent-error.ts';
+export type { ErrorKind } from './util/durable-agent-error.ts';
+
+// Options refused before a run starts or goes on: nothing was written.
+export { CompactionSettingsError } from './compaction/compaction-settings.ts';
+export { SnapshotEveryError } from './runtime/snapshot-policy.ts';
+export { ToolConcurrencyError } from './runtime/tool-scheduler.ts';
+export { RunOriginMismatchError } from './runtime/run-origin.ts';
+export { ContinueRefusedError, type ContinueProblem } from './core/continue-run.ts';
+export { InspectedRunSendError } from './runtime/run-inspection.ts';
+
+// Tools: a definition whose input schema cannot be one.
+export { ToolInputSchemaError, type ToolInputSchemaProblem } from './tools/standard-input.ts';
+
+// The store: a run in the way, a lock held or lost, a journal missing, damaged or unwritable.
+export {
+  RunExistsError,
+  RunLockedError,
+  RunLockLostError,
+  StoreAccessError,
+  StoreCorruptError,
+  StoreLostRecordError,
+  StoreMissingError,
+  StoreVersionError,
+  StoreWriteError,
+} from './store/errors.ts';
+export type { JournalDamage, MissingRunAttempt } from './store/errors.ts';
+export { StateFolderOpenError } from './store/state-folder.ts';
+
+// The model: no key, or a call that failed (the scripted model's end of script is one).
+export { MissingApiKeyError, ModelCallError } from './model/model.ts';
+export { ScriptExhaustedError } from './model/scripted-model.ts';
+
+// Decisions: approvals and questions, asked for or given.
+export { UnknownApprovalToolError } from './approval/needs-decision.ts';
+export { DecisionRefusedError, PolicyLoosenedError } from './approval/decision-errors.ts';
+export type { DecisionRefusal } from './approval/decision-errors.ts';
+export { DecisionReplyError } from './approval/decision-step.ts';
+
+// Control: cancel and pause, and the stop between two steps that a pause or a signal makes.
+export { ControlRefusedError, RunCancelledError } from './control/control-request.ts';
+export { RunStoppedError } from './core/stop-errors.ts';
+export { RunPausedError } from './control/run-control.ts';
+
+// Fork.
+export { ForkRefusedError, type ForkProblem } from './fork/fork-errors.ts';
+
+// Prune.
+export { PruneOptionError, PruneRuleMissingError } from './prune/prune-plan.ts';
+
+// MCP tools: a config or a server refused (none of these needs the SDK loaded).
+export {
+  McpConfigFieldError,
+  McpConfigSyntaxError,
+  McpConfigUnreadableError,
+  McpSdkMissingError,
+  McpServerStartError,
+  McpVerifyToolError,
+} from './mcp/errors.ts';
+
+// Budgets.
+export { BudgetPriceError } from './budget/budget.ts';
+
+// Drills: an armed crash point, and a crash point or write fault that names nothing.
+export { CrashSpecError, SimulatedCrash } from './runtime/crash-points.ts';
+export { WriteFaultSpecError } from './store/write-faults.ts';
+
+// PostgreSQL and the fleet (no pg loaded: PgMissingError is what importing durable-agent/postgres without it throws).
+export { PgMissingError } from './store/pg/pg-missing.ts';
+export { DatabaseUrlMissingError } from './store/pg/database-url.ts';
+export { LeaseLostError, SchemaVersionError } from './store/pg/pg-errors.ts';
