@@ -4,13 +4,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type CliArgs, parseArgs, UsageError } from '../src/cli/args.ts';
-import { COMMANDS, type CommandSpec, type OptionSpec } from '../src/cli/command-table.ts';
+import { type AnyCommandSpec as CommandSpec, COMMANDS, type OptionSpec } from '../src/cli/command-table.ts';
+import { flagOf } from '../src/cli/options/option.ts';
 import { formatDuration } from '../src/cli/duration.ts';
 import { commandHelp, mainHelp } from '../src/cli/help.ts';
 import { readsFleet } from '../src/cli/reads-fleet.ts';
 import { DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS } from '../src/model/anthropic-model.ts';
 import { DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS } from '../src/runtime/run-api.ts';
 import { DEFAULT_LEASE_MS } from '../src/store/pg/pg-store.ts';
+import { DEFAULT_TOOL_TIMEOUT_MS } from '../src/tools/execute-call.ts';
 
 const CWD = '/work/here';
 
@@ -23,7 +25,7 @@ const REQUIRED: Record<string, string[]> = {
   deny: ['toolu_01', '--reason', 'not now'],
   answer: ['toolu_01', 'yes'],
   prune: ['--keep', '1'],
-  resume: ['--run', 'run-1'],
+  unpause: ['--run', 'run-1'],
   fork: ['--to', 'new-dir'],
 };
 
@@ -44,39 +46,47 @@ function refusal(...argv: string[]): string {
 /** A command line with one option set to `value`, and whatever else the command needs. */
 function withOption(command: CommandSpec, option: OptionSpec, value?: string): string[] {
   const needed = [...(REQUIRED[command.name] ?? [])];
-  if (option.name === 'task' || option.name === 'model') {
-    const at = needed.indexOf(`--${option.name}`);
+  const name = flagOf(option);
+  if (name === 'task' || name === 'model') {
+    const at = needed.indexOf(`--${name}`);
     if (at !== -1) needed.splice(at, 2);
   }
-  if (['accept-lost-record', 'allow-tool-change', 'replace-decision-policy', 'message'].includes(option.name) && command.name !== 'fork') {
+  if (['accept-lost-record', 'allow-tool-change', 'replace-decision-policy', 'message'].includes(name) && command.name !== 'fork') {
     needed.push('--resume');
     const task = needed.indexOf('--task');
     if (task !== -1) needed.splice(task, 2);
   }
-  if (option.name === 'resume' && command.name === 'run') needed.splice(needed.indexOf('--task'), 2);
-  if (option.name === 'reason') needed.splice(needed.indexOf('--reason'), 2);
-  if (option.name === 'keep' && command.name === 'prune') needed.splice(needed.indexOf('--keep'), 2);
+  if (name === 'resume' && command.name === 'run') needed.splice(needed.indexOf('--task'), 2);
+  if (name === 'reason') needed.splice(needed.indexOf('--reason'), 2);
+  if (name === 'keep' && command.name === 'prune') needed.splice(needed.indexOf('--keep'), 2);
   // pending/approve/deny/answer: --database-url goes with --run ID (a fleet run).
-  if (option.name === 'database-url' && ['pending', 'approve', 'deny', 'answer', 'cancel', 'pause'].includes(command.name)) needed.push('--run', 'run-1');
-  if (option.name === 'run' && command.name === 'resume') needed.length = 0;
+  if (name === 'database-url' && ['pending', 'approve', 'deny', 'answer', 'cancel', 'pause'].includes(command.name)) needed.push('--run', 'run-1');
+  if (name === 'run' && command.name === 'unpause') needed.length = 0;
   // fork: a fleet run (--run) instead of --to; --max-turns goes with --message.
-  if (command.name === 'fork' && ['run', 'database-url', 'to-run'].includes(option.name)) needed.splice(0, 2, ...(option.name === 'run' ? [] : ['--run', 'run-1']));
-  if (command.name === 'fork' && option.name === 'max-turns') needed.push('--message', 'more');
-  if (command.name === 'fork' && option.name === 'to') needed.splice(0, 2);
-  const given = option.type === 'boolean' ? [`--${option.name}`] : [`--${option.name}`, value ?? sampleValue(option)];
+  if (command.name === 'fork' && ['run', 'database-url', 'to-run'].includes(name)) needed.splice(0, 2, ...(name === 'run' ? [] : ['--run', 'run-1']));
+  if (command.name === 'fork' && name === 'max-turns') needed.push('--message', 'more');
+  if (command.name === 'fork' && name === 'to') needed.splice(0, 2);
+  const given = option.type === 'boolean' ? [`--${name}`] : [`--${name}`, value ?? sampleValue(option)];
   return [command.name, ...needed, ...given];
 }
 
+/** Every number and text in parsed args, however deep its group put it. */
+function leaves(value: unknown): unknown[] {
+  if (value !== null && typeof value === 'object') return Object.values(value).flatMap(leaves);
+  return [value];
+}
+
 function sampleValue(option: OptionSpec): string {
-  if (option.type === 'duration') return '15m';
-  if (option.name === 'input') return '{"text":"edited"}';
-  if (option.name === 'compact') return 'client';
+  if (option.type === 'duration') return formatDuration(option.max!);
+  if (option.key === 'input') return '{"text":"edited"}';
+  if (option.key === 'compact') return 'client';
   if (option.type === 'ratio') return String(option.min);
   return option.type === 'integer' || option.type === 'decimal' ? String(option.min) : 'some-value';
 }
 
-const everyOption = COMMANDS.flatMap((command) => command.options.map((option) => [command.name, option.name, command, option] as const));
+const everyOption = COMMANDS.flatMap((command) => command.options.map((option) => [command.name, flagOf(option), command, option] as const));
 const integerOptions = everyOption.filter(([, , , option]) => option.type === 'integer');
+const durationOptions = everyOption.filter(([, , , option]) => option.type === 'duration');
 
 describe('help and parser come from one table', () => {
   it.each(COMMANDS.map((command) => [command.name, command] as const))('`%s --help` shows its usage, every option of its table and an example', (name, command) => {
@@ -84,7 +94,7 @@ describe('help and parser come from one table', () => {
     const flat = help.replace(/\s+/g, ' ');
     expect(help).toMatch(new RegExp(`^Usage: durable-agent ${name}\\b`));
     for (const option of command.options) {
-      expect(help).toMatch(new RegExp(`^ {2}--${option.name}${option.type === 'boolean' ? '' : ` ${option.value}`} +\\S`, 'm'));
+      expect(help).toMatch(new RegExp(`^ {2}--${flagOf(option)}${option.type === 'boolean' ? '' : ` ${option.value}`} +\\S`, 'm'));
       if (option.type === 'integer' || option.type === 'decimal' || option.type === 'ratio') expect(flat).toContain(`(${option.min} to ${option.max}`);
       if (option.type === 'duration') expect(flat).toContain(`(${formatDuration(option.min!)} to ${formatDuration(option.max!)}`);
     }
@@ -110,14 +120,15 @@ describe('help and parser come from one table', () => {
 
   it('shows as defaults the values the runtime really uses', () => {
     const shown = (command: string, option: string) => {
-      const spec = COMMANDS.find((c) => c.name === command)!.options.find((o) => o.name === option)!;
+      const spec = COMMANDS.find((c) => c.name === command)!.options.find((o) => flagOf(o) === option)!;
       return (spec.defaultText ?? String(spec.default)).split(';')[0];
     };
     expect(shown('demo', 'max-turns')).toBe(String(DEFAULT_MAX_TURNS));
     expect(shown('run', 'max-tokens')).toBe(String(DEFAULT_MAX_TOKENS));
     expect(shown('run', 'max-retries')).toBe(String(DEFAULT_MAX_RETRIES));
-    expect(shown('run', 'timeout')).toBe(String(DEFAULT_TIMEOUT_MS));
-    expect(shown('worker', 'lease-ms')).toBe(String(DEFAULT_LEASE_MS));
+    expect(shown('run', 'request-timeout')).toBe(formatDuration(DEFAULT_TIMEOUT_MS));
+    expect(shown('worker', 'lease')).toBe(formatDuration(DEFAULT_LEASE_MS));
+    expect(shown('run', 'tool-timeout')).toBe(formatDuration(DEFAULT_TOOL_TIMEOUT_MS));
   });
 });
 
@@ -186,24 +197,37 @@ describe('values', () => {
 
 describe('numbers: a whole number within the range in the table, or exit 2 with the range', () => {
   it.each(integerOptions.map(([command, name, c, o]) => [`${command} --${name}`, c, o] as const))('%s: both ends are accepted, one past either end is refused', (_, command, option) => {
-    const numbers = (args: CliArgs) =>
-      Object.values({ ...args, ...('api' in args ? args.api : {}), ...('compaction' in args ? { ...args.compaction, ...args.compaction.clearToolUses } : {}) });
+    const numbers = (args: CliArgs) => leaves(args);
     expect(numbers(parse(...withOption(command, option, String(option.min))))).toContain(option.min);
     expect(numbers(parse(...withOption(command, option, String(option.max))))).toContain(option.max);
-    const range = `--${option.name} takes a whole number from ${option.min} to ${option.max}, not`;
+    const range = `--${flagOf(option)} takes a whole number from ${option.min} to ${option.max}, not`;
     if (option.min! > 0) expect(refusal(...withOption(command, option, String(option.min! - 1)))).toContain(range);
     expect(refusal(...withOption(command, option, String(option.max! + 1)))).toContain(range);
     expect(refusal(...withOption(command, option, '9'.repeat(400)))).toContain(range);
     for (const junk of ['1.5', '1e3', '0x10', ' 5', 'many']) expect(refusal(...withOption(command, option, junk))).toContain(range);
   });
 
+  it.each(durationOptions.map(([command, name, c, o]) => [`${command} --${name}`, c, o] as const))('%s: a duration, both ends accepted in any unit, one millisecond past either end refused', (_, command, option) => {
+    const min = option.min!;
+    const max = option.max!;
+    expect(leaves(parse(...withOption(command, option, formatDuration(min))))).toContain(min);
+    expect(leaves(parse(...withOption(command, option, `${max}ms`)))).toContain(max);
+    expect(leaves(parse(...withOption(command, option, formatDuration(max))))).toContain(max);
+    const range = `--${flagOf(option)} takes a duration from ${formatDuration(min)} to ${formatDuration(max)}: a whole number and ms, s, m, h or d (500ms, 90s, 15m, 2h, 3d), not`;
+    if (min > 0) expect(refusal(...withOption(command, option, `${min - 1}ms`))).toContain(range);
+    expect(refusal(...withOption(command, option, `${max + 1}ms`))).toContain(range);
+    for (const junk of ['1.5s', '15 m', '15M', '1h30m', 'soon', '9'.repeat(40) + 's']) expect(refusal(...withOption(command, option, junk))).toContain(range);
+    // Only a flag that once took bare milliseconds still does (with a note); any other wants the unit.
+    if (!option.bareMilliseconds) expect(refusal(...withOption(command, option, String(max)))).toContain(range);
+  });
+
   it('a decimal option (--max-cost-usd): both ends and decimals accepted; past either end, a sign, an exponent or junk refused', () => {
     for (const command of ['demo', 'run'] as const) {
       const spec = COMMANDS.find((c) => c.name === command)!;
-      const option = spec.options.find((o) => o.name === 'max-cost-usd')!;
+      const option = spec.options.find((o) => flagOf(o) === 'max-cost-usd')!;
       expect(option.type).toBe('decimal');
       for (const [text, value] of [[String(option.min), option.min], [String(option.max), option.max], ['2.50', 2.5], ['7', 7]] as const) {
-        expect(parse(...withOption(spec, option, text))).toMatchObject({ maxCostUsd: value });
+        expect(parse(...withOption(spec, option, text))).toMatchObject({ budget: { maxCostUsd: value } });
       }
       const range = `--max-cost-usd takes a number from ${option.min} to ${option.max} (digits and at most one ".", e.g. 2.50), not`;
       for (const junk of ['0', '0.00001', String(option.max! + 0.01), '1e3', '1.2.3', '.5', '0x10', ' 5', 'many', '9'.repeat(400)]) {
@@ -217,28 +241,28 @@ describe('numbers: a whole number within the range in the table, or exit 2 with 
     expect(parse('demo', '--max-turns', '100000', '--pace', '600000', '--timeout', '1000')).toMatchObject({
       maxTurns: 100_000,
       paceMs: 600_000,
-      api: { timeoutMs: 1000, maxRetries: null },
+      request: { requestTimeoutMs: 1000, maxRetries: undefined },
     });
-    expect(refusal('demo', '--pace=-1')).toContain('--pace takes a whole number from 0 to 600000, not "-1"');
+    expect(refusal('demo', '--pace=-1')).toContain('--pace takes a duration from 0s to 10m: a whole number and ms, s, m, h or d (500ms, 90s, 15m, 2h, 3d), not "-1"');
   });
 
   it('refuses the values the issue found: 400 nines for --max-turns, --timeout 0, --pace 99999999999', () => {
     expect(refusal('demo', '--max-turns', '9'.repeat(400))).toMatch(/^--max-turns takes a whole number from 1 to 100000, not "9{20}…9{10} \(400 characters\)"\.$/);
-    expect(refusal('run', '--model', 'm', '--task', 't', '--timeout', '0')).toBe('--timeout takes a whole number from 1000 to 3600000, not "0".');
-    expect(refusal('demo', '--pace', '99999999999')).toBe('--pace takes a whole number from 0 to 600000, not "99999999999".');
+    expect(refusal('run', '--model', 'm', '--task', 't', '--timeout', '0')).toBe('--timeout takes a duration from 1s to 1h: a whole number and ms, s, m, h or d (500ms, 90s, 15m, 2h, 3d), not "0".');
+    expect(refusal('demo', '--pace', '99999999999')).toBe('--pace takes a duration from 0s to 10m: a whole number and ms, s, m, h or d (500ms, 90s, 15m, 2h, 3d), not "99999999999".');
   });
 
   it('fills in the defaults of the table and leaves the others for the run to decide', () => {
-    expect(parse('demo')).toMatchObject({ paceMs: 0, jitterMs: 0, maxTurns: null, maxTokens: null, api: { maxRetries: null, timeoutMs: null } });
-    expect(parse('submit', 'demo')).toMatchObject({ count: 1, paceMs: 0, jitterMs: 0, maxTurns: null });
-    expect(parse('worker')).toMatchObject({ concurrency: 1, leaseMs: null, pollMs: null });
+    expect(parse('demo')).toMatchObject({ paceMs: 0, jitterMs: 0, maxTurns: undefined, maxTokens: undefined, request: { maxRetries: undefined, requestTimeoutMs: undefined } });
+    expect(parse('submit', 'demo')).toMatchObject({ count: 1, paceMs: 0, jitterMs: 0, maxTurns: undefined });
+    expect(parse('worker')).toMatchObject({ runConcurrency: 1, leaseMs: undefined, pollIntervalMs: undefined });
   });
 });
 
 describe('demo and run', () => {
   it('--message goes with --resume and is never empty', () => {
     expect(parse('run', '--model', 'm', '--resume', '--message', 'and then?')).toMatchObject({ resume: true, message: 'and then?' });
-    expect(parse('demo', '--resume')).toMatchObject({ message: null });
+    expect(parse('demo', '--resume')).toMatchObject({ message: undefined });
     expect(refusal('demo', '--message', 'x')).toContain('--message continues a finished run: add --resume');
     expect(refusal('run', '--model', 'm', '--task', 't', '--message', 'x')).toContain('add --resume');
     expect(refusal('demo', '--resume', '--message', ' ')).toContain('--message is empty');
@@ -249,35 +273,35 @@ describe('demo and run', () => {
       command: 'demo',
       dir: CWD,
       resume: false,
-      message: null,
+      message: undefined,
       fresh: false,
       takeOver: false,
       acceptLostRecord: false,
       allowToolChange: false,
       replaceDecisionPolicy: false,
-      model: null,
-      maxTurns: null,
-      maxTokens: null,
+      model: undefined,
+      maxTurns: undefined,
+      maxTokens: undefined,
       plain: false,
       verbose: false,
       listCrashPoints: false,
       verify: true,
       paceMs: 0,
       jitterMs: 0,
-      api: { maxRetries: null, timeoutMs: null },
-      otelContent: false,
-      approval: { requireApproval: null, wait: null, decisionTimeoutMs: null },
-      maxCostUsd: null,
-      maxTotalTokens: null,
-      compaction: { mode: null, contextWindow: null, triggerRatio: null },
+      request: { maxRetries: undefined, requestTimeoutMs: undefined },
+      traceContent: false,
+      approval: { requireApproval: undefined, wait: undefined, decisionTimeoutMs: undefined, allowQuestions: false },
+      budget: undefined,
+      compaction: undefined,
+      clearToolUses: undefined,
     });
   });
 
-  it('passes --otel-content into the args of demo, run and worker', () => {
-    expect(parse('demo', '--otel-content')).toMatchObject({ otelContent: true });
-    expect(parse('run', '--model', 'm', '--task', 't', '--otel-content')).toMatchObject({ otelContent: true });
-    expect(parse('worker', '--otel-content')).toMatchObject({ otelContent: true });
-    expect(parse('worker')).toMatchObject({ otelContent: false });
+  it('passes --trace-content (was --otel-content) into the args of demo, run and worker', () => {
+    expect(parse('demo', '--otel-content')).toMatchObject({ traceContent: true });
+    expect(parse('run', '--model', 'm', '--task', 't', '--trace-content')).toMatchObject({ traceContent: true });
+    expect(parse('worker', '--otel-content')).toMatchObject({ traceContent: true });
+    expect(parse('worker')).toMatchObject({ traceContent: false });
   });
 
   it('passes --take-over, --accept-lost-record and --allow-tool-change into the args of demo and run', () => {
@@ -319,7 +343,7 @@ describe('demo and run', () => {
 describe('run --tool-concurrency', () => {
   it('passes N (1 to 64) into the args of run; absent, the run decides (4)', () => {
     expect(parse('run', '--model', 'm', '--task', 't', '--tool-concurrency', '8')).toMatchObject({ toolConcurrency: 8 });
-    expect(parse('run', '--model', 'm', '--task', 't')).toMatchObject({ toolConcurrency: null });
+    expect(parse('run', '--model', 'm', '--task', 't')).toMatchObject({ toolConcurrency: undefined });
     expect(refusal('run', '--model', 'm', '--task', 't', '--tool-concurrency', '0')).toBe('--tool-concurrency takes a whole number from 1 to 64, not "0".');
     expect(refusal('run', '--model', 'm', '--task', 't', '--tool-concurrency', '65')).toBe('--tool-concurrency takes a whole number from 1 to 64, not "65".');
   });
@@ -364,7 +388,7 @@ describe('a person in the loop: --require-approval, --wait, --no-wait, --decisio
   });
 
   it('waits when stdout is a terminal unless told: --wait always, --no-wait never, not both', () => {
-    expect(approval()).toEqual({ requireApproval: null, wait: null, decisionTimeoutMs: null });
+    expect(approval()).toEqual({ requireApproval: undefined, wait: undefined, decisionTimeoutMs: undefined, allowQuestions: false });
     expect(approval('--wait')).toMatchObject({ wait: true });
     expect(approval('--no-wait')).toMatchObject({ wait: false });
     expect(refusal('demo', '--wait', '--no-wait')).toContain('--wait and --no-wait contradict each other');
@@ -374,14 +398,14 @@ describe('a person in the loop: --require-approval, --wait, --no-wait, --decisio
     const cases: Array<[string, number]> = [['90s', 90_000], ['15m', 900_000], ['2h', 7_200_000], ['3d', 259_200_000], ['1s', 1_000], ['90d', 7_776_000_000]];
     for (const [text, ms] of cases) expect(approval('--decision-timeout', text)).toMatchObject({ decisionTimeoutMs: ms });
     for (const junk of ['0s', '91d', '2161h', '15', '1.5h', '15 m', '15M', '1h30m', 'soon', '9'.repeat(40) + 's']) {
-      expect(refusal('demo', '--decision-timeout', junk)).toContain('--decision-timeout takes a duration from 1s to 90d: a whole number and s, m, h or d (90s, 15m, 2h, 3d), not');
+      expect(refusal('demo', '--decision-timeout', junk)).toContain('--decision-timeout takes a duration from 1s to 90d: a whole number and ms, s, m, h or d (500ms, 90s, 15m, 2h, 3d), not');
     }
     expect((parse('run', '--model', 'm', '--task', 't', '--decision-timeout', '2h') as Extract<CliArgs, { command: 'run' }>).approval.decisionTimeoutMs).toBe(7_200_000);
   });
 
   it('gives run --allow-questions, and not the demo', () => {
-    expect(parse('run', '--model', 'm', '--task', 't', '--allow-questions')).toMatchObject({ allowQuestions: true });
-    expect(parse('run', '--model', 'm', '--task', 't')).toMatchObject({ allowQuestions: false, approval: { requireApproval: null } });
+    expect(parse('run', '--model', 'm', '--task', 't', '--allow-questions')).toMatchObject({ approval: { allowQuestions: true } });
+    expect(parse('run', '--model', 'm', '--task', 't')).toMatchObject({ approval: { allowQuestions: false, requireApproval: undefined } });
     expect(refusal('demo', '--allow-questions')).toContain('Unknown option --allow-questions for demo');
   });
 });
@@ -438,21 +462,24 @@ describe('compaction options', () => {
     expect(parse('demo', '--compact', 'client', '--context-window', '20000', '--compact-trigger', '0.7')).toMatchObject({
       compaction: { mode: 'client', contextWindow: 20_000, triggerRatio: 0.7 },
     });
-    expect(parse('run', '--model', 'm', '--task', 't', '--compact', 'off')).toMatchObject({ compaction: { mode: 'off', contextWindow: null, triggerRatio: null } });
+    expect((parse('run', '--model', 'm', '--task', 't', '--compact', 'off') as Extract<CliArgs, { command: 'run' }>).compaction).toEqual({ mode: 'off' });
     expect(refusal('demo', '--compact', 'always')).toContain('--compact takes server, client or off, not "always"');
     for (const junk of ['0.05', '0.96', '1', '80%', 'high', '.']) expect(refusal('demo', '--compact-trigger', junk)).toContain('--compact-trigger takes a ratio from 0.1 to 0.95');
     expect(parse('demo', '--compact-trigger', '.5')).toMatchObject({ compaction: { triggerRatio: 0.5 } });
   });
 
   it('parses --clear-tool-uses and the --clear-* options (any of them asks for clearing); none given: no clearing', () => {
-    expect((parse('run', '--model', 'm', '--task', 't') as { compaction: object }).compaction).not.toHaveProperty('clearToolUses');
-    expect(parse('run', '--model', 'm', '--task', 't', '--clear-tool-uses')).toMatchObject({
-      compaction: { clearToolUses: { triggerTokens: null, keep: null, clearAtLeast: null, excludeTools: null, clearToolInputs: false } },
+    const run = (...argv: string[]) => parse('run', '--model', 'm', '--task', 't', ...argv) as Extract<CliArgs, { command: 'run' }>;
+    expect(run().clearToolUses).toBeUndefined();
+    expect(run('--clear-tool-uses').clearToolUses).toEqual({});
+    expect((parse('demo', '--clear-keep', '0', '--clear-trigger', '30000', '--clear-at-least', '5000', '--clear-exclude', 'read_notes, count_words', '--clear-inputs') as Extract<CliArgs, { command: 'demo' }>).clearToolUses).toEqual({
+      triggerTokens: 30_000,
+      keep: 0,
+      clearAtLeast: 5_000,
+      excludeTools: ['read_notes', 'count_words'],
+      clearToolInputs: true,
     });
-    expect(parse('demo', '--clear-keep', '0', '--clear-trigger', '30000', '--clear-at-least', '5000', '--clear-exclude', 'read_notes, count_words', '--clear-inputs')).toMatchObject({
-      compaction: { clearToolUses: { triggerTokens: 30_000, keep: 0, clearAtLeast: 5_000, excludeTools: ['read_notes', 'count_words'], clearToolInputs: true } },
-    });
-    expect(parse('demo', '--clear-inputs')).toMatchObject({ compaction: { clearToolUses: { clearToolInputs: true } } });
-    expect(refusal('demo', '--clear-exclude', 'read notes;rm')).toContain('--clear-exclude takes tool names separated by commas');
+    expect(parse('demo', '--clear-inputs')).toMatchObject({ clearToolUses: { clearToolInputs: true } });
+    expect(refusal('demo', '--clear-exclude', 'read notes;rm')).toContain('--clear-exclude-tools takes tool names separated by commas');
   });
 });

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { crc32 } from 'node:zlib';
 import { spawnSync } from 'node:child_process';
 import { COMMANDS } from '../src/cli/command-table.ts';
+import { flagOf } from '../src/cli/options/option.ts';
 import { shellQuote } from '../src/words/shell-command.ts';
 import { describe, expect, it } from 'vitest';
 import { BIN, REPO, runCli, startCli } from './helpers/cli.ts';
@@ -417,10 +418,10 @@ describe('the command line refuses what it cannot honour, before anything is wri
     expect(nines.stderr).toContain('--max-turns takes a whole number from 1 to 100000');
     const timeout = runCli(['demo', '--timeout', '0'], { cwd: dir });
     expect(timeout.code).toBe(2);
-    expect(timeout.stderr).toContain('--timeout takes a whole number from 1000 to 3600000, not "0"');
+    expect(timeout.stderr).toContain('--timeout takes a duration from 1s to 1h: a whole number and ms, s, m, h or d (500ms, 90s, 15m, 2h, 3d), not "0"');
     const pace = runCli(['demo', '--pace', '99999999999'], { cwd: dir });
     expect(pace.code).toBe(2);
-    expect(pace.stderr).toContain('--pace takes a whole number from 0 to 600000');
+    expect(pace.stderr).toContain('--pace takes a duration from 0s to 10m');
     nothingWritten(dir);
   });
 
@@ -457,7 +458,7 @@ describe('help and version, from the command line', () => {
       const run = runCli([command.name, '--help'], { cwd: tempDir() });
       expect(run.code).toBe(0);
       expect(run.stdout).toMatch(new RegExp(`^Usage: durable-agent ${command.name}\\b`));
-      for (const option of command.options) expect(run.stdout).toContain(`--${option.name}`);
+      for (const option of command.options) expect(run.stdout).toContain(`--${flagOf(option)}`);
       expect(run.stdout).toMatch(/Examples?:\n {2}/);
     }
   });

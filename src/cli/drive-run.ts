@@ -8,17 +8,14 @@ import { forkAdviceFor } from '../control/run-end.ts';
 import type { Model } from '../model/model.ts';
 import type { CrashHandler } from '../runtime/crash-points.ts';
 import { decide, type DecideInput } from '../approval/decide.ts';
-import { resumeRun, startRun } from '../runtime/run-api.ts';
+import { type ResumeOptions, resumeRun, type RunParts, type StartOptions, startRun } from '../runtime/run-api.ts';
 import type { RunResult } from '../core/run-events.ts';
 import { FileStore } from '../store/file-store.ts';
 import { DEFAULT_LOCK_LEASE_MS, LOCK_LEASE_RANGE_MS } from '../store/lock-file.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
-import type { Budget } from '../../machines/agent-loop.types.ts';
-import { type ApprovalArgs, type BudgetArgs, type ClearToolUsesArgs, type CompactionArgs, UsageError } from './args.ts';
-import type { ClearToolUsesOptions } from '../compaction/clear-tool-uses.ts';
+import { UsageError } from './usage-error.ts';
 import { decisionCommandsFor } from '../words/decision-lines.ts';
 import { cliInvocation } from '../words/shell-command.ts';
-import { formatDuration } from './duration.ts';
 import { EXIT } from './exit-codes.ts';
 import type { Writers } from './plain-reporter.ts';
 import { openRunReporter } from './run-reporter.ts';
@@ -39,22 +36,21 @@ export interface CliRun {
   /** The command line that picks this run up again, shown when the process stops early. */
   resumeCommand: string;
   /** Exactly one of resume and start is set. */
-  resume: { maxTurns: number | null; acceptLostRecord: boolean; allowToolChange: boolean; replaceDecisionPolicy: boolean; message?: string | null } | null;
-  start: { task: string; system: string | null; fresh: boolean; maxTurns: number | null; prepare?: () => void } | null;
-  maxTokens: number | null;
-  /** --take-over: take the run's lock at once, whoever holds it. */
-  takeOver: boolean;
-  /** --otel-content: exported traces carry messages and tool content. */
-  otelContent?: boolean;
-  /** --tool-concurrency (run): how many read-only calls of one reply run at once; null: the default. */
-  toolConcurrency?: number | null;
-  /** Which calls wait for a person, and whether this process waits for them. */
-  approval: ApprovalArgs & { allowQuestions: boolean };
-  /** --max-cost-usd, --max-total-tokens: a new run's budget, or the limits a resume changes. */
-  budget?: BudgetArgs | undefined;
-  /** --compact, --context-window, --compact-trigger. */
-  compaction?: CompactionArgs | undefined;
+  resume: Pick<ResumeOptions, 'maxTurns' | 'acceptLostRecord' | 'allowToolChange' | 'replaceDecisionPolicy' | 'message'> | null;
+  start: (Pick<StartOptions, 'task' | 'system' | 'fresh' | 'maxTurns'> & { prepare?: () => void }) | null;
+  /** The run's options as the API takes them, from the command's option groups (undefined: not given). */
+  options: RunOptions;
+  /** Exported traces carry messages and tool content. */
+  traceContent: boolean;
+  /** true: --wait; false: --no-wait; undefined: wait when stdout is a terminal. */
+  wait: boolean | undefined;
 }
+
+/** What a command line sets of a run's parts, as they are. */
+export type RunOptions = Pick<
+  RunParts,
+  'maxTokens' | 'takeOver' | 'toolConcurrency' | 'toolTimeoutMs' | 'budget' | 'compaction' | 'clearToolUses' | 'requireApproval' | 'allowQuestions' | 'decisionTimeoutMs'
+>;
 
 export async function driveCliRun(run: CliRun): Promise<number> {
   const { env } = run;
@@ -62,13 +58,13 @@ export async function driveCliRun(run: CliRun): Promise<number> {
   // printed on a terminal in its normal state.
   const store = new FileStore(path.join(run.dir, STATE_DIR), { writeFaults: env.DURABLE_AGENT_FAIL_WRITE, lockLeaseMs: lockLeaseOf(env) });
   const crashMode = crashModeOf(env.CRASH_MODE);
-  const traces = await openTraceExport(env, run.otelContent === true);
+  const traces = await openTraceExport(env, run.traceContent);
   const reporter = await openRunReporter(run.writers, env, {
     ...run.output,
     task: run.start?.task ?? null,
     resumeHint: run.resumeCommand,
     decisionCommands: decisionCommandsFor(env, run.dir, run.resumeCommand),
-    decide: waitsForDecisions(run.approval, run.writers) ? promptDecide(store, run.tools) : null,
+    decide: waitsForDecisions(run.wait, run.writers) ? promptDecide(store, run.tools) : null,
   });
   const parts = {
     store,
@@ -78,25 +74,22 @@ export async function driveCliRun(run: CliRun): Promise<number> {
     crashAfter: env.CRASH_AFTER,
     onCrash: exitOnCrash(crashMode, reporter.writers, traces),
     command: run.command,
-    ...(run.maxTokens ? { maxTokens: run.maxTokens } : {}),
-    ...(run.takeOver ? { takeOver: true } : {}),
-    ...(run.toolConcurrency ? { toolConcurrency: run.toolConcurrency } : {}),
+    ...run.options,
+    // The run waits for a decision when told to (--wait), never with --no-wait, and otherwise when
+    // stdout is a terminal: a person is there to see the [approval] line. A run in a pipe, a
+    // service or CI stops instead (exit 7), so that nothing hangs unseen.
+    wait: waitsForDecisions(run.wait, run.writers),
     ...traceOptions(traces),
-    ...decisionOptions(run.approval, run.writers),
-    ...budgetOption(run.budget),
-    ...compactionOptions(run.compaction),
   };
   exitOnInterrupt(reporter.writers, run.resumeCommand, traces);
   let result: RunResult;
   try {
     if (run.start) {
-      const { task, system, fresh, maxTurns, prepare } = run.start;
+      const { prepare, ...start } = run.start;
       prepare?.();
-      result = await startRun({ ...parts, task, system, fresh, ...(maxTurns ? { maxTurns } : {}) });
+      result = await startRun({ ...parts, ...start });
     } else {
-      const { maxTurns, acceptLostRecord, allowToolChange, replaceDecisionPolicy, message } = run.resume!;
-      const more = { ...(maxTurns ? { maxTurns } : {}), ...(message != null ? { message } : {}) };
-      result = await resumeRun({ ...parts, acceptLostRecord, allowToolChange, replaceDecisionPolicy, ...more });
+      result = await resumeRun({ ...parts, ...run.resume! });
     }
   } catch (error) {
     if (!(error instanceof RunPausedError)) throw error;
@@ -110,36 +103,8 @@ export async function driveCliRun(run: CliRun): Promise<number> {
   return exitCodeOf(result);
 }
 
-export function budgetOption(budget: BudgetArgs | undefined): { budget?: Budget } {
-  const given: Budget = {};
-  if (budget?.maxCostUsd != null) given.maxCostUsd = budget.maxCostUsd;
-  if (budget?.maxTotalTokens != null) given.maxTotalTokens = budget.maxTotalTokens;
-  return Object.keys(given).length > 0 ? { budget: given } : {};
-}
-
-export function compactionOptions(args: CompactionArgs | undefined) {
-  const clearing = clearToolUsesOption(args?.clearToolUses ?? null);
-  if (!args || (args.mode === null && args.contextWindow === null && args.triggerRatio === null)) return clearing;
-  const { mode, contextWindow, triggerRatio } = args;
-  return { compaction: { ...(mode ? { mode } : {}), ...(contextWindow ? { contextWindow } : {}), ...(triggerRatio ? { triggerRatio } : {}) }, ...clearing };
-}
-
-function clearToolUsesOption(args: ClearToolUsesArgs | null): { clearToolUses?: ClearToolUsesOptions } {
-  if (!args) return {};
-  const { triggerTokens, keep, clearAtLeast, excludeTools, clearToolInputs } = args;
-  return {
-    clearToolUses: {
-      ...(triggerTokens !== null ? { triggerTokens } : {}),
-      ...(keep !== null ? { keep } : {}),
-      ...(clearAtLeast !== null ? { clearAtLeast } : {}),
-      ...(excludeTools !== null ? { excludeTools } : {}),
-      ...(clearToolInputs ? { clearToolInputs } : {}),
-    },
-  };
-}
-
-function waitsForDecisions(approval: CliRun['approval'], writers: Writers): boolean {
-  return approval.wait ?? writers.terminal?.isTTY === true;
+function waitsForDecisions(wait: boolean | undefined, writers: Writers): boolean {
+  return wait ?? writers.terminal?.isTTY === true;
 }
 
 /**
@@ -150,35 +115,6 @@ function promptDecide(store: FileStore, tools: ToolDefinition[]) {
   return async (input: DecideInput): Promise<void> => {
     await decide(new FileStore(store.dir), input, { tools });
   };
-}
-
-/**
- * The run waits for a decision when told to (--wait), never with --no-wait, and otherwise when
- * stdout is a terminal: a person is there to see the [approval] line. A run in a pipe, a
- * service or CI stops instead (exit 7), so that nothing hangs unseen.
- */
-function decisionOptions(approval: CliRun['approval'], writers: Writers) {
-  return {
-    wait: waitsForDecisions(approval, writers),
-    ...(approval.requireApproval ? { requireApproval: approval.requireApproval } : {}),
-    ...(approval.allowQuestions ? { allowQuestions: true } : {}),
-    ...(approval.decisionTimeoutMs !== null ? { decisionTimeoutMs: approval.decisionTimeoutMs } : {}),
-  };
-}
-
-/**
- * The flags that say which calls wait for a person, for the resume command a RESUME prints: a
- * new run pins its rule in the journal's header (a bare --resume applies it), but what a resume
- * adds is for that process only, and a run started before the rule was pinned has none.
- */
-export function approvalWords(approval: CliRun['approval'], resuming: boolean): string[] {
-  if (!resuming) return [];
-  const rule = approval.requireApproval;
-  return [
-    ...(rule === null ? [] : ['--require-approval', rule === 'side-effects' ? rule : rule.join(',')]),
-    ...(approval.allowQuestions ? ['--allow-questions'] : []),
-    ...(approval.decisionTimeoutMs === null ? [] : ['--decision-timeout', formatDuration(approval.decisionTimeoutMs)]),
-  ];
 }
 
 /** DURABLE_AGENT_LOCK_LEASE_MS: how long a lock from another host may go without a heartbeat. */

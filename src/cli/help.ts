@@ -1,5 +1,6 @@
 /** The help text, printed from the command table: every option the parser accepts, and only those. */
-import { COMMANDS, type CommandSpec, type OptionSpec } from './command-table.ts';
+import { type AnyCommandSpec, COMMANDS, type OptionSpec } from './command-table.ts';
+import { flagOf } from './options/option.ts';
 import { formatDuration } from './duration.ts';
 
 /** Lines are wrapped to fit a usual terminal. */
@@ -34,11 +35,12 @@ export function mainHelp(version: string): string {
 }
 
 /** `durable-agent <command> --help`: usage, description, every option, examples. */
-export function commandHelp(command: CommandSpec): string {
+export function commandHelp(command: AnyCommandSpec): string {
   return [
     `Usage: durable-agent ${command.synopsis ?? `${usageName(command)} [options]`}`,
     '',
     ...wrap(command.description.replaceAll('\n', ' '), WIDTH),
+    ...(command.aliases?.length ? ['', `Its old name, still accepted: ${command.aliases.join(', ')}.`] : []),
     '',
     ...(command.arguments?.length ? ['Arguments:', ...twoColumns(command.arguments.map((arg) => [arg.name, arg.help])), ''] : []),
     'Options:',
@@ -49,17 +51,29 @@ export function commandHelp(command: CommandSpec): string {
   ].join('\n');
 }
 
-function usageName(command: CommandSpec): string {
+function usageName(command: AnyCommandSpec): string {
   return [command.name, ...command.words].join(' ');
 }
 
-function optionRow(option: OptionSpec): [string, string] {
-  const left = option.type === 'boolean' ? `--${option.name}` : `--${option.name} ${option.value ?? 'VALUE'}`;
+/** The left column of an option's row: its flag, and its value's name. */
+export function optionUsage(option: OptionSpec): string {
+  return option.type === 'boolean' ? `--${flagOf(option)}` : `--${flagOf(option)} ${option.value ?? 'VALUE'}`;
+}
+
+/** What an option's help says after its text: the range, the default, the old names. */
+export function optionNotes(option: OptionSpec): string[] {
   const notes: string[] = [];
   if (option.type === 'integer' || option.type === 'decimal' || option.type === 'ratio') notes.push(`${option.min} to ${option.max}`);
   if (option.type === 'duration') notes.push(`${formatDuration(option.min!)} to ${formatDuration(option.max!)}`);
-  const shown = option.default !== undefined ? String(option.default) : option.defaultText;
+  const shown = option.default === undefined ? option.defaultText : option.type === 'duration' ? formatDuration(option.default) : String(option.default);
   if (shown !== undefined) notes.push(`default: ${shown}`);
+  if (option.aliases?.length) notes.push(`was ${option.aliases.map((alias) => `--${alias.flag}`).join(', ')}`);
+  return notes;
+}
+
+function optionRow(option: OptionSpec): [string, string] {
+  const left = optionUsage(option);
+  const notes = optionNotes(option);
   return [left, notes.length > 0 ? `${option.help} (${notes.join('; ')})` : option.help];
 }
 

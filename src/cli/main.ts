@@ -18,7 +18,7 @@ export const stdWriters: Writers = {
 export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, writers: Writers = stdWriters): Promise<number> {
   const verbose = argv.includes('--verbose');
   try {
-    const args = parseArgs(argv, process.cwd());
+    const args = parseArgs(argv, process.cwd(), (note) => writers.err(note));
     switch (args.command) {
       case 'help': {
         const command = args.topic === null ? undefined : commandSpec(args.topic);
@@ -61,8 +61,8 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
       case 'cancel':
       case 'pause':
         return await (await import('./commands/control.ts')).controlCommand(args, env, writers);
-      case 'resume':
-        return await (await import('./commands/control.ts')).fleetResumeCommand(args, env, writers);
+      case 'unpause':
+        return await (await import('./commands/control.ts')).unpauseCommand(args, env, writers);
       case 'fork':
         return await (await import('./commands/fork.ts')).forkCommand(args, env, writers);
     }

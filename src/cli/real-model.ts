@@ -1,9 +1,9 @@
 /** The real model a command asks for: the key from the environment only, the SDK loaded on demand. */
 import { MissingApiKeyError, type Model } from '../model/model.ts';
-import type { ApiArgs } from './args.ts';
+import type { RequestArgs } from './args.ts';
 
 /** `alternative`: what the user can do without a key, said when it is missing (MissingApiKeyError). */
-export async function realModel(name: string, env: NodeJS.ProcessEnv, api: ApiArgs, alternative?: string, stream = true): Promise<Model> {
+export async function realModel(name: string, env: NodeJS.ProcessEnv, request: RequestArgs, alternative?: string, stream = true): Promise<Model> {
   const apiKey = env.ANTHROPIC_API_KEY;
   if (!apiKey) throw new MissingApiKeyError(name, alternative);
   // Loaded only when asked for: the SDK takes longer to load than a whole scripted demo takes to run.
@@ -12,8 +12,7 @@ export async function realModel(name: string, env: NodeJS.ProcessEnv, api: ApiAr
     model: name,
     apiKey,
     ...(env.ANTHROPIC_BASE_URL ? { baseURL: env.ANTHROPIC_BASE_URL } : {}),
-    ...(api.maxRetries !== null ? { maxRetries: api.maxRetries } : {}),
-    ...(api.timeoutMs !== null ? { timeoutMs: api.timeoutMs } : {}),
-    ...(stream ? {} : { stream: false }),
+    ...request,
+    stream,
   });
 }

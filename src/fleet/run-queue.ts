@@ -42,7 +42,7 @@ export interface QueuedRun {
   awaitingSince: string | null;
   /** A decision for the awaited call is there: a worker takes the run up. */
   decisionGiven: boolean;
-  /** Who paused the run (no worker claims it until `resume --run`), else null. */
+  /** Who paused the run (no worker claims it until `unpause --run`), else null. */
   pausedBy: string | null;
   /** Who asked to cancel it, while the cancel is not yet applied, else null. */
   cancelAskedBy: string | null;

@@ -25,14 +25,17 @@ import { WorkSignal } from './work-signal.ts';
 import type { RunSpec } from './run-queue.ts';
 import { unfinishedRunCount } from './run-queue.ts';
 
-export interface WorkerOptions {
+/** Exactly one of each pair is given: the first names are the current ones. */
+type RunConcurrency = { runConcurrency: number; concurrency?: undefined } | { /** @deprecated runConcurrency */ concurrency: number; runConcurrency?: undefined };
+type PollInterval = { pollIntervalMs: number; pollMs?: undefined } | { /** @deprecated pollIntervalMs */ pollMs: number; pollIntervalMs?: undefined };
+
+export type WorkerOptions = WorkerSettings & RunConcurrency & PollInterval;
+
+interface WorkerSettings {
   pool: Pool;
-  concurrency: number;
   leaseMs: number;
   /** Exit once no run is left unfinished in the queue and none is being driven here. */
   exitWhenIdle: boolean;
-  /** How often to look for work when there is none. */
-  pollMs: number;
   log: (line: string) => void;
   /** Builds the model a run's spec names (a real one needs the API key). */
   modelFor: (spec: RunSpec) => Promise<Model>;
@@ -61,7 +64,14 @@ export class Worker {
   private woken = false;
   private readonly signal: WorkSignal;
 
+  /** How many runs this worker drives at once (each run's calls run as its own tool concurrency says). */
+  private readonly runConcurrency: number;
+  /** How often to look for work when there is none. */
+  private readonly pollIntervalMs: number;
+
   constructor(private readonly options: WorkerOptions) {
+    this.runConcurrency = options.runConcurrency ?? options.concurrency!;
+    this.pollIntervalMs = options.pollIntervalMs ?? options.pollMs!;
     this.id = options.id ?? `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
     this.signal = new WorkSignal(options.pool, () => this.wakeUp(), (line) => options.log(`[worker ${this.id}] ${line}`));
   }
@@ -69,12 +79,12 @@ export class Worker {
   /** Runs until stop() or, with exitWhenIdle, until the queue is empty. */
   async run(): Promise<void> {
     const { log } = this.options;
-    log(`[worker ${this.id}] started: concurrency ${this.options.concurrency}, lease ${this.options.leaseMs} ms`);
+    log(`[worker ${this.id}] started: run concurrency ${this.runConcurrency}, lease ${this.options.leaseMs} ms`);
     while (!this.stopping) {
       await this.signal.ensure();
       this.woken = false;
       let claimed = false;
-      while (!this.stopping && this.active.size < this.options.concurrency) {
+      while (!this.stopping && this.active.size < this.runConcurrency) {
         const lease = await this.tryClaim();
         if (!lease) break;
         claimed = true;
@@ -124,7 +134,7 @@ export class Worker {
   private nap(): Promise<void> {
     if (this.woken) return Promise.resolve();
     return new Promise((resolve) => {
-      const timer = setTimeout(done, this.options.pollMs);
+      const timer = setTimeout(done, this.pollIntervalMs);
       function done() {
         clearTimeout(timer);
         resolve();
@@ -178,7 +188,7 @@ export class Worker {
         lost = true;
         log(`${tag}: fenced off: ${error.message}`);
       } else if (error instanceof RunPausedError) {
-        log(`${tag}: ${error.why}; saved, lease released, not claimed again until resumed (durable-agent resume --run ${lease.runId})`);
+        log(`${tag}: ${error.why}; saved, lease released, not claimed again until unpaused (durable-agent unpause --run ${lease.runId})`);
       } else if (error instanceof RunStoppedError) {
         log(`${tag}: stopped between two steps, saved; releasing the lease`);
       } else {

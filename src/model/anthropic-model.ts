@@ -28,7 +28,9 @@ export interface AnthropicModelOptions {
   baseURL?: string | undefined;
   /** Retries after the first attempt of each call (default 4). */
   maxRetries?: number | undefined;
-  /** Time limit of one attempt in milliseconds (default 10 minutes, as the SDK's). */
+  /** Time limit of one request to the API (each attempt), in milliseconds. Default: 600000 (10 minutes, as the SDK's). */
+  requestTimeoutMs?: number | undefined;
+  /** @deprecated The earlier name of requestTimeoutMs (which wins when both are given). */
   timeoutMs?: number | undefined;
   /** False: ask for each reply whole (one JSON response) instead of streaming it. Default true. */
   stream?: boolean | undefined;
@@ -45,7 +47,7 @@ export function anthropicModel(options: AnthropicModelOptions): Model {
     apiKey: options.apiKey,
     ...(options.baseURL ? { baseURL: options.baseURL } : {}),
     maxRetries,
-    timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    timeout: options.requestTimeoutMs ?? options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
   });
   let traits: Promise<ModelTraits> | null = null;
   return {

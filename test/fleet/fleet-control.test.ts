@@ -79,7 +79,7 @@ describe.skipIf(!postgresAvailable())('cancel and pause in a fleet', () => {
     expect(paused.controls).toEqual(['pause']);
     const status = await cli(['status', '--database-url', url]);
     expect(status.stdout).toMatch(new RegExp(`${id} +\\w+ \\(paused by bo\\)`));
-    expect(status.stdout).toContain('1 paused (resume --run ID');
+    expect(status.stdout).toContain('1 paused (unpause --run ID');
     const idle = await cli(workerArgs(url));
     expect(idle.code, idle.stderr).toBe(0);
     expect(idle.stdout).not.toContain(`run ${id}: claimed`);

@@ -197,7 +197,7 @@ describe('the packed package', () => {
     expect(result.stdout).toMatch(/^true PgMissingError durable-agent\/postgres and the fleet commands need the PostgreSQL client "pg".*npm install pg/);
   });
 
-  it('MCP tools without @modelcontextprotocol/sdk: mcpTools() rejects with McpSdkMissingError, run --mcp-config is refused (exit 2)', () => {
+  it('MCP tools without @modelcontextprotocol/sdk: mcpTools() rejects with McpSdkMissingError, run --mcp-config-file is refused (exit 2)', () => {
     const probe = `
       import { mcpTools } from 'durable-agent';
       import { McpSdkMissingError } from 'durable-agent/errors';
@@ -207,7 +207,7 @@ describe('the packed package', () => {
     expect(result.stderr).toBe('');
     expect(result.stdout).toMatch(/^true McpSdkMissingError MCP tools need "@modelcontextprotocol\/sdk".*npm install @modelcontextprotocol\/sdk/);
     fs.writeFileSync(path.join(consumer, '.mcp.json'), JSON.stringify({ mcpServers: { x: { command: 'node' } } }));
-    const cli = run('npx', ['--no-install', 'durable-agent', 'run', '--model', 'm', '--task', 't', '--mcp-config', '.mcp.json'], consumer, { ANTHROPIC_API_KEY: 'k' });
+    const cli = run('npx', ['--no-install', 'durable-agent', 'run', '--model', 'm', '--task', 't', '--mcp-config-file', '.mcp.json'], consumer, { ANTHROPIC_API_KEY: 'k' });
     expect(cli.stderr).toMatch(/^durable-agent: MCP tools need "@modelcontextprotocol\/sdk"/);
     expect(cli.stderr).not.toMatch(/\n\s+at /);
     expect(cli.status).toBe(2);

@@ -1,6 +1,6 @@
 /**
  * `durable-agent cancel` and `pause` (a run in --dir, or a fleet run with --run ID) and
- * `resume --run ID` (a fleet run's pause cleared). They write a request to the run's control
+ * `unpause --run ID` (a fleet run's pause cleared). They write a request to the run's control
  * inbox and return at once; the process that drives the run honours it at its next step.
  */
 import os from 'node:os';
@@ -10,7 +10,7 @@ import { CONTROL_POINTS, type ControlPoint } from '../../store/inbox/file-contro
 import { requestWords } from '../../control/control-request.ts';
 import { FileStore } from '../../store/file-store.ts';
 import type { RunStore } from '../../store/store.ts';
-import { type ControlArgs, type FleetResumeArgs, UsageError } from '../args.ts';
+import { type ControlArgs, type UnpauseArgs, UsageError } from '../args.ts';
 import { NoSuchDirectoryError } from '../errors.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
@@ -43,10 +43,10 @@ export async function controlCommand(args: ControlArgs, env: NodeJS.ProcessEnv, 
   }
 }
 
-export async function fleetResumeCommand(args: FleetResumeArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
+export async function unpauseCommand(args: UnpauseArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   const { openDatabase, databaseUrlOf } = await import('../../store/pg/pool.ts');
   const { PgRunStore } = await import('../../store/pg/pg-store.ts');
-  const pool = await openDatabase(databaseUrlOf(args.databaseUrl, env, 'resume --run'), 2);
+  const pool = await openDatabase(databaseUrlOf(args.databaseUrl, env, 'unpause --run'), 2);
   try {
     const store = new PgRunStore(pool, args.fleetRun);
     // A queued run has no journal yet: its pause is cleared all the same.
@@ -56,7 +56,7 @@ export async function fleetResumeCommand(args: FleetResumeArgs, env: NodeJS.Proc
       writers.out(`Fleet run ${args.fleetRun} is not paused: nothing to clear (a worker takes it up when it is due).`);
       return EXIT.done;
     }
-    writers.out(`[resume] the pause of fleet run ${args.fleetRun} (${requestWords(pause)}) is cleared: a worker of the fleet claims it and goes on from its last step.`);
+    writers.out(`[unpause] the pause of fleet run ${args.fleetRun} (${requestWords(pause)}) is cleared: a worker of the fleet claims it and goes on from its last step.`);
     return EXIT.done;
   } finally {
     await pool.end();
@@ -92,13 +92,13 @@ function report(args: ControlArgs, outcome: ControlOutcome, env: NodeJS.ProcessE
   const already = outcome.outcome === 'already-requested' ? 'A pause was asked already' : 'Pause asked';
   if (outcome.queued && args.fleetRun !== null) {
     writers.out(`[pause] ${already} ${requestWords(request)}, of the run in ${where}, which no worker has started yet.`);
-    writers.out(`No worker claims it while it is paused; ${cliCommand(env, ['resume', '--run', args.fleetRun])} lets the fleet start it.`);
+    writers.out(`No worker claims it while it is paused; ${cliCommand(env, ['unpause', '--run', args.fleetRun])} lets the fleet start it.`);
     return EXIT.done;
   }
   writers.out(`[pause] ${already} ${requestWords(request)}, of the run in ${where} (state ${outcome.state}, turn ${outcome.turn}).`);
   const resume =
     args.fleetRun !== null
-      ? `No worker claims it while it is paused; ${cliCommand(env, ['resume', '--run', args.fleetRun])} lets the fleet go on with it.`
+      ? `No worker claims it while it is paused; ${cliCommand(env, ['unpause', '--run', args.fleetRun])} lets the fleet go on with it.`
       : 'Resume it with --resume (demo --resume or run --resume, as it was started): that clears the pause.';
   writers.out(`The process that drives it stops at its next step boundary, saved (it exits 130, as after Ctrl-C). ${resume}`);
   return EXIT.done;

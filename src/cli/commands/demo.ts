@@ -11,7 +11,8 @@ import { startRun } from '../../runtime/run-api.ts';
 import { FileStore } from '../../store/file-store.ts';
 import { WriteFaultPlan } from '../../store/write-faults.ts';
 import type { DemoArgs } from '../args.ts';
-import { approvalWords, driveCliRun } from '../drive-run.ts';
+import { driveCliRun } from '../drive-run.ts';
+import { approvalResumeWords } from '../options/approval.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { realModel } from '../real-model.ts';
@@ -30,7 +31,7 @@ export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writer
     model,
     tools: demoTools(dir, { paceMs: args.paceMs, jitterMs: args.jitterMs, verify: args.verify }),
     output: { plain: args.plain, verbose: args.verbose },
-    resumeCommand: cliCommand(env, ['demo', '--resume', ...dirWords(dir), ...approvalWords({ ...args.approval, allowQuestions: false }, args.resume)]),
+    resumeCommand: cliCommand(env, ['demo', '--resume', ...dirWords(dir), ...approvalResumeWords(args.approval, args.resume)]),
     resume: args.resume ? { maxTurns: args.maxTurns, acceptLostRecord: args.acceptLostRecord, allowToolChange: args.allowToolChange, replaceDecisionPolicy: args.replaceDecisionPolicy, message: args.message } : null,
     start: args.resume
       ? null
@@ -41,18 +42,23 @@ export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writer
           maxTurns: args.maxTurns,
           prepare: () => ensureSampleNotes(dir, new WriteFaultPlan(env.DURABLE_AGENT_FAIL_WRITE)),
         },
-    maxTokens: args.maxTokens,
-    compaction: args.compaction,
-    takeOver: args.takeOver,
-    otelContent: args.otelContent,
-    approval: { ...args.approval, allowQuestions: false },
-    budget: args,
+    options: {
+      maxTokens: args.maxTokens,
+      takeOver: args.takeOver,
+      budget: args.budget,
+      compaction: args.compaction,
+      clearToolUses: args.clearToolUses,
+      requireApproval: args.approval.requireApproval,
+      decisionTimeoutMs: args.approval.decisionTimeoutMs,
+    },
+    traceContent: args.traceContent,
+    wait: args.approval.wait,
   });
 }
 
 async function demoModel(args: DemoArgs, env: NodeJS.ProcessEnv): Promise<Model> {
   if (!args.model) return scriptedModel(demoScript(), { name: 'scripted-demo', paceMs: args.paceMs, jitterMs: args.jitterMs, afterScript: demoFollowUp });
-  return realModel(args.model, env, args.api);
+  return realModel(args.model, env, args.request);
 }
 
 /** Runs the whole demo in a scratch directory and prints every crash label it passed, in order. */

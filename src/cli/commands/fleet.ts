@@ -7,7 +7,6 @@ import { checkDecisionPolicy } from '../../approval/needs-decision.ts';
 import { fleetDemoTools } from '../../fleet/fleet-demo-tools.ts';
 import { SCRIPTED_DEMO_MODEL, scriptedDemoModel, Worker } from '../../fleet/worker.ts';
 import { checkedRunLimits } from '../../fleet/run-limits.ts';
-import { budgetOption, compactionOptions } from '../drive-run.ts';
 import { DEFAULT_LEASE_MS } from '../../store/pg/pg-store.ts';
 import { DEFAULT_MAX_TURNS } from '../../runtime/run-api.ts';
 import type { DbArgs, StatusArgs, SubmitArgs, WorkerArgs } from '../args.ts';
@@ -33,11 +32,12 @@ export async function submitCommand(args: SubmitArgs, env: NodeJS.ProcessEnv, wr
   const url = databaseUrlOf(args.databaseUrl, env, 'submit');
   const pool = await openDatabase(url, 2);
   try {
-    const spec: RunSpec = { kind: 'demo', model: args.model, maxTurns: args.maxTurns ?? DEFAULT_MAX_TURNS, paceMs: args.paceMs, jitterMs: args.jitterMs };
-    if (args.requireApproval !== null) spec.requireApproval = checkedApprovals(pool, args.requireApproval);
-    if (args.decisionTimeoutMs !== null) spec.decisionTimeoutMs = args.decisionTimeoutMs;
-    const limits = { ...budgetOption(args), ...compactionOptions(args.compaction) };
-    Object.assign(spec, checkedRunLimits(args.model, SCRIPTED_DEMO_MODEL, demoToolNames(pool), limits));
+    const model = args.model ?? null;
+    const spec: RunSpec = { kind: 'demo', model, maxTurns: args.maxTurns ?? DEFAULT_MAX_TURNS, paceMs: args.paceMs, jitterMs: args.jitterMs };
+    if (args.requireApproval !== undefined) spec.requireApproval = checkedApprovals(pool, args.requireApproval);
+    if (args.decisionTimeoutMs !== undefined) spec.decisionTimeoutMs = args.decisionTimeoutMs;
+    const { budget, compaction, clearToolUses } = args;
+    Object.assign(spec, checkedRunLimits(model, SCRIPTED_DEMO_MODEL, demoToolNames(pool), { budget, compaction, clearToolUses }));
     const ids = await submitRuns(pool, spec, args.count);
     for (const id of ids) writers.out(id);
     writers.err(`[submit] ${ids.length} demo run(s) queued in ${describeDatabase(url)}; start workers with: durable-agent worker --database-url URL`);
@@ -58,22 +58,25 @@ function checkedApprovals(pool: Pool, rule: string[] | 'side-effects'): string[]
   return rule;
 }
 
+/** How often an idle worker looks at the queue, besides being woken by NOTIFY. */
+const DEFAULT_POLL_INTERVAL_MS = 500;
+
 const WORKER_WITHOUT_KEY = 'Set it in the environment of every worker; runs submitted without --model use the scripted model and need none.';
 
 export async function workerCommand(args: WorkerArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   const url = databaseUrlOf(args.databaseUrl, env, 'worker');
-  const traces = await openTraceExport(env, args.otelContent);
-  const pool = await openDatabase(url, args.concurrency * 3 + 2);
+  const traces = await openTraceExport(env, args.traceContent);
+  const pool = await openDatabase(url, args.runConcurrency * 3 + 2);
   const worker = new Worker({
     ...traceOptions(traces),
     pool,
-    concurrency: args.concurrency,
+    runConcurrency: args.runConcurrency,
     leaseMs: args.leaseMs ?? DEFAULT_LEASE_MS,
     exitWhenIdle: args.exitWhenIdle,
-    pollMs: args.pollMs ?? 500,
+    pollIntervalMs: args.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS,
     log: (line) => writers.out(line),
     crashAfter: env.CRASH_AFTER || undefined,
-    modelFor: (spec) => (spec.model ? realModel(spec.model, env, args.api, WORKER_WITHOUT_KEY) : Promise.resolve(scriptedDemoModel(spec))),
+    modelFor: (spec) => (spec.model ? realModel(spec.model, env, args.request, WORKER_WITHOUT_KEY) : Promise.resolve(scriptedDemoModel(spec))),
   });
   const onSignal = (signal: string) => () => worker.stop(signal);
   process.once('SIGTERM', onSignal('SIGTERM'));
@@ -92,7 +95,7 @@ function budgetWords(stopped: number): string {
 }
 
 function pausedWords(paused: number): string {
-  return paused ? `, ${paused} paused (resume --run ID lets the fleet go on with one)` : '';
+  return paused ? `, ${paused} paused (unpause --run ID lets the fleet go on with one)` : '';
 }
 
 export async function fleetStatusCommand(args: StatusArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {

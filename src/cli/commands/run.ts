@@ -5,7 +5,8 @@ import { FileStore } from '../../store/file-store.ts';
 import { fileTools } from '../../tools/file-tools.ts';
 import { STATE_DIR } from '../state-dir.ts';
 import { type RunArgs, UsageError } from '../args.ts';
-import { approvalWords, driveCliRun } from '../drive-run.ts';
+import { driveCliRun } from '../drive-run.ts';
+import { approvalResumeWords } from '../options/approval.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { realModel } from '../real-model.ts';
 import { cliCommand, dirWords } from '../../words/shell-command.ts';
@@ -15,21 +16,21 @@ const RUN_WITHOUT_KEY = 'Set the key and run the same command again; `durable-ag
 
 export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   const dir = path.resolve(args.dir);
-  const system = args.systemFile ? readSystemPrompt(args.systemFile) : null;
+  const system = args.systemFile === undefined ? null : readSystemPrompt(args.systemFile);
   const modelName = args.model ?? (await startingModelOf(dir));
-  const model = await realModel(modelName, env, args.api, RUN_WITHOUT_KEY, args.stream);
-  const mcpConfig = args.mcpConfig === null ? null : path.resolve(args.mcpConfig);
-  const approval = { ...args.approval, allowQuestions: args.allowQuestions };
+  const model = await realModel(modelName, env, args.request, RUN_WITHOUT_KEY, args.stream);
+  const mcpConfig = args.mcpConfigFile === undefined ? null : path.resolve(args.mcpConfigFile);
+  const { approval } = args;
   const resumeCommand = cliCommand(env, [
     'run',
     '--resume',
     '--model',
     modelName,
     ...dirWords(dir),
-    ...(mcpConfig ? ['--mcp-config', mcpConfig] : []),
-    ...approvalWords(approval, args.resume),
+    ...(mcpConfig ? ['--mcp-config-file', mcpConfig] : []),
+    ...approvalResumeWords(approval, args.resume),
   ]);
-  if (args.resume && system !== null) writers.err('[resume] --system is ignored: the run keeps the system prompt it started with.');
+  if (args.resume && system !== null) writers.err('[resume] --system-file is ignored: the run keeps the system prompt it started with.');
   // Loaded only when asked for: the MCP SDK is an optional peer dependency. Stdio servers are also
   // stopped when the process exits early (an interrupt, a simulated crash): see mcp/connection.ts.
   const mcp = mcpConfig ? await (await import('../../mcp/mcp-tools.ts')).mcpTools(mcpConfig, { env, log: (line) => writers.err(line) }) : null;
@@ -46,13 +47,20 @@ export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers:
     start: args.resume
       ? null
       : { task: args.task!, system, fresh: args.fresh, maxTurns: args.maxTurns, prepare: () => fs.mkdirSync(dir, { recursive: true }) },
-    maxTokens: args.maxTokens,
-    compaction: args.compaction,
-    takeOver: args.takeOver,
-    otelContent: args.otelContent,
-    toolConcurrency: args.toolConcurrency,
-    approval,
-    budget: args,
+    options: {
+      maxTokens: args.maxTokens,
+      takeOver: args.takeOver,
+      toolConcurrency: args.toolConcurrency,
+      toolTimeoutMs: args.toolTimeoutMs,
+      budget: args.budget,
+      compaction: args.compaction,
+      clearToolUses: args.clearToolUses,
+      requireApproval: approval.requireApproval,
+      allowQuestions: approval.allowQuestions,
+      decisionTimeoutMs: approval.decisionTimeoutMs,
+    },
+    traceContent: args.traceContent,
+    wait: approval.wait,
   }).finally(() => mcp?.close());
 }
 
@@ -72,6 +80,6 @@ function readSystemPrompt(file: string): string {
   try {
     return fs.readFileSync(file, 'utf8');
   } catch (error) {
-    throw new UsageError(`--system ${file}: the file cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`);
+    throw new UsageError(`--system-file ${file}: the file cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`);
   }
 }

@@ -1,0 +1,63 @@
+/** `durable-agent prune`: its options and their parse. */
+import { UsageError } from '../usage-error.ts';
+import { command } from '../options/command.ts';
+import { option } from '../options/option.ts';
+import { databaseUrl, readDir } from '../options/target.ts';
+
+const DAY_MS = 86_400_000;
+
+/** prune: which finished runs go (a rule is required: older-than, keep, or both). */
+export interface PruneArgs {
+  command: 'prune';
+  dir: string;
+  dirGiven: boolean;
+  databaseUrl: string | null;
+  olderThanMs: number | null;
+  keep: number | null;
+  dryRun: boolean;
+}
+
+export const pruneSpec = command({
+  name: 'prune',
+  words: [],
+  synopsis: 'prune [--dir DIR | --database-url URL] (--older-than DURATION | --keep N) [--dry-run]',
+  summary: 'remove finished runs: archived ones in DIR, or finished runs of a fleet',
+  description:
+    'Removes the finished (done, failed, stopped at max turns) runs in DIR/.durable-agent/archive/, with their decisions;\n' +
+    'the current run and unfinished archived runs are never touched. With --database-url (or DURABLE_AGENT_DATABASE_URL\n' +
+    'and no --dir) it removes finished runs of the fleet with their records and decisions instead; a queued, leased or\n' +
+    'waiting run is never touched. It needs --older-than, --keep or both (with both, a run goes only if both say so).',
+  options: [
+    readDir,
+    databaseUrl,
+    option({
+      key: 'olderThanMs',
+      type: 'duration',
+      value: 'DURATION',
+      help: 'remove runs that finished at least this long ago (30d, 12h, 0s for all)',
+      min: 0,
+      max: 3650 * DAY_MS,
+      api: 'PruneOptions.olderThanMs',
+    }),
+    option({ key: 'keep', type: 'integer', value: 'N', help: 'keep the N newest finished runs, whatever their age', min: 0, max: 1_000_000, api: 'PruneOptions.keep' }),
+    option({ key: 'dryRun', type: 'boolean', help: 'list what would be removed; remove nothing', api: 'PruneOptions.dryRun' }),
+  ],
+  examples: ['durable-agent prune --dir demo-run --older-than 30d --dry-run', 'durable-agent prune --database-url postgresql://user@db-host:5432/agents --keep 100'],
+  parse: (values, { cwd }): PruneArgs => {
+    if (values.dir !== undefined && values.databaseUrl !== undefined) {
+      throw new UsageError('prune removes either the archived runs in --dir or the finished runs of the fleet at --database-url, not both: give one of them.');
+    }
+    if (values.olderThanMs === undefined && values.keep === undefined) {
+      throw new UsageError('prune needs a rule: --older-than DURATION (e.g. 30d), --keep N (the N newest finished runs stay), or both. Nothing was removed.');
+    }
+    return {
+      command: 'prune',
+      dir: values.dir ?? cwd,
+      dirGiven: values.dir !== undefined,
+      databaseUrl: values.databaseUrl ?? null,
+      olderThanMs: values.olderThanMs ?? null,
+      keep: values.keep ?? null,
+      dryRun: values.dryRun,
+    };
+  },
+});

@@ -1,0 +1,94 @@
+/** `durable-agent run`: its options and their parse. */
+import { UsageError } from '../usage-error.ts';
+import { command } from '../options/command.ts';
+import { option } from '../options/option.ts';
+import { allowQuestions, approvalOptions, readApproval } from '../options/approval.ts';
+import { budgetOptions, readBudget } from '../options/budget.ts';
+import { compactionOptions, readCompaction } from '../options/compaction.ts';
+import { maxTokens, model, noStream, readRequest, requestOptions } from '../options/model.ts';
+import { outputOptions } from '../options/output.ts';
+import { readStartResume, startResumeOptions } from '../options/start-resume.ts';
+import { runDir } from '../options/target.ts';
+import { toolConcurrency, toolTimeout } from '../options/tools.ts';
+import { traceContent } from '../options/tracing.ts';
+
+export const runSpec = command({
+  name: 'run',
+  words: [],
+  synopsis: 'run --model NAME (--task TEXT | --resume [--message TEXT]) [options]',
+  summary: 'a real model on your task, with list_files, read_file and write_file in DIR',
+  description:
+    'Gives a real Claude model (ANTHROPIC_API_KEY, read from the environment only; ANTHROPIC_BASE_URL points\n' +
+    'elsewhere) your task and three tools on the files of DIR. Kill it, or lose the network, and go on with --resume.',
+  options: [
+    option({ key: 'task', type: 'string', value: 'TEXT', help: 'what to do (stored with the run: a resume takes it from there)', api: 'StartOptions.task' }),
+    model('the Claude model, e.g. claude-sonnet-4-6 (required; a resume takes the one the run started with)'),
+    runDir,
+    option({
+      key: 'systemFile',
+      type: 'string',
+      value: 'FILE',
+      help: 'the system prompt, read from FILE (stored with the run)',
+      api: 'StartOptions.system',
+      readsFile: true,
+      aliases: [{ flag: 'system' }],
+    }),
+    option({
+      key: 'mcpConfigFile',
+      type: 'string',
+      value: 'FILE',
+      help: "an .mcp.json file: its servers' tools join the file tools as mcp__<server>__<tool> (give it again with --resume)",
+      api: 'mcpTools.config',
+      readsFile: true,
+      aliases: [{ flag: 'mcp-config' }],
+    }),
+    ...startResumeOptions,
+    maxTokens,
+    ...budgetOptions,
+    ...requestOptions,
+    toolConcurrency,
+    toolTimeout,
+    noStream,
+    ...compactionOptions,
+    ...approvalOptions,
+    allowQuestions,
+    ...outputOptions,
+    traceContent,
+  ],
+  examples: [
+    'durable-agent run --model claude-sonnet-4-6 --dir my-project --task "Summarise notes.md into summary.md"',
+    'durable-agent run --model claude-sonnet-4-6 --task "Tidy up" --require-approval side-effects --no-wait',
+    'durable-agent run --dir my-project --resume',
+    'durable-agent run --model claude-sonnet-4-6 --task "Tidy up" --max-cost-usd 2   # exit 8 once $2 is spent',
+  ],
+  parse: (values, { cwd }) => {
+    const shared = readStartResume(values);
+    const { task } = values;
+    if (shared.resume && task !== undefined) throw new UsageError('--task is stored with the run: --resume takes it from there. Drop --task, or start a new run with --fresh.');
+    if (!shared.resume && task === undefined) throw new UsageError('run needs --task "what to do" (or --resume to go on with a stored run).');
+    // A resume takes the model from the run's journal (the model it started with) unless one is given.
+    if (values.model === undefined && !shared.resume) throw new UsageError('run needs --model NAME (a Claude model, e.g. claude-sonnet-4-6); the demo is the command that runs without one.');
+    return {
+      command: 'run' as const,
+      dir: values.dir ?? cwd,
+      task,
+      model: values.model,
+      systemFile: values.systemFile,
+      mcpConfigFile: values.mcpConfigFile,
+      ...shared,
+      maxTokens: values.maxTokens,
+      plain: values.plain,
+      verbose: values.verbose,
+      request: readRequest(values),
+      traceContent: values.traceContent,
+      approval: readApproval(values, values.allowQuestions),
+      toolConcurrency: values.toolConcurrency,
+      toolTimeoutMs: values.toolTimeoutMs,
+      stream: !values.noStream,
+      budget: readBudget(values),
+      ...readCompaction(values),
+    };
+  },
+});
+
+export type RunArgs = ReturnType<typeof runSpec.parse>;

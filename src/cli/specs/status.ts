@@ -1,0 +1,42 @@
+/** `durable-agent status` and `history`: their options and their parse. */
+import { UsageError } from '../usage-error.ts';
+import { command } from '../options/command.ts';
+import { json } from '../options/output.ts';
+import { databaseUrl, readDir } from '../options/target.ts';
+
+export interface StatusArgs {
+  command: 'status' | 'history';
+  dir: string;
+  /** Whether --dir was given: it then names the run to read even where a fleet database is configured. */
+  dirGiven: boolean;
+  json: boolean;
+  /** Set: list the runs of a fleet in PostgreSQL instead of the run in DIR. */
+  databaseUrl: string | null;
+}
+
+export const statusSpec = command({
+  name: 'status',
+  words: [],
+  summary: "where a run stands: state, turn, pending calls, last save (or a fleet's runs)",
+  description:
+    'Prints where the run in DIR stands. With --database-url, or with DURABLE_AGENT_DATABASE_URL set and no --dir,\n' +
+    "it lists the fleet's runs in PostgreSQL instead; --dir always means the run in that directory.",
+  options: [readDir, databaseUrl, json],
+  examples: ['durable-agent status --dir demo-run', 'durable-agent status --database-url postgresql://user@db-host:5432/agents --json'],
+  parse: (values, { cwd }): StatusArgs => {
+    if (values.dir !== undefined && values.databaseUrl !== undefined) {
+      throw new UsageError('status reads either the run in --dir or the fleet at --database-url, not both: give one of them.');
+    }
+    return { command: 'status', dir: values.dir ?? cwd, dirGiven: values.dir !== undefined, json: values.json, databaseUrl: values.databaseUrl ?? null };
+  },
+});
+
+export const historySpec = command({
+  name: 'history',
+  words: [],
+  summary: 'every persisted transition of a run: time, state, event, bytes',
+  description: 'Prints one line per record of the journal in DIR/.durable-agent/: the run as it was saved, step by step.',
+  options: [readDir, json],
+  examples: ['durable-agent history --dir demo-run'],
+  parse: (values, { cwd }): StatusArgs => ({ command: 'history', dir: values.dir ?? cwd, dirGiven: values.dir !== undefined, json: values.json, databaseUrl: null }),
+});
