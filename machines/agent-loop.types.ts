@@ -316,4 +316,26 @@ export const AGENT_STATES: readonly AgentStateName[] = Object.keys(IS_FINAL) as 
 
 export const FINAL_STATES: readonly AgentStateName[] = AGENT_STATES.filter((state) => IS_FINAL[state]);
 
+/**
+ * The final states a larger limit leaves: a run stopped at its MAX_TURNS or at its budget rests
+ * there until a process brings more turns or a larger budget (REOPEN), and goes on from where it
+ * stopped. Final for the machine (nothing happens by itself), but not finished for a store, a
+ * listing or a prune: every one of them counts such a run as stopped, resumable, the same way.
+ * test/machine-structure.test.ts holds each to a REOPEN that only a limit opens.
+ */
+export const STOPPED_AT_LIMIT_STATES: readonly AgentStateName[] = ['stoppedAtMaxTurns', 'stoppedAtBudget'];
+
+export function isStoppedAtLimit(state: AgentStateName): boolean {
+  return STOPPED_AT_LIMIT_STATES.includes(state);
+}
+
+/**
+ * Whether a run at rest in this state has finished: a final state but a stop at a limit. (A done
+ * or failed run may still be taken up by whoever brings the user's next message or a retry; a
+ * fleet never does that by itself, and nothing such a run lacked was a limit.)
+ */
+export function isFinishedState(state: AgentStateName): boolean {
+  return IS_FINAL[state] && !isStoppedAtLimit(state);
+}
+
 export const ZERO_USAGE: TokenUsage = Object.freeze({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0 });

@@ -77,3 +77,6 @@ export { WriteFaultSpecError } from './store/write-faults.ts';
 export { PgMissingError } from './store/pg/pg-missing.ts';
 export { DatabaseUrlMissingError } from './store/pg/database-url.ts';
 export { LeaseLostError, SchemaVersionError } from './store/pg/pg-errors.ts';
+// A fleet run's limits raised (durable-agent raise): a run not stopped at a limit, or a limit that is no raise.
+export { LimitNotRaisedError, RaiseRefusedError } from './fleet/raise-errors.ts';
+export type { LimitName, RaiseProblem } from './fleet/raise-errors.ts';

@@ -11,3 +11,5 @@ export { pruneFleetRuns } from './fleet/prune-fleet.ts';
 export type { FleetPruneReport, PrunedFleetRun } from './fleet/prune-fleet.ts';
 export { forkFleetRun } from './fleet/fork-fleet.ts';
 export type { FleetForkOptions, FleetForkResult } from './fleet/fork-fleet.ts';
+export { raiseFleetRun } from './fleet/raise-run.ts';
+export type { FleetRaiseOptions, FleetRaiseResult, LimitName, RaiseProblem, RaiseRequest } from './fleet/raise-run.ts';

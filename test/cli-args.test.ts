@@ -26,6 +26,7 @@ const REQUIRED: Record<string, string[]> = {
   answer: ['toolu_01', 'yes'],
   prune: ['--keep', '1'],
   unpause: ['--run', 'run-1'],
+  raise: ['--run', 'run-1', '--max-turns', '5'],
   fork: ['--to', 'new-dir'],
 };
 
@@ -62,6 +63,8 @@ function withOption(command: CommandSpec, option: OptionSpec, value?: string): s
   // pending/approve/deny/answer: --database-url goes with --run ID (a fleet run).
   if (name === 'database-url' && ['pending', 'approve', 'deny', 'answer', 'cancel', 'pause'].includes(command.name)) needed.push('--run', 'run-1');
   if (name === 'run' && command.name === 'unpause') needed.length = 0;
+  // raise: the option under test in place of the one it needs of the same name.
+  if (command.name === 'raise' && needed.includes(`--${name}`)) needed.splice(needed.indexOf(`--${name}`), 2);
   // fork: a fleet run (--run) instead of --to; --max-turns goes with --message.
   if (command.name === 'fork' && ['run', 'database-url', 'to-run'].includes(name)) needed.splice(0, 2, ...(name === 'run' ? [] : ['--run', 'run-1']));
   if (command.name === 'fork' && name === 'max-turns') needed.push('--message', 'more');

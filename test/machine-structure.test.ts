@@ -81,6 +81,18 @@ describe('the lists of states, read off the machine', () => {
     expect(types.FINAL_STATES).toEqual(FINAL_STATES);
   });
 
+  it('the states stopped at a limit are the final states a REOPEN leaves only with more of a limit (more turns, a budget)', () => {
+    const LIMIT_GUARDS = ['givesMoreTurns', 'changesBudget'];
+    const guardsOf = (state: AgentStateName) => [...stateNode(state).transitions.values()].flat().map((t) => ({ event: t.eventType, guard: t.guard }));
+    const byLimit = FINAL_STATES.filter((state) => guardsOf(state).some(({ guard }) => LIMIT_GUARDS.includes(String(guard))));
+    expect([...types.STOPPED_AT_LIMIT_STATES].sort()).toEqual(byLimit.sort());
+    for (const state of types.STOPPED_AT_LIMIT_STATES) {
+      expect(guardsOf(state), state).toEqual([expect.objectContaining({ event: 'REOPEN' })]);
+      expect(types.isFinishedState(state), state).toBe(false);
+    }
+    expect(AGENT_STATES.filter(types.isFinishedState).sort()).toEqual(FINAL_STATES.filter((state) => !types.isStoppedAtLimit(state)).sort());
+  });
+
   it('a run ends with a status for each final state of the machine, or waiting for a person', () => {
     // A record the compiler checks against RunStatusName: every member, and nothing else.
     const statuses = { done: true, stoppedAtMaxTurns: true, failed: true, waiting: true, cancelled: true, stoppedAtBudget: true } satisfies Record<RunStatusName, true>;

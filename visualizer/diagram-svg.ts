@@ -52,7 +52,9 @@ function edgeMarkup({ edge, points, label }: PlacedEdge): string {
 
 function stateMarkup(placed: PlacedState): string {
   const { state, badge } = placed;
-  const classes = ['state', state.role ? `role-${state.role}` : '', state.final ? 'final' : '', state.initial ? 'initial' : '']
+  // A state a resume leaves (stopped at a limit) is drawn as the resting state it is, without an end's ring.
+  const ends = state.final && !state.resting;
+  const classes = ['state', state.role ? `role-${state.role}` : '', ends ? 'final' : '', state.resting ? 'resting' : '', state.initial ? 'initial' : '']
     .filter(Boolean)
     .join(' ');
   const centerX = placed.x + placed.width / 2;
@@ -66,7 +68,7 @@ function stateMarkup(placed: PlacedState): string {
     );
   }
   parts.push(`<rect x="${fmt(placed.x)}" y="${fmt(placed.y)}" width="${fmt(placed.width)}" height="${fmt(placed.height)}" rx="8"/>`);
-  if (state.final) {
+  if (ends) {
     parts.push(`<rect class="final-ring" x="${fmt(placed.x + 3)}" y="${fmt(placed.y + 3)}" width="${fmt(placed.width - 6)}" height="${fmt(placed.height - 6)}" rx="6"/>`);
   }
   parts.push(`<text class="name" x="${fmt(centerX)}" y="${fmt(nameY)}" font-size="${TEXT.stateName.size}" text-anchor="middle">${escapeXml(state.name)}</text>`);

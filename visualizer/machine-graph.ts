@@ -6,10 +6,10 @@
  */
 import { type DirectedGraphNode, toDirectedGraph } from '@xstate/graph';
 import type { AnyStateMachine } from 'xstate';
-import type { AgentStateName } from '../machines/agent-loop.types.ts';
+import { type AgentStateName, isStoppedAtLimit } from '../machines/agent-loop.types.ts';
 
 /** What a state means for durability; shown as a badge on the diagram. */
-export type StateRole = 'model-call' | 'checkpoint-a' | 'ledger' | 'decision' | 'checkpoint-b' | 'final' | 'compaction';
+export type StateRole = 'model-call' | 'checkpoint-a' | 'ledger' | 'decision' | 'checkpoint-b' | 'final' | 'stopped' | 'compaction';
 
 /** Checked against the machine by the tests: a state added to the machine must get a role here. */
 export const STATE_ROLES: Record<AgentStateName, StateRole> = {
@@ -19,10 +19,10 @@ export const STATE_ROLES: Record<AgentStateName, StateRole> = {
   awaitingDecision: 'decision',
   closed: 'checkpoint-b',
   done: 'final',
-  stoppedAtMaxTurns: 'final',
+  stoppedAtMaxTurns: 'stopped',
   failed: 'final',
   cancelled: 'final',
-  stoppedAtBudget: 'final',
+  stoppedAtBudget: 'stopped',
   compacting: 'compaction',
 };
 
@@ -33,6 +33,7 @@ export const ROLE_BADGES: Record<StateRole, string> = {
   decision: 'waits for a person',
   'checkpoint-b': 'checkpoint B',
   final: 'final',
+  stopped: 'stopped: more resumes it',
   compaction: 'summary',
 };
 
@@ -64,8 +65,13 @@ export interface GraphState {
   name: string;
   role: StateRole | null;
   initial: boolean;
-  /** A run that reaches it has ended (but for cancelled, a later process may reopen it: REOPEN). */
+  /** Final for the machine: nothing happens there by itself (but for cancelled, a later process may reopen it: REOPEN). */
   final: boolean;
+  /**
+   * Final for the machine, yet a run rests there until a resume brings more of the limit it
+   * stopped at (stoppedAtMaxTurns, stoppedAtBudget) and leaves it: drawn as a resting state, not an end.
+   */
+  resting: boolean;
   description: string | null;
   entry: string[];
   /** In the machine's order (the order guards are tried in). */
@@ -108,6 +114,7 @@ export function machineGraphOf(machine: AnyStateMachine): MachineGraph {
       role: (STATE_ROLES as Record<string, StateRole>)[stateNode.key] ?? null,
       initial: stateNode.key === initial,
       final,
+      resting: final && isStoppedAtLimit(stateNode.key as AgentStateName),
       description: stateNode.description ?? null,
       entry: stateNode.entry.map(actionName),
       transitions: [...transitionsOf(node, false), ...inherited],

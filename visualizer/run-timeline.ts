@@ -6,7 +6,7 @@
 import { announcedEffectOf } from '../machines/agent-loop.effects.ts';
 import { openCalls } from '../machines/agent-loop.logic.ts';
 import type { AgentContext, AgentStateName, ContentBlock, Message, ToolResultContent } from '../machines/agent-loop.types.ts';
-import { FINAL_STATES } from '../machines/agent-loop.types.ts';
+import { isFinishedState, isStoppedAtLimit } from '../machines/agent-loop.types.ts';
 import { type DecidedCall, DecisionTrail, verdictWords } from '../src/approval/decision-trail.ts';
 import { RECONCILE_PHRASES } from '../src/words/run-lines.ts';
 import { foldJournal } from '../src/store/fold-journal.ts';
@@ -47,8 +47,9 @@ export function runViewOf(location: string, loaded: LoadedRun, graph: MachineGra
     if (record.note?.resumed || processes.length === 0) {
       const resumed = record.note?.resumed;
       const pid = resumed?.pid ?? record.note?.started?.pid ?? null;
-      // The process before ended where its last record left the run: at rest in a final state
-      // (a run reopened with more turns), or anywhere else, stopped by a kill, crash or error.
+      // The process before ended where its last record left the run: at rest in a final state, at
+      // a limit (a run reopened with more turns or budget), waiting for a person, or anywhere else,
+      // stopped by a kill, crash or error.
       // In a forked run, the process that wrote the fork point did not stop there: the fork took its records.
       const before = processes[processes.length - 1];
       const forkedAt = loaded.header.forkedFrom?.seq;
@@ -118,8 +119,10 @@ export function runViewOf(location: string, loaded: LoadedRun, graph: MachineGra
   });
 
   const lastProcess = processes[processes.length - 1]!;
-  const finished = isFinal(final.state);
-  lastProcess.end = finished ? 'finished' : 'open';
+  // A run stopped at a limit is not finished: a resume with more leaves the state.
+  const finished = isFinishedState(final.state);
+  const restsAt = endOf(final.state);
+  lastProcess.end = restsAt === 'stopped' ? 'open' : restsAt;
   for (const process of processes) if (process.resume) process.resume.decisions = resumeDecisions(process, steps);
 
   return {
@@ -205,12 +208,9 @@ function waitViewOf(context: AgentContext): StepView['waiting'] {
 
 /** How a process that left the run in `state` ended (one that another process took up after). */
 function endOf(state: AgentStateName): ProcessView['end'] {
-  if (isFinal(state)) return 'finished';
+  if (isFinishedState(state)) return 'finished';
+  if (isStoppedAtLimit(state)) return 'limit';
   return state === 'awaitingDecision' ? 'waiting' : 'stopped';
-}
-
-function isFinal(state: AgentStateName): boolean {
-  return (FINAL_STATES as readonly AgentStateName[]).includes(state);
 }
 
 function takenEdge(edges: Map<string, Set<string>>, from: AgentStateName, record: JournalRecord): string | null {
@@ -261,6 +261,8 @@ function nextEffectOf(state: AgentStateName, context: AgentContext): string | nu
     case 'requestCompaction':
       return 'ask the model to summarise the older turns, then put the summary in their place';
     case null:
+      if (state === 'stoppedAtMaxTurns') return 'nothing until a resume gives more turns; then act on the held reply';
+      if (state === 'stoppedAtBudget') return 'nothing until a resume gives a larger budget; then ask the model';
       return null;
   }
 }

@@ -17,7 +17,7 @@ export interface VizPageData {
 
 export interface MachineView {
   id: string;
-  states: Array<{ name: string; role: StateRole | null; final: boolean; description: string | null }>;
+  states: Array<{ name: string; role: StateRole | null; final: boolean; resting: boolean; description: string | null }>;
   edges: Array<{ id: string; source: string; target: string; events: string[] }>;
 }
 
@@ -175,7 +175,8 @@ export interface ProcessView {
   /**
    * How it ended, as far as the journal tells ('forked': a forked run's records from its parent
    * end there; 'waiting': it stopped with a call waiting for a person's decision, as a run does
-   * unless told to wait for it).
+   * unless told to wait for it; 'limit': it stopped at its MAX_TURNS or its budget, resumable;
+   * 'stopped': killed, crashed or interrupted; 'open': the last process, neither of these).
    */
-  end: 'finished' | 'waiting' | 'stopped' | 'open' | 'forked';
+  end: 'finished' | 'waiting' | 'limit' | 'stopped' | 'open' | 'forked';
 }

@@ -48,7 +48,7 @@ async function readRun(store: RunStore, graph: MachineGraph, forkCommand: RunVie
 function machineViewOf(graph: MachineGraph): MachineView {
   return {
     id: graph.id,
-    states: graph.states.map((state) => ({ name: state.name, role: state.role, final: state.final, description: state.description })),
+    states: graph.states.map((state) => ({ name: state.name, role: state.role, final: state.final, resting: state.resting, description: state.description })),
     edges: edgesOf(graph).map((edge) => ({ id: edge.id, source: edge.source, target: edge.target, events: [...new Set(edge.transitions.map((t) => t.event))] })),
   };
 }

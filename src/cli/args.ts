@@ -18,6 +18,7 @@ export type { DemoArgs } from './specs/demo.ts';
 export type { DbArgs, SubmitArgs, WorkerArgs } from './specs/fleet.ts';
 export type { ForkArgs } from './specs/fork.ts';
 export type { PruneArgs } from './specs/prune.ts';
+export type { RaiseArgs } from './specs/raise.ts';
 export type { RunArgs } from './specs/run.ts';
 export type { StatusArgs } from './specs/status.ts';
 export type { VizArgs } from './specs/viz.ts';

@@ -11,6 +11,7 @@ import { demoSpec } from './specs/demo.ts';
 import { dbSpec, submitSpec, workerSpec } from './specs/fleet.ts';
 import { forkSpec } from './specs/fork.ts';
 import { pruneSpec } from './specs/prune.ts';
+import { raiseSpec } from './specs/raise.ts';
 import { runSpec } from './specs/run.ts';
 import { historySpec, statusSpec } from './specs/status.ts';
 import { vizSpec } from './specs/viz.ts';
@@ -34,6 +35,7 @@ export const COMMAND_SPECS = [
   cancelSpec,
   pauseSpec,
   unpauseSpec,
+  raiseSpec,
   forkSpec,
   vizSpec,
   dbSpec,

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
-import { FINAL_STATES } from '../../machines/agent-loop.types.ts';
+import { isFinishedState } from '../../machines/agent-loop.types.ts';
 import { ForkRefusedError } from '../fork/fork-errors.ts';
 import { planFork } from '../fork/fork-plan.ts';
 import type { ForkResult } from '../fork/fork-run.ts';
@@ -27,7 +27,7 @@ export interface FleetForkOptions {
 export interface FleetForkResult extends Omit<ForkResult, 'lineageNoteProblem'> {
   /** The new run's id in da_runs (its journal's run id is `runId`). */
   fleetRun: string;
-  /** A child forked at a final state without a message is finished: no worker takes it up. */
+  /** A child forked at a final state without a message is finished (stopped at a limit: until raised): no worker takes it up. */
   finished: boolean;
 }
 
@@ -38,7 +38,8 @@ export async function forkFleetRun(pool: Pool, options: FleetForkOptions): Promi
   if (toRun === options.run) throw new ForkRefusedError(parent.location, 'same-run', 'the fork would go where the run is: give another --to-run ID (or none for a new one). Nothing was written.');
   const plan = planFork(parent.location, await parent.load(), options, Date.now(), options.run);
   const bodies = plan.records.map((record) => documentJson(record));
-  const finished = FINAL_STATES.includes(plan.state);
+  // A child forked where its parent stopped at a limit is stopped too, not finished: a raise lets it go on.
+  const finished = isFinishedState(plan.state);
   const client = await pool.connect();
   try {
     await client.query('BEGIN');

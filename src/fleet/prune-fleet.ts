@@ -1,9 +1,11 @@
 /**
  * Pruning a fleet: removes finished runs from PostgreSQL with their records and decisions.
- * Finished means all of: `finished` set, a final state (done, failed, stoppedAtMaxTurns; a row
- * archived while unfinished is finished but not in a final state, and stays), and no lease
- * that has not expired (a worker that died between the final record and its release holds the
- * run until the lease runs out). A queued, leased or waiting run is never finished.
+ * A candidate rests in a final state (done, failed, cancelled, or stopped at a limit: the same
+ * states as a file store's prune; a row archived while unfinished is not in one, and stays) and
+ * holds no lease that has not expired (a worker that died between the final record and its
+ * release holds the run until the lease runs out). A run stopped at a limit could still go on:
+ * it goes only when the rule says it is old enough, like any other, and never while a raise
+ * waits for a worker to take it up. A queued, leased or waiting run is never a candidate.
  *
  * Each run goes in a transaction of its own that locks its row and checks all of the above
  * again, so a claim or a write racing the prune either happened before (the run is then kept)
@@ -28,7 +30,8 @@ export interface FleetPruneReport {
   skipped: string[];
 }
 
-const FINISHED = `finished AND state = ANY($1::text[]) AND (lease_expires_at IS NULL OR lease_expires_at <= now())`;
+const FINISHED = `state = ANY($1::text[]) AND (lease_expires_at IS NULL OR lease_expires_at <= now())
+  AND NOT EXISTS (SELECT 1 FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'raise')`;
 
 /** Removes the finished runs of the fleet that the options select (see selectForPruning); ages by the server's clock. */
 export async function pruneFleetRuns(pool: Pool, options: PruneOptions): Promise<FleetPruneReport> {
@@ -72,7 +75,9 @@ async function removeRun(pool: Pool, runId: string): Promise<boolean> {
   try {
     await client.query('BEGIN');
     const { rowCount } = await client.query(`SELECT 1 FROM da_runs WHERE id = $2 AND ${FINISHED} FOR UPDATE`, [FINAL_STATES, runId]);
-    if (rowCount !== 1) {
+    // A raise committed while this waited for the row is not in that statement's snapshot: asked again, now the row is held.
+    const raised = rowCount === 1 && (await client.query(`SELECT 1 FROM da_controls WHERE run_id = $1 AND kind = 'raise'`, [runId])).rowCount !== 0;
+    if (rowCount !== 1 || raised) {
       await client.query('ROLLBACK');
       return false;
     }

@@ -5,6 +5,8 @@ import type { Budget } from '../../machines/agent-loop.types.ts';
 import type { ClearToolUsesOptions } from '../compaction/clear-tool-uses.ts';
 import type { CompactionOptions } from '../compaction/compaction-settings.ts';
 import { WORKABLE } from '../store/pg/leases.ts';
+import { isStoppedAtLimit, type AgentStateName } from '../../machines/agent-loop.types.ts';
+import { type RaiseRequest, raiseProblem } from './raise-run.ts';
 
 /** What a worker needs to drive a run: which task, which model, how paced. */
 export interface RunSpec {
@@ -31,7 +33,12 @@ export interface QueuedRun {
   state: string;
   turn: number;
   records: number;
+  /** Ended: done, failed or cancelled. A run stopped at a limit is not: it is stopped, resumable (see stoppedAtLimit). */
   finished: boolean;
+  /** Stopped at its MAX_TURNS or its budget: no worker takes it up until `durable-agent raise` gives it more. */
+  stoppedAtLimit: boolean;
+  /** The raise waiting for a worker to take the run up with it, else null. */
+  raise: RaiseRequest | null;
   spec: RunSpec;
   worker: string | null;
   leaseEpoch: number;
@@ -79,6 +86,7 @@ export async function listRuns(pool: Pool): Promise<QueuedRun[]> {
     decision_given: boolean;
     paused_by: string | null;
     cancel_asked_by: string | null;
+    raise: unknown;
     created_at: Date;
     updated_at: Date;
     forked_from: { fleetRun?: string; seq: number } | null;
@@ -90,6 +98,7 @@ export async function listRuns(pool: Pool): Promise<QueuedRun[]> {
             EXISTS (SELECT 1 FROM da_decisions d WHERE d.run_id = da_runs.id AND d.tool_use_id = da_runs.awaiting AND d.settled_at IS NULL) AS decision_given,
             (SELECT c.request ->> 'by' FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'pause') AS paused_by,
             (SELECT c.request ->> 'by' FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'cancel') AS cancel_asked_by,
+            (SELECT c.request FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'raise') AS raise,
             created_at, updated_at, header -> 'forkedFrom' AS forked_from
        FROM da_runs WHERE id NOT LIKE '%~archived~%' ORDER BY created_at, id`,
   );
@@ -99,6 +108,8 @@ export async function listRuns(pool: Pool): Promise<QueuedRun[]> {
     turn: row.turn,
     records: row.records,
     finished: row.finished,
+    stoppedAtLimit: isStoppedAtLimit(row.state as AgentStateName),
+    raise: row.raise !== null && raiseProblem(row.raise) === null ? (row.raise as RaiseRequest) : null,
     spec: row.spec,
     worker: row.lease_owner,
     leaseEpoch: Number(row.lease_epoch),

@@ -22,6 +22,8 @@ import { PgRunStore } from '../store/pg/pg-store.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { fleetDemoTools } from './fleet-demo-tools.ts';
 import { WorkSignal } from './work-signal.ts';
+import { STOPPED_AT_LIMIT_STATES } from '../../machines/agent-loop.types.ts';
+import { type RaiseRequest, raiseProblem, raiseWords } from './raise-run.ts';
 import type { RunSpec } from './run-queue.ts';
 import { unfinishedRunCount } from './run-queue.ts';
 
@@ -160,11 +162,16 @@ export class Worker {
     try {
       const store = new PgRunStore(pool, lease.runId, { lease });
       const spec = await this.specOf(lease);
+      const raise = this.raiseOf(tag, lease);
+      let reopened = false;
       const parts = {
         store,
         model: await this.options.modelFor(spec),
         tools: this.toolsFor(spec, lease),
-        observer: (event: RunEvent) => this.report(tag, event),
+        observer: (event: RunEvent) => {
+          if (event.type === 'reopened') reopened = true;
+          this.report(tag, event, raise);
+        },
         signal: controller.signal,
         command: 'worker',
         tracer: this.options.tracer,
@@ -175,13 +182,18 @@ export class Worker {
         ...(this.options.crashAfter ? { crashAfter: this.options.crashAfter, onCrash: () => process.kill(process.pid, 'SIGKILL') } : {}),
       };
       const resuming = await store.exists();
-      log(`${tag}: claimed (lease epoch ${lease.epoch}), ${resuming ? 'resuming' : 'starting'}`);
+      log(`${tag}: claimed (lease epoch ${lease.epoch}), ${resuming ? 'resuming' : 'starting'}${raise ? ` with the limits raised (${raiseWords(raise)})` : ''}`);
+      // A raise is what the operator gave the run to go on with, as a file run's resume gives it.
+      const raised = raise ? { ...(raise.maxTurns !== undefined ? { maxTurns: raise.maxTurns } : {}), ...(raise.budget ? { budget: raise.budget } : {}) } : {};
       const result = resuming
-        ? await resumeRun({ ...parts, keepPause: true })
+        ? await resumeRun({ ...parts, keepPause: true, ...raised })
         : await startRun({ ...parts, task: DEMO_TASK, maxTurns: spec.maxTurns, ...policyOf(spec) });
+      // Its REOPEN record deletes the raise; one that could not reopen the run would make it claimable for ever.
+      if (lease.raise != null && !reopened) await this.dropRaise(tag, lease, raise, result.status);
       const waits = result.waiting?.map((call) => `${call.tool_use_id} ${call.name}`).join(', ');
       const cancelled = result.cancellation ? ` ${requestWords(result.cancellation)}` : '';
-      const outcome = result.text ? `: ${result.text}` : result.failure ? `: ${result.failure.message}` : waits ? ` for a person (${waits}); lease released` : cancelled;
+      const stopped = (STOPPED_AT_LIMIT_STATES as readonly string[]).includes(result.status) ? `; stopped, resumable: durable-agent raise --run ${lease.runId} gives it more` : '';
+      const outcome = result.text ? `: ${result.text}` : result.failure ? `: ${result.failure.message}` : waits ? ` for a person (${waits}); lease released` : cancelled || stopped;
       log(`${tag}: ${result.status}${outcome}`);
     } catch (error) {
       if (error instanceof LeaseLostError) {
@@ -211,6 +223,25 @@ export class Worker {
     this.releasing.add(released);
   }
 
+  /** The raise the claim read with the lease; one that is not whole is said and left out. */
+  private raiseOf(tag: string, lease: Lease): RaiseRequest | null {
+    if (lease.raise === undefined || lease.raise === null) return null;
+    const problem = raiseProblem(lease.raise);
+    if (problem === null) return lease.raise as RaiseRequest;
+    this.options.log(`${tag}: [ALERT] the raise in da_controls cannot be applied (${problem}): ${JSON.stringify(lease.raise)}`);
+    return null;
+  }
+
+  /** Under the lease: the very raise the claim read (a newer one stays), or any when what it read was no raise. */
+  private async dropRaise(tag: string, lease: Lease, raise: RaiseRequest | null, status: string): Promise<void> {
+    await this.options.pool.query(
+      `DELETE FROM da_controls c WHERE c.run_id = $1 AND c.kind = 'raise' AND ($3::jsonb IS NULL OR c.request = $3::jsonb)
+          AND EXISTS (SELECT 1 FROM da_runs r WHERE r.id = $1 AND r.lease_epoch = $2)`,
+      [lease.runId, lease.epoch, raise ? JSON.stringify(raise) : null],
+    );
+    this.options.log(`${tag}: [ALERT] the raise did not let the run go on (it is ${status}); removed. Ask again with limits above those status shows.`);
+  }
+
   /** The spec the claim read with the lease (asked for only when a lease came without it). */
   private async specOf(lease: Lease): Promise<RunSpec> {
     let spec = lease.spec as RunSpec | undefined;
@@ -226,8 +257,9 @@ export class Worker {
     return fleetDemoTools(this.options.pool, lease, { paceMs: spec.paceMs, jitterMs: spec.jitterMs });
   }
 
-  private report(tag: string, event: RunEvent): void {
+  private report(tag: string, event: RunEvent, raise: RaiseRequest | null): void {
     if (event.type === 'lock-taken-over') this.options.log(`${tag}: taken over from ${event.holder} (${event.why})`);
+    if (event.type === 'reopened') this.options.log(`${tag}: reopened from ${event.previousState}${raise ? ` with the raise by ${raise.by}` : ''}: goes on from where it stopped`);
     if (event.type === 'decided') this.options.log(`${tag}: decision ${event.call.id} ${event.call.name}: ${event.decision.verdict} by ${event.decision.by}`);
     if (event.type === 'reconciled') this.options.log(`${tag}: reconcile ${event.call.id} ${event.call.name}: ${event.decision}`);
     if (event.type === 'ledger-write-failed') this.options.log(`${tag}: [ALERT] ledger write failed for ${event.call.id}: ${event.error.message}`);

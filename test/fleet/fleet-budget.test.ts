@@ -2,8 +2,9 @@
  * Budgets and compaction of fleet runs (`submit --max-total-tokens`, `--max-cost-usd`,
  * `--compact`, ...), with real worker and CLI processes on a real PostgreSQL: the worker starts
  * each run with them (the budget in its context, the compaction in its header), stops it in the
- * final state stoppedAtBudget, which `status` shows; what a worker could not honour is refused
- * at submit (exit 2), nothing queued.
+ * final state stoppedAtBudget, which `status` shows as stopped, resumable (not finished: a raise
+ * lets a worker go on, see fleet-raise.test.ts); what a worker could not honour is refused at
+ * submit (exit 2), nothing queued.
  */
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -62,7 +63,7 @@ describe.skipIf(!postgresAvailable())('budgets and compaction in a fleet', () =>
     server?.stop();
   });
 
-  it('submit --max-total-tokens: the worker stops each run before its next model call, final state stoppedAtBudget; status shows it', async () => {
+  it('submit --max-total-tokens: the worker stops each run before its next model call, final state stoppedAtBudget, not finished; status shows it', async () => {
     const url = await freshDatabase();
     const submitted = await cli(['submit', 'demo', '--database-url', url, '--count', '2', '--max-total-tokens', '1']);
     expect(submitted.code, submitted.stderr).toBe(0);
@@ -72,7 +73,7 @@ describe.skipIf(!postgresAvailable())('budgets and compaction in a fleet', () =>
     for (const id of ids) {
       expect(worked.stdout).toContain(`run ${id}: stoppedAtBudget`);
       const run = await runOf(url, id);
-      expect(run).toMatchObject({ state: 'stoppedAtBudget', finished: true, spec: { budget: { maxTotalTokens: 1 } } });
+      expect(run).toMatchObject({ state: 'stoppedAtBudget', finished: false, spec: { budget: { maxTotalTokens: 1 } } });
       expect(run.header.version).toBe(3);
       // One model call was allowed (nothing was spent before it); its tokens reached the limit.
       expect(run.view.context.turn).toBe(1);
@@ -82,9 +83,9 @@ describe.skipIf(!postgresAvailable())('budgets and compaction in a fleet', () =>
     const status = await cli(['status', '--database-url', url]);
     expect(status.code, status.stderr).toBe(0);
     for (const id of ids) expect(status.stdout).toMatch(new RegExp(`${id} +stoppedAtBudget `));
-    expect(status.stdout).toContain('2 runs: 0 done, 0 unfinished');
+    expect(status.stdout).toContain('2 runs: 0 done, 2 unfinished');
     expect(status.stdout).toContain('2 stopped at their budget');
-    // Final: no worker takes them up again.
+    // Stopped, resumable: no worker takes them up again until their budget is raised.
     const idle = await cli(workerArgs(url));
     expect(idle.stdout).not.toContain('claimed');
   });
@@ -107,7 +108,7 @@ describe.skipIf(!postgresAvailable())('budgets and compaction in a fleet', () =>
       expect(worked.code, worked.stderr).toBe(0);
       expect(worked.stdout).toContain(`run ${id}: stoppedAtBudget`);
       const run = await runOf(url, id);
-      expect(run).toMatchObject({ state: 'stoppedAtBudget', finished: true, spec: { model: 'claude-sonnet-4-5', budget: { maxCostUsd: 1 }, compaction: { mode: 'off' } } });
+      expect(run).toMatchObject({ state: 'stoppedAtBudget', finished: false, spec: { model: 'claude-sonnet-4-5', budget: { maxCostUsd: 1 }, compaction: { mode: 'off' } } });
       expect(run.view.context.budgetStop).toMatchObject({ budget: 'cost', limit: 1 });
       expect(fake.requests).toHaveLength(2);
       expect(run.header).not.toHaveProperty('compaction');

@@ -135,8 +135,8 @@ describe.skipIf(!postgresAvailable())('idle workers wake on da_work notification
     const db = openPool(server.url.replace(/\/postgres$/, `/${name}`), 2);
     try {
       expect(await migrate(db, 4)).toEqual({ from: 0, to: 4 });
-      expect(await migrate(db)).toEqual({ from: 4, to: 5 });
-      expect(await migrate(db)).toEqual({ from: 5, to: 5 });
+      expect(await migrate(db, 5)).toEqual({ from: 4, to: 5 });
+      expect(await migrate(db, 5)).toEqual({ from: 5, to: 5 });
       const { rows } = await db.query<{ tgname: string }>(`SELECT tgname FROM pg_trigger WHERE tgname LIKE 'da\\_%' ORDER BY tgname`);
       expect(rows.map((r) => r.tgname)).toEqual(['da_controls_cleared', 'da_decisions_given', 'da_runs_queued', 'da_runs_released']);
     } finally {

@@ -3,9 +3,13 @@
  * the database alone, on a deterministic sample of the file-store suite's paths: the shortest
  * path to every state of the machine (MAX_TURNS=2), every path of the budget walk (a token
  * budget the first reply reaches: the stop at the budget) and every path with a client
- * compaction (the file suite's, from all its walks). Not the cancel walk: its scenarios ask the
- * cancel without awaiting the write (a file inbox has it at once), which a database has not.
+ * compaction (the file suite's, from all its walks), and every path of the walk after another run
+ * (a run started where another waited for a call of the same id, approved in that run's rows of
+ * da_decisions). Not the cancel walk: its scenarios ask the cancel without awaiting the write (a
+ * file inbox has it at once), which a database has not; nor the fork walk (a fork into the
+ * database is forkFleetRun's, proved in fleet-fork.test.ts).
  */
+import type { Decision } from '../../machines/agent-loop.types.ts';
 import { describe, it } from 'vitest';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
 import { pool, postgresAvailable, usePostgres } from '../helpers/use-postgres.ts';
@@ -16,7 +20,7 @@ import type { ScenarioStores } from '../model-based/scenario-runner.ts';
 /** One path per scenario (the longest stands for its prefixes, as in the file suite), numbered anew. */
 function sampledPaths(): CrashPath[] {
   const byScenario = new Map<string, CrashPath>();
-  const sampled = generateCrashPaths([['shortest', 2], ['simple', 2, 1, BUDGET_WALK]]).paths;
+  const sampled = generateCrashPaths([['shortest', 2], ['simple', 2, 1, BUDGET_WALK], ['simple', 1, 1, 'after-another-run']]).paths;
   // Not the cross walk's cancels during a compaction either (why: see the top of this file).
   const compacting = generateCrashPaths().paths.filter((path) => path.scenario.compaction && path.scenario.cancelAt === undefined);
   for (const path of [...sampled, ...compacting]) {
@@ -30,7 +34,7 @@ const paths = sampledPaths();
 const cases = crashCases(paths);
 console.log(
   `[crash suite, PostgreSQL] ${paths.length} scenarios (shortest paths, MAX_TURNS=2; the budget walk: ${paths.filter((p) => p.scenario.budget).length}; ` +
-    `client compaction: ${paths.filter((p) => p.scenario.compaction).length}) → ${cases.length} crash-and-resume tests`,
+    `client compaction: ${paths.filter((p) => p.scenario.compaction).length}; after another run: ${paths.filter((p) => p.scenario.anotherRunFirst).length}) → ${cases.length} crash-and-resume tests`,
 );
 
 let runs = 0;
@@ -39,6 +43,9 @@ const stores: ScenarioStores = {
   name: 'PostgreSQL store',
   open: (runId, writeFaults) => new PgRunStore(pool, runId, { leaseMs: 60_000, ...(writeFaults ? { writeFaults } : {}) }),
   close: () => {},
+  // A fresh start moves the run's row aside under an archived id; its decisions follow it (ON UPDATE CASCADE).
+  archivedDecisions: async (runId) =>
+    (await pool.query<{ decision: Decision }>(`SELECT decision FROM da_decisions WHERE starts_with(run_id, $1)`, [`${runId}~archived~`])).rows.map((row) => row.decision),
 };
 const baselines = new Baselines(stores, freshRun);
 

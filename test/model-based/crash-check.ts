@@ -5,16 +5,30 @@
 import { expect } from 'vitest';
 import { announcedEffectOf } from '../../machines/agent-loop.effects.ts';
 import { awaitsDecision, budgetStopOf } from '../../machines/agent-loop.logic.ts';
-import { FINAL_STATES, type Message, type PendingCall, type ToolOutcome } from '../../machines/agent-loop.types.ts';
+import { type Decision, FINAL_STATES, type Message, type PendingCall, type ToolOutcome } from '../../machines/agent-loop.types.ts';
 import type { RunEvent } from '../../src/core/run-events.ts';
 import { RunCancelledError } from '../../src/control/control-request.ts';
+import { endTurnReply, scriptedModel } from '../../src/model/scripted-model.ts';
+import { resumeRun } from '../../src/runtime/run-api.ts';
 import { API_COMMAND, RunOriginMismatchError } from '../../src/runtime/run-origin.ts';
 import { foldJournal } from '../../src/store/fold-journal.ts';
 import type { DurableView } from '../../src/store/journal-codec.ts';
-import type { LoadedRun } from '../../src/store/store.ts';
+import type { LoadedRun, StoredRecord } from '../../src/store/store.ts';
 import { toolResultOf, toolUseProblems } from '../helpers/messages.ts';
-import { type CrashPath, describeStep, describeTrace, type Scenario } from './crash-paths.ts';
-import { newWorld, type Played, playScenario, READ_ONLY_TOOLS, resumeScenario, resumeScenarioAs, type ScenarioStores, type World } from './scenario-runner.ts';
+import { type CrashPath, describeStep, describeTrace, FINISH_TEXT, type Scenario } from './crash-paths.ts';
+import {
+  forkKeyOf,
+  newWorld,
+  type Played,
+  playScenario,
+  READ_ONLY_TOOLS,
+  resumeScenario,
+  resumeScenarioAs,
+  type ScenarioStores,
+  scenarioTools,
+  type World,
+} from './scenario-runner.ts';
+import { FORK_DECIDER, OTHER_RUN_DECIDER } from './walks/decision-identity.ts';
 
 export interface CrashCase {
   name: string;
@@ -159,6 +173,10 @@ type Invariant<Facts> = (facts: Facts) => void | Promise<void>;
 const AT_CRASH: ReadonlyArray<Invariant<AtCrash>> = [
   // approval: a call that needs a decision never ran before its decision was durable.
   noCallRanBeforeItsDecision,
+  // approval: a call ran only on an approval recorded for it, by its id (never one of a twin call).
+  anApprovalRunsOnlyItsCall,
+  // approval: a decision given in another run's inbox is never this run's.
+  aDecisionStaysWithItsRun,
   // origin: a resume by another command is refused, with nothing written and nothing run.
   anotherCommandIsRefused,
 ];
@@ -174,6 +192,12 @@ const AFTER_RESUME: ReadonlyArray<Invariant<AfterResume>> = [
   eachCallDecidedOnce,
   // approval: a denied call (or a question answered or denied: the decision is its outcome) never runs, at any crash point.
   aDeniedCallNeverRuns,
+  // approval: a call ran only on an approval recorded for it, by its id (never one of a twin call).
+  anApprovalRunsOnlyItsCall,
+  // approval: a decision given in another run's inbox is never this run's, and stays with that run.
+  aDecisionStaysWithItsRun,
+  // approval and fork: a decision written as the run was forked is taken by one side only, and by one side.
+  aForkedDecisionGoesToOneSide,
   // core and budget: the run ends as the uninterrupted one (or at the budget a lost reply reached).
   endsAsTheUninterruptedRun,
 ];
@@ -330,6 +354,78 @@ function aDeniedCallNeverRuns({ scenario, world, final }: AfterResume): void {
     // Its outcome is the decision's, recorded once.
     if (final.ledger.has(id)) expect(final.ledger.get(id)!.kind, id).toBe(reply.verdict);
   }
+}
+
+/** The decisions the journal records (a snapshot record restates the turn's: not new ones). */
+function recordedDecisions(records: readonly StoredRecord[]): Decision[] {
+  return records.filter((r) => !r.record.snapshot).flatMap((r) => r.record.decisions?.add ?? []);
+}
+
+/** Every call of the scenario that needs an approval (publish does); a reply may hold a block that is none (null). */
+function approvalCalls(scenario: Scenario): string[] {
+  return scenario.replies.flatMap((reply) => reply.content.flatMap((block) => (block?.type === 'tool_use' && block.name === 'publish' ? [block.id as string] : [])));
+}
+
+/**
+ * A call that needs an approval runs only once one is recorded for that very call, and each
+ * decision recorded is the one given for its call: never the approval of another call of the same
+ * tool with the same input, nor a call undecided or denied taken for approved.
+ */
+async function anApprovalRunsOnlyItsCall(facts: AtCrash | AfterResume): Promise<void> {
+  const { scenario, world, stores, key } = facts;
+  const records = 'final' in facts ? (await reload(stores, key)).records : facts.loaded.records;
+  const decided = recordedDecisions(records);
+  for (const decision of decided) expect(decision.verdict, `the decision recorded for ${decision.tool_use_id}`).toBe(scenario.decisions[decision.tool_use_id]?.verdict);
+  for (const id of approvalCalls(scenario)) {
+    if (world.attempts.of(id) === 0) continue;
+    expect(decided.filter((decision) => decision.tool_use_id === id).map((decision) => decision.verdict), `${id} ran: on its own approval`).toEqual(['approved']);
+  }
+}
+
+/**
+ * A run started where another run waited for a call of the same id, approved in that run's inbox:
+ * the approval is never recorded in this run, and stays with the other run where a fresh start
+ * moved it (never lost, never taken).
+ */
+async function aDecisionStaysWithItsRun(facts: AtCrash | AfterResume): Promise<void> {
+  const { scenario, stores, key } = facts;
+  const other = scenario.anotherRunFirst;
+  if (!other) return;
+  const records = 'final' in facts ? (await reload(stores, key)).records : facts.loaded.records;
+  expect(recordedDecisions(records).filter((decision) => decision.by === OTHER_RUN_DECIDER), `the other run's decision about ${other.tool_use_id}, in this run`).toEqual([]);
+  if (!stores.archivedDecisions) return;
+  const kept = (await stores.archivedDecisions(key)).filter((decision) => decision.by === OTHER_RUN_DECIDER);
+  expect(kept.map((decision) => [decision.tool_use_id, decision.verdict]), "the other run's decision, kept with it").toEqual([[other.tool_use_id, 'approved']]);
+}
+
+/**
+ * The decision a person wrote to the run's inbox as the run was forked at the call's wait is
+ * recorded by exactly one of the two runs: the parent, whose inbox it is; the child, resumed,
+ * waits for a decision of its own about its copy of the call, and runs nothing of it.
+ */
+async function aForkedDecisionGoesToOneSide({ scenario, stores, key, world }: AfterResume): Promise<void> {
+  const forkAt = scenario.forkAt;
+  if (!forkAt) return;
+  const childKey = forkKeyOf(stores, key);
+  const opened = stores.open(childKey);
+  const forked = await opened.exists();
+  stores.close(opened);
+  expect(forked, 'the fork was made').toBe(true);
+  const attempts = world.attempts.of(forkAt.tool_use_id);
+  const child = stores.open(childKey);
+  let waiting: string[];
+  try {
+    const result = await resumeRun({ store: child, model: scriptedModel([endTurnReply(FINISH_TEXT)]), tools: scenarioTools(scenario, world), allowQuestions: true, wait: false });
+    waiting = (result.waiting ?? []).filter((call) => call.awaited).map((call) => call.tool_use_id);
+  } finally {
+    stores.close(child);
+  }
+  const byPerson = (records: readonly StoredRecord[]) => recordedDecisions(records).filter((decision) => decision.by === FORK_DECIDER && decision.tool_use_id === forkAt.tool_use_id).length;
+  const inParent = byPerson((await reload(stores, key)).records);
+  const inChild = byPerson((await reload(stores, childKey)).records);
+  expect({ inParent, inChild }, `the decision about ${forkAt.tool_use_id} written as the run was forked`).toEqual({ inParent: 1, inChild: 0 });
+  expect(waiting, 'the child waits for its own decision').toEqual([forkAt.tool_use_id]);
+  expect(world.attempts.of(forkAt.tool_use_id) - attempts, `runs of ${forkAt.tool_use_id} in the child`).toBe(0);
 }
 
 async function eachCallDecidedOnce({ decided, world, asked, stores, key }: AfterResume): Promise<void> {

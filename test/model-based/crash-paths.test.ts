@@ -15,7 +15,8 @@ const { walked, paths } = generateCrashPaths();
 const cases = crashCases(paths, { powerLoss: true });
 console.log(
   `[crash suite] ${walked} paths walked (simple, MAX_TURNS=1; shortest, MAX_TURNS=2; shortest, MAX_TURNS=1 without pauses; simple with a cancel in every state, MAX_TURNS=1; simple, MAX_TURNS=1, taken up again in every state (a final one given what it lacked, a live one killed and given more turns); simple, MAX_TURNS=2 with a token budget the first reply reaches, then a larger one; ` +
-    `the cross walk: simple with a cancel in every live state of client compaction, approvals and questions, the budget, parallel calls) → ${paths.length} distinct scenarios; ` +
+    `the cross walk: simple with a cancel in every live state of client compaction, approvals and questions, the budget, parallel calls; ` +
+    `whose a decision is, MAX_TURNS=1: twin calls of one tool and input decided one by one, a run after another whose call of the same id was approved, a fork while a decision waits, written before it or during it) → ${paths.length} distinct scenarios; ` +
     `${cases.length} crash points (${cases.filter((c) => c.powerLoss).length} of them a power loss after a turn's last ledger entry) → ${cases.length} crash-and-resume tests`,
 );
 

@@ -14,7 +14,8 @@ import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 import type { DecisionReply } from '../../src/approval/decision-step.ts';
 import { pointOf } from '../../src/store/record-points.ts';
 import { guardText, guardTreeOf } from '../../visualizer/machine-graph.ts';
-import { approvalReplies, decisionEvents, inApprovalWalk } from './walks/approval.ts';
+import { APPROVAL_REPLIES, approvalReplies, decisionEvents, inApprovalWalk } from './walks/approval.ts';
+import { afterAnotherRunEventsFor, type ForkMoment, forkEventsFor, SHARED_CALL_ID, TWIN_IDS, twinEventsFor } from './walks/decision-identity.ts';
 import { BUDGET_WALK, budgetEventsFor, inBudgetWalk } from './walks/budget.ts';
 import { compactionEvents, holdsLongText, inCompactionWalk, LONG_TEXT, longReplies } from './walks/compaction.ts';
 import { coreReplies, coreResults } from './walks/core.ts';
@@ -58,6 +59,18 @@ export interface Scenario {
   budget?: Budget | undefined;
   /** Set when a reply is long enough to compact after (client compaction on): whether the summary has text. */
   compaction?: { summary: 'ok' | 'empty' };
+  /**
+   * Before the run starts, another run in the same store stopped waiting for a call of this id,
+   * and a person approved that call in the other run's inbox; this run starts afresh (the other
+   * one moved aside, its inbox with it). Set by the walk after another run only.
+   */
+  anotherRunFirst?: { tool_use_id: string };
+  /**
+   * Where the run saves the step that waits for this call, a person writes `decision` (the one the
+   * path gives) to the run's inbox, and the run is forked at that record: the decision written
+   * before the fork, or while it is under way (`moment`). Set by the fork walk only.
+   */
+  forkAt?: { at: string; tool_use_id: string; decision: DecisionReply; moment: ForkMoment };
   /**
    * The processes after the first, in order: each takes the run up with what it gives (`resume`)
    * once the process before it ended, by itself (`after` null: the run stopped in a final state)
@@ -251,13 +264,16 @@ function walk(kind: 'shortest' | 'simple', maxTurns: number, maxPausesInARow: nu
 function eventsOfWalk(extra: WalkExtra | undefined): (snapshot: Snapshot) => PathEvent[] {
   if (extra === 'cancel') return cancelEventsFor;
   if (extra === 'reopen') return reopenEventsFor;
+  if (extra === 'twins') return (snapshot) => twinEventsFor(snapshot, eventsFor);
+  if (extra === 'after-another-run') return (snapshot) => afterAnotherRunEventsFor(snapshot, eventsFor);
+  if (typeof extra === 'object' && 'forkWhileWaiting' in extra) return (snapshot) => forkEventsFor(snapshot, eventsFor, APPROVAL_REPLIES);
   if (typeof extra === 'object' && 'cancelIn' in extra) return crossCancelEventsFor(extra.cancelIn);
   return eventsFor;
 }
 
 /** The run's budget: the walk's own, or the budget walk's for the cross walk of budgets. */
 function budgetOf(extra: WalkExtra | undefined): Budget | undefined {
-  if (typeof extra !== 'object') return undefined;
+  if (typeof extra !== 'object' || 'forkWhileWaiting' in extra) return undefined;
   if (!('cancelIn' in extra)) return extra;
   return extra.cancelIn === 'budget' ? BUDGET_WALK : undefined;
 }
@@ -284,8 +300,12 @@ export interface GeneratedPaths {
   paths: CrashPath[];
 }
 
-/** What a walk adds: cancels (a small graph), the run taken up again (a small graph), a budget, or cancels in one capability's graph (the cross walk). */
-export type WalkExtra = 'cancel' | 'reopen' | Budget | { cancelIn: Capability };
+/**
+ * What a walk adds: cancels (a small graph), the run taken up again (a small graph), a budget,
+ * cancels in one capability's graph (the cross walk), or one of the walks of whose a decision is
+ * (walks/decision-identity.ts: the twins, after another run, a fork while a call waits).
+ */
+export type WalkExtra = 'cancel' | 'reopen' | 'twins' | 'after-another-run' | Budget | { cancelIn: Capability } | { forkWhileWaiting: ForkMoment };
 
 /** How to walk, with which MAX_TURNS, which pause limit (default {@link PAUSE_LIMIT}), and with cancels or a budget. */
 export type PathSource = readonly ['simple' | 'shortest', number, number?, WalkExtra?];
@@ -303,6 +323,11 @@ export const ALL_PATHS: readonly PathSource[] = [
   ['simple', 1, 1, { cancelIn: 'approval' }],
   ['simple', 2, 1, { cancelIn: 'budget' }],
   ['simple', 1, 1, { cancelIn: 'parallel' }],
+  // Whose a decision is: twin calls decided one by one, a run after another with a decided call of the same id, a fork while a decision waits.
+  ['simple', 1, 1, 'twins'],
+  ['simple', 1, 1, 'after-another-run'],
+  ['simple', 1, 1, { forkWhileWaiting: 'before-fork' }],
+  ['simple', 1, 1, { forkWhileWaiting: 'during-fork' }],
 ];
 
 export function generateCrashPaths(sources: readonly PathSource[] = ALL_PATHS): GeneratedPaths {
@@ -312,7 +337,8 @@ export function generateCrashPaths(sources: readonly PathSource[] = ALL_PATHS): 
     const budget = budgetOf(extra);
     for (const path of walk(kind, maxTurns, pauseLimit, extra)) {
       walked += 1;
-      const crashPath = toCrashPath(path, kind, { maxTurns, maxPausesInARow: pauseLimit, ...(budget ? { budget } : {}) });
+      const crashPath = toCrashPath(path, kind, { maxTurns, maxPausesInARow: pauseLimit, ...(budget ? { budget } : {}) }, extra);
+      if (!crashPath) continue;
       const known = byScenario.get(crashPath.scenarioKey);
       if (!known || known.steps.length < crashPath.steps.length) byScenario.set(crashPath.scenarioKey, crashPath);
     }
@@ -321,11 +347,13 @@ export function generateCrashPaths(sources: readonly PathSource[] = ALL_PATHS): 
   return { walked, paths };
 }
 
+/** Null for a path of a walk of whose a decision is that does not reach what the walk is about. */
 function toCrashPath(
   path: StatePath<Snapshot, PathEvent & AgentEvent>,
   source: 'simple' | 'shortest',
   limits: Pick<Scenario, 'maxTurns' | 'maxPausesInARow' | 'budget'>,
-): CrashPath {
+  extra?: WalkExtra,
+): CrashPath | null {
   const scenario: Scenario = { ...limits, replies: [], behaviours: {}, failingEffectWrites: [], decisions: {} };
   const counts = new Map<string, number>();
   const next = (point: string) => {
@@ -351,6 +379,8 @@ function toCrashPath(
   let from = initial.value as AgentStateName;
   let before: Snapshot = initial;
   let lastEvent = 'START';
+  /** Each step that waits for a decision: the call, and the saved step as the runtime reports it. */
+  const waits: Array<{ id: string; at: string }> = [];
   for (const step of rest) {
     const event = step.event as PathEvent;
     const to = step.state.value as AgentStateName;
@@ -424,9 +454,12 @@ function toCrashPath(
       case 'CLOSE_TURN':
         labels.push(next('save-b'));
         break;
-      case 'DECISION_NEEDED':
+      case 'DECISION_NEEDED': {
+        const { context } = step.state;
+        waits.push({ id: event.tool_use_id, at: stepFingerprint(to, 'DECISION_NEEDED', context.turn, context.pending.map((call) => call.id), context.results.map((o) => o.tool_use_id)) });
         labels.push(next('save-waiting'));
         break;
+      }
       case 'CANCEL': {
         const { context } = cancelledFrom;
         scenario.cancelAt = stepFingerprint(from, lastEvent, context.turn, context.pending.map((call) => call.id), context.results.map((o) => o.tool_use_id));
@@ -460,7 +493,29 @@ function toCrashPath(
     from = to;
     lastEvent = event.type;
   }
+  if (!withDecisionIdentity(scenario, extra, waits)) return null;
   return { id: 0, source, steps, scenario, scenarioKey: JSON.stringify(scenario) };
+}
+
+/**
+ * What the walks of whose a decision is add to a path's scenario; false for a path that does not
+ * reach what its walk is about (twin calls, the call the other run decided, a decided wait to fork at).
+ */
+function withDecisionIdentity(scenario: Scenario, extra: WalkExtra | undefined, waits: ReadonlyArray<{ id: string; at: string }>): boolean {
+  const named = (id: string) => scenario.replies.some((reply) => reply.content.some((block) => block?.type === 'tool_use' && block.id === id));
+  if (extra === 'twins') return TWIN_IDS.every(named);
+  if (extra === 'after-another-run') {
+    if (!named(SHARED_CALL_ID)) return false;
+    scenario.anotherRunFirst = { tool_use_id: SHARED_CALL_ID };
+    return true;
+  }
+  if (typeof extra === 'object' && 'forkWhileWaiting' in extra) {
+    const wait = waits.find((candidate) => scenario.decisions[candidate.id] !== undefined);
+    if (!wait) return false;
+    scenario.forkAt = { at: wait.at, tool_use_id: wait.id, decision: scenario.decisions[wait.id]!, moment: extra.forkWhileWaiting };
+    return true;
+  }
+  return true;
 }
 
 /**

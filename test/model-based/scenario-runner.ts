@@ -5,8 +5,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Decision } from '../../machines/agent-loop.types.ts';
 import type { DecisionRequest } from '../../src/approval/decision-step.ts';
-import { endTurnReply, scriptedModel, stopReply } from '../../src/model/scripted-model.ts';
+import { forkRun } from '../../src/fork/fork-run.ts';
+import { endTurnReply, scriptedModel, stopReply, toolUseReply } from '../../src/model/scripted-model.ts';
 import { CrashPoints, SimulatedCrash } from '../../src/runtime/crash-points.ts';
 import { resumeRun, startRun } from '../../src/runtime/run-api.ts';
 import type { RunEvent, RunResult } from '../../src/core/run-events.ts';
@@ -17,6 +19,7 @@ import { defineTool, type ToolDefinition } from '../../src/tools/tool.ts';
 import { ExecutionCounter } from '../helpers/counting-tools.ts';
 import { FinishOrder } from '../helpers/finish-order.ts';
 import { CANCELLATION, FINISH_TEXT, type Scenario, stepFingerprint, type TakeUp } from './crash-paths.ts';
+import { FORK_DECIDER, OTHER_RUN_DECIDER, SHARED_CALL_INPUT } from './walks/decision-identity.ts';
 
 export interface World {
   /** Every call of a tool's run(), whether it got as far as its effect or threw first. */
@@ -120,6 +123,10 @@ export interface ScenarioStores {
   close(store: RunStore): void;
   /** A power loss: drops what was written without an fsync; returns how many bytes that was. */
   loseUnsynced?(key: string): number;
+  /** The decisions kept with the runs a fresh start moved aside under this key (stores that can say). */
+  archivedDecisions?(key: string): Promise<Decision[]>;
+  /** Where a fork of the run under this key goes (stores a run can be forked into). */
+  forkKey?(key: string): string;
 }
 
 export function fileStores(): ScenarioStores {
@@ -127,6 +134,15 @@ export function fileStores(): ScenarioStores {
     name: 'file store',
     open: (dir, writeFaults) => new FileStore(path.join(dir, '.durable-agent'), writeFaults ? { writeFaults } : {}),
     close: (store) => (store as FileStore).close(),
+    archivedDecisions: async (dir) => {
+      const archive = path.join(dir, '.durable-agent', 'archive');
+      if (!fs.existsSync(archive)) return [];
+      const inboxes = fs.readdirSync(archive).filter((name) => name.startsWith('decisions-'));
+      return inboxes.flatMap((inbox) =>
+        fs.readdirSync(path.join(archive, inbox)).map((file) => (JSON.parse(fs.readFileSync(path.join(archive, inbox, file), 'utf8')) as { decision: Decision }).decision),
+      );
+    },
+    forkKey: (dir) => `${dir}-fork`,
     loseUnsynced: (dir) => {
       // The commit mark counts what the last fsync made durable: everything after it is cut off.
       const journal = path.join(dir, '.durable-agent', JOURNAL_FILE);
@@ -192,6 +208,8 @@ function parts(scenario: Scenario, key: string, world: World, withFaults: boolea
 class ScenarioPoints extends CrashPoints {
   private killNext = false;
   killed = false;
+  /** What the world does at the step just saved (a fork), done before the run goes past its point. */
+  private sideWork: Promise<void> | null = null;
 
   /** Called on each `saved` event: marks the end of the process when the step saved is `after`. */
   watch(event: RunEvent, after: string | null): void {
@@ -205,7 +223,21 @@ class ScenarioPoints extends CrashPoints {
     this.killed = false;
   }
 
+  /** Work of the world at the step being saved: awaited before the crash point of that record, so a crash there comes after it. */
+  alongside(work: Promise<void>): void {
+    this.sideWork = work;
+  }
+
   override fireIfArmed(label: string): Promise<void> | undefined {
+    const work = this.sideWork;
+    if (work) {
+      this.sideWork = null;
+      return work.then(() => this.fire(label));
+    }
+    return this.fire(label);
+  }
+
+  private fire(label: string): Promise<void> | undefined {
     const kill = this.killNext;
     this.killNext = false;
     if (kill) this.killed = true;
@@ -237,11 +269,24 @@ async function playFrom(scenario: Scenario, key: string, world: World, stores: S
   for (let index = process, how = opening; ; index++) {
     const end = scenario.takeUps?.[index];
     crashPoints.begin();
-    const base = parts(scenario, key, world, how.kind === 'start', events, stores, (event) => crashPoints.watch(event, end?.after ?? null));
+    const fork = forkWatcher(scenario, key, stores, crashPoints);
+    const base = parts(scenario, key, world, how.kind === 'start', events, stores, (event) => {
+      crashPoints.watch(event, end?.after ?? null);
+      fork(event);
+    });
     try {
       result =
         how.kind === 'start'
-          ? await startRun({ ...base, task: 'the task', maxTurns: scenario.maxTurns, maxPausesInARow: scenario.maxPausesInARow, budget: scenario.budget, crashPoints })
+          ? await startRun({
+              ...base,
+              task: 'the task',
+              maxTurns: scenario.maxTurns,
+              maxPausesInARow: scenario.maxPausesInARow,
+              budget: scenario.budget,
+              crashPoints,
+              // The other run is moved aside, its inbox with it.
+              fresh: scenario.anotherRunFirst !== undefined,
+            })
           : await resumeRun({ ...base, ...how.given, crashPoints });
     } catch (error) {
       if (error instanceof SimulatedCrash) return { result: null, crashedAt: error.label, events, passed: crashPoints.passed, at: { process: index, killed: crashPoints.killed } };
@@ -260,7 +305,88 @@ async function playFrom(scenario: Scenario, key: string, world: World, stores: S
 /** Starts the scenario under a fresh key; with a label, the run is crashed right after it. */
 export async function playScenario(scenario: Scenario, key: string, world: World, stores: ScenarioStores, crashAfter?: string): Promise<Played> {
   world.order = scenario.finishTogether ? new FinishOrder(scenario.finishTogether, true) : scenario.finishOrder ? new FinishOrder(scenario.finishOrder) : null;
+  if (scenario.anotherRunFirst) await playAnotherRun(scenario, scenario.anotherRunFirst.tool_use_id, key, world, stores);
   return playFrom(scenario, key, world, stores, new ScenarioPoints(crashAfter), 0, { kind: 'start' });
+}
+
+/** The decision a person gave the other run's call, in its inbox. */
+export function otherRunDecision(tool_use_id: string): Decision {
+  return { tool_use_id, verdict: 'approved', by: OTHER_RUN_DECIDER, at: Date.now(), note: 'for the other run' };
+}
+
+/**
+ * Another run in the store, before the scenario's: its model names the same tool with the same
+ * input under the same id; it stops waiting for a decision (status 'waiting'), and a person
+ * approves the call in its inbox. Nothing of it runs in the world.
+ */
+async function playAnotherRun(scenario: Scenario, tool_use_id: string, key: string, world: World, stores: ScenarioStores): Promise<void> {
+  const store = stores.open(key);
+  try {
+    const model = scriptedModel([toolUseReply([{ id: tool_use_id, name: 'publish', input: SHARED_CALL_INPUT }])]);
+    const other = await startRun({ store, model, tools: scenarioTools(scenario, world), task: 'the other task', maxTurns: 1, wait: false, allowQuestions: true });
+    if (other.status !== 'waiting') throw new Error(`the other run should wait for ${tool_use_id}, not end ${other.status}`);
+    await store.decisions!.write(otherRunDecision(tool_use_id));
+  } finally {
+    stores.close(store);
+  }
+}
+
+/** Where the fork walk forks the run: the child of the run under `key`. */
+export function forkKeyOf(stores: ScenarioStores, key: string): string {
+  if (!stores.forkKey) throw new Error(`the ${stores.name} cannot take a fork of a scenario's run`);
+  return stores.forkKey(key);
+}
+
+/** The decision the person writes into the parent's inbox as the run is forked. */
+function forkDecision(forkAt: NonNullable<Scenario['forkAt']>): Decision {
+  const { decision, tool_use_id } = forkAt;
+  const base = { tool_use_id, by: FORK_DECIDER, at: Date.now() };
+  if (decision.verdict === 'approved') return { ...base, verdict: 'approved' };
+  return decision.verdict === 'denied' ? { ...base, verdict: 'denied', reason: decision.reason } : { ...base, verdict: 'answered', text: decision.text };
+}
+
+/**
+ * The fork walk: as the run saves the step that waits for the call, a person writes its decision
+ * to the run's inbox and the run is forked at that record, the decision written before the fork
+ * or while the fork is under way (once it has read the parent, before it writes the child).
+ */
+function forkWatcher(scenario: Scenario, key: string, stores: ScenarioStores, crashPoints: ScenarioPoints): (event: RunEvent) => void {
+  const forkAt = scenario.forkAt;
+  if (!forkAt) return () => {};
+  return (event) => {
+    if (event.type !== 'saved' || event.event === 'MODEL_USAGE') return;
+    if (stepFingerprint(event.state, event.event, event.turn, event.pending.map((call) => call.id), event.recordedIds) !== forkAt.at) return;
+    crashPoints.alongside(forkWithDecision(forkAt, key, event.seq, stores));
+  };
+}
+
+/** The child's store as the fork sees it, `first` done as the fork takes the child's lock (what a fork uses of a store, delegated). */
+function duringFork(child: RunStore, first: () => Promise<unknown>): RunStore {
+  const used: Pick<RunStore, 'location' | 'exists' | 'lock' | 'createWith'> = {
+    location: child.location,
+    exists: () => child.exists(),
+    lock: async (options) => {
+      await first();
+      return child.lock(options);
+    },
+    createWith: (header, records) => child.createWith!(header, records),
+  };
+  return used as RunStore;
+}
+
+async function forkWithDecision(forkAt: NonNullable<Scenario['forkAt']>, key: string, seq: number, stores: ScenarioStores): Promise<void> {
+  const parent = stores.open(key);
+  const child = stores.open(forkKeyOf(stores, key));
+  const decide = () => parent.decisions!.write(forkDecision(forkAt));
+  try {
+    if (forkAt.moment === 'before-fork') await decide();
+    // During the fork: it has read the parent, and takes the child's lock to write it.
+    const to: RunStore = forkAt.moment === 'during-fork' ? duringFork(child, decide) : child;
+    await forkRun({ from: parent, to, at: seq });
+  } finally {
+    stores.close(parent);
+    stores.close(child);
+  }
 }
 
 /**

@@ -193,8 +193,8 @@ describe('other ways a run is resumed', () => {
     const reopen = view.steps.find((s) => s.event === 'REOPEN')!;
     expect(reopen.reopened).toEqual({ maxTurns: 5, previousState: 'stoppedAtMaxTurns' });
     expect(reopen.edge).toBeNull();
-    // The first process ended cleanly at MAX_TURNS: not a stop to mark as a crash.
-    expect(view.processes.map((p) => p.end)).toEqual(['finished', 'finished']);
+    // The first process ended cleanly at MAX_TURNS: a stop at a limit, which the resume left; not a crash.
+    expect(view.processes.map((p) => p.end)).toEqual(['limit', 'finished']);
     expect(view.processes[1]!.resume!.decisions).toEqual([]);
   });
 });

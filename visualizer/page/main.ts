@@ -20,11 +20,19 @@ else {
   contextPanel.append(h('p', { class: 'empty' }, 'Run the demo (durable-agent demo), then write this page again.'));
 }
 
+/** Why a run that is not finished rests where it does, as far as its journal says. */
+function stateNote(run: RunView): string {
+  const end = run.processes[run.processes.length - 1]?.end;
+  if (end === 'limit') return ' (stopped at a limit, resumable)';
+  if (end === 'waiting') return ' (waiting for a person)';
+  return ' (not finished)';
+}
+
 function showRun(run: RunView): void {
   const stops = run.processes.filter((p) => p.end === 'stopped').length;
   summary.replaceChildren(
     h('span', {}, 'task ', h('q', {}, run.task)),
-    h('span', {}, `state ${run.state}${run.finished ? '' : ' (not finished)'}`),
+    h('span', {}, `state ${run.state}${run.finished ? '' : stateNote(run)}`),
     h('span', {}, `turn ${run.turn} of ${run.maxTurns}`),
     h('span', {}, `${run.steps.length} records, ${formatBytes(run.journalBytes)}`),
     h('span', {}, `${run.processes.length} ${run.processes.length === 1 ? 'process' : 'processes'}, ${stops} ${stops === 1 ? 'stop' : 'stops'}`),

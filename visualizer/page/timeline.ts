@@ -22,6 +22,7 @@ export function renderTimeline(run: RunView): Timeline {
     if (process.firstSeq === step.seq && process.resume) {
       const before = run.processes[step.process - 1] ?? null;
       if (before?.end === 'waiting') list.append(waitedMarker(before, process.resume.fromSeq));
+      else if (before?.end === 'limit') list.append(limitMarker(before, process.resume.fromSeq, stateAt(run, process.resume.fromSeq)));
       else if (before?.end !== 'finished' && before?.end !== 'forked') list.append(stoppedMarker(before, process.resume.fromSeq));
       list.append(resumedMarker(process, step.process));
     }
@@ -32,7 +33,11 @@ export function renderTimeline(run: RunView): Timeline {
     for (const fork of run.forks) if (fork.seq === step.seq) list.append(forkedHereMarker(fork));
   });
   const last = run.steps[run.steps.length - 1];
-  if (last && !run.finished) list.append(openEndMarker(run, last));
+  const end = run.processes[run.processes.length - 1]?.end;
+  // A process that stopped for a person, or at a limit, said why (exit 7, 5 or 8): no guessing at a crash.
+  if (last && end === 'waiting') list.append(waitingEndMarker(last));
+  else if (last && end === 'limit') list.append(limitEndMarker(run, last));
+  else if (last && !run.finished) list.append(openEndMarker(run, last));
   if (run.tornTail) {
     list.append(
       h(
@@ -92,6 +97,48 @@ function waitedMarker(before: ProcessView, fromSeq: number): HTMLLIElement {
     { class: 'marker waited', role: 'presentation' },
     h('strong', {}, '⏸ waited'),
     ` ${who} stopped after record ${fromSeq} with a call waiting for a person's decision (a run exits there, code 7, unless told to wait); nothing was lost.`,
+  );
+}
+
+function stateAt(run: RunView, seq: number): string {
+  return run.steps.find((step) => step.seq === seq)?.state ?? '?';
+}
+
+/** What the limit a run stopped at needs, in the words of the resume that gives it. */
+function limitWords(state: string): { what: string; code: number; more: string } {
+  return state === 'stoppedAtBudget'
+    ? { what: 'its budget', code: 8, more: 'a larger budget' }
+    : { what: 'its MAX_TURNS', code: 5, more: 'more turns' };
+}
+
+function limitMarker(before: ProcessView, fromSeq: number, state: string): HTMLLIElement {
+  const who = before.pid ? `process ${before.pid}` : 'the process';
+  const { what, code, more } = limitWords(state);
+  return h(
+    'li',
+    { class: 'marker limit', role: 'presentation' },
+    h('strong', {}, '■ stopped at a limit'),
+    ` ${who} stopped after record ${fromSeq} at ${what} (exit ${code}), saved; the next process brought ${more} and went on from there.`,
+  );
+}
+
+function limitEndMarker(run: RunView, last: StepView): HTMLLIElement {
+  const { what, code, more } = limitWords(run.state);
+  return h(
+    'li',
+    { class: 'marker limit', role: 'presentation' },
+    h('strong', {}, '■ stopped at a limit'),
+    ` the run rests in ${run.state} after record ${last.seq}: it stopped at ${what} (exit ${code}), saved and resumable. A resume with ${more} goes on from this record.`,
+  );
+}
+
+function waitingEndMarker(last: StepView): HTMLLIElement {
+  const call = last.waiting ? `${last.waiting.toolUseId} ${last.waiting.name}` : 'a call';
+  return h(
+    'li',
+    { class: 'marker waited', role: 'presentation' },
+    h('strong', {}, '⏸ waiting'),
+    ` the run waits after record ${last.seq} for a person's decision about ${call} (its process exits 7 there unless told to wait); nothing is lost. Decide it, then resume.`,
   );
 }
 

@@ -7,6 +7,7 @@ import { checkDecisionPolicy } from '../../approval/needs-decision.ts';
 import { fleetDemoTools } from '../../fleet/fleet-demo-tools.ts';
 import { SCRIPTED_DEMO_MODEL, scriptedDemoModel, Worker } from '../../fleet/worker.ts';
 import { checkedRunLimits } from '../../fleet/run-limits.ts';
+import { raiseWords } from '../../fleet/raise-run.ts';
 import { DEFAULT_LEASE_MS } from '../../store/pg/pg-store.ts';
 import { DEFAULT_MAX_TURNS } from '../../runtime/run-api.ts';
 import type { DbArgs, StatusArgs, SubmitArgs, WorkerArgs } from '../args.ts';
@@ -90,8 +91,21 @@ export async function workerCommand(args: WorkerArgs, env: NodeJS.ProcessEnv, wr
   }
 }
 
-function budgetWords(stopped: number): string {
-  return stopped ? `, ${stopped} stopped at their budget` : '';
+/** Runs stopped at a limit are stopped, resumable: counted apart from the finished ones, with the way on. */
+function limitWords(runs: readonly QueuedRun[]): string {
+  const budget = runs.filter((run) => run.state === 'stoppedAtBudget').length;
+  const turns = runs.filter((run) => run.state === 'stoppedAtMaxTurns').length;
+  const parts = [...(budget ? [`${budget} stopped at their budget`] : []), ...(turns ? [`${turns} stopped at MAX_TURNS`] : [])];
+  return parts.length ? `, ${parts.join(', ')} (resumable: raise --run ID gives one more)` : '';
+}
+
+/** What the state column adds: a request that waits, or what a run stopped at a limit waits for. */
+function stateNote(run: QueuedRun): string {
+  if (run.cancelAskedBy !== null) return ` (cancel asked by ${run.cancelAskedBy})`;
+  if (run.pausedBy !== null) return ` (paused by ${run.pausedBy})`;
+  if (run.raise !== null) return ` (raised: ${raiseWords(run.raise)}; to be taken up)`;
+  if (run.stoppedAtLimit) return ' (stopped, resumable: raise --run ID)';
+  return '';
 }
 
 function pausedWords(paused: number): string {
@@ -113,7 +127,7 @@ export async function fleetStatusCommand(args: StatusArgs, env: NodeJS.ProcessEn
   }
   const rows = runs.map((run) => [
     run.id,
-    `${run.state}${run.cancelAskedBy !== null ? ` (cancel asked by ${run.cancelAskedBy})` : run.pausedBy !== null ? ` (paused by ${run.pausedBy})` : ''}`,
+    `${run.state}${stateNote(run)}`,
     String(run.turn),
     String(run.records),
     run.leaseActive ? (run.worker ?? '-') : '-',
@@ -129,7 +143,7 @@ export async function fleetStatusCommand(args: StatusArgs, env: NodeJS.ProcessEn
     `${runs.length} runs: ${done} done, ${runs.filter((r) => !r.finished).length} unfinished, ${runs.filter((r) => r.leaseActive).length} leased, ` +
       `${waiting} waiting for a person${waiting ? ' (pending --run ID lists what; approve, deny or answer --run ID decide)' : ''}` +
       pausedWords(runs.filter((run) => run.pausedBy !== null).length) +
-      budgetWords(runs.filter((run) => run.state === 'stoppedAtBudget').length),
+      limitWords(runs),
   );
   return EXIT.done;
 }

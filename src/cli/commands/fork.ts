@@ -5,6 +5,7 @@ import type { ParentCallAfterFork } from '../../fork/fork-plan.ts';
 import { type ForkResult, forkRun } from '../../fork/fork-run.ts';
 import { FileStore } from '../../store/file-store.ts';
 import type { RunOrigin } from '../../store/journal-record.ts';
+import { isStoppedAtLimit } from '../../../machines/agent-loop.types.ts';
 import type { ForkArgs } from '../args.ts';
 import { NoSuchDirectoryError } from '../errors.ts';
 import { EXIT } from '../exit-codes.ts';
@@ -97,7 +98,13 @@ async function forkFleet(args: ForkArgs, env: NodeJS.ProcessEnv, writers: Writer
     writers.out(`forked fleet run ${args.fleetRun} at record ${result.forkedFrom.seq} of 0-${result.parentLastSeq} into fleet run ${result.fleetRun}`);
     writers.out(`new run ${result.fleetRun} (journal run id ${result.runId}): ${result.records} records, state ${result.state}; run ${args.fleetRun} was not changed`);
     printForkDetails(writers, result);
-    writers.out(result.finished ? `it is finished (${result.state}); fork it again with --message to continue it` : 'a worker takes it up (durable-agent worker --database-url URL)');
+    writers.out(
+      result.finished
+        ? `it is finished (${result.state}); fork it again with --message to continue it`
+        : isStoppedAtLimit(result.state)
+          ? `it is stopped at a limit (${result.state}), as its parent was there: ${cliCommand(env, ['raise', '--run', result.fleetRun])} with a larger limit lets a worker take it up`
+          : 'a worker takes it up (durable-agent worker --database-url URL)',
+    );
     return EXIT.done;
   } finally {
     await pool.end();

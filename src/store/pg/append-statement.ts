@@ -8,8 +8,12 @@
  *
  * One record, the usual case, goes as plain values: no arrays to escape, unnest and plan. Several
  * go as arrays. The two texts take the same parameters in the same places.
+ *
+ * A REOPEN record is a process taking the run up with what it brought: the operator's raise of
+ * the run's limits (da_controls, kind 'raise') is deleted in that same statement, so the raise is
+ * applied once, whatever kills the worker before or after (the claim reads it with the lease).
  */
-import { FINAL_STATES } from '../../../machines/agent-loop.types.ts';
+import { isFinishedState } from '../../../machines/agent-loop.types.ts';
 import type { JournalRecord } from '../journal-record.ts';
 
 /** What a write returns: whether it landed; when it did not, the run's lease as the statement found it (null: no run). */
@@ -29,9 +33,11 @@ function appendText(rows: string): string {
                   awaiting_since = CASE WHEN $9 THEN to_timestamp($13::double precision / 1000) ELSE awaiting_since END
             WHERE id = $1 AND lease_epoch = $2 AND set_config('synchronous_commit', $11, true) IS NOT NULL
             RETURNING lease_epoch, lease_owner, (extract(epoch FROM lease_expires_at - now()) * 1000)::float8 AS lease_left_ms,
-                      EXISTS (SELECT 1 FROM da_controls c WHERE c.run_id = $1) AS controls
+                      EXISTS (SELECT 1 FROM da_controls c WHERE c.run_id = $1 AND c.kind <> 'raise') AS controls
          ), added AS (
            INSERT INTO da_records (run_id, seq, epoch, body, bytes) SELECT $1, r.seq, $2, r.body, r.bytes FROM moved, ${rows}
+         ), raised AS (
+           DELETE FROM da_controls c USING moved WHERE $15::boolean AND c.run_id = $1 AND c.kind = 'raise'
          )
          SELECT true AS written, lease_epoch, lease_owner, lease_left_ms, controls FROM moved
          UNION ALL
@@ -40,8 +46,8 @@ function appendText(rows: string): string {
 }
 
 // Named: parsed and planned once per connection, not for every record.
-const ONE = { name: 'da_append_one_v6', text: appendText('(SELECT $3::integer AS seq, $4::text AS body, $5::integer AS bytes) AS r') };
-const MANY = { name: 'da_append_v6', text: appendText('unnest($3::integer[], $4::text[], $5::integer[]) AS r(seq, body, bytes)') };
+const ONE = { name: 'da_append_one_v7', text: appendText('(SELECT $3::integer AS seq, $4::text AS body, $5::integer AS bytes) AS r') };
+const MANY = { name: 'da_append_v7', text: appendText('unnest($3::integer[], $4::text[], $5::integer[]) AS r(seq, body, bytes)') };
 
 /**
  * The query for `records` (in order, each with its JSON body and its length in bytes) under the
@@ -53,10 +59,12 @@ export function appendQuery(runId: string, epoch: number, records: readonly Jour
   let turn: number | null = null;
   let awaited: JournalRecord | undefined;
   let snapshotSeq: number | null = null;
+  let reopened = false;
   for (const record of records) {
     if (record.turn !== undefined) turn = record.turn;
     if (record.awaiting !== undefined) awaited = record;
     if (record.snapshot !== undefined) snapshotSeq = record.seq;
+    if (record.event === 'REOPEN') reopened = true;
   }
   return {
     ...(one ? ONE : MANY),
@@ -68,7 +76,8 @@ export function appendQuery(runId: string, epoch: number, records: readonly Jour
       one ? bytes[0]! : bytes,
       last.state,
       turn,
-      FINAL_STATES.includes(last.state),
+      // A run stopped at a limit is not finished: an operator's raise lets a worker take it up.
+      isFinishedState(last.state),
       // What the run waits for, kept on the row so a claim can tell whether a decision for it exists.
       awaited !== undefined,
       awaited?.awaiting?.tool_use_id ?? null,
@@ -76,6 +85,7 @@ export function appendQuery(runId: string, epoch: number, records: readonly Jour
       last.seq + 1,
       awaited?.awaiting?.since ?? null,
       snapshotSeq,
+      reopened,
     ],
   };
 }

@@ -4,6 +4,7 @@
  * exists (fencing), so a worker that was frozen past its lease cannot write a thing.
  */
 import type { Pool } from 'pg';
+import { STOPPED_AT_LIMIT_STATES } from '../../../machines/agent-loop.types.ts';
 import { LeaseLostError } from './pg-errors.ts';
 
 export interface Lease {
@@ -16,22 +17,29 @@ export interface Lease {
   records?: number;
   /** The run's spec, read by the claim itself. */
   spec?: unknown;
+  /** The raise of its limits an operator asked for (da_controls, kind 'raise'), read by the claim itself; null: none. */
+  raise?: unknown;
 }
+
+const STOPPED_AT_LIMIT = STOPPED_AT_LIMIT_STATES.map((state) => `'${state}'`).join(', ');
 
 /**
  * A run that waits for a person is not claimable until there is something to do: a decision
- * for the call it waits for, or that call's deadline (pinned in the header) passed. A paused run
+ * for the call it waits for, or that call's deadline (pinned in the header) passed. A run stopped
+ * at a limit is not claimable until an operator raised it (durable-agent raise). A paused run
  * is not claimable until its pause is cleared (durable-agent unpause --run).
  */
 export const WORKABLE = `((da_runs.state <> 'awaitingDecision'
    OR EXISTS (SELECT 1 FROM da_decisions d WHERE d.run_id = da_runs.id AND d.tool_use_id = da_runs.awaiting AND d.settled_at IS NULL)
    OR da_runs.awaiting_since + (da_runs.header #>> '{decisionPolicy,decisionTimeoutMs}')::bigint * interval '1 millisecond' <= now())
+  AND (da_runs.state NOT IN (${STOPPED_AT_LIMIT})
+   OR EXISTS (SELECT 1 FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'raise'))
   AND NOT EXISTS (SELECT 1 FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'pause'))`;
 
 /** Claims the oldest unfinished run whose lease is free or expired and that has work to do; null when there is none. */
 export async function claimNextRun(pool: Pool, owner: string, leaseMs: number): Promise<Lease | null> {
   // A released lease has no owner: an owner left on a claimable run is a holder whose lease expired.
-  const { rows } = await pool.query<{ id: string; lease_epoch: string; records: number; spec: unknown; previous_owner: string | null; previous_expiry: Date | null }>(
+  const { rows } = await pool.query<{ id: string; lease_epoch: string; records: number; spec: unknown; raise: unknown; previous_owner: string | null; previous_expiry: Date | null }>(
     `UPDATE da_runs SET lease_owner = $1, lease_epoch = da_runs.lease_epoch + 1,
             lease_expires_at = now() + $2 * interval '1 millisecond', updated_at = now()
        FROM (
@@ -41,13 +49,15 @@ export async function claimNextRun(pool: Pool, owner: string, leaseMs: number): 
          FOR UPDATE SKIP LOCKED
          LIMIT 1) AS previous
       WHERE da_runs.id = previous.id
-      RETURNING da_runs.id, da_runs.lease_epoch, da_runs.records, da_runs.spec, previous.previous_owner, previous.previous_expiry`,
+      RETURNING da_runs.id, da_runs.lease_epoch, da_runs.records, da_runs.spec,
+                (SELECT c.request FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'raise') AS raise,
+                previous.previous_owner, previous.previous_expiry`,
     [owner, leaseMs],
   );
   const row = rows[0];
   if (!row) return null;
   const takenFrom = row.previous_owner ? { owner: row.previous_owner, expiredAt: row.previous_expiry?.toISOString() ?? '?' } : null;
-  return { runId: row.id, owner, epoch: Number(row.lease_epoch), takenFrom, records: row.records, spec: row.spec };
+  return { runId: row.id, owner, epoch: Number(row.lease_epoch), takenFrom, records: row.records, spec: row.spec, raise: row.raise };
 }
 
 /** Claims one given run if its lease is free or expired; null when someone else holds it. */

@@ -6,7 +6,7 @@
 import type { Pool } from 'pg';
 import { SchemaVersionError } from './pg-errors.ts';
 
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 const MIGRATIONS: Record<number, string> = {
   1: `
@@ -93,6 +93,17 @@ const MIGRATIONS: Record<number, string> = {
       FOR EACH ROW WHEN (NEW.lease_owner IS NULL AND NOT NEW.finished) EXECUTE FUNCTION da_work_notify();
     CREATE TRIGGER da_decisions_given AFTER INSERT ON da_decisions FOR EACH STATEMENT EXECUTE FUNCTION da_work_notify();
     CREATE TRIGGER da_controls_cleared AFTER DELETE ON da_controls FOR EACH STATEMENT EXECUTE FUNCTION da_work_notify();
+  `,
+  // A run stopped at a limit is stopped, not finished: it rests unclaimed until an operator
+  // raises the limit (`durable-agent raise`), a request of kind 'raise' that makes it claimable
+  // and wakes the workers. Runs stopped at a limit before this version become resumable so too.
+  6: `
+    ALTER TABLE da_controls DROP CONSTRAINT da_controls_kind_check;
+    ALTER TABLE da_controls ADD CONSTRAINT da_controls_kind_check CHECK (kind IN ('cancel', 'pause', 'raise'));
+    CREATE TRIGGER da_controls_raised AFTER INSERT ON da_controls
+      FOR EACH ROW WHEN (NEW.kind = 'raise') EXECUTE FUNCTION da_work_notify();
+    UPDATE da_runs SET finished = false
+     WHERE finished AND state IN ('stoppedAtMaxTurns', 'stoppedAtBudget') AND id NOT LIKE '%~archived~%';
   `,
 };
 

@@ -6,7 +6,7 @@ import type { Decision } from '../../../machines/agent-loop.types.ts';
 import { toolUseReply } from '../../../src/model/scripted-model.ts';
 import { isReply, type PathEvent, type Snapshot, type WalkContext } from './path-event.ts';
 
-const APPROVAL_REPLIES = new Set(['reply: publish + lookup', 'reply: lookup + ask_user']);
+export const APPROVAL_REPLIES: ReadonlySet<string> = new Set(['reply: publish + lookup', 'reply: lookup + ask_user']);
 
 /** A person in the loop, as the run's first reply. */
 export function approvalReplies(context: WalkContext): PathEvent[] {
