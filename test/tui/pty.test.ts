@@ -28,7 +28,7 @@ const DONE_LINE = DEMO_PLAIN_LINES.at(-1)!;
 describe.skipIf(!tmuxPresent())('the TUI in a terminal', () => {
   it('shows the live view while the demo runs, and the final screen holds the done line', async () => {
     const dir = tempDir();
-    const pane = await start(dir, ['demo', '--pace', '500']);
+    const pane = await start(dir, ['demo', '--pace', '500ms']);
     const live = await pane.waitFor('the live view with a call pending', (screen) => screen.includes('▶ pendingTool (A)') && SPINNER.test(screen));
     expect(live).toMatch(/durable-agent · scripted-demo · run [0-9a-f]{8}/);
     expect(live).toMatch(/turn\s+\d of 20 █+░+/);
@@ -47,7 +47,7 @@ describe.skipIf(!tmuxPresent())('the TUI in a terminal', () => {
 
   it('after a simulated kill, leaves the terminal usable and says how to resume; the resume shows its reconcile decision', async () => {
     const dir = tempDir();
-    const killed = await start(dir, ['demo', '--pace', '200'], { env: { CRASH_AFTER: 'after-effect-write:3' } });
+    const killed = await start(dir, ['demo', '--pace', '200ms'], { env: { CRASH_AFTER: 'after-effect-write:3' } });
     expect(await killed.exitStatus()).toBe(137);
     const screen = await killed.screen();
     expect(screen).toContain('[turn 3][save A] pending=write_report\n[kill] simulated kill at after-effect-write:3\n');
@@ -55,7 +55,7 @@ describe.skipIf(!tmuxPresent())('the TUI in a terminal', () => {
     expect(screen).toMatch(/resume with: (npx --no-install )?durable-agent demo --resume\s*$/);
     expect(await killed.cursorVisible()).toBe(true);
 
-    const resumed = await start(dir, ['demo', '--resume', '--pace', '200'], { columns: 40 });
+    const resumed = await start(dir, ['demo', '--resume', '--pace', '200ms'], { columns: 40 });
     expect(await resumed.exitStatus()).toBe(0);
     const after = await resumed.screen();
     const flat = after.replace(/\s+/g, ' ');
@@ -69,7 +69,7 @@ describe.skipIf(!tmuxPresent())('the TUI in a terminal', () => {
 
   it('on Ctrl-C, finishes the frame, shows the cursor and the resume command', async () => {
     const dir = tempDir();
-    const pane = await start(dir, ['demo', '--pace', '1000']);
+    const pane = await start(dir, ['demo', '--pace', '1000ms']);
     await pane.waitFor('the first checkpoint A', (screen) => screen.includes('[turn 1][save A]') && SPINNER.test(screen));
     await pane.sendKeys('C-c');
     expect(await pane.exitStatus()).toBe(130);
