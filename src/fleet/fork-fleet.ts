@@ -13,6 +13,7 @@ import type { ForkResult } from '../fork/fork-run.ts';
 import { checkMessageText } from '../core/continue-run.ts';
 import { documentJson } from '../store/framing.ts';
 import { PgRunStore } from '../store/pg/pg-store.ts';
+import { inTransaction } from '../store/pg/transaction.ts';
 
 export interface FleetForkOptions {
   /** The parent: a fleet run's id. */
@@ -40,9 +41,7 @@ export async function forkFleetRun(pool: Pool, options: FleetForkOptions): Promi
   const bodies = plan.records.map((record) => documentJson(record));
   // A child forked where its parent stopped at a limit is stopped too, not finished: a raise lets it go on.
   const finished = isFinishedState(plan.state);
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  await inTransaction(pool, async (client) => {
     const added = await client.query(
       `INSERT INTO da_runs (id, spec, header, state, turn, records, finished, awaiting, awaiting_since)
        SELECT $2, spec, $3::jsonb, $4, $5, $6, $7, $8, to_timestamp($9::double precision / 1000) FROM da_runs WHERE id = $1
@@ -57,13 +56,7 @@ export async function forkFleetRun(pool: Pool, options: FleetForkOptions): Promi
        SELECT $1, seq - 1, 0, body, octet_length(body) FROM unnest($2::text[]) WITH ORDINALITY AS r(body, seq)`,
       [toRun, bodies],
     );
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
   return {
     runId: plan.header.runId,
     fleetRun: toRun,

@@ -15,6 +15,7 @@
 import type { Pool } from 'pg';
 import { FINAL_STATES } from '../../machines/agent-loop.types.ts';
 import { checkPruneOptions, type PruneCandidate, type PruneOptions, selectForPruning } from '../prune/prune-plan.ts';
+import { inTransaction } from '../store/pg/transaction.ts';
 
 export interface PrunedFleetRun extends PruneCandidate {
   records: number;
@@ -71,25 +72,15 @@ export async function pruneFleetRuns(pool: Pool, options: PruneOptions): Promise
 
 /** One run, in one transaction: false when it is no longer finished (or gone) once its row is locked. */
 async function removeRun(pool: Pool, runId: string): Promise<boolean> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  return inTransaction(pool, async (client) => {
     const { rowCount } = await client.query(`SELECT 1 FROM da_runs WHERE id = $2 AND ${FINISHED} FOR UPDATE`, [FINAL_STATES, runId]);
     // A raise committed while this waited for the row is not in that statement's snapshot: asked again, now the row is held.
     const raised = rowCount === 1 && (await client.query(`SELECT 1 FROM da_controls WHERE run_id = $1 AND kind = 'raise'`, [runId])).rowCount !== 0;
-    if (rowCount !== 1 || raised) {
-      await client.query('ROLLBACK');
-      return false;
-    }
+    // Nothing was written: the commit that ends the transaction only lets the row go.
+    if (rowCount !== 1 || raised) return false;
     await client.query('DELETE FROM da_decisions WHERE run_id = $1', [runId]);
     await client.query('DELETE FROM da_records WHERE run_id = $1', [runId]);
     await client.query('DELETE FROM da_runs WHERE id = $1', [runId]);
-    await client.query('COMMIT');
     return true;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }

@@ -19,6 +19,7 @@ import { foldJournal } from '../store/fold-journal.ts';
 import { snapshotContextOf } from '../store/journal-codec.ts';
 import { PgRunStore } from '../store/pg/pg-store.ts';
 import { type LimitName, LimitNotRaisedError, RaiseRefusedError, type RaiseRequest } from './raise-errors.ts';
+import { inTransaction } from '../store/pg/transaction.ts';
 
 export { LimitNotRaisedError, RaiseRefusedError, raiseWords } from './raise-errors.ts';
 export type { LimitName, RaiseProblem, RaiseRequest } from './raise-errors.ts';
@@ -165,22 +166,13 @@ function suggestionFor(limit: LimitName, context: AgentContext): string | null {
  * worked out from (a run that moved on meanwhile is refused), and no raise there already.
  */
 async function insertRaise(pool: Pool, run: string, records: number, state: AgentStateName, turn: number, request: RaiseRequest): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  const raisedAlready = await inTransaction(pool, async (client) => {
     const { rows } = await client.query<{ records: number; state: string }>('SELECT records, state FROM da_runs WHERE id = $1 FOR UPDATE', [run]);
     const row = rows[0];
     if (!row || row.records !== records || row.state !== state) throw new RaiseRefusedError(run, 'moved-on', (row?.state as AgentStateName | undefined) ?? null, turn);
     const inserted = await client.query(`INSERT INTO da_controls (run_id, kind, request) VALUES ($1, 'raise', $2) ON CONFLICT (run_id, kind) DO NOTHING`, [run, JSON.stringify(request)]);
-    if (inserted.rowCount !== 1) {
-      await client.query('ROLLBACK');
-      throw new RaiseRefusedError(run, 'already-raised', state, turn, await pendingRaise(pool, run));
-    }
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
+    return inserted.rowCount !== 1;
+  });
+  // Read once the row is let go: the raise that was there first is what the refusal names.
+  if (raisedAlready) throw new RaiseRefusedError(run, 'already-raised', state, turn, await pendingRaise(pool, run));
 }

@@ -138,7 +138,8 @@ function durationOf(option: OptionSpec, flag: string, text: string, alias: Optio
   return ms;
 }
 
-function shorten(text: string): string {
+/** A value as a refusal quotes it: long ones shortened, with their length. */
+export function shorten(text: string): string {
   return text.length > 40 ? `${text.slice(0, 20)}…${text.slice(-10)} (${text.length} characters)` : text;
 }
 
@@ -169,9 +170,6 @@ function decimalOf(option: OptionSpec, flag: string, text: string): number {
   }
   return number;
 }
-
-/** Shortened like a value in a refusal: for the parse of each command. */
-export { shorten };
 
 export function usageOf(command: CommandSpec): string {
   return ['durable-agent', command.name, ...command.words, ...(command.arguments ?? []).map((arg) => arg.name)].join(' ');

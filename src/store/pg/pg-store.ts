@@ -21,6 +21,7 @@ import { PgDecisionInbox } from './pg-decision-inbox.ts';
 import { assertLease, claimRun, type Lease, LeaseKeeper, releaseLease } from './leases.ts';
 import { LeaseLostError } from './pg-errors.ts';
 import { momentNow, type WriteMoment, WriteNotes } from './write-notes.ts';
+import { inTransaction } from './transaction.ts';
 
 export const DEFAULT_LEASE_MS = 15_000;
 
@@ -299,23 +300,19 @@ export class PgRunStore implements RunStore {
   async archive(): Promise<string> {
     const lease = this.requireLease();
     const archivedId = `${this.runId}~archived~${new Date().toISOString()}`;
-    const client = await this.pool.connect();
     try {
-      await client.query('BEGIN');
-      await client.query('UPDATE da_runs SET id = $2, finished = true, lease_owner = NULL, lease_expires_at = NULL WHERE id = $1', [this.runId, archivedId]);
-      await client.query(
-        `INSERT INTO da_runs (id, spec, lease_owner, lease_epoch, lease_expires_at)
-         SELECT $1, spec, $3, $4, now() + interval '1 minute' FROM da_runs WHERE id = $2`,
-        [this.runId, archivedId, lease.owner, lease.epoch],
-      );
-      await client.query('COMMIT');
-      this.forgetWrites();
+      await inTransaction(this.pool, async (client) => {
+        await client.query('UPDATE da_runs SET id = $2, finished = true, lease_owner = NULL, lease_expires_at = NULL WHERE id = $1', [this.runId, archivedId]);
+        await client.query(
+          `INSERT INTO da_runs (id, spec, lease_owner, lease_epoch, lease_expires_at)
+           SELECT $1, spec, $3, $4, now() + interval '1 minute' FROM da_runs WHERE id = $2`,
+          [this.runId, archivedId, lease.owner, lease.epoch],
+        );
+      });
     } catch (error) {
-      this.forgetWrites();
-      await client.query('ROLLBACK').catch(() => {});
       throw new StoreWriteError(this.location, 'the archived run', error);
     } finally {
-      client.release();
+      this.forgetWrites();
     }
     return `PostgreSQL run ${archivedId}`;
   }

@@ -5,6 +5,7 @@
  */
 import type { Pool } from 'pg';
 import { SchemaVersionError } from './pg-errors.ts';
+import { inTransaction } from './transaction.ts';
 
 export const SCHEMA_VERSION = 6;
 
@@ -114,9 +115,7 @@ export interface MigrationResult {
 
 /** `upTo`: stop at that version (tests of a migration from an older schema). */
 export async function migrate(pool: Pool, upTo = SCHEMA_VERSION): Promise<MigrationResult> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  return inTransaction(pool, async (client) => {
     await client.query("SELECT pg_advisory_xact_lock(hashtext('durable-agent schema'))");
     await client.query('CREATE TABLE IF NOT EXISTS da_schema (version integer PRIMARY KEY, migrated_at timestamptz NOT NULL DEFAULT now())');
     const { rows } = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM da_schema');
@@ -126,12 +125,6 @@ export async function migrate(pool: Pool, upTo = SCHEMA_VERSION): Promise<Migrat
       await client.query(MIGRATIONS[version]!);
       await client.query('INSERT INTO da_schema (version) VALUES ($1)', [version]);
     }
-    await client.query('COMMIT');
     return { from, to: Math.max(from, upTo) };
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }
