@@ -35,6 +35,10 @@ export {
 export type { JournalDamage, MissingRunAttempt } from './store/errors.ts';
 export { StateFolderOpenError } from './store/state-folder.ts';
 
+// Run ids: a name that cannot be one, an id taken by another task, an id the store was not opened for.
+export { RunIdError, RunIdMismatchError } from './store/run-id.ts';
+export { RunIdTakenError } from './runtime/attach-run.ts';
+
 // The model: no key, or a call that failed (the scripted model's end of script is one).
 export { MissingApiKeyError, ModelCallError } from './model/model.ts';
 export { ScriptExhaustedError } from './model/scripted-model.ts';

@@ -63,6 +63,10 @@ export async function mcpTools(
 
 // Stores: the file store, and the interface another store implements.
 export { FileStore } from './store/file-store.ts';
+export { FileRuns } from './store/file-runs.ts';
+export type { StoredRunEntry } from './store/file-runs.ts';
+export { listRuns } from './runtime/list-runs.ts';
+export type { ListOptions, RunListing } from './runtime/list-runs.ts';
 export type { FileStoreOptions } from './store/file-store.ts';
 export type { DecisionInbox, InboxDecision, LockOptions, LockTakeOver, RunLock, RunStore } from './store/store.ts';
 export type { ForkOrigin, JournalHeader, PinnedAnnotations, PinnedDecisionPolicy, ReconcileNote, ReconcileRule, RunOrigin } from './store/journal-record.ts';

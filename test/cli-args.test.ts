@@ -83,6 +83,7 @@ function sampleValue(option: OptionSpec): string {
   if (option.type === 'duration') return formatDuration(option.max!);
   if (option.key === 'input') return '{"text":"edited"}';
   if (option.key === 'compact') return 'client';
+  if (option.key === 'state') return 'waiting';
   if (option.type === 'ratio') return String(option.min);
   return option.type === 'integer' || option.type === 'decimal' ? String(option.min) : 'some-value';
 }
@@ -111,7 +112,7 @@ describe('help and parser come from one table', () => {
   });
 
   it('refuses an option of another command, naming the options it has', () => {
-    expect(refusal('status', '--resume')).toContain('Unknown option --resume for status. Its options: --dir --database-url --json');
+    expect(refusal('status', '--resume')).toContain('Unknown option --resume for status. Its options: --dir --run --database-url --json');
   });
 
   it('lists every command, one line each, in the main help', () => {
@@ -275,6 +276,7 @@ describe('demo and run', () => {
     expect(parse('demo')).toEqual({
       command: 'demo',
       dir: CWD,
+      runId: null,
       resume: false,
       message: undefined,
       fresh: false,
@@ -415,12 +417,14 @@ describe('a person in the loop: --require-approval, --wait, --no-wait, --decisio
 
 describe('pending, approve, deny, answer', () => {
   it('parses each with its call id and values', () => {
-    expect(parse('pending', '--dir', 'd', '--json')).toEqual({ command: 'pending', dir: 'd', json: true, fleetRun: null, databaseUrl: null });
+    expect(parse('pending', '--dir', 'd', '--json')).toEqual({ command: 'pending', dir: 'd', dirGiven: true, json: true, fleetRun: null, fileRun: null, databaseUrl: null });
     expect(parse('pending', '--run', 'r1', '--database-url', 'postgresql://h/db')).toMatchObject({ fleetRun: 'r1', databaseUrl: 'postgresql://h/db' });
     expect(parse('approve', 'toolu_01', '--note', 'ok', '--by', 'ana')).toEqual({
       command: 'approve',
       dir: CWD,
+      dirGiven: false,
       fleetRun: null,
+      fileRun: null,
       databaseUrl: null,
       callId: 'toolu_01',
       note: 'ok',

@@ -33,7 +33,7 @@ function flagsByRule(option: OptionSpec): string[] {
   const parts = option.api!.split('.');
   const name = parts.at(-1)!;
   const group = parts.length > 1 ? GROUP_WORDS[parts[0]!] : undefined;
-  let base = kebab(option.type === 'duration' ? name.replace(/Ms$/, '') : name);
+  let base = kebab(option.type === 'duration' ? name.replace(/Ms$/, '') : name.replace(/(?<=.)Id$/, ''));
   if (option.readsFile) base = `${base}-file`;
   const forms = [base];
   if (group) {

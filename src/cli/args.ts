@@ -17,6 +17,7 @@ export type { DecideArgs, PendingArgs } from './specs/decide.ts';
 export type { DemoArgs } from './specs/demo.ts';
 export type { DbArgs, SubmitArgs, WorkerArgs } from './specs/fleet.ts';
 export type { ForkArgs } from './specs/fork.ts';
+export type { ListArgs } from './specs/list.ts';
 export type { PruneArgs } from './specs/prune.ts';
 export type { RaiseArgs } from './specs/raise.ts';
 export type { RunArgs } from './specs/run.ts';

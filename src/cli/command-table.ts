@@ -10,6 +10,7 @@ import { answerSpec, approveSpec, denySpec, pendingSpec } from './specs/decide.t
 import { demoSpec } from './specs/demo.ts';
 import { dbSpec, submitSpec, workerSpec } from './specs/fleet.ts';
 import { forkSpec } from './specs/fork.ts';
+import { listSpec } from './specs/list.ts';
 import { pruneSpec } from './specs/prune.ts';
 import { raiseSpec } from './specs/raise.ts';
 import { runSpec } from './specs/run.ts';
@@ -27,6 +28,7 @@ export const COMMAND_SPECS = [
   runSpec,
   statusSpec,
   historySpec,
+  listSpec,
   pendingSpec,
   approveSpec,
   denySpec,

@@ -19,7 +19,7 @@ import { cliInvocation } from '../words/shell-command.ts';
 import { EXIT } from './exit-codes.ts';
 import type { Writers } from './plain-reporter.ts';
 import { openRunReporter } from './run-reporter.ts';
-import { STATE_DIR } from './state-dir.ts';
+import { fileStoreOf } from './run-store.ts';
 import { openTraceExport, type TraceExport, traceOptions } from './trace-export.ts';
 
 export { STATE_DIR } from './state-dir.ts';
@@ -28,6 +28,8 @@ export interface CliRun {
   /** The command, recorded in the journal's header when the run starts and checked on resume. */
   command: 'demo' | 'run';
   dir: string;
+  /** --run ID: the run of that id in DIR's folder of runs (started once, attached to after); null: DIR's own run. */
+  runId: string | null;
   env: NodeJS.ProcessEnv;
   writers: Writers;
   model: Model;
@@ -56,14 +58,14 @@ export async function driveCliRun(run: CliRun): Promise<number> {
   const { env } = run;
   // The drill settings are checked before the live view takes the terminal: a refusal is then
   // printed on a terminal in its normal state.
-  const store = new FileStore(path.join(run.dir, STATE_DIR), { writeFaults: env.DURABLE_AGENT_FAIL_WRITE, lockLeaseMs: lockLeaseOf(env) });
+  const store = fileStoreOf(run.dir, run.runId, { writeFaults: env.DURABLE_AGENT_FAIL_WRITE, lockLeaseMs: lockLeaseOf(env) });
   const crashMode = crashModeOf(env.CRASH_MODE);
   const traces = await openTraceExport(env, run.traceContent);
   const reporter = await openRunReporter(run.writers, env, {
     ...run.output,
     task: run.start?.task ?? null,
     resumeHint: run.resumeCommand,
-    decisionCommands: decisionCommandsFor(env, run.dir, run.resumeCommand),
+    decisionCommands: decisionCommandsFor(env, run.dir, run.resumeCommand, run.runId),
     decide: waitsForDecisions(run.wait, run.writers) ? promptDecide(store, run.tools) : null,
   });
   const parts = {
@@ -113,7 +115,7 @@ function waitsForDecisions(wait: boolean | undefined, writers: Writers): boolean
  */
 function promptDecide(store: FileStore, tools: ToolDefinition[]) {
   return async (input: DecideInput): Promise<void> => {
-    await decide(new FileStore(store.dir), input, { tools });
+    await decide(new FileStore(store.dir, { runId: store.runId }), input, { tools });
   };
 }
 

@@ -1,9 +1,9 @@
 /** The command line: parse, run the command, turn its outcome or error into an exit code. */
 import { redactSecrets } from '../util/redact.ts';
-import { parseArgs } from './args.ts';
+import { type CliArgs, parseArgs } from './args.ts';
 import { commandSpec } from './command-table.ts';
 import { EXIT } from './exit-codes.ts';
-import { readsFleet } from './reads-fleet.ts';
+import { placeRun, readsFleet } from './reads-fleet.ts';
 import { commandHelp, mainHelp } from './help.ts';
 import type { Writers } from './plain-reporter.ts';
 import { packageVersion } from '../util/package-version.ts';
@@ -18,7 +18,7 @@ export const stdWriters: Writers = {
 export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, writers: Writers = stdWriters): Promise<number> {
   const verbose = argv.includes('--verbose');
   try {
-    const args = parseArgs(argv, process.cwd(), (note) => writers.err(note));
+    const args = placed(parseArgs(argv, process.cwd(), (note) => writers.err(note)), env);
     switch (args.command) {
       case 'help': {
         const command = args.topic === null ? undefined : commandSpec(args.topic);
@@ -52,6 +52,10 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
         return args.fleetRun !== null
           ? await (await import('./commands/fleet-decide.ts')).fleetDecideCommand(args, env, writers)
           : await (await decisions()).decideCommand(args, env, writers);
+      case 'list':
+        return readsFleet(args, env)
+          ? await (await fleet()).fleetStatusCommand({ ...args, command: 'status', runId: null }, env, writers)
+          : await (await import('./commands/list.ts')).listCommand(args, writers);
       case 'history':
         return await (await import('./commands/status.ts')).historyCommand(args, writers);
       case 'viz':
@@ -79,6 +83,11 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
  */
 const fleet = () => import('./commands/fleet.ts');
 const decisions = () => import('./commands/decide.ts');
+
+/** --run ID of a command that acts on a fleet run or a file run: which one, knowing the environment. */
+function placed<T extends CliArgs>(args: T, env: NodeJS.ProcessEnv): T {
+  return 'dirGiven' in args && 'fleetRun' in args && 'fileRun' in args ? (placeRun(args, env) as T) : args;
+}
 
 /** The error's words may come from anywhere (an endpoint, a URL): the key of `env` is taken out too. */
 function redactingWriters(writers: Writers, env: NodeJS.ProcessEnv): Writers {

@@ -1,4 +1,5 @@
 import type { StatusArgs } from './args.ts';
+import type { FleetTarget } from './options/target.ts';
 
 /**
  * `status` lists a fleet when given --database-url, or when DURABLE_AGENT_DATABASE_URL is set
@@ -6,4 +7,11 @@ import type { StatusArgs } from './args.ts';
  */
 export function readsFleet(args: Pick<StatusArgs, 'databaseUrl' | 'dirGiven'>, env: NodeJS.ProcessEnv): boolean {
   return args.databaseUrl !== null || (!args.dirGiven && Boolean(env.DURABLE_AGENT_DATABASE_URL));
+}
+
+/** Where --run ID lives: the fleet (see readFleetTarget), or DIR's folder of runs. */
+export function placeRun<T extends FleetTarget>(args: T, env: NodeJS.ProcessEnv): T {
+  if (args.fleetRun === null) return args;
+  const fleet = args.databaseUrl !== null || (!args.dirGiven && Boolean(env.DURABLE_AGENT_DATABASE_URL));
+  return fleet ? args : { ...args, fleetRun: null, fileRun: args.fleetRun };
 }

@@ -65,6 +65,8 @@ export interface CallView extends PendingCall {
 
 export type RunEvent =
   | { type: 'started'; runId: string; task: string; model: string; maxTurns: number; location: string; archivedPrevious: string | null }
+  /** A start under the id of a run that had ended: its stored result follows ('finished'), and nothing ran. */
+  | { type: 'attached'; runId: string; status: RunStatusName; location: string }
   | {
       type: 'resumed';
       runId: string;

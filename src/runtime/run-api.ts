@@ -17,6 +17,7 @@ import { controlAtResume, refuseCancelled, settleControl } from '../control/run-
 import { budgetCapability, resumedBudget, startingBudget } from '../budget/budget.ts';
 import type { Model } from '../model/model.ts';
 import { RunExistsError } from '../store/errors.ts';
+import { checkRunId, RunIdMismatchError } from '../store/run-id.ts';
 import { foldJournal } from '../store/fold-journal.ts';
 import { encodeRecord, snapshotContextOf } from '../store/journal-codec.ts';
 import { JOURNAL_FORMAT, JOURNAL_VERSION, JOURNAL_VERSION_DECISIONS, JOURNAL_VERSION_PLAIN } from '../store/journal-record.ts';
@@ -42,6 +43,7 @@ import { SnapshotPolicy, snapshotEveryOf } from './snapshot-policy.ts';
 import { RunDriver } from './run-driver.ts';
 import type { RunTracing } from '../telemetry/run-tracing.ts';
 import { tracedRun, withTracing } from './traced-run.ts';
+import { type Attached, attachTo } from './attach-run.ts';
 import { toolConcurrencyOf } from './tool-scheduler.ts';
 
 export const DEFAULT_MAX_TURNS = 20;
@@ -151,6 +153,20 @@ export interface StartOptions extends RunParts {
   maxPausesInARow?: number | undefined;
   /** Archive an unfinished run found in the store instead of refusing to start. */
   fresh?: boolean | undefined;
+  /**
+   * The run's id (1 to 128 letters, digits, ".", "_" or "-"; default: the store's, when it is
+   * opened by id as FileRuns.store(id) opens it, else a new random one). Starting under an id
+   * that exists attaches to that run instead of starting again: see ifExists.
+   */
+  runId?: string | undefined;
+  /**
+   * What starting under an id that exists does. 'attach' (the default): a finished run (done,
+   * failed, cancelled) answers with its stored result and runs nothing; an unfinished one is
+   * resumed, reconciled as any resume; a run of that id started with another task, system prompt
+   * or model is refused (RunIdTakenError, nothing written). 'new': the stored run is archived
+   * (never deleted) and a new one starts under the same id.
+   */
+  ifExists?: 'attach' | 'new' | undefined;
 }
 
 export interface ResumeOptions extends RunParts {
@@ -190,13 +206,25 @@ export async function startRun(options: StartOptions): Promise<RunResult> {
 
 async function start(options: StartOptions, tracing: RunTracing | null): Promise<RunResult> {
   const { store } = options;
+  const givenId = runIdOf(options);
   const { compaction, clearing: clearToolUses } = await contextSettingsForStart(options, options.model, toolNamesOf(options));
   const parts = driverParts(options, tracing, compaction, clearToolUses);
   const budgeted = startingBudget(options.budget, options.model);
   const lock = await lockRun(options, parts);
   try {
-    const archivedPrevious = await clearFinishedRun(store, options.fresh === true);
-    const runId = randomUUID();
+    const startOver = options.fresh === true || options.ifExists === 'new';
+    if (givenId !== null && !startOver) {
+      const attached = await attachToStored(store, givenId, options);
+      if (attached && 'result' in attached) {
+        parts.observer({ type: 'attached', runId: givenId, status: attached.result.status, location: store.location });
+        parts.observer({ type: 'finished', result: attached.result });
+        return attached.result;
+      }
+      // Under the lock taken here: no other process can start or drive it in between.
+      if (attached) return await resume(options, tracing, lock);
+    }
+    const archivedPrevious = await clearFinishedRun(store, startOver);
+    const runId = givenId ?? randomUUID();
     const maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
     const input = { task: options.task, system: options.system ?? null, maxTurns, maxPausesInARow: pauseLimitOf(options), ...budgeted };
     const [snapshot, actions] = initialTransition(agentLoopMachine, input);
@@ -237,11 +265,12 @@ export async function resumeRun(options: ResumeOptions): Promise<RunResult> {
   return tracedRun(options, 'resume', options.command ?? API_COMMAND, (tracing) => resume(options, tracing));
 }
 
-async function resume(options: ResumeOptions, tracing: RunTracing | null): Promise<RunResult> {
+/** `held`: the lock a start that attaches to a stored run already holds (and releases). */
+async function resume(options: ResumeOptions, tracing: RunTracing | null, held: RunLock | null = null): Promise<RunResult> {
   const { store, message } = options;
   // Checked on a read that takes no lock and repairs nothing: a refused message writes nothing.
   if (message !== undefined) await checkContinuable(store, message, options.maxTurns);
-  const lock = await lockRun(options, driverParts(options, tracing));
+  const lock = held ?? (await lockRun(options, driverParts(options, tracing)));
   try {
     const allowChange = options.allowToolChange === true;
     // The run's own rule for decisions, pinned when it started, joined with what is given now.
@@ -287,8 +316,31 @@ async function resume(options: ResumeOptions, tracing: RunTracing | null): Promi
     const lastStored = loaded.records[loaded.records.length - 1]!;
     return await settleControl(store, await driver.resume({ maxTurns: options.maxTurns, tornTail: loaded.tornTail, lastStored, origin, message }));
   } finally {
-    await lock.release();
+    if (!held) await lock.release();
   }
+}
+
+/** The id a start gives its run: the one asked for, the store's, or none (a new random one). */
+function runIdOf(options: StartOptions): string | null {
+  const asked = options.runId === undefined ? undefined : checkRunId(options.runId);
+  const stores = options.store.runId;
+  if (asked !== undefined && stores !== undefined && asked !== stores) throw new RunIdMismatchError(asked, stores, options.store.location);
+  return asked ?? stores ?? null;
+}
+
+/**
+ * The stored run of this id, if the store holds one: its result when it ended, or that it is to
+ * be resumed. Null when the store holds no run, or a run of another id (a folder of one run
+ * written before run ids): that one is cleared as any start clears it.
+ */
+async function attachToStored(store: RunStore, runId: string, options: StartOptions): Promise<Attached | null> {
+  if (!(await store.exists())) return null;
+  const loaded = await store.load({ fromLastSnapshot: true });
+  if (loaded.header.runId !== runId) return null;
+  const attached = attachTo(loaded, { runId, location: store.location, task: options.task, system: options.system ?? null, model: options.model.name });
+  // An ended run is answered from the store: its tools must still be the ones it ran with, as a resume checks.
+  if ('result' in attached) checkOrigin(store.location, loaded.header, runOriginOf(options.command ?? API_COMMAND, options.model.name, offeredTools(options)), false);
+  return attached;
 }
 
 async function checkContinuable(store: RunStore, message: string, maxTurns: number | undefined): Promise<void> {

@@ -8,15 +8,14 @@
  */
 import { type AnnouncedEffect, announcedEffectOf } from '../../machines/agent-loop.effects.ts';
 import { type AgentStateName, FINAL_STATES } from '../../machines/agent-loop.types.ts';
-import { waitingCallsOf } from '../approval/waiting-calls.ts';
-import { budgetViewOf } from '../budget/budget.ts';
-import type { RunResult, RunStatusName } from '../core/run-events.ts';
+import type { RunResult } from '../core/run-events.ts';
 import type { CapabilityEffect, EffectHandler } from '../core/session.ts';
 import type { DurableView } from '../store/journal-codec.ts';
 import type { JournalRecord } from '../store/journal-record.ts';
 import type { AppendReceipt } from '../store/store.ts';
 import type { AgentSnapshot } from './journal-writer.ts';
 import { ModelCall } from './model-call.ts';
+import { runResultOf } from './run-result.ts';
 import { type DriverParts, DriverSession } from './run-session.ts';
 import { takeUp, type TakeUp } from './take-up.ts';
 import { runToolTurn } from './tool-turn.ts';
@@ -76,19 +75,7 @@ export class RunDriver {
   }
 
   result(): RunResult {
-    const context = this.session.context();
-    const waiting = this.state === 'awaitingDecision';
-    return {
-      runId: this.runId,
-      status: (waiting ? 'waiting' : this.state) as RunStatusName,
-      ...(waiting ? { waiting: waitingCallsOf(this.runId, context) } : {}),
-      text: context.finalText,
-      failure: context.failure,
-      turn: context.turn,
-      maxTurns: context.maxTurns,
-      usage: context.usage, ...budgetViewOf(context),
-      ...(context.cancellation ? { cancellation: context.cancellation } : {}),
-    };
+    return runResultOf(this.runId, this.state, this.session.context());
   }
 
   private carryOut(effect: AnnouncedEffect): Promise<AnnouncedEffect | null> {

@@ -29,6 +29,8 @@ import { openRegularFile } from '../util/regular-file.ts';
 import { checkStateFolder, PRIVATE_DIR, PRIVATE_FILE } from './state-folder.ts';
 
 export interface FileStoreOptions {
+  /** The id of the run this folder holds (FileRuns opens a run's folder by its id): see RunStore.runId. */
+  runId?: string | undefined;
   /** Armed write failures (tests and drills), e.g. "effect-write:3", "lock-write:1". */
   writeFaults?: string | undefined;
   /**
@@ -75,6 +77,7 @@ interface AppendPosition {
 
 export class FileStore implements RunStore {
   readonly location: string;
+  readonly runId: string | undefined;
   readonly journalPath: string;
   private position: AppendPosition | null = null;
   /** Set by a failed fdatasync: no append until the journal is read again. */
@@ -98,6 +101,7 @@ export class FileStore implements RunStore {
     options: FileStoreOptions = {},
   ) {
     this.location = dir;
+    this.runId = options.runId;
     this.journalPath = path.join(dir, JOURNAL_FILE);
     this.faults = new WriteFaultPlan(options.writeFaults);
     this.lockLeaseMs = options.lockLeaseMs ?? DEFAULT_LOCK_LEASE_MS;

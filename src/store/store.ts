@@ -116,6 +116,11 @@ export type { ControlInbox, DecisionInbox, InboxDecision } from './inbox/inboxes
 export interface RunStore {
   /** Where the run lives, in words a user can act on (a path, a database and run id). */
   readonly location: string;
+  /**
+   * The id the store keeps its run under, when it is opened by id (a folder of runs, a fleet's
+   * row): a run started in it takes that id, and starting it again attaches to it.
+   */
+  readonly runId?: string | undefined;
   exists(): Promise<boolean>;
   /**
    * Optional: true when the run exists but was never started (a fleet run submitted and not yet

@@ -225,6 +225,8 @@ function applyEvent(view: RunView, event: RunEvent, at: number): RunView {
       return { ...view, maxTurns: event.maxTurns };
     case 'lock-taken-over':
       return view;
+    case 'attached':
+      return { ...view, runId: event.runId };
     case 'reconciled':
       return {
         ...view,

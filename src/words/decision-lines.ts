@@ -18,8 +18,9 @@ export interface DecisionCommands {
   resume: string;
 }
 
-export function decisionCommandsFor(env: NodeJS.ProcessEnv, dir: string, resume: string): DecisionCommands {
-  const where = dirWords(dir);
+/** `runId`: the run's id in DIR's folder of runs, when it is one. */
+export function decisionCommandsFor(env: NodeJS.ProcessEnv, dir: string, resume: string, runId: string | null = null): DecisionCommands {
+  const where = dirWords(dir, runId);
   return {
     approve: cliCommand(env, ['approve', ...where]),
     deny: cliCommand(env, ['deny', ...where]),

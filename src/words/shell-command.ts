@@ -31,8 +31,8 @@ export function cliCommand(env: NodeJS.ProcessEnv, words: readonly string[]): st
 }
 
 /** `--dir DIR` for a command the user pastes, unless the run is in the current directory. */
-export function dirWords(dir: string): string[] {
-  return path.resolve(dir) === process.cwd() ? [] : ['--dir', path.resolve(dir)];
+export function dirWords(dir: string, runId: string | null = null): string[] {
+  return [...(path.resolve(dir) === process.cwd() ? [] : ['--dir', path.resolve(dir)]), ...(runId === null ? [] : ['--run', runId])];
 }
 
 function onPath(name: string, env: NodeJS.ProcessEnv): boolean {

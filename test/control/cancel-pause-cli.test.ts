@@ -222,7 +222,12 @@ describe('cancel and pause a run in a directory, from another process', () => {
     expect((await cli(['pause', '--dir', dir])).stderr).toContain('nothing to pause');
     expect((await cli(['cancel', '--dir', path.join(dir, 'nope')])).code).toBe(2);
     expect((await cli(['cancel', '--dir', dir, '--reason', ' '])).stderr).toContain('--reason is empty');
-    expect((await cli(['cancel', '--dir', dir, '--run', 'r1'])).stderr).toContain('not both');
+    expect((await cli(['cancel', '--dir', dir, '--database-url', 'postgresql://x@127.0.0.1:1/db', '--run', 'r1'])).stderr).toContain('not both');
+    // --dir with --run names a run of DIR's folder of runs: there is none of that id.
+    const byId = await cli(['cancel', '--dir', dir, '--run', 'r1']);
+    expect(byId.code).toBe(2);
+    expect(byId.stderr).toContain(path.join('.durable-agent', 'runs', 'r1'));
+    expect((await cli(['cancel', '--dir', dir, '--run', '../r1'])).stderr).toContain('is not a run id');
     expect((await cli(['cancel', '--database-url', 'postgresql://x@127.0.0.1:1/db'])).stderr).toContain('needs --run ID');
     expect((await cli(['resume', '--dir', dir])).code).toBe(2);
     expect((await cli(['resume'])).stderr).toContain('demo --resume');

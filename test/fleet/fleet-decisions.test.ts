@@ -141,9 +141,9 @@ describe.skipIf(!postgresAvailable())('a person in the loop in a fleet', () => {
     });
   });
 
-  it('refuses --run with --dir, --database-url without --run, and a tool the demo lacks at submit', async () => {
+  it('refuses --dir with --database-url, --database-url without --run, and a tool the demo lacks at submit', async () => {
     const url = await freshDatabase();
-    expect((await cli(['approve', '--dir', '.', '--run', 'x', 'toolu_03'])).stderr).toContain('not both');
+    expect((await cli(['approve', '--dir', '.', '--database-url', url, '--run', 'x', 'toolu_03'])).stderr).toContain('not both');
     expect((await cli(['pending', '--database-url', url])).stderr).toContain('needs --run ID');
     const bad = await cli(['submit', 'demo', '--database-url', url, '--require-approval', 'write_repot']);
     expect(bad.code).toBe(2);

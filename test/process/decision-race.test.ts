@@ -37,7 +37,7 @@ describe('approve racing a decision deadline', () => {
       },
     });
     const { out, writers } = capture();
-    const args = { command: 'approve', dir, callId: 'toolu_03', note: null, reason: null, text: null, by: 'ana', fleetRun: null, databaseUrl: null } as const;
+    const args = { command: 'approve', dir, callId: 'toolu_03', note: null, reason: null, text: null, by: 'ana', dirGiven: true, fleetRun: null, fileRun: null, databaseUrl: null } as const;
     const refused = await decideCommand(args, {}, writers, store).then(
       () => null,
       (error: unknown) => error,

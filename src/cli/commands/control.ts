@@ -15,7 +15,7 @@ import { NoSuchDirectoryError } from '../errors.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { cliCommand, dirWords } from '../../words/shell-command.ts';
-import { STATE_DIR } from '../state-dir.ts';
+import { fileStoreOf } from '../run-store.ts';
 import { userName } from '../user-name.ts';
 import fs from 'node:fs';
 
@@ -35,7 +35,7 @@ export async function controlCommand(args: ControlArgs, env: NodeJS.ProcessEnv, 
   const dir = path.resolve(args.dir);
   const stat = fs.statSync(dir, { throwIfNoEntry: false });
   if (!stat?.isDirectory()) throw new NoSuchDirectoryError('--dir', dir, stat !== undefined);
-  const store = new FileStore(path.join(dir, STATE_DIR), { writeFaults: env.DURABLE_AGENT_FAIL_WRITE, onControlPoint: crashPointsOf(env.CRASH_AFTER) });
+  const store = fileStoreOf(dir, args.fileRun, { writeFaults: env.DURABLE_AGENT_FAIL_WRITE, onControlPoint: crashPointsOf(env.CRASH_AFTER) });
   try {
     return report(args, await ask(args, store, by), env, writers, dir);
   } finally {
@@ -69,7 +69,7 @@ function ask(args: ControlArgs, store: RunStore, by: string): Promise<ControlOut
 
 function report(args: ControlArgs, outcome: ControlOutcome, env: NodeJS.ProcessEnv, writers: Writers, where: string): number {
   const { request } = outcome;
-  const status = args.fleetRun !== null ? cliCommand(env, ['status', '--database-url', 'URL']) : cliCommand(env, ['status', ...dirWords(path.resolve(args.dir))]);
+  const status = args.fleetRun !== null ? cliCommand(env, ['status', '--database-url', 'URL']) : cliCommand(env, ['status', ...dirWords(path.resolve(args.dir), args.fileRun)]);
   if (args.command === 'cancel') {
     if (outcome.outcome === 'cancelled') {
       writers.out(`[cancelled] the run in ${where} is cancelled ${requestWords(request)} (record ${outcome.seq}, turn ${outcome.turn}).`);

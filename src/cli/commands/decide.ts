@@ -23,13 +23,14 @@ import { verdictWords } from '../../approval/decision-trail.ts';
 import type { Decision } from '../../../machines/agent-loop.types.ts';
 import { cliCommand, dirWords } from '../../words/shell-command.ts';
 import { STATE_DIR } from '../state-dir.ts';
+import { fileStoreOf } from '../run-store.ts';
 import { userName } from '../user-name.ts';
 
 const VERDICT: Record<DecideArgs['command'], DecideInput['verdict']> = { approve: 'approved', deny: 'denied', answer: 'answered' };
 
 export async function pendingCommand(args: PendingArgs, env: NodeJS.ProcessEnv, writers: Writers, now = Date.now()): Promise<number> {
   const dir = runDirOf(args.dir);
-  const store = new FileStore(path.join(dir, STATE_DIR));
+  const store = fileStoreOf(dir, args.fileRun);
   const waiting = await pendingDecisions(store);
   if (args.json) {
     writers.out(JSON.stringify(waiting, null, 2));
@@ -50,7 +51,7 @@ export async function pendingCommand(args: PendingArgs, env: NodeJS.ProcessEnv, 
   const next = waiting.find((call) => !call.given && !call.unreadable);
   if (next) {
     const header = (await store.load()).header;
-    for (const line of decisionHintLines(decisionCommandsFor(env, dir, resumeCommandOf(env, dir, header.startedBy)), next)) writers.out(line);
+    for (const line of decisionHintLines(decisionCommandsFor(env, dir, resumeCommandOf(env, dir, header.startedBy, args.fileRun), args.fileRun), next)) writers.out(line);
   }
   for (const line of decidedLines) writers.out(line);
   return EXIT.done;
@@ -61,7 +62,7 @@ const LAST_DECISIONS = 3;
 /** `store`: the run's store (tests pass one whose inbox write they interleave with a run). */
 export async function decideCommand(args: DecideArgs, env: NodeJS.ProcessEnv, writers: Writers, given?: FileStore): Promise<number> {
   const dir = runDirOf(args.dir);
-  const store = given ?? new FileStore(path.join(dir, STATE_DIR), { writeFaults: env.DURABLE_AGENT_FAIL_WRITE, onDecisionPoint: crashPointsOf(env.CRASH_AFTER) });
+  const store = given ?? fileStoreOf(dir, args.fileRun, { writeFaults: env.DURABLE_AGENT_FAIL_WRITE, onDecisionPoint: crashPointsOf(env.CRASH_AFTER) });
   const request = decideInputOf(args);
   const tools = args.input === undefined ? undefined : await toolsOf(store, dir);
   const decision = await decide(store, request, { tools });
@@ -86,7 +87,7 @@ export async function decideCommand(args: DecideArgs, env: NodeJS.ProcessEnv, wr
   }
   writers.out(
     'Written to the run’s inbox; the run takes it up and records it: a run that waits within a second, a run that stopped (exit 7) when ' +
-      `resumed with the command it printed (${resumeHintOf(env, dir, (await store.load()).header)}). ` +
+      `resumed with the command it printed (${resumeHintOf(env, dir, (await store.load()).header, args.fileRun)}). ` +
       'A decision deadline that passes before this decision was given denies the call instead; `durable-agent status` shows what was recorded.',
   );
   return EXIT.done;
@@ -127,20 +128,20 @@ export function givenLine(decision: Decision, name: string): string {
 }
 
 /** The command that resumes a stopped run; a run whose decision policy is not pinned needs its flags again. */
-function resumeHintOf(env: NodeJS.ProcessEnv, dir: string, header: JournalHeader): string {
-  return `${resumeCommandOf(env, dir, header.startedBy)}${header.decisionPolicy ? '' : ' plus the --require-approval it was given'}`;
+function resumeHintOf(env: NodeJS.ProcessEnv, dir: string, header: JournalHeader, runId: string | null): string {
+  return `${resumeCommandOf(env, dir, header.startedBy, runId)}${header.decisionPolicy ? '' : ' plus the --require-approval it was given'}`;
 }
 
 function sameDecision(recorded: Decision, given: Decision): boolean {
   return recorded.verdict === given.verdict && recorded.by === given.by && recorded.at === given.at;
 }
 
-function resumeCommandOf(env: NodeJS.ProcessEnv, dir: string, origin: RunOrigin | undefined): string {
+function resumeCommandOf(env: NodeJS.ProcessEnv, dir: string, origin: RunOrigin | undefined, runId: string | null): string {
   if (origin?.command === 'run') {
     const questions = origin.tools.includes('ask_user') ? ['--allow-questions'] : [];
-    return cliCommand(env, ['run', '--resume', '--model', origin.model, ...dirWords(dir), ...questions]);
+    return cliCommand(env, ['run', '--resume', '--model', origin.model, ...dirWords(dir, runId), ...questions]);
   }
-  if (origin?.command === 'demo' || origin === undefined) return cliCommand(env, ['demo', '--resume', ...dirWords(dir)]);
+  if (origin?.command === 'demo' || origin === undefined) return cliCommand(env, ['demo', '--resume', ...dirWords(dir, runId)]);
   return 'the program or worker that drives it';
 }
 

@@ -26,12 +26,13 @@ export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writer
   return driveCliRun({
     command: 'demo',
     dir,
+    runId: args.runId,
     env,
     writers,
     model,
     tools: demoTools(dir, { paceMs: args.paceMs, jitterMs: args.jitterMs, verify: args.verify }),
     output: { plain: args.plain, verbose: args.verbose },
-    resumeCommand: cliCommand(env, ['demo', '--resume', ...dirWords(dir), ...approvalResumeWords(args.approval, args.resume)]),
+    resumeCommand: cliCommand(env, ['demo', '--resume', ...dirWords(dir, args.runId), ...approvalResumeWords(args.approval, args.resume)]),
     resume: args.resume ? { maxTurns: args.maxTurns, acceptLostRecord: args.acceptLostRecord, allowToolChange: args.allowToolChange, replaceDecisionPolicy: args.replaceDecisionPolicy, message: args.message } : null,
     start: args.resume
       ? null

@@ -13,6 +13,7 @@ import { tableLines } from '../../words/format.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { cliCommand, dirWords } from '../../words/shell-command.ts';
 import { STATE_DIR } from '../state-dir.ts';
+import { fileStoreOf } from '../run-store.ts';
 
 export async function forkCommand(args: ForkArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   if (args.fleetRun !== null) return forkFleet(args, env, writers);
@@ -20,7 +21,7 @@ export async function forkCommand(args: ForkArgs, env: NodeJS.ProcessEnv, writer
   const stat = fs.statSync(dir, { throwIfNoEntry: false });
   if (!stat?.isDirectory()) throw new NoSuchDirectoryError('--dir', dir, stat !== undefined);
   const to = path.resolve(args.to!);
-  const parent = new FileStore(path.join(dir, STATE_DIR));
+  const parent = fileStoreOf(dir, args.fileRun);
   const result = await forkRun({
     from: parent,
     to: new FileStore(path.join(to, STATE_DIR), { writeFaults: env.DURABLE_AGENT_FAIL_WRITE }),

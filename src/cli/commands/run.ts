@@ -1,9 +1,8 @@
 /** `durable-agent run`: a real model on the user's task, with file tools in a directory. */
 import fs from 'node:fs';
 import path from 'node:path';
-import { FileStore } from '../../store/file-store.ts';
 import { fileTools } from '../../tools/file-tools.ts';
-import { STATE_DIR } from '../state-dir.ts';
+import { fileStoreOf } from '../run-store.ts';
 import { type RunArgs, UsageError } from '../args.ts';
 import { driveCliRun } from '../drive-run.ts';
 import { approvalResumeWords } from '../options/approval.ts';
@@ -17,7 +16,7 @@ const RUN_WITHOUT_KEY = 'Set the key and run the same command again; `durable-ag
 export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   const dir = path.resolve(args.dir);
   const system = args.systemFile === undefined ? null : readSystemPrompt(args.systemFile);
-  const modelName = args.model ?? (await startingModelOf(dir));
+  const modelName = args.model ?? (await startingModelOf(dir, args.runId));
   const model = await realModel(modelName, env, args.request, RUN_WITHOUT_KEY, args.stream);
   const mcpConfig = args.mcpConfigFile === undefined ? null : path.resolve(args.mcpConfigFile);
   const { approval } = args;
@@ -26,7 +25,7 @@ export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers:
     '--resume',
     '--model',
     modelName,
-    ...dirWords(dir),
+    ...dirWords(dir, args.runId),
     ...(mcpConfig ? ['--mcp-config-file', mcpConfig] : []),
     ...approvalResumeWords(approval, args.resume),
   ]);
@@ -37,6 +36,7 @@ export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers:
   return driveCliRun({
     command: 'run',
     dir,
+    runId: args.runId,
     env,
     writers,
     model,
@@ -65,8 +65,8 @@ export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers:
 }
 
 /** The model the stored run started with (its header says), for a resume that names none. */
-async function startingModelOf(dir: string): Promise<string> {
-  const store = new FileStore(path.join(dir, STATE_DIR));
+async function startingModelOf(dir: string, runId: string | null): Promise<string> {
+  const store = fileStoreOf(dir, runId);
   try {
     const model = (await store.load()).header.startedBy?.model;
     if (!model) throw new UsageError(`The run in ${store.location} does not say which model started it (an earlier version wrote it): give --model NAME with --resume.`);

@@ -13,9 +13,10 @@ import { EXIT } from '../exit-codes.ts';
 import { formatAgo, formatBytes, formatElapsed, formatUsage, keyValueLines, tableLines } from '../../words/format.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { STATE_DIR } from '../state-dir.ts';
+import { fileStoreOf } from '../run-store.ts';
 
 export async function statusCommand(args: StatusArgs, writers: Writers, now = Date.now()): Promise<number> {
-  const store = new FileStore(path.join(path.resolve(args.dir), STATE_DIR));
+  const store = fileStoreOf(args.dir, args.runId);
   const status = await readRunStatus(store);
   if (args.json) {
     writers.out(JSON.stringify(status, null, 2));
@@ -113,7 +114,7 @@ function journalRecords(count: number, lastSeq: number): string {
 }
 
 export async function historyCommand(args: StatusArgs, writers: Writers): Promise<number> {
-  const store = new FileStore(path.join(path.resolve(args.dir), STATE_DIR));
+  const store = fileStoreOf(args.dir, args.runId);
   const steps = await readRunHistory(store);
   if (args.json) {
     writers.out(JSON.stringify(steps, null, 2));

@@ -7,8 +7,9 @@
  * option's key; the key is the API option's name, with the word of its group in front where the
  * name alone would not say what it is about (`clearTriggerTokens` for `clearToolUses.triggerTokens`);
  * a duration's key ends in `Ms` and its flag drops it (`decisionTimeoutMs` is `--decision-timeout
- * 15m`); a flag that reads its value from a file ends in `-file`; a flag that turns an API option
- * off is `no-` and the option (`--no-stream` for `stream: false`).
+ * 15m`); an id's key ends in `Id` and its flag drops it, the value being the ID (`--run ID` for
+ * `runId`); a flag that reads its value from a file ends in `-file`; a flag that turns an API
+ * option off is `no-` and the option (`--no-stream` for `stream: false`).
  */
 
 export type OptionType = 'boolean' | 'string' | 'integer' | 'duration' | 'decimal' | 'ratio';

@@ -2,6 +2,7 @@
  * Which run a command acts on: the run in a directory (--dir), or a run of the fleet (--run ID,
  * in the PostgreSQL database of --database-url or DURABLE_AGENT_DATABASE_URL).
  */
+import { checkRunId } from '../../store/run-id.ts';
 import { UsageError } from '../usage-error.ts';
 import { option, type ValuesOf } from './option.ts';
 
@@ -17,27 +18,49 @@ export const databaseUrl = option({
   defaultText: '$DURABLE_AGENT_DATABASE_URL',
 });
 export const fleetDatabaseUrl = { ...databaseUrl, help: 'with --run: the PostgreSQL database of the fleet, postgresql://user@host:5432/db' };
-export const fleetRun = (help = 'a run of the fleet (its id, as submit printed it): the decision goes through PostgreSQL (--database-url)') =>
-  option({ key: 'run', type: 'string', value: 'ID', help });
+export const fleetRun = (
+  help = "the run's id: a run by id in DIR's folder of runs, or, with --database-url (or DURABLE_AGENT_DATABASE_URL and no --dir), a run of the fleet",
+) => option({ key: 'run', type: 'string', value: 'ID', help, api: 'StartOptions.runId' });
 
 export const fleetTargetOptions = [readDir, fleetRun(), fleetDatabaseUrl] as const;
 
 export interface FleetTarget {
   dir: string;
-  /** --run ID: a fleet run, in PostgreSQL (--database-url or DURABLE_AGENT_DATABASE_URL); null: the run in dir. */
+  /** Whether --dir was given: --run ID then names a run of DIR even where a fleet database is configured. */
+  dirGiven: boolean;
+  /** --run ID of a fleet run, in PostgreSQL (--database-url or DURABLE_AGENT_DATABASE_URL); null: a run in dir. */
   fleetRun: string | null;
+  /** --run ID of a run in DIR's folder of runs; null with fleetRun null: the run of DIR itself. */
+  fileRun: string | null;
   databaseUrl: string | null;
 }
 
-/** --run ID (with --database-url or DURABLE_AGENT_DATABASE_URL): a fleet run; else the run in --dir. */
+/**
+ * --run ID names a run by its id: of the fleet with --database-url, or with
+ * DURABLE_AGENT_DATABASE_URL set and no --dir (placeRun decides, knowing the environment);
+ * otherwise of DIR's folder of runs. Parsed as a fleet run; placeRun moves it.
+ */
 export function readFleetTarget(command: string, values: ValuesOf<typeof fleetTargetOptions>, cwd: string): FleetTarget {
-  const fleetRun = values.run ?? null;
+  const run = values.run === undefined ? null : checkRunId(values.run);
   const databaseUrl = values.databaseUrl ?? null;
-  if (fleetRun !== null && values.dir !== undefined) {
-    throw new UsageError(`${command} acts on the run in --dir or the fleet run --run ID, not both: give one of them.`);
+  if (values.dir !== undefined && databaseUrl !== null) {
+    throw new UsageError(`${command} acts on a run in --dir or on a run of the fleet at --database-url, not both: give one of them.`);
   }
-  if (fleetRun === null && databaseUrl !== null) {
+  if (run === null && databaseUrl !== null) {
     throw new UsageError(`${command} --database-url needs --run ID: the fleet run (its id, as submit printed it; durable-agent status --database-url lists them).`);
   }
-  return { dir: values.dir ?? cwd, fleetRun, databaseUrl };
+  return { dir: values.dir ?? cwd, dirGiven: values.dir !== undefined, fleetRun: run, fileRun: null, databaseUrl };
+}
+
+/** A file run's id, for the commands that act on runs of a folder only (demo, run, status, history). */
+export const fileRun = option({
+  key: 'run',
+  type: 'string',
+  value: 'ID',
+  help: "the run's id in DIR's folder of runs (DIR/.durable-agent/runs/ID): started once, attached to after",
+  api: 'StartOptions.runId',
+});
+
+export function readFileRun(value: string | undefined): string | null {
+  return value === undefined ? null : checkRunId(value);
 }

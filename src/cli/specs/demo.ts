@@ -7,7 +7,7 @@ import { compactionOptions, readCompaction } from '../options/compaction.ts';
 import { maxTokens, model, readRequest, requestOptions } from '../options/model.ts';
 import { outputOptions } from '../options/output.ts';
 import { readStartResume, startResumeOptions } from '../options/start-resume.ts';
-import { runDir } from '../options/target.ts';
+import { fileRun, readFileRun, runDir } from '../options/target.ts';
 import { traceContent } from '../options/tracing.ts';
 
 const TEN_MINUTES_MS = 600_000;
@@ -44,6 +44,7 @@ export const demoSpec = command({
     '(CRASH_AFTER=after-<point>:<n> does it on purpose, see --list-crash-points) and run it again with --resume.',
   options: [
     runDir,
+    fileRun,
     ...startResumeOptions,
     model('a real Claude model instead of the scripted one (needs ANTHROPIC_API_KEY)'),
     maxTokens,
@@ -66,6 +67,7 @@ export const demoSpec = command({
   parse: (values, { cwd }) => ({
     command: 'demo' as const,
     dir: values.dir ?? cwd,
+    runId: readFileRun(values.run),
     ...readStartResume(values),
     model: values.model,
     maxTokens: values.maxTokens,

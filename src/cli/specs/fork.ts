@@ -1,4 +1,5 @@
 /** `durable-agent fork`: its options and their parse. */
+import { checkRunId } from '../../store/run-id.ts';
 import { UsageError } from '../usage-error.ts';
 import { command } from '../options/command.ts';
 import { option } from '../options/option.ts';
@@ -15,8 +16,10 @@ export interface ForkArgs {
   to: string | null;
   message: string | null;
   maxTurns: number | null;
-  /** --run ID: fork a fleet run; null: the run in dir. */
+  /** --run ID without --to: fork a fleet run; null: a run in dir. */
   fleetRun: string | null;
+  /** --run ID with --to NEWDIR: the run of that id in DIR's folder of runs; null: DIR's own run. */
+  fileRun: string | null;
   databaseUrl: string | null;
   /** With --run: the new fleet run's id (null: a new one). */
   toRun: string | null;
@@ -40,7 +43,7 @@ export const forkSpec = command({
     option({ key: 'to', type: 'string', value: 'NEWDIR', help: 'the directory of the new run; it must hold no run (its tools work on its files)', api: 'ForkOptions.to' }),
     { ...message, help: 'the new run continues the conversation with this user message (only at a record whose state is done)', api: 'ForkOptions.message' },
     { ...maxTurns, help: "with --message: the new run's MAX_TURNS (a total), when the run has no turn left", defaultText: "the run's", api: 'ForkOptions.maxTurns' },
-    fleetRun('a fleet run to fork (its id): the new run goes in the same PostgreSQL database (--database-url)'),
+    fleetRun('the run to fork: with --to, the run of that id in DIR; without, a fleet run (the new run goes in the same PostgreSQL database, --database-url)'),
     fleetDatabaseUrl,
     option({ key: 'toRun', type: 'string', value: 'ID', help: 'with --run: the id of the new fleet run', defaultText: 'a new id' }),
     json,
@@ -52,10 +55,13 @@ export const forkSpec = command({
     'durable-agent fork --database-url postgresql://user@db-host:5432/agents --run ID --at 6',
   ],
   parse: (values, { cwd }): ForkArgs => {
-    const { run, databaseUrl, to, toRun } = values;
-    if (run !== undefined) {
-      if (values.dir !== undefined || to !== undefined) {
-        throw new UsageError('fork --run forks a fleet run into a new fleet run (--to-run ID, or a new id): it takes no --dir or --to. Give one kind of run.');
+    const { databaseUrl, to, toRun } = values;
+    const run = values.run === undefined ? undefined : checkRunId(values.run);
+    // With --to NEWDIR the run forked is a file run (DIR's own, or the one of --run ID there); without, a fleet run.
+    const fleet = run !== undefined && to === undefined;
+    if (fleet) {
+      if (values.dir !== undefined) {
+        throw new UsageError('fork --run ID without --to forks a fleet run into a new fleet run (--to-run ID, or a new id): it takes no --dir. A run by id in DIR is forked with --to NEWDIR.');
       }
     } else {
       if (databaseUrl !== undefined) throw new UsageError('fork --database-url needs --run ID: the fleet run to fork (durable-agent status --database-url lists them).');
@@ -73,7 +79,8 @@ export const forkSpec = command({
       to: to ?? null,
       message: text,
       maxTurns: values.maxTurns ?? null,
-      fleetRun: run ?? null,
+      fleetRun: fleet ? run : null,
+      fileRun: fleet ? null : (run ?? null),
       databaseUrl: databaseUrl ?? null,
       toRun: toRun ?? null,
       json: values.json,

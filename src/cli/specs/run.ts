@@ -8,7 +8,7 @@ import { compactionOptions, readCompaction } from '../options/compaction.ts';
 import { maxTokens, model, noStream, readRequest, requestOptions } from '../options/model.ts';
 import { outputOptions } from '../options/output.ts';
 import { readStartResume, startResumeOptions } from '../options/start-resume.ts';
-import { runDir } from '../options/target.ts';
+import { fileRun, readFileRun, runDir } from '../options/target.ts';
 import { toolConcurrency, toolTimeout } from '../options/tools.ts';
 import { traceContent } from '../options/tracing.ts';
 
@@ -24,6 +24,7 @@ export const runSpec = command({
     option({ key: 'task', type: 'string', value: 'TEXT', help: 'what to do (stored with the run: a resume takes it from there)', api: 'StartOptions.task' }),
     model('the Claude model, e.g. claude-sonnet-4-6 (required; a resume takes the one the run started with)'),
     runDir,
+    fileRun,
     option({
       key: 'systemFile',
       type: 'string',
@@ -71,6 +72,7 @@ export const runSpec = command({
     return {
       command: 'run' as const,
       dir: values.dir ?? cwd,
+      runId: readFileRun(values.run),
       task,
       model: values.model,
       systemFile: values.systemFile,

@@ -2,7 +2,7 @@
 import { UsageError } from '../usage-error.ts';
 import { command } from '../options/command.ts';
 import { json } from '../options/output.ts';
-import { databaseUrl, readDir } from '../options/target.ts';
+import { databaseUrl, fileRun, readDir, readFileRun } from '../options/target.ts';
 
 export interface StatusArgs {
   command: 'status' | 'history';
@@ -12,6 +12,8 @@ export interface StatusArgs {
   json: boolean;
   /** Set: list the runs of a fleet in PostgreSQL instead of the run in DIR. */
   databaseUrl: string | null;
+  /** --run ID: the run of that id in DIR's folder of runs; null: DIR's own run. */
+  runId: string | null;
 }
 
 export const statusSpec = command({
@@ -21,13 +23,17 @@ export const statusSpec = command({
   description:
     'Prints where the run in DIR stands. With --database-url, or with DURABLE_AGENT_DATABASE_URL set and no --dir,\n' +
     "it lists the fleet's runs in PostgreSQL instead; --dir always means the run in that directory.",
-  options: [readDir, databaseUrl, json],
-  examples: ['durable-agent status --dir demo-run', 'durable-agent status --database-url postgresql://user@db-host:5432/agents --json'],
+  options: [readDir, fileRun, databaseUrl, json],
+  examples: ['durable-agent status --dir demo-run', 'durable-agent status --dir my-app --run order-42', 'durable-agent status --database-url postgresql://user@db-host:5432/agents --json'],
   parse: (values, { cwd }): StatusArgs => {
     if (values.dir !== undefined && values.databaseUrl !== undefined) {
       throw new UsageError('status reads either the run in --dir or the fleet at --database-url, not both: give one of them.');
     }
-    return { command: 'status', dir: values.dir ?? cwd, dirGiven: values.dir !== undefined, json: values.json, databaseUrl: values.databaseUrl ?? null };
+    if (values.run !== undefined && values.databaseUrl !== undefined) {
+      throw new UsageError('status --run ID reads a run of DIR\'s folder of runs; status --database-url lists the runs of the fleet, each with its id: give one of them.');
+    }
+    const runId = readFileRun(values.run);
+    return { command: 'status', dir: values.dir ?? cwd, dirGiven: values.dir !== undefined || runId !== null, json: values.json, databaseUrl: values.databaseUrl ?? null, runId };
   },
 });
 
@@ -36,7 +42,14 @@ export const historySpec = command({
   words: [],
   summary: 'every persisted transition of a run: time, state, event, bytes',
   description: 'Prints one line per record of the journal in DIR/.durable-agent/: the run as it was saved, step by step.',
-  options: [readDir, json],
-  examples: ['durable-agent history --dir demo-run'],
-  parse: (values, { cwd }): StatusArgs => ({ command: 'history', dir: values.dir ?? cwd, dirGiven: values.dir !== undefined, json: values.json, databaseUrl: null }),
+  options: [readDir, fileRun, json],
+  examples: ['durable-agent history --dir demo-run', 'durable-agent history --dir my-app --run order-42'],
+  parse: (values, { cwd }): StatusArgs => ({
+    command: 'history',
+    dir: values.dir ?? cwd,
+    dirGiven: values.dir !== undefined,
+    json: values.json,
+    databaseUrl: null,
+    runId: readFileRun(values.run),
+  }),
 });

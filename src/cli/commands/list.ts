@@ -1,0 +1,36 @@
+/** `durable-agent list`: the runs of a folder, by id, with where each stands. */
+import path from 'node:path';
+import { listRuns } from '../../runtime/list-runs.ts';
+import { FileRuns } from '../../store/file-runs.ts';
+import type { ListArgs } from '../args.ts';
+import { EXIT } from '../exit-codes.ts';
+import type { Writers } from '../plain-reporter.ts';
+import { STATE_DIR } from '../state-dir.ts';
+import { formatAgo, tableLines } from '../../words/format.ts';
+
+const TASK_WIDTH = 40;
+
+export async function listCommand(args: ListArgs, writers: Writers, now = Date.now()): Promise<number> {
+  const runs = await listRuns(new FileRuns(path.join(path.resolve(args.dir), STATE_DIR)), args.states ? { states: args.states } : {});
+  if (args.json) {
+    writers.out(JSON.stringify(runs, null, 2));
+    return EXIT.done;
+  }
+  const rows = runs.map((run) => [
+    run.runId,
+    run.state ?? `unreadable: ${run.problem}`,
+    cut(run.task),
+    String(run.turn),
+    run.updatedAt === null ? '-' : formatAgo(run.updatedAt, now),
+    run.parent ?? '-',
+    run.archived ? 'archived' : '-',
+  ]);
+  for (const line of tableLines(['run', 'state', 'task', 'turn', 'last save', 'forked from', 'archived'], rows)) writers.out(line);
+  writers.out(`${runs.length} ${runs.length === 1 ? 'run' : 'runs'} in ${path.join(path.resolve(args.dir), STATE_DIR)}`);
+  return EXIT.done;
+}
+
+function cut(task: string): string {
+  const flat = task.replace(/\s+/g, ' ');
+  return flat.length > TASK_WIDTH ? `${flat.slice(0, TASK_WIDTH - 1)}…` : flat;
+}

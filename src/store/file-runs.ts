@@ -1,0 +1,81 @@
+/**
+ * A folder of runs, each by its id: ROOT/runs/<id>/ is one run's folder, laid out as a run
+ * folder has always been (its journal, lock, inboxes and archive). A folder written before run
+ * ids (its one run at ROOT itself) still opens, resumes and lists: it is one more entry.
+ * Opening a run by id reads nothing but that run's own folder, however many runs there are.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { FileStore, type FileStoreOptions, JOURNAL_FILE } from './file-store.ts';
+import { readJournal } from './journal-reader.ts';
+import { checkRunId } from './run-id.ts';
+import type { LoadedRun } from './store.ts';
+
+export const RUNS_DIR = 'runs';
+const ARCHIVED_JOURNAL = /^journal-.*\.jsonl$/;
+
+/** One run the folder holds: the current run of a run folder, or one of its archived runs. */
+export interface StoredRunEntry {
+  /** The folder's name for the run (its id under runs/); null for the run at the root, whose id is in its header. */
+  readonly folderId: string | null;
+  /** The journal's path. */
+  readonly location: string;
+  readonly archived: boolean;
+  /** The journal from its last snapshot on: enough for where the run stands. */
+  read(): Promise<LoadedRun>;
+}
+
+export class FileRuns {
+  readonly location: string;
+
+  constructor(
+    readonly root: string,
+    private readonly options: FileStoreOptions = {},
+  ) {
+    this.location = root;
+  }
+
+  /** The store of the run with this id (RunIdError for an id that is not a safe name); nothing is read or made. */
+  store(runId: string): FileStore {
+    return new FileStore(path.join(this.root, RUNS_DIR, checkRunId(runId)), { ...this.options, runId });
+  }
+
+  /** Every run of the folder, current and archived, in no particular order. */
+  entries(): StoredRunEntry[] {
+    const entries = runFolderEntries(this.root, null);
+    const byId = path.join(this.root, RUNS_DIR);
+    for (const name of listDir(byId)) {
+      if (fs.statSync(path.join(byId, name), { throwIfNoEntry: false })?.isDirectory()) entries.push(...runFolderEntries(path.join(byId, name), name));
+    }
+    return entries;
+  }
+}
+
+/** The current run of one run folder (if its journal is there) and its archived runs. */
+function runFolderEntries(dir: string, folderId: string | null): StoredRunEntry[] {
+  const entries: StoredRunEntry[] = [];
+  if (fs.existsSync(path.join(dir, JOURNAL_FILE))) {
+    const store = new FileStore(dir, folderId === null ? {} : { runId: folderId });
+    entries.push({ folderId, location: store.journalPath, archived: false, read: () => store.load({ fromLastSnapshot: true }) });
+  }
+  const archive = path.join(dir, 'archive');
+  for (const name of listDir(archive).filter((file) => ARCHIVED_JOURNAL.test(file))) {
+    const file = path.join(archive, name);
+    entries.push({ folderId, location: file, archived: true, read: async () => readArchived(file) });
+  }
+  return entries;
+}
+
+function readArchived(file: string): LoadedRun {
+  const journal = readJournal(file, fs.readFileSync(file), { fromLastSnapshot: true });
+  return { header: journal.header, records: journal.records, tornTail: null, totalBytes: journal.goodLength };
+}
+
+function listDir(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return [];
+    throw error;
+  }
+}
