@@ -54,7 +54,7 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
           : await (await decisions()).decideCommand(args, env, writers);
       case 'list':
         return readsFleet(args, env)
-          ? await (await fleet()).fleetStatusCommand({ ...args, command: 'status', runId: null }, env, writers)
+          ? await (await fleet()).fleetStatusCommand({ ...args, command: 'status', runId: null }, env, writers, args.states)
           : await (await import('./commands/list.ts')).listCommand(args, writers);
       case 'history':
         return await (await import('./commands/status.ts')).historyCommand(args, writers);

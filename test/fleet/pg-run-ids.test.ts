@@ -10,7 +10,9 @@ import { startRun } from '../../src/runtime/run-api.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
 import { endTurnReply, scriptedModel, SimulatedCrash, toolUseReply } from '../../src/testing.ts';
 import { countingTools } from '../helpers/counting-tools.ts';
-import { pool, postgresAvailable, usePostgres } from '../helpers/use-postgres.ts';
+import { runCliAsync } from '../helpers/cli.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
+import { freshDatabase, pool, postgresAvailable, usePostgres, withDb } from '../helpers/use-postgres.ts';
 
 const chargeScript = () => [toolUseReply([{ id: 'toolu_charge', name: 'charge_card', input: { amount: 42 } }]), endTurnReply('charged')];
 const POINTS = ['after-save-start:1', 'after-model-reply:1', 'after-save-a:1', 'after-tool-return:1', 'after-effect-write:1', 'after-save-b:1', 'after-model-reply:2', 'after-save-done:1'];
@@ -47,5 +49,27 @@ describe.skipIf(!postgresAvailable())('run ids on PostgreSQL', () => {
     const before = await records();
     await expect(startRun({ store: new PgRunStore(pool, 'order-43', { leaseMs: 60_000 }), model: scriptedModel(chargeScript()), tools, task: 'Charge order 44' })).rejects.toThrow(RunIdTakenError);
     expect(await records()).toBe(before);
+  });
+
+  it('list --database-url: the runs of the fleet by id with their states; --state picks', async () => {
+    const url = await freshDatabase();
+    await withDb(url, async (db) => {
+      const { tools } = countingTools();
+      const start = (id: string, crashAfter?: string) =>
+        startRun({ store: new PgRunStore(db, id, { leaseMs: 60_000 }), model: scriptedModel(chargeScript()), tools, task: `Charge ${id}`, ...(crashAfter ? { crashAfter } : {}) });
+      await start('order-1');
+      await start('order-2');
+      await expect(start('order-3', 'after-save-a:1')).rejects.toThrow(SimulatedCrash);
+    });
+    const cli = (args: string[]) => runCliAsync(args, { cwd: tempDir() });
+    const all = await cli(['list', '--database-url', url]);
+    expect(all.code, all.stderr).toBe(0);
+    expect(all.stdout).toMatch(/order-1 +done/);
+    expect(all.stdout).toMatch(/order-2 +done/);
+    expect(all.stdout).toMatch(/order-3 +pendingTool/);
+    expect(all.stdout).toContain('3 runs: 2 done, 1 unfinished');
+    const running = await cli(['list', '--database-url', url, '--state', 'running', '--json']);
+    expect(running.code, running.stderr).toBe(0);
+    expect((JSON.parse(running.stdout) as Array<{ id: string }>).map((run) => run.id)).toEqual(['order-3']);
   });
 });

@@ -1,4 +1,5 @@
 /** The fleet commands: migrate the schema, submit runs, run a worker, list runs. */
+import type { AgentStateName } from '../../../machines/agent-loop.types.ts';
 import { migrate } from '../../store/pg/schema.ts';
 import { databaseUrlOf, describeDatabase, openDatabase, openPool } from '../../store/pg/pool.ts';
 import { listRuns, type QueuedRun, type RunSpec, submitRuns } from '../../fleet/run-queue.ts';
@@ -112,7 +113,8 @@ function pausedWords(paused: number): string {
   return paused ? `, ${paused} paused (unpause --run ID lets the fleet go on with one)` : '';
 }
 
-export async function fleetStatusCommand(args: StatusArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
+/** `states`: only the runs resting in these (list --state); null: every run. */
+export async function fleetStatusCommand(args: StatusArgs, env: NodeJS.ProcessEnv, writers: Writers, states: readonly AgentStateName[] | null = null): Promise<number> {
   const url = databaseUrlOf(args.databaseUrl, env, 'status');
   const pool = await openDatabase(url, 1);
   let runs: QueuedRun[];
@@ -121,6 +123,7 @@ export async function fleetStatusCommand(args: StatusArgs, env: NodeJS.ProcessEn
   } finally {
     await pool.end();
   }
+  if (states !== null) runs = runs.filter((run) => states.includes(run.state as AgentStateName));
   if (args.json) {
     writers.out(JSON.stringify(runs, null, 2));
     return EXIT.done;
