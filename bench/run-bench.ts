@@ -6,7 +6,8 @@
  * baseline store (whole checkpoint and whole ledger rewritten with fsync), and the raw floor
  * (the same appends and fsyncs, no logic); then measures resume in fresh processes, and long
  * runs with and without snapshot records at T = 1,000 and 10,000 (--long: and 100,000). Prints one
- * report and writes its figures to bench/results/latest.json (--quick: latest-quick.json).
+ * report (with runs by id: attaching to one run in a folder of 10,000 against one of 10) and
+ * writes its figures to bench/results/latest.json (--quick: latest-quick.json).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -30,6 +31,7 @@ import { checkLongRunTargets, checkTargets } from './targets.ts';
 import { longRunRatios, measureLongRuns } from './long-runs.ts';
 import { longRunRatioLines, longRunTable } from './report.ts';
 import { measureParallelStream, parallelStreamLines, parallelTargets } from './parallel-stream.ts';
+import { attachLines, attachTargets, measureAttachById } from './attach-by-id.ts';
 import { benchRunOptions, benchScript, contentBytesPerTurn, TOOL_RESULT_BYTES } from './workload.ts';
 
 interface Plan {
@@ -216,6 +218,8 @@ async function main(): Promise<void> {
     const longRuns = measureLongRuns(root, process.argv.includes('--long') ? [1000, 10_000, 100_000] : [1000, 10_000], log);
     const longRatios = longRunRatios(longRuns);
     targets.push(...checkLongRunTargets(longRatios));
+    const attach = await measureAttachById(root, [10, 10_000], plan.name === 'full' ? 31 : 11, log);
+    targets.push(...attachTargets(attach));
 
     const loadAtEnd = os.loadavg()[0]!;
     const header =
@@ -249,6 +253,9 @@ async function main(): Promise<void> {
       '',
       'Parallel calls and streamed replies:',
       ...parallelStreamLines(parallelStream),
+      '',
+      'Runs by id (startRun under the id of a finished run: its stored result, nothing run; median, the folders taking turns):',
+      ...attachLines(attach),
     ].join('\n');
     console.log(report);
 
@@ -267,6 +274,7 @@ async function main(): Promise<void> {
       parallelStream,
       longRuns,
       longRunRatios: longRatios,
+      attach,
     };
     const file = fileURLToPath(new URL(`./results/${RESULTS[plan.name]}`, import.meta.url));
     fs.mkdirSync(path.dirname(file), { recursive: true });
