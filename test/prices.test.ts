@@ -10,6 +10,17 @@ describe('estimated cost', () => {
     expect(priceOf('claude-haiku-4-5')?.input).toBe(1);
   });
 
+  it('knows the current lineup at its own rates', () => {
+    expect(priceOf('claude-sonnet-5-5')).toEqual({ input: 2, output: 10, cacheRead: 0.1, cacheWrite: 2.5 });
+    expect(priceOf('claude-opus-5-5')).toEqual({ input: 4, output: 20, cacheRead: 0.2, cacheWrite: 5 });
+    expect(priceOf('claude-fable-5-1')).toEqual({ input: 10, output: 50, cacheRead: 0.25, cacheWrite: 12.5 });
+    expect(priceOf('claude-opus-4-8')?.input).toBe(5);
+  });
+
+  it("gives no price to a model priced by each request's prompt length (Haiku 5.5): a total cannot tell which rate applied", () => {
+    expect(priceOf('claude-haiku-5-5')).toBeNull();
+  });
+
   it('gives no price for an unknown or scripted model rather than a guess', () => {
     expect(priceOf('scripted-demo')).toBeNull();
     expect(priceOf('claude-sonnet-9')).toBeNull();

@@ -18,12 +18,13 @@ import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 import { redactSecrets } from '../util/redact.ts';
 import type { PinnedClearToolUses } from '../store/journal-record.ts';
 import type { Model, ModelRequest, ModelTraits } from './model.ts';
-import { ModelCallError } from './model.ts';
+import { MissingApiKeyError, ModelCallError } from './model.ts';
 import { StreamBrokeOffError, streamMessage } from './anthropic-stream.ts';
 
 export interface AnthropicModelOptions {
   model: string;
-  apiKey: string;
+  /** Default: ANTHROPIC_API_KEY from the environment (MissingApiKeyError when neither is there). */
+  apiKey?: string | undefined;
   /** Another endpoint (a proxy, a gateway, a test server); default: the SDK's, or ANTHROPIC_BASE_URL as the CLI passes it. */
   baseURL?: string | undefined;
   /** Retries after the first attempt of each call (default 4). */
@@ -41,7 +42,10 @@ export interface AnthropicModelOptions {
 export const DEFAULT_MAX_RETRIES = 4;
 export const DEFAULT_TIMEOUT_MS = 600_000;
 
-export function anthropicModel(options: AnthropicModelOptions): Model {
+export function anthropicModel(given: AnthropicModelOptions): Model {
+  const apiKey = given.apiKey ?? process.env['ANTHROPIC_API_KEY'];
+  if (!apiKey) throw new MissingApiKeyError(given.model, 'Pass apiKey to anthropicModel, or set ANTHROPIC_API_KEY; a scripted model (durable-agent/testing) needs none.');
+  const options = { ...given, apiKey };
   const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
   const client = new Anthropic({
     apiKey: options.apiKey,

@@ -94,7 +94,7 @@ export class MissingApiKeyError extends DurableAgentError {
     readonly alternative = 'Without --model, the demo uses a scripted model that needs no key.',
   ) {
     super(
-      `--model ${model} talks to the Anthropic API and needs ANTHROPIC_API_KEY set in the environment ` +
+      `The model ${model} talks to the Anthropic API and needs ANTHROPIC_API_KEY set in the environment ` +
         `(it is read from there only and never stored). Nothing was run. ${alternative}`,
     );
   }

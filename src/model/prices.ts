@@ -1,12 +1,15 @@
 /**
  * List prices of the Claude models this code knows, in US dollars per million tokens: the cost
  * a budget (--max-cost-usd) is checked against, and the cost the live view and status show.
- * Source: Anthropic's pricing page (docs.claude.com/en/docs/about-claude/pricing) as of
- * 2025-11-24, when Claude Opus 4.5 was released; not re-checked since: update the table when
- * prices change. An estimate only: cache writes are priced at the 5-minute rate, long-context,
- * batch and data-residency rates are ignored. Models not listed get no price rather than a
- * guess, and a run with one refuses a cost budget. The scripted model has no price on purpose:
- * its token figures are made up (the tests give a price to a model of their own when needed).
+ * Source: Anthropic's pricing page (platform.claude.com/docs/en/about-claude/pricing) and each
+ * model's page, as of 2026-12-02 (Sonnet 5.5's cache hits at $0.10 since 2026-10-07); update the
+ * table when prices change. An estimate only: cache writes are priced at the 5-minute rate;
+ * long-context, batch and data-residency rates are ignored. Models not listed get no price
+ * rather than a guess, and a run with one refuses a cost budget: Claude Haiku 5.5 among them,
+ * whose rate depends on each request's prompt length (a total cannot tell which applied, and
+ * the lower rate would let a budget overspend), and Fable 5.2 and Mythos 5.2, whose prices this
+ * table has not checked. The scripted model has no price on purpose: its token figures are made
+ * up (the tests give a price to a model of their own when needed).
  */
 import type { TokenUsage } from '../../machines/agent-loop.types.ts';
 
@@ -17,17 +20,34 @@ export interface ModelPrice {
   cacheWrite: number;
 }
 
-const OPUS_4: ModelPrice = { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 };
+const FABLE_5_1: ModelPrice = { input: 10, output: 50, cacheRead: 0.25, cacheWrite: 12.5 };
+const FABLE_5: ModelPrice = { input: 10, output: 50, cacheRead: 1, cacheWrite: 12.5 };
+const OPUS_5_5: ModelPrice = { input: 4, output: 20, cacheRead: 0.2, cacheWrite: 5 };
 const OPUS_4_5: ModelPrice = { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 };
+const OPUS_4: ModelPrice = { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 };
+const SONNET_5_5: ModelPrice = { input: 2, output: 10, cacheRead: 0.1, cacheWrite: 2.5 };
+const SONNET_5: ModelPrice = { input: 2, output: 10, cacheRead: 0.2, cacheWrite: 2.5 };
 const SONNET: ModelPrice = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 };
 const HAIKU_4_5: ModelPrice = { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 };
 const HAIKU_3_5: ModelPrice = { input: 0.8, output: 4, cacheRead: 0.08, cacheWrite: 1 };
 
 const PRICES: Readonly<Record<string, ModelPrice>> = {
+  'claude-fable-5-1': FABLE_5_1,
+  'claude-mythos-5-1': FABLE_5_1,
+  'claude-fable-5': FABLE_5,
+  'claude-mythos-5': FABLE_5,
+  'claude-opus-5-5': OPUS_5_5,
+  'claude-opus-5': OPUS_4_5,
+  'claude-opus-4-8': OPUS_4_5,
+  'claude-opus-4-7': OPUS_4_5,
+  'claude-opus-4-6': OPUS_4_5,
   'claude-opus-4-5': OPUS_4_5,
   'claude-opus-4-1': OPUS_4,
   'claude-opus-4-0': OPUS_4,
   'claude-opus-4': OPUS_4,
+  'claude-sonnet-5-5': SONNET_5_5,
+  'claude-sonnet-5': SONNET_5,
+  'claude-sonnet-4-6': SONNET,
   'claude-sonnet-4-5': SONNET,
   'claude-sonnet-4-0': SONNET,
   'claude-sonnet-4': SONNET,

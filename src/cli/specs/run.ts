@@ -22,7 +22,7 @@ export const runSpec = command({
     'elsewhere) your task and three tools on the files of DIR. Kill it, or lose the network, and go on with --resume.',
   options: [
     option({ key: 'task', type: 'string', value: 'TEXT', help: 'what to do (stored with the run: a resume takes it from there)', api: 'StartOptions.task' }),
-    model('the Claude model, e.g. claude-sonnet-4-6 (required; a resume takes the one the run started with)'),
+    model('the Claude model, e.g. claude-sonnet-5-5 (required; a resume takes the one the run started with)'),
     runDir,
     fileRun,
     option({
@@ -57,10 +57,10 @@ export const runSpec = command({
     traceContent,
   ],
   examples: [
-    'durable-agent run --model claude-sonnet-4-6 --dir my-project --task "Summarise notes.md into summary.md"',
-    'durable-agent run --model claude-sonnet-4-6 --task "Tidy up" --require-approval side-effects --no-wait',
+    'durable-agent run --model claude-sonnet-5-5 --dir my-project --task "Summarise notes.md into summary.md"',
+    'durable-agent run --model claude-sonnet-5-5 --task "Tidy up" --require-approval side-effects --no-wait',
     'durable-agent run --dir my-project --resume',
-    'durable-agent run --model claude-sonnet-4-6 --task "Tidy up" --max-cost-usd 2   # exit 8 once $2 is spent',
+    'durable-agent run --model claude-sonnet-5-5 --task "Tidy up" --max-cost-usd 2   # exit 8 once $2 is spent',
   ],
   parse: (values, { cwd }) => {
     const shared = readStartResume(values);
@@ -68,7 +68,7 @@ export const runSpec = command({
     if (shared.resume && task !== undefined) throw new UsageError('--task is stored with the run: --resume takes it from there. Drop --task, or start a new run with --fresh.');
     if (!shared.resume && task === undefined) throw new UsageError('run needs --task "what to do" (or --resume to go on with a stored run).');
     // A resume takes the model from the run's journal (the model it started with) unless one is given.
-    if (values.model === undefined && !shared.resume) throw new UsageError('run needs --model NAME (a Claude model, e.g. claude-sonnet-4-6); the demo is the command that runs without one.');
+    if (values.model === undefined && !shared.resume) throw new UsageError('run needs --model NAME (a Claude model, e.g. claude-sonnet-5-5); the demo is the command that runs without one.');
     return {
       command: 'run' as const,
       dir: values.dir ?? cwd,
