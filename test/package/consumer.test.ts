@@ -94,12 +94,12 @@ describe('the packed package', () => {
   it("runs the README's programmatic example with plain node: a crash on demand, then the resume", () => {
     fs.writeFileSync(path.join(consumer, 'invoice.mjs'), readmeProgrammaticExample());
     const crashed = run(process.execPath, ['invoice.mjs'], consumer, { CRASH_AFTER: 'after-effect-write:1' });
-    expect(crashed.status).toBe(137);
+    expect(crashed.signal).toBe('SIGKILL');
     expect(crashed.stdout).toBe('');
-    expect(crashed.stderr).toMatch(/^simulated kill at after-effect-write:1 .*resumeRun picks it up\.\n$/);
     const resumed = run(process.execPath, ['invoice.mjs'], consumer);
     expect(resumed.stderr).toBe('');
     expect(resumed.stdout).toBe(EXAMPLE_DONE_OUTPUT);
+    expect(fs.readFileSync(path.join(consumer, 'outbox.txt'), 'utf8').split('\n').filter(Boolean)).toHaveLength(1);
   });
 
   it('type-checks a strict nodenext TypeScript consumer, whose output runs with plain node', () => {

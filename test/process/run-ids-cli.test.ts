@@ -57,6 +57,23 @@ describe('durable-agent --run ID', () => {
     expect(runCli(['list', '--dir', dir, '--state', 'sleeping'], { cwd: dir }).code).toBe(2);
   });
 
+  it('continues a finished conversation by its id (--resume --message), the other runs of the folder untouched', () => {
+    const dir = tempDir();
+    for (const id of ['chat-1', 'chat-2']) expect(runCli(['demo', '--dir', dir, '--run', id, '--plain'], { cwd: dir }).code).toBe(0);
+    const other = fs.readFileSync(path.join(dir, '.durable-agent', 'runs', 'chat-2', 'journal.jsonl'));
+    const cont = runCli(['demo', '--dir', dir, '--run', 'chat-1', '--resume', '--plain', '--message', 'Add the churn figure too.'], { cwd: dir });
+    expect(cont.code, cont.stderr).toBe(0);
+    expect(cont.stdout).toContain('You said: "Add the churn figure too."');
+    const listed = JSON.parse(runCli(['list', '--dir', dir, '--json'], { cwd: dir }).stdout) as Array<{ runId: string; state: string }>;
+    expect(listed.map((run) => [run.runId, run.state]).sort()).toEqual([['chat-1', 'done'], ['chat-2', 'done']]);
+    const status = runCli(['status', '--dir', dir, '--run', 'chat-1'], { cwd: dir });
+    expect(status.stdout).toMatch(/^continued +after turn 3, .*"Add the churn figure too\."$/m);
+    expect(status.stdout).toMatch(/^answer +You said: "Add the churn figure too\."/m);
+    expect(fs.readFileSync(path.join(dir, '.durable-agent', 'runs', 'chat-2', 'journal.jsonl')).equals(other)).toBe(true);
+    const history = runCli(['history', '--dir', dir, '--run', 'chat-1'], { cwd: dir });
+    expect(history.stdout).toMatch(/REOPEN .*continued with the message "Add the churn figure too\."/);
+  });
+
   it('refuses an id with a / or .. before anything is written (exit 2)', () => {
     const dir = tempDir();
     for (const id of ['../x', 'a/b', '..']) {
