@@ -17,6 +17,12 @@ export type { RequireApproval } from './approval/needs-decision.ts';
 export type { CrashAction, CrashHandler } from './runtime/crash-points.ts';
 export type { InspectedRun, RunInspector } from './runtime/run-inspection.ts';
 
+// An agent defined once (model, instructions, tools, policies), versioned: startRun({ agent, task, store }), and a fleet's workers.
+export { defineAgent } from './agent/agent-definition.ts';
+export type { AgentDefinition, AgentSpec } from './agent/agent-definition.ts';
+export type { AgentResumeOptions, AgentStartOptions } from './runtime/run-api.ts';
+export type { PinnedAgent } from './store/journal-record.ts';
+
 // A run from outside (status, history, decisions, cancel, pause, fork, prune): one handle, one options object a call.
 export { openRun } from './runtime/run-handle.ts';
 export type { OpenRunOptions, RunHandle } from './runtime/run-handle.ts';

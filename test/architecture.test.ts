@@ -21,6 +21,7 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ['src/tools'],
   ['src/core'],
   ['src/approval', 'src/budget', 'src/compaction', 'src/control', 'src/telemetry', 'src/mcp', 'src/reconcile', 'src/fork', 'src/prune', 'src/demo'],
+  ['src/agent'],
   ['src/runtime'],
   ['src/fleet'],
   ['src/words'],

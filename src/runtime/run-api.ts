@@ -44,6 +44,8 @@ import { RunDriver } from './run-driver.ts';
 import type { RunTracing } from '../telemetry/run-tracing.ts';
 import { tracedRun, withTracing } from './traced-run.ts';
 import { type Attached, attachTo } from './attach-run.ts';
+import { type AgentDefinition, agentModel } from '../agent/agent-definition.ts';
+import { checkAgentPin, hasAgent, pinOf } from './agent-run.ts';
 import { toolConcurrencyOf } from './tool-scheduler.ts';
 
 export const DEFAULT_MAX_TURNS = 20;
@@ -142,6 +144,12 @@ export interface RunParts {
    * cannot turn it on or off, and may change its numbers. Needs a Claude model through the API.
    */
   clearToolUses?: ClearToolUsesOptions | boolean | undefined;
+  /**
+   * The agent definition the run is driven by (defineAgent): its name and version are pinned in
+   * the header when the run starts, and a resume or attach with another version is refused
+   * (AgentVersionMismatchError) unless the definition declares that version compatible.
+   */
+  agent?: AgentDefinition | undefined;
 }
 
 export interface StartOptions extends RunParts {
@@ -200,7 +208,50 @@ export interface ResumeOptions extends RunParts {
   keepPause?: boolean | undefined;
 }
 
-export async function startRun(options: StartOptions): Promise<RunResult> {
+/** startRun's options with an agent: model and tools come from it unless given. */
+export type AgentStartOptions = Omit<StartOptions, 'model' | 'tools' | 'agent'> & { agent: AgentDefinition; model?: Model | undefined; tools?: readonly ToolDefinition[] | undefined };
+
+/** resumeRun's options with an agent: model and tools come from it unless given. */
+export type AgentResumeOptions = Omit<ResumeOptions, 'model' | 'tools' | 'agent'> & { agent: AgentDefinition; model?: Model | undefined; tools?: readonly ToolDefinition[] | undefined };
+
+/** A start's full options: the agent's parts under what the call gives. */
+async function startOptionsOf(options: AgentStartOptions): Promise<StartOptions> {
+  const { agent } = options;
+  return {
+    ...options,
+    model: options.model ?? (await agentModel(agent)),
+    tools: options.tools ?? agent.tools,
+    system: options.system ?? agent.system,
+    maxTurns: options.maxTurns ?? agent.maxTurns,
+    maxTokens: options.maxTokens ?? agent.maxTokens,
+    requireApproval: options.requireApproval ?? agent.requireApproval,
+    allowQuestions: options.allowQuestions ?? agent.allowQuestions,
+    decisionTimeoutMs: options.decisionTimeoutMs ?? agent.decisionTimeoutMs,
+    budget: options.budget ?? agent.budget,
+    compaction: options.compaction ?? agent.compaction,
+    clearToolUses: options.clearToolUses ?? agent.clearToolUses,
+    agent,
+  };
+}
+
+/**
+ * A resume's full options. What the run pinned when it started (its turns, budget, compaction,
+ * rule for decisions) stays the run's: the agent gives only what a resume needs of it.
+ */
+async function resumeOptionsOf(options: AgentResumeOptions): Promise<ResumeOptions> {
+  const { agent } = options;
+  return {
+    ...options,
+    model: options.model ?? (await agentModel(agent)),
+    tools: options.tools ?? agent.tools,
+    maxTokens: options.maxTokens ?? agent.maxTokens,
+    agent,
+  };
+}
+
+/** With `agent` (defineAgent), the model, tools and policies come from it unless given, and its version is pinned. */
+export async function startRun(given: StartOptions | AgentStartOptions): Promise<RunResult> {
+  const options = hasAgent(given) ? await startOptionsOf(given as AgentStartOptions) : (given as StartOptions);
   return tracedRun(options, 'start', options.command ?? API_COMMAND, (tracing) => start(options, tracing));
 }
 
@@ -241,7 +292,7 @@ async function start(options: StartOptions, tracing: RunTracing | null): Promise
     const decisionPolicy = pinnedPolicyOf(options);
     // Version 3: a run with a budget or with compaction, which a release before them would misread.
     const version = budgeted.budget || compaction || clearToolUses ? JOURNAL_VERSION : canNeedDecisions(decisionPolicy, offeredTools(options)) ? JOURNAL_VERSION_DECISIONS : JOURNAL_VERSION_PLAIN;
-    const header = { format: JOURNAL_FORMAT, version, runId, createdAt: record.at, startedBy, ...(trace ? { trace } : {}), ...(decisionPolicy ? { decisionPolicy } : {}), ...(compaction ? { compaction } : {}), ...(clearToolUses ? { clearToolUses } : {}) } as const;
+    const header = { format: JOURNAL_FORMAT, version, runId, createdAt: record.at, startedBy, ...(trace ? { trace } : {}), ...(decisionPolicy ? { decisionPolicy } : {}), ...(compaction ? { compaction } : {}), ...(clearToolUses ? { clearToolUses } : {}), ...(options.agent ? { agent: pinOf(options.agent) } : {}) } as const;
     const receipt = await store.create(header, record);
     const snapshots = new SnapshotPolicy(snapshotEveryOf(options.snapshotEvery), record, record);
     const driver = new RunDriver({ ...parts, snapshots }, runId, snapshot, { state: 'awaitingModel', context: snapshot.context, ledger: new Map() }, 1);
@@ -261,7 +312,9 @@ async function start(options: StartOptions, tracing: RunTracing | null): Promise
   }
 }
 
-export async function resumeRun(options: ResumeOptions): Promise<RunResult> {
+/** With `agent`, the model and tools come from it unless given; a run pinned to another version of it is refused. */
+export async function resumeRun(given: ResumeOptions | AgentResumeOptions): Promise<RunResult> {
+  const options = hasAgent(given) ? await resumeOptionsOf(given as AgentResumeOptions) : (given as ResumeOptions);
   return tracedRun(options, 'resume', options.command ?? API_COMMAND, (tracing) => resume(options, tracing));
 }
 
@@ -286,6 +339,7 @@ async function resume(options: ResumeOptions, tracing: RunTracing | null, held: 
       acceptLostRecord: options.acceptLostRecord === true,
       // Before the store repairs anything: a resume refused for its origin or its rule changes nothing.
       checkHeader: (header) => {
+        checkAgentPin(store.location, header, options.agent);
         checkOrigin(store.location, header, offeredFor(withPolicy(header)), allowChange);
         pinned = contextSettingsForResume(header, options, toolNamesOf(options), store.location);
       },
@@ -337,6 +391,7 @@ async function attachToStored(store: RunStore, runId: string, options: StartOpti
   if (!(await store.exists())) return null;
   const loaded = await store.load({ fromLastSnapshot: true });
   if (loaded.header.runId !== runId) return null;
+  checkAgentPin(store.location, loaded.header, options.agent);
   const attached = attachTo(loaded, { runId, location: store.location, task: options.task, system: options.system ?? null, model: options.model.name });
   // An ended run is answered from the store: its tools must still be the ones it ran with, as a resume checks.
   if ('result' in attached) checkOrigin(store.location, loaded.header, runOriginOf(options.command ?? API_COMMAND, options.model.name, offeredTools(options)), false);

@@ -78,6 +78,18 @@ export interface JournalHeader {
   compaction?: PinnedCompaction;
   /** The run's tool result clearing (clear_tool_uses_20250919), pinned when it started (version 3); absent: none. */
   clearToolUses?: PinnedClearToolUses;
+  /**
+   * The agent definition the run was started with (defineAgent): its name and version. Only a
+   * definition of that name at that version, or one that declares it compatible, drives the
+   * run on. Absent for a run started from parts (an older reader ignores it).
+   */
+  agent?: PinnedAgent;
+}
+
+/** See JournalHeader.agent. */
+export interface PinnedAgent {
+  name: string;
+  version: string;
 }
 
 /** Where a forked run came from (see JournalHeader.forkedFrom). */
