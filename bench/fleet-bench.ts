@@ -20,7 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { submitRuns, type RunSpec } from '../src/fleet/run-queue.ts';
+import { submitRuns, type DemoRunSpec } from '../src/fleet/run-queue.ts';
 import { scriptedDemoModel, Worker } from '../src/fleet/worker.ts';
 import { releaseLease } from '../src/store/pg/leases.ts';
 import { openDatabase, openPool } from '../src/store/pg/pool.ts';
@@ -28,7 +28,7 @@ import { startPostgres } from '../test/helpers/postgres-server.ts';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const BIN = path.join(REPO, 'bin', 'durable-agent.mjs');
-const SPEC: RunSpec = { kind: 'demo', model: null, maxTurns: 20, paceMs: 0, jitterMs: 0 };
+const SPEC: DemoRunSpec = { kind: 'demo', model: null, maxTurns: 20, paceMs: 0, jitterMs: 0 };
 const POLL_MS = 50;
 /** The claim latency is measured with the workers' default poll interval: what a fleet sees. */
 const CLAIM_POLL_MS = 500;

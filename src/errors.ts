@@ -20,6 +20,7 @@ export { InspectedRunSendError } from './runtime/run-inspection.ts';
 // Agents: a definition that cannot be one, a run pinned to another version of its agent.
 export { AgentDefinitionError } from './agent/agent-definition.ts';
 export { AgentVersionMismatchError } from './runtime/agent-run.ts';
+export { SubmitRefusedError, UnknownAgentError } from './fleet/submit-run.ts';
 
 // Tools: a definition whose input schema cannot be one.
 export { ToolInputSchemaError, type ToolInputSchemaProblem } from './tools/standard-input.ts';

@@ -10,7 +10,7 @@ import { BudgetPriceError, checkBudget } from '../budget/budget.ts';
 import { checkClearToolUses, type ClearToolUsesOptions } from '../compaction/clear-tool-uses.ts';
 import { checkCompactionOptions, type CompactionOptions, CompactionSettingsError } from '../compaction/compaction-settings.ts';
 import { priceOf } from '../model/prices.ts';
-import type { RunSpec } from './run-queue.ts';
+import type { DemoRunSpec } from './run-queue.ts';
 
 export interface RunLimits {
   budget?: Budget | undefined;
@@ -19,7 +19,7 @@ export interface RunLimits {
 }
 
 /** The spec's fields for these limits (absent when not asked for); throws a refusal when a worker could not honour them. */
-export function checkedRunLimits(model: string | null, scriptedName: string, toolNames: readonly string[], limits: RunLimits): Pick<RunSpec, 'budget' | 'compaction' | 'clearToolUses'> {
+export function checkedRunLimits(model: string | null, scriptedName: string, toolNames: readonly string[], limits: RunLimits): Pick<DemoRunSpec, 'budget' | 'compaction' | 'clearToolUses'> {
   const name = model ?? scriptedName;
   const budget = checkBudget(limits.budget);
   if (budget?.maxCostUsd !== undefined && !priceOf(name)) throw new BudgetPriceError(name, budget.maxCostUsd);

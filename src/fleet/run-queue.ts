@@ -4,12 +4,15 @@ import type { Pool } from 'pg';
 import type { Budget } from '../../machines/agent-loop.types.ts';
 import type { ClearToolUsesOptions } from '../compaction/clear-tool-uses.ts';
 import type { CompactionOptions } from '../compaction/compaction-settings.ts';
-import { WORKABLE } from '../store/pg/leases.ts';
+import { type ClaimCondition, WORKABLE } from '../store/pg/leases.ts';
 import { isStoppedAtLimit, type AgentStateName } from '../../machines/agent-loop.types.ts';
 import { type RaiseRequest, raiseProblem } from './raise-run.ts';
 
-/** What a worker needs to drive a run: which task, which model, how paced. */
-export interface RunSpec {
+/** What a worker needs to drive a run: the lesson's demo, or a task for an agent a worker has registered. */
+export type RunSpec = DemoRunSpec | AgentRunSpec;
+
+/** A run of the lesson's demo: which model, how paced. */
+export interface DemoRunSpec {
   kind: 'demo';
   /** A Claude model name; null for the scripted demo model. */
   model: string | null;
@@ -28,6 +31,21 @@ export interface RunSpec {
   clearToolUses?: ClearToolUsesOptions;
 }
 
+/**
+ * A task for an agent (defineAgent) by its name: a worker that has the agent takes it up, and
+ * the version it starts it with is pinned in the run's header. The policies given here are the
+ * run's own, over the agent's (pinned the same way).
+ */
+export interface AgentRunSpec {
+  kind: 'agent';
+  agent: string;
+  task: string;
+  maxTurns?: number;
+  requireApproval?: string[] | 'side-effects';
+  decisionTimeoutMs?: number;
+  budget?: Budget;
+}
+
 export interface QueuedRun {
   id: string;
   state: string;
@@ -40,6 +58,15 @@ export interface QueuedRun {
   /** The raise waiting for a worker to take the run up with it, else null. */
   raise: RaiseRequest | null;
   spec: RunSpec;
+  /** The agent that drives it ('demo' for the lesson's demo). */
+  agent: string;
+  /** The version of the agent the run was started with (pinned in its header); null until a worker starts it, and for the demo. */
+  agentVersion: string | null;
+  /**
+   * For a run no worker may take up because none has registered its agent (at the version it
+   * needs): what it waits for, in words; else null.
+   */
+  waitsForAgent: string | null;
   worker: string | null;
   leaseEpoch: number;
   leaseExpiresAt: string | null;
@@ -59,7 +86,7 @@ export interface QueuedRun {
   forkedFrom: { run: string | null; seq: number } | null;
 }
 
-export async function submitRuns(pool: Pool, spec: RunSpec, count: number): Promise<string[]> {
+export async function submitRuns(pool: Pool, spec: DemoRunSpec, count: number): Promise<string[]> {
   const ids = Array.from({ length: count }, () => randomUUID());
   await pool.query(
     `INSERT INTO da_runs (id, spec, created_at)
@@ -90,6 +117,10 @@ export async function listRuns(pool: Pool): Promise<QueuedRun[]> {
     created_at: Date;
     updated_at: Date;
     forked_from: { fleetRun?: string; seq: number } | null;
+    agent_version: string | null;
+    agent_known: boolean;
+    version_known: boolean;
+    registered: string[] | null;
   }>(
     `SELECT id, state, turn, records, finished, spec, lease_owner, lease_epoch, lease_expires_at,
             coalesce(lease_expires_at > now(), false) AS lease_active,
@@ -99,7 +130,11 @@ export async function listRuns(pool: Pool): Promise<QueuedRun[]> {
             (SELECT c.request ->> 'by' FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'pause') AS paused_by,
             (SELECT c.request ->> 'by' FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'cancel') AS cancel_asked_by,
             (SELECT c.request FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'raise') AS raise,
-            created_at, updated_at, header -> 'forkedFrom' AS forked_from
+            created_at, updated_at, header -> 'forkedFrom' AS forked_from,
+            header #>> '{agent,version}' AS agent_version,
+            EXISTS (SELECT 1 FROM da_agents a WHERE a.name = spec ->> 'agent') AS agent_known,
+            EXISTS (SELECT 1 FROM da_agents a WHERE a.name = spec ->> 'agent' AND a.version = header #>> '{agent,version}') AS version_known,
+            (SELECT array_agg(a.version ORDER BY a.last_seen DESC) FROM da_agents a WHERE a.name = spec ->> 'agent') AS registered
        FROM da_runs WHERE id NOT LIKE '%~archived~%' ORDER BY created_at, id`,
   );
   return rows.map((row) => ({
@@ -111,6 +146,9 @@ export async function listRuns(pool: Pool): Promise<QueuedRun[]> {
     stoppedAtLimit: isStoppedAtLimit(row.state as AgentStateName),
     raise: row.raise !== null && raiseProblem(row.raise) === null ? (row.raise as RaiseRequest) : null,
     spec: row.spec,
+    agent: row.spec.kind === 'agent' ? row.spec.agent : 'demo',
+    agentVersion: row.agent_version,
+    waitsForAgent: row.finished ? null : waitsForAgent(row.spec, row.agent_version, row.agent_known, row.version_known, row.registered ?? []),
     worker: row.lease_owner,
     leaseEpoch: Number(row.lease_epoch),
     leaseExpiresAt: row.lease_expires_at?.toISOString() ?? null,
@@ -127,10 +165,25 @@ export async function listRuns(pool: Pool): Promise<QueuedRun[]> {
 }
 
 /**
+ * What a run of an agent waits for when no worker has registered the agent, or the version the
+ * run started with. A worker whose definition declares that version compatible takes the run
+ * up all the same: the words say what was registered, not what a worker accepts.
+ */
+function waitsForAgent(spec: RunSpec, version: string | null, agentKnown: boolean, versionKnown: boolean, registered: readonly string[]): string | null {
+  if (spec.kind !== 'agent') return null;
+  if (!agentKnown) return `a worker with the agent ${spec.agent}: no worker has registered it (durable-agent worker --agents FILE)`;
+  if (version !== null && !versionKnown) return `a worker with ${spec.agent} at version ${version}, which it started with (registered: ${registered.join(', ')})`;
+  return null;
+}
+
+/**
  * Unfinished runs a worker has, or will have, something to do for: a run that waits for a person
  * counts only while a worker drives it or once its decision is there (or its deadline passed).
  */
-export async function unfinishedRunCount(pool: Pool): Promise<number> {
-  const { rows } = await pool.query<{ n: string }>(`SELECT count(*) AS n FROM da_runs WHERE NOT finished AND (lease_expires_at > now() OR ${WORKABLE})`);
+export async function unfinishedRunCount(pool: Pool, only?: ClaimCondition): Promise<number> {
+  const { rows } = await pool.query<{ n: string }>(
+    `SELECT count(*) AS n FROM da_runs WHERE NOT finished AND (lease_expires_at > now() OR ${WORKABLE})${only ? ` AND ${only.where(1)}` : ''}`,
+    only ? [...only.params] : [],
+  );
   return Number(rows[0]?.n ?? 0);
 }

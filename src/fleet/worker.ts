@@ -24,8 +24,11 @@ import { fleetDemoTools } from './fleet-demo-tools.ts';
 import { WorkSignal } from './work-signal.ts';
 import { STOPPED_AT_LIMIT_STATES } from '../../machines/agent-loop.types.ts';
 import { type RaiseRequest, raiseProblem, raiseWords } from './raise-run.ts';
-import type { RunSpec } from './run-queue.ts';
+import type { DemoRunSpec, RunSpec } from './run-queue.ts';
 import { unfinishedRunCount } from './run-queue.ts';
+import { type AgentDefinition, AgentDefinitionError, agentModel } from '../agent/agent-definition.ts';
+import { drivableRuns, registerAgents } from './agent-registry.ts';
+import type { ClaimCondition } from '../store/pg/leases.ts';
 
 /** Exactly one of each pair is given: the first names are the current ones. */
 type RunConcurrency = { runConcurrency: number; concurrency?: undefined } | { /** @deprecated runConcurrency */ concurrency: number; runConcurrency?: undefined };
@@ -39,8 +42,14 @@ interface WorkerSettings {
   /** Exit once no run is left unfinished in the queue and none is being driven here. */
   exitWhenIdle: boolean;
   log: (line: string) => void;
-  /** Builds the model a run's spec names (a real one needs the API key). */
-  modelFor: (spec: RunSpec) => Promise<Model>;
+  /**
+   * The agents this worker drives (defineAgent): it takes up a run of one of them only at the
+   * version the run started with, or one the definition declares compatible. Registered in
+   * da_agents when the worker starts, so that a run no worker can take up says what it waits for.
+   */
+  agents?: readonly AgentDefinition[] | undefined;
+  /** Builds the model a demo run's spec names (a real one needs the API key); without it, this worker takes up no demo run. */
+  modelFor?: ((spec: DemoRunSpec) => Promise<Model>) | undefined;
   id?: string | undefined;
   /** Traces every run this worker drives (see RunParts.tracer). */
   tracer?: Tracer | undefined;
@@ -71,7 +80,16 @@ export class Worker {
   /** How often to look for work when there is none. */
   private readonly pollIntervalMs: number;
 
+  /** The agents by name, and what the claim takes: demo runs (with modelFor) and runs of these agents at a version they accept. */
+  private readonly agents = new Map<string, AgentDefinition>();
+  private readonly drivable: ClaimCondition;
+
   constructor(private readonly options: WorkerOptions) {
+    for (const agent of options.agents ?? []) {
+      if (this.agents.has(agent.name)) throw new AgentDefinitionError(agent.name, 'a worker was given two agents of that name');
+      this.agents.set(agent.name, agent);
+    }
+    this.drivable = drivableRuns(options.modelFor !== undefined, [...this.agents.values()]);
     this.runConcurrency = options.runConcurrency ?? options.concurrency!;
     this.pollIntervalMs = options.pollIntervalMs ?? options.pollMs!;
     this.id = options.id ?? `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
@@ -81,7 +99,9 @@ export class Worker {
   /** Runs until stop() or, with exitWhenIdle, until the queue is empty. */
   async run(): Promise<void> {
     const { log } = this.options;
-    log(`[worker ${this.id}] started: run concurrency ${this.runConcurrency}, lease ${this.options.leaseMs} ms`);
+    await registerAgents(this.options.pool, [...this.agents.values()], this.id);
+    const drives = [...(this.options.modelFor ? ['demo'] : []), ...[...this.agents.values()].map((agent) => `${agent.name}@${agent.version}`)];
+    log(`[worker ${this.id}] started: run concurrency ${this.runConcurrency}, lease ${this.options.leaseMs} ms; drives ${drives.join(', ') || 'nothing (no agents, no demo)'}`);
     while (!this.stopping) {
       await this.signal.ensure();
       this.woken = false;
@@ -117,7 +137,7 @@ export class Worker {
 
   private async tryClaim(): Promise<Lease | null> {
     try {
-      return await claimNextRun(this.options.pool, this.id, this.options.leaseMs);
+      return await claimNextRun(this.options.pool, this.id, this.options.leaseMs, this.drivable);
     } catch (error) {
       this.options.log(`[worker ${this.id}] cannot claim runs right now (${messageOf(error)}); retrying`);
       return null;
@@ -126,7 +146,7 @@ export class Worker {
 
   private async queueIsEmpty(): Promise<boolean> {
     try {
-      return (await unfinishedRunCount(this.options.pool)) === 0;
+      return (await unfinishedRunCount(this.options.pool, this.drivable)) === 0;
     } catch {
       return false;
     }
@@ -162,12 +182,14 @@ export class Worker {
     try {
       const store = new PgRunStore(pool, lease.runId, { lease });
       const spec = await this.specOf(lease);
+      const agent = spec.kind === 'agent' ? this.agents.get(spec.agent)! : undefined;
       const raise = this.raiseOf(tag, lease);
       let reopened = false;
       const parts = {
         store,
-        model: await this.options.modelFor(spec),
-        tools: this.toolsFor(spec, lease),
+        model: agent ? await agentModel(agent) : await this.options.modelFor!(spec as DemoRunSpec),
+        tools: agent ? agent.tools : this.demoTools(spec as DemoRunSpec, lease),
+        agent,
         observer: (event: RunEvent) => {
           if (event.type === 'reopened') reopened = true;
           this.report(tag, event, raise);
@@ -187,7 +209,7 @@ export class Worker {
       const raised = raise ? { ...(raise.maxTurns !== undefined ? { maxTurns: raise.maxTurns } : {}), ...(raise.budget ? { budget: raise.budget } : {}) } : {};
       const result = resuming
         ? await resumeRun({ ...parts, keepPause: true, ...raised })
-        : await startRun({ ...parts, task: DEMO_TASK, maxTurns: spec.maxTurns, ...policyOf(spec) });
+        : await startRun({ ...parts, task: spec.kind === 'agent' ? spec.task : DEMO_TASK, maxTurns: spec.maxTurns, ...policyOf(spec) });
       // Its REOPEN record deletes the raise; one that could not reopen the run would make it claimable for ever.
       if (lease.raise != null && !reopened) await this.dropRaise(tag, lease, raise, result.status);
       const waits = result.waiting?.map((call) => `${call.tool_use_id} ${call.name}`).join(', ');
@@ -249,11 +271,12 @@ export class Worker {
       const { rows } = await this.options.pool.query<{ spec: RunSpec }>('SELECT spec FROM da_runs WHERE id = $1', [lease.runId]);
       spec = rows[0]?.spec;
     }
-    if (!spec || spec.kind !== 'demo') throw new Error(`run ${lease.runId} has a spec this worker cannot drive: ${JSON.stringify(spec)}`);
+    const drivable = spec?.kind === 'demo' ? this.options.modelFor !== undefined : spec?.kind === 'agent' && this.agents.has(spec.agent);
+    if (!spec || !drivable) throw new Error(`run ${lease.runId} has a spec this worker cannot drive: ${JSON.stringify(spec)}`);
     return spec;
   }
 
-  private toolsFor(spec: RunSpec, lease: Lease): ToolDefinition[] {
+  private demoTools(spec: DemoRunSpec, lease: Lease): ToolDefinition[] {
     return fleetDemoTools(this.options.pool, lease, { paceMs: spec.paceMs, jitterMs: spec.jitterMs });
   }
 
@@ -273,8 +296,8 @@ function policyOf(spec: RunSpec) {
     ...(spec.decisionTimeoutMs ? { decisionTimeoutMs: spec.decisionTimeoutMs } : {}),
     // Kept in the journal at the start (the budget in the run's context, the rest in its header): a resume applies them.
     ...(spec.budget ? { budget: spec.budget } : {}),
-    ...(spec.compaction ? { compaction: spec.compaction } : {}),
-    ...(spec.clearToolUses ? { clearToolUses: spec.clearToolUses } : {}),
+    ...(spec.kind === 'demo' && spec.compaction ? { compaction: spec.compaction } : {}),
+    ...(spec.kind === 'demo' && spec.clearToolUses ? { clearToolUses: spec.clearToolUses } : {}),
   };
 }
 
@@ -283,7 +306,7 @@ export const FLEET_DONE_TEXT = 'Report stored in demo_reports, task complete.';
 export const SCRIPTED_DEMO_MODEL = 'scripted-demo';
 
 /** The model a demo spec names: the scripted demo model, paced as asked. */
-export function scriptedDemoModel(spec: RunSpec): Model {
+export function scriptedDemoModel(spec: DemoRunSpec): Model {
   // afterScript: a run forked with a message (fork --run ID --message) gets an answer to it.
   return scriptedModel(demoScript(FLEET_DONE_TEXT), { name: SCRIPTED_DEMO_MODEL, paceMs: spec.paceMs, jitterMs: spec.jitterMs, afterScript: demoFollowUp });
 }

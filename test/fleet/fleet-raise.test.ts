@@ -219,8 +219,8 @@ describe.skipIf(!postgresAvailable())('raising the limits of a fleet run stopped
            ('done', '{}', 'done', true), ('stopped~archived~2026', '{}', 'stoppedAtBudget', true)`,
       );
       await expect(db.query(`INSERT INTO da_controls (run_id, kind, request) VALUES ('stopped', 'raise', '{}')`)).rejects.toThrow(/da_controls_kind_check/);
-      expect(await migrate(db)).toEqual({ from: 5, to: 6 });
-      expect(await migrate(db)).toEqual({ from: 6, to: 6 });
+      expect(await migrate(db, 6)).toEqual({ from: 5, to: 6 });
+      expect(await migrate(db, 6)).toEqual({ from: 6, to: 6 });
       const { rows } = await db.query<{ id: string; finished: boolean }>('SELECT id, finished FROM da_runs ORDER BY id');
       expect(rows).toEqual([
         { id: 'at-turns', finished: false },

@@ -2,7 +2,7 @@
 import type { AgentStateName } from '../../../machines/agent-loop.types.ts';
 import { migrate } from '../../store/pg/schema.ts';
 import { databaseUrlOf, describeDatabase, openDatabase, openPool } from '../../store/pg/pool.ts';
-import { listRuns, type QueuedRun, type RunSpec, submitRuns } from '../../fleet/run-queue.ts';
+import { type DemoRunSpec, listRuns, type QueuedRun, submitRuns } from '../../fleet/run-queue.ts';
 import type { Pool } from 'pg';
 import { checkDecisionPolicy } from '../../approval/needs-decision.ts';
 import { fleetDemoTools } from '../../fleet/fleet-demo-tools.ts';
@@ -35,7 +35,7 @@ export async function submitCommand(args: SubmitArgs, env: NodeJS.ProcessEnv, wr
   const pool = await openDatabase(url, 2);
   try {
     const model = args.model ?? null;
-    const spec: RunSpec = { kind: 'demo', model, maxTurns: args.maxTurns ?? DEFAULT_MAX_TURNS, paceMs: args.paceMs, jitterMs: args.jitterMs };
+    const spec: DemoRunSpec = { kind: 'demo', model, maxTurns: args.maxTurns ?? DEFAULT_MAX_TURNS, paceMs: args.paceMs, jitterMs: args.jitterMs };
     if (args.requireApproval !== undefined) spec.requireApproval = checkedApprovals(pool, args.requireApproval);
     if (args.decisionTimeoutMs !== undefined) spec.decisionTimeoutMs = args.decisionTimeoutMs;
     const { budget, compaction, clearToolUses } = args;

@@ -36,15 +36,21 @@ export const WORKABLE = `((da_runs.state <> 'awaitingDecision'
    OR EXISTS (SELECT 1 FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'raise'))
   AND NOT EXISTS (SELECT 1 FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'pause'))`;
 
+/** A condition a claim adds, for what the claimer can drive: SQL over da_runs, its parameters numbered from `first` on. */
+export interface ClaimCondition {
+  where(first: number): string;
+  params: readonly unknown[];
+}
+
 /** Claims the oldest unfinished run whose lease is free or expired and that has work to do; null when there is none. */
-export async function claimNextRun(pool: Pool, owner: string, leaseMs: number): Promise<Lease | null> {
+export async function claimNextRun(pool: Pool, owner: string, leaseMs: number, only?: ClaimCondition): Promise<Lease | null> {
   // A released lease has no owner: an owner left on a claimable run is a holder whose lease expired.
   const { rows } = await pool.query<{ id: string; lease_epoch: string; records: number; spec: unknown; raise: unknown; previous_owner: string | null; previous_expiry: Date | null }>(
     `UPDATE da_runs SET lease_owner = $1, lease_epoch = da_runs.lease_epoch + 1,
             lease_expires_at = now() + $2 * interval '1 millisecond', updated_at = now()
        FROM (
         SELECT id, lease_owner AS previous_owner, lease_expires_at AS previous_expiry FROM da_runs
-         WHERE NOT finished AND (lease_expires_at IS NULL OR lease_expires_at < now()) AND ${WORKABLE}
+         WHERE NOT finished AND (lease_expires_at IS NULL OR lease_expires_at < now()) AND ${WORKABLE}${only ? ` AND ${only.where(3)}` : ''}
          ORDER BY created_at, id
          FOR UPDATE SKIP LOCKED
          LIMIT 1) AS previous
@@ -52,7 +58,7 @@ export async function claimNextRun(pool: Pool, owner: string, leaseMs: number): 
       RETURNING da_runs.id, da_runs.lease_epoch, da_runs.records, da_runs.spec,
                 (SELECT c.request FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'raise') AS raise,
                 previous.previous_owner, previous.previous_expiry`,
-    [owner, leaseMs],
+    only ? [owner, leaseMs, ...only.params] : [owner, leaseMs],
   );
   const row = rows[0];
   if (!row) return null;

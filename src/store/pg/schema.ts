@@ -7,7 +7,7 @@ import type { Pool } from 'pg';
 import { SchemaVersionError } from './pg-errors.ts';
 import { inTransaction } from './transaction.ts';
 
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
 const MIGRATIONS: Record<number, string> = {
   1: `
@@ -105,6 +105,30 @@ const MIGRATIONS: Record<number, string> = {
       FOR EACH ROW WHEN (NEW.kind = 'raise') EXECUTE FUNCTION da_work_notify();
     UPDATE da_runs SET finished = false
      WHERE finished AND state IN ('stoppedAtMaxTurns', 'stoppedAtBudget') AND id NOT LIKE '%~archived~%';
+  `,
+  // What drives a run: the definitions workers have registered (name and version), so that a
+  // run that waits for a version no worker has is said to; and a NOTIFY on channel da_rest,
+  // with the run's id, when a run comes to rest (ended, waiting for a person, stopped at a
+  // limit), so that a caller waiting for a run's result wakes at once instead of polling.
+  7: `
+    CREATE TABLE da_agents (
+      name        text NOT NULL,
+      version     text NOT NULL,
+      first_seen  timestamptz NOT NULL DEFAULT now(),
+      last_seen   timestamptz NOT NULL DEFAULT now(),
+      last_worker text,
+      PRIMARY KEY (name, version)
+    );
+    CREATE FUNCTION da_rest_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM pg_notify('da_rest', NEW.id);
+        RETURN NULL;
+      END
+    $$;
+    CREATE TRIGGER da_runs_rested AFTER UPDATE OF state ON da_runs FOR EACH ROW
+      WHEN (NEW.state IS DISTINCT FROM OLD.state
+            AND NEW.state IN ('done', 'failed', 'cancelled', 'awaitingDecision', 'stoppedAtMaxTurns', 'stoppedAtBudget'))
+      EXECUTE FUNCTION da_rest_notify();
   `,
 };
 

@@ -1,0 +1,100 @@
+/**
+ * Queueing a task for an agent, by the run's id: a submit with an id that exists creates
+ * nothing and answers with that run (a client's retry never queues two), and one whose stored
+ * run was submitted with another task, agent or policies is refused with what differs.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Pool } from 'pg';
+import type { Budget } from '../../machines/agent-loop.types.ts';
+import { type AgentDefinition, isAgentDefinition } from '../agent/agent-definition.ts';
+import { RunIdTakenError } from '../runtime/attach-run.ts';
+import { checkRunId } from '../store/run-id.ts';
+import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
+import { agentRegistered } from './agent-registry.ts';
+import type { AgentRunSpec } from './run-queue.ts';
+
+export interface SubmitRunOptions {
+  /** The agent, by its definition or its name. */
+  agent: AgentDefinition | string;
+  task: string;
+  /** The run's id (1 to 128 letters, digits, ".", "_" or "-"); default: a new random one. */
+  runId?: string | undefined;
+  /** The run's own limits and rule for decisions, over the agent's; pinned when a worker starts it. */
+  maxTurns?: number | undefined;
+  requireApproval?: string[] | 'side-effects' | undefined;
+  decisionTimeoutMs?: number | undefined;
+  budget?: Budget | undefined;
+  /**
+   * Queue it although no worker ever registered an agent of that name (a worker that will, not
+   * yet started). Without it such a submit is refused (UnknownAgentError): a misspelt name would
+   * otherwise queue a run no worker ever takes up.
+   */
+  allowUnknownAgent?: boolean | undefined;
+}
+
+export interface SubmittedRun {
+  runId: string;
+  /** False: a run of that id was already queued with the same task, agent and policies; nothing was created. */
+  created: boolean;
+  spec: AgentRunSpec;
+}
+
+export class UnknownAgentError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
+  override readonly name = 'UnknownAgentError';
+  constructor(readonly agent: string) {
+    super(
+      `No worker of this fleet has registered an agent named ${JSON.stringify(agent)}, so no worker would take the run up. Nothing was queued. ` +
+        'Check the name (status lists what the workers drive), start a worker that has it (durable-agent worker --agents FILE), or submit with allowUnknownAgent (--allow-unknown-agent) to queue it for one to come.',
+    );
+  }
+}
+
+export class SubmitRefusedError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
+  override readonly name = 'SubmitRefusedError';
+  constructor(readonly problem: string) {
+    super(`The run cannot be submitted: ${problem}. Nothing was queued.`);
+  }
+}
+
+export async function submitRun(pool: Pool, options: SubmitRunOptions): Promise<SubmittedRun> {
+  const agent = isAgentDefinition(options.agent) ? options.agent.name : options.agent;
+  if (typeof agent !== 'string' || agent === '') throw new SubmitRefusedError('it names no agent');
+  if (typeof options.task !== 'string' || options.task.trim() === '') throw new SubmitRefusedError('its task is empty');
+  const runId = options.runId === undefined ? randomUUID() : checkRunId(options.runId);
+  const spec: AgentRunSpec = {
+    kind: 'agent',
+    agent,
+    task: options.task,
+    ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}),
+    ...(options.requireApproval !== undefined ? { requireApproval: options.requireApproval } : {}),
+    ...(options.decisionTimeoutMs !== undefined ? { decisionTimeoutMs: options.decisionTimeoutMs } : {}),
+    ...(options.budget !== undefined ? { budget: options.budget } : {}),
+  };
+  if (!options.allowUnknownAgent && !isAgentDefinition(options.agent) && !(await agentRegistered(pool, agent))) throw new UnknownAgentError(agent);
+  const { rowCount } = await pool.query(`INSERT INTO da_runs (id, spec, created_at) VALUES ($1, $2::jsonb, clock_timestamp()) ON CONFLICT (id) DO NOTHING`, [runId, JSON.stringify(spec)]);
+  if (rowCount === 1) return { runId, created: true, spec };
+  const { rows } = await pool.query<{ spec: Record<string, unknown> }>('SELECT spec FROM da_runs WHERE id = $1', [runId]);
+  const stored = rows[0]?.spec;
+  // Deleted (pruned) between the insert and this read: the retry is then a new submit.
+  if (!stored) return submitRun(pool, options);
+  const differences = specDifferences(stored, spec);
+  if (differences.length > 0) throw new RunIdTakenError(runId, `the fleet (da_runs)`, differences);
+  return { runId, created: false, spec };
+}
+
+function specDifferences(stored: Record<string, unknown>, given: AgentRunSpec): string[] {
+  const keys = new Set([...Object.keys(stored), ...Object.keys(given)]);
+  const differences: string[] = [];
+  for (const key of [...keys].sort()) {
+    const before = JSON.stringify(stored[key] ?? null);
+    const now = JSON.stringify((given as unknown as Record<string, unknown>)[key] ?? null);
+    if (before !== now) differences.push(`${key}: stored ${shortened(before)}, given ${shortened(now)}`);
+  }
+  return differences;
+}
+
+function shortened(json: string): string {
+  return json.length > 60 ? `${json.slice(0, 57)}…` : json;
+}
