@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { Budget } from '../../machines/agent-loop.types.ts';
 import { type AgentDefinition, isAgentDefinition } from '../agent/agent-definition.ts';
+import { checkDecisionPolicy } from '../approval/needs-decision.ts';
 import { RunIdTakenError } from '../runtime/attach-run.ts';
 import { checkRunId } from '../store/run-id.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
@@ -72,6 +73,8 @@ export async function submitRun(pool: Pool, options: SubmitRunOptions): Promise<
     ...(options.decisionTimeoutMs !== undefined ? { decisionTimeoutMs: options.decisionTimeoutMs } : {}),
     ...(options.budget !== undefined ? { budget: options.budget } : {}),
   };
+  // With the definition at hand, a rule that names a tool it lacks is refused here, not by every worker.
+  if (isAgentDefinition(options.agent)) checkDecisionPolicy({ requireApproval: options.requireApproval, allowQuestions: false }, options.agent.tools);
   if (!options.allowUnknownAgent && !isAgentDefinition(options.agent) && !(await agentRegistered(pool, agent))) throw new UnknownAgentError(agent);
   const { rowCount } = await pool.query(`INSERT INTO da_runs (id, spec, created_at) VALUES ($1, $2::jsonb, clock_timestamp()) ON CONFLICT (id) DO NOTHING`, [runId, JSON.stringify(spec)]);
   if (rowCount === 1) return { runId, created: true, spec };

@@ -27,8 +27,12 @@ import { type RaiseRequest, raiseProblem, raiseWords } from './raise-run.ts';
 import type { DemoRunSpec, RunSpec } from './run-queue.ts';
 import { unfinishedRunCount } from './run-queue.ts';
 import { type AgentDefinition, AgentDefinitionError, agentModel } from '../agent/agent-definition.ts';
+import { DurableAgentError } from '../util/durable-agent-error.ts';
 import { drivableRuns, registerAgents } from './agent-registry.ts';
 import type { ClaimCondition } from '../store/pg/leases.ts';
+
+/** How long a worker leaves a run it was refused to drive before it tries it again. */
+const REFUSED_RUN_PAUSE_MS = 60_000;
 
 /** Exactly one of each pair is given: the first names are the current ones. */
 type RunConcurrency = { runConcurrency: number; concurrency?: undefined } | { /** @deprecated runConcurrency */ concurrency: number; runConcurrency?: undefined };
@@ -83,6 +87,12 @@ export class Worker {
   /** The agents by name, and what the claim takes: demo runs (with modelFor) and runs of these agents at a version they accept. */
   private readonly agents = new Map<string, AgentDefinition>();
   private readonly drivable: ClaimCondition;
+  /**
+   * Runs this worker was refused to drive (a definition that does not fit what the run pinned,
+   * a policy it cannot apply), until when it leaves them: taken up again at once, each would
+   * be refused again, in a loop that does nothing else.
+   */
+  private readonly leftAlone = new Map<string, number>();
 
   constructor(private readonly options: WorkerOptions) {
     for (const agent of options.agents ?? []) {
@@ -137,7 +147,7 @@ export class Worker {
 
   private async tryClaim(): Promise<Lease | null> {
     try {
-      return await claimNextRun(this.options.pool, this.id, this.options.leaseMs, this.drivable);
+      return await claimNextRun(this.options.pool, this.id, this.options.leaseMs, this.claimable());
     } catch (error) {
       this.options.log(`[worker ${this.id}] cannot claim runs right now (${messageOf(error)}); retrying`);
       return null;
@@ -146,10 +156,19 @@ export class Worker {
 
   private async queueIsEmpty(): Promise<boolean> {
     try {
-      return (await unfinishedRunCount(this.options.pool, this.drivable)) === 0;
+      return (await unfinishedRunCount(this.options.pool, this.claimable())) === 0;
     } catch {
       return false;
     }
+  }
+
+  /** What a claim may take: the runs this worker drives, but those it was refused lately. */
+  private claimable(): ClaimCondition {
+    const now = Date.now();
+    for (const [runId, until] of this.leftAlone) if (until <= now) this.leftAlone.delete(runId);
+    const { drivable } = this;
+    const excluded = [...this.leftAlone.keys()];
+    return { where: (first) => `${drivable.where(first)} AND NOT (da_runs.id = ANY($${first + drivable.params.length}::text[]))`, params: [...drivable.params, excluded] };
   }
 
   /** Waits --poll-ms, or less: until a run here ends, work is announced (work-signal.ts) or stop(). */
@@ -225,6 +244,9 @@ export class Worker {
         log(`${tag}: ${error.why}; saved, lease released, not claimed again until unpaused (durable-agent unpause --run ${lease.runId})`);
       } else if (error instanceof RunStoppedError) {
         log(`${tag}: stopped between two steps, saved; releasing the lease`);
+      } else if (error instanceof DurableAgentError && error.kind === 'refused') {
+        this.leftAlone.set(lease.runId, Date.now() + REFUSED_RUN_PAUSE_MS);
+        log(`${tag}: [ALERT] this worker cannot drive it, nothing was run: ${messageOf(error)} (left to other workers; this one tries again in ${REFUSED_RUN_PAUSE_MS / 1000} s)`);
       } else {
         log(`${tag}: stopped by an error, the run is saved up to its last step and will be resumed: ${messageOf(error)}`);
       }

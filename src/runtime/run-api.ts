@@ -325,7 +325,8 @@ async function resume(options: ResumeOptions, tracing: RunTracing | null, held: 
   if (message !== undefined) await checkContinuable(store, message, options.maxTurns);
   const lock = held ?? (await lockRun(options, driverParts(options, tracing)));
   try {
-    const allowChange = options.allowToolChange === true;
+    // A definition that declares the run's version compatible has said its changes are safe for it.
+    const allowChange = options.allowToolChange === true || (await declaredCompatible(store, options.agent));
     // The run's own rule for decisions, pinned when it started, joined with what is given now.
     const withPolicy = (header: JournalHeader): ResumeOptions => ({
       ...options,
@@ -372,6 +373,13 @@ async function resume(options: ResumeOptions, tracing: RunTracing | null, held: 
   } finally {
     if (!held) await lock.release();
   }
+}
+
+/** Whether the agent accepts the run's pinned version as another version of its own (compatibleWith). */
+async function declaredCompatible(store: RunStore, agent: AgentDefinition | undefined): Promise<boolean> {
+  if (!agent?.compatibleWith?.length) return false;
+  const pinned = (await store.load({ fromLastSnapshot: true })).header.agent;
+  return pinned !== undefined && pinned.name === agent.name && pinned.version !== agent.version && agent.compatibleWith.includes(pinned.version);
 }
 
 /** The id a start gives its run: the one asked for, the store's, or none (a new random one). */
