@@ -7,6 +7,8 @@ export { submitRuns, listRuns } from './fleet/run-queue.ts';
 export type { AgentRunSpec, DemoRunSpec, QueuedRun, RunSpec } from './fleet/run-queue.ts';
 export { submitRun } from './fleet/submit-run.ts';
 export type { SubmitRunOptions, SubmittedRun } from './fleet/submit-run.ts';
+export { awaitRun, readFleetRun } from './fleet/await-run.ts';
+export type { AwaitRunOptions, FleetRunResult, FleetRunState } from './fleet/await-run.ts';
 export { Worker } from './fleet/worker.ts';
 export type { WorkerOptions } from './fleet/worker.ts';
 export { pruneFleetRuns } from './fleet/prune-fleet.ts';

@@ -13,6 +13,7 @@ import { forkSpec } from './specs/fork.ts';
 import { listSpec } from './specs/list.ts';
 import { pruneSpec } from './specs/prune.ts';
 import { raiseSpec } from './specs/raise.ts';
+import { resultSpec } from './specs/result.ts';
 import { runSpec } from './specs/run.ts';
 import { historySpec, statusSpec } from './specs/status.ts';
 import { vizSpec } from './specs/viz.ts';
@@ -43,6 +44,7 @@ export const COMMAND_SPECS = [
   dbSpec,
   submitSpec,
   workerSpec,
+  resultSpec,
 ] as const;
 
 /** The arguments of each command, as its parse returns them. */
