@@ -21,7 +21,7 @@ export { InspectedRunSendError } from './runtime/run-inspection.ts';
 export { AgentDefinitionError } from './agent/agent-definition.ts';
 export { AgentVersionMismatchError } from './runtime/agent-run.ts';
 export { SubmitRefusedError, UnknownAgentError } from './fleet/submit-run.ts';
-export { AwaitRunTimeoutError, FleetRunMissingError } from './fleet/await-run.ts';
+export { AwaitRunTimeoutError, FleetRunMissingError } from './fleet/await-run-errors.ts';
 
 // Tools: a definition whose input schema cannot be one.
 export { ToolInputSchemaError, type ToolInputSchemaProblem } from './tools/standard-input.ts';

@@ -27,6 +27,7 @@ const REQUIRED: Record<string, string[]> = {
   prune: ['--keep', '1'],
   unpause: ['--run', 'run-1'],
   raise: ['--run', 'run-1', '--max-turns', '5'],
+  result: ['--run', 'run-1'],
   fork: ['--to', 'new-dir'],
 };
 
@@ -62,13 +63,17 @@ function withOption(command: CommandSpec, option: OptionSpec, value?: string): s
   if (name === 'keep' && command.name === 'prune') needed.splice(needed.indexOf('--keep'), 2);
   // pending/approve/deny/answer: --database-url goes with --run ID (a fleet run).
   if (name === 'database-url' && ['pending', 'approve', 'deny', 'answer', 'cancel', 'pause'].includes(command.name)) needed.push('--run', 'run-1');
-  if (name === 'run' && command.name === 'unpause') needed.length = 0;
+  if (name === 'run' && ['unpause', 'result'].includes(command.name)) needed.length = 0;
   // raise: the option under test in place of the one it needs of the same name.
   if (command.name === 'raise' && needed.includes(`--${name}`)) needed.splice(needed.indexOf(`--${name}`), 2);
   // fork: a fleet run (--run) instead of --to; --max-turns goes with --message.
   if (command.name === 'fork' && ['run', 'database-url', 'to-run'].includes(name)) needed.splice(0, 2, ...(name === 'run' ? [] : ['--run', 'run-1']));
   if (command.name === 'fork' && name === 'max-turns') needed.push('--message', 'more');
   if (command.name === 'fork' && name === 'to') needed.splice(0, 2);
+  // submit: an agent's run (--agent NAME --task TEXT) in place of demo runs, for the options only it takes.
+  if (command.name === 'submit' && ['agent', 'task', 'run', 'allow-unknown-agent'].includes(name)) {
+    needed.splice(0, needed.length, ...['--agent', 'billing', '--task', 'do it'].filter((_, at, all) => all[at - (at % 2)] !== `--${name}`));
+  }
   const given = option.type === 'boolean' ? [`--${name}`] : [`--${name}`, value ?? sampleValue(option)];
   return [command.name, ...needed, ...given];
 }

@@ -149,7 +149,7 @@ describe('a command reads only the options it declares', () => {
     });
     const { values } = readOptions(sloppy as never, ['--declared'], () => {});
     expect(values.declared).toBe(true);
-    expect(() => sloppy.parse(values as never, { positionals: [], cwd: CWD })).toThrow('sloppy reads the option "declard", which its declarations do not have');
+    expect(() => sloppy.parse(values as never, { positionals: [], cwd: CWD, words: [] })).toThrow('sloppy reads the option "declard", which its declarations do not have');
   });
 
   it('fails to compile a parse that reads an undeclared option (tsc runs over this file with the tests)', () => {

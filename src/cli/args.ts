@@ -15,7 +15,7 @@ export type { RequestArgs } from './options/model.ts';
 export type { ControlArgs, UnpauseArgs } from './specs/control.ts';
 export type { DecideArgs, PendingArgs } from './specs/decide.ts';
 export type { DemoArgs } from './specs/demo.ts';
-export type { DbArgs, SubmitArgs, WorkerArgs } from './specs/fleet.ts';
+export type { DbArgs, SubmitAgentArgs, SubmitArgs, WorkerArgs } from './specs/fleet.ts';
 export type { ForkArgs } from './specs/fork.ts';
 export type { ListArgs } from './specs/list.ts';
 export type { PruneArgs } from './specs/prune.ts';
@@ -46,8 +46,8 @@ export function parseArgs(argv: readonly string[], cwd: string, onNote: (line: s
   if (!command) throw new UsageError(`Unknown command "${first}". Commands: ${COMMANDS.map((c) => c.name).join(', ')}. Run durable-agent --help for usage.`);
   if (asksForHelp(rest)) return { command: 'help', topic: command.name };
   if (command.name !== first) onNote(`[deprecated] the command ${first} is now ${command.name}: the old name still works, for now.`);
-  const { values, positionals } = readOptions(command, rest, onNote);
-  return command.parse(values as never, { positionals, cwd });
+  const { values, positionals, words } = readOptions(command, rest, onNote);
+  return command.parse(values as never, { positionals, cwd, words });
 }
 
 function helpAbout(rest: readonly string[]): HelpArgs {

@@ -25,7 +25,7 @@ export function mainHelp(version: string): string {
     ]),
     '',
     ...wrap(
-      'The fleet commands (db, submit, worker, status) take the database from --database-url or ' +
+      'The fleet commands (db, submit, worker, result, and status, list and the others given --run ID) take the database from --database-url or ' +
         'DURABLE_AGENT_DATABASE_URL. Crash drills: CRASH_AFTER=after-<point>:<n> stops the process right after the ' +
         'n-th pass of a point (demo --list-crash-points lists them), CRASH_MODE=sigkill makes that a real SIGKILL, and ' +
         'DURABLE_AGENT_FAIL_WRITE=<point>:<n> makes the n-th write of a point fail as if the disk were full.',

@@ -5,12 +5,12 @@
  * run coming to rest between the read and the wait cannot be missed. A re-read every few seconds
  * is only a safety net, for a notification lost with a connection that died without saying so.
  */
+import { AwaitRunTimeoutError, FleetRunMissingError, type FleetRunState } from './await-run-errors.ts';
 import type { Notification, Pool, PoolClient } from 'pg';
 import { type AgentStateName, isFinishedState, STOPPED_AT_LIMIT_STATES, type TokenUsage, ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 import { runResultOf } from '../runtime/run-result.ts';
 import { foldJournal } from '../store/fold-journal.ts';
 import { PgRunStore } from '../store/pg/pg-store.ts';
-import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 export const REST_CHANNEL = 'da_rest';
 
@@ -20,8 +20,7 @@ export const RESTING_STATES: readonly AgentStateName[] = ['done', 'failed', 'can
 /** How often a wait re-reads the run besides being woken (see the top of this file). */
 export const DEFAULT_RECHECK_MS = 10_000;
 
-/** A machine state, or 'queued' before a worker started the run. */
-export type FleetRunState = AgentStateName | 'queued';
+export type { FleetRunState } from './await-run-errors.ts';
 
 export interface FleetRunResult {
   runId: string;
@@ -52,39 +51,6 @@ export interface AwaitRunOptions {
   signal?: AbortSignal | undefined;
   /** How often the run is re-read besides being woken by the database (a safety net); default 10 s. */
   recheckMs?: number | undefined;
-}
-
-export class FleetRunMissingError extends DurableAgentError {
-  static override readonly kind: ErrorKind = 'refused';
-  override readonly name = 'FleetRunMissingError';
-  constructor(readonly runId: string) {
-    super(
-      `The fleet has no run with the id ${JSON.stringify(runId)}. Nothing was read. ` +
-        'Check the id (submit prints it; status --database-url lists the runs) and that this is the fleet\'s database (--database-url or DURABLE_AGENT_DATABASE_URL).',
-    );
-  }
-}
-
-export class AwaitRunTimeoutError extends DurableAgentError {
-  // Only the wait stopped: the run is intact and goes on in the fleet, as after an interrupt.
-  static override readonly kind: ErrorKind = 'stopped';
-  override readonly name = 'AwaitRunTimeoutError';
-  constructor(
-    readonly runId: string,
-    readonly timeoutMs: number,
-    /** The run's state when last read before the wait gave up; null: the database could not be read meanwhile. */
-    readonly lastState: FleetRunState | null,
-  ) {
-    super(
-      `Fleet run ${runId} did not come to rest within ${durationWords(timeoutMs)} (${lastState === null ? 'the database could not be read meanwhile' : `it is ${lastState}`}); ` +
-        'it goes on in the fleet regardless. ' +
-        `Wait again with a longer timeout (awaitRun, or durable-agent result --run ${runId} --wait --timeout DURATION), or see what it does with status.`,
-    );
-  }
-}
-
-function durationWords(ms: number): string {
-  return ms >= 1_000 && ms % 1_000 === 0 ? `${ms / 1_000} s` : `${ms} ms`;
 }
 
 /** Waits until the run rests, and returns its result; see the top of this file. */
@@ -336,3 +302,5 @@ class RestListener {
     this.wake?.();
   }
 }
+
+export { AwaitRunTimeoutError, FleetRunMissingError } from './await-run-errors.ts';

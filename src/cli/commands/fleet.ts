@@ -11,7 +11,9 @@ import { checkedRunLimits } from '../../fleet/run-limits.ts';
 import { raiseWords } from '../../fleet/raise-run.ts';
 import { DEFAULT_LEASE_MS } from '../../store/pg/pg-store.ts';
 import { DEFAULT_MAX_TURNS } from '../../runtime/run-api.ts';
-import type { DbArgs, StatusArgs, SubmitArgs, WorkerArgs } from '../args.ts';
+import type { DbArgs, StatusArgs, SubmitAgentArgs, SubmitArgs, WorkerArgs } from '../args.ts';
+import { submitRun } from '../../fleet/submit-run.ts';
+import { loadAgents } from '../agents-module.ts';
 import { EXIT } from '../exit-codes.ts';
 import { tableLines } from '../../words/format.ts';
 import type { Writers } from '../plain-reporter.ts';
@@ -31,6 +33,7 @@ export async function dbCommand(args: DbArgs, env: NodeJS.ProcessEnv, writers: W
 }
 
 export async function submitCommand(args: SubmitArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
+  if (args.kind === 'agent') return submitAgentCommand(args, env, writers);
   const url = databaseUrlOf(args.databaseUrl, env, 'submit');
   const pool = await openDatabase(url, 2);
   try {
@@ -43,6 +46,24 @@ export async function submitCommand(args: SubmitArgs, env: NodeJS.ProcessEnv, wr
     const ids = await submitRuns(pool, spec, args.count);
     for (const id of ids) writers.out(id);
     writers.err(`[submit] ${ids.length} demo run(s) queued in ${describeDatabase(url)}; start workers with: durable-agent worker --database-url URL`);
+    return EXIT.done;
+  } finally {
+    await pool.end();
+  }
+}
+
+async function submitAgentCommand(args: SubmitAgentArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
+  const url = databaseUrlOf(args.databaseUrl, env, 'submit');
+  const pool = await openDatabase(url, 2);
+  try {
+    const { agent, task, runId, allowUnknownAgent, maxTurns, requireApproval, decisionTimeoutMs, budget } = args;
+    const submitted = await submitRun(pool, { agent, task, runId, allowUnknownAgent, maxTurns, requireApproval, decisionTimeoutMs, budget });
+    writers.out(submitted.runId);
+    writers.err(
+      submitted.created
+        ? `[submit] a run of ${agent} queued in ${describeDatabase(url)}; a worker with it takes it up (durable-agent worker --agents FILE); result: durable-agent status --database-url URL`
+        : `[submit] the run ${submitted.runId} was queued already with this task: nothing new was queued`,
+    );
     return EXIT.done;
   } finally {
     await pool.end();
@@ -67,11 +88,14 @@ const WORKER_WITHOUT_KEY = 'Set it in the environment of every worker; runs subm
 
 export async function workerCommand(args: WorkerArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   const url = databaseUrlOf(args.databaseUrl, env, 'worker');
+  // Before anything is opened: a module that cannot give agents stops the worker here.
+  const agents = args.agents === undefined ? [] : await loadAgents(args.agents, process.cwd());
   const traces = await openTraceExport(env, args.traceContent);
   const pool = await openDatabase(url, args.runConcurrency * 3 + 2);
   const worker = new Worker({
     ...traceOptions(traces),
     pool,
+    agents,
     runConcurrency: args.runConcurrency,
     leaseMs: args.leaseMs ?? DEFAULT_LEASE_MS,
     exitWhenIdle: args.exitWhenIdle,
@@ -106,6 +130,7 @@ function stateNote(run: QueuedRun): string {
   if (run.pausedBy !== null) return ` (paused by ${run.pausedBy})`;
   if (run.raise !== null) return ` (raised: ${raiseWords(run.raise)}; to be taken up)`;
   if (run.stoppedAtLimit) return ' (stopped, resumable: raise --run ID)';
+  if (run.waitsForAgent !== null) return ` (waits for ${run.waitsForAgent})`;
   return '';
 }
 
@@ -138,8 +163,9 @@ export async function fleetStatusCommand(args: StatusArgs, env: NodeJS.ProcessEn
     run.leaseActive ? (run.leaseExpiresAt ?? '-') : '-',
     run.awaiting === null ? '-' : `${run.awaiting} since ${run.awaitingSince ?? '?'}${run.decisionGiven ? ' (decided, to be taken up)' : ''}`,
     run.forkedFrom ? `${run.forkedFrom.run ?? '?'} at record ${run.forkedFrom.seq}` : '-',
+    run.agentVersion === null ? run.agent : `${run.agent}@${run.agentVersion}`,
   ]);
-  for (const line of tableLines(['run', 'state', 'turn', 'records', 'worker', 'epoch', 'lease until', 'waits for a person', 'forked from'], rows)) writers.out(line);
+  for (const line of tableLines(['run', 'state', 'turn', 'records', 'worker', 'epoch', 'lease until', 'waits for a person', 'forked from', 'agent'], rows)) writers.out(line);
   const done = runs.filter((run) => run.state === 'done').length;
   const waiting = runs.filter((run) => run.awaiting !== null).length;
   writers.out(

@@ -13,6 +13,8 @@ export interface ParseContext {
   readonly positionals: readonly string[];
   /** Where a path option's default (the current directory) comes from. */
   readonly cwd: string;
+  /** The command's words that were given (all of them, unless the command's words are optional). */
+  readonly words: readonly string[];
 }
 
 export interface CommandSpec<Options extends readonly OptionSpec[] = readonly OptionSpec[], Args = unknown> {
@@ -21,6 +23,8 @@ export interface CommandSpec<Options extends readonly OptionSpec[] = readonly Op
   readonly aliases?: readonly string[];
   /** Words that must follow the command, in order: `db migrate`, `submit demo`. */
   readonly words: readonly string[];
+  /** The words may be left out, where an option stands for them (`submit --agent NAME` for `submit demo`): parse decides. */
+  readonly wordsOptional?: boolean;
   /** Values that must follow the words, in order (all required). */
   readonly arguments?: readonly ArgumentSpec[];
   /** The synopsis after `durable-agent`, where the options alone do not say what is required. */

@@ -15,6 +15,7 @@ export interface ReadOptions {
   /** By key, every declared option present (undefined when absent, defaults filled in). */
   values: Record<string, Value>;
   positionals: string[];
+  words: string[];
 }
 
 interface Accepted {
@@ -45,7 +46,7 @@ export function readOptions(command: CommandSpec, args: readonly string[], onNot
         words.push(token.value);
         continue;
       }
-      if (words.length === command.words.length && positionals.length < wanted.length) {
+      if ((words.length === command.words.length || command.wordsOptional) && positionals.length < wanted.length) {
         positionals.push(token.value);
         continue;
       }
@@ -63,7 +64,7 @@ export function readOptions(command: CommandSpec, args: readonly string[], onNot
     if (alias) onNote(`[deprecated] --${alias.flag} is now ${flag}: the old name still works, for now.`);
     values[option.key] = valueOf(option, `--${token.name}`, token.value, token.inlineValue, alias, onNote);
   }
-  if (words.length < command.words.length) throw new UsageError(`${command.name} needs: ${usageOf(command)}. Run ${helpHint(command)} for usage.`);
+  if (words.length < command.words.length && !command.wordsOptional) throw new UsageError(`${command.name} needs: ${usageOf(command)}. Run ${helpHint(command)} for usage.`);
   const missing = wanted.slice(positionals.length);
   if (missing.length > 0) {
     throw new UsageError(`${command.name} needs ${missing.map((arg) => `${arg.name} (${arg.help})`).join(' and ')}: ${usageOf(command)}. Run ${helpHint(command)} for usage.`);
@@ -71,7 +72,7 @@ export function readOptions(command: CommandSpec, args: readonly string[], onNot
   for (const option of command.options) {
     if (option.default !== undefined && values[option.key] === undefined) values[option.key] = option.default;
   }
-  return { values: strictValues(command, values), positionals };
+  return { values: strictValues(command, values), positionals, words };
 }
 
 /** Every flag the command accepts, its own and its old ones, with the option each sets. */

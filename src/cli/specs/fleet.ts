@@ -11,6 +11,7 @@ import { model, readRequest, requestOptions, type RequestArgs } from '../options
 import { maxTurns } from '../options/start-resume.ts';
 import { databaseUrl } from '../options/target.ts';
 import { traceContent } from '../options/tracing.ts';
+import { UsageError } from '../usage-error.ts';
 import { jitter, pace } from './demo.ts';
 
 const TEN_MINUTES_MS = 600_000;
@@ -21,7 +22,24 @@ export interface DbArgs {
   databaseUrl: string | null;
 }
 
-export interface SubmitArgs {
+export type SubmitArgs = SubmitDemoArgs | SubmitAgentArgs;
+
+/** `submit --agent NAME --task TEXT`: one task for a registered agent, under its run id. */
+export interface SubmitAgentArgs {
+  command: 'submit';
+  kind: 'agent';
+  databaseUrl: string | null;
+  agent: string;
+  task: string;
+  runId: string | undefined;
+  allowUnknownAgent: boolean;
+  maxTurns: number | undefined;
+  requireApproval: string[] | 'side-effects' | undefined;
+  decisionTimeoutMs: number | undefined;
+  budget: Budget | undefined;
+}
+
+export interface SubmitDemoArgs {
   command: 'submit';
   kind: 'demo';
   databaseUrl: string | null;
@@ -41,6 +59,8 @@ export interface SubmitArgs {
 export interface WorkerArgs {
   command: 'worker';
   databaseUrl: string | null;
+  /** --agents FILE: the module whose agent definitions this worker drives (besides demo runs). */
+  agents: string | undefined;
   runConcurrency: number;
   exitWhenIdle: boolean;
   leaseMs: number | undefined;
@@ -59,43 +79,86 @@ export const dbSpec = command({
   parse: (values): DbArgs => ({ command: 'db', action: 'migrate', databaseUrl: values.databaseUrl ?? null }),
 });
 
+/** What `submit` for an agent gives its run, over the agent's own. */
+const agentOnly = new Set(['agent', 'task', 'run', 'allowUnknownAgent']);
+const demoOnly = new Set(['count', 'model', 'paceMs', 'jitterMs', 'compact', 'contextWindow', 'compactTriggerRatio', 'clearToolUses', 'clearTriggerTokens', 'clearKeep', 'clearAtLeast', 'clearExcludeTools', 'clearToolInputs']);
+
 export const submitSpec = command({
   name: 'submit',
   words: ['demo'],
-  summary: 'queue demo runs for the workers of a fleet',
-  description: 'Queues COUNT demo runs in the fleet database and prints their ids; workers pick them up.',
+  wordsOptional: true,
+  synopsis: 'submit (--agent NAME --task TEXT [--run ID] | demo [--count N]) [options]',
+  summary: "queue a task for one of the fleet's agents, or demo runs, for the workers",
+  description:
+    'With --agent, queues one run of TASK for the agent of that name (a worker started with --agents FILE that\n' +
+    'has it takes it up) and prints its id; with --run ID, a submit that finds that run queued already creates\n' +
+    'nothing and prints it again (a retry never queues two), and one with another task or agent is refused.\n' +
+    'The limits and the approval rule given are the run\'s own, over the agent\'s. With demo, queues COUNT demo runs.',
   options: [
     databaseUrl,
-    option({ key: 'count', type: 'integer', value: 'N', help: 'how many runs to queue', min: 1, max: 10_000, default: 1 }),
-    model('a real Claude model instead of the scripted one (the workers need ANTHROPIC_API_KEY)'),
-    { ...maxTurns, help: 'each run stops cleanly after N tool-using turns', defaultText: '20' },
+    option({ key: 'agent', type: 'string', value: 'NAME', help: 'the agent that runs the task (as its definition names it)', api: 'SubmitRunOptions.agent' }),
+    option({ key: 'task', type: 'string', value: 'TEXT', help: "the run's task (its first user message)", api: 'SubmitRunOptions.task' }),
+    option({ key: 'run', type: 'string', value: 'ID', help: "the run's id: a submit under an id that is queued already creates nothing (default: a new one)", api: 'SubmitRunOptions.runId' }),
+    option({ key: 'allowUnknownAgent', type: 'boolean', help: 'queue it although no worker has registered that agent yet', api: 'SubmitRunOptions.allowUnknownAgent' }),
+    option({ key: 'count', type: 'integer', value: 'N', help: 'how many demo runs to queue', min: 1, max: 10_000, default: 1 }),
+    model('a real Claude model for demo runs instead of the scripted one (the workers need ANTHROPIC_API_KEY)'),
+    { ...maxTurns, help: 'each run stops cleanly after N tool-using turns', defaultText: "the agent's, or 20" },
     pace,
     jitter,
     { ...requireApproval, help: requireApproval.help + '; pinned in each run: a waiting run holds no lease and is taken up once decided (approve --run ID)' },
     decisionTimeout,
-    { ...maxCostUsd, help: "each run's worker stops it (final state stoppedAtBudget) before a model call once it has cost USD dollars at list prices (needs --model with a price)" },
+    { ...maxCostUsd, help: "each run's worker stops it (final state stoppedAtBudget) before a model call once it has cost USD dollars at list prices (needs a model with a price)" },
     { ...maxTotalTokens, help: "each run's worker stops it (final state stoppedAtBudget) before a model call once it has used N tokens" },
     ...compactionOptions,
   ],
   examples: [
+    'durable-agent submit --agent billing --task "Invoice ACME for 120 EUR." --run invoice-acme-120',
     'durable-agent submit demo --count 30 --pace 100ms',
     'durable-agent submit demo --require-approval write_report',
     'durable-agent submit demo --count 10 --max-total-tokens 20000 --compact client --context-window 8000',
   ],
-  parse: (values): SubmitArgs => ({
-    command: 'submit',
-    kind: 'demo',
-    databaseUrl: values.databaseUrl ?? null,
-    count: values.count,
-    model: values.model,
-    maxTurns: values.maxTurns,
-    paceMs: values.paceMs,
-    jitterMs: values.jitterMs,
-    requireApproval: requiredApprovals(values.requireApproval),
-    decisionTimeoutMs: values.decisionTimeoutMs,
-    budget: readBudget(values),
-    ...readCompaction(values),
-  }),
+  parse: (values, { words }): SubmitArgs => {
+    const given = (keys: Set<string>) => [...keys].filter((key) => {
+      const value = (values as Record<string, unknown>)[key];
+      return value !== undefined && value !== false && !(key === 'count' && value === 1) && !((key === 'paceMs' || key === 'jitterMs') && value === 0);
+    });
+    if (values.agent !== undefined) {
+      if (words.length > 0) throw new UsageError('submit takes either demo or --agent NAME, not both: give one of them.');
+      const demoFlags = given(demoOnly);
+      if (demoFlags.length > 0) throw new UsageError(`${demoFlags.map((key) => `--${key.replace(/Ms$/, '').replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')} ${demoFlags.length === 1 ? 'is' : 'are'} for demo runs: an agent's run takes its model and context settings from its definition.`);
+      if (values.task === undefined || values.task.trim() === '') throw new UsageError('submit --agent NAME needs --task TEXT: what the run is to do.');
+      return {
+        command: 'submit',
+        kind: 'agent',
+        databaseUrl: values.databaseUrl ?? null,
+        agent: values.agent,
+        task: values.task,
+        runId: values.run,
+        allowUnknownAgent: values.allowUnknownAgent,
+        maxTurns: values.maxTurns,
+        requireApproval: requiredApprovals(values.requireApproval),
+        decisionTimeoutMs: values.decisionTimeoutMs,
+        budget: readBudget(values),
+      };
+    }
+    if (words.length === 0) throw new UsageError('submit needs --agent NAME --task TEXT (a task for an agent) or demo (demo runs). Run durable-agent submit --help for usage.');
+    const agentFlags = given(agentOnly);
+    if (agentFlags.length > 0) throw new UsageError(`--task, --run and --allow-unknown-agent are for a run of an agent (submit --agent NAME), not for demo runs.`);
+    return {
+      command: 'submit',
+      kind: 'demo',
+      databaseUrl: values.databaseUrl ?? null,
+      count: values.count,
+      model: values.model,
+      maxTurns: values.maxTurns,
+      paceMs: values.paceMs,
+      jitterMs: values.jitterMs,
+      requireApproval: requiredApprovals(values.requireApproval),
+      decisionTimeoutMs: values.decisionTimeoutMs,
+      budget: readBudget(values),
+      ...readCompaction(values),
+    };
+  },
 });
 
 export const workerSpec = command({
@@ -107,6 +170,13 @@ export const workerSpec = command({
     'SIGTERM or Ctrl-C (each run is saved and its lease released).',
   options: [
     databaseUrl,
+    option({
+      key: 'agents',
+      type: 'string',
+      value: 'FILE',
+      help: 'a module of agent definitions (its exports made with defineAgent) whose runs this worker drives, besides demo runs',
+      api: 'WorkerOptions.agents',
+    }),
     option({
       key: 'runConcurrency',
       type: 'integer',
@@ -144,10 +214,11 @@ export const workerSpec = command({
     ...requestOptions,
     traceContent,
   ],
-  examples: ['durable-agent worker --run-concurrency 4 --exit-when-idle'],
+  examples: ['durable-agent worker --run-concurrency 4 --exit-when-idle', 'durable-agent worker --agents ./agents.mjs --run-concurrency 8'],
   parse: (values): WorkerArgs => ({
     command: 'worker',
     databaseUrl: values.databaseUrl ?? null,
+    agents: values.agents,
     runConcurrency: values.runConcurrency,
     exitWhenIdle: values.exitWhenIdle,
     leaseMs: values.leaseMs,

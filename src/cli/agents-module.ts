@@ -1,0 +1,48 @@
+/**
+ * `worker --agents FILE`: the user's module of agent definitions, loaded by plain node (an ES
+ * module, or CommonJS; JavaScript, or TypeScript built to it). Its definitions are its exports
+ * made with defineAgent: the default export (one, or an array), and every named export that is
+ * one (or an array of them). A module that cannot be loaded, holds none, or two of one name is
+ * refused before the worker claims anything.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { type AgentDefinition, isAgentDefinition } from '../agent/agent-definition.ts';
+import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
+
+export class AgentsModuleError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
+  override readonly name = 'AgentsModuleError';
+  constructor(
+    readonly file: string,
+    readonly problem: string,
+  ) {
+    super(`--agents ${file}: ${problem}. The worker did not start.`);
+  }
+}
+
+export async function loadAgents(file: string, cwd: string): Promise<AgentDefinition[]> {
+  const absolute = path.resolve(cwd, file);
+  if (!fs.existsSync(absolute)) throw new AgentsModuleError(file, `there is no such file (looked for ${absolute})`);
+  let exported: Record<string, unknown>;
+  try {
+    exported = (await import(pathToFileURL(absolute).href)) as Record<string, unknown>;
+  } catch (error) {
+    const why = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    throw new AgentsModuleError(file, `the module could not be loaded (${why.split('\n')[0]}); it must load with plain node (a .ts file must be built to JavaScript first)`);
+  }
+  const found = new Set<AgentDefinition>();
+  for (const value of Object.values(exported)) {
+    for (const candidate of Array.isArray(value) ? value : [value]) if (isAgentDefinition(candidate)) found.add(candidate);
+  }
+  const agents = [...found];
+  if (agents.length === 0) {
+    throw new AgentsModuleError(file, `it exports no agent definition (exports: ${Object.keys(exported).join(', ') || 'none'}); export what defineAgent({ name, model, tools }) returns`);
+  }
+  const names = new Map<string, number>();
+  for (const agent of agents) names.set(agent.name, (names.get(agent.name) ?? 0) + 1);
+  const twice = [...names].filter(([, count]) => count > 1).map(([name]) => name);
+  if (twice.length > 0) throw new AgentsModuleError(file, `it exports two agents named ${twice.join(', ')}: give each its own name`);
+  return agents;
+}
