@@ -21,6 +21,8 @@ export { InspectedRunSendError } from './runtime/run-inspection.ts';
 export { AgentDefinitionError } from './agent/agent-definition.ts';
 export { AgentVersionMismatchError } from './runtime/agent-run.ts';
 export { SubmitRefusedError, UnknownAgentError } from './fleet/submit-run.ts';
+export { DrillPathError, SideEffectTwiceError } from './drill/drill-errors.ts';
+export { DrillScriptError } from './drill/drill-script.ts';
 export { AwaitRunTimeoutError, FleetRunMissingError } from './fleet/await-run-errors.ts';
 
 // Tools: a definition whose input schema cannot be one.
