@@ -28,6 +28,7 @@ const REQUIRED: Record<string, string[]> = {
   unpause: ['--run', 'run-1'],
   raise: ['--run', 'run-1', '--max-turns', '5'],
   result: ['--run', 'run-1'],
+  drill: ['--agents', 'agents.mjs', '--replies-file', 'replies.json'],
   fork: ['--to', 'new-dir'],
 };
 
@@ -70,6 +71,9 @@ function withOption(command: CommandSpec, option: OptionSpec, value?: string): s
   if (command.name === 'fork' && ['run', 'database-url', 'to-run'].includes(name)) needed.splice(0, 2, ...(name === 'run' ? [] : ['--run', 'run-1']));
   if (command.name === 'fork' && name === 'max-turns') needed.push('--message', 'more');
   if (command.name === 'fork' && name === 'to') needed.splice(0, 2);
+  // drill: the replies of a stored run in place of a script.
+  if (command.name === 'drill' && ['agents', 'replies-file'].includes(name)) needed.splice(needed.indexOf(`--${name}`), 2);
+  if (command.name === 'drill' && name === 'from-run') needed.splice(needed.indexOf('--replies-file'), 2);
   // submit: an agent's run (--agent NAME --task TEXT) in place of demo runs, for the options only it takes.
   if (command.name === 'submit' && ['agent', 'task', 'run', 'allow-unknown-agent'].includes(name)) {
     needed.splice(0, needed.length, ...['--agent', 'billing', '--task', 'do it'].filter((_, at, all) => all[at - (at % 2)] !== `--${name}`));

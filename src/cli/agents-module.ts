@@ -18,11 +18,16 @@ export class AgentsModuleError extends DurableAgentError {
     readonly file: string,
     readonly problem: string,
   ) {
-    super(`--agents ${file}: ${problem}. The worker did not start.`);
+    super(`--agents ${file}: ${problem}. Nothing was run.`);
   }
 }
 
 export async function loadAgents(file: string, cwd: string): Promise<AgentDefinition[]> {
+  return (await loadAgentsModule(file, cwd)).agents;
+}
+
+/** The module's agents, and everything it exports (a drill reads its setup, teardown and count). */
+export async function loadAgentsModule(file: string, cwd: string): Promise<{ agents: AgentDefinition[]; exported: Record<string, unknown> }> {
   const absolute = path.resolve(cwd, file);
   if (!fs.existsSync(absolute)) throw new AgentsModuleError(file, `there is no such file (looked for ${absolute})`);
   let exported: Record<string, unknown>;
@@ -44,5 +49,5 @@ export async function loadAgents(file: string, cwd: string): Promise<AgentDefini
   for (const agent of agents) names.set(agent.name, (names.get(agent.name) ?? 0) + 1);
   const twice = [...names].filter(([, count]) => count > 1).map(([name]) => name);
   if (twice.length > 0) throw new AgentsModuleError(file, `it exports two agents named ${twice.join(', ')}: give each its own name`);
-  return agents;
+  return { agents, exported };
 }

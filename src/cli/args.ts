@@ -15,6 +15,7 @@ export type { RequestArgs } from './options/model.ts';
 export type { ControlArgs, UnpauseArgs } from './specs/control.ts';
 export type { DecideArgs, PendingArgs } from './specs/decide.ts';
 export type { DemoArgs } from './specs/demo.ts';
+export type { DrillArgs } from './specs/drill.ts';
 export type { DbArgs, SubmitAgentArgs, SubmitArgs, WorkerArgs } from './specs/fleet.ts';
 export type { ForkArgs } from './specs/fork.ts';
 export type { ListArgs } from './specs/list.ts';

@@ -8,6 +8,7 @@ import type { OptionSpec } from './options/option.ts';
 import { cancelSpec, pauseSpec, unpauseSpec } from './specs/control.ts';
 import { answerSpec, approveSpec, denySpec, pendingSpec } from './specs/decide.ts';
 import { demoSpec } from './specs/demo.ts';
+import { drillSpec } from './specs/drill.ts';
 import { dbSpec, submitSpec, workerSpec } from './specs/fleet.ts';
 import { forkSpec } from './specs/fork.ts';
 import { listSpec } from './specs/list.ts';
@@ -45,6 +46,7 @@ export const COMMAND_SPECS = [
   submitSpec,
   workerSpec,
   resultSpec,
+  drillSpec,
 ] as const;
 
 /** The arguments of each command, as its parse returns them. */
