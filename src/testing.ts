@@ -15,3 +15,5 @@ export { crashTests, SideEffectTwiceError } from './drill/crash-tests.ts';
 export type { RegisterTest } from './drill/crash-tests.ts';
 export { DrillScriptError, recordedReplies, scriptReplies } from './drill/drill-script.ts';
 export { drillLines, drillMarkdown } from './drill/drill-report.ts';
+export { replayLines, replayRun } from './drill/replay.ts';
+export type { Divergence, ReplayOptions, ReplayReport } from './drill/replay.ts';

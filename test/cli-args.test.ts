@@ -29,6 +29,7 @@ const REQUIRED: Record<string, string[]> = {
   raise: ['--run', 'run-1', '--max-turns', '5'],
   result: ['--run', 'run-1'],
   drill: ['--agents', 'agents.mjs', '--replies-file', 'replies.json'],
+  replay: ['--agents', 'agents.mjs', '--from-run', 'run-1'],
   fork: ['--to', 'new-dir'],
 };
 
@@ -71,6 +72,7 @@ function withOption(command: CommandSpec, option: OptionSpec, value?: string): s
   if (command.name === 'fork' && ['run', 'database-url', 'to-run'].includes(name)) needed.splice(0, 2, ...(name === 'run' ? [] : ['--run', 'run-1']));
   if (command.name === 'fork' && name === 'max-turns') needed.push('--message', 'more');
   if (command.name === 'fork' && name === 'to') needed.splice(0, 2);
+  if (command.name === 'replay' && ['agents', 'from-run'].includes(name)) needed.splice(needed.indexOf(`--${name}`), 2);
   // drill: the replies of a stored run in place of a script.
   if (command.name === 'drill' && ['agents', 'replies-file'].includes(name)) needed.splice(needed.indexOf(`--${name}`), 2);
   if (command.name === 'drill' && name === 'from-run') needed.splice(needed.indexOf('--replies-file'), 2);

@@ -16,6 +16,7 @@ export type { ControlArgs, UnpauseArgs } from './specs/control.ts';
 export type { DecideArgs, PendingArgs } from './specs/decide.ts';
 export type { DemoArgs } from './specs/demo.ts';
 export type { DrillArgs } from './specs/drill.ts';
+export type { ReplayArgs } from './specs/replay.ts';
 export type { DbArgs, SubmitAgentArgs, SubmitArgs, WorkerArgs } from './specs/fleet.ts';
 export type { ForkArgs } from './specs/fork.ts';
 export type { ListArgs } from './specs/list.ts';

@@ -9,6 +9,7 @@ import { cancelSpec, pauseSpec, unpauseSpec } from './specs/control.ts';
 import { answerSpec, approveSpec, denySpec, pendingSpec } from './specs/decide.ts';
 import { demoSpec } from './specs/demo.ts';
 import { drillSpec } from './specs/drill.ts';
+import { replaySpec } from './specs/replay.ts';
 import { dbSpec, submitSpec, workerSpec } from './specs/fleet.ts';
 import { forkSpec } from './specs/fork.ts';
 import { listSpec } from './specs/list.ts';
@@ -47,6 +48,7 @@ export const COMMAND_SPECS = [
   workerSpec,
   resultSpec,
   drillSpec,
+  replaySpec,
 ] as const;
 
 /** The arguments of each command, as its parse returns them. */

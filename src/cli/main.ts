@@ -69,6 +69,8 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
         return await (await import('./commands/control.ts')).unpauseCommand(args, env, writers);
       case 'raise':
         return await (await import('./commands/raise.ts')).raiseCommand(args, env, writers);
+      case 'replay':
+        return await (await import('./commands/replay.ts')).replayCommand(args, writers);
       case 'drill':
         return await (await import('./commands/drill.ts')).drillCommand(args, writers);
       case 'result':

@@ -80,3 +80,54 @@ describe('durable-agent drill', () => {
     expect(fs.readdirSync(cwd).sort()).toEqual(['bad.json', 'not-json.json']);
   });
 });
+
+describe('durable-agent replay', () => {
+  async function storedRun(): Promise<string> {
+    const dir = tempDir();
+    const tool = (name: string, readOnly: boolean) => defineTool({ name, description: name, inputSchema: { type: 'object' }, readOnly, run: () => 'ok' });
+    const recorded = defineAgent({
+      name: 'billing',
+      model: scriptedModel(scriptReplies(JSON.parse(fs.readFileSync(REPLIES, 'utf8')), 'replies'), { name: 'scripted' }),
+      tools: [tool('read_balance', true), tool('send_invoice', false), tool('charge_card', false)],
+    });
+    await startRun({ agent: recorded, store: new FileRuns(path.join(dir, '.durable-agent')).store('invoice-1'), task: 'Invoice ACME and charge it.' });
+    return dir;
+  }
+
+  it('reports no divergence against the same code, and names a changed schema and a new approval rule (exit 1)', async () => {
+    const dir = await storedRun();
+    const journal = fs.readFileSync(path.join(dir, '.durable-agent', 'runs', 'invoice-1', 'journal.jsonl'));
+    const same = await runCliAsync(['replay', '--agents', MODULE, '--from-run', 'invoice-1', '--dir', dir], { cwd: tempDir() });
+    expect(same.code, same.stderr).toBe(0);
+    expect(same.stdout).toMatch(/^replay of the run invoice-1 against billing version [0-9a-f]{12} \(it started with version [0-9a-f]{12}\): 3 recorded calls$/m);
+    expect(same.stdout).toContain('no divergence');
+
+    const changed = await runCliAsync(['replay', '--agents', MODULE, '--from-run', 'invoice-1', '--dir', dir, '--json'], { cwd: tempDir(), env: { DRILL_INVOICE_SCHEMA: 'v2', DRILL_APPROVAL: '1' } });
+    expect(changed.code, changed.stderr).toBe(1);
+    const report = JSON.parse(changed.stdout) as { divergences: Array<{ kind: string; callId: string; tool: string }> };
+    expect(report.divergences.map((d) => [d.kind, d.callId, d.tool])).toEqual([
+      ['input-refused', 'toolu_2', 'send_invoice'],
+      ['would-wait-for-a-person', 'toolu_3', 'charge_card'],
+    ]);
+    const words = await runCliAsync(['replay', '--agents', MODULE, '--from-run', 'invoice-1', '--dir', dir], { cwd: tempDir(), env: { DRILL_INVOICE_SCHEMA: 'v2' } });
+    expect(words.stdout).toMatch(/toolu_2 send_invoice: today's input schema refuses the recorded input \(.*currency.*\)/);
+    // Only read: the stored run is as it was.
+    expect(fs.readFileSync(path.join(dir, '.durable-agent', 'runs', 'invoice-1', 'journal.jsonl')).equals(journal)).toBe(true);
+  });
+
+  it('with --run-tools, runs the recorded calls with today\'s tools in a scratch folder and names a different result', async () => {
+    const dir = await storedRun();
+    const cwd = tempDir();
+    const run = await runCliAsync(['replay', '--agents', MODULE, '--from-run', 'invoice-1', '--dir', dir, '--run-tools', '--json'], { cwd });
+    expect(run.code, run.stderr).toBe(1);
+    const report = JSON.parse(run.stdout) as { divergences: Array<{ kind: string; tool: string; recorded: string; now: string }> };
+    expect(report.divergences.find((d) => d.tool === 'read_balance')).toMatchObject({ kind: 'result-differs', recorded: '"ok"', now: '"acme: 120 EUR"' });
+    expect(fs.readdirSync(cwd)).toEqual([]);
+  });
+
+  it('refuses a run that does not exist (exit 2)', async () => {
+    const run = await runCliAsync(['replay', '--agents', MODULE, '--from-run', 'nope', '--dir', tempDir()], { cwd: tempDir() });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('there is no such run');
+  });
+});

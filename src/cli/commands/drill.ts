@@ -14,7 +14,7 @@ import { UsageError } from '../usage-error.ts';
 
 export async function drillCommand(args: DrillArgs, writers: Writers, cwd = process.cwd()): Promise<number> {
   const { agents, exported } = await loadAgentsModule(args.agents, cwd);
-  const agent = pick(agents, args);
+  const agent = pickAgent(agents, args.agents, args.agent);
   const { replies, source, task } = await repliesOf(args, cwd);
   const hooks = hooksOf(exported, args.agents);
   const home = process.cwd();
@@ -49,13 +49,14 @@ export async function drillCommand(args: DrillArgs, writers: Writers, cwd = proc
   return report.exitCode;
 }
 
-function pick(agents: AgentDefinition[], args: DrillArgs): AgentDefinition {
-  if (args.agent !== undefined) {
-    const named = agents.find((agent) => agent.name === args.agent);
-    if (!named) throw new AgentsModuleError(args.agents, `it has no agent named ${args.agent} (its agents: ${agents.map((agent) => agent.name).join(', ')})`);
+/** The agent of a module a drill or a replay is about: the one named, or its only one. */
+export function pickAgent(agents: AgentDefinition[], file: string, name: string | undefined): AgentDefinition {
+  if (name !== undefined) {
+    const named = agents.find((agent) => agent.name === name);
+    if (!named) throw new AgentsModuleError(file, `it has no agent named ${name} (its agents: ${agents.map((agent) => agent.name).join(', ')})`);
     return named;
   }
-  if (agents.length > 1) throw new UsageError(`${args.agents} exports ${agents.length} agents (${agents.map((agent) => agent.name).join(', ')}): say which with --agent NAME.`);
+  if (agents.length > 1) throw new UsageError(`${file} exports ${agents.length} agents (${agents.map((agent) => agent.name).join(', ')}): say which with --agent NAME.`);
   return agents[0]!;
 }
 
