@@ -15,7 +15,16 @@ export function drillLines(report: DrillReport): string[] {
   return lines;
 }
 
-export function drillMarkdown(report: DrillReport): string {
+/** A point played again in a process of its own, killed by a real SIGKILL (sigkill-sample.ts). */
+interface KilledForReal {
+  point: string;
+  agrees: boolean;
+  problem: string | null;
+  effects: Record<string, number>;
+}
+
+export function drillMarkdown(report: DrillReport & { sigkill?: readonly KilledForReal[] }): string {
+  const killed = report.sigkill ?? [];
   const rows = report.calls.map((call) => `| ${call.point} | ${call.tool} | ${call.callId} | ${call.reconcile ?? '-'} | ${outcomeWords(call.outcome)} | ${call.effects} |`);
   return [
     `# Crash drill of ${report.agent}`,
@@ -34,5 +43,15 @@ export function drillMarkdown(report: DrillReport): string {
     '|---|---|---|---|---|---|',
     ...rows,
     '',
+    ...(killed.length > 0
+      ? [
+          '## Killed by a real SIGKILL',
+          '',
+          '| crash point | as simulated | effects by call |',
+          '|---|---|---|',
+          ...killed.map((point) => `| ${point.point} | ${point.problem ?? (point.agrees ? 'yes' : 'NO')} | ${Object.entries(point.effects).map(([id, n]) => `${id}: ${n}`).join(', ')} |`),
+          '',
+        ]
+      : []),
   ].join('\n');
 }

@@ -28,7 +28,11 @@ describe('durable-agent drill', () => {
     expect(run.stdout).toMatch(/advice: after a kill the model is told its state is unknown: add verify/);
     expect(run.stdout).toContain('send_invoice (side effect): once (the ledger had its result) at 1 point; once (verify said it had happened) at 1 point; once (verify said it had not happened; it ran) at 1 point');
     expect(run.stdout).toContain('read_balance (read-only): once (the ledger had its result) at 1 point; ran again (read-only) at 2 points');
-    expect(run.stderr.split('\n').filter((line) => line.startsWith('[drill] '))).toHaveLength(Number(/(\d+) crash points/.exec(run.stdout)![1]));
+    const progress = run.stderr.split('\n').filter((line) => line.startsWith('[drill] '));
+    expect(progress.filter((line) => !line.includes('real SIGKILL'))).toHaveLength(Number(/(\d+) crash points/.exec(run.stdout)![1]));
+    // Three points played again in processes of their own, killed by the kernel: as simulated.
+    expect(progress.filter((line) => line.includes('with a real SIGKILL: as simulated'))).toHaveLength(3);
+    expect(run.stdout).toMatch(/real SIGKILL at 3 sampled points \(after-tool-return:1, after-effect-write:2, after-save-done:1\): each as simulated/);
     const markdown = fs.readFileSync(path.join(cwd, 'drill-report.md'), 'utf8');
     expect(markdown).toContain('# Crash drill of billing');
     expect(markdown).toContain('| after-tool-return:3 | charge_card | toolu_3 | unknown-reported | unknown state told to the model | 1 |');
@@ -38,11 +42,15 @@ describe('durable-agent drill', () => {
     expect(fs.existsSync(path.join(cwd, 'charge_card.log'))).toBe(false);
   });
 
-  it('catches a non-idempotent tool declared idempotent: RAN TWICE, exit 1', async () => {
-    const run = await runCliAsync(['drill', '--agents', MODULE, '--replies-file', REPLIES, '--json'], { cwd: tempDir(), env: { DRILL_CHARGE_IDEMPOTENT: '1' } });
+  it('catches a non-idempotent tool declared idempotent: RAN TWICE, exit 1, and so does a real SIGKILL there', async () => {
+    const run = await runCliAsync(['drill', '--agents', MODULE, '--replies-file', REPLIES, '--json', '--sigkill-points', '7'], { cwd: tempDir(), env: { DRILL_CHARGE_IDEMPOTENT: '1' } });
     expect(run.code, run.stderr).toBe(1);
     const report = JSON.parse(run.stdout);
     expect(report.calls.filter((call: { outcome: string }) => call.outcome === 'ran-twice').map((call: { point: string; tool: string }) => [call.point, call.tool])).toEqual([['after-tool-return:3', 'charge_card']]);
+    const killed = report.sigkill as Array<{ point: string; agrees: boolean; problem: string | null; effects: Record<string, number> }>;
+    expect(killed).toHaveLength(7);
+    expect(killed.every((point) => point.agrees && point.problem === null)).toBe(true);
+    expect(killed.find((point) => point.point === 'after-tool-return:3')!.effects['toolu_3']).toBe(2);
   });
 
   it('plays the replies a stored run received (--from-run ID --dir DIR)', async () => {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { AgentDefinition } from '../../agent/agent-definition.ts';
 import { type DrillOptions, type DrillScratch, drillAgent } from '../../drill/drill.ts';
 import { drillLines, drillMarkdown } from '../../drill/drill-report.ts';
+import { samplePoints, sigkillSample } from '../../drill/sigkill-sample.ts';
 import { DrillScriptError, recordedReplies, scriptReplies } from '../../drill/drill-script.ts';
 import { foldJournal } from '../../store/fold-journal.ts';
 import { AgentsModuleError, loadAgentsModule } from '../agents-module.ts';
@@ -38,14 +39,23 @@ export async function drillCommand(args: DrillArgs, writers: Writers, cwd = proc
     count: hooks.count,
     onProgress: args.json ? undefined : (line) => writers.err(line),
   };
-  const report = await drillAgent(options);
+  const drilled = await drillAgent(options);
+  const sampled = samplePoints(drilled.points, args.sigkillPoints);
+  const sigkill = sampled.length === 0 ? [] : await sigkillSample({ ...options, module: path.resolve(cwd, args.agents) }, drilled, sampled);
+  for (const point of sigkill) if (!args.json) writers.err(`[drill] ${point.point} with a real SIGKILL: ${point.problem ?? (point.agrees ? 'as simulated' : 'NOT as simulated')} (effects: ${JSON.stringify(point.effects)})`);
+  const failedForReal = sigkill.some((point) => !point.agrees || point.problem !== null || Object.values(point.effects).some((n) => n > 1));
+  const report = { ...drilled, sigkill, exitCode: drilled.exitCode === 1 || failedForReal ? (1 as const) : (0 as const) };
   if (args.out) {
     const out = path.resolve(cwd, args.out);
     fs.writeFileSync(out, drillMarkdown(report));
     fs.writeFileSync(out.replace(/(\.md)?$/, '.json'), `${JSON.stringify(report, null, 2)}\n`);
   }
   if (args.json) writers.out(JSON.stringify(report, null, 2));
-  else for (const line of drillLines(report)) writers.out(line);
+  else {
+    for (const line of drillLines(report).slice(0, -1)) writers.out(line);
+    if (sigkill.length > 0) writers.out(`  real SIGKILL at ${sigkill.length} sampled ${sigkill.length === 1 ? 'point' : 'points'} (${sigkill.map((point) => point.point).join(', ')}): ${failedForReal ? 'NOT as simulated, see above' : 'each as simulated'}`);
+    writers.out(failedForReal && drilled.exitCode === 0 ? 'FAILED: a play killed by a real SIGKILL did not go as simulated (exit 1)' : drillLines(report).at(-1)!);
+  }
   return report.exitCode;
 }
 

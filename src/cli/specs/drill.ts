@@ -17,6 +17,8 @@ export interface DrillArgs {
   dir: string;
   out: string | undefined;
   json: boolean;
+  /** How many crash points to play again with a real SIGKILL, each in a process of its own. */
+  sigkillPoints: number;
 }
 
 export const drillSpec = command({
@@ -39,6 +41,15 @@ export const drillSpec = command({
     option({ key: 'repliesFile', type: 'string', value: 'FILE', help: 'the replies to play, a JSON array of { stop_reason, content }', readsFile: true, api: 'DrillOptions.replies' }),
     option({ key: 'fromRun', type: 'string', value: 'ID', help: 'play the replies a stored run received instead (a run of --dir by its id)' }),
     readDir,
+    option({
+      key: 'sigkillPoints',
+      type: 'integer',
+      value: 'N',
+      help: 'of the points where a side effect is open, play N again in a process of its own killed by a real SIGKILL',
+      min: 0,
+      max: 1000,
+      default: 3,
+    }),
     option({ key: 'out', type: 'string', value: 'FILE', help: 'write the report as Markdown to FILE, and as JSON beside it (FILE with .json)' }),
     { ...json, help: 'print the report as JSON' },
   ],
@@ -48,6 +59,6 @@ export const drillSpec = command({
     if ((values.repliesFile === undefined) === (values.fromRun === undefined)) {
       throw new UsageError('drill needs the replies to play: --replies-file REPLIES.json, or --from-run ID (a stored run of --dir), one of them.');
     }
-    return { command: 'drill', agents: values.agents, agent: values.agent, repliesFile: values.repliesFile, fromRun: values.fromRun, dir: values.dir ?? cwd, out: values.out, json: values.json };
+    return { command: 'drill', agents: values.agents, agent: values.agent, repliesFile: values.repliesFile, fromRun: values.fromRun, dir: values.dir ?? cwd, out: values.out, json: values.json, sigkillPoints: values.sigkillPoints };
   },
 });
