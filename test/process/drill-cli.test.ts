@@ -18,6 +18,19 @@ const AGENTS = path.join(REPO, 'test', 'fixtures', 'agents');
 const MODULE = path.join(AGENTS, 'drill-agent.mjs');
 const REPLIES = path.join(AGENTS, 'drill-replies.json');
 
+/** A folder holding the run invoice-1: the replies of the script, to tools of the same names that answer "ok". */
+async function storedRun(): Promise<string> {
+  const dir = tempDir();
+  const tool = (name: string, readOnly: boolean) => defineTool({ name, description: name, inputSchema: { type: 'object' }, readOnly, run: () => 'ok' });
+  const recorded = defineAgent({
+    name: 'billing',
+    model: scriptedModel(scriptReplies(JSON.parse(fs.readFileSync(REPLIES, 'utf8')), 'replies'), { name: 'scripted' }),
+    tools: [tool('read_balance', true), tool('send_invoice', false), tool('charge_card', false)],
+  });
+  await startRun({ agent: recorded, store: new FileRuns(path.join(dir, '.durable-agent')).store('invoice-1'), task: 'Invoice ACME and charge it.' });
+  return dir;
+}
+
 describe('durable-agent drill', () => {
   it('walks every crash point: the side effect without verify is "unknown state" at 2 points, exit 0; a report beside', async () => {
     const cwd = tempDir();
@@ -54,14 +67,7 @@ describe('durable-agent drill', () => {
   });
 
   it('plays the replies a stored run received (--from-run ID --dir DIR)', async () => {
-    const dir = tempDir();
-    const tool = (name: string, readOnly: boolean) => defineTool({ name, description: name, inputSchema: { type: 'object' }, readOnly, run: () => 'ok' });
-    const recorded = defineAgent({
-      name: 'billing',
-      model: scriptedModel(scriptReplies(JSON.parse(fs.readFileSync(REPLIES, 'utf8')), 'replies'), { name: 'scripted' }),
-      tools: [tool('read_balance', true), tool('send_invoice', false), tool('charge_card', false)],
-    });
-    await startRun({ agent: recorded, store: new FileRuns(path.join(dir, '.durable-agent')).store('invoice-1'), task: 'Invoice ACME and charge it.' });
+    const dir = await storedRun();
     const run = await runCliAsync(['drill', '--agents', MODULE, '--from-run', 'invoice-1', '--dir', dir], { cwd: tempDir() });
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/on the run invoice-1 in .*: \d+ crash points/);
@@ -90,18 +96,6 @@ describe('durable-agent drill', () => {
 });
 
 describe('durable-agent replay', () => {
-  async function storedRun(): Promise<string> {
-    const dir = tempDir();
-    const tool = (name: string, readOnly: boolean) => defineTool({ name, description: name, inputSchema: { type: 'object' }, readOnly, run: () => 'ok' });
-    const recorded = defineAgent({
-      name: 'billing',
-      model: scriptedModel(scriptReplies(JSON.parse(fs.readFileSync(REPLIES, 'utf8')), 'replies'), { name: 'scripted' }),
-      tools: [tool('read_balance', true), tool('send_invoice', false), tool('charge_card', false)],
-    });
-    await startRun({ agent: recorded, store: new FileRuns(path.join(dir, '.durable-agent')).store('invoice-1'), task: 'Invoice ACME and charge it.' });
-    return dir;
-  }
-
   it('reports no divergence against the same code, and names a changed schema and a new approval rule (exit 1)', async () => {
     const dir = await storedRun();
     const journal = fs.readFileSync(path.join(dir, '.durable-agent', 'runs', 'invoice-1', 'journal.jsonl'));
