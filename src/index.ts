@@ -19,6 +19,8 @@ export type { InspectedRun, RunInspector } from './runtime/run-inspection.ts';
 
 // An agent defined once (model, instructions, tools, policies), versioned: startRun({ agent, task, store }), and a fleet's workers.
 export { defineAgent } from './agent/agent-definition.ts';
+export { subagentTool } from './subagent/subagent-tool.ts';
+export type { SubagentToolOptions } from './subagent/subagent-tool.ts';
 export type { AgentDefinition, AgentSpec } from './agent/agent-definition.ts';
 export type { AgentResumeOptions, AgentStartOptions } from './runtime/run-api.ts';
 export type { PinnedAgent } from './store/journal-record.ts';

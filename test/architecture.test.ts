@@ -23,7 +23,7 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ['src/approval', 'src/budget', 'src/compaction', 'src/control', 'src/telemetry', 'src/mcp', 'src/reconcile', 'src/fork', 'src/prune', 'src/demo'],
   ['src/agent'],
   ['src/runtime'],
-  ['src/fleet', 'src/drill'],
+  ['src/fleet', 'src/drill', 'src/subagent'],
   ['src/words'],
   ['src/tui', 'visualizer'],
   ['src/cli'],

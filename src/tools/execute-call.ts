@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { PendingCall, ToolOutcome, ToolResultContent } from '../../machines/agent-loop.types.ts';
+import { DurableAgentError } from '../util/durable-agent-error.ts';
 import { redactSecrets } from '../util/redact.ts';
 import { callDeadlines } from './call-deadlines.ts';
 import { describeThrown, recordableContent, unrecordableOutcome } from './recordable.ts';
@@ -78,6 +79,9 @@ export async function executeCall(
     const hint = tool.readOnly ? '' : ' It may still take effect: check before calling it again.';
     return outcome(call, 'timed-out', `${call.name} did not finish within ${timeoutMs} ms and was abandoned.${hint}`, true);
   }
+  // A tool that stopped because its run is stopping (a sub-agent's run stopped, a drill's kill) did not fail: no outcome
+  // is recorded, the run stops too, and its resume settles the call as any call a stop left open.
+  if (result.kind === 'threw' && result.error instanceof DurableAgentError && result.error.kind === 'stopped') throw result.error;
   if (result.kind === 'threw') return outcome(call, 'threw', `${call.name} failed: ${messageOf(result.error)}`, true);
   const recordable = recordableContent(result.value);
   if ('unrecordable' in recordable) return unrecordableOutcome(call, recordable.unrecordable);
