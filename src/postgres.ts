@@ -11,6 +11,8 @@ export { awaitRun, readFleetRun } from './fleet/await-run.ts';
 export type { AwaitRunOptions, FleetRunResult, FleetRunState } from './fleet/await-run.ts';
 export { Worker } from './fleet/worker.ts';
 export type { WorkerOptions } from './fleet/worker.ts';
+export { verifyWebhookSignature, signWebhookBody, WEBHOOK_EVENT_ID_HEADER, WEBHOOK_SIGNATURE_HEADER } from './fleet/webhooks.ts';
+export type { VerifyWebhookOptions, WebhookEventBody, WebhookEventType, WebhookSettings } from './fleet/webhooks.ts';
 export { pruneFleetRuns } from './fleet/prune-fleet.ts';
 export type { FleetPruneReport, PrunedFleetRun } from './fleet/prune-fleet.ts';
 export { forkFleetRun } from './fleet/fork-fleet.ts';

@@ -30,6 +30,7 @@ import { type AgentDefinition, AgentDefinitionError, agentModel } from '../agent
 import { DurableAgentError } from '../util/durable-agent-error.ts';
 import { drivableRuns, registerAgents } from './agent-registry.ts';
 import type { ClaimCondition } from '../store/pg/leases.ts';
+import { WebhookDelivery, type WebhookSettings } from './webhooks.ts';
 
 /** How long a worker leaves a run it was refused to drive before it tries it again. */
 const REFUSED_RUN_PAUSE_MS = 60_000;
@@ -60,6 +61,14 @@ interface WorkerSettings {
   traceContent?: boolean | undefined;
   /** Drills: a crash point (CRASH_AFTER) at which this worker process SIGKILLs itself, as in the demo. */
   crashAfter?: string | undefined;
+  /**
+   * Sends a signed JSON event to this URL each time a run of the fleet comes to rest (done,
+   * failed, cancelled, waiting for a person, stopped at a limit), whichever worker moved it: at
+   * least once, so a receiver deduplicates on the event's id. A delivery never holds up or fails
+   * a run; its failures are retried and logged. Holds one more connection of the pool (to LISTEN).
+   * See src/fleet/webhooks.ts for the signature (verifyWebhookSignature checks it).
+   */
+  webhook?: WebhookSettings | undefined;
 }
 
 interface ActiveRun {
@@ -78,6 +87,7 @@ export class Worker {
   /** Set by a wake that came while no nap was under way: the next nap does not wait. */
   private woken = false;
   private readonly signal: WorkSignal;
+  private readonly webhooks: WebhookDelivery | null;
 
   /** How many runs this worker drives at once (each run's calls run as its own tool concurrency says). */
   private readonly runConcurrency: number;
@@ -104,6 +114,7 @@ export class Worker {
     this.pollIntervalMs = options.pollIntervalMs ?? options.pollMs!;
     this.id = options.id ?? `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
     this.signal = new WorkSignal(options.pool, () => this.wakeUp(), (line) => options.log(`[worker ${this.id}] ${line}`));
+    this.webhooks = options.webhook ? new WebhookDelivery(options.pool, options.webhook, (line) => options.log(`[worker ${this.id}] webhook: ${line}`)) : null;
   }
 
   /** Runs until stop() or, with exitWhenIdle, until the queue is empty. */
@@ -112,6 +123,7 @@ export class Worker {
     await registerAgents(this.options.pool, [...this.agents.values()], this.id);
     const drives = [...(this.options.modelFor ? ['demo'] : []), ...[...this.agents.values()].map((agent) => `${agent.name}@${agent.version}`)];
     log(`[worker ${this.id}] started: run concurrency ${this.runConcurrency}, lease ${this.options.leaseMs} ms; drives ${drives.join(', ') || 'nothing (no agents, no demo)'}`);
+    this.webhooks?.start();
     while (!this.stopping) {
       await this.signal.ensure();
       this.woken = false;
@@ -127,6 +139,7 @@ export class Worker {
     }
     await Promise.all([...this.active.values()].map((run) => run.done));
     await Promise.all(this.releasing);
+    await this.webhooks?.stop();
     await this.signal.stop();
     log(`[worker ${this.id}] stopped`);
   }

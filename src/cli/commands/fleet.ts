@@ -15,6 +15,7 @@ import type { DbArgs, StatusArgs, SubmitAgentArgs, SubmitArgs, WorkerArgs } from
 import { submitRun } from '../../fleet/submit-run.ts';
 import { loadAgents } from '../agents-module.ts';
 import { EXIT } from '../exit-codes.ts';
+import { UsageError } from '../usage-error.ts';
 import { tableLines } from '../../words/format.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { realModel } from '../real-model.ts';
@@ -88,11 +89,14 @@ const WORKER_WITHOUT_KEY = 'Set it in the environment of every worker; runs subm
 
 export async function workerCommand(args: WorkerArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   const url = databaseUrlOf(args.databaseUrl, env, 'worker');
+  const webhook = webhookOf(args, env);
   // Before anything is opened: a module that cannot give agents stops the worker here.
   const agents = args.agents === undefined ? [] : await loadAgents(args.agents, process.cwd());
   const traces = await openTraceExport(env, args.traceContent);
-  const pool = await openDatabase(url, args.runConcurrency * 3 + 2);
+  // A webhook delivery holds a connection to LISTEN, and reads and marks its events beside the runs.
+  const pool = await openDatabase(url, args.runConcurrency * 3 + 2 + (webhook ? 2 : 0));
   const worker = new Worker({
+    webhook,
     ...traceOptions(traces),
     pool,
     agents,
@@ -114,6 +118,29 @@ export async function workerCommand(args: WorkerArgs, env: NodeJS.ProcessEnv, wr
     await pool.end().catch(() => {});
     await traces?.shutdown();
   }
+}
+
+const WEBHOOK_SECRET_ENV = 'DURABLE_AGENT_WEBHOOK_SECRET';
+
+/** The secret comes from the environment only: on the command line, ps and the shell's history would show it. */
+function webhookOf(args: WorkerArgs, env: NodeJS.ProcessEnv): { url: string; secret: string } | undefined {
+  if (args.webhookUrl === undefined) return undefined;
+  // Never quoted: a URL may hold credentials.
+  let protocol: string;
+  try {
+    protocol = new URL(args.webhookUrl).protocol;
+  } catch {
+    throw new UsageError('--webhook-url is not a URL: give the http or https address the events are POSTed to, e.g. https://hooks.example.com/durable-agent.');
+  }
+  if (protocol !== 'http:' && protocol !== 'https:') throw new UsageError(`--webhook-url is a ${protocol.replace(/:$/, '')} URL: give an http or https one.`);
+  const secret = env[WEBHOOK_SECRET_ENV];
+  if (secret === undefined || secret.trim() === '') {
+    throw new UsageError(`--webhook-url needs the secret that signs each event: set ${WEBHOOK_SECRET_ENV} in the worker's environment (16 characters at least, e.g. from openssl rand -hex 32), the same one the receiver verifies with. It is never taken from the command line.`);
+  }
+  if (secret.trim().length < 16) throw new UsageError(`${WEBHOOK_SECRET_ENV} is shorter than 16 characters: give a longer secret (e.g. openssl rand -hex 32), and the receiver the same one.`);
+  // Read once: the processes the runs' tools start (MCP servers, commands) do not inherit it.
+  if (env === process.env) delete process.env[WEBHOOK_SECRET_ENV];
+  return { url: args.webhookUrl, secret };
 }
 
 /** Runs stopped at a limit are stopped, resumable: counted apart from the finished ones, with the way on. */

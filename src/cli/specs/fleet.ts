@@ -67,6 +67,8 @@ export interface WorkerArgs {
   pollIntervalMs: number | undefined;
   request: RequestArgs;
   traceContent: boolean;
+  /** --webhook-url URL: where this worker sends the signed events of runs at rest; the secret is the environment's (DURABLE_AGENT_WEBHOOK_SECRET). */
+  webhookUrl: string | undefined;
 }
 
 export const dbSpec = command({
@@ -211,10 +213,20 @@ export const workerSpec = command({
       api: 'WorkerOptions.pollIntervalMs',
       aliases: [{ flag: 'poll-ms', bareMilliseconds: true }],
     }),
+    option({
+      key: 'webhookUrl',
+      type: 'string',
+      value: 'URL',
+      help: 'POST a signed event to URL each time a run comes to rest (done, failed, cancelled, waiting for a person, stopped at a limit), at least once; the secret that signs it is read from DURABLE_AGENT_WEBHOOK_SECRET',
+    }),
     ...requestOptions,
     traceContent,
   ],
-  examples: ['durable-agent worker --run-concurrency 4 --exit-when-idle', 'durable-agent worker --agents ./agents.mjs --run-concurrency 8'],
+  examples: [
+    'durable-agent worker --run-concurrency 4 --exit-when-idle',
+    'durable-agent worker --agents ./agents.mjs --run-concurrency 8',
+    'DURABLE_AGENT_WEBHOOK_SECRET="$(cat secret)" durable-agent worker --webhook-url https://example.com/hook',
+  ],
   parse: (values): WorkerArgs => ({
     command: 'worker',
     databaseUrl: values.databaseUrl ?? null,
@@ -225,5 +237,6 @@ export const workerSpec = command({
     pollIntervalMs: values.pollIntervalMs,
     request: readRequest(values),
     traceContent: values.traceContent,
+    webhookUrl: values.webhookUrl,
   }),
 });

@@ -7,7 +7,7 @@ import type { Pool } from 'pg';
 import { SchemaVersionError } from './pg-errors.ts';
 import { inTransaction } from './transaction.ts';
 
-export const SCHEMA_VERSION = 7;
+export const SCHEMA_VERSION = 8;
 
 const MIGRATIONS: Record<number, string> = {
   1: `
@@ -129,6 +129,43 @@ const MIGRATIONS: Record<number, string> = {
       WHEN (NEW.state IS DISTINCT FROM OLD.state
             AND NEW.state IN ('done', 'failed', 'cancelled', 'awaitingDecision', 'stoppedAtMaxTurns', 'stoppedAtBudget'))
       EXECUTE FUNCTION da_rest_notify();
+  `,
+  // Webhooks: an outbox row for each time a run comes to rest, written by a trigger in the very
+  // transaction that moved the run, so that no change that committed goes without its event and
+  // none that rolled back has one. Workers deliver them (src/fleet/webhooks.ts); event_id is what
+  // a receiver deduplicates on, since a delivery may be made more than once.
+  8: `
+    CREATE TABLE da_events (
+      id              bigserial PRIMARY KEY,
+      event_id        uuid NOT NULL DEFAULT gen_random_uuid() UNIQUE,
+      run_id          text NOT NULL REFERENCES da_runs (id) ON UPDATE CASCADE ON DELETE CASCADE,
+      type            text NOT NULL,
+      state           text NOT NULL,
+      at              timestamptz NOT NULL DEFAULT now(),
+      attempts        integer NOT NULL DEFAULT 0,
+      next_attempt_at timestamptz NOT NULL DEFAULT now(),
+      delivered_at    timestamptz,
+      last_error      text
+    );
+    CREATE INDEX da_events_due ON da_events (next_attempt_at) WHERE delivered_at IS NULL;
+    CREATE FUNCTION da_event_record() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO da_events (run_id, type, state) VALUES (
+          NEW.id,
+          CASE NEW.state
+            WHEN 'awaitingDecision' THEN 'run.waiting'
+            WHEN 'stoppedAtBudget' THEN 'run.budget_reached'
+            WHEN 'stoppedAtMaxTurns' THEN 'run.max_turns_reached'
+            ELSE 'run.' || NEW.state
+          END,
+          NEW.state);
+        RETURN NULL;
+      END
+    $$;
+    CREATE TRIGGER da_runs_event AFTER UPDATE OF state ON da_runs FOR EACH ROW
+      WHEN (NEW.state IS DISTINCT FROM OLD.state
+            AND NEW.state IN ('done', 'failed', 'cancelled', 'awaitingDecision', 'stoppedAtMaxTurns', 'stoppedAtBudget'))
+      EXECUTE FUNCTION da_event_record();
   `,
 };
 

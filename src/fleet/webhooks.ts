@@ -1,0 +1,530 @@
+/**
+ * Webhooks: a signed POST for each time a fleet run comes to rest (done, failed, cancelled,
+ * waiting for a person, stopped at a limit). The event rows are written by a trigger of schema 8
+ * in the transaction that moved the run (an outbox: none lost, none for a change that rolled
+ * back); workers deliver them beside their runs. Delivery is at least once: a receiver
+ * deduplicates on the event's id, the same on every attempt. Nothing here can stop, fail or hold
+ * up a run: a run's progress never waits for a delivery, and a delivery's failure is a log line
+ * and a retry. Events are not sent in order (retries, sends side by side): `at` orders them.
+ *
+ * The signature. Each request carries
+ *   durable-agent-event-id: <the event's id, a UUID>
+ *   durable-agent-signature: t=<unix seconds>,v1=<hex HMAC-SHA256, keyed with the secret, of "<t>.<body>">
+ * where <body> is the request's body, byte for byte as received. A receiver recomputes the HMAC
+ * over the raw body (not over JSON it parsed and serialized again), compares in constant time,
+ * and refuses a t too far from its clock (a replay): verifyWebhookSignature does all three.
+ * Every attempt is signed anew, so a retry hours later still passes the tolerance.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { Notification, Pool, PoolClient } from 'pg';
+import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
+import { addSecrets, redactSecrets } from '../util/redact.ts';
+import { readFleetRun, REST_CHANNEL } from './await-run.ts';
+
+export type WebhookEventType = 'run.done' | 'run.failed' | 'run.cancelled' | 'run.waiting' | 'run.max_turns_reached' | 'run.budget_reached';
+
+/** Where a worker sends its events, and what signs them. */
+export interface WebhookSettings {
+  /** http or https. Credentials in it (https://user:pass@host/) are sent as basic authorization, never logged. */
+  url: string;
+  /** The HMAC key of the signature: 16 characters at least. It is never stored, logged or sent. */
+  secret: string;
+  /** How long one attempt may take before it counts as failed and is retried; default 10 s. */
+  timeoutMs?: number | undefined;
+}
+
+/** The JSON body of a webhook request. */
+export interface WebhookEventBody {
+  /** The event's id: the same on every attempt; what a receiver deduplicates on. */
+  id: string;
+  type: WebhookEventType;
+  /** The run's id. */
+  run: string;
+  /** The state the run came to rest in (done, failed, cancelled, awaitingDecision, stoppedAtMaxTurns, stoppedAtBudget). */
+  state: string;
+  /** When the run came to rest (ISO 8601). */
+  at: string;
+  /** The agent of the run, for a run of an agent (not for a demo run), and the version it started with. */
+  agent?: string;
+  agentVersion?: string;
+  /** run.done: the model's final answer. */
+  text?: string;
+  /** run.failed: what the run failed of. */
+  failure?: string;
+}
+
+export const WEBHOOK_EVENT_ID_HEADER = 'durable-agent-event-id';
+export const WEBHOOK_SIGNATURE_HEADER = 'durable-agent-signature';
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+const MIN_SECRET_LENGTH = 16;
+/** A claimed event is another worker's to send once this has passed: longer than an attempt may take. */
+const CLAIM_LEASE_MS = 30_000;
+/**
+ * After this many failed attempts an event is left undelivered with next_attempt_at 'infinity':
+ * a dead letter, visible in da_events with its last_error, sent again only once an operator
+ * sets next_attempt_at back (and attempts to 0). With the backoff below that is about two hours
+ * of a receiver refusing or unreachable.
+ */
+const MAX_ATTEMPTS = 20;
+const FIRST_RETRY_MS = 1_000;
+const MAX_RETRY_MS = 600_000;
+/** How often to look for events that came due (retries) besides being woken by a run coming to rest. */
+const POLL_INTERVAL_MS = 1_000;
+/** Events claimed and sent side by side at a time. */
+const BATCH = 8;
+/** How long a stopping worker waits for the sends under way before it leaves them to the next worker. */
+const STOP_GRACE_MS = 5_000;
+
+export class WebhookSettingsError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
+  override readonly name = 'WebhookSettingsError';
+  constructor(readonly problem: string) {
+    super(`The webhook cannot be used: ${problem}. Nothing was started; give a webhook URL (http or https) and a secret of ${MIN_SECRET_LENGTH} characters at least.`);
+  }
+}
+
+/** The signature header for `body` at `unixSeconds` (see the top of this file). */
+export function signWebhookBody(secret: string, body: string | Uint8Array, unixSeconds: number): string {
+  return `t=${unixSeconds},v1=${hmacHex(secret, unixSeconds, body)}`;
+}
+
+export interface VerifyWebhookOptions {
+  /** How far the signature's time may be from now, either way; default 300 s. */
+  toleranceSeconds?: number | undefined;
+  /** Now, in unix seconds (tests); default the clock. */
+  nowSeconds?: number | undefined;
+}
+
+/**
+ * Whether `header` (durable-agent-signature) signs `body` (the raw body, as received) with
+ * `secret`, at a time within the tolerance of now. Constant-time in the signature's bytes.
+ */
+export function verifyWebhookSignature(secret: string, header: string | null | undefined, body: string | Uint8Array, options: VerifyWebhookOptions = {}): boolean {
+  if (typeof header !== 'string' || typeof secret !== 'string' || secret === '') return false;
+  let t: number | null = null;
+  const given: Buffer[] = [];
+  for (const part of header.split(',')) {
+    const equals = part.indexOf('=');
+    if (equals < 0) continue;
+    const [key, value] = [part.slice(0, equals).trim(), part.slice(equals + 1).trim()];
+    if (key === 't' && /^\d{1,12}$/.test(value)) t = Number(value);
+    else if (key === 'v1' && /^[0-9a-fA-F]{64}$/.test(value)) given.push(Buffer.from(value, 'hex'));
+  }
+  if (t === null || given.length === 0) return false;
+  const now = options.nowSeconds ?? Math.floor(Date.now() / 1000);
+  if (Math.abs(now - t) > (options.toleranceSeconds ?? 300)) return false;
+  const expected = Buffer.from(hmacHex(secret, t, body), 'hex');
+  return given.some((signature) => timingSafeEqual(signature, expected));
+}
+
+function hmacHex(secret: string, unixSeconds: number, body: string | Uint8Array): string {
+  return createHmac('sha256', secret).update(`${unixSeconds}.`).update(body).digest('hex');
+}
+
+/** The settings as a delivery uses them: the URL without its credentials, which go in a header. */
+interface Target {
+  url: string;
+  /** Where requests go, for log lines: scheme, host and port, nothing a path or query may hold. */
+  origin: string;
+  authorization: string | null;
+  secret: string;
+  timeoutMs: number;
+  /** Secrets of the process from now on: taken out of whatever it prints, stores or exports. */
+  secrets: string[];
+  /** What this delivery's own messages never show: the secrets, the URL's user name, its path and query. */
+  unshown: string[];
+}
+
+/** Checks the settings (WebhookSettingsError); the problem never quotes the secret or the URL, which may hold credentials. */
+function checkWebhookSettings(settings: WebhookSettings): Target {
+  const { secret } = settings;
+  const timeoutMs = settings.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  if (typeof secret !== 'string' || secret.trim().length < MIN_SECRET_LENGTH) throw new WebhookSettingsError(`the secret is shorter than ${MIN_SECRET_LENGTH} characters`);
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 100 || timeoutMs > 600_000) throw new WebhookSettingsError(`timeoutMs is a whole number of milliseconds from 100 to 600000 (got ${timeoutMs})`);
+  let url: URL;
+  try {
+    url = new URL(settings.url);
+  } catch {
+    throw new WebhookSettingsError('the URL is not a URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new WebhookSettingsError(`the URL is not http or https (it is ${url.protocol.replace(/:$/, '')})`);
+  const user = decoded(url.username);
+  const password = decoded(url.password);
+  // fetch refuses a URL with credentials: they are sent the way a browser would send them.
+  const authorization = user || password ? `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` : null;
+  url.username = '';
+  url.password = '';
+  const secrets = [secret, password, authorization?.slice('Basic '.length) ?? ''];
+  // A path or query may be a credential too (many services put a token there): only the origin is ever shown.
+  const pathAndQuery = `${url.pathname}${url.search}`;
+  return { url: url.href, origin: url.origin, authorization, secret, timeoutMs, secrets, unshown: [...secrets, user, pathAndQuery.length >= 12 ? pathAndQuery : ''] };
+}
+
+interface ClaimedEvent {
+  id: string;
+  eventId: string;
+  runId: string;
+  type: WebhookEventType;
+  state: string;
+  at: Date;
+  attempts: number;
+  agent: string | null;
+  agentVersion: string | null;
+}
+
+type Outcome = { delivered: true } | { delivered: false; why: string } | { interrupted: true };
+
+/** Sends the events of every run of the fleet to one URL, from beside a worker's runs (see the top of this file). */
+export class WebhookDelivery {
+  private readonly target: Target;
+  private readonly claimLeaseMs: number;
+  private readonly signal: RestSignal;
+  /** Cuts short the attempts under way: a stop that has waited for them long enough calls each. */
+  private readonly inFlight = new Set<() => void>();
+  /** Set by such a stop: nothing more is sent. */
+  private interrupted = false;
+  private running: Promise<void> | null = null;
+  private stopping = false;
+  private woken = false;
+  private wake: (() => void) | null = null;
+  /** A failing database is said once until it answers again, not at every poll. */
+  private claimFailing = false;
+
+  constructor(
+    private readonly pool: Pool,
+    settings: WebhookSettings,
+    private readonly log: (line: string) => void,
+  ) {
+    this.target = checkWebhookSettings(settings);
+    // Whatever this process prints, stores or exports from now on has the secret taken out.
+    addSecrets(this.target.secrets);
+    this.claimLeaseMs = Math.max(CLAIM_LEASE_MS, this.target.timeoutMs + 20_000);
+    this.signal = new RestSignal(pool, () => this.wakeUp(), (line) => this.log(line));
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.log(`delivering the events of runs at rest to ${this.target.origin}, signed (header ${WEBHOOK_SIGNATURE_HEADER})`);
+    this.running = this.loop().catch((error: unknown) => this.log(`[ALERT] stopped delivering by an error (${this.words(messageOf(error))}); the events wait in da_events for another worker`));
+  }
+
+  /** Claims no more; waits for the sends under way (and a last look for what is due) up to a bound, then leaves the rest to another worker. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.wakeUp();
+    if (this.running) {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), STOP_GRACE_MS)));
+      if ((await Promise.race([this.running, late])) === 'late') {
+        this.interrupted = true;
+        for (const interrupt of this.inFlight) interrupt();
+      }
+      clearTimeout(timer);
+      await this.running;
+    }
+    await this.signal.stop();
+  }
+
+  private wakeUp(): void {
+    this.woken = true;
+    this.wake?.();
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopping) {
+      await this.signal.ensure();
+      this.woken = false;
+      // A full batch: more may be due at once.
+      if ((await this.pass()) === BATCH) continue;
+      await this.nap();
+    }
+    // What came to rest just before the stop (a worker that exits when idle) goes out now, not with the next worker.
+    if (!this.interrupted) await this.pass();
+  }
+
+  private nap(): Promise<void> {
+    if (this.woken || this.stopping) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wake = null;
+        resolve();
+      };
+      const timer = setTimeout(done, POLL_INTERVAL_MS);
+      this.wake = done;
+    });
+  }
+
+  /** Claims the events due and sends them, side by side; how many it claimed. */
+  private async pass(): Promise<number> {
+    let events: ClaimedEvent[];
+    try {
+      events = await this.claim();
+      if (this.claimFailing) this.log('reading the events to deliver again');
+      this.claimFailing = false;
+    } catch (error) {
+      if (!this.claimFailing) this.log(`cannot read the events to deliver right now (${this.words(messageOf(error))}); retrying every ${POLL_INTERVAL_MS} ms`);
+      this.claimFailing = true;
+      return 0;
+    }
+    await Promise.all(events.map((event) => this.deliver(event)));
+    return events.length;
+  }
+
+  /** Two workers never send one event at once; one killed mid-send leaves it to another once the claim lapses. */
+  private async claim(): Promise<ClaimedEvent[]> {
+    const { rows } = await this.pool.query<{
+      id: string;
+      event_id: string;
+      run_id: string;
+      type: WebhookEventType;
+      state: string;
+      at: Date;
+      attempts: number;
+      agent: string | null;
+      agent_version: string | null;
+    }>(
+      `UPDATE da_events e SET next_attempt_at = now() + $2 * interval '1 millisecond'
+         FROM da_runs r
+        WHERE e.id IN (SELECT id FROM da_events WHERE delivered_at IS NULL AND next_attempt_at <= now() ORDER BY id FOR UPDATE SKIP LOCKED LIMIT $1)
+          AND r.id = e.run_id
+        RETURNING e.id, e.event_id, e.run_id, e.type, e.state, e.at, e.attempts,
+                  CASE WHEN r.spec ->> 'kind' = 'agent' THEN r.spec ->> 'agent' END AS agent, r.header #>> '{agent,version}' AS agent_version`,
+      [BATCH, this.claimLeaseMs],
+    );
+    return rows
+      .map((row) => ({ id: row.id, eventId: row.event_id, runId: row.run_id, type: row.type, state: row.state, at: row.at, attempts: row.attempts, agent: row.agent, agentVersion: row.agent_version }))
+      .sort((a, b) => Number(a.id) - Number(b.id));
+  }
+
+  private async deliver(event: ClaimedEvent): Promise<void> {
+    let outcome: Outcome;
+    try {
+      outcome = await this.post(event, JSON.stringify(await this.bodyOf(event)));
+    } catch (error) {
+      outcome = { delivered: false, why: `cannot read the run's result (${messageOf(error)})` };
+    }
+    const what = `event ${event.eventId} (${event.type} of run ${event.runId})`;
+    try {
+      if ('interrupted' in outcome) {
+        await this.pool.query('UPDATE da_events SET next_attempt_at = now() WHERE id = $1 AND delivered_at IS NULL', [event.id]);
+        this.log(`${what}: the worker stopped during its delivery; left for the next worker to send again`);
+      } else if (outcome.delivered) {
+        await this.pool.query('UPDATE da_events SET delivered_at = now() WHERE id = $1 AND delivered_at IS NULL', [event.id]);
+        if (event.attempts > 0) this.log(`${what}: delivered at attempt ${event.attempts + 1}`);
+      } else {
+        await this.failed(event, what, this.words(outcome.why));
+      }
+    } catch (error) {
+      this.log(`${what}: cannot record its delivery (${this.words(messageOf(error))}); it is sent again once its claim lapses`);
+    }
+  }
+
+  private async failed(event: ClaimedEvent, what: string, why: string): Promise<void> {
+    const attempt = event.attempts + 1;
+    const last = attempt >= MAX_ATTEMPTS;
+    // Doubling, capped, and spread ±20% so that the retries of many events after an outage do not come in one burst.
+    const delayMs = Math.round(Math.min(FIRST_RETRY_MS * 2 ** event.attempts, MAX_RETRY_MS) * (0.8 + 0.4 * Math.random()));
+    await this.pool.query(
+      `UPDATE da_events SET attempts = attempts + 1, last_error = $2,
+              next_attempt_at = CASE WHEN $3 THEN 'infinity'::timestamptz ELSE now() + $4 * interval '1 millisecond' END
+        WHERE id = $1 AND delivered_at IS NULL`,
+      [event.id, why, last, delayMs],
+    );
+    this.log(
+      last
+        ? `[ALERT] ${what}: not delivered (${why}); gave up after ${attempt} attempts, left undelivered in da_events (set its next_attempt_at to now() and attempts to 0 to send it again)`
+        : `${what}: not delivered at attempt ${attempt} (${why}); next attempt in ${formatSeconds(delayMs)}`,
+    );
+  }
+
+  private async bodyOf(event: ClaimedEvent): Promise<WebhookEventBody> {
+    const body: WebhookEventBody = { id: event.eventId, type: event.type, run: event.runId, state: event.state, at: event.at.toISOString() };
+    if (event.agent !== null) body.agent = event.agent;
+    if (event.agentVersion !== null) body.agentVersion = event.agentVersion;
+    if (event.type === 'run.done' || event.type === 'run.failed') {
+      const result = await readFleetRun(this.pool, event.runId);
+      // A run taken up again since (by a fork's message, a retry) rests elsewhere now: its answer then is not this event's.
+      if (result.state === event.state) {
+        if (event.type === 'run.done' && result.text !== null) body.text = result.text;
+        if (event.type === 'run.failed' && result.failure !== null) body.failure = result.failure;
+      }
+    }
+    return body;
+  }
+
+  /**
+   * One attempt, ended by its answer, its time limit or the stop. Both limits are timers held
+   * here, and the attempt ends when they fire whatever fetch does: on Node 20 an
+   * AbortSignal.timeout joined with another signal by AbortSignal.any can be garbage collected
+   * before it fires (seen under GC pressure), and an attempt left to it would hang for as long as
+   * the receiver does. The abort is sent all the same, to close the connection.
+   */
+  private async post(event: ClaimedEvent, body: string): Promise<Outcome> {
+    if (this.interrupted) return { interrupted: true };
+    const { timeoutMs } = this.target;
+    const controller = new AbortController();
+    let cut!: (outcome: Outcome) => void;
+    const ended = new Promise<Outcome>((resolve) => (cut = resolve));
+    const timer = setTimeout(() => {
+      cut({ delivered: false, why: `no answer within ${formatSeconds(timeoutMs)}` });
+      controller.abort();
+    }, timeoutMs);
+    const interrupt = () => {
+      cut({ interrupted: true });
+      controller.abort();
+    };
+    this.inFlight.add(interrupt);
+    try {
+      return await Promise.race([this.exchange(event, body, controller.signal), ended]);
+    } finally {
+      clearTimeout(timer);
+      this.inFlight.delete(interrupt);
+    }
+  }
+
+  private async exchange(event: ClaimedEvent, body: string, signal: AbortSignal): Promise<Outcome> {
+    const { url, authorization, secret } = this.target;
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      [WEBHOOK_EVENT_ID_HEADER]: event.eventId,
+      [WEBHOOK_SIGNATURE_HEADER]: signWebhookBody(secret, body, Math.floor(Date.now() / 1000)),
+      ...(authorization ? { authorization } : {}),
+    };
+    try {
+      // A redirect is not followed: the signed body would go wherever the answer points.
+      const response = await fetch(url, { method: 'POST', headers, body, signal, redirect: 'manual' });
+      if (response.ok) {
+        await response.body?.cancel().catch(() => {});
+        return { delivered: true };
+      }
+      const said = await response.text().then(
+        (text) => text.replace(/\s+/g, ' ').trim().slice(0, 200),
+        () => '',
+      );
+      const redirect = response.status >= 300 && response.status < 400 ? ' (redirects are not followed: give the URL it redirects to)' : '';
+      return { delivered: false, why: `HTTP ${response.status}${redirect}${said ? `: ${said}` : ''}` };
+    } catch (error) {
+      return { delivered: false, why: networkWords(error) };
+    }
+  }
+
+  /** Text that may have come from the receiver or the network, without a secret of the settings in it. */
+  private words(text: string): string {
+    return redactSecrets(text, this.target.unshown);
+  }
+}
+
+/**
+ * Wakes the delivery when a run comes to rest: the trigger of schema 7 NOTIFYs da_rest in the
+ * transaction that wrote the event row, so the row is there when the notification is. A lost
+ * connection is opened again at the next look (and counts as a wake: a notification may have
+ * gone with it); the poll interval covers the retries that come due and the time without one.
+ */
+class RestSignal {
+  private client: PoolClient | null = null;
+  /** Gives the listening connection back to the pool, listening to nothing. */
+  private giveBack: (() => Promise<void>) | null = null;
+  private opening: Promise<void> | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly onRest: () => void,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  ensure(): Promise<void> {
+    if (this.client || this.stopped) return Promise.resolve();
+    this.opening ??= this.open().finally(() => (this.opening = null));
+    return this.opening;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.opening;
+    const giveBack = this.giveBack;
+    this.client = null;
+    this.giveBack = null;
+    await giveBack?.();
+  }
+
+  private async open(): Promise<void> {
+    let client: PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      this.log(`cannot listen for runs coming to rest right now (${messageOf(error)}); looking every poll interval`);
+      return;
+    }
+    let released = false;
+    const onNotification = (message: Notification) => {
+      if (message.channel === REST_CHANNEL) this.onRest();
+    };
+    // Its error and end listeners stay on a destroyed connection: an error event without one would end the process.
+    const destroy = () => {
+      if (released) return;
+      released = true;
+      client.off('notification', onNotification);
+      client.release(true);
+    };
+    const onBroken = () => {
+      const listening = this.client === client;
+      if (listening) {
+        this.client = null;
+        this.giveBack = null;
+      }
+      destroy();
+      if (listening) this.onRest();
+    };
+    client.on('notification', onNotification);
+    client.on('error', onBroken);
+    client.on('end', onBroken);
+    try {
+      await client.query(`LISTEN ${REST_CHANNEL}`);
+    } catch (error) {
+      destroy();
+      this.log(`cannot listen for runs coming to rest right now (${messageOf(error)}); looking every poll interval`);
+      return;
+    }
+    if (this.stopped || released) {
+      destroy();
+      return;
+    }
+    this.client = client;
+    this.giveBack = async () => {
+      await client.query(`UNLISTEN ${REST_CHANNEL}`).catch(() => {});
+      if (released) return;
+      released = true;
+      client.off('notification', onNotification);
+      client.off('error', onBroken);
+      client.off('end', onBroken);
+      client.release();
+    };
+  }
+}
+
+/** fetch says only "fetch failed": the cause says why (ECONNREFUSED 127.0.0.1:8080, a certificate). */
+function networkWords(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
+  const detail = typeof cause?.message === 'string' ? cause.message : typeof cause?.code === 'string' ? cause.code : '';
+  return detail ? `${messageOf(error)}: ${detail}` : messageOf(error);
+}
+
+/** A URL's user name or password as sent: percent-decoded, or as written where that cannot be. */
+function decoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+function formatSeconds(ms: number): string {
+  return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
