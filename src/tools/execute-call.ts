@@ -79,9 +79,10 @@ export async function executeCall(
     const hint = tool.readOnly ? '' : ' It may still take effect: check before calling it again.';
     return outcome(call, 'timed-out', `${call.name} did not finish within ${timeoutMs} ms and was abandoned.${hint}`, true);
   }
-  // A tool that stopped because its run is stopping (a sub-agent's run stopped, a drill's kill) did not fail: no outcome
-  // is recorded, the run stops too, and its resume settles the call as any call a stop left open.
-  if (result.kind === 'threw' && result.error instanceof DurableAgentError && result.error.kind === 'stopped') throw result.error;
+  // A tool that stopped because a run under it stopped (a sub-agent's run, a drill's kill) did not fail: no outcome
+  // is recorded, the run stops too, and its resume settles the call as any call a stop left open. A tool that gives
+  // up because this run asked it to (the cancel it was handed through ctx.signal) did fail: that outcome is recorded.
+  if (result.kind === 'threw' && result.error instanceof DurableAgentError && result.error.kind === 'stopped' && result.error !== stop?.reason) throw result.error;
   if (result.kind === 'threw') return outcome(call, 'threw', `${call.name} failed: ${messageOf(result.error)}`, true);
   const recordable = recordableContent(result.value);
   if ('unrecordable' in recordable) return unrecordableOutcome(call, recordable.unrecordable);
