@@ -50,6 +50,10 @@ export { RunIdTakenError } from './runtime/attach-run.ts';
 // The model: no key, or a call that failed (the scripted model's end of script is one).
 export { MissingApiKeyError, ModelCallError } from './model/model.ts';
 export { ScriptExhaustedError } from './model/scripted-model.ts';
+// Claude's request options: one the API would refuse, a price that is not one, a resume that would ask otherwise than the run was started.
+export { RequestOptionError, type RequestRule } from './model/request-options.ts';
+export { ModelPriceError } from './model/prices.ts';
+export { RequestOptionsChangedError } from './model/pinned-request.ts';
 
 // Decisions: approvals and questions, asked for or given.
 export { UnknownApprovalToolError } from './approval/needs-decision.ts';

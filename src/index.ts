@@ -46,6 +46,7 @@ export { idempotencyKeyFor } from './tools/execute-call.ts';
 // Models: Claude, MCP servers' tools, and the list prices a cost budget counts by.
 export type { Model, ModelRequest, ModelTraits, StreamDelta, ToolSpec } from './model/model.ts';
 export type { AnthropicModelOptions } from './model/anthropic-model.ts';
+export type { ClaudeRequestOptions, Effort, ServiceTier, ThinkingOption, ToolChoiceOption } from './model/request-options.ts';
 export type { McpConfig, McpHttpServer, McpServerConfig, McpStdioServer, McpToolOverride } from './mcp/config.ts';
 export type { McpToolSet, McpToolsOptions } from './mcp/mcp-tools.ts';
 export { priceOf, type ModelPrice } from './model/prices.ts';
@@ -77,7 +78,7 @@ export { listRuns } from './runtime/list-runs.ts';
 export type { ListOptions, RunListing } from './runtime/list-runs.ts';
 export type { FileStoreOptions } from './store/file-store.ts';
 export type { DecisionInbox, InboxDecision, LockOptions, LockTakeOver, RunLock, RunStore } from './store/store.ts';
-export type { ForkOrigin, JournalHeader, PinnedAnnotations, PinnedDecisionPolicy, ReconcileNote, ReconcileRule, RunOrigin } from './store/journal-record.ts';
+export type { ForkOrigin, JournalHeader, PinnedAnnotations, PinnedDecisionPolicy, PinnedPrice, PinnedRequest, ReconcileNote, ReconcileRule, RunOrigin } from './store/journal-record.ts';
 
 // The loop's machine, as `inspect` reports a run, and the state it keeps.
 export { agentLoopMachine } from '../machines/agent-loop.machine.ts';

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { type CliArgs, parseArgs, UsageError } from '../src/cli/args.ts';
 import { type AnyCommandSpec as CommandSpec, COMMANDS, type OptionSpec } from '../src/cli/command-table.ts';
 import { flagOf } from '../src/cli/options/option.ts';
+import { claudeOptions } from '../src/cli/options/model.ts';
 import { formatDuration } from '../src/cli/duration.ts';
 import { commandHelp, mainHelp } from '../src/cli/help.ts';
 import { readsFleet } from '../src/cli/reads-fleet.ts';
@@ -55,7 +56,9 @@ function withOption(command: CommandSpec, option: OptionSpec, value?: string): s
     const at = needed.indexOf(`--${name}`);
     if (at !== -1) needed.splice(at, 2);
   }
-  if (['accept-lost-record', 'allow-tool-change', 'replace-decision-policy', 'message'].includes(name) && command.name !== 'fork') {
+  // The demo's Claude options are for a real model (--model).
+  if (command.name === 'demo' && claudeOptions.some((o) => flagOf(o) === name)) needed.push('--model', 'm');
+  if (['accept-lost-record', 'allow-tool-change', 'replace-decision-policy', 'message', 'allow-request-change'].includes(name) && command.name !== 'fork') {
     needed.push('--resume');
     const task = needed.indexOf('--task');
     if (task !== -1) needed.splice(task, 2);
@@ -90,11 +93,21 @@ function leaves(value: unknown): unknown[] {
   return [value];
 }
 
+/** Values the Claude options take (each its own shape). */
+const CLAUDE_SAMPLES: Record<string, string> = {
+  apiVersion: '2023-06-01',
+  thinking: '2048',
+  toolChoice: 'auto',
+  serviceTier: 'auto',
+  price: 'input=3,output=15,cache-read=0.3,cache-write=3.75',
+};
+
 function sampleValue(option: OptionSpec): string {
   if (option.type === 'duration') return formatDuration(option.max!);
   if (option.key === 'input') return '{"text":"edited"}';
   if (option.key === 'compact') return 'client';
   if (option.key === 'state') return 'waiting';
+  if (option.key in CLAUDE_SAMPLES) return CLAUDE_SAMPLES[option.key]!;
   if (option.type === 'ratio') return String(option.min);
   return option.type === 'integer' || option.type === 'decimal' ? String(option.min) : 'some-value';
 }

@@ -95,6 +95,7 @@ export class ContextCompaction implements Capability {
         maxTokens: this.call.maxTokens,
         earlierReplies: context.compacted?.replies ?? 0,
         purpose: 'summary',
+        onNotice: (notice) => session.emit({ type: 'model-notice', model: this.call.model.name, notice }),
       }),
     );
     await session.countUsage(received.usage, received.usageNote);

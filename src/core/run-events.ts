@@ -145,6 +145,8 @@ export type RunEvent =
       /** The reply as received (its content and the model that answered). */
       reply: ModelReply;
     }
+  /** What the model's provider says about the requests that a person should hear (a deprecated model): once per model a run asks. */
+  | { type: 'model-notice'; model: string; notice: string }
   /** A piece of the reply as it arrives (a streaming model): for a live view only, never recorded. */
   | { type: 'model-stream'; delta: StreamDelta }
   | { type: 'tool-started'; call: CallView; at: number }

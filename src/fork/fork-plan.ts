@@ -131,6 +131,9 @@ export function planFork(parentLocation: string, loaded: LoadedRun, request: For
     // The child's records hold what the parent's compaction made (compaction blocks, summaries): it goes on the same way.
     ...(parent.compaction ? { compaction: parent.compaction } : {}),
     ...(parent.clearToolUses ? { clearToolUses: parent.clearToolUses } : {}),
+    // The child asks its model the way the parent did, and prices it the same.
+    ...(parent.request ? { request: parent.request } : {}),
+    ...(parent.price ? { price: parent.price } : {}),
     forkedFrom,
   };
   const open = openCalls(context);

@@ -1,6 +1,6 @@
 /**
  * A real Claude model through @anthropic-ai/sdk. The key comes from the caller (the CLI reads
- * ANTHROPIC_API_KEY) and lives only in the SDK client: never in a request the loop records, a
+ * ANTHROPIC_API_KEY), or with the caller's own client, and lives only in the SDK client: never in a request the loop records, a
  * checkpoint, a log line or an error message.
  *
  * Retries are the SDK's: 408, 409, 429, 5xx (529 overloaded included) and dropped connections
@@ -11,19 +11,29 @@
  * Replies are streamed by default (anthropic-stream.ts): the pieces go to the request's
  * onStream as they arrive, and a stream that breaks off is sent again like a failed request.
  * `stream: false` asks for each reply whole in one response instead.
+ *
+ * The request options (thinking, tool choice, sampling…: request-options.ts) are checked when the
+ * model is made and at each request, so what the API would refuse is refused before it is sent.
+ * Thinking and compaction blocks go back exactly as they came: the API checks their signatures.
+ * Extra headers and betas are the process's: never pinned with a run, recorded or printed.
  */
 import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } from '@anthropic-ai/sdk';
+import type { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
 import type { ContentBlock, Message, ModelReply, TokenUsage } from '../../machines/agent-loop.types.ts';
 import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 import { redactSecrets } from '../util/redact.ts';
 import type { PinnedClearToolUses } from '../store/journal-record.ts';
 import type { Model, ModelRequest, ModelTraits } from './model.ts';
 import { MissingApiKeyError, ModelCallError } from './model.ts';
-import { StreamBrokeOffError, streamMessage } from './anthropic-stream.ts';
+import { StreamBrokeOffError, streamMessage, type StreamOptions } from './anthropic-stream.ts';
+import { modelNotices, noticeOfSdkWarning, withSdkWarningsHeld } from './model-notices.ts';
+import { pinnedRequestOf } from './pinned-request.ts';
+import { checkModelPrice, type ModelPrice } from './prices.ts';
+import { checkRequestAgainst, checkRequestOptions, type ClaudeRequestOptions, RequestOptionError, requestFieldsOf } from './request-options.ts';
 
-export interface AnthropicModelOptions {
+export interface AnthropicModelOptions extends ClaudeRequestOptions {
   model: string;
-  /** Default: ANTHROPIC_API_KEY from the environment (MissingApiKeyError when neither is there). */
+  /** Default: ANTHROPIC_API_KEY from the environment (MissingApiKeyError when neither is there, unless `client` is given). */
   apiKey?: string | undefined;
   /** Another endpoint (a proxy, a gateway, a test server); default: the SDK's, or ANTHROPIC_BASE_URL as the CLI passes it. */
   baseURL?: string | undefined;
@@ -37,28 +47,73 @@ export interface AnthropicModelOptions {
   stream?: boolean | undefined;
   /** Milliseconds before retry n of a stream that broke off (default: the SDK's backoff, from 0.5 s). */
   streamRetryDelayMs?: ((retry: number) => number) | undefined;
+  /** API betas to ask for, sent as the anthropic-beta header through the SDK's beta messages (client.beta.messages). Not pinned with a run. */
+  betas?: string[] | undefined;
+  /** Extra headers on every request (a gateway's own…). Never recorded or logged; their values are taken out of error messages. */
+  headers?: Record<string, string> | undefined;
+  /** Your own configured SDK client, used instead of one made here: its key and endpoint are its own (apiKey and baseURL are then refused). */
+  client?: Anthropic | undefined;
+  /**
+   * The model's price in US dollars per million tokens: what a cost budget (maxCostUsd) counts
+   * by, for a model the price table (src/model/prices.ts) does not know or that you pay otherwise for.
+   */
+  price?: ModelPrice | undefined;
 }
 
 export const DEFAULT_MAX_RETRIES = 4;
 export const DEFAULT_TIMEOUT_MS = 600_000;
 
 export function anthropicModel(given: AnthropicModelOptions): Model {
-  const apiKey = given.apiKey ?? process.env['ANTHROPIC_API_KEY'];
-  if (!apiKey) throw new MissingApiKeyError(given.model, 'Pass apiKey to anthropicModel, or set ANTHROPIC_API_KEY; a scripted model (durable-agent/testing) needs none.');
-  const options = { ...given, apiKey };
-  const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
-  const client = new Anthropic({
-    apiKey: options.apiKey,
-    ...(options.baseURL ? { baseURL: options.baseURL } : {}),
-    maxRetries,
-    timeout: options.requestTimeoutMs ?? options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-  });
+  checkRequestOptions(given.model, given);
+  if (given.price !== undefined) checkModelPrice(given.model, given.price);
+  if (given.client && (given.apiKey !== undefined || given.baseURL !== undefined)) {
+    // The value is left out of the error: it may be the key.
+    throw new RequestOptionError(given.model, 'client', undefined, 'invalid', 'a client comes with its own key and endpoint, and apiKey or baseURL was given too', 'Set them on your client, or leave client out.');
+  }
+  const apiKey = given.client ? undefined : (given.apiKey ?? process.env['ANTHROPIC_API_KEY']);
+  if (!given.client && !apiKey) throw new MissingApiKeyError(given.model, 'Pass apiKey to anthropicModel, or set ANTHROPIC_API_KEY, or pass your own client; a scripted model (durable-agent/testing) needs none.');
+  const options = { ...given };
+  const timeout = options.requestTimeoutMs ?? options.timeoutMs;
+  const client =
+    options.client ??
+    new Anthropic({
+      apiKey,
+      ...(options.baseURL ? { baseURL: options.baseURL } : {}),
+      maxRetries: options.maxRetries ?? DEFAULT_MAX_RETRIES,
+      timeout: timeout ?? DEFAULT_TIMEOUT_MS,
+    });
+  const maxRetries = options.maxRetries ?? (options.client ? client.maxRetries : DEFAULT_MAX_RETRIES);
+  // A client of the caller's keeps its own settings, but for the ones given here.
+  const headers = { ...options.headers, ...(options.apiVersion !== undefined ? { 'anthropic-version': options.apiVersion } : {}) };
+  const callOptions = {
+    ...(Object.keys(headers).length > 0 ? { headers } : {}),
+    ...(options.client && options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
+    ...(options.client && timeout !== undefined ? { timeout } : {}),
+  };
+  const secrets = [apiKey, options.client?.apiKey, ...Object.values(options.headers ?? {})];
+  const betas = [...new Set(options.betas ?? [])];
+  const notices = modelNotices(options.model, options.thinking?.type);
+  const told = new Set<string>();
+  const tell = (request: ModelRequest, notice: string) => {
+    if (told.has(notice)) return;
+    told.add(notice);
+    if (request.onNotice) request.onNotice(notice);
+    else console.warn(`[durable-agent] ${notice}`);
+  };
   let traits: Promise<ModelTraits> | null = null;
+  const pinned = pinnedRequestOf(options);
   return {
     name: options.model,
     provider: 'anthropic',
+    ...(options.price ? { price: { ...options.price } } : {}),
+    ...(pinned ? { request: pinned } : {}),
     traits: () => (traits ??= modelTraits(client, options.model)),
     async createMessage(request: ModelRequest): Promise<ModelReply> {
+      if (request.purpose !== 'summary') checkRequestAgainst(options.model, options, request.maxTokens, request.tools.map((tool) => tool.name));
+      for (const notice of notices) tell(request, notice);
+      // The SDK's own copy of what was just told, printed on every request, is held back (model-notices.ts).
+      const held: string[] = [];
+      const quietly = <T>(call: () => T): T => withSdkWarningsHeld(call, (warning) => held.push(warning));
       let message: Anthropic.Beta.Messages.BetaMessage;
       try {
         const params: Anthropic.Messages.MessageCreateParamsNonStreaming = {
@@ -66,21 +121,23 @@ export function anthropicModel(given: AnthropicModelOptions): Model {
           max_tokens: request.maxTokens,
           ...(request.system ? { system: request.system } : {}),
           ...(request.tools.length > 0 ? { tools: request.tools as unknown as Anthropic.Messages.Tool[] } : {}),
-          // A summary is text: the older turns' tools stay defined (their blocks are in the request) but none is called.
-          ...(request.purpose === 'summary' && request.tools.length > 0 ? { tool_choice: { type: 'none' as const } } : {}),
+          ...requestFieldsOf(options, { purpose: request.purpose, hasTools: request.tools.length > 0 }),
           messages: withCacheBreakpoint(request.messages) as unknown as Anthropic.Messages.MessageParam[],
         };
         const managed = contextManagementOf(request);
-        // Server compaction and clearing go through the beta endpoint, asked whole (not streamed: the live view then shows the reply once it is whole).
-        message = managed
-          ? await client.beta.messages.create({ ...params, ...managed } as Anthropic.Beta.Messages.MessageCreateParamsNonStreaming)
-          : ((options.stream === false
-              ? await client.messages.create(params)
-              : await streamMessage(client, params, { maxRetries, onStream: request.onStream, retryDelayMs: options.streamRetryDelayMs })) as unknown as Anthropic.Beta.Messages.BetaMessage);
+        const allBetas = [...new Set([...(managed?.betas ?? []), ...betas])];
+        // Server compaction and clearing are asked whole (not streamed: the live view then shows the reply once it is whole).
+        const streamed = options.stream === false || managed ? null : { maxRetries, onStream: request.onStream, retryDelayMs: options.streamRetryDelayMs };
+        message = await send(client, { params, managed, betas: allBetas, streamed, callOptions, quietly });
       } catch (error) {
         // Too long for the window: the run stops as for the model's own stop reason (exit 6), not as an outage.
         if (isPromptTooLong(error)) return { content: [], stop_reason: 'model_context_window_exceeded', usage: { ...ZERO_USAGE }, model: options.model };
-        throw toModelCallError(error, options.model, options.apiKey);
+        throw toModelCallError(error, options.model, secrets);
+      } finally {
+        for (const warning of held) {
+          const notice = noticeOfSdkWarning(warning, notices);
+          if (notice) tell(request, notice);
+        }
       }
       // Passed on as received, whatever its shape: the runtime checks every reply (reply-check.ts),
       // refusing content blocks that are not blocks and counting token figures that are missing as 0.
@@ -93,6 +150,31 @@ export function anthropicModel(given: AnthropicModelOptions): Model {
       };
     },
   };
+}
+
+interface Sending {
+  params: Anthropic.Messages.MessageCreateParamsNonStreaming;
+  managed: ReturnType<typeof contextManagementOf>;
+  betas: string[];
+  /** Null: asked whole. */
+  streamed: StreamOptions | null;
+  callOptions: { headers?: Record<string, string>; maxRetries?: number; timeout?: number };
+  /** Runs one SDK call with its model warnings held back (model-notices.ts). */
+  quietly: <T>(call: () => T) => T;
+}
+
+/** One request: through the SDK's beta messages when a beta is asked for (the anthropic-beta header), else the plain ones. */
+async function send(client: Anthropic, sending: Sending): Promise<Anthropic.Beta.Messages.BetaMessage> {
+  const { params, managed, betas, streamed, callOptions, quietly } = sending;
+  if (betas.length > 0) {
+    const beta = { ...params, ...managed, betas } as Anthropic.Beta.Messages.MessageCreateParamsNonStreaming;
+    if (!streamed) return quietly(() => client.beta.messages.create(beta, callOptions));
+    // The beta stream sends the same events as the plain one.
+    const opened = () => quietly(() => client.beta.messages.stream(beta, callOptions) as unknown as MessageStream);
+    return (await streamMessage(opened, streamed)) as unknown as Anthropic.Beta.Messages.BetaMessage;
+  }
+  const reply = streamed ? await streamMessage(() => quietly(() => client.messages.stream(params, callOptions)), streamed) : await quietly(() => client.messages.create(params, callOptions));
+  return reply as unknown as Anthropic.Beta.Messages.BetaMessage;
 }
 
 /** The beta header of server compaction (compact_20260112). */
@@ -189,21 +271,28 @@ export function withCacheBreakpoint(messages: readonly Message[]): Message[] {
     if (message.role !== 'user') continue;
     const blocks: ContentBlock[] =
       typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content.slice();
-    const last = blocks[blocks.length - 1];
-    if (!last) return copy;
-    blocks[blocks.length - 1] = { ...last, cache_control: { type: 'ephemeral' } };
+    // A thinking block may carry no cache_control (the API refuses the request): the last block that may takes it.
+    const at = blocks.findLastIndex((block) => !isThinkingBlock(block));
+    if (at < 0) return copy;
+    blocks[at] = { ...blocks[at]!, cache_control: { type: 'ephemeral' } };
     copy[i] = { role: 'user', content: blocks };
     return copy;
   }
   return copy;
 }
 
+/** A thinking or redacted_thinking block: its signature (or data) is checked by the API, so it goes back exactly as it came. */
+export function isThinkingBlock(block: ContentBlock): boolean {
+  return block !== null && typeof block === 'object' && (block.type === 'thinking' || block.type === 'redacted_thinking');
+}
+
 /**
  * The API returns optional fields as null (e.g. a text block's citations); they are not sent back.
- * A compaction block is the exception: it goes back exactly as it came (its nulls included).
+ * Compaction and thinking blocks are the exception: the API checks them against their
+ * signature, so they go back exactly as they came (their nulls included).
  */
-function withoutNulls(block: ContentBlock): ContentBlock {
-  if (block === null || typeof block !== 'object' || block.type === 'compaction') return block;
+export function withoutNulls(block: ContentBlock): ContentBlock {
+  if (block === null || typeof block !== 'object' || block.type === 'compaction' || isThinkingBlock(block)) return block;
   const entries = Object.entries(block).filter(([, value]) => value !== null && value !== undefined);
   return Object.fromEntries(entries) as ContentBlock;
 }
@@ -213,9 +302,9 @@ function withoutNulls(block: ContentBlock): ContentBlock {
  * among them) in its error body: the key this model was given is taken out, as is anything
  * shaped like a key, even when it did not come from the environment.
  */
-export function toModelCallError(error: unknown, model: string, apiKey?: string): ModelCallError {
+export function toModelCallError(error: unknown, model: string, secrets?: string | readonly (string | null | undefined)[]): ModelCallError {
   const built = describeCallError(error, model);
-  return new ModelCallError(redactSecrets(built.message, [apiKey]), built.status, built.transient);
+  return new ModelCallError(redactSecrets(built.message, typeof secrets === 'string' ? [secrets] : (secrets ?? [])), built.status, built.transient);
 }
 
 function describeCallError(error: unknown, model: string): ModelCallError {

@@ -10,6 +10,7 @@
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { APIUserAbortError } from '@anthropic-ai/sdk';
+import type { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
 import type { StreamDelta } from './model.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
@@ -39,13 +40,12 @@ export function backoffMs(retry: number): number {
   return Math.min(500 * 2 ** retry, 8_000) * (1 - Math.random() * 0.25);
 }
 
-export async function streamMessage(
-  client: Anthropic,
-  params: Anthropic.Messages.MessageCreateParamsNonStreaming,
-  options: StreamOptions,
-): Promise<Anthropic.Messages.Message> {
+/** One attempt's stream: the SDK's messages.stream() (or beta.messages.stream(), whose events are the same) for the request. */
+export type OpenStream = () => MessageStream;
+
+export async function streamMessage(open: OpenStream, options: StreamOptions): Promise<Anthropic.Messages.Message> {
   for (let retry = 0; ; retry++) {
-    const stream = client.messages.stream(params);
+    const stream = open();
     let begun = false;
     stream.on('connect', () => (begun = true));
     stream.on('streamEvent', (event) => tell(options.onStream, deltaOf(event)));

@@ -1,7 +1,7 @@
 /** What the loop needs from a model: one reply to one request. */
 import type { Message, ModelReply } from '../../machines/agent-loop.types.ts';
 import { redactSecrets } from '../util/redact.ts';
-import type { PinnedClearToolUses } from '../store/journal-record.ts';
+import type { PinnedClearToolUses, PinnedRequest } from '../store/journal-record.ts';
 import type { ModelPrice } from './prices.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
@@ -32,6 +32,12 @@ export interface ModelRequest {
   serverCompaction?: { triggerTokens: number } | undefined;
   /** Tool result clearing (clear_tool_uses_20250919): the server clears old tool results before the model reads them. */
   clearToolUses?: PinnedClearToolUses | undefined;
+  /**
+   * Told what the model's provider says about the requests that a person should hear (a
+   * deprecated model), once per model: the runtime reports it as a model-notice event. A model
+   * asked without it says it its own way (anthropicModel: one console.warn).
+   */
+  onNotice?: ((notice: string) => void) | undefined;
 }
 
 /** What a model says about itself, when it can: the base of the compaction defaults. */
@@ -61,6 +67,11 @@ export interface Model {
    * here. Otherwise the price table (src/model/prices.ts) is looked up by name.
    */
   readonly price?: ModelPrice | undefined;
+  /**
+   * How it is asked, where that changes what it does (thinking, sampling, tool choice…): pinned
+   * in the header of a run it starts, so that a resume can ask the same way (the CLI does).
+   */
+  readonly request?: PinnedRequest | undefined;
   createMessage(request: ModelRequest): Promise<ModelReply>;
   /** Its window and capabilities (asked once, when a run starts with compaction left to the default). */
   traits?(): Promise<ModelTraits>;

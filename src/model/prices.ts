@@ -12,6 +12,7 @@
  * up (the tests give a price to a model of their own when needed).
  */
 import type { TokenUsage } from '../../machines/agent-loop.types.ts';
+import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 export interface ModelPrice {
   input: number;
@@ -77,4 +78,35 @@ export function costAt(price: ModelPrice, usage: TokenUsage): number {
     usage.cacheRead * perToken(price.cacheRead) +
     usage.cacheWrite * perToken(price.cacheWrite)
   );
+}
+
+const PRICE_FIELDS = ['input', 'output', 'cacheRead', 'cacheWrite'] as const;
+/** Above any list price by far: a typo (per token instead of per million, or Infinity) is refused. */
+const MAX_PRICE = 100_000;
+
+/** A price given for a model (anthropicModel's `price`, --price) that is not one; nothing was started. */
+export class ModelPriceError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
+  override readonly name = 'ModelPriceError';
+  constructor(
+    readonly model: string,
+    readonly price: unknown,
+    /** The fields missing or not a number of dollars (`cacheRead`…). */
+    readonly fields: string[],
+  ) {
+    super(
+      `The price given for ${model} is not one: ${fields.join(', ')} must each be US dollars per million tokens, from 0 to ${MAX_PRICE}. ` +
+        'Give all four (input, output, cacheRead, cacheWrite; on the command line --price input=3,output=15,cache-read=0.3,cache-write=3.75). Nothing was started.',
+    );
+  }
+}
+
+/** Throws ModelPriceError unless every field is a price. */
+export function checkModelPrice(model: string, price: unknown): asserts price is ModelPrice {
+  const fields = price !== null && typeof price === 'object' ? (price as Record<string, unknown>) : {};
+  const wrong = PRICE_FIELDS.filter((field) => {
+    const value = fields[field];
+    return !(typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= MAX_PRICE);
+  });
+  if (wrong.length > 0) throw new ModelPriceError(model, price, wrong);
 }

@@ -32,7 +32,8 @@ export class ModelCall {
       const { system, messages } = context;
       session.emit({ type: 'model-call', turn: context.turn, model: model.name, provider: model.provider ?? null, maxTokens, system, messages });
       const onStream = (delta: StreamDelta) => session.emit({ type: 'model-stream', delta });
-      const received = receiveReply(await model.createMessage({ system, messages, tools: registry.specs, maxTokens, onStream, earlierReplies: context.compacted?.replies }));
+      const onNotice = (notice: string) => session.emit({ type: 'model-notice', model: model.name, notice });
+      const received = receiveReply(await model.createMessage({ system, messages, tools: registry.specs, maxTokens, onStream, onNotice, earlierReplies: context.compacted?.replies }));
       const { reply: answer, usage, usageNote } = received;
       session.emit({ type: 'model-reply', stopReason: answer.stop_reason, usage, usageNote, reply: answer });
       await session.countUsage(received.usage, received.usageNote, answer.model);

@@ -292,7 +292,7 @@ async function start(options: StartOptions, tracing: RunTracing | null): Promise
     const decisionPolicy = pinnedPolicyOf(options);
     // Version 3: a run with a budget or with compaction, which a release before them would misread.
     const version = budgeted.budget || compaction || clearToolUses ? JOURNAL_VERSION : canNeedDecisions(decisionPolicy, offeredTools(options)) ? JOURNAL_VERSION_DECISIONS : JOURNAL_VERSION_PLAIN;
-    const header = { format: JOURNAL_FORMAT, version, runId, createdAt: record.at, startedBy, ...(trace ? { trace } : {}), ...(decisionPolicy ? { decisionPolicy } : {}), ...(compaction ? { compaction } : {}), ...(clearToolUses ? { clearToolUses } : {}), ...(options.agent ? { agent: pinOf(options.agent) } : {}) } as const;
+    const header = { format: JOURNAL_FORMAT, version, runId, createdAt: record.at, startedBy, ...(trace ? { trace } : {}), ...(decisionPolicy ? { decisionPolicy } : {}), ...(compaction ? { compaction } : {}), ...(clearToolUses ? { clearToolUses } : {}), ...(options.agent ? { agent: pinOf(options.agent) } : {}), ...pinnedModelOf(options.model) } as const;
     const receipt = await store.create(header, record);
     const snapshots = new SnapshotPolicy(snapshotEveryOf(options.snapshotEvery), record, record);
     const driver = new RunDriver({ ...parts, snapshots }, runId, snapshot, { state: 'awaitingModel', context: snapshot.context, ledger: new Map() }, 1);
@@ -310,6 +310,11 @@ async function start(options: StartOptions, tracing: RunTracing | null): Promise
   } finally {
     await lock.release();
   }
+}
+
+/** How the model is asked, and its price when it was given: pinned so that a resume asks and counts the same way (secrets never: Model.request holds none). */
+function pinnedModelOf(model: Model): Pick<JournalHeader, 'request' | 'price'> {
+  return { ...(model.request ? { request: model.request } : {}), ...(model.price ? { price: { ...model.price } } : {}) };
 }
 
 /** With `agent`, the model and tools come from it unless given; a run pinned to another version of it is refused. */

@@ -84,6 +84,43 @@ export interface JournalHeader {
    * run on. Absent for a run started from parts (an older reader ignores it).
    */
   agent?: PinnedAgent;
+  /**
+   * How the run's Claude model is asked (thinking, sampling, tool choice, stop sequences, service
+   * tier), pinned when it started: these change what the model does, so a resume asks the same
+   * way. Never a header, a beta, a key or a client. Absent: the API's defaults (an older reader
+   * ignores it: the version stays the same).
+   */
+  request?: PinnedRequest;
+  /**
+   * The model's price when it was given with the run (a model the price table does not know):
+   * a resume prices its cost budget with it. Absent: the price table's (an older reader ignores it).
+   */
+  price?: PinnedPrice;
+}
+
+/**
+ * See JournalHeader.request. Each field as the Messages API takes it (thinking and toolChoice in
+ * the API's own shapes); read from disk, so loosely typed: src/model/pinned-request.ts checks it.
+ */
+export interface PinnedRequest {
+  /** The Messages API version asked for (the anthropic-version header): a value, never a secret. */
+  apiVersion?: string;
+  thinking?: { type: string; budget_tokens?: number; display?: string | null };
+  effort?: string;
+  toolChoice?: { type: string; name?: string; disable_parallel_tool_use?: boolean };
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  stopSequences?: string[];
+  serviceTier?: string;
+}
+
+/** See JournalHeader.price: US dollars per million tokens. */
+export interface PinnedPrice {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
 }
 
 /** See JournalHeader.agent. */

@@ -224,6 +224,7 @@ function applyEvent(view: RunView, event: RunEvent, at: number): RunView {
     case 'reopened':
       return { ...view, maxTurns: event.maxTurns };
     case 'lock-taken-over':
+    case 'model-notice':
       return view;
     case 'attached':
       return { ...view, runId: event.runId };

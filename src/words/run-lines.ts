@@ -117,6 +117,8 @@ export function detailLine(event: RunEvent, verbose: boolean): string | null {
       for (const change of event.acceptedChanges) lines.push(`[resume] going on with --allow-tool-change although ${change}`);
       return lines.length ? lines.join('\n') : null;
     }
+    case 'model-notice':
+      return `[model] ${event.notice}`;
     case 'attached':
       return `[attach] run ${event.runId} in ${event.location} had ended (${event.status}) before this start: its stored result follows, and nothing ran again`;
     case 'started': {

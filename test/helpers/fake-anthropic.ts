@@ -19,6 +19,11 @@ export interface ReceivedRequest {
     tools?: Array<{ name: string; description: string; input_schema: Record<string, unknown> }>;
     messages: Message[];
     stream?: boolean;
+    thinking?: { type: string; budget_tokens?: number };
+    tool_choice?: { type: string; name?: string };
+    temperature?: number;
+    top_p?: number;
+    top_k?: number;
   };
   at: number;
 }
@@ -68,6 +73,8 @@ export interface FakeOptions {
   contextWindow?: number | undefined;
   /** Answer GET /v1/models/ID with this (absent: 404, as a gateway without the Models API). */
   modelInfo?: { max_input_tokens: number | null; compaction: boolean } | undefined;
+  /** A request with thinking on: its reply carries a redacted_thinking block too, after the thinking block. */
+  redactedThinking?: boolean | undefined;
 }
 
 /** A compaction block the fake issued: sent back, it must equal this byte for byte. */
@@ -85,6 +92,11 @@ export class FakeAnthropic {
   private readonly issued = new Map<string, IssuedCompaction>();
   compactionsIssued = 0;
   compactionBlocksVerified = 0;
+  /** Thinking and redacted_thinking blocks issued, by signature (or data): sent back, each must equal its JSON. */
+  private readonly thoughts = new Map<string, string>();
+  thinkingBlocksIssued = 0;
+  /** Thinking blocks that came back byte for byte (counted once per request they were in). */
+  thinkingBlocksVerified = 0;
   /** The input tokens of every message request, as counted (what the API reads, after clearing). */
   readonly inputTokens: number[] = [];
   /** Each clear_tool_uses_20250919 edit applied, as reported in the reply's applied_edits. */
@@ -223,6 +235,77 @@ export class FakeAnthropic {
     return { block: null, inputTokens, applied };
   }
 
+  /**
+   * What the API refuses of a request's thinking, as it words it (null: nothing): a thinking or
+   * redacted_thinking block that is not one it issued, byte for byte, or that carries a
+   * cache_control; with thinking on, a tool loop whose assistant turn does not start with its
+   * thinking; a budget out of range; a forced tool; sampling fields, which API version
+   * 2026-10-21 no longer has.
+   */
+  private checkThinking(request: ReceivedRequest): Extract<Emulated, { status: number }> | null {
+    const refuse = (message: string) => ({ status: 400, errorType: 'invalid_request_error', message });
+    const { body } = request;
+    const version = String(request.headers['anthropic-version'] ?? '');
+    for (const field of ['temperature', 'top_p', 'top_k'] as const) {
+      if (body[field] !== undefined && version !== '2023-06-01') return refuse(`${field}: Extra inputs are not permitted`);
+    }
+    let verified = 0;
+    for (let m = 0; m < body.messages.length; m++) {
+      const content = body.messages[m]!.content;
+      if (typeof content === 'string') continue;
+      for (let b = 0; b < content.length; b++) {
+        const block = content[b]!;
+        if (block.type !== 'thinking' && block.type !== 'redacted_thinking') continue;
+        if (block.cache_control !== undefined) return refuse(`messages.${m}.content.${b}.${block.type}.cache_control: cache_control cannot be set for thinking blocks`);
+        const issued = this.thoughts.get(String(block.type === 'thinking' ? block.signature : block.data));
+        if (issued === undefined || JSON.stringify(block) !== issued) return refuse(`messages.${m}.content.${b}: Invalid \`signature\` in \`${block.type}\` block`);
+        verified += 1;
+      }
+    }
+    const thinking = body.thinking;
+    if (thinking && thinking.type !== 'disabled') {
+      if (thinking.type === 'enabled' && !(Number(thinking.budget_tokens) >= 1024)) return refuse('thinking.enabled.budget_tokens: Input should be greater than or equal to 1024');
+      if (thinking.type === 'enabled' && Number(thinking.budget_tokens) >= body.max_tokens) return refuse('`max_tokens` must be greater than `thinking.budget_tokens`');
+      if (body.tool_choice?.type === 'any' || body.tool_choice?.type === 'tool') return refuse('Thinking may not be enabled when tool_choice forces tool use.');
+      const [reply, results] = body.messages.slice(-2);
+      const inToolLoop = results?.role === 'user' && typeof results.content !== 'string' && results.content.some((b) => b.type === 'tool_result');
+      if (inToolLoop && reply?.role === 'assistant') {
+        const first = typeof reply.content === 'string' ? 'text' : reply.content[0]?.type;
+        if (first !== 'thinking' && first !== 'redacted_thinking') {
+          return refuse(
+            `messages.${body.messages.length - 2}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks).`,
+          );
+        }
+      }
+    }
+    this.thinkingBlocksVerified += verified;
+    return null;
+  }
+
+  /** With thinking on, a scripted reply starts with a thinking block the fake signs (and a redacted one, when asked). */
+  private thoughtOf(request: ReceivedRequest, answer: FakeAnswer): FakeAnswer {
+    const thinking = request.body.thinking;
+    if (!thinking || thinking.type === 'disabled') return answer;
+    const issue = (block: ContentBlock, key: string): ContentBlock => {
+      this.thinkingBlocksIssued += 1;
+      this.thoughts.set(key, JSON.stringify(block));
+      return block;
+    };
+    const think = (reply: ModelReply): ModelReply => {
+      const n = this.thinkingBlocksIssued + 1;
+      const signature = Buffer.from(`fake-signature-${n}-${request.index}-${request.body.messages.length}`).toString('base64');
+      const blocks = [issue({ type: 'thinking', thinking: `Thought ${n}: ${request.body.messages.length} messages so far; the next step follows.`, signature }, signature)];
+      if (this.options.redactedThinking) {
+        const data = Buffer.from(`fake-redacted-${n}-${request.index}`).toString('base64');
+        blocks.push(issue({ type: 'redacted_thinking', data }, data));
+      }
+      return { ...reply, content: [...blocks, ...reply.content] };
+    };
+    if ('reply' in answer) return { ...answer, reply: think(answer.reply) };
+    if ('stream' in answer) return { ...answer, stream: think(answer.stream) };
+    return answer;
+  }
+
   /** Requests that were answered with a message (not an error, drop or hang). */
   get answered(): ReceivedRequest[] {
     return this.requests.filter((r) => this.outcomes.get(r.index) === 'reply');
@@ -272,7 +355,7 @@ export class FakeAnthropic {
         at: Date.now(),
       };
       this.requests.push(request);
-      const emulated = this.emulate(request);
+      const emulated = this.checkThinking(request) ?? this.emulate(request);
       if (emulated && 'status' in emulated) {
         this.outcomes.set(request.index, 'error');
         res.writeHead(emulated.status, { 'content-type': 'application/json' });
@@ -285,7 +368,7 @@ export class FakeAnthropic {
         res.end(JSON.stringify({ ...messageBody(emulated.pausedReply, request.body.model, request.index), ...contextManagementOf(emulated.applied) }));
         return;
       }
-      const scripted = this.responder(request);
+      const scripted = this.thoughtOf(request, this.responder(request));
       const answer = emulated && 'reply' in scripted ? { ...scripted, reply: withEmulation(scripted.reply, emulated) } : scripted;
       if ('hang' in answer) {
         this.outcomes.set(request.index, 'hang');
@@ -337,6 +420,11 @@ export function streamEventsOf(reply: ModelReply, model: string, index: number, 
     } else if (block.type === 'tool_use') {
       events.push({ type: 'content_block_start', index: i, content_block: { ...block, input: {} } });
       for (const partial_json of pieces(JSON.stringify(block.input))) events.push({ type: 'content_block_delta', index: i, delta: { type: 'input_json_delta', partial_json } });
+    } else if (block.type === 'thinking') {
+      // As the API streams it: the text in pieces, the signature whole at the end.
+      events.push({ type: 'content_block_start', index: i, content_block: { type: 'thinking', thinking: '', signature: '' } });
+      for (const thinking of pieces(block.thinking as string)) events.push({ type: 'content_block_delta', index: i, delta: { type: 'thinking_delta', thinking } });
+      events.push({ type: 'content_block_delta', index: i, delta: { type: 'signature_delta', signature: block.signature } });
     } else {
       events.push({ type: 'content_block_start', index: i, content_block: block });
     }

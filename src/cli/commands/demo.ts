@@ -18,11 +18,14 @@ import type { Writers } from '../plain-reporter.ts';
 import { realModel } from '../real-model.ts';
 import { cliCommand, dirWords } from '../../words/shell-command.ts';
 import { STATE_DIR } from '../state-dir.ts';
+import { modelSetupOf, storedRunOf } from '../model-setup.ts';
+import type { ToolDefinition } from '../../tools/tool.ts';
 
 export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   if (args.listCrashPoints) return listCrashPoints(writers);
   const dir = path.resolve(args.dir);
-  const model = await demoModel(args, env);
+  const tools = demoTools(dir, { paceMs: args.paceMs, jitterMs: args.jitterMs, verify: args.verify });
+  const { model, resumeWords } = await demoModel(args, env, dir, tools, writers);
   return driveCliRun({
     command: 'demo',
     dir,
@@ -30,9 +33,9 @@ export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writer
     env,
     writers,
     model,
-    tools: demoTools(dir, { paceMs: args.paceMs, jitterMs: args.jitterMs, verify: args.verify }),
+    tools,
     output: { plain: args.plain, verbose: args.verbose },
-    resumeCommand: cliCommand(env, ['demo', '--resume', ...dirWords(dir, args.runId), ...approvalResumeWords(args.approval, args.resume)]),
+    resumeCommand: cliCommand(env, ['demo', '--resume', ...dirWords(dir, args.runId), ...approvalResumeWords(args.approval, args.resume), ...resumeWords]),
     resume: args.resume ? { maxTurns: args.maxTurns, acceptLostRecord: args.acceptLostRecord, allowToolChange: args.allowToolChange, replaceDecisionPolicy: args.replaceDecisionPolicy, message: args.message } : null,
     start: args.resume
       ? null
@@ -57,9 +60,14 @@ export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writer
   });
 }
 
-async function demoModel(args: DemoArgs, env: NodeJS.ProcessEnv): Promise<Model> {
-  if (!args.model) return scriptedModel(demoScript(), { name: 'scripted-demo', paceMs: args.paceMs, jitterMs: args.jitterMs, afterScript: demoFollowUp });
-  return realModel(args.model, env, args.request);
+/** The scripted model, or with --model a real one asked as the run is pinned to (model-setup.ts). */
+async function demoModel(args: DemoArgs, env: NodeJS.ProcessEnv, dir: string, tools: readonly ToolDefinition[], writers: Writers): Promise<{ model: Model; resumeWords: string[] }> {
+  if (!args.model) return { model: scriptedModel(demoScript(), { name: 'scripted-demo', paceMs: args.paceMs, jitterMs: args.jitterMs, afterScript: demoFollowUp }), resumeWords: [] };
+  const stored = await storedRunOf(dir, args.runId, args.resume, args.fresh);
+  const setup = modelSetupOf(args.model, args.claude, stored, args.maxTokens, tools.map((tool) => tool.name));
+  const model = await realModel(args.model, env, args.request, undefined, true, setup.options);
+  for (const note of setup.notes) writers.err(note);
+  return { model, resumeWords: ['--model', args.model, ...setup.resumeWords] };
 }
 
 /** Runs the whole demo in a scratch directory and prints every crash label it passed, in order. */

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileTools } from '../../tools/file-tools.ts';
-import { fileStoreOf } from '../run-store.ts';
+import { checkToolsFor, modelSetupOf, type StoredRun, storedRunOf } from '../model-setup.ts';
 import { type RunArgs, UsageError } from '../args.ts';
 import { driveCliRun } from '../drive-run.ts';
 import { approvalResumeWords } from '../options/approval.ts';
@@ -16,8 +16,11 @@ const RUN_WITHOUT_KEY = 'Set the key and run the same command again; `durable-ag
 export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   const dir = path.resolve(args.dir);
   const system = args.systemFile === undefined ? null : readSystemPrompt(args.systemFile);
-  const modelName = args.model ?? (await startingModelOf(dir, args.runId));
-  const model = await realModel(modelName, env, args.request, RUN_WITHOUT_KEY, args.stream);
+  const stored = await storedRunOf(dir, args.runId, args.resume, args.fresh);
+  const modelName = args.model ?? startingModelOf(stored);
+  // The request options are the run's own (pinned when it started): a resume asks the same way.
+  const setup = modelSetupOf(modelName, args.claude, stored, args.maxTokens, null);
+  const model = await realModel(modelName, env, args.request, RUN_WITHOUT_KEY, args.stream, setup.options);
   const mcpConfig = args.mcpConfigFile === undefined ? null : path.resolve(args.mcpConfigFile);
   const { approval } = args;
   const resumeCommand = cliCommand(env, [
@@ -28,11 +31,20 @@ export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers:
     ...dirWords(dir, args.runId),
     ...(mcpConfig ? ['--mcp-config-file', mcpConfig] : []),
     ...approvalResumeWords(approval, args.resume),
+    ...setup.resumeWords,
   ]);
   if (args.resume && system !== null) writers.err('[resume] --system-file is ignored: the run keeps the system prompt it started with.');
+  for (const note of setup.notes) writers.err(note);
   // Loaded only when asked for: the MCP SDK is an optional peer dependency. Stdio servers are also
   // stopped when the process exits early (an interrupt, a simulated crash): see mcp/connection.ts.
   const mcp = mcpConfig ? await (await import('../../mcp/mcp-tools.ts')).mcpTools(mcpConfig, { env, log: (line) => writers.err(line) }) : null;
+  const tools = [...fileTools(dir), ...(mcp?.tools ?? [])];
+  try {
+    checkToolsFor(modelName, setup.options, args.maxTokens, tools.map((tool) => tool.name));
+  } catch (error) {
+    await mcp?.close();
+    throw error;
+  }
   return driveCliRun({
     command: 'run',
     dir,
@@ -40,7 +52,7 @@ export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers:
     env,
     writers,
     model,
-    tools: [...fileTools(dir), ...(mcp?.tools ?? [])],
+    tools,
     output: { plain: args.plain, verbose: args.verbose },
     resumeCommand,
     resume: args.resume ? { maxTurns: args.maxTurns, acceptLostRecord: args.acceptLostRecord, allowToolChange: args.allowToolChange, replaceDecisionPolicy: args.replaceDecisionPolicy, message: args.message } : null,
@@ -65,15 +77,13 @@ export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers:
 }
 
 /** The model the stored run started with (its header says), for a resume that names none. */
-async function startingModelOf(dir: string, runId: string | null): Promise<string> {
-  const store = fileStoreOf(dir, runId);
-  try {
-    const model = (await store.load()).header.startedBy?.model;
-    if (!model) throw new UsageError(`The run in ${store.location} does not say which model started it (an earlier version wrote it): give --model NAME with --resume.`);
-    return model;
-  } finally {
-    store.close();
+function startingModelOf(stored: StoredRun | null): string {
+  const model = stored?.header.startedBy?.model;
+  if (!model) {
+    const where = stored ? `The run in ${stored.location}` : 'The run';
+    throw new UsageError(`${where} does not say which model started it (an earlier version wrote it): give --model NAME with --resume.`);
   }
+  return model;
 }
 
 function readSystemPrompt(file: string): string {

@@ -4,7 +4,8 @@ import { option } from '../options/option.ts';
 import { approvalOptions, readApproval } from '../options/approval.ts';
 import { budgetOptions, readBudget } from '../options/budget.ts';
 import { compactionOptions, readCompaction } from '../options/compaction.ts';
-import { maxTokens, model, readRequest, requestOptions } from '../options/model.ts';
+import { claudeOptions, maxTokens, model, readClaude, readRequest, requestOptions } from '../options/model.ts';
+import { UsageError } from '../usage-error.ts';
 import { outputOptions } from '../options/output.ts';
 import { readStartResume, startResumeOptions } from '../options/start-resume.ts';
 import { fileRun, readFileRun, runDir } from '../options/target.ts';
@@ -50,6 +51,7 @@ export const demoSpec = command({
     maxTokens,
     ...budgetOptions,
     ...requestOptions,
+    ...claudeOptions,
     ...compactionOptions,
     pace,
     jitter,
@@ -70,6 +72,7 @@ export const demoSpec = command({
     runId: readFileRun(values.run),
     ...readStartResume(values),
     model: values.model,
+    claude: claudeOfDemo(values, values.model),
     maxTokens: values.maxTokens,
     plain: values.plain,
     verbose: values.verbose,
@@ -86,3 +89,12 @@ export const demoSpec = command({
 });
 
 export type DemoArgs = ReturnType<typeof demoSpec.parse>;
+
+/** The scripted model is asked nothing of the sort: the Claude options need --model. */
+function claudeOfDemo(values: Parameters<typeof readClaude>[0] & { resume: boolean }, model: string | undefined): ReturnType<typeof readClaude> {
+  const claude = readClaude(values, values.resume);
+  if (claude && model === undefined) {
+    throw new UsageError('--thinking, --temperature, --tool-choice, --stop-sequences, --service-tier, --api-version, --price and --allow-request-change are for a real model: add --model NAME (the scripted demo model takes none).');
+  }
+  return claude;
+}

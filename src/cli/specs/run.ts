@@ -5,7 +5,7 @@ import { option } from '../options/option.ts';
 import { allowQuestions, approvalOptions, readApproval } from '../options/approval.ts';
 import { budgetOptions, readBudget } from '../options/budget.ts';
 import { compactionOptions, readCompaction } from '../options/compaction.ts';
-import { maxTokens, model, noStream, readRequest, requestOptions } from '../options/model.ts';
+import { claudeOptions, maxTokens, model, noStream, readClaude, readRequest, requestOptions } from '../options/model.ts';
 import { outputOptions } from '../options/output.ts';
 import { readStartResume, startResumeOptions } from '../options/start-resume.ts';
 import { fileRun, readFileRun, runDir } from '../options/target.ts';
@@ -47,6 +47,7 @@ export const runSpec = command({
     maxTokens,
     ...budgetOptions,
     ...requestOptions,
+    ...claudeOptions,
     toolConcurrency,
     toolTimeout,
     noStream,
@@ -61,6 +62,7 @@ export const runSpec = command({
     'durable-agent run --model claude-sonnet-5-5 --task "Tidy up" --require-approval side-effects --no-wait',
     'durable-agent run --dir my-project --resume',
     'durable-agent run --model claude-sonnet-5-5 --task "Tidy up" --max-cost-usd 2   # exit 8 once $2 is spent',
+    'durable-agent run --model claude-sonnet-5-5 --task "Plan the refactor" --thinking 8000 --max-tokens 16000',
   ],
   parse: (values, { cwd }) => {
     const shared = readStartResume(values);
@@ -82,6 +84,7 @@ export const runSpec = command({
       plain: values.plain,
       verbose: values.verbose,
       request: readRequest(values),
+      claude: readClaude(values, shared.resume),
       traceContent: values.traceContent,
       approval: readApproval(values, values.allowQuestions),
       toolConcurrency: values.toolConcurrency,
