@@ -24,6 +24,7 @@ export { SubmitRefusedError, UnknownAgentError } from './fleet/submit-run.ts';
 export { DrillPathError, SideEffectTwiceError } from './drill/drill-errors.ts';
 export { DrillScriptError } from './drill/drill-script.ts';
 export { AwaitRunTimeoutError, FleetRunMissingError } from './fleet/await-run-errors.ts';
+export { WebhookSettingsError } from './fleet/webhook-errors.ts';
 
 // Tools: a definition whose input schema cannot be one.
 export { ToolInputSchemaError, type ToolInputSchemaProblem } from './tools/standard-input.ts';

@@ -22,6 +22,7 @@ const GROUP_WORDS: Record<string, { word: string; main?: string }> = {
   compaction: { word: 'compact', main: 'mode' },
   clearToolUses: { word: 'clear' },
   mcpTools: { word: 'mcp' },
+  webhook: { word: 'webhook' },
 };
 
 function kebab(name: string): string {

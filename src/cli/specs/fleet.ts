@@ -218,6 +218,7 @@ export const workerSpec = command({
       type: 'string',
       value: 'URL',
       help: 'POST a signed event to URL each time a run comes to rest (done, failed, cancelled, waiting for a person, stopped at a limit), at least once; the secret that signs it is read from DURABLE_AGENT_WEBHOOK_SECRET',
+      api: 'webhook.url',
     }),
     ...requestOptions,
     traceContent,
