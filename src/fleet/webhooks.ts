@@ -9,9 +9,10 @@
  *
  * The signature, and how a receiver checks it: webhook-signature.ts.
  */
-import type { Notification, Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
 import { addSecrets, redactSecrets } from '../util/redact.ts';
 import { readFleetRun, REST_CHANNEL } from './await-run.ts';
+import { ChannelSignal } from './work-signal.ts';
 import { MIN_SECRET_LENGTH, WebhookSettingsError } from './webhook-errors.ts';
 import { signWebhookBody, WEBHOOK_EVENT_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, type WebhookEventBody, type WebhookEventType, type WebhookSettings } from './webhook-signature.ts';
 
@@ -94,7 +95,7 @@ type Outcome = { delivered: true } | { delivered: false; why: string } | { inter
 export class WebhookDelivery {
   private readonly target: Target;
   private readonly claimLeaseMs: number;
-  private readonly signal: RestSignal;
+  private readonly signal: ChannelSignal;
   /** Cuts short the attempts under way: a stop that has waited for them long enough calls each. */
   private readonly inFlight = new Set<() => void>();
   /** Set by such a stop: nothing more is sent. */
@@ -115,7 +116,8 @@ export class WebhookDelivery {
     // Whatever this process prints, stores or exports from now on has the secret taken out.
     addSecrets(this.target.secrets);
     this.claimLeaseMs = Math.max(CLAIM_LEASE_MS, this.target.timeoutMs + 20_000);
-    this.signal = new RestSignal(pool, () => this.wakeUp(), (line) => this.log(line));
+    // The trigger of schema 7 NOTIFYs da_rest in the transaction that wrote the event row: the row is there when the notification is.
+    this.signal = new ChannelSignal(pool, REST_CHANNEL, () => this.wakeUp(), (line) => this.log(line), { what: 'runs coming to rest', signalOnListen: false });
   }
 
   start(): void {
@@ -328,95 +330,6 @@ export class WebhookDelivery {
   /** Text that may have come from the receiver or the network, without a secret of the settings in it. */
   private words(text: string): string {
     return redactSecrets(text, this.target.unshown);
-  }
-}
-
-/**
- * Wakes the delivery when a run comes to rest: the trigger of schema 7 NOTIFYs da_rest in the
- * transaction that wrote the event row, so the row is there when the notification is. A lost
- * connection is opened again at the next look (and counts as a wake: a notification may have
- * gone with it); the poll interval covers the retries that come due and the time without one.
- */
-class RestSignal {
-  private client: PoolClient | null = null;
-  /** Gives the listening connection back to the pool, listening to nothing. */
-  private giveBack: (() => Promise<void>) | null = null;
-  private opening: Promise<void> | null = null;
-  private stopped = false;
-
-  constructor(
-    private readonly pool: Pool,
-    private readonly onRest: () => void,
-    private readonly log: (line: string) => void,
-  ) {}
-
-  ensure(): Promise<void> {
-    if (this.client || this.stopped) return Promise.resolve();
-    this.opening ??= this.open().finally(() => (this.opening = null));
-    return this.opening;
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    await this.opening;
-    const giveBack = this.giveBack;
-    this.client = null;
-    this.giveBack = null;
-    await giveBack?.();
-  }
-
-  private async open(): Promise<void> {
-    let client: PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (error) {
-      this.log(`cannot listen for runs coming to rest right now (${messageOf(error)}); looking every poll interval`);
-      return;
-    }
-    let released = false;
-    const onNotification = (message: Notification) => {
-      if (message.channel === REST_CHANNEL) this.onRest();
-    };
-    // Its error and end listeners stay on a destroyed connection: an error event without one would end the process.
-    const destroy = () => {
-      if (released) return;
-      released = true;
-      client.off('notification', onNotification);
-      client.release(true);
-    };
-    const onBroken = () => {
-      const listening = this.client === client;
-      if (listening) {
-        this.client = null;
-        this.giveBack = null;
-      }
-      destroy();
-      if (listening) this.onRest();
-    };
-    client.on('notification', onNotification);
-    client.on('error', onBroken);
-    client.on('end', onBroken);
-    try {
-      await client.query(`LISTEN ${REST_CHANNEL}`);
-    } catch (error) {
-      destroy();
-      this.log(`cannot listen for runs coming to rest right now (${messageOf(error)}); looking every poll interval`);
-      return;
-    }
-    if (this.stopped || released) {
-      destroy();
-      return;
-    }
-    this.client = client;
-    this.giveBack = async () => {
-      await client.query(`UNLISTEN ${REST_CHANNEL}`).catch(() => {});
-      if (released) return;
-      released = true;
-      client.off('notification', onNotification);
-      client.off('error', onBroken);
-      client.off('end', onBroken);
-      client.release();
-    };
   }
 }
 

@@ -10,15 +10,29 @@ import type { Notification, Pool, PoolClient } from 'pg';
 
 export const WORK_CHANNEL = 'da_work';
 
-export class WorkSignal {
+/**
+ * A LISTEN on one channel, on one connection of a pool, calling `onSignal` for each notification;
+ * a broken connection is dropped (and counts as a signal: one may have gone with it) and opened
+ * again at the next ensure().
+ */
+export class ChannelSignal {
   private client: PoolClient | null = null;
+  /** Gives the listening connection back to the pool, listening to nothing. */
+  private giveBack: (() => Promise<void>) | null = null;
   private opening: Promise<void> | null = null;
   private stopped = false;
 
   constructor(
     private readonly pool: Pool,
-    private readonly onWork: () => void,
+    private readonly channel: string,
+    private readonly onSignal: () => void,
     private readonly log: (line: string) => void,
+    private readonly options: {
+      /** Said in the log line when it cannot listen: "cannot listen for <what> right now". */
+      what: string;
+      /** Signal once as soon as it listens: what came while nobody listened had no notification. */
+      signalOnListen: boolean;
+    },
   ) {}
 
   /** Listens, unless it already does; a failure is logged once per attempt and retried at the next call. */
@@ -31,11 +45,10 @@ export class WorkSignal {
   async stop(): Promise<void> {
     this.stopped = true;
     await this.opening;
-    const client = this.client;
+    const giveBack = this.giveBack;
     this.client = null;
-    if (!client) return;
-    await client.query(`UNLISTEN ${WORK_CHANNEL}`).catch(() => {});
-    client.release();
+    this.giveBack = null;
+    await giveBack?.();
   }
 
   private async open(): Promise<void> {
@@ -43,43 +56,64 @@ export class WorkSignal {
     try {
       client = await this.pool.connect();
     } catch (error) {
-      this.log(`cannot listen for new work right now (${(error as Error).message}); looking every poll interval`);
+      this.log(`cannot listen for ${this.options.what} right now (${messageOf(error)}); looking every poll interval`);
       return;
     }
+    let released = false;
     const onNotification = (message: Notification) => {
-      if (message.channel === WORK_CHANNEL) this.onWork();
+      if (message.channel === this.channel) this.onSignal();
     };
-    let broken = false;
-    const onError = () => {
-      if (broken) return;
-      broken = true;
+    // Its error and end listeners stay on a destroyed connection: an error event without one would end the process.
+    const destroy = () => {
+      if (released) return;
+      released = true;
       client.off('notification', onNotification);
-      if (this.client === client) {
+      client.release(true);
+    };
+    const onBroken = () => {
+      const listening = this.client === client;
+      if (listening) {
         this.client = null;
-        client.release(true);
+        this.giveBack = null;
       }
-      this.onWork();
+      destroy();
+      if (listening) this.onSignal();
     };
     client.on('notification', onNotification);
-    client.on('error', onError);
-    client.on('end', onError);
+    client.on('error', onBroken);
+    client.on('end', onBroken);
     try {
-      await client.query(`LISTEN ${WORK_CHANNEL}`);
+      await client.query(`LISTEN ${this.channel}`);
     } catch (error) {
-      broken = true;
-      client.off('notification', onNotification);
-      client.release(true);
-      this.log(`cannot listen for new work right now (${(error as Error).message}); looking every poll interval`);
+      destroy();
+      this.log(`cannot listen for ${this.options.what} right now (${messageOf(error)}); looking every poll interval`);
       return;
     }
-    if (this.stopped || broken) {
-      broken = true;
-      client.off('notification', onNotification);
-      client.release(true);
+    if (this.stopped || released) {
+      destroy();
       return;
     }
     this.client = client;
-    // Work that came while nobody listened would have no notification: look once now.
-    this.onWork();
+    this.giveBack = async () => {
+      await client.query(`UNLISTEN ${this.channel}`).catch(() => {});
+      if (released) return;
+      released = true;
+      client.off('notification', onNotification);
+      client.off('error', onBroken);
+      client.off('end', onBroken);
+      client.release();
+    };
+    if (this.options.signalOnListen) this.onSignal();
   }
+}
+
+/** The worker's wake: da_work, and a look once it listens (work queued while nobody listened sent nothing to anyone). */
+export class WorkSignal extends ChannelSignal {
+  constructor(pool: Pool, onWork: () => void, log: (line: string) => void) {
+    super(pool, WORK_CHANNEL, onWork, log, { what: 'new work', signalOnListen: true });
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -1,23 +1,24 @@
-/** The README's programmatic example, as printed (the first ```js block of "## Programmatic use"). */
+/** The README's runnable examples, as printed: the first ```js block under a heading. */
 import fs from 'node:fs';
 import path from 'node:path';
 import { REPO } from './cli.ts';
 
-export function readmeProgrammaticExample(): string {
+function firstJsBlockUnder(heading: string): string {
   const readme = fs.readFileSync(path.join(REPO, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## Programmatic use'));
+  const section = readme.slice(readme.indexOf(heading));
   const code = /```js\n([\s\S]*?)```/.exec(section)?.[1];
-  if (!code) throw new Error('README.md: no ```js block under "## Programmatic use"');
+  if (!code) throw new Error(`README.md: no \`\`\`js block under "${heading}"`);
   return code;
 }
 
-/** The README's quick start, as printed (the ```js block of "## Quick start"). */
+/** The programmatic example (the first ```js block of "## Programmatic use"). */
+export function readmeProgrammaticExample(): string {
+  return firstJsBlockUnder('## Programmatic use');
+}
+
+/** The quick start (the ```js block of "## Quick start"). */
 export function readmeQuickStart(): string {
-  const readme = fs.readFileSync(path.join(REPO, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## Quick start'));
-  const code = /```js\n([\s\S]*?)```/.exec(section)?.[1];
-  if (!code) throw new Error('README.md: no ```js block under "## Quick start"');
-  return code;
+  return firstJsBlockUnder('## Quick start');
 }
 
 /** What the example prints when it finishes a run (on the resume after a crash, or a fresh run). */
