@@ -9,6 +9,10 @@ import { inTransaction } from './transaction.ts';
 
 export const SCHEMA_VERSION = 8;
 
+/** A row's state changed into one a run rests in: ended, waiting for a person, stopped at a limit. */
+const CAME_TO_REST = `NEW.state IS DISTINCT FROM OLD.state
+            AND NEW.state IN ('done', 'failed', 'cancelled', 'awaitingDecision', 'stoppedAtMaxTurns', 'stoppedAtBudget')`;
+
 const MIGRATIONS: Record<number, string> = {
   1: `
     CREATE TABLE da_runs (
@@ -126,8 +130,7 @@ const MIGRATIONS: Record<number, string> = {
       END
     $$;
     CREATE TRIGGER da_runs_rested AFTER UPDATE OF state ON da_runs FOR EACH ROW
-      WHEN (NEW.state IS DISTINCT FROM OLD.state
-            AND NEW.state IN ('done', 'failed', 'cancelled', 'awaitingDecision', 'stoppedAtMaxTurns', 'stoppedAtBudget'))
+      WHEN (${CAME_TO_REST})
       EXECUTE FUNCTION da_rest_notify();
   `,
   // Webhooks: an outbox row for each time a run comes to rest, written by a trigger in the very
@@ -163,8 +166,7 @@ const MIGRATIONS: Record<number, string> = {
       END
     $$;
     CREATE TRIGGER da_runs_event AFTER UPDATE OF state ON da_runs FOR EACH ROW
-      WHEN (NEW.state IS DISTINCT FROM OLD.state
-            AND NEW.state IN ('done', 'failed', 'cancelled', 'awaitingDecision', 'stoppedAtMaxTurns', 'stoppedAtBudget'))
+      WHEN (${CAME_TO_REST})
       EXECUTE FUNCTION da_event_record();
   `,
 };
