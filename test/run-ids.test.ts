@@ -153,8 +153,10 @@ describe('many runs in one folder', () => {
 
   it('still opens, resumes and lists a run folder written before run ids (a demo killed mid-run by the previous release)', async () => {
     const dir = tempDir();
+    // Kept under another name (no state folder is committed), put where the previous release wrote it.
     fs.cpSync(path.join(FIXTURES, 'one-run-folder'), dir, { recursive: true });
     const state = path.join(dir, '.durable-agent');
+    fs.renameSync(path.join(dir, 'state-by-previous-release'), state);
     fs.chmodSync(state, 0o700);
     const before = await listRuns(new FileRuns(state));
     expect(before).toHaveLength(1);
