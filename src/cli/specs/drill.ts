@@ -4,6 +4,7 @@ import { command } from '../options/command.ts';
 import { option } from '../options/option.ts';
 import { json } from '../options/output.ts';
 import { readDir } from '../options/target.ts';
+import { agentOfModule, agentsModule } from '../options/agents.ts';
 
 export interface DrillArgs {
   command: 'drill';
@@ -36,8 +37,8 @@ export const drillSpec = command({
     'effects the world shows; default: run() calls per idempotency key). Exit 0: every side effect once or told\n' +
     'unknown; 1: one ran twice; 2: bad input, nothing run.',
   options: [
-    option({ key: 'agents', type: 'string', value: 'FILE', help: 'the module of agent definitions (its exports made with defineAgent), as worker --agents takes it' }),
-    option({ key: 'agent', type: 'string', value: 'NAME', help: 'which agent of the module (needed when it has several)' }),
+    agentsModule,
+    agentOfModule,
     option({ key: 'repliesFile', type: 'string', value: 'FILE', help: 'the replies to play, a JSON array of { stop_reason, content }', readsFile: true, api: 'DrillOptions.replies' }),
     option({ key: 'fromRun', type: 'string', value: 'ID', help: 'play the replies a stored run received instead (a run of --dir by its id)' }),
     readDir,

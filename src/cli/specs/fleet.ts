@@ -12,6 +12,7 @@ import { maxTurns } from '../options/start-resume.ts';
 import { databaseUrl } from '../options/target.ts';
 import { traceContent } from '../options/tracing.ts';
 import { UsageError } from '../usage-error.ts';
+import { agentsModule } from '../options/agents.ts';
 import { jitter, pace } from './demo.ts';
 
 const TEN_MINUTES_MS = 600_000;
@@ -172,13 +173,7 @@ export const workerSpec = command({
     'SIGTERM or Ctrl-C (each run is saved and its lease released).',
   options: [
     databaseUrl,
-    option({
-      key: 'agents',
-      type: 'string',
-      value: 'FILE',
-      help: 'a module of agent definitions (its exports made with defineAgent) whose runs this worker drives, besides demo runs',
-      api: 'WorkerOptions.agents',
-    }),
+    { ...agentsModule, help: 'a module of agent definitions (its exports made with defineAgent) whose runs this worker drives, besides demo runs', api: 'WorkerOptions.agents' },
     option({
       key: 'runConcurrency',
       type: 'integer',

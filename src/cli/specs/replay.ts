@@ -4,6 +4,7 @@ import { command } from '../options/command.ts';
 import { option } from '../options/option.ts';
 import { json } from '../options/output.ts';
 import { readDir } from '../options/target.ts';
+import { agentOfModule, agentsModule } from '../options/agents.ts';
 
 export interface ReplayArgs {
   command: 'replay';
@@ -27,8 +28,8 @@ export const replaySpec = command({
     'recorded call with the tools of today (in a scratch folder, their working directory) and reports a result that is\n' +
     'not the recorded one. The stored run is only read. Exit 0: no divergence; 1: some; 2: bad input.',
   options: [
-    option({ key: 'agents', type: 'string', value: 'FILE', help: 'the module of agent definitions, as worker --agents takes it' }),
-    option({ key: 'agent', type: 'string', value: 'NAME', help: 'which agent of the module (needed when it has several)' }),
+    agentsModule,
+    agentOfModule,
     option({ key: 'fromRun', type: 'string', value: 'ID', help: 'the stored run to replay (a run of --dir by its id)' }),
     readDir,
     option({ key: 'runTools', type: 'boolean', help: "run the recorded calls with today's tools and compare their results", api: 'ReplayOptions.runTools' }),
