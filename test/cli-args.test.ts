@@ -63,6 +63,7 @@ function withOption(command: CommandSpec, option: OptionSpec, value?: string): s
     const task = needed.indexOf('--task');
     if (task !== -1) needed.splice(task, 2);
   }
+  if (name === 'full' && command.name === 'history') needed.push('--transcript');
   if (name === 'resume' && command.name === 'run') needed.splice(needed.indexOf('--task'), 2);
   if (name === 'reason') needed.splice(needed.indexOf('--reason'), 2);
   if (name === 'keep' && command.name === 'prune') needed.splice(needed.indexOf('--keep'), 2);

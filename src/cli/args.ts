@@ -23,7 +23,7 @@ export type { ListArgs } from './specs/list.ts';
 export type { PruneArgs } from './specs/prune.ts';
 export type { RaiseArgs } from './specs/raise.ts';
 export type { RunArgs } from './specs/run.ts';
-export type { StatusArgs } from './specs/status.ts';
+export type { HistoryArgs, StatusArgs } from './specs/status.ts';
 export type { VizArgs } from './specs/viz.ts';
 
 /** `topic`: the command whose help was asked for, or null for the list of commands. */

@@ -8,7 +8,9 @@ import { type ContinuedStep, type HistoryStep, readRunHistory, type RunStatus, r
 import { type ControlRequest, requestWords } from '../../control/control-request.ts';
 import { FileStore } from '../../store/file-store.ts';
 import type { ForkOrigin, ReconcileNote } from '../../store/journal-record.ts';
-import type { StatusArgs } from '../args.ts';
+import type { HistoryArgs, StatusArgs } from '../args.ts';
+import { readRunTranscript } from '../../runtime/run-transcript.ts';
+import { transcriptLines } from '../../words/transcript-lines.ts';
 import { EXIT } from '../exit-codes.ts';
 import { formatAgo, formatBytes, formatElapsed, formatUsage, keyValueLines, tableLines } from '../../words/format.ts';
 import type { Writers } from '../plain-reporter.ts';
@@ -113,8 +115,9 @@ function journalRecords(count: number, lastSeq: number): string {
   return `${count} records (records ${lastSeq - count + 1} to ${lastSeq})`;
 }
 
-export async function historyCommand(args: StatusArgs, writers: Writers): Promise<number> {
+export async function historyCommand(args: HistoryArgs, writers: Writers): Promise<number> {
   const store = fileStoreOf(args.dir, args.runId);
+  if (args.transcript) return transcriptCommand(store, args, writers);
   const steps = await readRunHistory(store);
   if (args.json) {
     writers.out(JSON.stringify(steps, null, 2));
@@ -133,6 +136,20 @@ export async function historyCommand(args: StatusArgs, writers: Writers): Promis
   ]);
   for (const line of tableLines(['#', 'time', 'turn', 'state', 'event', 'saved', 'pending', 'bytes', 'note'], rows)) writers.out(line);
   for (const request of await store.control.read()) writers.out(`${request.kind === 'pause' ? 'paused' : 'cancel asked'} ${requestWords(request)} (not yet in the journal)`);
+  return EXIT.done;
+}
+
+/** The terminal's width when out() writes to one; 80 otherwise (a pipe, a file). */
+const NO_TERMINAL_WIDTH = 80;
+
+async function transcriptCommand(store: FileStore, args: HistoryArgs, writers: Writers): Promise<number> {
+  const transcript = await readRunTranscript(store);
+  if (args.json) {
+    writers.out(JSON.stringify(transcript, null, 2));
+    return EXIT.done;
+  }
+  const width = writers.terminal?.isTTY ? (writers.terminal.columns ?? NO_TERMINAL_WIDTH) : NO_TERMINAL_WIDTH;
+  for (const line of transcriptLines(transcript.entries, { width, full: args.full })) writers.out(line);
   return EXIT.done;
 }
 
