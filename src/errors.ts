@@ -28,6 +28,20 @@ export { WebhookSettingsError } from './fleet/webhook-errors.ts';
 
 // Tools: a definition whose input schema cannot be one.
 export { ToolInputSchemaError, type ToolInputSchemaProblem } from './tools/standard-input.ts';
+// The Anthropic-defined tools (text editor, memory, bash): what a command could not do, as the model reads it.
+export {
+  DestinationExistsError,
+  EmptyOldTextError,
+  FileExistsError,
+  FileTooLargeError,
+  InsertLineError,
+  MemoryPathError,
+  MemoryRootError,
+  OldTextNotFoundError,
+  OldTextNotUniqueError,
+  ViewRangeError,
+} from './tools/anthropic/edit-errors.ts';
+export { BashTimeoutError } from './tools/anthropic/bash-errors.ts';
 
 // The store: a run in the way, a lock held or lost, a journal missing, damaged or unwritable.
 export {

@@ -46,6 +46,8 @@ export { defineTool } from './tools/tool.ts';
 export type { StandardJSONSchemaV1, StandardSchemaToolDefinition, StandardSchemaV1, ToolContext, ToolDefinition, VerifyAnswer } from './tools/tool.ts';
 export type { ToolAnnotations, TraitSources } from './tools/tool.ts';
 export { idempotencyKeyFor } from './tools/execute-call.ts';
+export { bashTool, memoryTool, textEditorTool, type BashOptions, type TextEditorOptions } from './tools/anthropic/index.ts';
+export { readOnlyFor, type AnthropicDefinedType } from './tools/tool.ts';
 
 // Models: Claude, MCP servers' tools, and the list prices a cost budget counts by.
 export type { Model, ModelRequest, ModelTraits, StreamDelta, ToolSpec } from './model/model.ts';

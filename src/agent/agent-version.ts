@@ -38,6 +38,9 @@ function toolShape(tool: ToolDefinition): unknown {
     needsApproval: typeof tool.needsApproval === 'function' ? 'function' : (tool.needsApproval ?? false),
     timeoutMs: tool.timeoutMs ?? null,
     annotations: tool.annotations ?? null,
+    // Undefined for a tool without them, and so left out: the versions of the agents there are stay as they were.
+    readOnlyWhen: typeof tool.readOnlyWhen === 'function' ? 'function' : undefined,
+    anthropicDefined: tool.anthropicDefined,
   };
 }
 

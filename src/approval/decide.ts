@@ -7,7 +7,7 @@
 import { isToolUseId } from '../../machines/agent-loop.logic.ts';
 import type { Decision, PendingCall, Verdict } from '../../machines/agent-loop.types.ts';
 import type { WaitingCall } from '../core/run-events.ts';
-import { schemaHash } from '../tools/schema-hash.ts';
+import { toolContractHash } from '../tools/tool-contract.ts';
 import { StoreMissingError } from '../store/errors.ts';
 import { foldJournal } from '../store/fold-journal.ts';
 import type { DurableView } from '../store/journal-codec.ts';
@@ -145,7 +145,7 @@ function pinnedTool(name: string, header: JournalHeader, tools: readonly ToolDef
   const tool = tools?.find((candidate) => candidate.name === name);
   if (!tool) return null;
   const pinned = header.startedBy?.toolSchemas[name];
-  return pinned === undefined || pinned === schemaHash(tool.inputSchema) ? tool : null;
+  return pinned === undefined || pinned === toolContractHash(tool) ? tool : null;
 }
 
 interface ReadRun {

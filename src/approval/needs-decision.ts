@@ -5,7 +5,7 @@
  */
 import { toolUsesOf } from '../../machines/agent-loop.logic.ts';
 import type { DecisionNeed, ModelReply } from '../../machines/agent-loop.types.ts';
-import type { ToolDefinition } from '../tools/tool.ts';
+import { readOnlyFor, type ToolDefinition } from '../tools/tool.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 import { ASK_USER } from './ask-user.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
@@ -57,7 +57,7 @@ async function needOf(name: string, input: unknown, registry: ToolRegistry, poli
   // An unknown tool is rejected without running: there is nothing to approve.
   if (!tool) return null;
   const rule = policy.requireApproval;
-  if (rule === 'side-effects' ? !tool.readOnly : rule?.includes(name)) return 'approval';
+  if (rule === 'side-effects' ? !readOnlyFor(tool, input) : rule?.includes(name)) return 'approval';
   if (typeof tool.needsApproval === 'function') {
     const typed = await registry.typedInput(name, input);
     // Input its Standard Schema refuses is rejected without running, as an unknown tool is: nothing to approve.

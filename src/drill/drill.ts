@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { ModelReply } from '../../machines/agent-loop.types.ts';
+import type { ContentBlock, ModelReply } from '../../machines/agent-loop.types.ts';
 import type { ReconcileOutcomeName } from '../store/journal-record.ts';
 import { idempotencyKeyFor } from '../tools/execute-call.ts';
 import type { AgentDefinition } from '../agent/agent-definition.ts';
@@ -18,7 +18,7 @@ import { scriptedModel } from '../model/scripted-model.ts';
 import { CrashPoints, SimulatedCrash } from '../runtime/crash-points.ts';
 import { resumeRun, startRun } from '../runtime/run-api.ts';
 import { FileStore } from '../store/file-store.ts';
-import type { ToolDefinition } from '../tools/tool.ts';
+import { readOnlyFor, type ToolDefinition } from '../tools/tool.ts';
 import { DrillPathError } from './drill-errors.ts';
 import { checkRepliesFit } from './drill-script.ts';
 
@@ -178,7 +178,7 @@ export async function drillPoint(options: DrillOptions, point: string): Promise<
     const results: DrillCallResult[] = [];
     for (const event of reconciled) {
       const tool = options.agent.tools.find((candidate) => candidate.name === event.call.name);
-      const sideEffect = tool ? !tool.readOnly : true;
+      const sideEffect = tool ? !readOnlyFor(tool, event.call.input) : true;
       const key = idempotencyKeyFor(resumed.runId, event.call.id);
       const effects = options.count ? await options.count({ tool: event.call.name, idempotencyKey: key, dir: scratch.dir }) : (executions.get(key) ?? 0);
       results.push({ point, callId: event.call.id, tool: event.call.name, sideEffect, reconcile: event.decision, outcome: outcomeOf(event.decision, sideEffect, effects), effects });
@@ -194,11 +194,14 @@ export async function drillPoint(options: DrillOptions, point: string): Promise<
   });
 }
 
-/** The calls of the replies whose tool is not read-only. */
+/** The calls of the replies that are not read-only (by their tool, and their input where the tool says so). */
 function sideEffectCalls(options: DrillOptions): Array<{ id: string; name: string }> {
-  const readOnly = new Set(options.agent.tools.filter((tool) => tool.readOnly).map((tool) => tool.name));
+  const readOnly = (block: ContentBlock) => {
+    const tool = options.agent.tools.find((candidate) => candidate.name === block.name);
+    return tool !== undefined && readOnlyFor(tool, block.input);
+  };
   return options.replies.flatMap((reply) =>
-    reply.content.filter((block) => block.type === 'tool_use' && !readOnly.has(String(block.name))).map((block) => ({ id: String(block.id), name: String(block.name) })),
+    reply.content.filter((block) => block.type === 'tool_use' && !readOnly(block)).map((block) => ({ id: String(block.id), name: String(block.name) })),
   );
 }
 

@@ -15,7 +15,7 @@ import { foldJournal } from '../store/fold-journal.ts';
 import type { RunStore } from '../store/store.ts';
 import { executeCall } from '../tools/execute-call.ts';
 import { ToolRegistry } from '../tools/tool-registry.ts';
-import type { ToolDefinition } from '../tools/tool.ts';
+import { readOnlyFor, type ToolDefinition } from '../tools/tool.ts';
 
 export interface ReplayOptions {
   agent: AgentDefinition;
@@ -99,7 +99,7 @@ function recordedCalls(messages: readonly { role: string; content: unknown }[]):
 /** Why today's rule would hold this call for a person's approval, or null. */
 function gatedWhy(agent: AgentDefinition, tool: ToolDefinition, input: unknown): string | null {
   const rule = agent.requireApproval;
-  if (rule === 'side-effects' && !tool.readOnly) return 'requireApproval: side-effects';
+  if (rule === 'side-effects' && !readOnlyFor(tool, input)) return 'requireApproval: side-effects';
   if (Array.isArray(rule) && rule.includes(tool.name)) return `requireApproval names ${tool.name}`;
   if (tool.needsApproval === true) return `${tool.name} declares needsApproval`;
   if (typeof tool.needsApproval === 'function') {

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ModelReply } from '../../machines/agent-loop.types.ts';
 import { idempotencyKeyFor } from '../tools/execute-call.ts';
+import { readOnlyFor } from '../tools/tool.ts';
 import { FileStore } from '../store/file-store.ts';
 import type { ChildPlay } from './drill-child.ts';
 import type { DrillOptions, DrillReport } from './drill.ts';
@@ -44,7 +45,10 @@ export async function sigkillSample(
   const replies = options.replies.map((reply: ModelReply) => ({ stop_reason: reply.stop_reason, content: reply.content }));
   const sideEffects = options.replies
     .flatMap((reply) => reply.content.filter((block) => block.type === 'tool_use'))
-    .filter((block) => !options.agent.tools.find((tool) => tool.name === block.name)?.readOnly)
+    .filter((block) => {
+      const tool = options.agent.tools.find((candidate) => candidate.name === block.name);
+      return !tool || !readOnlyFor(tool, block.input);
+    })
     .map((block) => ({ id: String(block.id), name: String(block.name) }));
   const results: SigkillPoint[] = [];
   for (const point of points) {

@@ -5,10 +5,20 @@ import type { PinnedClearToolUses, PinnedRequest } from '../store/journal-record
 import type { ModelPrice } from './prices.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
-export interface ToolSpec {
+/** A tool as the request's `tools` lists it: one of ours with its schema, or one the API defines, by type. */
+export type ToolSpec = CustomToolSpec | AnthropicDefinedToolSpec;
+
+export interface CustomToolSpec {
   name: string;
   description: string;
   input_schema: Record<string, unknown>;
+}
+
+/** An Anthropic-defined client tool (`{ type: 'text_editor_20250728', name: 'str_replace_based_edit_tool' }`), with its type's options. */
+export interface AnthropicDefinedToolSpec {
+  type: string;
+  name: string;
+  [option: string]: unknown;
 }
 
 export interface ModelRequest {

@@ -46,7 +46,8 @@ export type ReconcileDecision =
 export function planReconcile(
   pending: readonly PendingCall[],
   ledger: ReadonlyMap<string, ToolOutcome>,
-  traitsOf: (toolName: string) => ToolTraits | undefined,
+  /** The call is given too: a tool may be read-only for some input only (readOnlyWhen). */
+  traitsOf: (toolName: string, call: PendingCall) => ToolTraits | undefined,
   decisions: readonly Decision[] = [],
 ): ReconcileDecision[] {
   const firstUndecided = pending.findIndex((call) => !ledger.has(call.id) && awaitsDecision({ decisions }, call));
@@ -54,7 +55,7 @@ export function planReconcile(
   return settled.map((call): ReconcileDecision => {
     const recorded = ledger.get(call.id);
     if (recorded) return { kind: 'reuse', call, outcome: recorded, rule: 'ledger-hit', basis: null };
-    const traits = traitsOf(call.name);
+    const traits = traitsOf(call.name, call);
     if (!traits) {
       return { kind: 'report-unknown', call, why: `the tool ${call.name} is not available in this process`, rule: 'tool-gone', basis: null };
     }

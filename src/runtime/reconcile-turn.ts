@@ -11,6 +11,7 @@ import type { PendingCall } from '../../machines/agent-loop.types.ts';
 import { planReconcile, type ReconcileDecision, type ToolTraits, unknownStateMessage } from '../reconcile/reconcile.ts';
 import type { ReconcileOutcomeName, RecordNote } from '../store/journal-record.ts';
 import { outcome, verifyCall } from '../tools/execute-call.ts';
+import { readOnlyFor } from '../tools/tool.ts';
 import type { DriverSession } from './run-session.ts';
 import { type Finished, type Job, mayOverlap, runInOrder } from './tool-scheduler.ts';
 
@@ -25,10 +26,12 @@ export async function reconcileOpenTurn(session: DriverSession, changedTools: Re
   // The closing checkpoint B of this turn is the one that fills it in after the resume.
   session.writer.closingResumedTurn = true;
   const { pending, decisions } = session.context();
-  const traitsOf = (name: string): ToolTraits | undefined => {
+  const traitsOf = (name: string, call: PendingCall): ToolTraits | undefined => {
     const tool = session.registry.get(name);
     if (!tool) return undefined;
-    const { readOnly, idempotent, traitSources: sources } = tool;
+    const { idempotent, traitSources: sources } = tool;
+    // The input a person approved, if edited: the one that would run.
+    const readOnly = readOnlyFor(tool, effectiveCall(session.context(), call).input);
     return { readOnly, idempotent, canVerify: typeof tool.verify === 'function', changed: changedTools.get(name), sources };
   };
   // Outcomes already in the turn's results (recorded in completion order, not the model's) are not
@@ -47,7 +50,7 @@ function report(session: DriverSession, call: PendingCall, decision: ReconcileOu
 function jobOf(session: DriverSession, decision: ReconcileDecision, recorded: ReadonlySet<string>): Job {
   const { call } = decision;
   const runs = decision.kind === 'verify' || decision.kind === 'rerun';
-  return { call, overlaps: !runs || (decision.kind === 'rerun' && mayOverlap(session.registry, call)), finish: () => carryOut(session, decision, recorded) };
+  return { call, overlaps: !runs || (decision.kind === 'rerun' && mayOverlap(session.registry, effectiveCall(session.context(), call))), finish: () => carryOut(session, decision, recorded) };
 }
 
 async function carryOut(session: DriverSession, decision: ReconcileDecision, recorded: ReadonlySet<string>): Promise<Finished | null> {

@@ -5,7 +5,8 @@
  * would go on with a run that `run` started, with other tools on the same files.
  */
 import type { JournalHeader, PinnedAnnotations, RunOrigin } from '../store/journal-record.ts';
-import { canonicalJson, schemaHash } from '../tools/schema-hash.ts';
+import { canonicalJson } from '../tools/schema-hash.ts';
+import { toolContractHash } from '../tools/tool-contract.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
@@ -17,7 +18,7 @@ export function runOriginOf(command: string, modelName: string, tools: readonly 
     command,
     model: modelName,
     tools: tools.map((tool) => tool.name),
-    toolSchemas: Object.fromEntries(tools.map((tool) => [tool.name, schemaHash(tool.inputSchema)])),
+    toolSchemas: Object.fromEntries(tools.map((tool) => [tool.name, toolContractHash(tool)])),
     toolAnnotations: Object.fromEntries(tools.map((tool) => [tool.name, pinnedAnnotationsOf(tool)])),
   };
 }

@@ -16,6 +16,7 @@ import type { Model } from '../model/model.ts';
 import type { RunStore } from '../store/store.ts';
 import { executeCall } from '../tools/execute-call.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
+import { readOnlyFor } from '../tools/tool.ts';
 import type { CrashPoints } from './crash-points.ts';
 import { type AgentSnapshot, JournalWriter, type SavedRecord } from './journal-writer.ts';
 import { recordOutcomes } from './record-outcomes.ts';
@@ -122,7 +123,7 @@ export class DriverSession implements RunSession {
     let view = this.callViews.get(call);
     if (!view) {
       const tool = this.parts.registry.get(call.name);
-      view = { ...call, readOnly: tool ? tool.readOnly : null };
+      view = { ...call, readOnly: tool ? readOnlyFor(tool, call.input) : null };
       this.callViews.set(call, view);
     }
     return view;

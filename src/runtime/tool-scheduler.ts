@@ -29,6 +29,7 @@ import type { AnnouncedEffect } from '../../machines/agent-loop.effects.ts';
 import type { PendingCall, ToolOutcome } from '../../machines/agent-loop.types.ts';
 import type { RecordNote } from '../store/journal-record.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
+import { readOnlyFor } from '../tools/tool.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 export const DEFAULT_TOOL_CONCURRENCY = 4;
@@ -48,11 +49,11 @@ export interface Finished {
  */
 export type RecordGroup = (group: readonly Finished[], othersRunning: boolean) => Promise<AnnouncedEffect | null>;
 
-/** The tool may run beside other calls of its turn. An unknown tool is rejected without running. */
+/** The call may run beside other calls of its turn. An unknown tool is rejected without running. */
 export function mayOverlap(registry: ToolRegistry, call: PendingCall): boolean {
   if (call.needs !== undefined) return false;
   const tool = registry.get(call.name);
-  return !tool || tool.readOnly || tool.concurrencySafe === true;
+  return !tool || readOnlyFor(tool, call.input) || tool.concurrencySafe === true;
 }
 
 export class ToolConcurrencyError extends DurableAgentError {

@@ -9,7 +9,7 @@ import { DurableAgentError } from '../util/durable-agent-error.ts';
 import { redactSecrets } from '../util/redact.ts';
 import { callDeadlines } from './call-deadlines.ts';
 import { describeThrown, recordableContent, unrecordableOutcome } from './recordable.ts';
-import type { ToolContext, VerifyAnswer } from './tool.ts';
+import { readOnlyFor, type ToolContext, type VerifyAnswer } from './tool.ts';
 import type { ToolRegistry } from './tool-registry.ts';
 
 export const DEFAULT_TOOL_TIMEOUT_MS = 120_000;
@@ -76,7 +76,7 @@ export async function executeCall(
     controller,
   ).finally(() => stop?.removeEventListener('abort', onStop));
   if (result.kind === 'timed-out') {
-    const hint = tool.readOnly ? '' : ' It may still take effect: check before calling it again.';
+    const hint = readOnlyFor(tool, call.input) ? '' : ' It may still take effect: check before calling it again.';
     return outcome(call, 'timed-out', `${call.name} did not finish within ${timeoutMs} ms and was abandoned.${hint}`, true);
   }
   // A tool that stopped because a run under it stopped (a sub-agent's run, a drill's kill) did not fail: no outcome

@@ -93,7 +93,7 @@ export function fileTools(dir: string): ToolDefinition[] {
  * walked (no way out, no cycle): one to a file inside is listed as a file, any other gets a line
  * that says what it is.
  */
-async function listTree(workdir: WorkingDirectory, requested: string): Promise<string[]> {
+export async function listTree(workdir: WorkingDirectory, requested: string): Promise<string[]> {
   const root = await workdir.root();
   const parts = workdir.components(root, requested);
   const start = await workdir.directory(root, parts, requested, false);

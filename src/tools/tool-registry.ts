@@ -22,6 +22,16 @@ function validatorFor(schema: Record<string, unknown>): ValidateFunction {
   return validate;
 }
 
+/**
+ * What the request says of a tool: ours by description and schema; one the API defines by its
+ * type (and the type's options), since the API refuses a schema beside it and Claude knows both.
+ */
+export function specOf(tool: ToolDefinition): ToolSpec {
+  const defined = tool.anthropicDefined;
+  if (!defined) return { name: tool.name, description: tool.description, input_schema: tool.inputSchema };
+  return { ...defined.options, type: defined.type, name: tool.name };
+}
+
 export class ToolRegistry {
   private readonly tools = new Map<string, ToolDefinition>();
   private readonly validators = new Map<string, ValidateFunction>();
@@ -47,7 +57,7 @@ export class ToolRegistry {
       this.tools.set(tool.name, tool);
       this.validators.set(tool.name, validate);
     }
-    this.specs = tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: tool.inputSchema }));
+    this.specs = tools.map(specOf);
   }
 
   get(name: string): ToolDefinition | undefined {

@@ -54,6 +54,14 @@ export interface ToolBase<Input = any> {
   /** True when running the tool twice does no harm: a resume then simply runs it again. */
   readOnly: boolean;
   /**
+   * For a tool that is read-only for some calls only (a text editor's `view`, a shell's declared
+   * read-only commands): true for a call whose input makes it read-only. Consulted only when
+   * `readOnly` is false, with the input as the model sent it (before a Standard Schema's
+   * transforms); a throw counts as not read-only. Everything that treats calls by their effect
+   * asks readOnlyFor(tool, input): the resume's rule, the scheduler, the approval of side effects.
+   */
+  readOnlyWhen?: ((input: unknown) => boolean) | undefined;
+  /**
    * True when the same call made again has no further effect (it changes things, but a second
    * time changes nothing more: "set X to 5", "write this content to this file"). A resume then
    * runs a call whose result it did not record again, like a read-only one. Default false.
@@ -94,6 +102,34 @@ export interface ToolBase<Input = any> {
 export interface ToolDefinition<Input = any> extends ToolBase<Input> {
   /** JSON Schema of the input; input that does not match is rejected before the tool runs. */
   inputSchema: JsonSchema;
+  /**
+   * Set for a client tool the Messages API defines itself (text editor, memory, bash): the
+   * request names it `{ type, name, ...options }` instead of sending the description and the
+   * schema, which Claude already knows. Its run() is still ours, inputSchema still checks the
+   * input before it runs, and the type and options are pinned with the schema, so a resume
+   * notices a tool that changed version.
+   */
+  anthropicDefined?: AnthropicDefinedType | undefined;
+}
+
+/** How the request names an Anthropic-defined tool. */
+export interface AnthropicDefinedType {
+  /** The API's versioned type, e.g. `text_editor_20250728`. */
+  type: string;
+  /** The type's own fields sent beside it, e.g. `{ max_characters: 10000 }` (never `type` or `name`). */
+  options?: Readonly<Record<string, unknown>> | undefined;
+}
+
+/** Whether this call of the tool is read-only: always for a read-only tool, else as its readOnlyWhen says of the input. */
+export function readOnlyFor(tool: Pick<ToolBase, 'readOnly' | 'readOnlyWhen'>, input: unknown): boolean {
+  if (tool.readOnly) return true;
+  if (!tool.readOnlyWhen) return false;
+  try {
+    return tool.readOnlyWhen(input) === true;
+  } catch {
+    // A predicate that cannot decide must not let a side effect pass as harmless to repeat.
+    return false;
+  }
 }
 
 /**
