@@ -108,6 +108,7 @@ function sampleValue(option: OptionSpec): string {
   if (option.key === 'input') return '{"text":"edited"}';
   if (option.key === 'compact') return 'client';
   if (option.key === 'state') return 'waiting';
+  if (option.key === 'tools') return 'text-editor,memory';
   if (option.key in CLAUDE_SAMPLES) return CLAUDE_SAMPLES[option.key]!;
   if (option.type === 'ratio') return String(option.min);
   return option.type === 'integer' || option.type === 'decimal' ? String(option.min) : 'some-value';
@@ -381,6 +382,22 @@ describe('run --tool-concurrency', () => {
   it('streams replies unless --no-stream', () => {
     expect(parse('run', '--model', 'm', '--task', 't')).toMatchObject({ stream: true });
     expect(parse('run', '--model', 'm', '--task', 't', '--no-stream')).toMatchObject({ stream: false });
+  });
+});
+
+describe('run --tools', () => {
+  it('names the tool sets, each once, in the order given; absent, the run decides (the file tools, or a resumed run’s own)', () => {
+    expect(parse('run', '--model', 'm', '--task', 't', '--tools', 'text-editor,memory,bash')).toMatchObject({ tools: ['text-editor', 'memory', 'bash'] });
+    expect(parse('run', '--model', 'm', '--task', 't', '--tools', 'memory, files,memory')).toMatchObject({ tools: ['memory', 'files'] });
+    expect(parse('run', '--model', 'm', '--task', 't')).toMatchObject({ tools: undefined });
+    expect(parse('run', '--resume', '--tools', 'bash')).toMatchObject({ tools: ['bash'] });
+  });
+
+  it('refuses a set it does not have, naming the ones it has', () => {
+    expect(refusal('run', '--model', 'm', '--task', 't', '--tools', 'text-editor,shell')).toBe(
+      '--tools takes files, text-editor, memory, bash, separated by commas (e.g. --tools text-editor,memory), not "shell".',
+    );
+    expect(refusal('run', '--model', 'm', '--task', 't', '--tools', 'files,')).toContain('not "".');
   });
 });
 

@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { ToolDefinition } from '../tools/tool.ts';
 import type { AgentSpec } from './agent-spec.ts';
+import { normalServerTools } from '../model/server-tools.ts';
 
 export function agentVersionOf(spec: AgentSpec): string {
   const described = {
@@ -24,6 +25,9 @@ export function agentVersionOf(spec: AgentSpec): string {
     compaction: spec.compaction ?? null,
     clearToolUses: spec.clearToolUses ?? null,
   };
+  // Only where the agent offers server tools, so that every other agent keeps the version it had.
+  const serverTools = normalServerTools(spec.serverTools) ?? (typeof spec.model === 'string' ? undefined : spec.model.request?.serverTools);
+  if (serverTools) Object.assign(described, { serverTools });
   return createHash('sha256').update(canonicalJson(described)).digest('hex').slice(0, 12);
 }
 

@@ -42,6 +42,8 @@ export interface ModelRequest {
   serverCompaction?: { triggerTokens: number } | undefined;
   /** Tool result clearing (clear_tool_uses_20250919): the server clears old tool results before the model reads them. */
   clearToolUses?: PinnedClearToolUses | undefined;
+  /** The code execution container of the run's earlier replies, while it lives: the request reuses it (its files and state). */
+  container?: string | undefined;
   /**
    * Told what the model's provider says about the requests that a person should hear (a
    * deprecated model), once per model: the runtime reports it as a model-notice event. A model

@@ -152,7 +152,10 @@ function resumeCommandOf(env: NodeJS.ProcessEnv, dir: string, origin: RunOrigin 
 async function toolsOf(store: FileStore, dir: string): Promise<ToolDefinition[] | undefined> {
   const origin = (await store.load()).header.startedBy;
   if (origin?.command === 'demo') return (await import('../../demo/demo-tools.ts')).demoTools(dir);
-  if (origin?.command === 'run') return (await import('../../tools/file-tools.ts')).fileTools(dir);
+  if (origin?.command === 'run') {
+    const { toolSetsOfRun, toolsOfSets } = await import('../run-tools.ts');
+    return toolsOfSets(dir, toolSetsOfRun(origin.tools));
+  }
   return undefined;
 }
 

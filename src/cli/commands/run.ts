@@ -1,13 +1,13 @@
-/** `durable-agent run`: a real model on the user's task, with file tools in a directory. */
+/** `durable-agent run`: a real model on the user's task, with the tools --tools names (the file tools by default) in a directory. */
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileTools } from '../../tools/file-tools.ts';
 import { checkToolsFor, modelSetupOf, type StoredRun, storedRunOf } from '../model-setup.ts';
 import { type RunArgs, UsageError } from '../args.ts';
 import { driveCliRun } from '../drive-run.ts';
 import { approvalResumeWords } from '../options/approval.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { realModel } from '../real-model.ts';
+import { DEFAULT_TOOL_SETS, toolSetsOfRun, toolsOfSets } from '../run-tools.ts';
 import { cliCommand, dirWords } from '../../words/shell-command.ts';
 
 /** run always needs a real model: without a key the way on is the key, or the demo. */
@@ -38,7 +38,9 @@ export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers:
   // Loaded only when asked for: the MCP SDK is an optional peer dependency. Stdio servers are also
   // stopped when the process exits early (an interrupt, a simulated crash): see mcp/connection.ts.
   const mcp = mcpConfig ? await (await import('../../mcp/mcp-tools.ts')).mcpTools(mcpConfig, { env, log: (line) => writers.err(line) }) : null;
-  const tools = [...fileTools(dir), ...(mcp?.tools ?? [])];
+  // A resume offers the tools the run started with (its header names them) unless --tools says otherwise.
+  const sets = args.tools ?? (stored?.header.startedBy ? toolSetsOfRun(stored.header.startedBy.tools) : DEFAULT_TOOL_SETS);
+  const tools = [...toolsOfSets(dir, sets, { bashTimeoutMs: args.toolTimeoutMs }), ...(mcp?.tools ?? [])];
   try {
     checkToolsFor(modelName, setup.options, args.maxTokens, tools.map((tool) => tool.name));
   } catch (error) {

@@ -9,7 +9,7 @@ import { claudeOptions, maxTokens, model, noStream, readClaude, readRequest, req
 import { outputOptions } from '../options/output.ts';
 import { readStartResume, startResumeOptions } from '../options/start-resume.ts';
 import { fileRun, readFileRun, runDir } from '../options/target.ts';
-import { toolConcurrency, toolTimeout } from '../options/tools.ts';
+import { readToolSets, toolConcurrency, tools, toolTimeout } from '../options/tools.ts';
 import { traceContent } from '../options/tracing.ts';
 
 export const runSpec = command({
@@ -19,7 +19,8 @@ export const runSpec = command({
   summary: 'a real model on your task, with list_files, read_file and write_file in DIR',
   description:
     'Gives a real Claude model (ANTHROPIC_API_KEY, read from the environment only; ANTHROPIC_BASE_URL points\n' +
-    'elsewhere) your task and three tools on the files of DIR. Kill it, or lose the network, and go on with --resume.',
+    'elsewhere) your task and tools on the files of DIR (--tools; the file tools by default). Kill it, or lose the\n' +
+    'network, and go on with --resume.',
   options: [
     option({ key: 'task', type: 'string', value: 'TEXT', help: 'what to do (stored with the run: a resume takes it from there)', api: 'StartOptions.task' }),
     model('the Claude model, e.g. claude-sonnet-5-5 (required; a resume takes the one the run started with)'),
@@ -48,6 +49,7 @@ export const runSpec = command({
     ...budgetOptions,
     ...requestOptions,
     ...claudeOptions,
+    tools,
     toolConcurrency,
     toolTimeout,
     noStream,
@@ -87,6 +89,7 @@ export const runSpec = command({
       claude: readClaude(values, shared.resume),
       traceContent: values.traceContent,
       approval: readApproval(values, values.allowQuestions),
+      tools: readToolSets(values.tools),
       toolConcurrency: values.toolConcurrency,
       toolTimeoutMs: values.toolTimeoutMs,
       stream: !values.noStream,
