@@ -5,6 +5,7 @@ import type {
   Cancellation,
   BudgetStop,
   CompactionMark,
+  ContainerMark,
   ContentBlock,
   Decision,
   DecisionNeed,
@@ -112,12 +113,26 @@ export function textOf(content: string | ContentBlock[]): string {
 }
 
 export function addUsage(total: TokenUsage, more: TokenUsage): TokenUsage {
-  return {
+  const sum: TokenUsage = {
     input: total.input + more.input,
     output: total.output + more.output,
     cacheRead: total.cacheRead + more.cacheRead,
     cacheWrite: total.cacheWrite + more.cacheWrite,
   };
+  // Server tool requests only once a run has made one: every other run counts what it always counted.
+  for (const field of SERVER_TOOL_USAGE) {
+    if (total[field] !== undefined || more[field] !== undefined) sum[field] = (total[field] ?? 0) + (more[field] ?? 0);
+  }
+  return sum;
+}
+
+export const SERVER_TOOL_USAGE = ['webSearchRequests', 'webFetchRequests'] as const;
+
+/** The container a reply names, in the context's words; the one before when it names none (or not one). */
+export function containerAfter(previous: ContainerMark | null | undefined, reply: ModelReply): ContainerMark | null | undefined {
+  const given = reply.container;
+  if (!given || typeof given.id !== 'string' || given.id === '' || typeof given.expires_at !== 'string') return previous;
+  return previous?.id === given.id && previous.expiresAt === given.expires_at ? previous : { id: given.id, expiresAt: given.expires_at };
 }
 
 /** Whether the run counts what it spends in dollars: only while it has a cost budget. */

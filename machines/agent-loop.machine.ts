@@ -19,6 +19,7 @@
 import { and, assertEvent, assign, not, or, setup, stateIn } from 'xstate';
 import {
   addUsage,
+  containerAfter,
   afterLastCompaction,
   assistantMessageOf,
   budgetStopOf,
@@ -193,12 +194,15 @@ const machineSetup = setup({
     }),
     // The reply joins the messages; one that brings a compaction block also moves the point the
     // server reads from, dropping what it no longer reads.
+    // A reply that names its code execution container leaves it for the next requests (its content is kept with it).
     appendAssistantReply: assign(({ context, event }) => {
       assertEvent(event, 'MODEL_REPLY');
       const messages = appended(context.messages, assistantMessageOf(event.reply));
-      if (!event.reply.content.some(isCompactionBlock)) return { messages };
+      const container = containerAfter(context.container, event.reply);
+      const withContainer = container !== context.container ? { container } : {};
+      if (!event.reply.content.some(isCompactionBlock)) return { messages, ...withContainer };
       const { messages: kept, dropped } = afterLastCompaction(messages);
-      return dropped.length ? { messages: kept, compacted: markCompaction(context.compacted, dropped) } : { messages };
+      return dropped.length ? { messages: kept, compacted: markCompaction(context.compacted, dropped), ...withContainer } : { messages, ...withContainer };
     }),
     replaceWithSummary: assign(({ context, event }) => {
       assertEvent(event, 'COMPACTED');

@@ -53,6 +53,17 @@ export interface TokenUsage {
   output: number;
   cacheRead: number;
   cacheWrite: number;
+  /** Server tool requests (usage.server_tool_use), present once there was one: web searches, paid per search. */
+  webSearchRequests?: number | undefined;
+  /** Web fetches (no price of their own: their pages are input tokens). */
+  webFetchRequests?: number | undefined;
+}
+
+/** The code execution container a reply ran in (the API's `container`): the next requests reuse it while it lives. */
+export interface ContainerMark {
+  id: string;
+  /** When the API says it expires (ISO 8601). */
+  expiresAt: string;
 }
 
 /** One reply of the model, reduced to what the loop needs and what must be sent back. */
@@ -62,6 +73,8 @@ export interface ModelReply {
   stop_reason: StopReason | (string & {}) | null;
   usage: TokenUsage;
   model?: string | undefined;
+  /** The container the reply's code execution ran in, as the API gives it (absent: none). */
+  container?: { id: string; expires_at: string } | null | undefined;
 }
 
 /** What a call waits for before it may go on: a person's approval, or a person's answer (ask_user). */
@@ -191,6 +204,11 @@ export interface AgentContext {
    * was. Absent in journals written before compaction existed: null.
    */
   compacted?: CompactionMark | null | undefined;
+  /**
+   * The code execution container of the last reply that named one: sent with the next requests
+   * while it lives, so that files and state made in it stay. Absent: none so far.
+   */
+  container?: ContainerMark | null | undefined;
 }
 
 /** Spending limits checked before each model call; reaching one stops the run (stoppedAtBudget). */

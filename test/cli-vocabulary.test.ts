@@ -23,6 +23,8 @@ const GROUP_WORDS: Record<string, { word: string; main?: string }> = {
   clearToolUses: { word: 'clear' },
   mcpTools: { word: 'mcp' },
   webhook: { word: 'webhook' },
+  webSearch: { word: 'web-search' },
+  webFetch: { word: 'web-fetch' },
 };
 
 function kebab(name: string): string {
@@ -33,7 +35,8 @@ function kebab(name: string): string {
 function flagsByRule(option: OptionSpec): string[] {
   const parts = option.api!.split('.');
   const name = parts.at(-1)!;
-  const group = parts.length > 1 ? GROUP_WORDS[parts[0]!] : undefined;
+  // The group is the API option's first word, or the one just before its name (serverTools.webSearch.maxUses).
+  const group = parts.length > 1 ? (GROUP_WORDS[parts.at(-2)!] ?? GROUP_WORDS[parts[0]!]) : undefined;
   let base = kebab(option.type === 'duration' ? name.replace(/Ms$/, '') : name.replace(/(?<=.)Id$/, ''));
   if (option.readsFile) base = `${base}-file`;
   const forms = [base];

@@ -5,6 +5,7 @@
  * ever driven by the agent it started with (or a version that agent declares compatible).
  */
 import type { Model } from '../model/model.ts';
+import { serverToolsProblem } from '../model/server-tools.ts';
 import type { AgentSpec } from './agent-spec.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 import { agentVersionOf } from './agent-version.ts';
@@ -39,6 +40,11 @@ export function defineAgent(spec: AgentSpec): AgentDefinition {
     throw new AgentDefinitionError(name, 'model must be a Claude model name or a Model');
   }
   if (typeof spec.model === 'string' && spec.model.trim() === '') throw new AgentDefinitionError(name, 'model is empty');
+  if (spec.serverTools !== undefined) {
+    if (typeof spec.model !== 'string') throw new AgentDefinitionError(name, 'serverTools go with a model given by name; a Model of your own takes them itself (anthropicModel({ serverTools }))');
+    const problem = serverToolsProblem(spec.serverTools);
+    if (problem) throw new AgentDefinitionError(name, `${problem.problem} (${problem.advice.replace(/\.$/, '')})`);
+  }
   if (!Array.isArray(spec.tools)) throw new AgentDefinitionError(name, 'tools must be an array of tools (defineTool)');
   const seen = new Set<string>();
   for (const tool of spec.tools) {
@@ -71,5 +77,5 @@ export function agentModelName(agent: Pick<AgentSpec, 'model'>): string {
 export async function agentModel(agent: AgentDefinition): Promise<Model> {
   if (typeof agent.model !== 'string') return agent.model;
   const { anthropicModel } = await import('../model/anthropic-model.ts');
-  return anthropicModel({ model: agent.model });
+  return anthropicModel({ model: agent.model, ...(agent.serverTools !== undefined ? { serverTools: agent.serverTools } : {}) });
 }

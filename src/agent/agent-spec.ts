@@ -4,6 +4,7 @@ import type { RequireApproval } from '../approval/needs-decision.ts';
 import type { ClearToolUsesOptions } from '../compaction/clear-tool-uses.ts';
 import type { CompactionOptions } from '../compaction/compaction-settings.ts';
 import type { Model } from '../model/model.ts';
+import type { ServerToolsOption } from '../model/server-tools.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 
 export interface AgentSpec {
@@ -14,6 +15,12 @@ export interface AgentSpec {
    * ANTHROPIC_API_KEY), or a Model (a scripted one in tests, your own adapter).
    */
   model: string | Model;
+  /**
+   * Claude's server tools its runs offer (web search, web fetch, code execution), for a model
+   * given by name: anthropicModel's serverTools. A Model of your own brings its own
+   * (anthropicModel({ serverTools })); both are part of the version.
+   */
+  serverTools?: ServerToolsOption | undefined;
   /** The system prompt. */
   system?: string | undefined;
   tools: readonly ToolDefinition[];

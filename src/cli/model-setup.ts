@@ -11,6 +11,7 @@ import type { JournalHeader, PinnedRequest } from '../store/journal-record.ts';
 import { RequestOptionsChangedError, requestDifferences, requestOptionsOf, requestWords, withGiven } from '../model/pinned-request.ts';
 import type { ModelPrice } from '../model/prices.ts';
 import { checkRequestAgainst, checkRequestOptions, type ClaudeRequestOptions } from '../model/request-options.ts';
+import { serverToolWords, type ServerTools } from '../model/server-tools.ts';
 import { DEFAULT_MAX_TOKENS } from '../runtime/run-api.ts';
 import type { ClaudeArgs } from './options/model.ts';
 import { fileStoreOf } from './run-store.ts';
@@ -92,5 +93,6 @@ function flagWords(request: PinnedRequest | undefined): string[] {
   if (request?.toolChoice) words.push('--tool-choice', request.toolChoice.type === 'tool' ? `tool:${request.toolChoice.name}` : request.toolChoice.type);
   if (request?.stopSequences) words.push('--stop-sequences', request.stopSequences.join(','));
   if (request?.serviceTier) words.push('--service-tier', request.serviceTier);
+  words.push(...serverToolWords(request?.serverTools as ServerTools | undefined));
   return words;
 }

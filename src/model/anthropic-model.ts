@@ -30,6 +30,7 @@ import { modelNotices, noticeOfSdkWarning, withSdkWarningsHeld } from './model-n
 import { pinnedRequestOf } from './pinned-request.ts';
 import { checkModelPrice, type ModelPrice } from './prices.ts';
 import { checkRequestAgainst, checkRequestOptions, type ClaudeRequestOptions, RequestOptionError, requestFieldsOf } from './request-options.ts';
+import { normalServerTools, serverToolBetas, serverToolDefinitions } from './server-tools.ts';
 
 export interface AnthropicModelOptions extends ClaudeRequestOptions {
   model: string;
@@ -91,7 +92,9 @@ export function anthropicModel(given: AnthropicModelOptions): Model {
     ...(options.client && timeout !== undefined ? { timeout } : {}),
   };
   const secrets = [apiKey, options.client?.apiKey, ...Object.values(options.headers ?? {})];
-  const betas = [...new Set(options.betas ?? [])];
+  // The server tools go after the run's own in every request (a summary's too: the blocks of their earlier calls are in it).
+  const serverTools = serverToolDefinitions(normalServerTools(options.serverTools));
+  const betas = [...new Set([...(options.betas ?? []), ...serverToolBetas(normalServerTools(options.serverTools))])];
   const notices = modelNotices(options.model, options.thinking?.type);
   const told = new Set<string>();
   const tell = (request: ModelRequest, notice: string) => {
@@ -116,12 +119,15 @@ export function anthropicModel(given: AnthropicModelOptions): Model {
       const quietly = <T>(call: () => T): T => withSdkWarningsHeld(call, (warning) => held.push(warning));
       let message: Anthropic.Beta.Messages.BetaMessage;
       try {
+        const tools = [...(request.tools as unknown as Anthropic.Messages.ToolUnion[]), ...serverTools];
         const params: Anthropic.Messages.MessageCreateParamsNonStreaming = {
           model: options.model,
           max_tokens: request.maxTokens,
           ...(request.system ? { system: request.system } : {}),
-          ...(request.tools.length > 0 ? { tools: request.tools as unknown as Anthropic.Messages.Tool[] } : {}),
-          ...requestFieldsOf(options, { purpose: request.purpose, hasTools: request.tools.length > 0 }),
+          ...(tools.length > 0 ? { tools } : {}),
+          ...requestFieldsOf(options, { purpose: request.purpose, hasTools: tools.length > 0 }),
+          // The code execution container the run's earlier replies used, while it lives: its files and state go on.
+          ...(request.container ? { container: request.container } : {}),
           messages: withCacheBreakpoint(request.messages) as unknown as Anthropic.Messages.MessageParam[],
         };
         const managed = contextManagementOf(request);
@@ -142,11 +148,13 @@ export function anthropicModel(given: AnthropicModelOptions): Model {
       // Passed on as received, whatever its shape: the runtime checks every reply (reply-check.ts),
       // refusing content blocks that are not blocks and counting token figures that are missing as 0.
       const usage = message.usage as Partial<Anthropic.Beta.Messages.BetaUsage> | null | undefined;
+      const container = (message as { container?: { id?: unknown; expires_at?: unknown } | null }).container;
       return {
         content: Array.isArray(message.content) ? (message.content as unknown as ContentBlock[]).map(withoutNulls) : message.content,
         stop_reason: message.stop_reason,
-        usage: (usage ? withCompactionUsage(usage) : undefined) as TokenUsage,
+        usage: (usage ? withServerToolUse(withCompactionUsage(usage), usage) : undefined) as TokenUsage,
         model: message.model,
+        ...(container ? { container: { id: container.id, expires_at: container.expires_at } as NonNullable<ModelReply['container']> } : {}),
       };
     },
   };
@@ -243,6 +251,20 @@ function withCompactionUsage(usage: Partial<Anthropic.Beta.Messages.BetaUsage>):
     total.cacheWrite += entry.cache_creation_input_tokens ?? 0;
   }
   return total;
+}
+
+/**
+ * The server tools' requests the reply reports (usage.server_tool_use), beside its tokens: what
+ * a web search costs is counted by them (prices.ts). A figure left out, or 0, is not written.
+ * One that is not a count is passed on as it is, for the reply check to refuse.
+ */
+function withServerToolUse(total: TokenUsage, usage: Partial<Anthropic.Beta.Messages.BetaUsage>): TokenUsage {
+  const used = usage.server_tool_use as Record<string, unknown> | null | undefined;
+  if (!used || typeof used !== 'object') return total;
+  const counted: TokenUsage = { ...total };
+  if (used.web_search_requests !== undefined && used.web_search_requests !== null && used.web_search_requests !== 0) counted.webSearchRequests = used.web_search_requests as number;
+  if (used.web_fetch_requests !== undefined && used.web_fetch_requests !== null && used.web_fetch_requests !== 0) counted.webFetchRequests = used.web_fetch_requests as number;
+  return counted;
 }
 
 /** The model's window and whether it can compact server-side, from the Models API. */

@@ -8,8 +8,9 @@
 import type { PinnedRequest } from '../store/journal-record.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 import type { ClaudeRequestOptions } from './request-options.ts';
+import { normalServerTools, serverToolsBeyondFlags, serverToolWords, type ServerTools } from './server-tools.ts';
 
-const PINNED_FIELDS = ['apiVersion', 'thinking', 'effort', 'toolChoice', 'temperature', 'topP', 'topK', 'stopSequences', 'serviceTier'] as const;
+const PINNED_FIELDS = ['apiVersion', 'thinking', 'effort', 'toolChoice', 'temperature', 'topP', 'topK', 'stopSequences', 'serviceTier', 'serverTools'] as const;
 type PinnedField = (typeof PINNED_FIELDS)[number];
 
 /** What a resume gives: a field present is given (thinking null: turned off); absent: not given. */
@@ -19,6 +20,10 @@ export type GivenRequest = { [K in PinnedField]?: PinnedRequest[K] | null };
 export function pinnedRequestOf(options: ClaudeRequestOptions): PinnedRequest | undefined {
   const pinned: Record<string, unknown> = {};
   for (const field of PINNED_FIELDS) if (options[field] !== undefined) pinned[field] = structuredClone(options[field]);
+  // Pinned as a resume gives them: each offered tool's settings, `true` as `{}`, one left off (false) not at all.
+  const serverTools = normalServerTools(options.serverTools);
+  if (serverTools) pinned.serverTools = serverTools;
+  else delete pinned.serverTools;
   return Object.keys(pinned).length > 0 ? (pinned as PinnedRequest) : undefined;
 }
 
@@ -45,7 +50,7 @@ export function requestDifferences(pinned: PinnedRequest | undefined, given: Giv
     if (!(field in given)) continue;
     const before = pinned?.[field];
     const after = given[field] ?? undefined;
-    if (JSON.stringify(before) === JSON.stringify(after)) continue;
+    if (canonicalJson(before) === canonicalJson(after)) continue;
     differences.push(`${FLAG_OF[field]}: ${wordsOf(field, before)} → ${wordsOf(field, after)}`);
   }
   return differences;
@@ -55,7 +60,7 @@ export function requestDifferences(pinned: PinnedRequest | undefined, given: Giv
 export function requestWords(pinned: PinnedRequest | undefined): string {
   if (!pinned) return 'none';
   return PINNED_FIELDS.filter((field) => pinned[field] !== undefined)
-    .map((field) => `${FLAG_OF[field]} ${wordsOf(field, pinned[field])}`)
+    .map((field) => (field === 'serverTools' ? wordsOf(field, pinned[field]) : `${FLAG_OF[field]} ${wordsOf(field, pinned[field])}`))
     .join(' ');
 }
 
@@ -69,10 +74,17 @@ const FLAG_OF: Record<PinnedField, string> = {
   topK: 'topK',
   stopSequences: '--stop-sequences',
   serviceTier: '--service-tier',
+  serverTools: 'server tools',
 };
 
 function wordsOf(field: PinnedField, value: unknown): string {
   if (value === undefined) return field === 'thinking' ? 'off' : field === 'apiVersion' ? 'the SDK\'s' : 'none';
+  if (field === 'serverTools') {
+    // The flags where the command line has them; the settings it has none for (a version, a location) as they are.
+    const tools = value as ServerTools;
+    const words = serverToolWords(tools).join(' ');
+    return serverToolsBeyondFlags(tools).length === 0 ? words : `${words} (${JSON.stringify(tools)})`;
+  }
   if (field === 'thinking') {
     const thinking = value as NonNullable<PinnedRequest['thinking']>;
     return thinking.type === 'enabled' ? String(thinking.budget_tokens) : thinking.type === 'disabled' ? 'off' : thinking.type;
@@ -83,6 +95,13 @@ function wordsOf(field: PinnedField, value: unknown): string {
   }
   if (field === 'stopSequences') return (value as string[]).map((text) => JSON.stringify(text)).join(',');
   return typeof value === 'string' || typeof value === 'number' ? String(value) : JSON.stringify(value);
+}
+
+/** JSON with each object's keys in order: the same settings given in another order are the same. */
+function canonicalJson(value: unknown): string | undefined {
+  return JSON.stringify(value, (_key, inner: unknown) =>
+    inner === null || typeof inner !== 'object' || Array.isArray(inner) ? inner : Object.fromEntries(Object.keys(inner as object).sort().map((key) => [key, (inner as Record<string, unknown>)[key]])),
+  );
 }
 
 /** A resume that gives request options other than the ones the run is pinned to; nothing was changed. */

@@ -69,14 +69,31 @@ export function estimateCost(model: string, usage: TokenUsage): number | null {
   return price ? costAt(price, usage) : null;
 }
 
-/** US dollars for these tokens at this price. */
+/**
+ * The server tools' own prices, the same for every model (their results are input tokens besides,
+ * priced as the model's). Source: Anthropic's pricing page, "Tool use pricing"
+ * (platform.claude.com/docs/en/about-claude/pricing), as of 2026-12-02:
+ * - web search: $10 per 1,000 searches (usage.server_tool_use.web_search_requests), a search
+ *   that errs not charged (the API does not count it);
+ * - web fetch: no charge beyond the tokens of what it fetched;
+ * - code execution: $0.05 per container-hour after 1,550 free hours a month per organisation
+ *   (5 minutes at least per use), and free in a request that also offers web search or web
+ *   fetch 20260209 or later. Not counted here: no reply says how long its container ran, and a
+ *   run cannot see how much of its organisation's free hours is left. A cost budget
+ *   (--max-cost-usd) is therefore the tokens and the searches; container time is billed apart.
+ */
+export const SERVER_TOOL_PRICES = { webSearchPerRequest: 10 / 1_000, webFetchPerRequest: 0 } as const;
+
+/** US dollars for these tokens at this price, and for the server tool requests among them. */
 export function costAt(price: ModelPrice, usage: TokenUsage): number {
   const perToken = (perMillion: number) => perMillion / 1_000_000;
   return (
     usage.input * perToken(price.input) +
     usage.output * perToken(price.output) +
     usage.cacheRead * perToken(price.cacheRead) +
-    usage.cacheWrite * perToken(price.cacheWrite)
+    usage.cacheWrite * perToken(price.cacheWrite) +
+    (usage.webSearchRequests ?? 0) * SERVER_TOOL_PRICES.webSearchPerRequest +
+    (usage.webFetchRequests ?? 0) * SERVER_TOOL_PRICES.webFetchPerRequest
   );
 }
 

@@ -5,7 +5,7 @@
  * reply refused (a budget must never count it as nothing), and a reply that breaks the protocol
  * or the shape of the Messages API is refused, never guessed at.
  */
-import { contentProblem, isToolUseBlock, isToolUseId } from '../../machines/agent-loop.logic.ts';
+import { contentProblem, isToolUseBlock, isToolUseId, SERVER_TOOL_USAGE } from '../../machines/agent-loop.logic.ts';
 import type { ContentBlock, ModelReply, TokenUsage } from '../../machines/agent-loop.types.ts';
 import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 
@@ -46,6 +46,13 @@ export function usageOf(raw: unknown): { usage: TokenUsage; note: string | null;
     const value = (raw as Record<string, unknown>)[field];
     if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) usage[field] = value;
     else if (value === undefined || value === null) missing.push(field);
+    else uncountable.push(`${field} = ${figureText(value)}`);
+  }
+  // Server tool requests are there only when the reply used a server tool: absent is none, not a gap.
+  for (const field of SERVER_TOOL_USAGE) {
+    const value = (raw as Record<string, unknown>)[field];
+    if (value === undefined || value === null) continue;
+    if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) usage[field] = value;
     else uncountable.push(`${field} = ${figureText(value)}`);
   }
   return {

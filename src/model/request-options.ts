@@ -7,6 +7,7 @@
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
+import { normalServerTools, serverToolNames, serverToolsProblem, type ServerToolsOption } from './server-tools.ts';
 
 export type ThinkingOption = Anthropic.Messages.ThinkingConfigParam;
 export type ToolChoiceOption = Anthropic.Messages.ToolChoice;
@@ -44,6 +45,12 @@ export interface ClaudeRequestOptions {
   metadata?: { userId?: string | undefined } | undefined;
   /** auto (priority capacity when the organisation has it) or standard_only. */
   serviceTier?: ServiceTier | undefined;
+  /**
+   * Claude's server tools the run offers beside its own: web search, web fetch, code execution
+   * (server-tools.ts), each true or its settings. Their blocks come back in the reply and go
+   * back to the API as they came; their use is counted in the run's usage and cost.
+   */
+  serverTools?: ServerToolsOption | undefined;
 }
 
 /** Which of the API's rules a refused option breaks. */
@@ -57,7 +64,10 @@ export type RequestRule =
   | 'thinking-top-p'
   | 'thinking-tool-choice'
   | 'tool-choice-unknown-tool'
-  | 'tool-choice-without-tools';
+  | 'tool-choice-without-tools'
+  | 'server-tool-unknown-type'
+  | 'server-tool-domains-both'
+  | 'server-tool-name-taken';
 
 /** A request option the Messages API would refuse, alone or with another; nothing was sent. */
 export class RequestOptionError extends DurableAgentError {
@@ -139,6 +149,8 @@ export function checkRequestOptions(model: string, options: ClaudeRequestOptions
   if (serviceTier !== undefined && !SERVICE_TIERS.includes(serviceTier)) refused(model, 'serviceTier', serviceTier, 'invalid', `serviceTier ${shown(serviceTier)} is not a service tier`, 'Give auto or standard_only.');
   if (effort !== undefined && !EFFORTS.includes(effort)) refused(model, 'effort', effort, 'invalid', `effort ${shown(effort)} is not an effort`, `Give one of ${EFFORTS.join(', ')}.`);
   if (metadata?.userId !== undefined && typeof metadata.userId !== 'string') refused(model, 'metadata', metadata, 'invalid', 'metadata.userId must be a text (an opaque id)', 'Give a text, or leave it out.');
+  const serverTools = serverToolsProblem(options.serverTools);
+  if (serverTools) refused(model, serverTools.field, serverTools.value, serverTools.rule, serverTools.problem, serverTools.advice);
   if (!thinkingOn(options)) return;
   const advice = 'Leave it out, or turn thinking off.';
   if (temperature !== undefined && temperature !== 1) refused(model, 'temperature', temperature, 'thinking-temperature', `temperature ${temperature} does not go with thinking (only 1 does)`, `${advice} (--temperature 1 is allowed.)`);
@@ -164,9 +176,15 @@ export function apiVersionOf(model: string, options: { apiVersion?: string | und
   return options.apiVersion ?? header ?? SDK_API_VERSION;
 }
 
-/** What a request adds to the checks of the options: its max_tokens and its tools. */
-export function checkRequestAgainst(model: string, options: ClaudeRequestOptions & { headers?: Record<string, string> | undefined }, maxTokens: number, toolNames: readonly string[]): void {
+/** What a request adds to the checks of the options: its max_tokens and its tools (the run's own: the server tools join them here). */
+export function checkRequestAgainst(model: string, options: ClaudeRequestOptions & { headers?: Record<string, string> | undefined }, maxTokens: number, ownToolNames: readonly string[]): void {
   checkRequestOptions(model, options, maxTokens);
+  const serverNames = serverToolNames(normalServerTools(options.serverTools));
+  const taken = ownToolNames.find((name) => serverNames.includes(name));
+  if (taken !== undefined) {
+    throw new RequestOptionError(model, 'serverTools', options.serverTools, 'server-tool-name-taken', `the run has a tool of its own named ${taken}, the name of a server tool it offers too (the API takes each name once)`, `Rename the run's tool, or leave that server tool out.`);
+  }
+  const toolNames = [...ownToolNames, ...serverNames];
   const choice = options.toolChoice;
   if (choice?.type !== 'any' && choice?.type !== 'tool') return;
   if (toolNames.length === 0) {

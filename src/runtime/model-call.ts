@@ -5,13 +5,23 @@
  * or MODEL_REPLY_INVALID. Nothing of a reply is recorded before it is whole.
  */
 import type { AnnouncedEffect } from '../../machines/agent-loop.effects.ts';
-import type { DecisionNeed, ModelReply } from '../../machines/agent-loop.types.ts';
+import type { ContainerMark, DecisionNeed, ModelReply } from '../../machines/agent-loop.types.ts';
 import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 import type { StreamDelta } from '../model/model.ts';
 import { receiveReply, replyProblem } from '../model/reply-check.ts';
 import { RecordEncodeError } from '../store/framing.ts';
 import { LiveToolUseIds } from './live-tool-use-ids.ts';
 import type { DriverSession } from './run-session.ts';
+
+/**
+ * The container id to send, or null: the one the run's last reply named, until it expires (an
+ * expired one is refused by the API; without it the request gets a fresh container).
+ */
+export function liveContainer(container: ContainerMark | null | undefined, now: number): string | null {
+  if (!container) return null;
+  const expires = Date.parse(container.expiresAt);
+  return Number.isFinite(expires) && expires > now ? container.id : null;
+}
 
 export class ModelCall {
   /** The tool_use ids the run has used (a reply that reuses one is refused). */
@@ -33,7 +43,10 @@ export class ModelCall {
       session.emit({ type: 'model-call', turn: context.turn, model: model.name, provider: model.provider ?? null, maxTokens, system, messages });
       const onStream = (delta: StreamDelta) => session.emit({ type: 'model-stream', delta });
       const onNotice = (notice: string) => session.emit({ type: 'model-notice', model: model.name, notice });
-      const received = receiveReply(await model.createMessage({ system, messages, tools: registry.specs, maxTokens, onStream, onNotice, earlierReplies: context.compacted?.replies }));
+      const container = liveContainer(context.container, Date.now());
+      const received = receiveReply(
+        await model.createMessage({ system, messages, tools: registry.specs, maxTokens, onStream, onNotice, earlierReplies: context.compacted?.replies, ...(container ? { container } : {}) }),
+      );
       const { reply: answer, usage, usageNote } = received;
       session.emit({ type: 'model-reply', stopReason: answer.stop_reason, usage, usageNote, reply: answer });
       await session.countUsage(received.usage, received.usageNote, answer.model);

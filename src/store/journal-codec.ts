@@ -29,7 +29,7 @@ import type {
   SnapshotMark,
 } from './journal-record.ts';
 import { isLedgerRef } from './journal-record.ts';
-import { awaitedProblem, compactedProblem, decisionProblem, messageProblem, outcomeProblem, pendingProblem, storedUsage } from './record-shape.ts';
+import { awaitedProblem, compactedProblem, containerProblem, decisionProblem, messageProblem, outcomeProblem, pendingProblem, storedUsage } from './record-shape.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 function isStoredLedgerRef(block: unknown): boolean {
@@ -111,6 +111,8 @@ export function encodeRecord(prev: DurableView | null, next: TransitionToEncode)
   if ((before?.budgetStop ?? null) !== (ctx.budgetStop ?? null)) record.budgetStop = ctx.budgetStop ?? null;
   // Written only when it changes, so that a run that never compacts writes what it always wrote.
   if ((before?.compacted ?? null) !== (ctx.compacted ?? null)) record.compacted = ctx.compacted ?? null;
+  // Written only when it changes, so that a run without code execution writes what it always wrote.
+  if ((before?.container ?? null) !== (ctx.container ?? null)) record.container = ctx.container ?? null;
   if (next.note) record.note = next.note;
   return record;
 }
@@ -163,6 +165,7 @@ export function encodeSnapshotRecord(prev: DurableView, next: TransitionToEncode
   if (typeof ctx.costUsd === 'number') record.costUsd = ctx.costUsd;
   if (ctx.budgetStop) record.budgetStop = ctx.budgetStop;
   if (ctx.compacted) record.compacted = ctx.compacted;
+  if (ctx.container) record.container = ctx.container;
   if (next.note) record.note = next.note;
   return record;
 }
@@ -260,6 +263,11 @@ export function applyRecord(into: DurableView | null, record: JournalRecord): Du
     const problem = compactedProblem(record.compacted);
     if (problem) throw new JournalDecodeError(record.seq, problem);
     ctx.compacted = record.compacted;
+  }
+  if (record.container !== undefined) {
+    const problem = containerProblem(record.container);
+    if (problem) throw new JournalDecodeError(record.seq, problem);
+    ctx.container = record.container;
   }
   return view;
 }

@@ -11,6 +11,7 @@ import type {
   Budget,
   BudgetStop,
   CompactionMark,
+  ContainerMark,
   ContentBlock,
   Decision,
   DecisionNeed,
@@ -113,6 +114,8 @@ export interface PinnedRequest {
   topK?: number;
   stopSequences?: string[];
   serviceTier?: string;
+  /** The server tools offered (web search, web fetch, code execution), each with its settings in anthropicModel's words. */
+  serverTools?: { webSearch?: Record<string, unknown>; webFetch?: Record<string, unknown>; codeExecution?: Record<string, unknown> };
 }
 
 /** See JournalHeader.price: US dollars per million tokens. */
@@ -353,6 +356,8 @@ export interface JournalRecord {
   cancellation?: Cancellation | null;
   /** Compaction totals; written when they change (absent: none so far). */
   compacted?: CompactionMark | null;
+  /** The code execution container the next requests reuse; written when it changes (absent: none so far). */
+  container?: ContainerMark | null;
   note?: RecordNote;
   /** The run's budget; written when it changes (absent in a run that never had one). */
   budget?: Budget | null;

@@ -11,7 +11,19 @@ import type { TokenUsage } from '../../machines/agent-loop.types.ts';
 /** Token counts as stored: a figure that is not a number (NaN was stored as null) reads as 0. */
 export function storedUsage(raw: unknown): TokenUsage {
   const fields = raw !== null && typeof raw === 'object' ? (raw as Record<string, unknown>) : {};
-  return { input: figure(fields.input), output: figure(fields.output), cacheRead: figure(fields.cacheRead), cacheWrite: figure(fields.cacheWrite) };
+  const usage: TokenUsage = { input: figure(fields.input), output: figure(fields.output), cacheRead: figure(fields.cacheRead), cacheWrite: figure(fields.cacheWrite) };
+  // Server tool requests, kept where a run made some (their cost is in costUsd).
+  if (fields.webSearchRequests !== undefined) usage.webSearchRequests = figure(fields.webSearchRequests);
+  if (fields.webFetchRequests !== undefined) usage.webFetchRequests = figure(fields.webFetchRequests);
+  return usage;
+}
+
+/** Why a stored code execution container cannot be read, or null. */
+export function containerProblem(container: unknown): string | null {
+  if (container === null) return null;
+  const { id, expiresAt } = (container ?? {}) as Record<string, unknown>;
+  if (typeof container !== 'object' || typeof id !== 'string' || id === '' || typeof expiresAt !== 'string') return 'the code execution container is not an id and an expiry';
+  return null;
 }
 
 function figure(value: unknown): number {

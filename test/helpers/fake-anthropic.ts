@@ -6,6 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ContentBlock, Message, ModelReply } from '../../machines/agent-loop.types.ts';
+import { FakeServerTools, type ServerToolRequest } from './fake-server-tools.ts';
 
 export interface ReceivedRequest {
   index: number;
@@ -24,6 +25,7 @@ export interface ReceivedRequest {
     temperature?: number;
     top_p?: number;
     top_k?: number;
+    container?: unknown;
   };
   at: number;
 }
@@ -101,6 +103,8 @@ export class FakeAnthropic {
   readonly inputTokens: number[] = [];
   /** Each clear_tool_uses_20250919 edit applied, as reported in the reply's applied_edits. */
   readonly clearings: AppliedClearing[] = [];
+  /** Web search, web fetch and code execution, as the API runs them (fake-server-tools.ts). */
+  readonly serverTools = new FakeServerTools();
   private server: http.Server | null = null;
   private readonly sockets = new Set<import('node:net').Socket>();
 
@@ -267,6 +271,10 @@ export class FakeAnthropic {
       if (thinking.type === 'enabled' && !(Number(thinking.budget_tokens) >= 1024)) return refuse('thinking.enabled.budget_tokens: Input should be greater than or equal to 1024');
       if (thinking.type === 'enabled' && Number(thinking.budget_tokens) >= body.max_tokens) return refuse('`max_tokens` must be greater than `thinking.budget_tokens`');
       if (body.tool_choice?.type === 'any' || body.tool_choice?.type === 'tool') return refuse('Thinking may not be enabled when tool_choice forces tool use.');
+      // The older API version's sampling fields, as it takes them with thinking.
+      if (body.temperature !== undefined && body.temperature !== 1) return refuse('`temperature` may only be set to 1 when thinking is enabled.');
+      if (body.top_k !== undefined) return refuse('`top_k` is not supported when thinking is enabled.');
+      if (body.top_p !== undefined && body.top_p < 0.95) return refuse('`top_p` must be greater than or equal to 0.95 when thinking is enabled.');
       const [reply, results] = body.messages.slice(-2);
       const inToolLoop = results?.role === 'user' && typeof results.content !== 'string' && results.content.some((b) => b.type === 'tool_result');
       if (inToolLoop && reply?.role === 'assistant') {
@@ -303,6 +311,14 @@ export class FakeAnthropic {
     };
     if ('reply' in answer) return { ...answer, reply: think(answer.reply) };
     if ('stream' in answer) return { ...answer, stream: think(answer.stream) };
+    return answer;
+  }
+
+  /** The script's server tool calls given their ids and results, its usage and container (fake-server-tools.ts). */
+  private withServerTools(request: ReceivedRequest, answer: FakeAnswer): FakeAnswer {
+    const emulate = (reply: ModelReply) => this.serverTools.reply(request as unknown as ServerToolRequest, reply);
+    if ('reply' in answer) return { ...answer, reply: emulate(answer.reply) };
+    if ('stream' in answer) return { ...answer, stream: emulate(answer.stream) };
     return answer;
   }
 
@@ -355,7 +371,7 @@ export class FakeAnthropic {
         at: Date.now(),
       };
       this.requests.push(request);
-      const emulated = this.checkThinking(request) ?? this.emulate(request);
+      const emulated = this.checkThinking(request) ?? this.serverTools.refusal(request as unknown as ServerToolRequest) ?? this.emulate(request);
       if (emulated && 'status' in emulated) {
         this.outcomes.set(request.index, 'error');
         res.writeHead(emulated.status, { 'content-type': 'application/json' });
@@ -368,7 +384,7 @@ export class FakeAnthropic {
         res.end(JSON.stringify({ ...messageBody(emulated.pausedReply, request.body.model, request.index), ...contextManagementOf(emulated.applied) }));
         return;
       }
-      const scripted = this.thoughtOf(request, this.responder(request));
+      const scripted = this.thoughtOf(request, this.withServerTools(request, this.responder(request)));
       const answer = emulated && 'reply' in scripted ? { ...scripted, reply: withEmulation(scripted.reply, emulated) } : scripted;
       if ('hang' in answer) {
         this.outcomes.set(request.index, 'hang');
@@ -417,7 +433,7 @@ export function streamEventsOf(reply: ModelReply, model: string, index: number, 
     if (block.type === 'text') {
       events.push({ type: 'content_block_start', index: i, content_block: { ...block, text: '' } });
       for (const text of pieces(block.text as string)) events.push({ type: 'content_block_delta', index: i, delta: { type: 'text_delta', text } });
-    } else if (block.type === 'tool_use') {
+    } else if (block.type === 'tool_use' || block.type === 'server_tool_use') {
       events.push({ type: 'content_block_start', index: i, content_block: { ...block, input: {} } });
       for (const partial_json of pieces(JSON.stringify(block.input))) events.push({ type: 'content_block_delta', index: i, delta: { type: 'input_json_delta', partial_json } });
     } else if (block.type === 'thinking') {
@@ -430,7 +446,7 @@ export function streamEventsOf(reply: ModelReply, model: string, index: number, 
     }
     events.push({ type: 'content_block_stop', index: i });
   });
-  events.push({ type: 'message_delta', delta: { stop_reason: body.stop_reason, stop_sequence: body.stop_sequence }, usage });
+  events.push({ type: 'message_delta', delta: { stop_reason: body.stop_reason, stop_sequence: body.stop_sequence, container: body.container ?? null }, usage });
   events.push({ type: 'message_stop' });
   return events;
 }
@@ -535,7 +551,11 @@ export function messageBody(reply: ModelReply, model: string, index: number): Re
       output_tokens: reply.usage.output,
       cache_read_input_tokens: reply.usage.cacheRead,
       cache_creation_input_tokens: reply.usage.cacheWrite,
+      ...(reply.usage.webSearchRequests !== undefined || reply.usage.webFetchRequests !== undefined
+        ? { server_tool_use: { web_search_requests: reply.usage.webSearchRequests ?? 0, web_fetch_requests: reply.usage.webFetchRequests ?? 0 } }
+        : {}),
     },
+    ...(reply.container ? { container: { ...reply.container, skills: null } } : {}),
   };
 }
 

@@ -5,6 +5,7 @@ import { MIN_THINKING_BUDGET } from '../../model/request-options.ts';
 import { UsageError } from '../usage-error.ts';
 import { option, type ValuesOf } from './option.ts';
 import { shorten } from './read-options.ts';
+import { readServerTools, serverToolOptions } from './server-tools.ts';
 
 const HOUR_MS = 3_600_000;
 /** The API refuses more than a model can produce with its own message; this only stops nonsense. */
@@ -63,7 +64,7 @@ export function readRequest(values: ValuesOf<typeof requestOptions>): RequestArg
 
 /**
  * How Claude is asked, beyond the model and the key: thinking, sampling, tool choice, stop
- * sequences, the service tier, and the price a cost budget counts by. All pinned with the run
+ * sequences, the service tier, the server tools (server-tools.ts), and the price a cost budget counts by. All pinned with the run
  * when it starts (its journal's header); a resume asks the same way, and one that gives other
  * values is refused unless --allow-request-change.
  */
@@ -128,7 +129,7 @@ export const allowRequestChange = option({
   help: 'with --resume: go on although the request options given differ from the ones the run was started with (for this process: the run keeps its own)',
 });
 
-export const claudeOptions = [apiVersion, thinking, temperature, toolChoice, stopSequences, serviceTier, price, allowRequestChange] as const;
+export const claudeOptions = [apiVersion, thinking, temperature, toolChoice, stopSequences, serviceTier, ...serverToolOptions, price, allowRequestChange] as const;
 
 export interface ClaudeArgs {
   /** The request options given: a field present was given (thinking null: --thinking off). */
@@ -147,6 +148,8 @@ export function readClaude(values: ValuesOf<typeof claudeOptions>, resume: boole
   if (values.toolChoice !== undefined) request.toolChoice = readToolChoice(values.toolChoice);
   if (values.stopSequences !== undefined) request.stopSequences = readStopSequences(values.stopSequences);
   if (values.serviceTier !== undefined) request.serviceTier = readServiceTier(values.serviceTier);
+  const serverTools = readServerTools(values);
+  if (serverTools !== undefined) request.serverTools = serverTools;
   const given = values.price === undefined ? undefined : readPrice(values.price);
   if (Object.keys(request).length === 0 && given === undefined && !values.allowRequestChange) return undefined;
   return { request, price: given, allowRequestChange: values.allowRequestChange };

@@ -94,7 +94,7 @@ export type DemoArgs = ReturnType<typeof demoSpec.parse>;
 function claudeOfDemo(values: Parameters<typeof readClaude>[0] & { resume: boolean }, model: string | undefined): ReturnType<typeof readClaude> {
   const claude = readClaude(values, values.resume);
   if (claude && model === undefined) {
-    throw new UsageError('--thinking, --temperature, --tool-choice, --stop-sequences, --service-tier, --api-version, --price and --allow-request-change are for a real model: add --model NAME (the scripted demo model takes none).');
+    throw new UsageError('--thinking, --temperature, --tool-choice, --stop-sequences, --service-tier, --api-version, the server tools (--web-search, --web-fetch, --code-execution), --price and --allow-request-change are for a real model: add --model NAME (the scripted demo model takes none).');
   }
   return claude;
 }
