@@ -532,3 +532,26 @@ describe('compaction options', () => {
     expect(refusal('demo', '--clear-exclude', 'read notes;rm')).toContain('--clear-exclude-tools takes tool names separated by commas');
   });
 });
+
+describe('server tools: --web-search, --web-fetch, --code-execution', () => {
+  it('reads each tool with its settings into the request options a run pins; a setting turns its tool on; none given: none', () => {
+    const run = (...argv: string[]) => parse('run', '--model', 'm', '--task', 't', ...argv) as Extract<CliArgs, { command: 'run' }>;
+    expect(run().claude).toBeUndefined();
+    expect(run('--web-search', '--code-execution').claude?.request).toEqual({ serverTools: { webSearch: {}, codeExecution: {} } });
+    expect(run('--web-search-max-uses', '5', '--web-search-blocked-domains', 'spam.example, ads.example').claude?.request).toEqual({
+      serverTools: { webSearch: { maxUses: 5, blockedDomains: ['spam.example', 'ads.example'] } },
+    });
+    expect(run('--web-fetch', '--web-fetch-max-uses', '2', '--web-fetch-allowed-domains', 'docs.example.org/api').claude?.request).toEqual({
+      serverTools: { webFetch: { maxUses: 2, allowedDomains: ['docs.example.org/api'] } },
+    });
+    expect(parse('demo', '--model', 'm', '--web-fetch')).toMatchObject({ claude: { request: { serverTools: { webFetch: {} } } } });
+  });
+
+  it('refuses what the API would: allowed and blocked domains together, a domain with its scheme or a space, a tool on the scripted demo model', () => {
+    expect(refusal('run', '--model', 'm', '--task', 't', '--web-fetch-allowed-domains', 'a.com', '--web-fetch-blocked-domains', 'b.com')).toContain('do not go together');
+    expect(refusal('run', '--model', 'm', '--task', 't', '--web-search-allowed-domains', 'https://a.com')).toContain('without a scheme');
+    expect(refusal('run', '--model', 'm', '--task', 't', '--web-search-allowed-domains', 'a.com,,b.com')).toContain('without a scheme');
+    expect(refusal('run', '--model', 'm', '--task', 't', '--web-search-max-uses', '0')).toContain('--web-search-max-uses');
+    expect(refusal('demo', '--code-execution')).toContain('are for a real model: add --model NAME');
+  });
+});
