@@ -9,6 +9,7 @@ import type { AgentContext, AgentStateName, ContentBlock, Message, ToolResultCon
 import { isFinishedState, isStoppedAtLimit } from '../machines/agent-loop.types.ts';
 import { type DecidedCall, DecisionTrail, verdictWords } from '../src/approval/decision-trail.ts';
 import { RECONCILE_PHRASES } from '../src/words/run-lines.ts';
+import { blockWords, resultContentWords } from '../src/words/payload-words.ts';
 import { foldJournal } from '../src/store/fold-journal.ts';
 import type { JournalRecord } from '../src/store/journal-record.ts';
 import { pointOf } from '../src/store/record-points.ts';
@@ -286,13 +287,13 @@ function blockViewOf(block: ContentBlock): BlockView {
         isError: block.is_error === true,
       };
     default:
-      return { kind: 'other', type: block.type, json: jsonText(block) };
+      // An image or a document in words ([image image/png 1.0 MB]): the page never holds a payload's base64.
+      return { kind: 'other', type: block.type, json: blockWords(block) };
   }
 }
 
 function contentText(content: ToolResultContent): string {
-  if (typeof content === 'string') return content;
-  return content.map((block) => (block.type === 'text' && typeof block.text === 'string' ? block.text : jsonText(block))).join('\n');
+  return resultContentWords(content);
 }
 
 function jsonText(value: unknown): string {

@@ -16,6 +16,7 @@ import type { PointName } from '../store/record-points.ts';
 import { pointOf } from '../store/record-points.ts';
 import type { RecoveredTornTail, RunStore } from '../store/store.ts';
 import type { WaitingCall } from '../core/run-events.ts';
+import { type Payload, payloadsIn } from '../util/rich-blocks.ts';
 
 export interface PendingCallStatus {
   id: string;
@@ -104,6 +105,15 @@ export interface HistoryStep {
   forkedFrom: ForkOrigin | null;
   /** The runs forked from this one at this record. */
   forks: ForkNote[];
+  /** The images and documents of the tool results this record wrote (what and how large, never the bytes). */
+  payloads: ResultPayloads[];
+}
+
+/** One tool result's images and documents. */
+export interface ResultPayloads {
+  tool_use_id: string;
+  name: string;
+  payloads: Payload[];
 }
 
 export async function readRunStatus(store: RunStore): Promise<RunStatus> {
@@ -166,6 +176,18 @@ function forksOf(store: RunStore, runId: string): ForkNote[] {
   }
 }
 
+/** The images and documents of the results a record adds. */
+function resultPayloadsOf(record: JournalRecord): ResultPayloads[] {
+  const found: ResultPayloads[] = [];
+  // A snapshot restates the turn's results: they were written (and shown) before it.
+  if (record.snapshot) return found;
+  for (const outcome of record.results?.add ?? []) {
+    const payloads = payloadsIn(outcome.content);
+    if (payloads.length) found.push({ tool_use_id: outcome.tool_use_id, name: outcome.name, payloads });
+  }
+  return found;
+}
+
 export async function readRunHistory(store: RunStore): Promise<HistoryStep[]> {
   const loaded = await store.load();
   const steps: HistoryStep[] = [];
@@ -195,6 +217,7 @@ export async function readRunHistory(store: RunStore): Promise<HistoryStep[]> {
       cancellation: record.event === 'CANCEL' ? (view.context.cancellation ?? null) : null,
       forkedFrom: forkedFrom?.seq === record.seq ? forkedFrom : null,
       forks: forks.filter((fork) => fork.seq === record.seq),
+      payloads: resultPayloadsOf(record),
     });
   });
   return steps;

@@ -9,15 +9,16 @@ import type { AgentContext, ContentBlock, Message, ToolResultContent } from '../
 import { foldJournal } from '../store/fold-journal.ts';
 import type { LoadedRun } from '../store/store.ts';
 import type { RunStore } from '../store/store.ts';
+import { type Payload, payloadOf, payloadsIn } from '../util/rich-blocks.ts';
 
 export type TranscriptEntry =
   | { kind: 'text'; role: 'user' | 'assistant'; text: string }
   | { kind: 'thinking'; text: string; redacted: boolean }
   | { kind: 'tool-use'; id: string; name: string; input: unknown }
-  | { kind: 'tool-result'; id: string; name: string; text: string; isError: boolean; images: number }
+  | { kind: 'tool-result'; id: string; name: string; text: string; isError: boolean; images: number; payloads: Payload[] }
   /** A call of the open turn with no result in the conversation yet: waiting for a person, or not yet run. */
   | { kind: 'open-call'; id: string; name: string; waitsFor: 'approval' | 'answer' | null }
-  | { kind: 'image'; role: 'user' | 'assistant'; mediaType: string }
+  | { kind: 'image'; role: 'user' | 'assistant'; mediaType: string; payload: Payload }
   /** Compaction: a summary took the place of this many older messages (they are shown above it). */
   | { kind: 'compacted'; replaced: number; summary: string }
   /** A block the loop passes through without reading (server tools, citations…): named by its type. */
@@ -99,7 +100,7 @@ function entriesOf(items: readonly KeptItem[], context: AgentContext): Transcrip
     if (answered.has(call.id)) continue;
     const outcome = context.results.find((result) => result.tool_use_id === call.id);
     if (outcome) {
-      entries.push({ kind: 'tool-result', id: call.id, name: call.name, text: resultText(outcome.content), isError: outcome.is_error, images: imageCount(outcome.content) });
+      entries.push({ kind: 'tool-result', id: call.id, name: call.name, text: resultText(outcome.content), isError: outcome.is_error, images: imageCount(outcome.content), payloads: payloadsIn(outcome.content) });
     } else {
       entries.push({ kind: 'open-call', id: call.id, name: call.name, waitsFor: call.needs && !context.decisions.some((d) => d.tool_use_id === call.id) ? call.needs : null });
     }
@@ -120,10 +121,10 @@ function blockEntry(role: 'user' | 'assistant', block: ContentBlock, names: Read
     case 'tool_result': {
       const id = String(block.tool_use_id);
       const content = block.content as ToolResultContent | undefined;
-      return { kind: 'tool-result', id, name: names.get(id) ?? '?', text: resultText(content ?? ''), isError: block.is_error === true, images: imageCount(content ?? '') };
+      return { kind: 'tool-result', id, name: names.get(id) ?? '?', text: resultText(content ?? ''), isError: block.is_error === true, images: imageCount(content ?? ''), payloads: payloadsIn(content) };
     }
     case 'image':
-      return { kind: 'image', role, mediaType: mediaTypeOf(block) };
+      return { kind: 'image', role, mediaType: mediaTypeOf(block), payload: payloadOf(block)! };
     default:
       return { kind: 'other', role, type: block.type };
   }

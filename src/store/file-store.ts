@@ -11,10 +11,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { FileDecisionInbox, type InboxPoint } from './inbox/file-decision-inbox.ts';
+import { FileBlobs } from './blobs.ts';
 import { fsyncDir } from '../util/durable-file.ts';
 import { CommitQueue } from './commit-queue.ts';
 import { StoreMissingError, StoreWriteError } from './errors.ts';
-import { type CommitMark, CommitMarkFramer, frameCommitMark, frameLine, LineFramer } from './framing.ts';
+import { CHECKSUM_HEX_DIGITS, type CommitMark, CommitMarkFramer, frameCommitMark, frameLine, LineFramer } from './framing.ts';
 import { environmentProblem, inEnvironment } from './fs-problems.ts';
 import type { JournalHeader, JournalRecord } from './journal-record.ts';
 import { type JournalBytes, type ReadJournal, readJournal } from './journal-reader.ts';
@@ -42,13 +43,18 @@ export interface FileStoreOptions {
   onDecisionPoint?: ((point: InboxPoint) => void) | undefined;
   /** Drills: called as a cancel or pause request's write passes a point (a test kills the process there). */
   onControlPoint?: ((point: ControlPoint) => void) | undefined;
+  /** Drills: called once a tool result's image or document is durable in its blob, before the record that refers to it is written. */
+  onBlobWritten?: ((file: string) => void) | undefined;
 }
 
 export const JOURNAL_FILE = 'journal.jsonl';
 
 /** One appendBatch: its records, and whether it waits for the disk. */
 interface PendingUnit {
+  /** As written: large payloads replaced by references to their blobs. */
   records: readonly JournalRecord[];
+  /** As given (the same objects where nothing was replaced). */
+  given: readonly JournalRecord[];
   sync: boolean;
 }
 
@@ -61,6 +67,19 @@ interface Flush {
   sync: boolean;
   /** The flush's last record: the one named when its fdatasync fails. */
   last: JournalRecord;
+  /** The flush's last line, which the next snapshot follows. */
+  lastLine: LastLine;
+}
+
+/**
+ * The last line written (or read, by a repairing load): its record's number and the checksum a
+ * snapshot after it names. `differs`: the line holds blob references where the runtime's record
+ * holds the payloads (see linked()).
+ */
+interface LastLine {
+  seq: number;
+  crc: string;
+  differs: boolean;
 }
 
 /** Where this process appends; known only after create() or a repairing load(). */
@@ -80,6 +99,7 @@ export class FileStore implements RunStore {
   readonly runId: string | undefined;
   readonly journalPath: string;
   private position: AppendPosition | null = null;
+  private lastLine: LastLine | null = null;
   /** Set by a failed fdatasync: no append until the journal is read again. */
   private syncFailure: StoreWriteError | null = null;
   private readonly faults: WriteFaultPlan;
@@ -95,6 +115,8 @@ export class FileStore implements RunStore {
   private readonly markFramer = new CommitMarkFramer();
   /** Cancel and pause requests from other processes: DIR/control/<kind>.json. */
   readonly control: FileControlInbox;
+  /** The payloads of images and documents, each kept once in DIR/blobs/ (see blobs.ts). */
+  readonly blobs: FileBlobs;
 
   constructor(
     readonly dir: string,
@@ -105,6 +127,7 @@ export class FileStore implements RunStore {
     this.journalPath = path.join(dir, JOURNAL_FILE);
     this.faults = new WriteFaultPlan(options.writeFaults);
     this.lockLeaseMs = options.lockLeaseMs ?? DEFAULT_LOCK_LEASE_MS;
+    this.blobs = new FileBlobs(dir, { onBlobWritten: options.onBlobWritten });
     this.decisions = new FileDecisionInbox(dir, {
       onPoint: options.onDecisionPoint,
       failWrite: () => this.faults.checkPoint('decision-write') !== null,
@@ -170,7 +193,12 @@ export class FileStore implements RunStore {
       this.syncFailure = null;
       if (journal.cutEnd || journal.mark.records !== mark.records) this.rewriteEnd(mark);
     }
-    return { header: journal.header, records: journal.records, tornTail, totalBytes: journal.goodLength };
+    const records = this.blobs.resolve(journal.records, this.journalPath);
+    if (options.repair) {
+      const last = records.length - 1;
+      this.lastLine = { seq: records[last]!.record.seq, crc: journal.records[last]!.crc ?? '', differs: records[last] !== journal.records[last] };
+    }
+    return { header: journal.header, records, tornTail, totalBytes: journal.goodLength };
   }
 
   async create(header: JournalHeader, first: JournalRecord): Promise<AppendReceipt> {
@@ -185,14 +213,16 @@ export class FileStore implements RunStore {
     return this.createJournal(header, records, true);
   }
 
-  private createJournal(header: JournalHeader, records: readonly JournalRecord[], forked: boolean): AppendReceipt {
+  private createJournal(header: JournalHeader, given: readonly JournalRecord[], forked: boolean): AppendReceipt {
     this.held?.assertHeld();
     this.makeDir();
+    const records = this.withBlobs(given);
     // Decisions left by another run (its journal removed by hand, or a crash between moving it
     // and its decisions to the archive) are never taken for this run's: the scripted model's ids repeat.
     this.archiveDecisions(new Date());
     const head = frameLine(header);
-    const body = Buffer.concat(records.map((record) => frameLine(record)));
+    const lines = records.map((record) => frameLine(record));
+    const body = Buffer.concat(lines);
     const markOffset = head.length;
     const mark = { records: records.length, bytes: head.length + frameCommitMark({ records: 0, bytes: 0 }).length + body.length };
     const tmp = `${this.journalPath}.new-${process.pid}`;
@@ -222,6 +252,8 @@ export class FileStore implements RunStore {
     }
     this.close();
     this.position = { fd: null, markOffset, written: mark };
+    const last = records.length - 1;
+    this.lastLine = { seq: records[last]!.seq, crc: lines[last]!.toString('latin1', 0, CHECKSUM_HEX_DIGITS), differs: records[last] !== given[last] };
     return { bytes: body.length, syncMs };
   }
 
@@ -235,9 +267,18 @@ export class FileStore implements RunStore {
    * commit mark is rewritten to count them and one fdatasync makes all of it durable.
    */
   async appendBatch(records: readonly JournalRecord[], options: AppendOptions = {}): Promise<AppendReceipt> {
-    const unit = { records, sync: options.sync !== false };
+    const unit = { records: this.withBlobs(records), given: records, sync: options.sync !== false };
     if (!options.groupCommit && !this.commits.busy) return this.flushNow(unit);
     return this.commits.submit(unit);
+  }
+
+  /** The records with their large payloads in blobs, written and synced first: nothing of the records is written if that fails. */
+  private withBlobs(records: readonly JournalRecord[]): readonly JournalRecord[] {
+    try {
+      return this.blobs.externalize(records);
+    } catch (error) {
+      throw new StoreWriteError(this.blobs.dir, `a blob of ${describeRecord(records[0]!)}`, error);
+    }
   }
 
   /** Writes one unit and, when it syncs, waits for the disk in place (fdatasyncSync). */
@@ -284,11 +325,16 @@ export class FileStore implements RunStore {
     const bytesEach: number[][] = [];
     let count = 0;
     let sync = false;
+    let lastLine = this.lastLine;
     for (let unitIndex = 0; unitIndex < units.length; unitIndex++) {
-      const { records } = units[unitIndex]!;
+      const { records, given } = units[unitIndex]!;
       const each: number[] = [];
       const last = records.length - 1;
-      for (let index = 0; index <= last; index++) each.push(framer.frame(unitRecord(records[index]!, last - index)));
+      for (let index = 0; index <= last; index++) {
+        const start = framer.length;
+        each.push(framer.frame(unitRecord(linked(records[index]!, lastLine), last - index)));
+        lastLine = { seq: records[index]!.seq, crc: framer.buffer.toString('latin1', start, start + CHECKSUM_HEX_DIGITS), differs: records[index] !== given[index] };
+      }
       bytesEach.push(each);
       count += each.length;
       sync ||= units[unitIndex]!.sync;
@@ -318,7 +364,7 @@ export class FileStore implements RunStore {
         const mark = this.markFramer.frame(next);
         writeAll(position.fd, mark, mark.length, position.markOffset);
       }
-      return { position, fd: position.fd, next, bytesEach, sync, last: failed };
+      return { position, fd: position.fd, next, bytesEach, sync, last: failed, lastLine: lastLine! };
     } catch (error) {
       throw this.writeFailed(position, failed, error);
     } finally {
@@ -329,6 +375,7 @@ export class FileStore implements RunStore {
   /** The flush is on disk (and durable, if it synced): the next append follows it. */
   private committed(flush: Flush, syncMs: number | undefined): AppendReceipt[] {
     flush.position.written = flush.next;
+    this.lastLine = flush.lastLine;
     return flush.bytesEach.map((each) => {
       let bytes = 0;
       for (const n of each) bytes += n;
@@ -483,6 +530,17 @@ function snapshotOf(fd: number): Buffer {
 
 /** Enough to hold a header (tool names and all) and the commit mark after it. */
 const SNAPSHOT_HEAD_BYTES = 64 * 1024;
+
+/**
+ * A snapshot names the record before it by the checksum of its line. The runtime computes it
+ * from the record it handed over; where that line holds blob references instead of the payloads
+ * (this store put them there), the checksum is that of the line as written.
+ */
+function linked(record: JournalRecord, lastLine: LastLine | null): JournalRecord {
+  const after = record.snapshot?.after;
+  if (!after || !lastLine?.differs || after.seq !== lastLine.seq || after.crc === lastLine.crc) return record;
+  return { ...record, snapshot: { ...record.snapshot!, after: { seq: after.seq, crc: lastLine.crc } } };
+}
 
 /** A record as its unit's line holds it: `more` > 0 for a record that the next ones of its unit follow. */
 function unitRecord(record: JournalRecord, more: number): JournalRecord {

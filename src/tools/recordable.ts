@@ -6,12 +6,15 @@
  */
 import { inspect } from 'node:util';
 import type { ContentBlock, PendingCall, ToolOutcome, ToolResultContent } from '../../machines/agent-loop.types.ts';
+import { API_LIMIT, sendableContent } from './sendable.ts';
 
 export type RecordableContent = { content: ToolResultContent } | { unrecordable: string };
 
 /**
  * A tool's return value as tool_result content: text as is, content blocks as JSON holds them
- * (what is sent and what is stored are then the same), anything else as JSON text.
+ * (what is sent and what is stored are then the same), anything else as JSON text. Images and
+ * documents must be ones the Messages API takes (sendable.ts): a result it would refuse would
+ * be sent again with every later request of the run, and refused each time.
  */
 export function recordableContent(value: unknown): RecordableContent {
   if (typeof value === 'string') return { content: value };
@@ -24,19 +27,22 @@ export function recordableContent(value: unknown): RecordableContent {
   }
   if (json === undefined) return { unrecordable: `it returned ${kindOf(value)}, which has no JSON form` };
   const copy: unknown = JSON.parse(json);
-  if (isContentBlockList(copy)) return { content: copy };
+  if (isContentBlockList(copy)) {
+    const sendable = sendableContent(copy);
+    return 'refused' in sendable ? { unrecordable: sendable.refused } : { content: sendable.content };
+  }
   return { content: JSON.stringify(copy, null, 2) };
 }
 
 /** The ledger entry of a call that ran but whose result cannot be stored: it ran, say so, go on. */
 export function unrecordableOutcome(call: PendingCall, why: string): ToolOutcome {
+  // A result over the API's limits (sendable.ts) could be had smaller; one without a JSON form could not.
+  const advice = why.startsWith(API_LIMIT) ? 'Call it again only for less (a smaller image, fewer pages), if you need to see it.' : 'Do not call it again just to see the result.';
   return {
     tool_use_id: call.id,
     name: call.name,
     kind: 'ran',
-    content:
-      `${call.name} ran, but its result could not be recorded: ${why}. Whatever it does took effect; ` +
-      'the result itself is lost. Do not call it again just to see the result.',
+    content: `${call.name} ran, but its result could not be recorded: ${why}. Whatever it does took effect; the result itself is lost. ${advice}`,
     is_error: true,
   };
 }

@@ -5,6 +5,7 @@
  * long and seldom what a reader looks for.
  */
 import type { TranscriptEntry } from '../runtime/run-transcript.ts';
+import { payloadWords } from './payload-words.ts';
 
 export interface TranscriptLineOptions {
   /** The terminal's width in characters: each line is cut to it (ignored with full). */
@@ -43,13 +44,14 @@ export function entryWords(entry: TranscriptEntry, full: boolean): [string, stri
     case 'tool-use':
       return ['tool call', `${entry.name} ${entry.id} ${full ? JSON.stringify(entry.input, null, 2) : JSON.stringify(entry.input)}`];
     case 'tool-result': {
-      const images = entry.images ? ` [${entry.images} ${entry.images === 1 ? 'image' : 'images'}]` : '';
+      // Each image and document by its media type and size ([image image/png 1.0 MB]), never its bytes.
+      const images = entry.payloads.map((payload) => ` ${payloadWords(payload)}`).join('');
       return [entry.isError ? 'error' : 'result', `${entry.name} ${entry.id}: ${entry.text}${images}`];
     }
     case 'open-call':
       return ['open call', `${entry.name} ${entry.id}: ${entry.waitsFor ? `waits for ${entry.waitsFor === 'answer' ? 'an answer' : 'approval'}` : 'no result yet'}`];
     case 'image':
-      return [entry.role, `[image ${entry.mediaType}]`];
+      return [entry.role, payloadWords(entry.payload)];
     case 'compacted':
       return ['compacted', `a summary took the place of the ${entry.replaced} messages above: ${entry.summary}`];
     case 'other':

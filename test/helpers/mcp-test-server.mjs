@@ -8,7 +8,9 @@
  * the call carried in `_meta`), so a test can count what happened and how often. A call with
  * `waitMs` writes a `begin` line first and waits before its effect: a test kills the server then.
  * MCP_TEST_VARIANT=changed offers a changed list: set_value's schema, lookup's annotations,
- * bump gone. MCP_TEST_SECRET (env) is echoed by `whoami` only as its length.
+ * bump gone. MCP_TEST_SECRET (env) is echoed by `whoami` only as its length. MCP_TEST_IMAGES=1 adds
+ * `screenshot`, which answers with bytes: an image (`kind` png, the default), a PDF as an embedded
+ * resource (pdf), or audio (wav), `bytes` long, the same bytes for the same input.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -20,6 +22,25 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprot
 const EFFECTS = process.env.MCP_TEST_EFFECTS;
 const STATE = process.env.MCP_TEST_STATE ?? (EFFECTS ? `${EFFECTS}.state.json` : null);
 const changed = process.env.MCP_TEST_VARIANT === 'changed';
+const images = process.env.MCP_TEST_IMAGES === '1';
+
+const MAGIC = { png: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), pdf: Buffer.from('%PDF-1.4\n'), wav: Buffer.from('RIFF') };
+
+/** `bytes` bytes that start as a file of `kind` does, the rest a pattern of the input. */
+function fileBytes(kind, bytes) {
+  const out = Buffer.alloc(bytes);
+  for (let i = 0; i < bytes; i++) out[i] = (i * 31 + bytes) & 0xff;
+  MAGIC[kind].copy(out, 0);
+  return out.toString('base64');
+}
+
+function screenshot({ bytes = 1000, kind = 'png' }) {
+  const data = fileBytes(kind, bytes);
+  const said = { type: 'text', text: `a ${kind} of ${bytes} bytes` };
+  if (kind === 'pdf') return { content: [said, { type: 'resource', resource: { uri: 'file:///report.pdf', mimeType: 'application/pdf', blob: data } }] };
+  if (kind === 'wav') return { content: [said, { type: 'audio', data, mimeType: 'audio/wav' }] };
+  return { content: [said, { type: 'image', data, mimeType: 'image/png' }] };
+}
 
 function note(entry) {
   if (EFFECTS) fs.appendFileSync(EFFECTS, `${JSON.stringify({ pid: process.pid, ...entry })}\n`);
@@ -127,6 +148,17 @@ const TOOLS = [
     annotations: { readOnlyHint: true },
     run: () => text('unreachable'),
   },
+  ...(images
+    ? [
+        {
+          name: 'screenshot',
+          description: 'Take a picture (or a PDF, or a sound) of the given size.',
+          inputSchema: { type: 'object', properties: { bytes: { type: 'integer', minimum: 16 }, kind: { type: 'string', enum: ['png', 'pdf', 'wav'] } } },
+          annotations: { readOnlyHint: true },
+          run: screenshot,
+        },
+      ]
+    : []),
   {
     name: 'fail',
     description: 'Always answers with an error result.',

@@ -11,6 +11,7 @@ import type { ForkOrigin, ReconcileNote } from '../../store/journal-record.ts';
 import type { HistoryArgs, StatusArgs } from '../args.ts';
 import { readRunTranscript } from '../../runtime/run-transcript.ts';
 import { transcriptLines } from '../../words/transcript-lines.ts';
+import { payloadWords } from '../../words/payload-words.ts';
 import { EXIT } from '../exit-codes.ts';
 import { formatAgo, formatBytes, formatElapsed, formatUsage, keyValueLines, tableLines } from '../../words/format.ts';
 import type { Writers } from '../plain-reporter.ts';
@@ -170,6 +171,7 @@ function historyNote(step: HistoryStep): string {
   for (const fork of step.forks) parts.push(`forked here into ${runDirOf(fork.child.location)} (run ${fork.child.runId})`);
   if (step.continued) parts.push(`continued with the message ${JSON.stringify(step.continued.message)}`);
   if (step.cancellation) parts.push(`cancelled ${requestWords(step.cancellation)}`);
+  for (const result of step.payloads) parts.push(`${result.tool_use_id} ${result.name}: ${result.payloads.map(payloadWords).join(' ')}`);
   if (step.waitingFor) parts.push(`${step.waitingFor.tool_use_id} waits for ${step.waitingFor.needs === 'answer' ? 'an answer' : 'approval'}`);
   for (const decision of step.decided) {
     const waited = decision.waitedMs === null ? '' : ` (waited ${formatElapsed(decision.waitedMs)})`;

@@ -1,0 +1,256 @@
+/**
+ * A file store's blobs: the payloads of images and documents (a screenshot a tool returned, a
+ * PDF) kept once each, in DIR/blobs/sha256-<hex>, instead of inside every record that restates
+ * them. Without them a snapshot writes the whole state again, image and all: a 1 MB screenshot
+ * in turn 1 of a run that snapshots every 5 records is written into every snapshot after it.
+ *
+ * The record keeps the block with a reference in place of the bytes (its media type, the bytes'
+ * SHA-256 and length); a load puts the bytes back, so every reader, the resume and the request
+ * to the model get the block exactly as the tool returned it.
+ *
+ * Durability: a blob is written under a temporary name, synced, renamed to its name and its
+ * directory synced BEFORE the record that refers to it is written. A crash in between leaves a
+ * blob no record refers to: harmless (a later record with the same bytes reuses it). No record
+ * can refer to a blob a crash could lose; one that does anyway (it was deleted or changed by
+ * hand) is refused with StoreBlobError, never read as a conversation without it.
+ */
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { JournalRecord } from './journal-record.ts';
+import type { StoredRecord } from './store.ts';
+import { StoreBlobError } from './blob-errors.ts';
+import { PRIVATE_DIR, PRIVATE_FILE } from './state-folder.ts';
+import { fsyncDir } from '../util/durable-file.ts';
+import { openRegularFile } from '../util/regular-file.ts';
+import { type BlobSource, isBlobSource, mapPayloadBlocks } from '../util/rich-blocks.ts';
+
+export const BLOBS_DIR = 'blobs';
+/** A payload of this many characters or more is kept in a blob; a smaller one stays in its record. */
+export const BLOB_MIN_CHARS = 1024;
+const BLOB_NAME = /^sha256-[0-9a-f]{64}$/;
+
+type Block = Record<string, unknown>;
+/** A source that carries its bytes: { type: 'base64' | 'text', media_type, data }. */
+type InlineSource = { type: 'base64' | 'text'; media_type: string; data: string };
+
+export interface FileBlobsOptions {
+  /** Tests and drills: called once a new blob is durable, before the record that refers to it is written. */
+  onBlobWritten?: ((file: string) => void) | undefined;
+}
+
+export class FileBlobs {
+  readonly dir: string;
+  /** Sources already in a blob, and their reference: a snapshot that restates a payload hashes and writes nothing. */
+  private readonly refs = new WeakMap<object, BlobSource>();
+  /** Sources that stay in their record (small, or bytes that would not read back as the same text). */
+  private readonly inline = new WeakSet<object>();
+  /** Blobs known to be on disk whole. */
+  private readonly onDisk = new Set<string>();
+
+  constructor(
+    private readonly runDir: string,
+    private readonly options: FileBlobsOptions = {},
+  ) {
+    this.dir = path.join(runDir, BLOBS_DIR);
+  }
+
+  /**
+   * The records as the journal keeps them: each large payload replaced by a reference to its
+   * blob, every such blob durable when this returns. Records without one are returned as they are.
+   */
+  externalize(records: readonly JournalRecord[]): readonly JournalRecord[] {
+    let out: JournalRecord[] | null = null;
+    for (let i = 0; i < records.length; i++) {
+      const record = records[i]!;
+      const stored = mapRecordBlocks(record, (block) => this.referenceOf(block));
+      if (stored !== record) {
+        out ??= records.slice();
+        out[i] = stored;
+      }
+    }
+    return out ?? records;
+  }
+
+  /**
+   * The records as loaded, each reference replaced by its payload, read back and checked against
+   * its name and length (StoreBlobError when it is missing or is not those bytes). A blob is read
+   * once per load, however many records restate it.
+   */
+  resolve(records: StoredRecord[], journalPath: string): StoredRecord[] {
+    const read = new Map<string, Buffer>();
+    let out: StoredRecord[] | null = null;
+    for (let i = 0; i < records.length; i++) {
+      const stored = records[i]!;
+      const record = mapRecordBlocks(stored.record, (block) => {
+        if (!isBlobSource(block.source)) return block;
+        const ref = block.source;
+        const problem = referenceProblem(ref);
+        if (problem) throw new StoreBlobError(journalPath, stored.record.seq, path.join(this.dir, String(ref.$blob)), 'malformed', problem);
+        let bytes = read.get(ref.$blob);
+        if (!bytes) {
+          bytes = this.readBlob(ref, journalPath, stored.record.seq);
+          read.set(ref.$blob, bytes);
+        }
+        const source: InlineSource = { type: ref.type, media_type: ref.media_type, data: bytes.toString(ref.type === 'base64' ? 'base64' : 'utf8') };
+        // A later snapshot restating it writes the same reference, without hashing the payload again.
+        this.refs.set(source, ref);
+        return { ...block, source };
+      });
+      if (record !== stored.record) {
+        out ??= records.slice();
+        out[i] = { ...stored, record };
+      }
+    }
+    return out ?? records;
+  }
+
+  /** The block with a reference in place of its payload, once the blob is durable; the block itself when it stays inline. */
+  private referenceOf(block: Block): Block {
+    const source = block.source;
+    if (!isInlineSource(source) || this.inline.has(source)) return block;
+    let ref = this.refs.get(source);
+    if (!ref) {
+      const bytes = bytesOf(source);
+      if (!bytes) {
+        this.inline.add(source);
+        return block;
+      }
+      const hex = createHash('sha256').update(bytes).digest('hex');
+      ref = { type: source.type, media_type: source.media_type, $blob: `sha256-${hex}`, bytes: bytes.length };
+      this.write(ref.$blob, bytes);
+      this.refs.set(source, ref);
+    }
+    return { ...block, source: ref };
+  }
+
+  /** Temp file, fsync, rename, fsync of the directory: the name exists only with all of its bytes on disk. */
+  private write(name: string, bytes: Buffer): void {
+    if (this.onDisk.has(name)) return;
+    const file = path.join(this.dir, name);
+    const stat = fs.statSync(file, { throwIfNoEntry: false });
+    if (stat?.isFile() && stat.size === bytes.length) {
+      this.onDisk.add(name);
+      return;
+    }
+    if (!fs.existsSync(this.dir)) {
+      fs.mkdirSync(this.dir, { mode: PRIVATE_DIR });
+      fsyncDir(this.runDir);
+    }
+    const tmp = path.join(this.dir, `.new-${name}-${process.pid}`);
+    try {
+      const fd = fs.openSync(tmp, 'w', PRIVATE_FILE);
+      try {
+        let done = 0;
+        while (done < bytes.length) done += fs.writeSync(fd, bytes, done, bytes.length - done);
+        fs.fsyncSync(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
+      fs.renameSync(tmp, file);
+    } catch (error) {
+      fs.rmSync(tmp, { force: true });
+      throw error;
+    }
+    fsyncDir(this.dir);
+    this.onDisk.add(name);
+    this.options.onBlobWritten?.(file);
+  }
+
+  private readBlob(ref: BlobSource, journalPath: string, seq: number): Buffer {
+    const file = path.join(this.dir, ref.$blob);
+    let fd: number;
+    try {
+      fd = openRegularFile(file, 'a blob of the run');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new StoreBlobError(journalPath, seq, file, 'missing', 'there is no file by that name');
+      throw error;
+    }
+    let bytes: Buffer;
+    try {
+      bytes = fs.readFileSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    if (bytes.length !== ref.bytes) throw new StoreBlobError(journalPath, seq, file, 'corrupt', `it holds ${bytes.length} bytes, not the ${ref.bytes} the record names`);
+    const hex = createHash('sha256').update(bytes).digest('hex');
+    if (`sha256-${hex}` !== ref.$blob) throw new StoreBlobError(journalPath, seq, file, 'corrupt', `its bytes have the SHA-256 ${hex}, not the one in its name`);
+    this.onDisk.add(ref.$blob);
+    return bytes;
+  }
+}
+
+function isInlineSource(source: unknown): source is InlineSource {
+  if (source === null || typeof source !== 'object') return false;
+  const { type, data, media_type: mediaType } = source as Partial<InlineSource>;
+  return (type === 'base64' || type === 'text') && typeof data === 'string' && data.length >= BLOB_MIN_CHARS && typeof mediaType === 'string';
+}
+
+/**
+ * The payload's bytes, or null when they would not read back as the very same text (base64 that
+ * is not in its one standard form, text with a lone surrogate): such a payload stays inline.
+ */
+function bytesOf(source: InlineSource): Buffer | null {
+  const bytes = Buffer.from(source.data, source.type === 'base64' ? 'base64' : 'utf8');
+  return bytes.toString(source.type === 'base64' ? 'base64' : 'utf8') === source.data ? bytes : null;
+}
+
+function referenceProblem(ref: BlobSource): string | null {
+  if (!BLOB_NAME.test(ref.$blob)) return `its reference names ${JSON.stringify(ref.$blob)}, which is not a blob name (sha256- and 64 hex digits)`;
+  if (ref.type !== 'base64' && ref.type !== 'text') return `its reference has the source type ${JSON.stringify(ref.type)}, which this version does not know`;
+  if (typeof ref.media_type !== 'string' || !Number.isSafeInteger(ref.bytes) || ref.bytes < 0) return 'its reference lacks its media type or length';
+  return null;
+}
+
+/**
+ * The record with `map` applied to every image and document block it holds: in its messages,
+ * its ledger entries (and a snapshot's kept ones) and a held reply. The record itself when
+ * nothing changes (most records hold no such block).
+ */
+export function mapRecordBlocks(record: JournalRecord, map: (block: Block) => Block): JournalRecord {
+  let out: JournalRecord = record;
+  const messages = record.messages;
+  if (messages) {
+    const add = mapEach(messages.add, (message) => {
+      if (typeof message.content === 'string') return message;
+      const content = mapPayloadBlocks(message.content, map);
+      return content === message.content ? message : { ...message, content: content as typeof message.content };
+    });
+    if (add !== messages.add) out = { ...out, messages: { from: messages.from, add } };
+  }
+  const results = record.results;
+  if (results) {
+    const add = mapEach(results.add, (outcome) => withContent(outcome, map));
+    if (add !== results.add) out = { ...out, results: { from: results.from, add } };
+  }
+  const snapshot = record.snapshot;
+  if (snapshot && Array.isArray(snapshot.ledger)) {
+    const ledger = mapEach(snapshot.ledger, (outcome) => withContent(outcome, map));
+    if (ledger !== snapshot.ledger) out = { ...out, snapshot: { ...snapshot, ledger } };
+  }
+  const held = record.heldReply;
+  if (held && Array.isArray(held.content)) {
+    const content = mapPayloadBlocks(held.content, map);
+    if (content !== held.content) out = { ...out, heldReply: { ...held, content: content as typeof held.content } };
+  }
+  return out;
+}
+
+function withContent<T extends { content: unknown }>(item: T, map: (block: Block) => Block): T {
+  if (!Array.isArray(item.content)) return item;
+  const content = mapPayloadBlocks(item.content, map);
+  return content === item.content ? item : { ...item, content };
+}
+
+function mapEach<T>(items: T[], map: (item: T) => T): T[] {
+  if (!Array.isArray(items)) return items;
+  let out: T[] | null = null;
+  for (let i = 0; i < items.length; i++) {
+    const next = map(items[i]!);
+    if (next !== items[i]) {
+      out ??= items.slice();
+      out[i] = next;
+    }
+  }
+  return out ?? items;
+}
