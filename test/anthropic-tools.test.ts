@@ -435,4 +435,24 @@ describe('a resume after a crash between the edit and its record makes each edit
       expect(JSON.stringify(block)).toContain('it was not made again');
     }
   });
+
+  it('bash: a command declared read-only runs again; any other is reported as unknown and not run again', async () => {
+    for (const [command, decision, lines] of [
+      ['cat log.txt', 're-ran-read-only', 1],
+      ['echo more >> log.txt', 'unknown-reported', 2],
+    ] as const) {
+      const { dir } = dirs();
+      fs.writeFileSync(path.join(dir, 'log.txt'), 'first\n');
+      const tools = () => [bashTool(dir, { readOnlyCommands: ['cat log.txt'] })];
+      const steps = () => [toolUseReply([{ id: 'b1', name: 'bash', input: { command } }]), endTurnReply('done')];
+      const store = new FileStore(path.join(dir, '.durable-agent'));
+      const events: RunEvent[] = [];
+      await expect(startRun({ store, model: scriptedModel(steps()), tools: tools(), task: 't', crashAfter: 'after-tool-return:1' })).rejects.toThrow(SimulatedCrash);
+      await resumeRun({ store, model: scriptedModel(steps()), tools: tools(), observer: (event) => events.push(event) });
+      expect(events.flatMap((e) => (e.type === 'reconciled' ? [e.decision] : []))).toEqual([decision]);
+      expect(read(dir, 'log.txt').split('\n').filter(Boolean)).toHaveLength(lines);
+      const block = toolResultOf(await messagesOf(store), 'b1');
+      expect(block?.is_error ?? false).toBe(decision === 'unknown-reported');
+    }
+  });
 });
