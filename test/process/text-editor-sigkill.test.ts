@@ -8,6 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { ContentBlock } from '../../machines/agent-loop.types.ts';
 import { runCliAsync } from '../helpers/cli.ts';
 import { FakeAnthropic } from '../helpers/fake-anthropic.ts';
 import { clientToolsModel, type PlannedCall, toolsOf } from '../helpers/fake-client-tools.ts';
@@ -31,7 +32,7 @@ async function withModel<T>(plan: readonly PlannedCall[], body: (model: ReturnTy
 const run = (dir: string, env: Record<string, string>, args: string[], extra: Record<string, string> = {}) => runCliAsync(['run', ...args, '--plain'], { cwd: dir, env: { ...env, ...extra } });
 const start = (tools: string) => ['--model', MODEL, '--tools', tools, '--task', 'Tidy the notes'];
 const read = (dir: string, file: string) => fs.readFileSync(path.join(dir, file), 'utf8');
-const resultText = (block: { content?: unknown } | undefined) => (typeof block?.content === 'string' ? block.content : JSON.stringify(block?.content));
+const resultText = (block: ContentBlock | undefined) => (typeof block?.content === 'string' ? block.content : JSON.stringify(block?.content));
 
 /** view, str_replace, create, insert, view: the edits are tool returns 2, 3 and 4. */
 const EDIT_PLAN: PlannedCall[] = [
