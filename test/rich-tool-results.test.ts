@@ -31,22 +31,15 @@ import { defineTool, type ToolDefinition } from '../src/tools/tool.ts';
 import { vizPage } from '../visualizer/viz-page.ts';
 import { assistantTurns, FakeAnthropic, type ReceivedRequest } from './helpers/fake-anthropic.ts';
 import { stdioServer } from './helpers/mcp-servers.ts';
+import { imageBlock as pictureBlock, pngBytes } from './helpers/screen-tool.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 const KEY = 'test-only-key-never-store-me-0123456789';
 
-/** `bytes` bytes that begin as a PNG does, the rest a pattern of the seed. */
-function pngBytes(bytes: number, seed = 1): Buffer {
-  const out = Buffer.alloc(bytes);
-  for (let i = 0; i < bytes; i++) out[i] = (i * 7 + seed * 13 + (i >> 9)) & 0xff;
-  PNG.copy(out, 0);
-  return out;
-}
-
 const SCREEN = pngBytes(1024 * 1024);
 const SCREEN_BASE64 = SCREEN.toString('base64');
-const imageBlock = (data = SCREEN_BASE64, mediaType = 'image/png'): ContentBlock => ({ type: 'image', source: { type: 'base64', media_type: mediaType, data } });
+const imageBlock = (data = SCREEN_BASE64, mediaType = 'image/png'): ContentBlock => pictureBlock(data, mediaType);
 
 /** A read-only tool that returns a picture of the screen in call `n` = 1, and text in every other call. */
 function screenTool(runs: { count: number } = { count: 0 }, picture: () => unknown = () => [{ type: 'text', text: 'the screen:' }, imageBlock()]): ToolDefinition {
