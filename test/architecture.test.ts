@@ -25,7 +25,7 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ['src/runtime'],
   ['src/fleet', 'src/drill', 'src/subagent'],
   ['src/words'],
-  ['src/tui', 'visualizer'],
+  ['src/tui', 'visualizer', 'src/console'],
   ['src/cli'],
   ['src/index.ts', 'src/errors.ts', 'src/postgres.ts', 'src/testing.ts'],
 ];

@@ -9,7 +9,7 @@ import { expect, it } from 'vitest';
 import { REPO, runCliAsync } from './helpers/cli.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
-const HEAVY_PACKAGES = /\/node_modules\/(xstate|@anthropic-ai|ink|react|react-reconciler|elkjs|pg|ajv|@xstate|@opentelemetry|@modelcontextprotocol)\//;
+const HEAVY_PACKAGES = /\/node_modules\/(hono|@hono|xstate|@anthropic-ai|ink|react|react-reconciler|elkjs|pg|ajv|@xstate|@opentelemetry|@modelcontextprotocol)\//;
 
 async function loadedBy(args: string[], cwd: string): Promise<string[]> {
   const log = path.join(tempDir(), 'imports.log');

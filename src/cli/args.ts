@@ -12,6 +12,7 @@ import { UsageError } from './usage-error.ts';
 export type { ApprovalArgs } from './options/approval.ts';
 export type { CompactionArgs } from './options/compaction.ts';
 export type { RequestArgs } from './options/model.ts';
+export type { ConsoleArgs } from './specs/console.ts';
 export type { ControlArgs, UnpauseArgs } from './specs/control.ts';
 export type { DecideArgs, PendingArgs } from './specs/decide.ts';
 export type { DemoArgs } from './specs/demo.ts';

@@ -5,6 +5,7 @@
  */
 import type { CommandSpec } from './options/command.ts';
 import type { OptionSpec } from './options/option.ts';
+import { consoleSpec } from './specs/console.ts';
 import { cancelSpec, pauseSpec, unpauseSpec } from './specs/control.ts';
 import { answerSpec, approveSpec, denySpec, pendingSpec } from './specs/decide.ts';
 import { demoSpec } from './specs/demo.ts';
@@ -43,6 +44,7 @@ export const COMMAND_SPECS = [
   raiseSpec,
   forkSpec,
   vizSpec,
+  consoleSpec,
   dbSpec,
   submitSpec,
   workerSpec,

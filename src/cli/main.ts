@@ -60,6 +60,8 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
         return await (await import('./commands/status.ts')).historyCommand(args, writers);
       case 'viz':
         return await (await import('./commands/viz.ts')).vizCommand(args, writers, env);
+      case 'console':
+        return await (await import('./commands/console.ts')).consoleCommand(args, env, writers);
       case 'prune':
         return await (await import('./commands/prune.ts')).pruneCommand(args, env, writers);
       case 'cancel':

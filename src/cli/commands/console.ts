@@ -1,0 +1,50 @@
+/**
+ * `durable-agent console`: serves the web console until Ctrl-C. Its server and routing library
+ * load only here: no other command pays for them.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { ConsoleArgs } from '../args.ts';
+import { NoSuchDirectoryError } from '../errors.ts';
+import { EXIT } from '../exit-codes.ts';
+import type { Writers } from '../plain-reporter.ts';
+import { STATE_DIR } from '../state-dir.ts';
+import { userName } from '../user-name.ts';
+
+export async function consoleCommand(args: ConsoleArgs, env: NodeJS.ProcessEnv, writers: Writers, stopped: Promise<unknown> = interrupted()): Promise<number> {
+  const dirs = args.dirs.map((dir) => path.resolve(dir));
+  for (const dir of dirs) {
+    const stat = fs.statSync(dir, { throwIfNoEntry: false });
+    if (!stat?.isDirectory()) throw new NoSuchDirectoryError('--dir', dir, stat !== undefined);
+  }
+  const url = args.databaseUrl ?? env.DURABLE_AGENT_DATABASE_URL ?? null;
+  const pool = url ? await (await import('../../store/pg/pool.ts')).openDatabase(url, 4) : null;
+  const { startConsole } = await import('../../console/console-server.ts');
+  try {
+    const running = await startConsole({
+      roots: dirs.map((dir) => path.join(dir, STATE_DIR)),
+      pool,
+      host: args.host ?? undefined,
+      port: args.port,
+      token: args.token ?? env.DURABLE_AGENT_CONSOLE_TOKEN ?? null,
+      by: args.by,
+      user: userName(),
+      secrets: [env.ANTHROPIC_API_KEY, env.ANTHROPIC_AUTH_TOKEN].filter((value): value is string => Boolean(value)),
+    });
+    writers.out(`[console] ${running.url}`);
+    writers.out(`[console] the runs of ${dirs.join(', ')}${pool ? ' and of the fleet' : ''}; decisions recorded as by ${running.by}. Ctrl-C stops it.`);
+    await stopped;
+    await running.close();
+    writers.out('[console] stopped');
+    return EXIT.done;
+  } finally {
+    await pool?.end();
+  }
+}
+
+function interrupted(): Promise<void> {
+  return new Promise((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
+}

@@ -1,0 +1,54 @@
+/** `durable-agent console`: its options and their parse. */
+import path from 'node:path';
+import { UsageError } from '../usage-error.ts';
+import { command } from '../options/command.ts';
+import { option } from '../options/option.ts';
+import { databaseUrl } from '../options/target.ts';
+
+export interface ConsoleArgs {
+  command: 'console';
+  /** The directories whose runs are shown (the ones given to demo or run). */
+  dirs: string[];
+  /** The fleet's database too (else DURABLE_AGENT_DATABASE_URL's, when it is set). */
+  databaseUrl: string | null;
+  host: string | null;
+  port: number;
+  token: string | null;
+  by: string | null;
+}
+
+export const DEFAULT_CONSOLE_PORT = 7420;
+
+export const consoleSpec = command({
+  name: 'console',
+  words: [],
+  summary: 'a web page of every run: the list by state, one run live, approve, deny, cancel, pause',
+  description:
+    'Serves a page on this machine (127.0.0.1) that lists the runs of DIR (and of more directories, separated by\n' +
+    `"${path.delimiter}") and, with --database-url, of the fleet; filters them by state and opens one: its conversation,\n` +
+    'the machine diagram, its timeline, live as records are written; and approves, denies, cancels or pauses\n' +
+    'through the same inboxes as the command line. It prints its address with a token made for this start;\n' +
+    'with --host other than loopback it needs a token of your choosing (--token or DURABLE_AGENT_CONSOLE_TOKEN).',
+  options: [
+    option({ key: 'dir', type: 'string', value: 'DIR', help: `the directories whose runs are shown, separated by "${path.delimiter}"`, defaultText: 'the current directory' }),
+    databaseUrl,
+    option({ key: 'port', type: 'integer', value: 'N', help: 'the port to listen on (0: any free port)', min: 0, max: 65535, default: DEFAULT_CONSOLE_PORT }),
+    option({ key: 'host', type: 'string', value: 'HOST', help: 'the address to listen on; other than loopback it needs --token', defaultText: '127.0.0.1' }),
+    option({ key: 'token', type: 'string', value: 'TOKEN', help: 'the token the page must send (NAME:SECRET names who uses it)', defaultText: '$DURABLE_AGENT_CONSOLE_TOKEN, else one made for this start' }),
+    option({ key: 'by', type: 'string', value: 'NAME', help: 'who decides and controls from the page, as the journal records it', defaultText: "the token's name, else your user name" }),
+  ],
+  examples: ['durable-agent console --dir my-project', `durable-agent console --dir app-a${path.delimiter}app-b --database-url postgresql://user@db-host:5432/agents`],
+  parse: (values, { cwd }): ConsoleArgs => {
+    const dirs = (values.dir ?? cwd).split(path.delimiter).filter((dir) => dir !== '');
+    if (dirs.length === 0) throw new UsageError(`--dir needs at least one directory (several are separated by "${path.delimiter}").`);
+    return {
+      command: 'console',
+      dirs,
+      databaseUrl: values.databaseUrl ?? null,
+      host: values.host ?? null,
+      port: values.port,
+      token: values.token ?? null,
+      by: values.by ?? null,
+    };
+  },
+});

@@ -1,0 +1,160 @@
+/**
+ * The console's routes, on Hono: the page and its assets, the read API (the list, a run, the
+ * machine's diagram, a run's live records) and the writes (a decision, cancel, pause, unpause).
+ * Every request passes the guard first (console-guard.ts); every body leaves through one
+ * function that takes the process's secrets out of it; a GET changes nothing.
+ */
+import { Hono, type Context } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import { DurableAgentError } from '../util/durable-agent-error.ts';
+import { redactSecrets } from '../util/redact.ts';
+import { ConsoleRunNotFoundError } from './console-errors.ts';
+import type { ConsoleGuard } from './console-guard.ts';
+import { CONSOLE_PAGE, CONSOLE_SCRIPT, CONSOLE_STYLE } from './page/console-page.ts';
+import { type ControlAsked, controlFor, type DecisionAsked, decideFor } from './run-actions.ts';
+import { machineSvg, runDetail } from './run-detail.ts';
+import { RecordTail } from './record-tail.ts';
+import { RUN_CATEGORIES, type ConsoleRow, type RunSources } from './run-sources.ts';
+
+export interface ConsoleAppOptions {
+  sources: RunSources;
+  guard: ConsoleGuard;
+  /** Who the journal records as deciding or asking (the --by, the token's name, or the user's login). */
+  by: string;
+  /** Values that never leave in a body: the API keys of the environment, the token itself. */
+  secrets: readonly string[];
+  /** The diagram's style, from the visualizer. */
+  diagramStyle: string;
+}
+
+/** A live stream says it is still there this often, so a proxy or the page notices a dead one. */
+const HEARTBEAT_MS = 15_000;
+const VERDICTS = new Set(['approved', 'denied', 'answered']);
+
+export function consoleApp(options: ConsoleAppOptions): Hono {
+  const app = new Hono();
+  const { sources, guard } = options;
+  const clean = (text: string) => redactSecrets(text, [...options.secrets]);
+  const json = (c: Context, body: unknown, status: 200 | 400 | 403 | 404 | 409 | 500 = 200) =>
+    c.body(clean(JSON.stringify(body)), status, { 'content-type': 'application/json; charset=utf-8' });
+
+  app.use('*', async (c, next) => {
+    const verdict = guard.check({
+      method: c.req.method,
+      path: c.req.path,
+      host: c.req.header('host'),
+      origin: c.req.header('origin'),
+      secFetchSite: c.req.header('sec-fetch-site'),
+      authorization: c.req.header('authorization'),
+      contentType: c.req.header('content-type'),
+    });
+    if (!verdict.ok) return json(c, { error: `Refused: ${verdict.why}. Nothing was changed.` }, 403);
+    await next();
+    c.header('x-content-type-options', 'nosniff');
+    c.header('referrer-policy', 'no-referrer');
+    c.header('cache-control', 'no-store');
+    c.header('x-frame-options', 'DENY');
+  });
+
+  app.onError((error, c) => {
+    if (error instanceof ConsoleRunNotFoundError) return json(c, { error: error.message }, 404);
+    if (error instanceof DurableAgentError && error.kind === 'refused') return json(c, { error: error.message, name: error.name }, 409);
+    return json(c, { error: `The console could not do it: ${error.message}` }, 500);
+  });
+
+  const page = (c: Context) =>
+    c.html(CONSOLE_PAGE, 200, {
+      'content-security-policy':
+        "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    });
+  app.get('/', page);
+  app.get('/runs/:key', page);
+  app.get('/console.js', (c) => c.body(CONSOLE_SCRIPT, 200, { 'content-type': 'text/javascript; charset=utf-8' }));
+  app.get('/console.css', (c) => c.body(`${options.diagramStyle}\n${CONSOLE_STYLE}`, 200, { 'content-type': 'text/css; charset=utf-8' }));
+
+  app.get('/api/runs', async (c) => {
+    const rows = await sources.rows();
+    const category = c.req.query('category');
+    const query = (c.req.query('q') ?? '').trim().toLowerCase();
+    const counts = Object.fromEntries(RUN_CATEGORIES.map((name) => [name, rows.filter((row) => row.category === name).length]));
+    const shown = rows.filter((row) => (!category || row.category === category) && matches(row, query));
+    return json(c, { rows: shown, counts, total: rows.length, by: options.by });
+  });
+  app.get('/api/machine.svg', async (c) => c.body(await machineSvg(), 200, { 'content-type': 'image/svg+xml' }));
+  app.get('/api/runs/:key', async (c) => json(c, await runDetail(await sources.run(c.req.param('key')))));
+
+  app.get('/api/runs/:key/events', async (c) => {
+    const run = await sources.run(c.req.param('key'));
+    const lastSeen = Number.parseInt(c.req.header('last-event-id') ?? c.req.query('after') ?? '-1', 10);
+    const tail = new RecordTail(run, Number.isFinite(lastSeen) ? lastSeen : -1);
+    return streamSSE(c, async (stream) => {
+      let open = true;
+      stream.onAbort(() => {
+        open = false;
+      });
+      let quietSince = Date.now();
+      while (open) {
+        try {
+          for (const record of await tail.next()) {
+            await stream.writeSSE({ id: String(record.seq), event: 'record', data: clean(JSON.stringify(record)) });
+            quietSince = Date.now();
+          }
+        } catch (error) {
+          await stream.writeSSE({ event: 'damage', data: clean(JSON.stringify({ error: (error as Error).message })) });
+          return;
+        }
+        if (Date.now() - quietSince > HEARTBEAT_MS) {
+          await stream.write(': still here\n\n');
+          quietSince = Date.now();
+        }
+        await stream.sleep(tail.pollMs);
+      }
+    });
+  });
+
+  app.post('/api/runs/:key/decisions', async (c) => {
+    const run = await sources.run(c.req.param('key'));
+    const asked = decisionOf(await bodyOf(c));
+    if (typeof asked === 'string') return json(c, { error: asked }, 400);
+    const decision = await decideFor(run, asked, options.by);
+    return json(c, { decision });
+  });
+  for (const kind of ['cancel', 'pause', 'unpause'] as const) {
+    app.post(`/api/runs/:key/${kind}`, async (c) => {
+      const run = await sources.run(c.req.param('key'));
+      const body = await bodyOf(c);
+      const reason = typeof body.reason === 'string' && body.reason.trim() !== '' ? body.reason : null;
+      const asked: ControlAsked = kind === 'cancel' ? { kind, reason } : { kind };
+      return json(c, await controlFor(run, asked, options.by));
+    });
+  }
+  return app;
+}
+
+function matches(row: ConsoleRow, query: string): boolean {
+  return query === '' || row.runId.toLowerCase().includes(query) || row.task.toLowerCase().includes(query);
+}
+
+async function bodyOf(c: Context): Promise<Record<string, unknown>> {
+  try {
+    const body = (await c.req.json()) as unknown;
+    return body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** The decision a request asks for, or what is wrong with it. */
+function decisionOf(body: Record<string, unknown>): DecisionAsked | string {
+  const { toolUseId, verdict } = body;
+  if (typeof toolUseId !== 'string') return 'Say which call: toolUseId, the tool_use_id of a call that waits. Nothing was written.';
+  if (typeof verdict !== 'string' || !VERDICTS.has(verdict)) return 'Say the verdict: approved, denied or answered. Nothing was written.';
+  const asked: DecisionAsked = { toolUseId, verdict: verdict as DecisionAsked['verdict'] };
+  for (const key of ['reason', 'note', 'text'] as const) {
+    const value = body[key];
+    if (value !== undefined && typeof value !== 'string') return `${key} is text. Nothing was written.`;
+    if (typeof value === 'string') asked[key] = value;
+  }
+  if ('input' in body) asked.input = body.input;
+  return asked;
+}

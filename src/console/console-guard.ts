@@ -1,0 +1,71 @@
+/**
+ * Who may talk to the console, checked before any route:
+ * - the Host header must name the console itself (a page of another site that a DNS trick
+ *   points at 127.0.0.1 sends its own host name, and is refused);
+ * - every /api request carries the token as `Authorization: Bearer TOKEN` (the page keeps it in
+ *   sessionStorage, taken from the fragment of the address the console printed: a fragment is
+ *   never sent to a server, and the page drops it from the address at once);
+ * - a request that changes something (anything but GET and HEAD) must also come from the
+ *   console's own origin (Origin, and Sec-Fetch-Site where the browser sends it) and carry JSON,
+ *   which a form of another site cannot send.
+ * What fails is answered 403 and nothing else happens.
+ */
+import { timingSafeEqual } from 'node:crypto';
+
+export interface GuardVerdict {
+  ok: boolean;
+  /** Why it was refused, in words for the response. */
+  why?: string;
+}
+
+export interface GuardRequest {
+  method: string;
+  path: string;
+  host: string | undefined;
+  origin: string | undefined;
+  secFetchSite: string | undefined;
+  authorization: string | undefined;
+  contentType: string | undefined;
+}
+
+export class ConsoleGuard {
+  constructor(
+    private readonly token: string,
+    /** The host:port names the console answers to (known once it listens). */
+    private readonly hosts: () => ReadonlySet<string>,
+  ) {}
+
+  check(request: GuardRequest): GuardVerdict {
+    const host = request.host?.toLowerCase();
+    if (!host || !this.hosts().has(host)) return { ok: false, why: 'the Host header does not name this console' };
+    const changes = request.method !== 'GET' && request.method !== 'HEAD';
+    if (changes) {
+      if (request.origin !== `http://${host}`) return { ok: false, why: 'a request that changes something must come from the console\'s own page (Origin)' };
+      if (request.secFetchSite !== undefined && request.secFetchSite !== 'same-origin') return { ok: false, why: 'a request that changes something must come from the console\'s own page (Sec-Fetch-Site)' };
+    }
+    if (request.path.startsWith('/api/')) {
+      if (!this.tokenMatches(request.authorization)) return { ok: false, why: 'the console\'s token is missing or wrong: open the address the console printed' };
+      if (changes && !request.contentType?.toLowerCase().startsWith('application/json')) return { ok: false, why: 'a request that changes something sends JSON' };
+    }
+    return { ok: true };
+  }
+
+  private tokenMatches(authorization: string | undefined): boolean {
+    const given = /^Bearer (.+)$/.exec(authorization ?? '')?.[1];
+    if (given === undefined) return false;
+    const a = Buffer.from(given);
+    const b = Buffer.from(this.token);
+    return a.length === b.length && timingSafeEqual(a, b);
+  }
+}
+
+/** The host:port names a console listening on `host`:`port` answers to. */
+export function hostNamesOf(host: string, port: number): Set<string> {
+  const names = new Set([`${host}:${port}`.toLowerCase()]);
+  if (isLoopback(host)) for (const name of ['127.0.0.1', 'localhost', '[::1]']) names.add(`${name}:${port}`);
+  return names;
+}
+
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}

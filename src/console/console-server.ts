@@ -1,0 +1,97 @@
+/**
+ * Starts the console: the routes on Node's HTTP server (through @hono/node-server), listening on
+ * loopback unless told otherwise, guarded by a token. With no token given, one is made for this
+ * start and printed in the console's address, in the fragment the page keeps and drops.
+ */
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import type { Pool } from 'pg';
+import { pageStyle } from '../../visualizer/page-assets.ts';
+import { consoleApp } from './console-app.ts';
+import { ConsoleTokenRequiredError } from './console-errors.ts';
+import { ConsoleGuard, hostNamesOf, isLoopback } from './console-guard.ts';
+import { RunSources } from './run-sources.ts';
+
+export interface ConsoleServerOptions {
+  /** The state folders (DIR/.durable-agent) whose runs are shown. */
+  roots: readonly string[];
+  pool?: Pool | null | undefined;
+  host?: string | undefined;
+  /** 0: any free port. */
+  port: number;
+  /** The token of your choosing ("NAME:SECRET" names who uses it); none: one is made for this start (loopback only). */
+  token?: string | null | undefined;
+  /** Who the journal records as deciding; default: the token's name, else `user`. */
+  by?: string | null | undefined;
+  /** The login name, when neither --by nor the token names anyone. */
+  user: string;
+  /** Values that must never leave in a response (the environment's API keys). */
+  secrets?: readonly string[] | undefined;
+}
+
+export interface RunningConsole {
+  /** The address to open, with the token in its fragment. */
+  url: string;
+  /** The address without the token. */
+  origin: string;
+  port: number;
+  token: string;
+  by: string;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_HOST = '127.0.0.1';
+
+export async function startConsole(options: ConsoleServerOptions): Promise<RunningConsole> {
+  const host = options.host ?? DEFAULT_HOST;
+  if (!isLoopback(host) && !options.token) throw new ConsoleTokenRequiredError(host);
+  const token = options.token || randomBytes(24).toString('base64url');
+  const by = options.by || nameOfToken(options.token) || options.user;
+  let hosts: Set<string> = new Set();
+  const guard = new ConsoleGuard(token, () => hosts);
+  const app = consoleApp({
+    sources: new RunSources(options.roots, options.pool ?? null),
+    guard,
+    by,
+    secrets: [...(options.secrets ?? []), token],
+    diagramStyle: diagramStyleOf(await pageStyle()),
+  });
+  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+    const started = serve({ fetch: app.fetch, hostname: host, port: options.port }, () => resolve(started));
+    started.once('error', reject);
+  });
+  const port = (server.address() as AddressInfo).port;
+  hosts = hostNamesOf(host.includes(':') && !host.startsWith('[') ? `[${host}]` : host, port);
+  const shown = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  const origin = `http://${shown}:${port}`;
+  return {
+    url: `${origin}/#token=${encodeURIComponent(token)}`,
+    origin,
+    port,
+    token,
+    by,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Live streams stay open until their page goes: end them so the close does not wait for it.
+        if ('closeAllConnections' in server) server.closeAllConnections();
+      }),
+  };
+}
+
+/** "ana:SECRET" names ana; a token without a name names no one. */
+function nameOfToken(token: string | null | undefined): string | null {
+  const at = token?.indexOf(':') ?? -1;
+  return at > 0 ? token!.slice(0, at) : null;
+}
+
+/**
+ * The visualizer's stylesheet, less its page layout (which the console lays out itself): its
+ * colours and everything from the diagram on.
+ */
+function diagramStyleOf(style: string): string {
+  const root = /:root\s*\{[^}]*\}/.exec(style)?.[0] ?? '';
+  const from = style.indexOf('/* The diagram */');
+  return from === -1 ? style : `${root}\n${style.slice(from)}`;
+}

@@ -1,0 +1,138 @@
+/**
+ * One run as its page shows it: where it stands, its conversation, its timeline (each record,
+ * each process that drove it, where one stopped and how the next settled the calls it found
+ * open) and what waits for a person. Read without a lock, like status and history. A damaged
+ * journal is shown as far as it can be read, read-only, with the damage in words.
+ */
+import fs from 'node:fs';
+import { totalTokens } from '../../machines/agent-loop.logic.ts';
+import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
+import { type PendingDecision, pendingDecisions } from '../approval/decide.ts';
+import { estimateCost } from '../model/prices.ts';
+import { readRunStatus, type RunStatus } from '../runtime/run-status.ts';
+import { transcriptOf, type TranscriptEntry } from '../runtime/run-transcript.ts';
+import { StoreCorruptError } from '../store/errors.ts';
+import { FileStore } from '../store/file-store.ts';
+import { foldJournal } from '../store/fold-journal.ts';
+import { readJournal } from '../store/journal-reader.ts';
+import type { LoadedRun } from '../store/store.ts';
+import { layoutDiagram } from '../../visualizer/diagram-layout.ts';
+import { diagramSvg } from '../../visualizer/diagram-svg.ts';
+import { machineGraphOf } from '../../visualizer/machine-graph.ts';
+import { runViewOf } from '../../visualizer/run-timeline.ts';
+import type { ProcessView, StepView } from '../../visualizer/viz-data.ts';
+import { readablePrefix } from './readable-prefix.ts';
+import type { ConsoleRun } from './run-sources.ts';
+
+export interface RunSummary {
+  runId: string;
+  state: string;
+  task: string;
+  turn: number;
+  maxTurns: number;
+  tokens: number;
+  costUsd: number | null;
+  finalText: string | null;
+  failure: string | null;
+  /** The last record's number: the live stream goes on after it. */
+  lastSeq: number;
+  lastSaveAt: number;
+}
+
+/** A step of the timeline: what `history` prints of a record, with the diagram's arrow and the resume's decisions. */
+export type TimelineStep = Pick<StepView, 'seq' | 'at' | 'point' | 'state' | 'event' | 'turn' | 'bytes' | 'tools' | 'edge' | 'process' | 'reconcile' | 'reused' | 'waiting'> & {
+  decided: string[];
+};
+
+export interface RunDetail {
+  key: string;
+  source: ConsoleRun['source'];
+  location: string;
+  /** Why nothing may be decided or controlled here (archived, damaged); null: the run takes decisions and controls. */
+  readOnly: string | null;
+  /** The damage of the journal in words; the rest shows its readable prefix. */
+  damage: string | null;
+  summary: RunSummary | null;
+  /** What status prints (live runs whose journal reads whole). */
+  status: RunStatus | null;
+  transcript: TranscriptEntry[];
+  steps: TimelineStep[];
+  processes: ProcessView[];
+  pending: PendingDecision[];
+}
+
+const graph = machineGraphOf(agentLoopMachine);
+let diagram: Promise<string> | null = null;
+
+/** The machine as SVG, laid out once for the console's life (the layout is what takes time). */
+export function machineSvg(): Promise<string> {
+  diagram ??= layoutDiagram(graph).then((placed) => diagramSvg(placed, `The ${graph.id} state machine`));
+  return diagram;
+}
+
+export async function runDetail(run: ConsoleRun): Promise<RunDetail> {
+  const location = run.store?.location ?? run.archivedJournal!;
+  const base = { key: run.key, source: run.source, location };
+  let loaded: LoadedRun;
+  try {
+    loaded = run.store ? await run.store.load() : readArchived(run.archivedJournal!);
+  } catch (error) {
+    if (!(error instanceof StoreCorruptError)) throw error;
+    const file = run.store instanceof FileStore ? run.store.journalPath : run.archivedJournal;
+    const prefix = file ? readablePrefix(file, error) : null;
+    const damage = error.message;
+    if (!prefix) return { ...base, readOnly: 'its journal is damaged', damage, summary: null, status: null, transcript: [], steps: [], processes: [], pending: [] };
+    return { ...base, ...readView(location, prefix), readOnly: 'its journal is damaged', damage, status: null, pending: [] };
+  }
+  const view = readView(location, loaded);
+  if (!run.store) return { ...base, ...view, readOnly: 'an archived run', damage: null, status: null, pending: [] };
+  const [status, pending] = await Promise.all([readRunStatus(run.store), pendingDecisions(run.store)]);
+  return { ...base, ...view, readOnly: null, damage: null, status, pending };
+}
+
+function readArchived(file: string): LoadedRun {
+  const journal = readJournal(file, fs.readFileSync(file));
+  return { header: journal.header, records: journal.records, tornTail: null, totalBytes: journal.goodLength };
+}
+
+function readView(location: string, loaded: LoadedRun): Pick<RunDetail, 'summary' | 'transcript' | 'steps' | 'processes'> {
+  const fold = foldJournal(location, loaded);
+  const context = fold.context;
+  const last = loaded.records[loaded.records.length - 1]!.record;
+  const counted = typeof context.costUsd === 'number' ? context.costUsd : null;
+  const model = loaded.header.startedBy?.model;
+  const timeline = runViewOf(location, loaded, graph);
+  return {
+    summary: {
+      runId: loaded.header.runId,
+      state: fold.state,
+      task: context.task,
+      turn: context.turn,
+      maxTurns: context.maxTurns,
+      tokens: totalTokens(context.usage),
+      costUsd: counted ?? (model ? estimateCost(model, context.usage) : null),
+      finalText: context.finalText,
+      failure: context.failure?.message ?? null,
+      lastSeq: last.seq,
+      lastSaveAt: last.at,
+    },
+    transcript: transcriptOf(location, loaded).entries,
+    steps: timeline.steps.map((step) => ({
+      seq: step.seq,
+      at: step.at,
+      point: step.point,
+      state: step.state,
+      event: step.event,
+      turn: step.turn,
+      bytes: step.bytes,
+      tools: step.tools,
+      edge: step.edge,
+      process: step.process,
+      reconcile: step.reconcile,
+      reused: step.reused,
+      waiting: step.waiting,
+      decided: step.decided.map((decision) => `${decision.toolUseId} ${decision.name} ${decision.words}`),
+    })),
+    processes: timeline.processes,
+  };
+}
