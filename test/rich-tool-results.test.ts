@@ -209,6 +209,32 @@ describe('the image reaches the model as an image block (the real SDK over HTTP)
   });
 });
 
+describe('tool result clearing (clear_tool_uses_20250919) with pictures', () => {
+  it('the API clears the old pictures from what it reads; the process sends them whole and the journal keeps them, once', async () => {
+    const replies = [...script(6)];
+    // The picture in every call, not only the first: five results to clear.
+    const everyTime = defineTool({ name: 'screenshot', description: 'x', readOnly: true, inputSchema: { type: 'object' }, run: () => [imageBlock()] });
+    const fake = new FakeAnthropic((request: ReceivedRequest) => ({ reply: replies[assistantTurns(request)] as never }));
+    const url = await fake.start();
+    try {
+      const dir = tempDir();
+      const store = new FileStore(stateDir(dir));
+      const model = anthropicModel({ model: 'claude-clearing', apiKey: KEY, baseURL: url, maxRetries: 0 });
+      const result = await startRun({ store, model, tools: [everyTime], task: 't', maxTurns: 6, snapshotEvery: 3, clearToolUses: { triggerTokens: 1_000, keep: 1 } });
+      expect(result).toMatchObject({ status: 'done', text: 'looked at the screen' });
+      expect(fake.clearings.length).toBeGreaterThan(0);
+      const last = fake.requests[fake.requests.length - 1]!;
+      for (let n = 1; n <= 5; n++) expect(resultBlockOf(last.body.messages, `toolu_${n}`)!.content).toEqual([imageBlock()]);
+      expect(blobFiles(dir)).toHaveLength(1);
+      expect(fs.statSync(store.journalPath).size).toBeLessThan(100_000);
+      const view = foldJournal(store.location, await store.load());
+      for (let n = 1; n <= 5; n++) expect(view.ledger.get(`toolu_${n}`)?.content ?? resultBlockOf(view.context.messages, `toolu_${n}`)!.content).toEqual([imageBlock()]);
+    } finally {
+      await fake.stop();
+    }
+  });
+});
+
 describe("a result over the API's limits is an is_error result for the model, not a crash", () => {
   const tooLarge = pngBytes(Math.ceil((RESULT_LIMITS.imageBase64Chars * 3) / 4) + 3000).toString('base64');
   const jpegBytes = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(2000, 5)]).toString('base64');
