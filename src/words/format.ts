@@ -29,7 +29,11 @@ export function formatElapsed(ms: number): string {
 }
 
 export function formatUsage(usage: TokenUsage): string {
-  return `input ${usage.input} · output ${usage.output} · cache read ${usage.cacheRead} · cache write ${usage.cacheWrite}`;
+  const tokens = `input ${usage.input} · output ${usage.output} · cache read ${usage.cacheRead} · cache write ${usage.cacheWrite}`;
+  // Server tool requests only where a run made some.
+  const searches = usage.webSearchRequests ? ` · web searches ${usage.webSearchRequests}` : '';
+  const fetches = usage.webFetchRequests ? ` · web fetches ${usage.webFetchRequests}` : '';
+  return `${tokens}${searches}${fetches}`;
 }
 
 /** Two columns: a label and its value. */

@@ -127,6 +127,8 @@ describe('run --web-search --web-fetch --code-execution', () => {
       expect(fake.serverTools.blocksVerified).toBe(3 + 8);
       const context = await expectCountedOnce(dir, fake);
       expect(context.usage).toMatchObject({ webSearchRequests: 2, webFetchRequests: 1 });
+      const status = await runCliAsync(['status'], { cwd: dir, env });
+      expect(status.stdout).toContain('input 3000 · output 300 · cache read 0 · cache write 0 · web searches 2 · web fetches 1');
 
       const store = new FileStore(path.join(dir, '.durable-agent'));
       const { header } = await store.load();
