@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Message } from '../machines/agent-loop.types.ts';
+import { needsDecisionOf } from '../src/approval/needs-decision.ts';
 import type { RunEvent } from '../src/core/run-events.ts';
 import { endTurnReply, scriptedModel, toolUseReply } from '../src/model/scripted-model.ts';
 import { planReconcile } from '../src/reconcile/reconcile.ts';
@@ -392,6 +393,14 @@ describe('read-only per call: one trait, read by the resume, the scheduler and t
     const edit = { id: 'e', name: editor.name, input: { command: 'create', path: 'a', file_text: '' } };
     const traits = (_name: string, call: { input: unknown }) => ({ readOnly: readOnlyFor(editor, call.input), canVerify: true });
     expect(planReconcile([view, edit], new Map(), traits).map((d) => `${d.call.id}:${d.kind}:${d.rule}`)).toEqual(['v:rerun:read-only', 'e:verify:verify']);
+  });
+
+  it('--require-approval side-effects holds the edits for a person, not the views', async () => {
+    const reply = toolUseReply([
+      { id: 'v', name: 'str_replace_based_edit_tool', input: { command: 'view', path: 'a' } },
+      { id: 'e', name: 'str_replace_based_edit_tool', input: { command: 'create', path: 'a', file_text: '' } },
+    ]);
+    expect(await needsDecisionOf(reply, new ToolRegistry([textEditorTool('.')]), { requireApproval: 'side-effects', allowQuestions: false })).toEqual({ e: 'approval' });
   });
 
   it('the scheduler lets views run side by side and an edit alone', () => {
