@@ -354,4 +354,27 @@ describe('a run with server tools, through the real SDK', () => {
       },
     );
   });
+
+  it('with thinking: thinking and server tool blocks both go back as they came, across a paused turn', async () => {
+    const lookup = defineTool({ name: 'lookup', description: 'look up', readOnly: true, inputSchema: { type: 'object' }, run: async () => 'found' });
+    const script: Array<() => ModelReply> = [
+      () => ({ content: [serverToolUse('bash_code_execution', { command: 'sleep 600' }, { paused: true })], stop_reason: 'pause_turn', usage: USAGE }),
+      () => ({ content: [{ type: 'tool_use', id: 'toolu_1', name: 'lookup', input: {} }], stop_reason: 'tool_use', usage: USAGE }),
+      () => ({ ...endTurnReply('Done.'), usage: USAGE }),
+    ];
+    await withFake(
+      (request) => ({ reply: script[assistantTurns(request)]!() }),
+      async (fake, url) => {
+        const store = new FileStore(path.join(tempDir(), '.durable-agent'));
+        const model = anthropicModel({ model: MODEL, apiKey: KEY, baseURL: url, thinking: { type: 'enabled', budget_tokens: 2_000 }, serverTools: { codeExecution: true } });
+        const result = await startRun({ store, model, tools: [lookup], task: 't', maxTokens: 8_000 });
+        expect(result).toMatchObject({ status: 'done', text: 'Done.' });
+        expect(fake.answered).toHaveLength(3);
+        expect(fake.thinkingBlocksVerified).toBe(1 + 2);
+        expect(fake.serverTools.blocksVerified).toBe(1 + 2);
+        expect(fake.serverTools.containersAsked).toEqual([null, 'container_fake_001', 'container_fake_001']);
+        store.close();
+      },
+    );
+  });
 });

@@ -275,13 +275,17 @@ export class FakeAnthropic {
       if (body.temperature !== undefined && body.temperature !== 1) return refuse('`temperature` may only be set to 1 when thinking is enabled.');
       if (body.top_k !== undefined) return refuse('`top_k` is not supported when thinking is enabled.');
       if (body.top_p !== undefined && body.top_p < 0.95) return refuse('`top_p` must be greater than or equal to 0.95 when thinking is enabled.');
-      const [reply, results] = body.messages.slice(-2);
+      const results = body.messages.at(-1);
+      // Consecutive assistant messages are one turn to the API (a paused turn goes on in the next): the turn's first must start with thinking.
+      let turnStart = body.messages.length - 2;
+      while (turnStart > 0 && body.messages[turnStart - 1]?.role === 'assistant') turnStart -= 1;
+      const reply = body.messages[turnStart];
       const inToolLoop = results?.role === 'user' && typeof results.content !== 'string' && results.content.some((b) => b.type === 'tool_result');
       if (inToolLoop && reply?.role === 'assistant') {
         const first = typeof reply.content === 'string' ? 'text' : reply.content[0]?.type;
         if (first !== 'thinking' && first !== 'redacted_thinking') {
           return refuse(
-            `messages.${body.messages.length - 2}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks).`,
+            `messages.${turnStart}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks).`,
           );
         }
       }
