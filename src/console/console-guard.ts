@@ -31,13 +31,14 @@ export interface GuardRequest {
 export class ConsoleGuard {
   constructor(
     private readonly token: string,
-    /** The host:port names the console answers to (known once it listens). */
-    private readonly hosts: () => ReadonlySet<string>,
+    /** The host:port names the console answers to (known once it listens); null: any (it listens on every address). */
+    private readonly hosts: () => ReadonlySet<string> | null,
   ) {}
 
   check(request: GuardRequest): GuardVerdict {
     const host = request.host?.toLowerCase();
-    if (!host || !this.hosts().has(host)) return { ok: false, why: 'the Host header does not name this console' };
+    const names = this.hosts();
+    if (!host || (names !== null && !names.has(host))) return { ok: false, why: 'the Host header does not name this console' };
     const changes = request.method !== 'GET' && request.method !== 'HEAD';
     if (changes) {
       if (request.origin !== `http://${host}`) return { ok: false, why: 'a request that changes something must come from the console\'s own page (Origin)' };
@@ -59,8 +60,12 @@ export class ConsoleGuard {
   }
 }
 
-/** The host:port names a console listening on `host`:`port` answers to. */
-export function hostNamesOf(host: string, port: number): Set<string> {
+/**
+ * The host:port names a console listening on `host`:`port` answers to; null for every address
+ * (0.0.0.0, ::), reached by whatever name the machine has: the token guards it then.
+ */
+export function hostNamesOf(host: string, port: number): Set<string> | null {
+  if (host === '0.0.0.0' || host === '::' || host === '[::]') return null;
   const names = new Set([`${host}:${port}`.toLowerCase()]);
   if (isLoopback(host)) for (const name of ['127.0.0.1', 'localhost', '[::1]']) names.add(`${name}:${port}`);
   return names;

@@ -48,7 +48,7 @@ export async function startConsole(options: ConsoleServerOptions): Promise<Runni
   if (!isLoopback(host) && !options.token) throw new ConsoleTokenRequiredError(host);
   const token = options.token || randomBytes(24).toString('base64url');
   const by = options.by || nameOfToken(options.token) || options.user;
-  let hosts: Set<string> = new Set();
+  let hosts: Set<string> | null = new Set();
   const guard = new ConsoleGuard(token, () => hosts);
   const app = consoleApp({
     sources: new RunSources(options.roots, options.pool ?? null),
