@@ -53,6 +53,7 @@ export { readOnlyFor, type AnthropicDefinedType } from './tools/tool.ts';
 export type { Model, ModelRequest, ModelTraits, StreamDelta, ToolSpec } from './model/model.ts';
 export type { AnthropicModelOptions } from './model/anthropic-model.ts';
 export type { ClaudeRequestOptions, Effort, ServiceTier, ThinkingOption, ToolChoiceOption } from './model/request-options.ts';
+export type { CodeExecutionOption, ServerToolsOption, UserLocationOption, WebFetchOption, WebSearchOption } from './model/server-tools.ts';
 export type { McpConfig, McpHttpServer, McpServerConfig, McpStdioServer, McpToolOverride } from './mcp/config.ts';
 export type { McpToolSet, McpToolsOptions } from './mcp/mcp-tools.ts';
 export { priceOf, type ModelPrice } from './model/prices.ts';
