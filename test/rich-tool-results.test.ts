@@ -20,6 +20,7 @@ import { estimateMessageTokens, IMAGE_TOKENS } from '../src/model/estimate-token
 import { SimulatedCrash } from '../src/runtime/crash-points.ts';
 import { resumeRun, startRun } from '../src/runtime/run-api.ts';
 import { readRunHistory } from '../src/runtime/run-status.ts';
+import { pruneRuns } from '../src/prune/prune-archive.ts';
 import { StoreBlobError } from '../src/store/blob-errors.ts';
 import { BLOBS_DIR } from '../src/store/blobs.ts';
 import { FileStore } from '../src/store/file-store.ts';
@@ -290,6 +291,43 @@ describe('compaction and the token estimate', () => {
     const lines = fs.readFileSync(store.journalPath, 'utf8').split('\n');
     expect(Math.max(...lines.map((line) => line.length))).toBeLessThan(200_000);
     expect(blobFiles(dir)).toHaveLength(1);
+  });
+});
+
+describe('prune removes the blobs no journal refers to', () => {
+  function pictureRun(seed: number) {
+    const data = pngBytes(20_000, seed).toString('base64');
+    return { data, tool: defineTool({ name: 'screenshot', description: 'x', readOnly: true, inputSchema: { type: 'object' }, run: () => [imageBlock(data)] }) };
+  }
+
+  it("an archived run's blobs go with it, and what a kill left mid-write; the current run's stay; nothing while another process holds the run", async () => {
+    const dir = tempDir();
+    const store = new FileStore(stateDir(dir));
+    const old = pictureRun(1);
+    await startRun({ store, model: scriptedModel(script(2)), tools: [old.tool], task: 't' });
+    await store.archive();
+    const current = pictureRun(2);
+    await startRun({ store, model: scriptedModel(script(2)), tools: [current.tool], task: 't' });
+    store.close();
+    const [oldBlob, currentBlob] = [old.data, current.data].map((data) => blobFiles(dir).find((file) => fs.readFileSync(file).toString('base64') === data)!);
+    const partial = path.join(stateDir(dir), BLOBS_DIR, `.new-sha256-${'0'.repeat(64)}-4242`);
+    fs.writeFileSync(partial, 'half a picture');
+
+    const held = await new FileStore(stateDir(dir)).lock();
+    const busy = await pruneRuns(store, { keep: 1 });
+    expect(busy.blobs).toMatchObject({ removed: [], kept: expect.stringContaining('the run is in use') });
+    await held.release();
+
+    const dry = await pruneRuns(store, { keep: 0, dryRun: true });
+    expect(dry.blobs.removed.sort()).toEqual([path.basename(partial), path.basename(oldBlob)].sort());
+    expect(blobFiles(dir)).toHaveLength(3);
+
+    const pruned = await pruneRuns(store, { keep: 0 });
+    expect(pruned.removed).toHaveLength(1);
+    expect(pruned.blobs).toEqual({ removed: [path.basename(partial), path.basename(oldBlob)].sort(), bytes: 20_000 + 'half a picture'.length, kept: null });
+    expect(blobFiles(dir)).toEqual([currentBlob]);
+    const view = foldJournal(store.location, await store.load());
+    expect(imageOf(view.ledger.get('toolu_1'))).toEqual(imageBlock(current.data));
   });
 });
 

@@ -19,6 +19,7 @@ import { fileBytes, type FileStore } from '../store/file-store.ts';
 import { readJournal } from '../store/journal-reader.ts';
 import { fsyncDir } from '../util/durable-file.ts';
 import { checkPruneOptions, type PruneCandidate, type PruneOptions, selectForPruning } from './prune-plan.ts';
+import { type BlobSweep, pruneBlobs } from './prune-blobs.ts';
 
 const JOURNAL_NAME = /^journal-(.+)\.jsonl$/;
 const PRUNING = '.pruning-';
@@ -54,6 +55,8 @@ export interface PruneReport {
   failed: FailedRemoval[];
   /** Pieces of an earlier, interrupted prune deleted now (or, with dryRun, that would be). */
   leftoversRemoved: string[];
+  /** The images and documents of tool results no journal left in the folder refers to (prune-blobs.ts). */
+  blobs: BlobSweep;
 }
 
 /** Removes the finished archived runs of `store` that the options select (see selectForPruning). */
@@ -61,7 +64,7 @@ export async function pruneRuns(store: FileStore, options: PruneOptions): Promis
   checkPruneOptions(options);
   const archive = path.join(store.dir, 'archive');
   const dryRun = options.dryRun === true;
-  const report: PruneReport = { dryRun, removed: [], totalBytes: 0, kept: [], failed: [], leftoversRemoved: [] };
+  const report: PruneReport = { dryRun, removed: [], totalBytes: 0, kept: [], failed: [], leftoversRemoved: [], blobs: { removed: [], bytes: 0, kept: null } };
   const names = fs.existsSync(archive) ? fs.readdirSync(archive).sort() : [];
   const candidates: PrunedRun[] = [];
   for (const name of names) {
@@ -76,6 +79,7 @@ export async function pruneRuns(store: FileStore, options: PruneOptions): Promis
   const leftovers = leftoversOf(names);
   if (dryRun) {
     report.leftoversRemoved = leftovers;
+    report.blobs = await pruneBlobs(store, true, report.removed.map((run) => path.join(archive, run.journal)));
     return report;
   }
   for (const name of leftovers) {
@@ -89,6 +93,7 @@ export async function pruneRuns(store: FileStore, options: PruneOptions): Promis
   }
   report.removed = done;
   report.totalBytes = done.reduce((sum, run) => sum + run.bytes, 0);
+  report.blobs = await pruneBlobs(store, false);
   return report;
 }
 

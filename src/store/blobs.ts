@@ -254,3 +254,25 @@ function mapEach<T>(items: T[], map: (item: T) => T): T[] {
   }
   return out ?? items;
 }
+
+/** The names of the blobs the records refer to, added to `into`. */
+export function blobNamesIn(records: readonly JournalRecord[], into = new Set<string>()): Set<string> {
+  for (const record of records) {
+    mapRecordBlocks(record, (block) => {
+      if (isBlobSource(block.source)) into.add(block.source.$blob);
+      return block;
+    });
+  }
+  return into;
+}
+
+/** The files of DIR/blobs: blobs by name, and what a kill during a blob's write left (`.new-…`), with their sizes. */
+export function blobFilesOf(runDir: string): Array<{ name: string; bytes: number; partial: boolean }> {
+  const dir = path.join(runDir, BLOBS_DIR);
+  if (!fs.existsSync(dir)) return [];
+  return fs
+    .readdirSync(dir)
+    .filter((name) => BLOB_NAME.test(name) || name.startsWith('.new-'))
+    .sort()
+    .map((name) => ({ name, bytes: fs.lstatSync(path.join(dir, name)).size, partial: !BLOB_NAME.test(name) }));
+}

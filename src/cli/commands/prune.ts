@@ -22,6 +22,9 @@ export async function pruneCommand(args: PruneArgs, env: NodeJS.ProcessEnv, writ
   for (const name of report.leftoversRemoved) writers.out(`${report.dryRun ? 'would delete' : 'deleted'} ${name}, left by an interrupted prune`);
   for (const kept of report.kept) writers.err(`[prune] kept ${kept.journal}: ${kept.why}`);
   printTotal(writers, report.removed.length, report.totalBytes, report.dryRun, 'archived');
+  const blobs = report.blobs;
+  if (blobs.removed.length) writers.out(`${report.dryRun ? 'would delete' : 'deleted'} ${blobs.removed.length} ${blobs.removed.length === 1 ? 'blob' : 'blobs'} (tool results' images and documents) no run refers to, ${formatBytes(blobs.bytes)}`);
+  if (blobs.kept) writers.err(`[prune] kept the blobs no run refers to: ${blobs.kept}`);
   for (const failed of report.failed) {
     writers.err(`durable-agent: could not remove ${failed.journal}: ${failed.message}.${failed.leftover.length ? ` Left: ${failed.leftover.join(', ')}; prune again once that is fixed.` : ''}`);
   }
