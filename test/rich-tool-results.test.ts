@@ -309,7 +309,7 @@ describe('prune removes the blobs no journal refers to', () => {
     const current = pictureRun(2);
     await startRun({ store, model: scriptedModel(script(2)), tools: [current.tool], task: 't' });
     store.close();
-    const [oldBlob, currentBlob] = [old.data, current.data].map((data) => blobFiles(dir).find((file) => fs.readFileSync(file).toString('base64') === data)!);
+    const [oldBlob, currentBlob] = [old.data, current.data].map((data) => blobFiles(dir).find((file) => fs.readFileSync(file).toString('base64') === data)!) as [string, string];
     const partial = path.join(stateDir(dir), BLOBS_DIR, `.new-sha256-${'0'.repeat(64)}-4242`);
     fs.writeFileSync(partial, 'half a picture');
 
