@@ -30,6 +30,7 @@ import { recordableContent } from '../src/tools/recordable.ts';
 import { RESULT_LIMITS } from '../src/tools/sendable.ts';
 import { defineTool, type ToolDefinition } from '../src/tools/tool.ts';
 import { vizPage } from '../visualizer/viz-page.ts';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { assistantTurns, FakeAnthropic, type ReceivedRequest } from './helpers/fake-anthropic.ts';
 import { stdioServer } from './helpers/mcp-servers.ts';
 import { imageBlock as pictureBlock, pngBytes } from './helpers/screen-tool.ts';
@@ -351,6 +352,12 @@ describe('history and the visualizer name the payload, never its base64', () => 
     const json: string[] = [];
     await historyCommand({ command: 'history', dir, dirGiven: true, json: true, databaseUrl: null, runId: null, transcript: false, full: false }, { out: (line) => json.push(line), err: () => {} });
     expect(json.join('\n')).not.toContain(sample);
+
+    const exporter = new InMemorySpanExporter();
+    const tracer = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }).getTracer('test');
+    await startRun({ store: new FileStore(stateDir(tempDir())), model: scriptedModel(script(2)), tools: [screenTool()], task: 't', tracer, traceContent: true });
+    const traced = exporter.getFinishedSpans().find((span) => span.name === 'execute_tool screenshot')!;
+    expect(String(traced.attributes['gen_ai.tool.call.result'])).toContain('{"type":"image","source":{"type":"base64","media_type":"image/png","bytes":1048576}}');
 
     const page = await vizPage(new FileStore(stateDir(dir)), null);
     expect(page.html).toContain('[image image/png 1.0 MB]');

@@ -32,6 +32,7 @@ import type { TokenUsage } from '../../machines/agent-loop.types.ts';
 import type { CallView, RunEvent, RunObserver } from '../core/run-events.ts';
 import type { JournalHeader, ReconcileOutcomeName, RunTraceContext } from '../store/journal-record.ts';
 import { redactSecrets } from '../util/redact.ts';
+import { mapPayloadBlocks, withoutPayloadBytes } from '../util/rich-blocks.ts';
 
 export interface RunTracingOptions {
   /** Export messages, tool inputs and tool results too (redacted); off by default. */
@@ -438,7 +439,9 @@ function usageAttributes(usage: TokenUsage, prefix = 'gen_ai.usage'): Attributes
 }
 
 function contentText(content: unknown): string {
-  return typeof content === 'string' ? content : JSON.stringify(content);
+  if (typeof content === 'string') return content;
+  // An image's or a document's base64 says nothing in a trace: its media type and size do.
+  return JSON.stringify(Array.isArray(content) ? mapPayloadBlocks(content, withoutPayloadBytes) : content);
 }
 
 function endSpan(span: Span, attributes: Attributes, message: string): void {

@@ -122,3 +122,11 @@ function mapBlock(block: unknown, map: (block: Block) => Block): unknown {
   }
   return next;
 }
+
+/** An image or document block with its bytes left out (their length said instead): for a trace or a log. */
+export function withoutPayloadBytes(block: Block): Block {
+  const source = block.source as { data?: unknown } | undefined;
+  if (!source || typeof source !== 'object' || typeof source.data !== 'string') return block;
+  const { data: _data, ...rest } = source;
+  return { ...block, source: { ...rest, bytes: payloadOf(block)?.bytes ?? null } };
+}
