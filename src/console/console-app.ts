@@ -11,7 +11,7 @@ import { redactSecrets } from '../util/redact.ts';
 import { ConsoleRunNotFoundError } from './console-errors.ts';
 import type { ConsoleGuard } from './console-guard.ts';
 import { CONSOLE_PAGE, CONSOLE_SCRIPT, CONSOLE_STYLE } from './page/console-page.ts';
-import { type ControlAsked, controlFor, type DecisionAsked, decideFor } from './run-actions.ts';
+import { type ControlAsked, controlFor, type DecisionAsked, decideFor, forkFor } from './run-actions.ts';
 import { machineSvg, runDetail } from './run-detail.ts';
 import { RecordTail } from './record-tail.ts';
 import { RUN_CATEGORIES, type ConsoleRow, type RunSources } from './run-sources.ts';
@@ -128,6 +128,12 @@ export function consoleApp(options: ConsoleAppOptions): Hono {
       return json(c, await controlFor(run, asked, options.by));
     });
   }
+  app.post('/api/runs/:key/fork', async (c) => {
+    const run = await sources.run(c.req.param('key'));
+    const { at } = await bodyOf(c);
+    if (typeof at !== 'number' || !Number.isInteger(at) || at < 0) return json(c, { error: 'Say the record to fork at: at, a record number of the timeline. Nothing was written.' }, 400);
+    return json(c, await forkFor(run, at));
+  });
   return app;
 }
 

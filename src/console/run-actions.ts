@@ -10,8 +10,13 @@ import type { ControlRequest } from '../control/control-request.ts';
 import { cancelRun, type ControlOutcome, pauseRun, unpauseRun } from '../runtime/cancel-run.ts';
 import type { RunStore } from '../store/store.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { ParentCallAfterFork } from '../fork/fork-plan.ts';
+import { forkRun } from '../fork/fork-run.ts';
+import { FileRuns, RUNS_DIR } from '../store/file-runs.ts';
 import { ConsoleReadOnlyRunError } from './console-errors.ts';
-import type { ConsoleRun } from './run-sources.ts';
+import { type ConsoleRun, keyOf } from './run-sources.ts';
 
 export interface DecisionAsked {
   toolUseId: string;
@@ -42,6 +47,33 @@ export async function controlFor(run: ConsoleRun, asked: ControlAsked, by: strin
   if (asked.kind === 'pause') return pauseRun({ store, by });
   const pause = await unpauseRun({ store });
   return { outcome: pause ? 'unpaused' : 'not-paused', request: pause };
+}
+
+export interface ForkMade {
+  /** The new run's key in the console, and its id: a run by id in the parent's folder. */
+  key: string;
+  runId: string;
+  state: string;
+  records: number;
+  openCalls: Array<{ id: string; name: string }>;
+  afterFork: ParentCallAfterFork[];
+}
+
+/**
+ * A fork of a folder run at one of its records, through forkRun as `durable-agent fork` makes it,
+ * into a new run by id in the same folder (named after the parent and the record), so it is in
+ * the list at once. A fleet run is forked with `durable-agent fork --run ID`.
+ */
+export async function forkFor(run: ConsoleRun, at: number): Promise<ForkMade> {
+  const store = writable(run);
+  if (!run.folder) throw new ConsoleReadOnlyRunError(run.key, 'a fleet run: fork it with durable-agent fork --run ID --to-run NEW');
+  const runs = new FileRuns(run.folder.root);
+  const parentId = (await store.load()).header.runId;
+  const base = `${parentId.slice(0, 100)}-at-${at}`;
+  let id = base;
+  for (let n = 2; fs.existsSync(path.join(run.folder.root, RUNS_DIR, id)); n++) id = `${base}-${n}`;
+  const result = await forkRun({ from: store, to: runs.store(id), at });
+  return { key: keyOf(run.folder.index, id, null), runId: result.runId, state: result.state, records: result.records, openCalls: result.openCalls, afterFork: result.afterFork };
 }
 
 function writable(run: ConsoleRun): RunStore {

@@ -58,6 +58,8 @@ export interface ConsoleRun {
   archivedJournal: string | null;
   /** The directory the run works in (the one given to demo or run): its tools' directory. */
   runDir: string | null;
+  /** A folder run's state folder and its place in the list given: where a fork of it goes, as a run by id. */
+  folder: { root: string; index: number } | null;
 }
 
 const SEPARATOR = '~';
@@ -89,7 +91,7 @@ export class RunSources {
       const { PgRunStore } = await import('../store/pg/pg-store.ts');
       const store = new PgRunStore(this.pool, parts[1]!);
       if (!(await store.exists())) throw new ConsoleRunNotFoundError(key);
-      return { key, source: 'fleet', store, archivedJournal: null, runDir: null };
+      return { key, source: 'fleet', store, archivedJournal: null, runDir: null, folder: null };
     }
     const [index, folderId, archived] = parts;
     const root = this.roots[Number(index)];
@@ -106,14 +108,14 @@ export class RunSources {
     if (archived !== '') {
       const entry = runs.entries().find((candidate) => candidate.archived && keyOf(Number(index), candidate.folderId, candidate.location) === key);
       if (!entry) throw new ConsoleRunNotFoundError(key);
-      return { key, source: 'folder', store: null, archivedJournal: entry.location, runDir };
+      return { key, source: 'folder', store: null, archivedJournal: entry.location, runDir, folder: { root, index: Number(index) } };
     }
     if (!(await store.exists())) throw new ConsoleRunNotFoundError(key);
-    return { key, source: 'folder', store, archivedJournal: null, runDir };
+    return { key, source: 'folder', store, archivedJournal: null, runDir, folder: { root, index: Number(index) } };
   }
 }
 
-function keyOf(index: number, folderId: string | null, archivedJournal: string | null): string {
+export function keyOf(index: number, folderId: string | null, archivedJournal: string | null): string {
   return [String(index), folderId ?? '', archivedJournal ? path.basename(archivedJournal, '.jsonl') : ''].join(SEPARATOR);
 }
 

@@ -14,9 +14,10 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../helpers/chromium.ts';
-import { runCliAsync, startCli } from '../helpers/cli.ts';
+import { REPO, runCliAsync, startCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
+const ARTIFACTS = path.join(REPO, 'test', 'artifacts');
 const KEY = 'sk-ant-api03-console-test-key-never-shown-0123456789';
 const TOKEN = 'ana:console-test-secret-0123456789';
 const ENV = { ANTHROPIC_API_KEY: KEY };
@@ -115,6 +116,7 @@ beforeAll(async () => {
   }
   const url = await startConsole();
   origin = url.replace(/\/#token=.*$/, '');
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
   browser = await launchChromium();
 }, 120_000);
 
@@ -133,6 +135,7 @@ describe('the console in chromium', () => {
     expect(await states()).toEqual({ 'done-1': 'done', 'wait-1': 'waiting', 'live-1': 'waiting' });
     await page.locator('button[data-category="waiting"]').click();
     await expect.poll(async () => Object.keys(await states()).sort()).toEqual(['live-1', 'wait-1']);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'console-list-waiting-1280x900.png'), fullPage: true });
     await page.locator('#search').fill('live');
     await expect.poll(async () => Object.keys(await states())).toEqual(['live-1']);
     await page.close();
@@ -185,6 +188,7 @@ describe('the console in chromium', () => {
     const status = await runCliAsync(['status', '--run', 'live-1'], { cwd: dir });
     expect(status.stdout).toMatch(/decided\s+toolu_03 write_report approved by ana/);
     expect((await children[0]!.done).code).toBe(0);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'console-run-done-1280x900.png'), fullPage: true });
     await page.close();
   });
 
@@ -201,6 +205,20 @@ describe('the console in chromium', () => {
     expect(resumed.code, resumed.stderr).toBe(0);
     await page.locator('#run-state[data-state="done"]').waitFor({ timeout: 20_000 });
     await expect.poll(() => page.locator('#facts').textContent()).toContain('toolu_03 write_report denied by ana (not this quarter)');
+    await page.close();
+  });
+
+  it('forks a finished run at a step from its timeline; the fork is a run of the folder that a resume finishes', async () => {
+    const page = await openPage(`${origin}/#token=${encodeURIComponent(TOKEN)}`);
+    await page.locator('tr.run-row[data-run="done-1"] a').click();
+    await page.locator('#timeline tr[data-seq="4"] button[data-action="fork"]').click();
+    await page.locator('#fork-link').click();
+    await page.locator('#run-state[data-state="closed"]').waitFor();
+    expect(await page.locator('#summary code').textContent()).not.toBe('done-1');
+    expect(page.url()).toContain(encodeURIComponent('done-1-at-4'));
+    const resumed = await demo('done-1-at-4', '--resume');
+    expect(resumed.code, resumed.stderr).toBe(0);
+    await page.locator('#run-state[data-state="done"]').waitFor({ timeout: 20_000 });
     await page.close();
   });
 

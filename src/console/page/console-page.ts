@@ -37,10 +37,14 @@ main { padding: 10px 16px; }
 .filters button { border: 1px solid #d5dae1; background: #fff; border-radius: 14px; padding: 2px 10px; cursor: pointer; }
 .filters button[aria-pressed="true"] { background: #1d4ed8; color: #fff; border-color: #1d4ed8; }
 .filters input { padding: 3px 8px; min-width: 240px; }
-table { border-collapse: collapse; width: 100%; }
+table { border-collapse: collapse; width: 100%; table-layout: auto; }
 th, td { text-align: left; padding: 3px 8px; border-bottom: 1px solid #eceff3; vertical-align: top; }
 th { font-weight: 600; color: #5f6b7e; font-size: 12px; }
-td.task { max-width: 420px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+td, th { white-space: nowrap; }
+#facts { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 2px 14px; margin: 4px 0 0; }
+#facts dt { color: #5f6b7e; }
+#facts dd { margin: 0; overflow-wrap: anywhere; }
+td.task { max-width: 420px; min-width: 200px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .cat { display: inline-block; border-radius: 10px; padding: 0 8px; font-size: 12px; background: #eceff3; }
 .cat-waiting { background: #fff7ed; color: #a16207; }
 .cat-failed, .cat-unreadable { background: #fee2e2; color: #b91c1c; }
@@ -56,9 +60,10 @@ td.task { max-width: 420px; overflow: hidden; text-overflow: ellipsis; white-spa
 .transcript .kind-error .body { color: #b91c1c; }
 .transcript .kind-open-call .body { color: #a16207; font-weight: 600; }
 .diagram-box svg { width: 100%; height: auto; max-height: 70vh; }
-.timeline { max-height: 50vh; overflow: auto; font-size: 12.5px; }
-.timeline tr.boundary td { border-top: 2px solid #b91c1c; }
-.timeline td.note { color: #5f6b7e; }
+.timeline-box { max-height: 60vh; overflow: auto; font-size: 12.5px; }
+.wide { grid-column: 1 / -1; }
+#timeline tr.boundary td { border-top: 2px solid #b91c1c; }
+#timeline td.note { color: #5f6b7e; white-space: normal; }
 .decision { border: 1px solid #fde68a; background: #fffbeb; border-radius: 6px; padding: 8px; margin: 6px 0; }
 .decision textarea { width: 100%; min-height: 6em; font-family: ui-monospace, monospace; font-size: 12px; }
 .decision input[type=text], .controls input[type=text] { min-width: 260px; }
@@ -113,6 +118,7 @@ export const CONSOLE_SCRIPT = String.raw`'use strict';
   }
 
   function when(ms) { return ms === null || ms === undefined ? '-' : new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z'); }
+  function clock(ms) { return new Date(ms).toISOString().slice(11, 23); }
   function usd(value) { return value === null || value === undefined ? '-' : '$' + value.toFixed(4); }
 
   function navigate(path) {
@@ -214,7 +220,7 @@ export const CONSOLE_SCRIPT = String.raw`'use strict';
     var message = el('div', { id: 'action-result', role: 'status' });
     var transcript = el('ol', { class: 'transcript', id: 'transcript' });
     var diagram = el('div', { class: 'diagram-box', id: 'diagram' });
-    var timeline = el('table', { class: 'timeline', id: 'timeline' });
+    var timeline = el('table', { id: 'timeline' });
     var liveStatus = el('span', { id: 'live-status', text: 'connecting' });
     var liveLog = el('ul', { id: 'live-log' });
     main.appendChild(summary);
@@ -223,8 +229,8 @@ export const CONSOLE_SCRIPT = String.raw`'use strict';
     main.appendChild(el('div', { class: 'run-grid' }, [
       el('section', { class: 'box' }, [el('h2', { text: 'Conversation' }), transcript]),
       el('section', { class: 'box' }, [el('h2', { text: 'The loop' }), diagram]),
-      el('section', { class: 'box' }, [el('h2', { text: 'Timeline' }), el('div', { class: 'timeline' }, [timeline])]),
-      el('section', { class: 'box' }, [el('h2', null, ['Live ', liveStatus]), liveLog]),
+      el('section', { class: 'box wide' }, [el('h2', { text: 'Timeline' }), el('div', { class: 'timeline-box' }, [timeline])]),
+      el('section', { class: 'box' }, [el('h2', null, ['Live records ', el('small', { class: 'dim' }, ['(', liveStatus, ')'])]), liveLog]),
     ]));
     api('/api/machine.svg').then(function (svg) { diagram.innerHTML = svg; paintDiagram(); }, function () {});
     var detail = null;
@@ -244,7 +250,7 @@ export const CONSOLE_SCRIPT = String.raw`'use strict';
         renderSummary(summary, data);
         renderActions(actions, data, key, message, refresh);
         renderTranscript(transcript, data.transcript);
-        renderTimeline(timeline, data);
+        renderTimeline(timeline, data, key, message);
         paintDiagram();
         if (lastSeq < 0 && data.summary) startLive(data.summary.lastSeq);
       }, function (error) {
@@ -426,9 +432,19 @@ export const CONSOLE_SCRIPT = String.raw`'use strict';
     });
   }
 
-  function renderTimeline(table, data) {
+  // A fork goes into the run's own folder as a new run by id; the message links to it.
+  function forkAt(key, seq, message) {
+    api('/api/runs/' + encodeURIComponent(key) + '/fork', { method: 'POST', body: { at: seq } }).then(function (made) {
+      message.className = 'message ok';
+      message.textContent = 'Forked at record ' + seq + ' into run ';
+      message.appendChild(el('a', { href: '/runs/' + encodeURIComponent(made.key), 'data-nav': '', id: 'fork-link', text: made.runId }));
+      message.appendChild(document.createTextNode(' (' + made.records + ' records, state ' + made.state + '): resume it as its parent was started.'));
+    }, function (error) { say(message, false, error.message); });
+  }
+
+  function renderTimeline(table, data, key, message) {
     table.textContent = '';
-    table.appendChild(el('tr', null, ['#', 'time', 'turn', 'state', 'event', 'tools', 'note'].map(function (h) { return el('th', { text: h }); })));
+    table.appendChild(el('tr', null, ['#', 'time', 'turn', 'state', 'event', 'tools', 'note', ''].map(function (h) { return el('th', { text: h }); })));
     var processes = data.processes || [];
     data.steps.forEach(function (step, index) {
       var notes = [];
@@ -440,8 +456,9 @@ export const CONSOLE_SCRIPT = String.raw`'use strict';
       if (step.waiting) notes.push(step.waiting.toolUseId + ' waits for ' + step.waiting.needs);
       step.decided.forEach(function (words) { notes.push(words); });
       table.appendChild(el('tr', { class: boundary ? 'boundary' : null, 'data-seq': String(step.seq) }, [
-        el('td', { text: String(step.seq) }), el('td', { text: when(step.at) }), el('td', { text: String(step.turn) }),
+        el('td', { text: String(step.seq) }), el('td', { title: when(step.at), text: clock(step.at) }), el('td', { text: String(step.turn) }),
         el('td', { text: step.state }), el('td', { text: step.event }), el('td', { text: step.tools.join(', ') }), el('td', { class: 'note', text: notes.join('; ') }),
+        el('td', null, [data.readOnly || data.source !== 'folder' ? null : el('button', { type: 'button', 'data-action': 'fork', title: 'a new run from this record', text: 'fork', onclick: function () { forkAt(key, step.seq, message); } })]),
       ]));
     });
   }
