@@ -17,7 +17,7 @@ import { mcpTools } from '../src/mcp/mcp-tools.ts';
 import { anthropicModel } from '../src/model/anthropic-model.ts';
 import { endTurnReply, scriptedModel, toolUseReply } from '../src/model/scripted-model.ts';
 import { estimateMessageTokens, IMAGE_TOKENS } from '../src/model/estimate-tokens.ts';
-import { SimulatedCrash } from '../src/runtime/crash-points.ts';
+import { CrashPoints, SimulatedCrash } from '../src/runtime/crash-points.ts';
 import { resumeRun, startRun } from '../src/runtime/run-api.ts';
 import { readRunHistory } from '../src/runtime/run-status.ts';
 import { pruneRuns } from '../src/prune/prune-archive.ts';
@@ -152,6 +152,53 @@ describe('the journal keeps a payload once', () => {
     const childView = foldJournal(stateDir(child), await new FileStore(stateDir(child)).load());
     expect(imageOf(childView.ledger.get('toolu_1'))).toEqual(imageBlock());
   });
+});
+
+describe('killed at every crash point of a run with a picture and a PDF, snapshots at every record', () => {
+  const pdf = Buffer.concat([Buffer.from('%PDF-1.4\n1 0 obj << /Type /Page >> endobj\n'), pngBytes(50_000, 3)]).toString('base64');
+  const document: ContentBlock = { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf }, title: 'report' };
+  const steps = [
+    toolUseReply([{ id: 'toolu_1', name: 'screenshot', input: { n: 1 } }]),
+    toolUseReply([{ id: 'toolu_2', name: 'file_report', input: {} }, { id: 'toolu_3', name: 'screenshot', input: { n: 1 } }]),
+    endTurnReply('filed'),
+  ];
+  function tools(filed: string[]) {
+    const fileReport = defineTool({
+      name: 'file_report',
+      description: 'File the report (a side effect; checkable).',
+      readOnly: false,
+      inputSchema: { type: 'object' },
+      run: (_input, ctx) => {
+        filed.push(ctx.idempotencyKey);
+        return [{ type: 'text', text: 'filed:' }, document];
+      },
+      verify: (_input, ctx) => ({ happened: filed.includes(ctx.idempotencyKey), result: [{ type: 'text', text: 'filed:' }, document] }),
+    });
+    return [screenTool(), fileReport];
+  }
+
+  it('each resume finishes with both payloads byte for byte, the side effect once, one blob each', async () => {
+    const crashPoints = new CrashPoints(undefined);
+    await startRun({ store: new FileStore(stateDir(tempDir())), model: scriptedModel(steps), tools: tools([]), task: 't', snapshotEvery: 1, crashPoints });
+    expect(crashPoints.passed.length).toBeGreaterThan(10);
+    for (const point of crashPoints.passed.slice(0, -1)) {
+      const dir = tempDir();
+      const store = new FileStore(stateDir(dir));
+      const filed: string[] = [];
+      const crashed = await startRun({ store, model: scriptedModel(steps), tools: tools(filed), task: 't', snapshotEvery: 1, crashAfter: point }).catch((error: unknown) => error);
+      expect(crashed, point).toBeInstanceOf(SimulatedCrash);
+      store.close();
+      const result = await resumeRun({ store, model: scriptedModel(steps), tools: tools(filed), snapshotEvery: 1 });
+      expect(result.status, point).toBe('done');
+      expect(new Set(filed).size, point).toBe(1);
+      const view = foldJournal(store.location, await store.load());
+      expect(resultBlockOf(view.context.messages, 'toolu_1')!.content, point).toEqual([{ type: 'text', text: 'the screen:' }, imageBlock()]);
+      expect(resultBlockOf(view.context.messages, 'toolu_3')!.content, point).toEqual([{ type: 'text', text: 'the screen:' }, imageBlock()]);
+      const filedResult = resultBlockOf(view.context.messages, 'toolu_2')!.content as ContentBlock[];
+      expect(filedResult.find((block) => block.type === 'document'), point).toEqual(document);
+      expect(blobFiles(dir), point).toHaveLength(2);
+    }
+  }, 120_000);
 });
 
 describe('a blob that is not there as written is refused', () => {
