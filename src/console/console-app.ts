@@ -29,6 +29,8 @@ export interface ConsoleAppOptions {
 
 /** A live stream says it is still there this often, so a proxy or the page notices a dead one. */
 const HEARTBEAT_MS = 15_000;
+/** The most rows one answer of the list holds, newest first: a search or a filter narrows a larger store. */
+export const LIST_LIMIT = 1000;
 const VERDICTS = new Set(['approved', 'denied', 'answered']);
 
 export function consoleApp(options: ConsoleAppOptions): Hono {
@@ -77,8 +79,9 @@ export function consoleApp(options: ConsoleAppOptions): Hono {
     const category = c.req.query('category');
     const query = (c.req.query('q') ?? '').trim().toLowerCase();
     const counts = Object.fromEntries(RUN_CATEGORIES.map((name) => [name, rows.filter((row) => row.category === name).length]));
-    const shown = rows.filter((row) => (!category || row.category === category) && matches(row, query));
-    return json(c, { rows: shown, counts, total: rows.length, by: options.by });
+    const matching = rows.filter((row) => (!category || row.category === category) && matches(row, query));
+    const limit = Math.min(LIST_LIMIT, Math.max(1, Number.parseInt(c.req.query('limit') ?? '', 10) || LIST_LIMIT));
+    return json(c, { rows: matching.slice(0, limit), matching: matching.length, counts, total: rows.length, by: options.by });
   });
   app.get('/api/machine.svg', async (c) => c.body(await machineSvg(), 200, { 'content-type': 'image/svg+xml' }));
   app.get('/api/runs/:key', async (c) => json(c, await runDetail(await sources.run(c.req.param('key')))));

@@ -158,6 +158,24 @@ describe('the console API', () => {
     expect(cancel.json).toMatchObject({ outcome: 'cancelled', state: 'cancelled', request: { by: 'bo', reason: 'wrong quarter' } });
     const status = await runCliAsync(['status', '--run', 'wait-2'], { cwd: dir });
     expect(status.stdout).toMatch(/cancelled\s+by bo/);
+    // The list reads again what changed since it last read it.
+    expect((await call('/api/runs?q=wait-2')).json.rows[0].category).toBe('cancelled');
+  });
+
+  it('pauses a paced run another process drives (it stops, exit 130), lists it as paused, and unpauses it', async () => {
+    const paced = startCli(['demo', '--run', 'paced-2', '--pace', '1s'], { cwd: dir });
+    for (const deadline = Date.now() + 30_000; !paced.output().includes('[turn 1]'); ) {
+      if (Date.now() > deadline) throw new Error(`paced-2 did not start: ${paced.output()}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const key = await keyOf('paced-2');
+    const pause = await call(`/api/runs/${key}/pause`, { method: 'POST', body: {} });
+    expect(pause.json).toMatchObject({ outcome: 'requested', request: { kind: 'pause', by: 'bo' } });
+    expect((await paced.done).code).toBe(130);
+    expect((await call('/api/runs?q=paced-2')).json.rows[0]).toMatchObject({ category: 'paused', pausedBy: 'bo' });
+    expect((await call(`/api/runs/${key}/unpause`, { method: 'POST', body: {} })).json).toMatchObject({ outcome: 'unpaused', request: { by: 'bo' } });
+    expect((await call('/api/runs?q=paced-2')).json.rows[0]).toMatchObject({ category: 'running', pausedBy: null });
+    expect((await call(`/api/runs/${key}/unpause`, { method: 'POST', body: {} })).json.outcome).toBe('not-paused');
   });
 
   it('cancels a paced run that another process drives: that process ends it as cancelled and exits 9', async () => {

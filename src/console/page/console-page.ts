@@ -163,7 +163,7 @@ export const CONSOLE_SCRIPT = String.raw`'use strict';
         document.getElementById('who').textContent = 'deciding as ' + data.by;
         renderFilters(filters, search, data);
         renderRows(table, data.rows);
-        total.textContent = data.rows.length + ' of ' + data.total + ' runs';
+        total.textContent = data.rows.length + ' of ' + data.total + ' runs' + (data.matching > data.rows.length ? ' (the newest ' + data.rows.length + ' of ' + data.matching + ' that match: search or filter to narrow)' : '');
       }, function (error) { total.textContent = error.message; });
     }
     search.oninput = function () { listState.q = search.value; load(); };
