@@ -16,9 +16,10 @@ import type { RunEvent } from '../core/run-events.ts';
 import { RunStoppedError } from '../core/stop-errors.ts';
 import { requestWords } from '../control/control-request.ts';
 import { RunPausedError } from '../control/run-control.ts';
-import { claimNextRun, type Lease, LeaseKeeper, releaseLease } from '../store/pg/leases.ts';
+import { claimNextRuns, type Lease, LeaseKeeper, releaseLeases } from '../store/pg/leases.ts';
 import { LeaseLostError } from '../store/pg/pg-errors.ts';
 import { PgRunStore } from '../store/pg/pg-store.ts';
+import { AppendBatcher } from '../store/pg/append-batcher.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { fleetDemoTools } from './fleet-demo-tools.ts';
 import { WorkSignal } from './work-signal.ts';
@@ -82,12 +83,16 @@ export class Worker {
   private readonly active = new Map<string, ActiveRun>();
   /** Leases being released: a run's slot is free as soon as its run ended, its release goes on beside the next claim. */
   private readonly releasing = new Set<Promise<void>>();
+  /** Leases whose release goes out at the next turn of the event loop. */
+  private toRelease: Lease[] = [];
   private stopping = false;
   private wake: (() => void) | null = null;
   /** Set by a wake that came while no nap was under way: the next nap does not wait. */
   private woken = false;
   private readonly signal: WorkSignal;
   private readonly webhooks: WebhookDelivery | null;
+  /** The runs driven here write through it: several runs' records to a statement. */
+  private readonly batcher: AppendBatcher;
 
   /** How many runs this worker drives at once (each run's calls run as its own tool concurrency says). */
   private readonly runConcurrency: number;
@@ -114,6 +119,7 @@ export class Worker {
     this.pollIntervalMs = options.pollIntervalMs ?? options.pollMs!;
     this.id = options.id ?? `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
     this.signal = new WorkSignal(options.pool, () => this.wakeUp(), (line) => options.log(`[worker ${this.id}] ${line}`));
+    this.batcher = new AppendBatcher(options.pool);
     this.webhooks = options.webhook ? new WebhookDelivery(options.pool, options.webhook, (line) => options.log(`[worker ${this.id}] webhook: ${line}`)) : null;
   }
 
@@ -129,10 +135,10 @@ export class Worker {
       this.woken = false;
       let claimed = false;
       while (!this.stopping && this.active.size < this.runConcurrency) {
-        const lease = await this.tryClaim();
-        if (!lease) break;
+        const leases = await this.tryClaim(this.runConcurrency - this.active.size);
+        if (leases.length === 0) break;
         claimed = true;
-        this.drive(lease);
+        for (const lease of leases) this.drive(lease);
       }
       if (!claimed && this.options.exitWhenIdle && this.active.size === 0 && (await this.queueIsEmpty())) break;
       await this.nap();
@@ -158,12 +164,13 @@ export class Worker {
     this.wake?.();
   }
 
-  private async tryClaim(): Promise<Lease | null> {
+  /** Up to `slots` runs, in one statement. */
+  private async tryClaim(slots: number): Promise<Lease[]> {
     try {
-      return await claimNextRun(this.options.pool, this.id, this.options.leaseMs, this.claimable());
+      return await claimNextRuns(this.options.pool, this.id, this.options.leaseMs, slots, this.claimable());
     } catch (error) {
       this.options.log(`[worker ${this.id}] cannot claim runs right now (${messageOf(error)}); retrying`);
-      return null;
+      return [];
     }
   }
 
@@ -212,7 +219,7 @@ export class Worker {
     const keeper = new LeaseKeeper(pool, lease, leaseMs, (error) => controller.abort(error)).start();
     let lost = false;
     try {
-      const store = new PgRunStore(pool, lease.runId, { lease });
+      const store = new PgRunStore(pool, lease.runId, { lease, batcher: this.batcher });
       const spec = await this.specOf(lease);
       const agent = spec.kind === 'agent' ? this.agents.get(spec.agent)! : undefined;
       const raise = this.raiseOf(tag, lease);
@@ -271,10 +278,18 @@ export class Worker {
 
   /**
    * Lets go of a lease without holding the run's slot: nothing is written under it any more, and
-   * no one (this worker included) can claim the run until the release has committed.
+   * no one (this worker included) can claim the run until the release has committed. The runs
+   * that end in the same turn of the event loop are released in one statement.
    */
   private release(lease: Lease): void {
-    const released: Promise<void> = releaseLease(this.options.pool, lease)
+    this.toRelease.push(lease);
+    if (this.toRelease.length > 1) return;
+    const released: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => {
+        const leases = this.toRelease;
+        this.toRelease = [];
+        return releaseLeases(this.options.pool, leases);
+      })
       .catch(() => {})
       .finally(() => this.releasing.delete(released));
     this.releasing.add(released);

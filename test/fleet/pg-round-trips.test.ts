@@ -75,6 +75,26 @@ describe.skipIf(!postgresAvailable())('round trips per transition on PostgreSQL'
     server?.stop();
   });
 
+  it("a worker driving 16 runs at once sends several runs' records to a statement, claims and releases them together", async () => {
+    const { pool } = await freshDatabase();
+    try {
+      await submitRuns(pool, SPEC, 32);
+      countRoundTrips();
+      const worker = new Worker({ pool, runConcurrency: 16, leaseMs: 60_000, exitWhenIdle: true, pollIntervalMs: 50, log: () => {}, modelFor: async (spec) => scriptedDemoModel(spec) });
+      await worker.run();
+      const statements = stopCounting().filter((sql) => !/^(LISTEN|UNLISTEN) /.test(sql));
+      const { rows } = await pool.query<{ n: number; done: number }>(`SELECT count(*)::int AS n, (SELECT count(*)::int FROM da_runs WHERE state = 'done') AS done FROM da_records`);
+      expect(rows[0]!.done).toBe(32);
+      // 32 runs of 15 records (480), one statement each before; their report writes (32) stay each its own.
+      const shared = statements.filter((sql) => sql.startsWith('WITH input AS'));
+      expect(shared.length).toBeGreaterThan(0);
+      expect(statements.length / rows[0]!.n).toBeLessThanOrEqual(0.5);
+      expect(statements.filter((sql) => sql.startsWith('UPDATE da_runs SET lease_owner = $1')).length).toBeLessThanOrEqual(8);
+    } finally {
+      await pool.end();
+    }
+  });
+
   it('a demo run on one worker costs at most 1.25 round trips per record, claim and release included', async () => {
     const { pool } = await freshDatabase();
     try {

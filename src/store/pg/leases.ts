@@ -44,26 +44,31 @@ export interface ClaimCondition {
 
 /** Claims the oldest unfinished run whose lease is free or expired and that has work to do; null when there is none. */
 export async function claimNextRun(pool: Pool, owner: string, leaseMs: number, only?: ClaimCondition): Promise<Lease | null> {
+  return (await claimNextRuns(pool, owner, leaseMs, 1, only))[0] ?? null;
+}
+
+/** Claims up to `limit` such runs, the oldest first, in one statement: a worker with several free slots fills them at once. */
+export async function claimNextRuns(pool: Pool, owner: string, leaseMs: number, limit: number, only?: ClaimCondition): Promise<Lease[]> {
   // A released lease has no owner: an owner left on a claimable run is a holder whose lease expired.
   const { rows } = await pool.query<{ id: string; lease_epoch: string; records: number; spec: unknown; raise: unknown; previous_owner: string | null; previous_expiry: Date | null }>(
     `UPDATE da_runs SET lease_owner = $1, lease_epoch = da_runs.lease_epoch + 1,
             lease_expires_at = now() + $2 * interval '1 millisecond', updated_at = now()
        FROM (
         SELECT id, lease_owner AS previous_owner, lease_expires_at AS previous_expiry FROM da_runs
-         WHERE NOT finished AND (lease_expires_at IS NULL OR lease_expires_at < now()) AND ${WORKABLE}${only ? ` AND ${only.where(3)}` : ''}
+         WHERE NOT finished AND (lease_expires_at IS NULL OR lease_expires_at < now()) AND ${WORKABLE}${only ? ` AND ${only.where(4)}` : ''}
          ORDER BY created_at, id
          FOR UPDATE SKIP LOCKED
-         LIMIT 1) AS previous
+         LIMIT $3) AS previous
       WHERE da_runs.id = previous.id
       RETURNING da_runs.id, da_runs.lease_epoch, da_runs.records, da_runs.spec,
                 (SELECT c.request FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'raise') AS raise,
                 previous.previous_owner, previous.previous_expiry`,
-    only ? [owner, leaseMs, ...only.params] : [owner, leaseMs],
+    only ? [owner, leaseMs, limit, ...only.params] : [owner, leaseMs, limit],
   );
-  const row = rows[0];
-  if (!row) return null;
-  const takenFrom = row.previous_owner ? { owner: row.previous_owner, expiredAt: row.previous_expiry?.toISOString() ?? '?' } : null;
-  return { runId: row.id, owner, epoch: Number(row.lease_epoch), takenFrom, records: row.records, spec: row.spec, raise: row.raise };
+  return rows.map((row) => {
+    const takenFrom = row.previous_owner ? { owner: row.previous_owner, expiredAt: row.previous_expiry?.toISOString() ?? '?' } : null;
+    return { runId: row.id, owner, epoch: Number(row.lease_epoch), takenFrom, records: row.records, spec: row.spec, raise: row.raise };
+  });
 }
 
 /** Claims one given run if its lease is free or expired; null when someone else holds it. */
@@ -92,10 +97,21 @@ export async function renewLease(pool: Pool, lease: Lease, leaseMs: number): Pro
   return rowCount === 1;
 }
 
-export async function releaseLease(pool: Pool, lease: Lease): Promise<void> {
+export async function releaseLease(pool: Pool, lease: Pick<Lease, 'runId' | 'epoch' | 'owner'>): Promise<void> {
   await pool.query(
     `UPDATE da_runs SET lease_owner = NULL, lease_expires_at = NULL WHERE id = $1 AND lease_epoch = $2`,
     [lease.runId, lease.epoch],
+  );
+}
+
+/** Several releases in one statement, each under its own epoch (a lease taken over meanwhile is left as it is). */
+export async function releaseLeases(pool: Pool, leases: ReadonlyArray<Pick<Lease, 'runId' | 'epoch' | 'owner'>>): Promise<void> {
+  if (leases.length === 1) return releaseLease(pool, leases[0]!);
+  await pool.query(
+    `UPDATE da_runs SET lease_owner = NULL, lease_expires_at = NULL
+       FROM unnest($1::text[], $2::bigint[]) AS released(run_id, epoch)
+      WHERE da_runs.id = released.run_id AND da_runs.lease_epoch = released.epoch`,
+    [leases.map((lease) => lease.runId), leases.map((lease) => lease.epoch)],
   );
 }
 

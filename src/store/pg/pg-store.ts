@@ -15,7 +15,8 @@ import { recordProblem } from '../journal-reader.ts';
 import { CommitQueue } from '../commit-queue.ts';
 import type { AppendOptions, AppendReceipt, LoadedRun, LoadOptions, RunLock, RunStore, StoredRecord } from '../store.ts';
 import { WriteFaultPlan } from '../write-faults.ts';
-import { type AppendOutcome, appendQuery } from './append-statement.ts';
+import type { AppendOutcome, RunAppend } from './append-statement.ts';
+import { type AppendBatcher, queryFor, rolledBack } from './append-batcher.ts';
 import { PgControlInbox } from './pg-control-inbox.ts';
 import { PgDecisionInbox } from './pg-decision-inbox.ts';
 import { assertLease, claimRun, type Lease, LeaseKeeper, releaseLease } from './leases.ts';
@@ -34,24 +35,8 @@ export interface PgRunStoreOptions {
   spec?: Record<string, unknown> | undefined;
   /** Armed write failures (tests and drills), e.g. "effect-write:3", as for the file store. */
   writeFaults?: string | undefined;
-}
-
-/**
- * What a fenced write returns, in the same statement: whether it wrote (0: the lease is not this
- * writer's), the run's lease as the statement found it, how long that lease has left, and whether
- * a control request waits. The row is there even when nothing was written.
- */
-const WRITE_OUTCOME = `SELECT (SELECT count(*) FROM moved)::integer AS written, r.lease_epoch, r.lease_owner,
-         (extract(epoch FROM r.lease_expires_at - now()) * 1000)::float8 AS lease_left_ms,
-         EXISTS (SELECT 1 FROM da_controls c WHERE c.run_id = $1) AS controls
-    FROM (SELECT 1) AS one LEFT JOIN da_runs r ON r.id = $1`;
-
-interface WriteOutcome {
-  written: number;
-  lease_epoch: string | null;
-  lease_owner: string | null;
-  lease_left_ms: number | null;
-  controls: boolean;
+  /** Shared by the runs a worker drives: their appends go out together, several runs to a statement. */
+  batcher?: AppendBatcher | undefined;
 }
 
 /** One appendBatch: its records, and whether it waits for the disk. */
@@ -156,32 +141,26 @@ export class PgRunStore implements RunStore {
     const lease = this.requireLease();
     const body = JSON.stringify(first);
     const bytes = Buffer.byteLength(body);
-    let outcome: WriteOutcome;
+    let outcome: AppendOutcome;
     const sent = momentNow();
     try {
-      const result = await this.pool.query<WriteOutcome>(
-        `WITH holder AS (
-           SELECT id FROM da_runs WHERE id = $1 AND lease_epoch = $2 AND records = 0 FOR UPDATE
-         ), added AS (
-           INSERT INTO da_records (run_id, seq, epoch, body, bytes) SELECT $1, 0, $2, $3, $4 FROM holder RETURNING seq
-         ), moved AS (
-           UPDATE da_runs SET header = $5, state = $6, turn = $7, records = 1, finished = false, updated_at = now()
-            WHERE id = $1 AND EXISTS (SELECT 1 FROM added) RETURNING 1
-         )
-         ${WRITE_OUTCOME}`,
-        [this.runId, lease.epoch, body, bytes, JSON.stringify(header), first.state, first.turn ?? 0],
-      );
-      outcome = result.rows[0]!;
+      outcome = await this.send({ runId: this.runId, epoch: lease.epoch, records: [first], bodies: [body], bytes: [bytes], sync: true, header });
     } catch (error) {
       this.forgetWrites();
       throw new StoreWriteError(this.location, 'the new run', error);
     }
-    if (outcome.written !== 1) {
+    if (!outcome.written) {
       await this.refused(lease, outcome);
       throw new StoreWriteError(this.location, 'the new run', new Error(`run ${this.runId} already has records`));
     }
     this.noteWrite(sent, outcome, 1);
     return { bytes };
+  }
+
+  /** Through the worker's batcher, with other runs' writes, or alone. */
+  private async send(append: RunAppend): Promise<AppendOutcome> {
+    const { batcher } = this.options;
+    return batcher ? batcher.submit(append) : (await this.pool.query<AppendOutcome>(queryFor(append))).rows[0]!;
   }
 
   async append(record: JournalRecord, options: AppendOptions = {}): Promise<AppendReceipt> {
@@ -213,11 +192,10 @@ export class PgRunStore implements RunStore {
     let outcome: AppendOutcome;
     const sent = momentNow();
     try {
-      const result = await this.pool.query<AppendOutcome>(appendQuery(this.runId, lease.epoch, records, bodies, each, units.some((unit) => unit.sync)));
-      outcome = result.rows[0]!;
+      outcome = await this.send({ runId: this.runId, epoch: lease.epoch, records, bodies, bytes: each, sync: units.some((unit) => unit.sync) });
     } catch (error) {
       this.forgetWrites();
-      throw new StoreWriteError(this.location, what, error, !isRejectedByServer(error));
+      throw new StoreWriteError(this.location, what, error, !rolledBack(error));
     }
     if (!outcome.written) {
       await this.refused(lease, outcome);
@@ -241,7 +219,7 @@ export class PgRunStore implements RunStore {
    * A write the statement refused: when the run's row shows another lease, that is the answer;
    * when it still shows ours (a claim committed while the statement waited for the row), ask again.
    */
-  private async refused(lease: Lease, outcome: Pick<WriteOutcome, 'lease_epoch' | 'lease_owner'>): Promise<void> {
+  private async refused(lease: Lease, outcome: Pick<AppendOutcome, 'lease_epoch' | 'lease_owner'>): Promise<void> {
     this.forgetWrites();
     if (outcome.lease_epoch !== null && Number(outcome.lease_epoch) !== lease.epoch) {
       throw new LeaseLostError(lease.runId, lease.epoch, Number(outcome.lease_epoch), outcome.lease_owner);
@@ -256,7 +234,7 @@ export class PgRunStore implements RunStore {
     this.knownRecords = null;
   }
 
-  private noteWrite(sent: WriteMoment, outcome: Pick<WriteOutcome, 'lease_left_ms' | 'controls'>, records: number): void {
+  private noteWrite(sent: WriteMoment, outcome: Pick<AppendOutcome, 'lease_left_ms' | 'controls'>, records: number): void {
     this.notes.noteWrite(sent, outcome.lease_left_ms, outcome.controls);
     this.knownRecords = records;
   }
@@ -321,14 +299,4 @@ export class PgRunStore implements RunStore {
     if (!this.lease) throw new Error(`PgRunStore for ${this.runId} used without a lease: call lock() first or pass the worker's lease`);
     return this.lease;
   }
-}
-
-/**
- * Whether the server answered the statement with an error, which rolled it back: a SQLSTATE but
- * one of a lost connection (08), an operator's intervention (57) or an internal error (XX). Any
- * other failure (the connection dropped while the statement ran) leaves its outcome unknown.
- */
-function isRejectedByServer(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !/^(08|57|XX)/.test(code);
 }
