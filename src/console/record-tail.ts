@@ -43,7 +43,10 @@ export class RecordTail {
       this.seen = signature;
       return [];
     }
-    const loaded = await store.load();
+    // From the last snapshot on is enough when the reader has every record before it: a page
+    // that keeps up with a long run reads what the run wrote since its last snapshot, not the run.
+    let loaded = await store.load({ fromLastSnapshot: true });
+    if (loaded.records[0]!.record.seq > this.last + 1) loaded = await store.load();
     this.seen = signature;
     const fresh = loaded.records.filter((stored) => stored.record.seq > this.last);
     if (fresh.length) this.last = fresh[fresh.length - 1]!.record.seq;
