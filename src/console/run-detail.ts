@@ -22,6 +22,7 @@ import { machineGraphOf } from '../../visualizer/machine-graph.ts';
 import { runViewOf } from '../../visualizer/run-timeline.ts';
 import type { ProcessView, StepView } from '../../visualizer/viz-data.ts';
 import { readablePrefix } from './readable-prefix.ts';
+import { readForkNotes } from '../fork/fork-notes.ts';
 import type { ConsoleRun } from './run-sources.ts';
 
 export interface RunSummary {
@@ -58,8 +59,25 @@ export interface RunDetail {
   transcript: TranscriptEntry[];
   steps: TimelineStep[];
   processes: ProcessView[];
+  /** The ledger: each call's recorded outcome, its content cut to a few lines' worth. */
+  ledger: LedgerRow[];
+  /** Where the run came from (a fork's parent) and the runs forked from it. */
+  lineage: { forkedFrom: { runId: string; seq: number; location: string } | null; forks: Array<{ seq: number; runId: string; location: string }> };
   pending: PendingDecision[];
 }
+
+export interface LedgerRow {
+  toolUseId: string;
+  name: string;
+  kind: string;
+  isError: boolean;
+  content: string;
+  /** The record that wrote it. */
+  seq: number;
+}
+
+/** A ledger entry's content is shown this long at most: the transcript has the result whole. */
+const LEDGER_TEXT = 300;
 
 const graph = machineGraphOf(agentLoopMachine);
 let diagram: Promise<string> | null = null;
@@ -81,13 +99,22 @@ export async function runDetail(run: ConsoleRun): Promise<RunDetail> {
     const file = run.store instanceof FileStore ? run.store.journalPath : run.archivedJournal;
     const prefix = file ? readablePrefix(file, error) : null;
     const damage = error.message;
-    if (!prefix) return { ...base, readOnly: 'its journal is damaged', damage, summary: null, status: null, transcript: [], steps: [], processes: [], pending: [] };
+    if (!prefix) return { ...base, readOnly: 'its journal is damaged', damage, summary: null, status: null, transcript: [], steps: [], processes: [], ledger: [], lineage: { forkedFrom: null, forks: [] }, pending: [] };
     return { ...base, ...readView(location, prefix), readOnly: 'its journal is damaged', damage, status: null, pending: [] };
   }
-  const view = readView(location, loaded);
+  const view = readView(location, loaded, run.store instanceof FileStore ? forksOf(run.store, loaded.header.runId) : []);
   if (!run.store) return { ...base, ...view, readOnly: 'an archived run', damage: null, status: null, pending: [] };
   const [status, pending] = await Promise.all([readRunStatus(run.store), pendingDecisions(run.store)]);
   return { ...base, ...view, readOnly: null, damage: null, status, pending };
+}
+
+/** The runs forked from a folder run, from the note beside its journal; a note that cannot be read shows none. */
+function forksOf(store: FileStore, runId: string): RunDetail['lineage']['forks'] {
+  try {
+    return readForkNotes(store.dir, runId).map((fork) => ({ seq: fork.seq, runId: fork.child.runId, location: fork.child.location }));
+  } catch {
+    return [];
+  }
 }
 
 function readArchived(file: string): LoadedRun {
@@ -95,13 +122,13 @@ function readArchived(file: string): LoadedRun {
   return { header: journal.header, records: journal.records, tornTail: null, totalBytes: journal.goodLength };
 }
 
-function readView(location: string, loaded: LoadedRun): Pick<RunDetail, 'summary' | 'transcript' | 'steps' | 'processes'> {
+function readView(location: string, loaded: LoadedRun, forks: RunDetail['lineage']['forks'] = []): Pick<RunDetail, 'summary' | 'transcript' | 'steps' | 'processes' | 'ledger' | 'lineage'> {
   const fold = foldJournal(location, loaded);
   const context = fold.context;
   const last = loaded.records[loaded.records.length - 1]!.record;
   const counted = typeof context.costUsd === 'number' ? context.costUsd : null;
   const model = loaded.header.startedBy?.model;
-  const timeline = runViewOf(location, loaded, graph);
+  const timeline = runViewOf(location, loaded, graph, { forks });
   return {
     summary: {
       runId: loaded.header.runId,
@@ -134,5 +161,14 @@ function readView(location: string, loaded: LoadedRun): Pick<RunDetail, 'summary
       decided: step.decided.map((decision) => `${decision.toolUseId} ${decision.name} ${decision.words}`),
     })),
     processes: timeline.processes,
+    ledger: timeline.ledger.map((entry) => ({
+      toolUseId: entry.toolUseId,
+      name: entry.name,
+      kind: entry.kind,
+      isError: entry.isError,
+      content: entry.content.length > LEDGER_TEXT ? `${entry.content.slice(0, LEDGER_TEXT - 1)}…` : entry.content,
+      seq: entry.seq,
+    })),
+    lineage: { forkedFrom: timeline.forkedFrom, forks: timeline.forks },
   };
 }

@@ -210,6 +210,7 @@ describe('the console API', () => {
     const key = encodeURIComponent((await call('/api/runs')).json.rows.find((row: { location: string }) => row.location === leaky).key);
     const detail = await call(`/api/runs/${key}`);
     expect(detail.body).toContain('ANTHROPIC_API_KEY=');
+    expect(detail.json.ledger).toMatchObject([{ toolUseId: 'toolu_env', name: 'read_env', kind: 'ran', isError: false }]);
     const controller = new AbortController();
     const stream = await fetch(`${server.origin}/api/runs/${key}/events`, { headers: { authorization: `Bearer ${TOKEN}`, 'last-event-id': '-1' }, signal: controller.signal });
     const reader = stream.body!.getReader();

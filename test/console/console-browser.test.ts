@@ -13,6 +13,7 @@ import net from 'node:net';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startConsole as startConsoleServer } from '../../src/console/console-server.ts';
 import { launchChromium } from '../helpers/chromium.ts';
 import { REPO, runCliAsync, startCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
@@ -216,10 +217,37 @@ describe('the console in chromium', () => {
     await page.locator('#run-state[data-state="closed"]').waitFor();
     expect(await page.locator('#summary code').textContent()).not.toBe('done-1');
     expect(page.url()).toContain(encodeURIComponent('done-1-at-4'));
+    await expect.poll(() => page.locator('#facts').textContent()).toContain('forked fromrun done-1 at its record 4');
     const resumed = await demo('done-1-at-4', '--resume');
     expect(resumed.code, resumed.stderr).toBe(0);
     await page.locator('#run-state[data-state="done"]').waitFor({ timeout: 20_000 });
     await page.close();
+  });
+
+  it('lists a folder of 1,000 runs in one page, filters and searches it', async () => {
+    const big = tempDir('da-console-1000-');
+    const runs = path.join(big, '.durable-agent', 'runs');
+    fs.mkdirSync(runs, { recursive: true });
+    for (let n = 0; n < 1000; n++) fs.cpSync(path.join(dir, '.durable-agent', 'runs', 'done-1'), path.join(runs, `run-${String(n).padStart(4, '0')}`), { recursive: true });
+    const server = await startConsoleServer({ roots: [path.join(big, '.durable-agent')], port: 0, token: TOKEN, user: 'nobody' });
+    try {
+      const page = await openPage(server.url);
+      const started = Date.now();
+      await page.locator('tr.run-row').nth(999).waitFor({ timeout: 30_000 });
+      const shownMs = Date.now() - started;
+      expect(await page.locator('#total').textContent()).toBe('1000 of 1000 runs');
+      expect(shownMs).toBeLessThan(15_000);
+      await page.locator('button[data-category="waiting"]').click();
+      await page.locator('#total', { hasText: '0 of 1000 runs' }).waitFor();
+      await page.locator('button[data-category="done"]').click();
+      await page.locator('#total', { hasText: '1000 of 1000 runs' }).waitFor();
+      // The copies share their run id and task: a search finds all or none of them.
+      await page.locator('#search').fill('no such task');
+      await page.locator('#total', { hasText: '0 of 1000 runs' }).waitFor();
+      await page.close();
+    } finally {
+      await server.close();
+    }
   });
 
   it('a live page goes on after the console restarts, missing no record', async () => {

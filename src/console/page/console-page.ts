@@ -63,7 +63,7 @@ td.task { max-width: 420px; min-width: 200px; overflow: hidden; text-overflow: e
 .timeline-box { max-height: 60vh; overflow: auto; font-size: 12.5px; }
 .wide { grid-column: 1 / -1; }
 #timeline tr.boundary td { border-top: 2px solid #b91c1c; }
-#timeline td.note { color: #5f6b7e; white-space: normal; }
+#timeline td.note, #ledger td.note { color: #5f6b7e; white-space: normal; }
 .decision { border: 1px solid #fde68a; background: #fffbeb; border-radius: 6px; padding: 8px; margin: 6px 0; }
 .decision textarea { width: 100%; min-height: 6em; font-family: ui-monospace, monospace; font-size: 12px; }
 .decision input[type=text], .controls input[type=text] { min-width: 260px; }
@@ -221,6 +221,7 @@ export const CONSOLE_SCRIPT = String.raw`'use strict';
     var transcript = el('ol', { class: 'transcript', id: 'transcript' });
     var diagram = el('div', { class: 'diagram-box', id: 'diagram' });
     var timeline = el('table', { id: 'timeline' });
+    var ledger = el('table', { id: 'ledger' });
     var liveStatus = el('span', { id: 'live-status', text: 'connecting' });
     var liveLog = el('ul', { id: 'live-log' });
     main.appendChild(summary);
@@ -230,6 +231,7 @@ export const CONSOLE_SCRIPT = String.raw`'use strict';
       el('section', { class: 'box' }, [el('h2', { text: 'Conversation' }), transcript]),
       el('section', { class: 'box' }, [el('h2', { text: 'The loop' }), diagram]),
       el('section', { class: 'box wide' }, [el('h2', { text: 'Timeline' }), el('div', { class: 'timeline-box' }, [timeline])]),
+      el('section', { class: 'box' }, [el('h2', { text: 'Ledger' }), ledger]),
       el('section', { class: 'box' }, [el('h2', null, ['Live records ', el('small', { class: 'dim' }, ['(', liveStatus, ')'])]), liveLog]),
     ]));
     api('/api/machine.svg').then(function (svg) { diagram.innerHTML = svg; paintDiagram(); }, function () {});
@@ -251,6 +253,7 @@ export const CONSOLE_SCRIPT = String.raw`'use strict';
         renderActions(actions, data, key, message, refresh);
         renderTranscript(transcript, data.transcript);
         renderTimeline(timeline, data, key, message);
+        renderLedger(ledger, data.ledger);
         paintDiagram();
         if (lastSeq < 0 && data.summary) startLive(data.summary.lastSeq);
       }, function (error) {
@@ -334,6 +337,8 @@ export const CONSOLE_SCRIPT = String.raw`'use strict';
     if (s.finalText) facts.push(['answer', s.finalText]);
     if (s.failure) facts.push(['failure', s.failure]);
     if (data.readOnly) facts.push(['read-only', data.readOnly]);
+    if (data.lineage.forkedFrom) facts.push(['forked from', 'run ' + data.lineage.forkedFrom.runId + ' at its record ' + data.lineage.forkedFrom.seq + ' (' + data.lineage.forkedFrom.location + ')']);
+    data.lineage.forks.forEach(function (fork) { facts.push(['fork', 'at record ' + fork.seq + ': run ' + fork.runId + ' (' + fork.location + ')']); });
     if (data.status) data.status.decided.forEach(function (call) { facts.push(['decided', call.tool_use_id + ' ' + call.name + ' ' + call.verdict + ' by ' + call.by + (call.reason ? ' (' + call.reason + ')' : '')]); });
     if (data.status && data.status.controls) data.status.controls.forEach(function (request) { facts.push([request.kind === 'pause' ? 'paused' : 'cancel asked', 'by ' + request.by]); });
     if (data.status && data.status.cancellation) facts.push(['cancelled', 'by ' + data.status.cancellation.by + (data.status.cancellation.reason ? ': ' + data.status.cancellation.reason : '')]);
@@ -415,6 +420,17 @@ export const CONSOLE_SCRIPT = String.raw`'use strict';
       case 'compacted': return ['compacted', 'a summary took the place of the ' + entry.replaced + ' messages above: ' + entry.summary];
       default: return [entry.role || '?', '[' + entry.type + ' block]'];
     }
+  }
+
+  function renderLedger(table, rows) {
+    table.textContent = '';
+    table.appendChild(el('tr', null, ['call', 'tool', 'outcome', 'record', 'content'].map(function (h) { return el('th', { text: h }); })));
+    rows.forEach(function (row) {
+      table.appendChild(el('tr', { 'data-call': row.toolUseId }, [
+        el('td', { text: row.toolUseId }), el('td', { text: row.name }), el('td', { text: row.kind + (row.isError ? ' (error)' : '') }), el('td', { text: String(row.seq) }),
+        el('td', { class: 'note', text: row.content }),
+      ]));
+    });
   }
 
   function renderTranscript(list, entries) {
