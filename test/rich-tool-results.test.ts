@@ -211,7 +211,7 @@ describe('a blob that is not there as written is refused', () => {
   }
 
   it.each([
-    ['missing', (blob: string) => fs.rmSync(blob), /there is no file by that name/],
+    ['missing', (blob: string) => fs.rmSync(blob), /there is none by that name/],
     ['corrupt', (blob: string) => fs.writeFileSync(blob, Buffer.alloc(SCREEN.length, 1)), /its bytes have the SHA-256 [0-9a-f]{64}, not the one in its name/],
     ['corrupt', (blob: string) => fs.truncateSync(blob, 1000), /it holds 1000 bytes, not the 1048576 the record names/],
   ])('%s: load, resume and history refuse with StoreBlobError naming the journal, the record and the blob; nothing changes', async (problem, damage, found) => {

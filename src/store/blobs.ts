@@ -39,25 +39,30 @@ export interface FileBlobsOptions {
   onBlobWritten?: ((file: string) => void) | undefined;
 }
 
-export class FileBlobs {
-  readonly dir: string;
+/**
+ * Where a store keeps blobs. `put` must make the blob durable before the record that refers to
+ * it can be (a file store: synced before the record is written; a database: in the same
+ * transaction as the record); `get` returns the bytes stored under the name, or null.
+ */
+export interface BlobKeeper {
+  put(name: string, bytes: Buffer): void;
+  get(name: string): Buffer | null;
+  /** Where the blob of that name is, in words a user can act on (a path; a table and key). */
+  where(name: string): string;
+}
+
+/** Payloads to references and back, for any store that keeps blobs (see BlobKeeper). */
+export class BlobReferences {
   /** Sources already in a blob, and their reference: a snapshot that restates a payload hashes and writes nothing. */
   private readonly refs = new WeakMap<object, BlobSource>();
   /** Sources that stay in their record (small, or bytes that would not read back as the same text). */
   private readonly inline = new WeakSet<object>();
-  /** Blobs known to be on disk whole. */
-  private readonly onDisk = new Set<string>();
 
-  constructor(
-    private readonly runDir: string,
-    private readonly options: FileBlobsOptions = {},
-  ) {
-    this.dir = path.join(runDir, BLOBS_DIR);
-  }
+  constructor(private readonly keeper: BlobKeeper) {}
 
   /**
    * The records as the journal keeps them: each large payload replaced by a reference to its
-   * blob, every such blob durable when this returns. Records without one are returned as they are.
+   * blob, every such blob put when this returns. Records without one are returned as they are.
    */
   externalize(records: readonly JournalRecord[]): readonly JournalRecord[] {
     let out: JournalRecord[] | null = null;
@@ -73,23 +78,24 @@ export class FileBlobs {
   }
 
   /**
-   * The records as loaded, each reference replaced by its payload, read back and checked against
-   * its name and length (StoreBlobError when it is missing or is not those bytes). A blob is read
-   * once per load, however many records restate it.
+   * The records as loaded, each reference replaced by its payload, checked against its name and
+   * length (StoreBlobError when it is missing or is not those bytes). A blob is read once per
+   * load, however many records restate it.
    */
-  resolve(records: StoredRecord[], journalPath: string): StoredRecord[] {
+  resolve(records: StoredRecord[], location: string): StoredRecord[] {
     const read = new Map<string, Buffer>();
     let out: StoredRecord[] | null = null;
     for (let i = 0; i < records.length; i++) {
       const stored = records[i]!;
+      const seq = stored.record.seq;
       const record = mapRecordBlocks(stored.record, (block) => {
         if (!isBlobSource(block.source)) return block;
         const ref = block.source;
         const problem = referenceProblem(ref);
-        if (problem) throw new StoreBlobError(journalPath, stored.record.seq, path.join(this.dir, String(ref.$blob)), 'malformed', problem);
+        if (problem) throw new StoreBlobError(location, seq, String(ref.$blob), 'malformed', problem);
         let bytes = read.get(ref.$blob);
         if (!bytes) {
-          bytes = this.readBlob(ref, journalPath, stored.record.seq);
+          bytes = this.checkedBytes(ref, location, seq);
           read.set(ref.$blob, bytes);
         }
         const source: InlineSource = { type: ref.type, media_type: ref.media_type, data: bytes.toString(ref.type === 'base64' ? 'base64' : 'utf8') };
@@ -105,7 +111,7 @@ export class FileBlobs {
     return out ?? records;
   }
 
-  /** The block with a reference in place of its payload, once the blob is durable; the block itself when it stays inline. */
+  /** The block with a reference in place of its payload, once the blob is put; the block itself when it stays inline. */
   private referenceOf(block: Block): Block {
     const source = block.source;
     if (!isInlineSource(source) || this.inline.has(source)) return block;
@@ -118,14 +124,53 @@ export class FileBlobs {
       }
       const hex = createHash('sha256').update(bytes).digest('hex');
       ref = { type: source.type, media_type: source.media_type, $blob: `sha256-${hex}`, bytes: bytes.length };
-      this.write(ref.$blob, bytes);
+      this.keeper.put(ref.$blob, bytes);
       this.refs.set(source, ref);
     }
     return { ...block, source: ref };
   }
 
+  private checkedBytes(ref: BlobSource, location: string, seq: number): Buffer {
+    const where = this.keeper.where(ref.$blob);
+    const bytes = this.keeper.get(ref.$blob);
+    if (!bytes) throw new StoreBlobError(location, seq, where, 'missing', 'there is none by that name');
+    if (bytes.length !== ref.bytes) throw new StoreBlobError(location, seq, where, 'corrupt', `it holds ${bytes.length} bytes, not the ${ref.bytes} the record names`);
+    const hex = createHash('sha256').update(bytes).digest('hex');
+    if (`sha256-${hex}` !== ref.$blob) throw new StoreBlobError(location, seq, where, 'corrupt', `its bytes have the SHA-256 ${hex}, not the one in its name`);
+    return bytes;
+  }
+}
+
+/** A file store's blobs: DIR/blobs/sha256-<hex>, each written whole and synced before any record refers to it. */
+export class FileBlobs implements BlobKeeper {
+  readonly dir: string;
+  private readonly references = new BlobReferences(this);
+  /** Blobs known to be on disk whole. */
+  private readonly onDisk = new Set<string>();
+
+  constructor(
+    private readonly runDir: string,
+    private readonly options: FileBlobsOptions = {},
+  ) {
+    this.dir = path.join(runDir, BLOBS_DIR);
+  }
+
+  /** See BlobReferences.externalize: each blob is durable when this returns. */
+  externalize(records: readonly JournalRecord[]): readonly JournalRecord[] {
+    return this.references.externalize(records);
+  }
+
+  /** See BlobReferences.resolve. */
+  resolve(records: StoredRecord[], journalPath: string): StoredRecord[] {
+    return this.references.resolve(records, journalPath);
+  }
+
+  where(name: string): string {
+    return path.join(this.dir, name);
+  }
+
   /** Temp file, fsync, rename, fsync of the directory: the name exists only with all of its bytes on disk. */
-  private write(name: string, bytes: Buffer): void {
+  put(name: string, bytes: Buffer): void {
     if (this.onDisk.has(name)) return;
     const file = path.join(this.dir, name);
     const stat = fs.statSync(file, { throwIfNoEntry: false });
@@ -157,26 +202,20 @@ export class FileBlobs {
     this.options.onBlobWritten?.(file);
   }
 
-  private readBlob(ref: BlobSource, journalPath: string, seq: number): Buffer {
-    const file = path.join(this.dir, ref.$blob);
+  get(name: string): Buffer | null {
+    const file = path.join(this.dir, name);
     let fd: number;
     try {
       fd = openRegularFile(file, 'a blob of the run');
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new StoreBlobError(journalPath, seq, file, 'missing', 'there is no file by that name');
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw error;
     }
-    let bytes: Buffer;
     try {
-      bytes = fs.readFileSync(fd);
+      return fs.readFileSync(fd);
     } finally {
       fs.closeSync(fd);
     }
-    if (bytes.length !== ref.bytes) throw new StoreBlobError(journalPath, seq, file, 'corrupt', `it holds ${bytes.length} bytes, not the ${ref.bytes} the record names`);
-    const hex = createHash('sha256').update(bytes).digest('hex');
-    if (`sha256-${hex}` !== ref.$blob) throw new StoreBlobError(journalPath, seq, file, 'corrupt', `its bytes have the SHA-256 ${hex}, not the one in its name`);
-    this.onDisk.add(ref.$blob);
-    return bytes;
   }
 }
 
