@@ -37,6 +37,19 @@ const POLL_INTERVAL_MS = 1_000;
 const BATCH = 8;
 /** How long a stopping worker waits for the sends under way before it leaves them to the next worker. */
 const STOP_GRACE_MS = 5_000;
+/**
+ * How long a worker leaves the event of a run another worker brought to rest before it looks:
+ * that worker knows the run's answer and sends it without reading the run back (a journal's fold,
+ * the bulk of an event's cost); this one sends it if that one has not by then.
+ */
+const OTHERS_EVENT_DELAY_MS = 250;
+
+/** What a worker knows of a run it brought to rest itself: the answer an event of that rest carries. */
+export interface RestedRun {
+  state: string;
+  text: string | null;
+  failure: string | null;
+}
 
 /** The settings as a delivery uses them: the URL without its credentials, which go in a header. */
 interface Target {
@@ -111,13 +124,21 @@ export class WebhookDelivery {
     private readonly pool: Pool,
     settings: WebhookSettings,
     private readonly log: (line: string) => void,
+    /** The runs this process brought to rest, by id: their events are sent at once and without reading the run back. */
+    private readonly restedHere: (runId: string) => RestedRun | undefined = () => undefined,
   ) {
     this.target = checkWebhookSettings(settings);
     // Whatever this process prints, stores or exports from now on has the secret taken out.
     addSecrets(this.target.secrets);
     this.claimLeaseMs = Math.max(CLAIM_LEASE_MS, this.target.timeoutMs + 20_000);
     // The trigger of schema 7 NOTIFYs da_rest in the transaction that wrote the event row: the row is there when the notification is.
-    this.signal = new ChannelSignal(pool, REST_CHANNEL, () => this.wakeUp(), (line) => this.log(line), { what: 'runs coming to rest', signalOnListen: false });
+    this.signal = new ChannelSignal(pool, REST_CHANNEL, (runId) => this.restNoticed(runId), (line) => this.log(line), { what: 'runs coming to rest', signalOnListen: false });
+  }
+
+  /** A run came to rest (the payload is its id): at once when this process moved it, a little later when another did. */
+  private restNoticed(runId: string | undefined): void {
+    if (runId === undefined || this.restedHere(runId) !== undefined) return this.wakeUp();
+    setTimeout(() => this.wakeUp(), OTHERS_EVENT_DELAY_MS).unref();
   }
 
   start(): void {
@@ -185,8 +206,21 @@ export class WebhookDelivery {
       this.claimFailing = true;
       return 0;
     }
-    await Promise.all(events.map((event) => this.deliver(event)));
+    const delivered = (await Promise.all(events.map((event) => this.deliver(event)))).filter((event) => event !== null);
+    if (delivered.length > 0) {
+      try {
+        // One statement for every event of the pass that went out.
+        await this.pool.query('UPDATE da_events SET delivered_at = now() WHERE id = ANY($1::bigint[]) AND delivered_at IS NULL', [delivered.map((event) => event.id)]);
+        for (const event of delivered) if (event.attempts > 0) this.log(`${this.what(event)}: delivered at attempt ${event.attempts + 1}`);
+      } catch (error) {
+        for (const event of delivered) this.log(`${this.what(event)}: cannot record its delivery (${this.words(messageOf(error))}); it is sent again once its claim lapses`);
+      }
+    }
     return events.length;
+  }
+
+  private what(event: ClaimedEvent): string {
+    return `event ${event.eventId} (${event.type} of run ${event.runId})`;
   }
 
   /** Two workers never send one event at once; one killed mid-send leaves it to another once the claim lapses. */
@@ -215,27 +249,27 @@ export class WebhookDelivery {
       .sort((a, b) => Number(a.id) - Number(b.id));
   }
 
-  private async deliver(event: ClaimedEvent): Promise<void> {
+  /** One attempt; the event when it was delivered (its delivery is recorded with the pass's others), else null. */
+  private async deliver(event: ClaimedEvent): Promise<ClaimedEvent | null> {
     let outcome: Outcome;
     try {
       outcome = await this.post(event, JSON.stringify(await this.bodyOf(event)));
     } catch (error) {
       outcome = { delivered: false, why: `cannot read the run's result (${messageOf(error)})` };
     }
-    const what = `event ${event.eventId} (${event.type} of run ${event.runId})`;
+    if ('delivered' in outcome && outcome.delivered) return event;
+    const what = this.what(event);
     try {
       if ('interrupted' in outcome) {
         await this.pool.query('UPDATE da_events SET next_attempt_at = now() WHERE id = $1 AND delivered_at IS NULL', [event.id]);
         this.log(`${what}: the worker stopped during its delivery; left for the next worker to send again`);
-      } else if (outcome.delivered) {
-        await this.pool.query('UPDATE da_events SET delivered_at = now() WHERE id = $1 AND delivered_at IS NULL', [event.id]);
-        if (event.attempts > 0) this.log(`${what}: delivered at attempt ${event.attempts + 1}`);
       } else {
         await this.failed(event, what, this.words(outcome.why));
       }
     } catch (error) {
       this.log(`${what}: cannot record its delivery (${this.words(messageOf(error))}); it is sent again once its claim lapses`);
     }
+    return null;
   }
 
   private async failed(event: ClaimedEvent, what: string, why: string): Promise<void> {
@@ -261,7 +295,8 @@ export class WebhookDelivery {
     if (event.agent !== null) body.agent = event.agent;
     if (event.agentVersion !== null) body.agentVersion = event.agentVersion;
     if (event.type === 'run.done' || event.type === 'run.failed') {
-      const result = await readFleetRun(this.pool, event.runId);
+      const here = this.restedHere(event.runId);
+      const result = here?.state === event.state ? here : await readFleetRun(this.pool, event.runId);
       // A run taken up again since (by a fork's message, a retry) rests elsewhere now: its answer then is not this event's.
       if (result.state === event.state) {
         if (event.type === 'run.done' && result.text !== null) body.text = result.text;

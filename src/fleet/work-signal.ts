@@ -25,7 +25,8 @@ export class ChannelSignal {
   constructor(
     private readonly pool: Pool,
     private readonly channel: string,
-    private readonly onSignal: () => void,
+    /** The notification's payload; absent for a signal that stands for notifications that may have been missed. */
+    private readonly onSignal: (payload?: string) => void,
     private readonly log: (line: string) => void,
     private readonly options: {
       /** Said in the log line when it cannot listen: "cannot listen for <what> right now". */
@@ -61,7 +62,7 @@ export class ChannelSignal {
     }
     let released = false;
     const onNotification = (message: Notification) => {
-      if (message.channel === this.channel) this.onSignal();
+      if (message.channel === this.channel) this.onSignal(message.payload);
     };
     // Its error and end listeners stay on a destroyed connection: an error event without one would end the process.
     const destroy = () => {

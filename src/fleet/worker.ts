@@ -31,7 +31,10 @@ import { type AgentDefinition, AgentDefinitionError, agentModel } from '../agent
 import { DurableAgentError } from '../util/durable-agent-error.ts';
 import { drivableRuns, registerAgents } from './agent-registry.ts';
 import type { ClaimCondition } from '../store/pg/leases.ts';
-import { WebhookDelivery, type WebhookSettings } from './webhooks.ts';
+import { type RestedRun, WebhookDelivery, type WebhookSettings } from './webhooks.ts';
+
+/** How many runs brought to rest a worker remembers the answers of, for their webhook events. */
+const RESTED_KEPT = 1_000;
 
 /** How long a worker leaves a run it was refused to drive before it tries it again. */
 const REFUSED_RUN_PAUSE_MS = 60_000;
@@ -83,6 +86,8 @@ export class Worker {
   private readonly active = new Map<string, ActiveRun>();
   /** Leases being released: a run's slot is free as soon as its run ended, its release goes on beside the next claim. */
   private readonly releasing = new Set<Promise<void>>();
+  /** The last runs this worker brought to rest, with their answers: what their webhook events carry. */
+  private readonly restedHere = new Map<string, RestedRun>();
   /** Leases whose release goes out at the next turn of the event loop. */
   private toRelease: Lease[] = [];
   private stopping = false;
@@ -120,7 +125,9 @@ export class Worker {
     this.id = options.id ?? `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
     this.signal = new WorkSignal(options.pool, () => this.wakeUp(), (line) => options.log(`[worker ${this.id}] ${line}`));
     this.batcher = new AppendBatcher(options.pool);
-    this.webhooks = options.webhook ? new WebhookDelivery(options.pool, options.webhook, (line) => options.log(`[worker ${this.id}] webhook: ${line}`)) : null;
+    this.webhooks = options.webhook
+      ? new WebhookDelivery(options.pool, options.webhook, (line) => options.log(`[worker ${this.id}] webhook: ${line}`), (runId) => this.restedHere.get(runId))
+      : null;
   }
 
   /** Runs until stop() or, with exitWhenIdle, until the queue is empty. */
@@ -249,6 +256,7 @@ export class Worker {
       const result = resuming
         ? await resumeRun({ ...parts, keepPause: true, ...raised })
         : await startRun({ ...parts, task: spec.kind === 'agent' ? spec.task : DEMO_TASK, maxTurns: spec.maxTurns, ...policyOf(spec) });
+      if (this.webhooks) this.noteRested(lease.runId, { state: result.status, text: result.text ?? null, failure: result.failure?.message ?? null });
       // Its REOPEN record deletes the raise; one that could not reopen the run would make it claimable for ever.
       if (lease.raise != null && !reopened) await this.dropRaise(tag, lease, raise, result.status);
       const waits = result.waiting?.map((call) => `${call.tool_use_id} ${call.name}`).join(', ');
@@ -274,6 +282,13 @@ export class Worker {
       keeper.stop();
       if (!lost && !keeper.isLost) this.release(lease);
     }
+  }
+
+  private noteRested(runId: string, rested: RestedRun): void {
+    this.restedHere.delete(runId);
+    this.restedHere.set(runId, rested);
+    // Bounded: an event this worker has not sent by then is sent by reading its run back.
+    if (this.restedHere.size > RESTED_KEPT) this.restedHere.delete(this.restedHere.keys().next().value!);
   }
 
   /**
