@@ -4,7 +4,7 @@
  */
 import type { RunObserver } from '../core/run-events.ts';
 import type { DecisionCommands } from '../words/decision-lines.ts';
-import { commandLines, detailLine, plainLine, type Writers } from '../words/run-lines.ts';
+import { commandLines, detailLine, plainLine, replyLines, type Writers } from '../words/run-lines.ts';
 import { streamLineWriter } from './stream-lines.ts';
 
 export type { Writers } from '../words/run-lines.ts';
@@ -15,6 +15,7 @@ export function plainReporter(writers: Writers, verbose: boolean, commands: Deci
     streamed?.(event);
     const line = plainLine(event);
     if (line !== null) writers.out(line);
+    for (const block of replyLines(event)) writers.out(block);
     for (const hint of commandLines(event, commands)) writers.out(hint);
     const detail = detailLine(event, verbose);
     if (detail !== null) writers.err(detail);

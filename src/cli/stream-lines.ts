@@ -1,6 +1,6 @@
 /**
  * The plain log's view of a streamed reply (--verbose, on stderr): each line of the reply's text
- * as soon as it is complete, each tool call as soon as the model names it. Lines, not pieces:
+ * as soon as it is complete, each tool call (a server tool's too) as soon as the model names it. Lines, not pieces:
  * the plain log is read line by line (a pipe, a file, CI), and a partial line would be torn.
  */
 import type { RunEvent } from '../core/run-events.ts';
@@ -26,6 +26,13 @@ export function streamLineWriter(write: (line: string) => void): (event: RunEven
         flush();
         write(`[model] calls ${delta.name} ${delta.id}`);
         return;
+      case 'server-tool-use':
+        flush();
+        write(`[model] calls the server tool ${delta.name} ${delta.id}`);
+        return;
+      // Thinking is said once its block is whole (the [thinking] line): a line of its pieces would be torn.
+      case 'thinking':
+      case 'redacted-thinking':
       case 'tool-input':
         return;
       case 'restart':

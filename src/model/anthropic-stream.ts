@@ -62,11 +62,16 @@ export async function streamMessage(open: OpenStream, options: StreamOptions): P
 }
 
 function deltaOf(event: Anthropic.Messages.RawMessageStreamEvent): StreamDelta | null {
-  if (event.type === 'content_block_start' && event.content_block.type === 'tool_use') {
-    return { type: 'tool-use', index: event.index, id: event.content_block.id, name: event.content_block.name };
+  if (event.type === 'content_block_start') {
+    const block = event.content_block;
+    if (block.type === 'tool_use') return { type: 'tool-use', index: event.index, id: block.id, name: block.name };
+    if (block.type === 'server_tool_use') return { type: 'server-tool-use', index: event.index, id: block.id, name: block.name };
+    if (block.type === 'redacted_thinking') return { type: 'redacted-thinking', index: event.index };
+    return null;
   }
   if (event.type !== 'content_block_delta') return null;
   if (event.delta.type === 'text_delta') return { type: 'text', index: event.index, text: event.delta.text };
+  if (event.delta.type === 'thinking_delta') return { type: 'thinking', index: event.index, text: event.delta.thinking };
   if (event.delta.type === 'input_json_delta') return { type: 'tool-input', index: event.index, partialJson: event.delta.partial_json };
   return null;
 }

@@ -66,6 +66,12 @@ export type StreamDelta =
   /** A tool_use block begins; its input follows in `tool-input` pieces of JSON. */
   | { type: 'tool-use'; index: number; id: string; name: string }
   | { type: 'tool-input'; index: number; partialJson: string }
+  /** A piece of a thinking block's text (its signature is not a piece: it comes whole with the reply). */
+  | { type: 'thinking'; index: number; text: string }
+  /** A redacted_thinking block: it has no text to show (its data is encrypted). */
+  | { type: 'redacted-thinking'; index: number }
+  /** A server tool call begins (web search, web fetch, code execution); its input follows in `tool-input` pieces. */
+  | { type: 'server-tool-use'; index: number; id: string; name: string }
   /** The stream broke off and the request is sent again: every piece before this one is void. */
   | { type: 'restart'; attempt: number; reason: string };
 

@@ -2,6 +2,7 @@
 import { budgetReachedWords, largerBudgetWords } from '../budget/budget-words.ts';
 import type { AgentStateName } from '../../machines/agent-loop.types.ts';
 import { requestWords } from '../control/control-request.ts';
+import { characters } from '../words/block-words.ts';
 import { formatElapsed as formatDuration } from '../words/format.ts';
 import type { ReconcileOutcomeName } from '../store/journal-record.ts';
 import type { PointName } from '../store/record-points.ts';
@@ -239,7 +240,25 @@ export function replyLines(reply: StreamingReply, width: number): string[] {
   const fit = (line: string) => (line.length <= width ? line : `…${line.slice(line.length - width + 1)}`);
   const text = reply.text.split('\n').filter((line, i, all) => line.trim() !== '' || i === all.length - 1);
   const lines = text.slice(-REPLY_TEXT_LINES).filter((line) => line !== '').map(fit);
-  for (const tool of reply.tools) lines.push(fit(`→ ${tool.name} ${tool.input}`));
+  for (const tool of reply.tools) lines.push(fit(`→ ${tool.name}${tool.server ? ' (server tool)' : ''} ${tool.input}`));
   if (reply.restarts > 0) lines.push(`(the stream broke off; asked again${reply.restarts > 1 ? `, ${reply.restarts} times` : ''})`);
   return lines;
+}
+
+/**
+ * The reply's thinking so far, collapsed to one line (the view draws it dim): its length grows
+ * as it streams; its text is not shown (the [thinking] line above the view has its first words
+ * once the reply is whole). Null when the reply has no thinking.
+ */
+export function replyThinkingLine(reply: StreamingReply): string | null {
+  if (reply.thinking.length === 0) return null;
+  const plain = reply.thinking.filter((block) => !block.redacted);
+  const redacted = reply.thinking.length - plain.length;
+  const parts: string[] = [];
+  if (plain.length > 0) {
+    const count = characters(plain.reduce((sum, block) => sum + block.characters, 0));
+    parts.push(plain.length === 1 ? `thinking (${count})` : `thinking (${plain.length} blocks, ${count})`);
+  }
+  if (redacted > 0) parts.push(redacted === 1 ? 'redacted thinking' : `redacted thinking (${redacted} blocks)`);
+  return parts.join(' · ');
 }

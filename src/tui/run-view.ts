@@ -6,7 +6,7 @@
 import type { AgentStateName, Budget, DecisionNeed, OutcomeKind, TokenUsage } from '../../machines/agent-loop.types.ts';
 import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 import type { DecisionCommands } from '../words/decision-lines.ts';
-import { commandLines, detailLine, plainLine } from '../words/run-lines.ts';
+import { commandLines, detailLine, plainLine, replyLines } from '../words/run-lines.ts';
 import type { StreamDelta } from '../model/model.ts';
 import type { CallView, RunEvent, RunResult } from '../core/run-events.ts';
 import type { ReconcileOutcomeName } from '../store/journal-record.ts';
@@ -107,10 +107,14 @@ export interface RunView {
   asked: boolean;
 }
 
-/** A reply streaming in: its text so far, the tool calls it names with their input so far. */
+/**
+ * A reply streaming in: its text so far, its thinking (counted, not kept: the view shows it
+ * collapsed), the tool calls it names with their input so far (`server`: one Anthropic's servers run).
+ */
 export interface StreamingReply {
   text: string;
-  tools: Array<{ index: number; id: string; name: string; input: string }>;
+  thinking: Array<{ index: number; characters: number; redacted: boolean }>;
+  tools: Array<{ index: number; id: string; name: string; input: string; server?: true }>;
   /** Times the stream broke off and the request was sent again (what came before is dropped). */
   restarts: number;
 }
@@ -266,7 +270,7 @@ function applyEvent(view: RunView, event: RunEvent, at: number): RunView {
     case 'model-call':
       return { ...view, modelCall: { turn: event.turn, since: at }, reply: null };
     case 'model-stream':
-      return { ...view, reply: withDelta(view.reply ?? { text: '', tools: [], restarts: 0 }, event.delta) };
+      return { ...view, reply: withDelta(view.reply ?? NO_REPLY, event.delta) };
     case 'model-reply':
       return { ...view, modelCall: null, reply: null };
     case 'tool-started':
@@ -290,16 +294,27 @@ function applyEvent(view: RunView, event: RunEvent, at: number): RunView {
   }
 }
 
+export const NO_REPLY: StreamingReply = { text: '', thinking: [], tools: [], restarts: 0 };
+
 function withDelta(reply: StreamingReply, delta: StreamDelta): StreamingReply {
   switch (delta.type) {
     case 'text':
       return { ...reply, text: reply.text + delta.text };
+    case 'thinking': {
+      const known = reply.thinking.some((block) => block.index === delta.index);
+      const thinking = known ? reply.thinking : [...reply.thinking, { index: delta.index, characters: 0, redacted: false }];
+      return { ...reply, thinking: thinking.map((block) => (block.index === delta.index ? { ...block, characters: block.characters + delta.text.length } : block)) };
+    }
+    case 'redacted-thinking':
+      return { ...reply, thinking: [...reply.thinking, { index: delta.index, characters: 0, redacted: true }] };
     case 'tool-use':
-      return { ...reply, text: reply.text, tools: [...reply.tools, { index: delta.index, id: delta.id, name: delta.name, input: '' }] };
+      return { ...reply, tools: [...reply.tools, { index: delta.index, id: delta.id, name: delta.name, input: '' }] };
+    case 'server-tool-use':
+      return { ...reply, tools: [...reply.tools, { index: delta.index, id: delta.id, name: delta.name, input: '', server: true }] };
     case 'tool-input':
       return { ...reply, tools: reply.tools.map((tool) => (tool.index === delta.index ? { ...tool, input: tool.input + delta.partialJson } : tool)) };
     case 'restart':
-      return { text: '', tools: [], restarts: reply.restarts + 1 };
+      return { ...NO_REPLY, restarts: reply.restarts + 1 };
   }
 }
 
@@ -342,6 +357,8 @@ function logEvent(view: RunView, event: RunEvent): RunView {
   let next = view;
   const line = plainLine(event);
   if (line !== null) next = appendLog(next, line, toneOf(event));
+  // A reply's thinking and server tool calls, one dim line each, as the plain output prints them.
+  for (const block of replyLines(event)) next = appendLog(next, block, 'detail');
   for (const hint of commandLines(event, view.decisionCommands)) next = appendLog(next, hint, 'notice');
   const detail = detailLine(event, view.verbose);
   if (detail !== null) next = appendLog(next, detail, event.type === 'ledger-write-failed' ? 'alert' : 'detail');

@@ -6,6 +6,7 @@ import { requestWords } from '../control/control-request.ts';
 import type { ReconcileOutcomeName } from '../store/journal-record.ts';
 import type { RunEvent, RunResult } from '../core/run-events.ts';
 import { budgetReachedWords, largerBudgetWords } from '../budget/budget-words.ts';
+import { replyBlockLines } from './block-words.ts';
 import { type DecisionCommands, decidedLine, decisionHintLines, waitingLine } from './decision-lines.ts';
 
 export interface Writers {
@@ -51,10 +52,15 @@ export function plainLine(event: RunEvent): string | null {
   }
 }
 
+/** The lines of a whole reply's thinking and server tool blocks (stdout), one each: none for a reply without them. */
+export function replyLines(event: RunEvent): string[] {
+  return event.type === 'model-reply' ? replyBlockLines(event.reply.content) : [];
+}
+
 /** Lines after an event's own: the commands that decide a waiting call, or resume a run that stopped for one. */
 export function commandLines(event: RunEvent, commands: DecisionCommands | null | undefined): string[] {
   if (!commands) return [];
-  if (event.type === 'waiting') return decisionHintLines(commands, { tool_use_id: event.call.id, needs: event.needs });
+  if (event.type === 'waiting') return decisionHintLines(commands, { tool_use_id: event.call.id, needs: event.needs, input: event.call.input, since: event.since });
   if (event.type === 'finished' && event.result.status === 'waiting') return [`  resume:  ${commands.resume}`];
   const stop = event.type === 'finished' ? event.result.budgetStop : undefined;
   if (stop) return [`  resume:  ${commands.resume} ${largerBudgetWords(stop).join(' ')}`];
@@ -73,6 +79,10 @@ export function resultLine(result: RunResult): string {
     case 'failed':
       return `[failed] ${result.failure?.message ?? 'the run failed'}`;
     case 'waiting':
+      // A wait goes on by itself once its time or its event comes: a resume before then waits the rest.
+      if ((result.waiting ?? []).some((call) => call.awaited && call.needs === 'wait')) {
+        return `[waiting] ${(result.waiting ?? []).map((call) => call.tool_use_id).join(', ')} waits for its time or its event; resume with --resume (before then, the resume waits the rest).`;
+      }
       return `[waiting] ${(result.waiting ?? []).map((call) => call.tool_use_id).join(', ')} waits for a person's decision; resume with --resume after it is given.`;
     case 'cancelled':
       return `[cancelled] the run was cancelled${result.cancellation ? ` ${requestWords(result.cancellation)}` : ''}; it ends here (a fork can try again from one of its steps).`;

@@ -99,7 +99,7 @@ describe('a reply streaming in', () => {
   });
 
   it('keeps the newest lines of text, the end of a long line, and says when the stream broke off', () => {
-    const reply = { text: 'one\ntwo\nthree\nfour and a line far too long to fit', tools: [{ index: 1, id: 't', name: 'lookup', input: '{"q":"x"' }], restarts: 1 };
+    const reply = { text: 'one\ntwo\nthree\nfour and a line far too long to fit', thinking: [], tools: [{ index: 1, id: 't', name: 'lookup', input: '{"q":"x"' }], restarts: 1 };
     expect(replyLines(reply, 20)).toEqual(['two', 'three', '…far too long to fit', '→ lookup {"q":"x"', '(the stream broke off; asked again)']);
   });
 });

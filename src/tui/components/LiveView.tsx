@@ -1,7 +1,7 @@
 /** @jsxRuntime automatic @jsxImportSource react */
 /** The live area under the permanent log: redrawn in place while the run goes on. */
 import { Box, Text } from 'ink';
-import { activityText, endingText, replyLines, showsResumeHint, spinnerFrame } from '../format.ts';
+import { activityText, endingText, replyLines, replyThinkingLine, showsResumeHint, spinnerFrame } from '../format.ts';
 import type { RunView } from '../run-view.ts';
 import { CallList } from './CallList.tsx';
 import { Field, LABEL_WIDTH } from './Field.tsx';
@@ -41,6 +41,7 @@ export function LiveView({ view, now, columns }: LiveViewProps) {
       </Field>
       {view.reply ? (
         <Field label="reply">
+          {view.reply.thinking.length > 0 ? <Text dimColor>{replyThinkingLine(view.reply)}</Text> : null}
           {replyLines(view.reply, Math.max(20, columns - LABEL_WIDTH - 1)).map((line, i) => (
             <Text key={i}>{line}</Text>
           ))}
