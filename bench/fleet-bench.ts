@@ -25,6 +25,7 @@ import { scriptedDemoModel, Worker } from '../src/fleet/worker.ts';
 import { releaseLease } from '../src/store/pg/leases.ts';
 import { openDatabase, openPool } from '../src/store/pg/pool.ts';
 import { startPostgres } from '../test/helpers/postgres-server.ts';
+import { STOPPED_AT_LIMIT_STATES } from '../machines/agent-loop.types.ts';
 import { type AgentThroughput, agentThroughputLines, baselineBuild, type Build, DEFAULT_BASELINE, measureAgentRuns } from './fleet-agent-throughput.ts';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
@@ -167,10 +168,10 @@ async function measureOurs(url: string, config: Config, runs: number): Promise<{
   }
 }
 
-/** Waits until no run of the database is unfinished. */
+/** Waits until every run of the database is finished or stopped at a limit (which a raise could take on, not a worker by itself). */
 async function untilAllFinished(pool: pg.Pool): Promise<void> {
   for (;;) {
-    const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM da_runs WHERE NOT finished');
+    const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM da_runs WHERE NOT finished AND NOT (state = ANY($1))', [[...STOPPED_AT_LIMIT_STATES]]);
     if (Number(rows[0]!.n) === 0) return;
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
