@@ -9,6 +9,7 @@ import type { AgentContext, AgentStateName, ContentBlock, Message, ToolResultCon
 import { isFinishedState, isStoppedAtLimit } from '../machines/agent-loop.types.ts';
 import { type DecidedCall, DecisionTrail, verdictWords } from '../src/approval/decision-trail.ts';
 import { RECONCILE_PHRASES } from '../src/words/run-lines.ts';
+import { isServerToolResult, resultToolName, sealedWords, serverToolResultWords, serverToolUseWords, thinkingWords, withoutSealed } from '../src/words/block-words.ts';
 import { blockWords, resultContentWords } from '../src/words/payload-words.ts';
 import { foldJournal } from '../src/store/fold-journal.ts';
 import type { JournalRecord } from '../src/store/journal-record.ts';
@@ -286,7 +287,28 @@ function blockViewOf(block: ContentBlock): BlockView {
         content: contentText(block.content as ToolResultContent),
         isError: block.is_error === true,
       };
+    case 'thinking':
+    case 'redacted_thinking':
+      return {
+        kind: 'thinking',
+        redacted: block.type === 'redacted_thinking',
+        text: typeof block.thinking === 'string' ? block.thinking : '',
+        summary: thinkingWords(block),
+        sealed: sealedWords(block),
+      };
+    case 'server_tool_use':
+      return { kind: 'server_tool_use', id: String(block.id), name: String(block.name), summary: serverToolUseWords(block), input: jsonText(block.input) };
     default:
+      if (isServerToolResult(block)) {
+        return {
+          kind: 'server_tool_result',
+          type: block.type,
+          toolUseId: String(block.tool_use_id),
+          tool: resultToolName(block),
+          summary: serverToolResultWords(block),
+          json: jsonText(withoutSealed(block)),
+        };
+      }
       // An image or a document in words ([image image/png 1.0 MB]): the page never holds a payload's base64.
       return { kind: 'other', type: block.type, json: blockWords(block) };
   }

@@ -55,6 +55,19 @@ export type BlockView =
   | { kind: 'text'; text: string }
   | { kind: 'tool_use'; id: string; name: string; input: string }
   | { kind: 'tool_result'; toolUseId: string; content: string; isError: boolean }
+  /**
+   * A thinking block (its text, shown collapsed) or a redacted_thinking block (redacted: no text,
+   * its data encrypted). `summary`: the collapsed line; `sealed`: what it carries that is not
+   * shown as text (the signature, the encrypted data), in words.
+   */
+  | { kind: 'thinking'; redacted: boolean; text: string; summary: string; sealed: string }
+  /** A call of a server tool Anthropic's servers run (web_search, web_fetch, code_execution…): its tool, id and input. */
+  | { kind: 'server_tool_use'; id: string; name: string; summary: string; input: string }
+  /**
+   * A server tool's result block: what kind of result (2 results, exit 0, error: …), and the
+   * block as JSON with each encrypted field named by its size instead of its content.
+   */
+  | { kind: 'server_tool_result'; type: string; toolUseId: string; tool: string; summary: string; json: string }
   | { kind: 'other'; type: string; json: string };
 
 export interface MessageView {

@@ -164,6 +164,31 @@ function blockItem(block: BlockView): HTMLElement {
         h('span', { class: 'mono' }, `tool_result ${block.toolUseId}${block.isError ? ' (is_error)' : ''}`),
         collapsible(block.content),
       );
+    case 'thinking':
+      // Collapsed until asked: the model's scratch work is long, and seldom what a reader looks for.
+      return h(
+        'details',
+        { class: `block thinking${block.redacted ? ' redacted' : ''}` },
+        h('summary', {}, block.summary),
+        block.redacted ? null : h('pre', {}, block.text),
+        h('p', { class: 'dim sealed' }, block.sealed),
+      );
+    case 'server_tool_use':
+      return h(
+        'div',
+        { class: 'block server-tool-use', 'data-call': block.id },
+        h('span', { class: 'mono' }, `server_tool_use ${block.id}`),
+        h('span', { class: 'tool-words' }, block.summary),
+        collapsible(block.input),
+      );
+    case 'server_tool_result':
+      return h(
+        'div',
+        { class: `block server-tool-result${block.summary.startsWith('error: ') ? ' is-error' : ''}`, 'data-call': block.toolUseId },
+        h('span', { class: 'mono' }, `${block.type} ${block.toolUseId}`),
+        h('span', { class: 'tool-words' }, `${block.tool} → ${block.summary}`),
+        collapsible(block.json),
+      );
     case 'other':
       return h('div', { class: 'block other' }, h('span', { class: 'mono' }, block.type), collapsible(block.json));
   }
