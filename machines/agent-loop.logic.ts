@@ -76,10 +76,13 @@ export function awaitsDecision(context: { readonly decisions: readonly Decision[
   return call.needs !== undefined && decisionFor(context, call.id) === undefined;
 }
 
-/** Whether a verdict answers what the call needs: approve an approval, answer a question; deny either. */
+/**
+ * Whether a verdict answers what the call needs: approve an approval, answer a question or end a
+ * wait (its result is the answer's text); deny any of them.
+ */
 export function verdictFits(call: PendingCall, decision: Decision): boolean {
   if (decision.verdict === 'denied') return call.needs !== undefined;
-  return decision.verdict === 'approved' ? call.needs === 'approval' : call.needs === 'answer';
+  return decision.verdict === 'approved' ? call.needs === 'approval' : call.needs === 'answer' || call.needs === 'wait';
 }
 
 /** The call as it runs: with the input a person approved in place of the model's, if edited. */

@@ -77,8 +77,12 @@ export interface ModelReply {
   container?: { id: string; expires_at: string } | null | undefined;
 }
 
-/** What a call waits for before it may go on: a person's approval, or a person's answer (ask_user). */
-export type DecisionNeed = 'approval' | 'answer';
+/**
+ * What a call waits for before it may go on: a person's approval, a person's answer (ask_user),
+ * or, for a wait call (the wait tool), its time or its event: a wait is decided by a signal or by
+ * the clock, through the same DECISION record as a person's decision.
+ */
+export type DecisionNeed = 'approval' | 'answer' | 'wait';
 
 /** A tool call the model named and the loop has not closed yet. */
 export interface PendingCall {
@@ -110,6 +114,8 @@ export interface Decision {
   input?: unknown;
   /** The answer (answered only): it becomes the call's tool_result. */
   text?: string | undefined;
+  /** The signal that ended a wait (answered waits only): its name, its sender's id (null: none given) and when it was sent. */
+  signal?: { name: string; id: string | null; sentAt: number } | undefined;
 }
 
 /** The call the run waits on, and since when (the time of its DECISION_NEEDED record). */

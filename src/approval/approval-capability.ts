@@ -1,7 +1,7 @@
 /**
  * Approval and questions as a capability of the run: it marks the calls of each reply that need
- * a person's decision (recorded with the reply at checkpoint A), and carries out `awaitDecision`:
- * wait for the decision about the awaited call and record it. The inbox entry it came from is
+ * a person's decision, or wait (recorded with the reply at checkpoint A), and carries out
+ * `awaitDecision`: wait for the decision about the awaited call (a wait's: its signal or its time) and record it. The inbox entry it came from is
  * settled only once the record is durable.
  */
 import type { AnnouncedEffect } from '../../machines/agent-loop.effects.ts';
@@ -10,6 +10,7 @@ import type { ToolRegistry } from '../tools/tool-registry.ts';
 import { questionOf } from './ask-user.ts';
 import { awaitedCallOf, type DecisionOptions, findDecision } from './decision-step.ts';
 import { type DecisionPolicy, needsDecisionOf } from './needs-decision.ts';
+import { findWake } from './wait-step.ts';
 
 export function approvalCapability(registry: ToolRegistry, policy: DecisionPolicy, options: DecisionOptions): Capability {
   return {
@@ -30,7 +31,9 @@ async function takeDecision(session: RunSession, options: DecisionOptions): Prom
     session.emit({ type: 'waiting', call: session.callView(call), needs: call.needs!, since: context.awaiting!.since, question, ...(unreadable ? { unreadable } : {}) });
   };
   const wait = { runId: session.runId, context, inbox: session.store.decisions, registry: session.registry, options, onWait };
-  const decision = await session.control.watch((signal) => findDecision({ ...wait, signal }), session.signal);
+  // A wait is decided by its signal or the clock (wait-step.ts), a call for a person by that person.
+  const find = call.needs === 'wait' ? (signal: AbortSignal) => findWake({ ...wait, signals: session.store.signals, signal }) : (signal: AbortSignal) => findDecision({ ...wait, signal });
+  const decision = await session.control.watch(find, session.signal);
   if (!decision) {
     session.stopIfAsked();
     return session.control.requested ? 'awaitDecision' : null;

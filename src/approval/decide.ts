@@ -116,6 +116,9 @@ type Refuse = (reason: DecisionRefusedError['reason'], message: string) => Decis
 async function checkVerdict(call: PendingCall, request: DecideInput, refuse: Refuse, header: JournalHeader, tools: readonly ToolDefinition[] | undefined): Promise<void> {
   const { verdict } = request;
   const id = call.id;
+  if (call.needs === 'wait' && verdict !== 'denied') {
+    throw refuse('wrong-verdict', `${id} is a wait (${call.name}): it ends when its time or its event comes (\`durable-agent signal --run ID NAME\` sends an event), not by an ${verdict === 'approved' ? 'approval' : 'answer'}. Deny it with a reason to stop the wait. Nothing was written.`);
+  }
   if (call.needs === 'answer' && verdict === 'approved') {
     throw refuse('wrong-verdict', `${id} is a question (${call.name}): it waits for an answer, not an approval. Give it with \`durable-agent answer ${id} TEXT\` (or deny it with a reason). Nothing was written.`);
   }

@@ -120,7 +120,7 @@ export async function findDecision(wait: DecisionWait): Promise<Decision | null>
  * The inbox's decision for the call, if it fits. Entries for calls this turn already decided
  * are what a writer that died between its DECISION record and the settle left behind: settled.
  */
-async function fromInbox(wait: DecisionWait, call: PendingCall): Promise<Decision | null> {
+export async function fromInbox(wait: DecisionWait, call: PendingCall): Promise<Decision | null> {
   if (!wait.inbox) return null;
   const entries = await wait.inbox.read();
   for (const entry of entries) {
@@ -173,7 +173,7 @@ export function withEditNotice(asked: PendingCall, ran: PendingCall, outcome: To
   return { ...outcome, content };
 }
 
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+export function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve();
     const done = () => {

@@ -8,6 +8,7 @@ import type { DecisionNeed, ModelReply } from '../../machines/agent-loop.types.t
 import { readOnlyFor, type ToolDefinition } from '../tools/tool.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 import { ASK_USER } from './ask-user.ts';
+import { isWaitTool, waitInputProblem } from './wait-tool.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 /** A run's rule for approvals: tools by name, or every tool that is not read-only. */
@@ -56,6 +57,8 @@ async function needOf(name: string, input: unknown, registry: ToolRegistry, poli
   const tool = registry.get(name);
   // An unknown tool is rejected without running: there is nothing to approve.
   if (!tool) return null;
+  // A wait waits for its time or its event; one whose input is no wait is run, and its run() says why it cannot be done.
+  if (isWaitTool(tool)) return waitInputProblem(input) === null && !('problem' in (await registry.checkInput(name, input))) ? 'wait' : null;
   const rule = policy.requireApproval;
   if (rule === 'side-effects' ? !readOnlyFor(tool, input) : rule?.includes(name)) return 'approval';
   if (typeof tool.needsApproval === 'function') {

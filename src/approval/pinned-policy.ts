@@ -10,6 +10,7 @@ import type { ToolDefinition } from '../tools/tool.ts';
 import { formatDecisionTimeout } from './decision-step.ts';
 import { PolicyLoosenedError } from './decision-errors.ts';
 import type { RequireApproval } from './needs-decision.ts';
+import { isWaitTool } from './wait-tool.ts';
 
 /** What a process was given: the programmatic options (or the CLI flags behind them). */
 export interface GivenDecisionPolicy {
@@ -33,7 +34,7 @@ export function pinnedPolicyOf(given: GivenDecisionPolicy): PinnedDecisionPolicy
  * unasked), so the journal is written as version 2, which such a release refuses.
  */
 export function canNeedDecisions(pinned: PinnedDecisionPolicy | undefined, tools: readonly ToolDefinition[]): boolean {
-  return pinned !== undefined || tools.some((tool) => tool.needsApproval !== undefined && tool.needsApproval !== false);
+  return pinned !== undefined || tools.some((tool) => (tool.needsApproval !== undefined && tool.needsApproval !== false) || isWaitTool(tool));
 }
 
 /**

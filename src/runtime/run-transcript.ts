@@ -5,7 +5,7 @@
  * replaced older turns with a summary in the run's context: the turns it replaced come first,
  * then the summary, said as such.
  */
-import type { AgentContext, ContentBlock, Message, ToolResultContent } from '../../machines/agent-loop.types.ts';
+import type { AgentContext, ContentBlock, DecisionNeed, Message, ToolResultContent } from '../../machines/agent-loop.types.ts';
 import { foldJournal } from '../store/fold-journal.ts';
 import type { LoadedRun } from '../store/store.ts';
 import type { RunStore } from '../store/store.ts';
@@ -17,7 +17,7 @@ export type TranscriptEntry =
   | { kind: 'tool-use'; id: string; name: string; input: unknown }
   | { kind: 'tool-result'; id: string; name: string; text: string; isError: boolean; images: number; payloads: Payload[] }
   /** A call of the open turn with no result in the conversation yet: waiting for a person, or not yet run. */
-  | { kind: 'open-call'; id: string; name: string; waitsFor: 'approval' | 'answer' | null }
+  | { kind: 'open-call'; id: string; name: string; waitsFor: DecisionNeed | null }
   | { kind: 'image'; role: 'user' | 'assistant'; mediaType: string; payload: Payload }
   /** Compaction: a summary took the place of this many older messages (they are shown above it). */
   | { kind: 'compacted'; replaced: number; summary: string }

@@ -22,6 +22,7 @@ import { type JournalBytes, type ReadJournal, readJournal } from './journal-read
 import { readWhileWritten } from './live-read.ts';
 import { CONTROL_KINDS } from './inbox/inboxes.ts';
 import { type ControlPoint, FileControlInbox } from './inbox/file-control-inbox.ts';
+import { FileSignalInbox } from './inbox/file-signal-inbox.ts';
 import { acquireLockFile, DEFAULT_LOCK_LEASE_MS, type HeldLockFile, LOCK_LEASE_RANGE_MS } from './lock-file.ts';
 import { describePoint, pointOf } from './record-points.ts';
 import type { AppendOptions, AppendReceipt, LoadedRun, LoadOptions, LockOptions, RecoveredTornTail, RunLock, RunStore } from './store.ts';
@@ -117,6 +118,8 @@ export class FileStore implements RunStore {
   readonly control: FileControlInbox;
   /** The payloads of images and documents, each kept once in DIR/blobs/ (see blobs.ts). */
   readonly blobs: FileBlobs;
+  /** Signals for the run's waits from other processes: DIR/signals/ (see file-signal-inbox.ts). */
+  readonly signals: FileSignalInbox;
 
   constructor(
     readonly dir: string,
@@ -132,6 +135,7 @@ export class FileStore implements RunStore {
       onPoint: options.onDecisionPoint,
       failWrite: () => this.faults.checkPoint('decision-write') !== null,
     });
+    this.signals = new FileSignalInbox(dir);
     this.control = new FileControlInbox(dir, {
       onPoint: options.onControlPoint,
       failWrite: () => this.faults.checkPoint('control-write') !== null,
@@ -432,6 +436,7 @@ export class FileStore implements RunStore {
     });
     this.position = null;
     this.archiveDecisions(now);
+    this.archiveInbox(this.signals.dir, 'signals', now);
     // A cancel or pause asked of the archived run is not one for the next run.
     for (const kind of CONTROL_KINDS) await this.control.settle(kind);
     return target;
@@ -439,12 +444,16 @@ export class FileStore implements RunStore {
 
   /** Moves the inbox of decisions, if it holds any, to archive/decisions-<time>: they belong to the run that was there. */
   private archiveDecisions(now: Date): void {
-    const inbox = this.decisions.dir;
+    this.archiveInbox(this.decisions.dir, 'decisions', now);
+  }
+
+  /** Moves an inbox, if it holds anything, to archive/<words>-<time>. */
+  private archiveInbox(inbox: string, words: string, now: Date): void {
     if (!fs.existsSync(inbox) || fs.readdirSync(inbox).length === 0) return;
     const archiveDir = path.join(this.dir, 'archive');
-    inEnvironment(`move the decisions ${inbox} to ${archiveDir}`, archiveDir, () => {
+    inEnvironment(`move the ${words} ${inbox} to ${archiveDir}`, archiveDir, () => {
       fs.mkdirSync(archiveDir, { recursive: true, mode: PRIVATE_DIR });
-      fs.renameSync(inbox, path.join(archiveDir, `decisions-${stampOf(now)}`));
+      fs.renameSync(inbox, path.join(archiveDir, `${words}-${stampOf(now)}`));
       fsyncDir(archiveDir);
       fsyncDir(this.dir);
     });

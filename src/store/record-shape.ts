@@ -74,7 +74,7 @@ export function pendingProblem(call: unknown): string | null {
   const { id, name, needs } = call as Record<string, unknown>;
   if (typeof id !== 'string' || typeof name !== 'string') return 'a pending call lacks its id or name';
   // A flag this version does not know must not read as "needs nothing": the call would run unasked.
-  if (needs !== undefined && needs !== 'approval' && needs !== 'answer') return `the pending call ${id} needs ${JSON.stringify(needs)}, which this version does not know`;
+  if (needs !== undefined && needs !== 'approval' && needs !== 'answer' && needs !== 'wait') return `the pending call ${id} needs ${JSON.stringify(needs)}, which this version does not know`;
   return null;
 }
 

@@ -9,6 +9,7 @@
  * - only the holder of the run's lock appends.
  */
 import type { ControlInbox, DecisionInbox } from './inbox/inboxes.ts';
+import type { SignalInbox } from './inbox/signal-inbox.ts';
 import type { TornTail } from './framing.ts';
 import type { JournalHeader, JournalRecord } from './journal-record.ts';
 
@@ -112,6 +113,7 @@ export interface LoadOptions {
 }
 
 export type { ControlInbox, DecisionInbox, InboxDecision } from './inbox/inboxes.ts';
+export type { Signal, SignalInbox } from './inbox/signal-inbox.ts';
 
 export interface RunStore {
   /** Where the run lives, in words a user can act on (a path, a database and run id). */
@@ -159,4 +161,6 @@ export interface RunStore {
   readonly decisions?: DecisionInbox | undefined;
   /** Where cancel and pause requests wait for the run's writer (src/control/); none: the run cannot be cancelled from outside. */
   readonly control?: ControlInbox | undefined;
+  /** Where signals for the run's wait calls arrive (see SignalInbox); none: its waits end by their time only. */
+  readonly signals?: SignalInbox | undefined;
 }

@@ -8,12 +8,16 @@ import { type DecidedCall, verdictWords as fullVerdictWords } from '../approval/
 import type { RunEvent } from '../core/run-events.ts';
 import { formatElapsed } from './format.ts';
 import { cliCommand, dirWords, shellQuote } from './shell-command.ts';
+import { waitsForWords } from './wait-words.ts';
+import { waitPlanOf } from '../approval/wait-tool.ts';
 
 /** The commands that decide a call of this run, quoted to paste, without the call id. */
 export interface DecisionCommands {
   approve: string;
   deny: string;
   answer: string;
+  /** The command that sends a wait its event (absent: said without one). */
+  signal?: string | undefined;
   /** The command that goes on with the run once decided (after exit 7). */
   resume: string;
 }
@@ -25,20 +29,27 @@ export function decisionCommandsFor(env: NodeJS.ProcessEnv, dir: string, resume:
     approve: cliCommand(env, ['approve', ...where]),
     deny: cliCommand(env, ['deny', ...where]),
     answer: cliCommand(env, ['answer', ...where]),
+    signal: cliCommand(env, ['signal', ...where]),
     resume,
   };
 }
 
-/** The pasteable commands that decide one call. */
-export function decisionHintLines(commands: DecisionCommands, call: { tool_use_id: string; needs: DecisionNeed }): string[] {
+/** The pasteable commands that decide one call (a wait's: the signal it waits for, or none: its time comes by itself). */
+export function decisionHintLines(commands: DecisionCommands, call: { tool_use_id: string; needs: DecisionNeed; input?: unknown; since?: number | null }): string[] {
   const id = shellQuote(call.tool_use_id);
   const deny = `  deny:    ${commands.deny} ${id} --reason 'TEXT'`;
+  if (call.needs === 'wait') {
+    const event = waitPlanOf(call.input, call.since ?? 0)?.event ?? null;
+    const signal = event === null ? [] : [`  signal:  ${commands.signal ?? 'durable-agent signal'} ${event} [--data JSON]`];
+    return [...signal, `  stop it: ${commands.deny} ${id} --reason 'TEXT'`];
+  }
   if (call.needs === 'answer') return [`  answer:  ${commands.answer} ${id} 'TEXT'`, deny];
   return [`  approve: ${commands.approve} ${id}`, deny];
 }
 
 export function waitingLine(event: Extract<RunEvent, { type: 'waiting' }>): string {
   const { call } = event;
+  if (event.needs === 'wait') return `[wait] ${call.id} ${call.name}: waits for ${waitsForWords({ needs: 'wait', input: call.input, since: event.since })}`;
   if (event.needs === 'answer') return `[question] ${call.id} ${call.name}: ${event.question ?? '(no question text)'}`;
   return `[approval] ${call.id} ${call.name} waits for a decision`;
 }

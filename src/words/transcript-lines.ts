@@ -49,7 +49,7 @@ export function entryWords(entry: TranscriptEntry, full: boolean): [string, stri
       return [entry.isError ? 'error' : 'result', `${entry.name} ${entry.id}: ${entry.text}${images}`];
     }
     case 'open-call':
-      return ['open call', `${entry.name} ${entry.id}: ${entry.waitsFor ? `waits for ${entry.waitsFor === 'answer' ? 'an answer' : 'approval'}` : 'no result yet'}`];
+      return ['open call', `${entry.name} ${entry.id}: ${entry.waitsFor ? `waits for ${entry.waitsFor === 'answer' ? 'an answer' : entry.waitsFor === 'wait' ? 'its time or its event' : 'approval'}` : 'no result yet'}`];
     case 'image':
       return [entry.role, payloadWords(entry.payload)];
     case 'compacted':

@@ -380,7 +380,7 @@ describe.skipIf(!postgresAvailable())('webhooks for the state changes of fleet r
     try {
       expect(await migrate(pool7, 7)).toEqual({ from: 0, to: 7 });
       await pool7.query(`INSERT INTO da_runs (id, spec) VALUES ('old', '{"kind":"api"}')`);
-      expect(await migrate(pool7)).toEqual({ from: 7, to: 8 });
+      expect(await migrate(pool7, 8)).toEqual({ from: 7, to: 8 });
       await pool7.query(`UPDATE da_runs SET state = 'awaitingModel' WHERE id = 'old'`);
       const client = await pool7.connect();
       try {

@@ -22,6 +22,7 @@ import { DecisionRefusedError } from '../../approval/decision-errors.ts';
 import { verdictWords } from '../../approval/decision-trail.ts';
 import type { Decision } from '../../../machines/agent-loop.types.ts';
 import { cliCommand, dirWords } from '../../words/shell-command.ts';
+import { waitsForWords } from '../../words/wait-words.ts';
 import { STATE_DIR } from '../state-dir.ts';
 import { fileStoreOf } from '../run-store.ts';
 import { userName } from '../user-name.ts';
@@ -98,7 +99,7 @@ export function pendingTable(waiting: PendingDecision[], now: number): string[] 
   const rows = waiting.map((call) => [
     call.tool_use_id,
     call.name,
-    call.needs === 'answer' ? 'an answer' : 'approval',
+    waitsForWords(call),
     call.since === null ? '-' : `${new Date(call.since).toISOString()} (${formatAgo(call.since, now)})`,
     call.unreadable
       ? 'its decision file cannot be read (below)'

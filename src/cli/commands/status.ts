@@ -1,4 +1,5 @@
 /** `durable-agent status` and `durable-agent history`: read a run's store and print it. */
+import { waitsForWords } from '../../words/wait-words.ts';
 import path from 'node:path';
 import { type DecidedCall, verdictWords } from '../../approval/decision-trail.ts';
 import { decidedText } from '../../words/decision-lines.ts';
@@ -90,7 +91,7 @@ function continuedText(step: ContinuedStep): string {
 }
 
 function waitingText(call: WaitingCall, now: number): string {
-  const need = call.needs === 'answer' ? 'an answer' : 'approval';
+  const need = waitsForWords(call);
   const since = call.since === null ? 'after the call above' : `since ${new Date(call.since).toISOString()} (${formatAgo(call.since, now)})`;
   return `${call.tool_use_id} ${call.name}: ${need}, ${since}`;
 }
@@ -172,7 +173,7 @@ function historyNote(step: HistoryStep): string {
   if (step.continued) parts.push(`continued with the message ${JSON.stringify(step.continued.message)}`);
   if (step.cancellation) parts.push(`cancelled ${requestWords(step.cancellation)}`);
   for (const result of step.payloads) parts.push(`${result.tool_use_id} ${result.name}: ${result.payloads.map(payloadWords).join(' ')}`);
-  if (step.waitingFor) parts.push(`${step.waitingFor.tool_use_id} waits for ${step.waitingFor.needs === 'answer' ? 'an answer' : 'approval'}`);
+  if (step.waitingFor) parts.push(`${step.waitingFor.tool_use_id} waits for ${step.waitingFor.needs === 'answer' ? 'an answer' : step.waitingFor.needs === 'wait' ? 'its time or its event' : 'approval'}`);
   for (const decision of step.decided) {
     const waited = decision.waitedMs === null ? '' : ` (waited ${formatElapsed(decision.waitedMs)})`;
     parts.push(`${decision.tool_use_id} ${verdictWords(decision)}${waited}`);

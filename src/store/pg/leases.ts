@@ -6,6 +6,7 @@
 import type { Pool } from 'pg';
 import { STOPPED_AT_LIMIT_STATES } from '../../../machines/agent-loop.types.ts';
 import { LeaseLostError } from './pg-errors.ts';
+import { WAKE_DUE } from './pg-signal-inbox.ts';
 
 export interface Lease {
   runId: string;
@@ -25,13 +26,18 @@ const STOPPED_AT_LIMIT = STOPPED_AT_LIMIT_STATES.map((state) => `'${state}'`).jo
 
 /**
  * A run that waits for a person is not claimable until there is something to do: a decision
- * for the call it waits for, or that call's deadline (pinned in the header) passed. A run stopped
+ * for the call it waits for, or that call's deadline (pinned in the header) passed; one whose
+ * wait call waits is claimable once its time came or a signal of its event is there (WAKE_DUE),
+ * and one whose worker died while it waited, before it said what for (its lease expired, not
+ * released: no da_waits row), is taken up once to look. A run stopped
  * at a limit is not claimable until an operator raised it (durable-agent raise). A paused run
  * is not claimable until its pause is cleared (durable-agent unpause --run).
  */
 export const WORKABLE = `((da_runs.state <> 'awaitingDecision'
    OR EXISTS (SELECT 1 FROM da_decisions d WHERE d.run_id = da_runs.id AND d.tool_use_id = da_runs.awaiting AND d.settled_at IS NULL)
-   OR da_runs.awaiting_since + (da_runs.header #>> '{decisionPolicy,decisionTimeoutMs}')::bigint * interval '1 millisecond' <= now())
+   OR da_runs.awaiting_since + (da_runs.header #>> '{decisionPolicy,decisionTimeoutMs}')::bigint * interval '1 millisecond' <= now()
+   OR ${WAKE_DUE}
+   OR (da_runs.lease_owner IS NOT NULL AND NOT EXISTS (SELECT 1 FROM da_waits w WHERE w.run_id = da_runs.id AND w.tool_use_id = da_runs.awaiting)))
   AND (da_runs.state NOT IN (${STOPPED_AT_LIMIT})
    OR EXISTS (SELECT 1 FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'raise'))
   AND NOT EXISTS (SELECT 1 FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'pause'))`;

@@ -18,6 +18,7 @@ import { WriteFaultPlan } from '../write-faults.ts';
 import type { AppendOutcome, RunAppend } from './append-statement.ts';
 import { type AppendBatcher, queryFor, rolledBack } from './append-batcher.ts';
 import { PgControlInbox } from './pg-control-inbox.ts';
+import { PgSignalInbox } from './pg-signal-inbox.ts';
 import { PgDecisionInbox } from './pg-decision-inbox.ts';
 import { assertLease, claimRun, type Lease, LeaseKeeper, releaseLease } from './leases.ts';
 import { LeaseLostError } from './pg-errors.ts';
@@ -49,6 +50,7 @@ export class PgRunStore implements RunStore {
   readonly location: string;
   readonly decisions: PgDecisionInbox;
   readonly control: PgControlInbox;
+  readonly signals: PgSignalInbox;
   private lease: Lease | null;
   private readonly faults: WriteFaultPlan;
   /** What the last write learnt: the lease's time left, whether a control request waits. */
@@ -69,6 +71,7 @@ export class PgRunStore implements RunStore {
     this.faults = new WriteFaultPlan(options.writeFaults);
     this.decisions = new PgDecisionInbox(pool, runId, () => this.lease);
     this.control = new PgControlInbox(pool, runId, this.notes);
+    this.signals = new PgSignalInbox(pool, runId, () => this.lease);
   }
 
   async exists(): Promise<boolean> {

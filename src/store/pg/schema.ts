@@ -7,7 +7,7 @@ import type { Pool } from 'pg';
 import { SchemaVersionError } from './pg-errors.ts';
 import { inTransaction } from './transaction.ts';
 
-export const SCHEMA_VERSION = 8;
+export const SCHEMA_VERSION = 9;
 
 /** A row's state changed into one a run rests in: ended, waiting for a person, stopped at a limit. */
 const CAME_TO_REST = `NEW.state IS DISTINCT FROM OLD.state
@@ -168,6 +168,33 @@ const MIGRATIONS: Record<number, string> = {
     CREATE TRIGGER da_runs_event AFTER UPDATE OF state ON da_runs FOR EACH ROW
       WHEN (${CAME_TO_REST})
       EXECUTE FUNCTION da_event_record();
+  `,
+  // Durable waits: signals sent to a run (durable-agent signal), each taken once by the wait call
+  // that binds it (taken_by); a signal with the sender's id is unique by name and id for ever, one
+  // without is unique by name while it waits to be taken. And what a waiting call waits for
+  // (da_waits: its event, the time it ends), written by the run's writer before it lets go of the
+  // run, so that a claim takes the run up when the time or a signal comes; a signal wakes workers.
+  9: `
+    CREATE TABLE da_signals (
+      seq       bigserial PRIMARY KEY,
+      run_id    text NOT NULL REFERENCES da_runs (id) ON UPDATE CASCADE ON DELETE CASCADE,
+      name      text NOT NULL,
+      signal_id text,
+      signal    jsonb NOT NULL,
+      sent_at   timestamptz NOT NULL DEFAULT now(),
+      taken_by  text
+    );
+    CREATE UNIQUE INDEX da_signals_by_id ON da_signals (run_id, name, signal_id) WHERE signal_id IS NOT NULL;
+    CREATE UNIQUE INDEX da_signals_one_waiting ON da_signals (run_id, name) WHERE signal_id IS NULL AND taken_by IS NULL;
+    CREATE INDEX da_signals_untaken ON da_signals (run_id, name, seq) WHERE taken_by IS NULL;
+    CREATE TABLE da_waits (
+      run_id      text NOT NULL REFERENCES da_runs (id) ON UPDATE CASCADE ON DELETE CASCADE,
+      tool_use_id text NOT NULL,
+      event       text,
+      wake_at     timestamptz,
+      PRIMARY KEY (run_id, tool_use_id)
+    );
+    CREATE TRIGGER da_signals_sent AFTER INSERT ON da_signals FOR EACH STATEMENT EXECUTE FUNCTION da_work_notify();
   `,
 };
 

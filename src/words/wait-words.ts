@@ -1,0 +1,25 @@
+/**
+ * What a call waits for, in words: a person's approval or answer, or a wait's time or event, with
+ * its deadline read from the journal (the wait's input and the time it began to wait).
+ */
+import type { DecisionNeed } from '../../machines/agent-loop.types.ts';
+import { waitPlanOf } from '../approval/wait-tool.ts';
+
+export interface WaitsFor {
+  needs: DecisionNeed;
+  input: unknown;
+  /** When it began to wait; null for a later call of the turn, not reached yet. */
+  since: number | null;
+}
+
+/** "approval", "an answer", "the time 2026-05-01T09:00:30.000Z (30 s)", "event deploy-done (until 2026-… at the latest)". */
+export function waitsForWords(call: WaitsFor): string {
+  if (call.needs === 'answer') return 'an answer';
+  if (call.needs === 'approval') return 'approval';
+  const plan = waitPlanOf(call.input, call.since ?? 0);
+  if (!plan) return 'a wait';
+  if (call.since === null && plan.wakeAt !== null && plan.words.indexOf('until') !== 0) return plan.event === null ? `${plan.words}, once it begins` : `event ${plan.event} (${plan.words.replace(/^.*\(at most (.*)\)$/, 'at most $1')} once it begins)`;
+  const until = plan.wakeAt === null ? '' : new Date(plan.wakeAt).toISOString();
+  if (plan.event === null) return `the time ${until} (${plan.words})`;
+  return plan.wakeAt === null ? `event ${plan.event}` : `event ${plan.event} (until ${until} at the latest)`;
+}
