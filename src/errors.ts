@@ -26,6 +26,10 @@ export { DrillScriptError } from './drill/drill-script.ts';
 export { AwaitRunTimeoutError, FleetRunMissingError } from './fleet/await-run-errors.ts';
 export { WebhookSettingsError } from './fleet/webhook-errors.ts';
 
+// Sub-agents: a child run with no folder to be kept in, or no budget left; a decision for a call two runs of a tree wait on.
+export { SubagentBudgetSpentError, SubagentRunsUnknownError } from './subagent/subagent-errors.ts';
+export { TreeCallAmbiguousError } from './runtime/run-tree.ts';
+
 // Tools: a definition whose input schema cannot be one.
 export { ToolInputSchemaError, type ToolInputSchemaProblem } from './tools/standard-input.ts';
 // The Anthropic-defined tools (text editor, memory, bash): what a command could not do, as the model reads it.

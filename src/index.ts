@@ -19,12 +19,14 @@ export type { InspectedRun, RunInspector } from './runtime/run-inspection.ts';
 
 // An agent defined once (model, instructions, tools, policies), versioned: startRun({ agent, task, store }), and a fleet's workers.
 export { defineAgent } from './agent/agent-definition.ts';
-export { subagentTool } from './subagent/subagent-tool.ts';
+export { childRunIdOf, subagentTool } from './subagent/subagent-tool.ts';
+export { childRunsOf, treePendingDecisions } from './runtime/run-tree.ts';
 
 // A webhook receiver's check of a fleet's signed requests (pure crypto: no pg, no runtime).
 export { verifyWebhookSignature } from './fleet/webhook-signature.ts';
 export type { VerifyWebhookOptions, WebhookEventBody, WebhookEventType } from './fleet/webhook-signature.ts';
 export type { SubagentToolOptions } from './subagent/subagent-tool.ts';
+export type { ChildRun, TreePendingDecision } from './runtime/run-tree.ts';
 export type { AgentDefinition, AgentSpec } from './agent/agent-definition.ts';
 export type { AgentResumeOptions, AgentStartOptions } from './runtime/run-api.ts';
 export type { PinnedAgent } from './store/journal-record.ts';

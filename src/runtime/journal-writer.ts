@@ -8,7 +8,7 @@ import type { AnyEventObject, SnapshotFrom } from 'xstate';
 import type { AnnouncedEffect } from '../../machines/agent-loop.effects.ts';
 import { effectOfActions } from '../../machines/agent-loop.effects.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
-import type { AgentEvent, AgentStateName } from '../../machines/agent-loop.types.ts';
+import type { AgentEvent, AgentStateName, TokenUsage } from '../../machines/agent-loop.types.ts';
 import { RecordEncodeError } from '../store/framing.ts';
 import type { DurableView } from '../store/journal-codec.ts';
 import type { JournalRecord, ReconcileNote, RecordEvent, RecordNote, ResumeNote } from '../store/journal-record.ts';
@@ -42,6 +42,11 @@ export interface WriterParts {
   saved(saved: SavedRecord): void;
   /** Each event taken, once its record is written (the XState inspection). */
   took(event: AnyEventObject): void;
+  /**
+   * Asked before a turn closes: what its calls spent on the run's behalf (a sub-agent's child
+   * run), counted by a MODEL_USAGE record written in one unit with the close (calling-run.ts).
+   */
+  closingCharge?: ((context: AgentSnapshot['context']) => Promise<{ usage: TokenUsage; costUsd?: number; calls: string[] } | null>) | undefined;
 }
 
 /** How a step's record is written: the note it carries, and whether it waits for the disk (default: it does). */
@@ -97,6 +102,10 @@ export class JournalWriter {
    * the effect the transition announced. `note` is what the record says beyond its snapshot.
    */
   async step(event: AgentEvent, { note, sync }: StepOptions = {}): Promise<AnnouncedEffect | null> {
+    if (event.type === 'CLOSE_TURN' && this.parts.closingCharge) {
+      const charge = await this.parts.closingCharge(this.snapshot.context);
+      if (charge) return this.closeCharged(event, charge);
+    }
     const counted = event.type === 'MODEL_USAGE' ? usageCountedInPlace(this.snapshot, event) : null;
     const [taken, actions] = counted ? [counted, []] : transition(agentLoopMachine, this.snapshot, event);
     // xstate keeps `done` on a snapshot that leaves a final state (REOPEN does): the status is its state's.
@@ -113,6 +122,26 @@ export class JournalWriter {
       throw error;
     }
     this.parts.took(event);
+    return effectOfActions(actions);
+  }
+
+  /**
+   * The turn's close and the charge of what its calls spent, as one unit (one fsync): a resume
+   * finds both or neither, so the charge is counted exactly once.
+   */
+  private async closeCharged(event: AgentEvent, charge: { usage: TokenUsage; costUsd?: number; calls: string[] }): Promise<AnnouncedEffect | null> {
+    const [closed, actions] = transition(agentLoopMachine, this.snapshot, event);
+    if (closed === this.snapshot) throw new Error(`the machine did not take ${event.type} in ${this.state}`);
+    const usageEvent: AgentEvent = { type: 'MODEL_USAGE', usage: charge.usage, ...(charge.costUsd !== undefined ? { costUsd: charge.costUsd } : {}) };
+    const counted = usageCountedInPlace(closed, usageEvent as Extract<AgentEvent, { type: 'MODEL_USAGE' }>) ?? transition(agentLoopMachine, closed, usageEvent)[0];
+    const at = Date.now();
+    await this.persistSteps([
+      { snapshot: closed, event: event.type, note: undefined, at },
+      { snapshot: counted, event: 'MODEL_USAGE', note: { charged: { calls: charge.calls } }, at },
+    ]);
+    this.snapshot = counted;
+    this.parts.took(event);
+    this.parts.took(usageEvent);
     return effectOfActions(actions);
   }
 

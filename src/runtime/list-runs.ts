@@ -15,6 +15,8 @@ export interface RunListing {
   updatedAt: number | null;
   /** The run it was forked from, if it was. */
   parent: string | null;
+  /** For a sub-agent's child run: the run and call that started it. */
+  calledBy: { runId: string; toolUseId: string } | null;
   /** Moved aside (archive/) when a new run started in its folder, or by --fresh. */
   archived: boolean;
   /** Its journal. */
@@ -46,11 +48,12 @@ export async function listRuns(runs: FileRuns, options: ListOptions = {}): Promi
         turn: view.context.turn,
         updatedAt: last.at,
         parent: loaded.header.forkedFrom?.runId ?? null,
+        calledBy: loaded.header.calledBy ?? null,
         archived: entry.archived,
         location: entry.location,
       };
     } catch (error) {
-      listing = { runId: entry.folderId ?? '?', state: null, problem: (error as Error).message, task: '', turn: 0, updatedAt: null, parent: null, archived: entry.archived, location: entry.location };
+      listing = { runId: entry.folderId ?? '?', state: null, problem: (error as Error).message, task: '', turn: 0, updatedAt: null, parent: null, calledBy: null, archived: entry.archived, location: entry.location };
     }
     if (options.states && (listing.state === null || !options.states.includes(listing.state))) continue;
     listings.push(listing);

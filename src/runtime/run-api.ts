@@ -2,7 +2,7 @@
  * The programmatic entry points: start a run, resume it. The CLI goes through these too.
  */
 import { randomUUID } from 'node:crypto';
-import type { Tracer } from '@opentelemetry/api';
+import type { Context, Tracer } from '@opentelemetry/api';
 import { initialTransition } from 'xstate';
 import { announcedEffectOf, effectOfActions } from '../../machines/agent-loop.effects.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
@@ -21,7 +21,7 @@ import { checkRunId, RunIdMismatchError } from '../store/run-id.ts';
 import { foldJournal } from '../store/fold-journal.ts';
 import { encodeRecord, snapshotContextOf } from '../store/journal-codec.ts';
 import { JOURNAL_FORMAT, JOURNAL_VERSION, JOURNAL_VERSION_DECISIONS, JOURNAL_VERSION_PLAIN } from '../store/journal-record.ts';
-import type { JournalHeader, PinnedClearToolUses, PinnedCompaction } from '../store/journal-record.ts';
+import type { CalledBy, JournalHeader, PinnedClearToolUses, PinnedCompaction } from '../store/journal-record.ts';
 import { type CompactionOptions, triggerTokensOf } from '../compaction/compaction-settings.ts';
 import { type ContextSettings, contextSettingsForResume, contextSettingsForStart } from '../compaction/context-settings.ts';
 import { ContextCompaction } from '../compaction/context-compaction.ts';
@@ -103,6 +103,8 @@ export interface RunParts {
   tracer?: Tracer | undefined;
   /** With tracer: export messages, tool inputs and results too (API keys taken out). Off by default. */
   traceContent?: boolean | undefined;
+  /** With tracer: the OpenTelemetry Context the run's spans hang under instead of the active one (a sub-agent's run: its parent's execute_tool span). */
+  traceParent?: Context | undefined;
   /**
    * Tools whose calls need a person's approval before they run: by name, or 'side-effects' for
    * every tool that is not read-only (a tool can also say so itself: needsApproval). A name the
@@ -175,6 +177,8 @@ export interface StartOptions extends RunParts {
    * (never deleted) and a new one starts under the same id.
    */
   ifExists?: 'attach' | 'new' | undefined;
+  /** The run and call that start this run (a sub-agent's child run), kept in its header: status, list and pending show the tree. */
+  calledBy?: CalledBy | undefined;
 }
 
 export interface ResumeOptions extends RunParts {
@@ -292,7 +296,7 @@ async function start(options: StartOptions, tracing: RunTracing | null): Promise
     const decisionPolicy = pinnedPolicyOf(options);
     // Version 3: a run with a budget or with compaction, which a release before them would misread.
     const version = budgeted.budget || compaction || clearToolUses ? JOURNAL_VERSION : canNeedDecisions(decisionPolicy, offeredTools(options)) ? JOURNAL_VERSION_DECISIONS : JOURNAL_VERSION_PLAIN;
-    const header = { format: JOURNAL_FORMAT, version, runId, createdAt: record.at, startedBy, ...(trace ? { trace } : {}), ...(decisionPolicy ? { decisionPolicy } : {}), ...(compaction ? { compaction } : {}), ...(clearToolUses ? { clearToolUses } : {}), ...(options.agent ? { agent: pinOf(options.agent) } : {}), ...pinnedModelOf(options.model) } as const;
+    const header = { format: JOURNAL_FORMAT, version, runId, createdAt: record.at, startedBy, ...(trace ? { trace } : {}), ...(decisionPolicy ? { decisionPolicy } : {}), ...(compaction ? { compaction } : {}), ...(clearToolUses ? { clearToolUses } : {}), ...(options.agent ? { agent: pinOf(options.agent) } : {}), ...(options.calledBy ? { calledBy: { runId: options.calledBy.runId, toolUseId: options.calledBy.toolUseId } } : {}), ...pinnedModelOf(options.model) } as const;
     const receipt = await store.create(header, record);
     const snapshots = new SnapshotPolicy(snapshotEveryOf(options.snapshotEvery), record, record);
     const driver = new RunDriver({ ...parts, snapshots }, runId, snapshot, { state: 'awaitingModel', context: snapshot.context, ledger: new Map() }, 1);
@@ -489,7 +493,14 @@ export function driverParts(options: RunParts, tracing: RunTracing | null, compa
     toolConcurrency: toolConcurrencyOf(options.toolConcurrency),
     maxTokens,
     inspect: options.inspect,
+    ...(tracing ? { traceCall: (toolUseId: string) => traceOfCall(tracing, toolUseId) } : {}),
   };
+}
+
+/** How a run a call makes (a sub-agent's) is traced under the call's execute_tool span, while the call runs. */
+function traceOfCall(tracing: RunTracing, toolUseId: string) {
+  const parent = tracing.callContext(toolUseId);
+  return parent ? { tracer: tracing.usedTracer, content: tracing.exportsContent, parent } : undefined;
 }
 
 /** The model as the run asks it: with the server's context edits the run pinned, if any. */

@@ -5,7 +5,7 @@
  * fails exactly as that command does; opening one reads nothing.
  */
 import type { Decision } from '../../machines/agent-loop.types.ts';
-import { decide, type DecideInput, type DecideOptions, type PendingDecision, pendingDecisions } from '../approval/decide.ts';
+import { decide, type DecideInput, type DecideOptions } from '../approval/decide.ts';
 import type { ControlRequest } from '../control/control-request.ts';
 import { type ForkOptions, type ForkResult, forkRun } from '../fork/fork-run.ts';
 import { type PruneReport, pruneRuns } from '../prune/prune-archive.ts';
@@ -14,6 +14,7 @@ import { FileStore } from '../store/file-store.ts';
 import type { RunStore } from '../store/store.ts';
 import { cancelRun, type ControlOptions, type ControlOutcome, pauseRun, runStoreOf, unpauseRun } from './cancel-run.ts';
 import { type HistoryStep, readRunHistory, readRunStatus, type RunStatus } from './run-status.ts';
+import { deciderOf, type TreePendingDecision, treePendingDecisions } from './run-tree.ts';
 
 /**
  * Which run: `dir`, the directory it works in (its state in DIR/.durable-agent, the CLI's --dir),
@@ -28,11 +29,16 @@ export interface RunHandle {
   status(): Promise<RunStatus>;
   /** Every persisted step, oldest first (no lock either). */
   history(): Promise<HistoryStep[]>;
-  /** The calls that wait for a person's decision, in the order the run takes them up. */
-  pending(): Promise<PendingDecision[]>;
   /**
-   * Decides one waiting call; `tools` (the run's) lets an approval edit the call's input, `now`
-   * is the clock. Refused with DecisionRefusedError, nothing written, when it cannot be taken.
+   * The calls that wait for a person's decision, in the order the run takes them up, then those
+   * of the sub-agent runs under it (each with `run`, the id of the run that waits on it).
+   */
+  pending(): Promise<TreePendingDecision[]>;
+  /**
+   * Decides one waiting call, the run's own or one a sub-agent run under it waits on (the
+   * decision goes to that run's inbox; TreeCallAmbiguousError when two wait on calls of that id);
+   * `tools` (the run's) lets an approval edit the call's input, `now` is the clock. Refused with
+   * DecisionRefusedError, nothing written, when it cannot be taken.
    */
   decide(input: DecideInput & DecideOptions): Promise<Decision>;
   /** Cancels the run: at once when no process drives it, else at that process's next step boundary. */
@@ -53,8 +59,8 @@ export function openRun(options: OpenRunOptions): RunHandle {
     store,
     status: () => readRunStatus(store),
     history: () => readRunHistory(store),
-    pending: () => pendingDecisions(store),
-    decide: ({ tools, now, ...decision }) => decide(store, decision, { tools, now }),
+    pending: () => treePendingDecisions(store),
+    decide: async ({ tools, now, ...decision }) => decide(await deciderOf(store, decision), decision, { tools, now }),
     cancel: (control = {}) => cancelRun({ ...control, store }),
     pause: (control = {}) => pauseRun({ ...control, store }),
     unpause: () => unpauseRun({ store }),

@@ -24,6 +24,8 @@ import { RunInspection, type RunInspector } from './run-inspection.ts';
 import type { SnapshotPolicy } from './snapshot-policy.ts';
 import type { Finished } from './tool-scheduler.ts';
 import type { DurableView } from '../store/journal-codec.ts';
+import type { CallTrace } from '../tools/calling-run.ts';
+import { anyToolCharges, callerFor, turnCharge } from './calling-run.ts';
 
 export interface DriverParts {
   store: RunStore;
@@ -45,6 +47,8 @@ export interface DriverParts {
   capabilities: readonly Capability[];
   /** On resume: the run's budget as the one given changes it (null: unchanged; src/budget/). */
   budgetChange?: BudgetChange | null | undefined;
+  /** With a tracer: how a run a call makes is traced under the call's execute_tool span (ToolContext.caller). */
+  traceCall?: ((toolUseId: string) => CallTrace | undefined) | undefined;
 }
 
 export class DriverSession implements RunSession {
@@ -61,7 +65,9 @@ export class DriverSession implements RunSession {
   ) {
     this.inspection = new RunInspection(parts.inspect, runId, `${runId}#${seq - 1}`, agentLoopMachine, () => this.writer.snapshot);
     const saved = (record: SavedRecord) => this.reportSaved(record);
-    this.writer = new JournalWriter({ store: parts.store, snapshots: parts.snapshots, crash: parts.crash, saved, took: (event) => this.inspection.took(event) }, snapshot, durable, seq);
+    // A turn whose calls spent on the run's behalf (sub-agents) is charged as it closes.
+    const closingCharge = anyToolCharges(parts.registry) ? (context: AgentContext) => turnCharge(this.callerParts(), context) : undefined;
+    this.writer = new JournalWriter({ store: parts.store, snapshots: parts.snapshots, crash: parts.crash, saved, took: (event) => this.inspection.took(event), closingCharge }, snapshot, durable, seq);
   }
 
   get store(): RunStore {
@@ -137,10 +143,16 @@ export class DriverSession implements RunSession {
     const startedAt = Date.now();
     this.emit({ type: 'tool-started', call: view, at: startedAt });
     const ran = effectiveCall(this.context(), call);
-    const result = withEditNotice(call, ran, await parts.control.watch((stop) => executeCall(parts.registry, this.runId, ran, parts.toolTimeoutMs, parts.control.abortable(stop)), undefined, 'cancel'));
+    const caller = callerFor(this.callerParts(), this.context(), call);
+    const result = withEditNotice(call, ran, await parts.control.watch((stop) => executeCall(parts.registry, this.runId, ran, parts.toolTimeoutMs, parts.control.abortable(stop), caller), undefined, 'cancel'));
     this.emit({ type: 'tool-finished', call: view, outcome: result, ms: Date.now() - startedAt });
     await parts.crash.pass('tool-return');
     return result;
+  }
+
+  private callerParts() {
+    const { store, registry, model, traceCall } = this.parts;
+    return { runId: this.runId, store, registry, model, traceCall };
   }
 
   /** Records outcomes that finished together (the ledger write: record-outcomes.ts). */

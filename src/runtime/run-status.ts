@@ -2,7 +2,7 @@
  * Where a run stands and what it did, read from its store alone. Reading takes no lock and
  * changes nothing, so it is safe while another process drives the run.
  */
-import { openCalls, totalTokens } from '../../machines/agent-loop.logic.ts';
+import { addUsage, openCalls, totalTokens } from '../../machines/agent-loop.logic.ts';
 import type { ControlRequest } from '../control/control-request.ts';
 import type { AgentContext, AgentStateName, Budget, BudgetStop, Cancellation, Message, Decision, DecisionNeed, RunFailure, TokenUsage } from '../../machines/agent-loop.types.ts';
 import { estimateCost } from '../model/prices.ts';
@@ -11,7 +11,8 @@ import { waitingCallsOf } from '../approval/waiting-calls.ts';
 import { foldJournal } from '../store/fold-journal.ts';
 import { type ForkNote, readForkNotes } from '../fork/fork-notes.ts';
 import { FileStore } from '../store/file-store.ts';
-import type { ForkOrigin, JournalRecord, ReconcileNote, RecordEvent, RecordNote } from '../store/journal-record.ts';
+import type { CalledBy, ForkOrigin, JournalRecord, ReconcileNote, RecordEvent, RecordNote } from '../store/journal-record.ts';
+import { type ChildRun, childRunsOf } from './run-tree.ts';
 import type { PointName } from '../store/record-points.ts';
 import { pointOf } from '../store/record-points.ts';
 import type { RecoveredTornTail, RunStore } from '../store/store.ts';
@@ -72,6 +73,24 @@ export interface RunStatus {
   forkedFrom: ForkOrigin | null;
   /** The runs forked from this one, oldest first (a file run's forks.jsonl; none elsewhere). */
   forks: ForkNote[];
+  /** For a sub-agent's child run: the run and call that started it; else null. */
+  calledBy: CalledBy | null;
+  /** The sub-agent runs its calls started (and theirs), by call (a file run's folder; none elsewhere). */
+  children: ChildRunStatus[];
+  /** What of `usage` was charged for its sub-agent runs when their turns closed (null: nothing); the rest is its own model's. */
+  chargedUsage: TokenUsage | null;
+}
+
+/** A sub-agent run under a run, as status shows it. */
+export interface ChildRunStatus {
+  runId: string;
+  toolUseId: string;
+  state: AgentStateName;
+  turn: number;
+  task: string;
+  usage: TokenUsage;
+  costUsd: number | null;
+  children: ChildRunStatus[];
 }
 
 /** A finished conversation continued (a REOPEN record with note.continued): the message, when, after which turn. */
@@ -107,6 +126,8 @@ export interface HistoryStep {
   forks: ForkNote[];
   /** The images and documents of the tool results this record wrote (what and how large, never the bytes). */
   payloads: ResultPayloads[];
+  /** On the record of a reply that made sub-agent calls: the child run of each (by call). */
+  subagents: Array<{ tool_use_id: string; runId: string; state: AgentStateName }>;
 }
 
 /** One tool result's images and documents. */
@@ -120,13 +141,18 @@ export async function readRunStatus(store: RunStore): Promise<RunStatus> {
   const loaded = await store.load();
   const trail = new DecisionTrail();
   const continued: ContinuedStep[] = [];
+  let charged: TokenUsage | null = null;
+  let usageBefore: TokenUsage | null = null;
   const view = foldJournal(store.location, loaded, (step, stored) => {
+    if (stored.record.note?.charged && usageBefore) charged = addUsage(charged ?? ZERO_USAGE, subtractUsage(step.context.usage, usageBefore));
+    usageBefore = step.context.usage;
     trail.add(stored.record, step.context);
     const found = continuedStepOf(stored.record, step.context.messages);
     if (found) continued.push(found);
   });
   const last = loaded.records[loaded.records.length - 1]!;
   const open = new Set(openCalls(view.context).map((call) => call.id));
+  const children = await childRunsOf(store, loaded.header.runId);
   return {
     runId: loaded.header.runId,
     location: store.location,
@@ -153,7 +179,21 @@ export async function readRunStatus(store: RunStore): Promise<RunStatus> {
     ...budgetStatusOf(view.context, loaded.header.startedBy?.model ?? null),
     forkedFrom: loaded.header.forkedFrom ?? null,
     forks: forksOf(store, loaded.header.runId),
+    calledBy: loaded.header.calledBy ?? null,
+    children: children.map(childStatusOf),
+    chargedUsage: charged,
   };
+}
+
+const ZERO_USAGE: TokenUsage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+
+function subtractUsage(after: TokenUsage, before: TokenUsage): TokenUsage {
+  return { input: after.input - before.input, output: after.output - before.output, cacheRead: after.cacheRead - before.cacheRead, cacheWrite: after.cacheWrite - before.cacheWrite };
+}
+
+function childStatusOf(child: ChildRun): ChildRunStatus {
+  const { runId, toolUseId, state, turn, task, usage, costUsd } = child;
+  return { runId, toolUseId, state, turn, task, usage, costUsd, children: child.children.map(childStatusOf) };
 }
 
 function budgetStatusOf(context: AgentContext, startedWith: string | null): Pick<RunStatus, 'budget' | 'costUsd' | 'costIsEstimate' | 'remaining' | 'budgetStop'> {
@@ -193,6 +233,7 @@ export async function readRunHistory(store: RunStore): Promise<HistoryStep[]> {
   const steps: HistoryStep[] = [];
   const forkedFrom = loaded.header.forkedFrom ?? null;
   const forks = forksOf(store, loaded.header.runId);
+  const childByCall = new Map((await childRunsOf(store, loaded.header.runId)).map((child) => [child.toolUseId, child]));
   const trail = new DecisionTrail();
   foldJournal(store.location, loaded, (view, stored) => {
     const { record } = stored;
@@ -218,6 +259,13 @@ export async function readRunHistory(store: RunStore): Promise<HistoryStep[]> {
       forkedFrom: forkedFrom?.seq === record.seq ? forkedFrom : null,
       forks: forks.filter((fork) => fork.seq === record.seq),
       payloads: resultPayloadsOf(record),
+      subagents:
+        childByCall.size && pointOf(record) === 'save-a'
+          ? view.context.pending.flatMap((call) => {
+              const child = childByCall.get(call.id);
+              return child ? [{ tool_use_id: call.id, runId: child.runId, state: child.state }] : [];
+            })
+          : [],
     });
   });
   return steps;

@@ -2,7 +2,7 @@
  * Runs a start or a resume under a RunTracing when the caller gave a tracer, and plainly
  * otherwise: OpenTelemetry is loaded only then.
  */
-import type { Tracer } from '@opentelemetry/api';
+import type { Context, Tracer } from '@opentelemetry/api';
 import type { RunTracing } from '../telemetry/run-tracing.ts';
 import type { RunEvent, RunObserver } from '../core/run-events.ts';
 
@@ -10,6 +10,8 @@ export interface TracingOptions {
   tracer?: Tracer | undefined;
   traceContent?: boolean | undefined;
   command?: string | undefined;
+  /** The OpenTelemetry Context the run hangs under instead of the active one. */
+  traceParent?: Context | undefined;
 }
 
 export async function tracedRun<T>(
@@ -20,7 +22,8 @@ export async function tracedRun<T>(
 ): Promise<T> {
   if (!options.tracer) return body(null);
   const { RunTracing } = await import('../telemetry/run-tracing.ts');
-  const tracing = new RunTracing(options.tracer, { content: options.traceContent === true, command, session });
+  const parent = options.traceParent;
+  const tracing = new RunTracing(options.tracer, { content: options.traceContent === true, command, session, ...(parent ? { parent } : {}) });
   let result: T;
   try {
     result = await body(tracing);

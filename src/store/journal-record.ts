@@ -97,6 +97,17 @@ export interface JournalHeader {
    * a resume prices its cost budget with it. Absent: the price table's (an older reader ignores it).
    */
   price?: PinnedPrice;
+  /**
+   * Set on a sub-agent's child run: the run whose call started it, and the call. Absent
+   * otherwise (an older reader ignores it: the version stays the same).
+   */
+  calledBy?: CalledBy;
+}
+
+/** See JournalHeader.calledBy. */
+export interface CalledBy {
+  runId: string;
+  toolUseId: string;
 }
 
 /**
@@ -242,6 +253,11 @@ export interface RecordNote {
   continued?: { turn: number };
   /** On a MODEL_USAGE record: why some of the reply's token figures were counted as 0. */
   usage?: string;
+  /**
+   * On a MODEL_USAGE record written with a turn's close: it counts what these calls spent on the
+   * run's behalf (a sub-agent's child run), not a reply of the run's own model.
+   */
+  charged?: { calls: string[] };
   /** On the first record of a run: which process started it. */
   started?: { pid: number };
   /**

@@ -5,15 +5,26 @@
  * store, an unfinished one is resumed where it stopped, one never started is started). The call
  * is therefore safe to repeat — declared idempotent, a resume runs it again — and the child's own
  * side effects follow the child's own ledger. The child's final answer is the call's result.
+ *
+ * Together with its parent (the parent's run is ToolContext.caller): a cancel or a pause of the
+ * parent reaches the child (child-control.ts); the child may spend the parent's budget left,
+ * shared by the reply's sub-agent calls, and what it spent is charged to the parent when the turn
+ * closes (charge()); it is traced under the parent's execute_tool span; its header names the
+ * parent and the call, so status, list and pending show the tree. Each child is its own run, so
+ * calls of one reply run side by side (concurrencySafe).
  */
-import { createHash } from 'node:crypto';
 import type { AgentDefinition } from '../agent/agent-definition.ts';
-import { ControlRequestedError } from '../control/run-control.ts';
-import { openRun } from '../runtime/run-handle.ts';
 import { startRun } from '../runtime/run-api.ts';
+import { childRunIdOf, runsFolderOf } from '../runtime/run-tree.ts';
 import type { FileRuns } from '../store/file-runs.ts';
+import { foldJournal } from '../store/fold-journal.ts';
 import type { RunStore } from '../store/store.ts';
-import type { ToolDefinition } from '../tools/tool.ts';
+import type { CallCharge, ToolContext, ToolDefinition } from '../tools/tool.ts';
+import { followParentControl } from './child-control.ts';
+import { childBudgetOf } from './child-budget.ts';
+import { SubagentRunsUnknownError } from './subagent-errors.ts';
+
+export { childRunIdOf } from '../runtime/run-tree.ts';
 
 export interface SubagentToolOptions {
   /** The tool's name as the model sees it. Default: the agent's name, as a tool name. */
@@ -22,9 +33,10 @@ export interface SubagentToolOptions {
   description?: string | undefined;
   /**
    * Where the child runs are kept: a folder of runs (FileRuns), or the store of a child run by
-   * its id (on PostgreSQL: `(id) => new PgRunStore(pool, id)`).
+   * its id (on PostgreSQL: `(id) => new PgRunStore(pool, id)`). Default: the folder of runs the
+   * parent is in (a file store's), where status, list and pending of the parent find them.
    */
-  runs: FileRuns | ((childRunId: string) => RunStore);
+  runs?: FileRuns | ((childRunId: string) => RunStore) | undefined;
   /** How long one child may run before the call is given up (default: 1 hour). The child itself goes on. */
   timeoutMs?: number | undefined;
   /** Crash drills of the children (as crashAfter of a run; the kill stops the parent too). */
@@ -32,50 +44,68 @@ export interface SubagentToolOptions {
 }
 
 const DEFAULT_TIMEOUT_MS = 3_600_000;
-const MAX_RUN_ID = 128;
 
-/**
- * The id of the child a call starts: the parent's id and the call's, so that it is the same on
- * every resume of the parent. Cut with a hash of the whole where it would be too long.
- */
-export function childRunIdOf(parentRunId: string, toolUseId: string): string {
-  const id = `${parentRunId}.${toolUseId}`.replace(/[^A-Za-z0-9._-]/g, '_');
-  if (id.length <= MAX_RUN_ID) return id;
-  const hash = createHash('sha256').update(id).digest('hex').slice(0, 16);
-  return `${id.slice(0, MAX_RUN_ID - hash.length - 1)}.${hash}`;
-}
-
-export function subagentTool(agent: AgentDefinition, options: SubagentToolOptions): ToolDefinition<{ task: string }> {
-  const storeOf = (id: string): RunStore => (typeof options.runs === 'function' ? options.runs(id) : options.runs.store(id));
+export function subagentTool(agent: AgentDefinition, options: SubagentToolOptions = {}): ToolDefinition<{ task: string }> {
+  const name = options.name ?? agent.name.replace(/[^A-Za-z0-9_-]/g, '_');
+  const storeOf = (ctx: ToolContext): RunStore => {
+    const id = childRunIdOf(ctx.runId, ctx.toolUseId);
+    const { runs } = options;
+    if (typeof runs === 'function') return runs(id);
+    const folder = runs ?? (ctx.caller ? runsFolderOf(ctx.caller.store) : null);
+    if (!folder) throw new SubagentRunsUnknownError(name, ctx.caller?.store.location ?? null);
+    return folder.store(id);
+  };
   return {
-    name: options.name ?? agent.name.replace(/[^A-Za-z0-9_-]/g, '_'),
+    name,
     description: options.description ?? `Delegate a task to the ${agent.name} agent; its final answer is the result.`,
     inputSchema: { type: 'object', properties: { task: { type: 'string', description: 'what the sub-agent is to do' } }, required: ['task'] },
     readOnly: false,
     // Starting the child under its derived id a second time attaches to it: repeating the call repeats nothing.
     idempotent: true,
+    // Each child is a run of its own, with its own ledger and lock: calls of one reply may run side by side.
+    concurrencySafe: true,
     timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     async run({ task }, ctx) {
-      const childRunId = childRunIdOf(ctx.runId, ctx.toolUseId);
-      const store = storeOf(childRunId);
-      // A cancel of the parent reaches the child, in its own inbox: the child ends cancelled too.
-      const onAbort = () => {
-        const reason: unknown = ctx.signal.reason;
-        if (reason instanceof ControlRequestedError && reason.request.kind === 'cancel') {
-          void openRun({ store })
-            .cancel({ by: reason.request.by, reason: `its parent run ${ctx.runId} was cancelled` })
-            .catch(() => {});
-        }
-      };
-      ctx.signal.addEventListener('abort', onAbort, { once: true });
+      const runId = childRunIdOf(ctx.runId, ctx.toolUseId);
+      const store = storeOf(ctx);
+      const budget = await childBudgetOf(agent, ctx.caller, store, runId);
+      const trace = ctx.caller?.trace;
+      const follow = followParentControl(ctx, store);
       try {
-        const result = await startRun({ agent, store, task, runId: childRunId, command: 'subagent', ...(options.crashAfter ? { crashAfter: options.crashAfter } : {}) });
+        const result = await follow.during(() =>
+          startRun({
+            agent,
+            store,
+            task,
+            runId,
+            command: 'subagent',
+            calledBy: { runId: ctx.runId, toolUseId: ctx.toolUseId },
+            ...(budget ? { budget } : {}),
+            ...(trace ? { tracer: trace.tracer as never, traceContent: trace.content, traceParent: trace.parent as never } : {}),
+            ...(options.crashAfter ? { crashAfter: options.crashAfter } : {}),
+          }),
+        );
         if (result.status === 'done') return result.text ?? '(the sub-agent gave no answer)';
-        const why = result.failure?.message ?? (result.waiting?.length ? `it waits for a person's decision on ${result.waiting.map((call) => call.name).join(', ')}` : result.status);
-        throw new Error(`the sub-agent ${agent.name} (run ${childRunId}) ended ${result.status}: ${why}`);
+        const why =
+          result.failure?.message ??
+          (result.budgetStop ? 'its share of the parent run’s budget is spent' : result.waiting?.length ? `it waits for a person's decision on ${result.waiting.map((call) => call.name).join(', ')}` : result.status);
+        throw new Error(`the sub-agent ${agent.name} (run ${runId}) ended ${result.status}: ${why}`);
       } finally {
-        ctx.signal.removeEventListener('abort', onAbort);
+        follow.stop();
       }
+    },
+    async charge(_input, ctx): Promise<CallCharge | null> {
+      return chargeOf(storeOf(ctx), ctx.runId);
     },
   };
 }
+
+/** What the child of a call spent (its own calls and its children's, as its usage counts them); null when it never started. */
+async function chargeOf(store: RunStore, parentRunId: string): Promise<CallCharge | null> {
+  if (!(await store.exists())) return null;
+  const loaded = await store.load({ fromLastSnapshot: true });
+  if (loaded.header.calledBy?.runId !== parentRunId) return null;
+  const { context } = foldJournal(store.location, loaded);
+  return typeof context.costUsd === 'number' ? { usage: context.usage, costUsd: context.costUsd } : { usage: context.usage };
+}
+

@@ -41,6 +41,8 @@ export interface RunTracingOptions {
   command: string;
   /** Starting a run or resuming one. */
   session: 'start' | 'resume';
+  /** The context the run hangs under instead of the active one (a sub-agent's run: its parent's execute_tool span). */
+  parent?: Context | undefined;
 }
 
 /** The longest content attribute exported; the history grows with every turn. */
@@ -102,7 +104,7 @@ export class RunTracing {
    */
   beginRun(runId: string, facts: { model: string; task: string; maxTurns: number }): RunTraceContext | null {
     this.runId = runId;
-    const parent = context.active();
+    const parent = this.options.parent ?? context.active();
     this.root = this.tracer.startSpan(
       'durable-agent run',
       {
@@ -131,10 +133,26 @@ export class RunTracing {
   joinRun(header: JournalHeader): void {
     this.runId = header.runId;
     const stored = spanContextOf(header.trace);
-    const active = context.active();
+    const active = this.options.parent ?? context.active();
     const inApplicationSpan = trace.getSpan(active) !== undefined;
     if (inApplicationSpan) this.openSession(active, stored ? [{ context: stored, attributes: { 'durable_agent.link': 'run' } }] : []);
     else this.openSession(stored ? trace.setSpanContext(ROOT_CONTEXT, stored) : ROOT_CONTEXT, []);
+  }
+
+  /** The context of a running call's execute_tool span, for a run the call makes (a sub-agent's); undefined once the call ended. */
+  callContext(toolUseId: string): Context | undefined {
+    const span = this.toolSpans.get(toolUseId);
+    return span ? trace.setSpan(this.sessionContext, span) : undefined;
+  }
+
+  /** With content exported or not. */
+  get exportsContent(): boolean {
+    return this.options.content;
+  }
+
+  /** The tracer the run is traced into. */
+  get usedTracer(): Tracer {
+    return this.tracer;
   }
 
   /** Ends the session: normally (error null) or with what stopped it. */

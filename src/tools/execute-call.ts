@@ -10,6 +10,7 @@ import { redactSecrets } from '../util/redact.ts';
 import { callDeadlines } from './call-deadlines.ts';
 import { describeThrown, recordableContent, unrecordableOutcome } from './recordable.ts';
 import { readOnlyFor, type ToolContext, type VerifyAnswer } from './tool.ts';
+import type { CallingRun } from './calling-run.ts';
 import type { ToolRegistry } from './tool-registry.ts';
 
 export const DEFAULT_TOOL_TIMEOUT_MS = 120_000;
@@ -22,9 +23,10 @@ export function idempotencyKeyFor(runId: string, toolUseId: string): string {
  * The key is hashed, and the signal made, when the tool first reads them: most tools read
  * neither, and a SHA-256 and an AbortController per call were half of executeCall's CPU (profile of the bench's in-memory loop).
  */
-export function toolContextFor(runId: string, call: PendingCall, signal: AbortSignal | LazyAbort): ToolContext {
+export function toolContextFor(runId: string, call: PendingCall, signal: AbortSignal | LazyAbort, caller?: CallingRun): ToolContext {
   let key: string | undefined;
   return {
+    ...(caller ? { caller } : {}),
     toolUseId: call.id,
     get idempotencyKey() {
       return (key ??= idempotencyKeyFor(runId, call.id));
@@ -56,6 +58,8 @@ export async function executeCall(
   defaultTimeoutMs = DEFAULT_TOOL_TIMEOUT_MS,
   /** Aborted when the run is cancelled or paused meanwhile: the tool's signal is aborted too, and the tool still awaited. */
   stop?: AbortSignal,
+  /** The run making the call, for a tool that runs a run under it (ToolContext.caller). */
+  caller?: CallingRun,
 ): Promise<ToolOutcome> {
   const tool = registry.get(call.name);
   if (!tool) {
@@ -71,7 +75,7 @@ export async function executeCall(
   if (stop?.aborted) onStop();
   else stop?.addEventListener('abort', onStop, { once: true });
   const result = await withTimeout(
-    async () => tool.run(checked.input, toolContextFor(runId, call, controller)),
+    async () => tool.run(checked.input, toolContextFor(runId, call, controller, caller)),
     timeoutMs,
     controller,
   ).finally(() => stop?.removeEventListener('abort', onStop));

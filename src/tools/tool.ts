@@ -1,8 +1,10 @@
 /** How a user defines a tool the agent may call. */
 import { isStandardSchema, standardJsonSchema } from './standard-input.ts';
 import type { StandardSchemaV1 } from './standard-schema.ts';
+import type { CallCharge, CallingRun } from './calling-run.ts';
 
 export type { StandardJSONSchemaV1, StandardSchemaV1 } from './standard-schema.ts';
+export type { CallCharge, CallingRun, CallTrace } from './calling-run.ts';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -20,6 +22,11 @@ export interface ToolContext {
    * pause does not abort it: the call finishes, its outcome is recorded, then the run pauses.
    */
   readonly signal: AbortSignal;
+  /**
+   * The run making the call (its store, budget and trace), for a tool that runs a run of its own
+   * under the call (a sub-agent). Absent where no run drives the call (verify()).
+   */
+  readonly caller?: CallingRun | undefined;
 }
 
 /** What verify() found: whether the call's effect had happened before the resume. */
@@ -91,6 +98,12 @@ export interface ToolBase<Input = any> {
    */
   needsApproval?: boolean | ((input: Input) => boolean) | undefined;
   run(input: Input, context: ToolContext): Promise<unknown> | unknown;
+  /**
+   * Optional: what a call spent on the run's behalf beyond the run's own model calls (a
+   * sub-agent's child run), asked when the call's turn closes and counted in the run's usage
+   * and budget in the same write as the close, so that it is counted once. Null: nothing.
+   */
+  charge?(input: Input, context: ToolContext): Promise<CallCharge | null> | CallCharge | null;
   /**
    * Optional: checks whether the effect of this call already happened. Resolving undefined (or
    * throwing) means it cannot tell; the resume then reports the state as unknown.

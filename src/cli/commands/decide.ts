@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { decide, type DecideInput, type PendingDecision, pendingDecisions } from '../../approval/decide.ts';
+import { decide, type DecideInput, type PendingDecision } from '../../approval/decide.ts';
 import { InboxFileError } from '../../store/inbox/inbox-errors.ts';
 import type { InboxPoint } from '../../store/inbox/file-decision-inbox.ts';
 import { FileStore } from '../../store/file-store.ts';
@@ -18,6 +18,7 @@ import { formatAgo, tableLines } from '../../words/format.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { decidedText, decisionCommandsFor, decisionHintLines } from '../../words/decision-lines.ts';
 import { readRunStatus } from '../../runtime/run-status.ts';
+import { deciderOf, treePendingDecisions } from '../../runtime/run-tree.ts';
 import { DecisionRefusedError } from '../../approval/decision-errors.ts';
 import { verdictWords } from '../../approval/decision-trail.ts';
 import type { Decision } from '../../../machines/agent-loop.types.ts';
@@ -32,9 +33,10 @@ const VERDICT: Record<DecideArgs['command'], DecideInput['verdict']> = { approve
 export async function pendingCommand(args: PendingArgs, env: NodeJS.ProcessEnv, writers: Writers, now = Date.now()): Promise<number> {
   const dir = runDirOf(args.dir);
   const store = fileStoreOf(dir, args.fileRun);
-  const waiting = await pendingDecisions(store);
+  // The run's own calls, then those its sub-agent runs wait on (a decision given here reaches them).
+  const waiting = await treePendingDecisions(store);
   if (args.json) {
-    writers.out(JSON.stringify(waiting, null, 2));
+    writers.out(JSON.stringify(waiting.map(({ store: _store, ...call }) => call), null, 2));
     return EXIT.done;
   }
   // What the run recorded last: a decision given here may have been overtaken (a deadline).
@@ -63,8 +65,10 @@ const LAST_DECISIONS = 3;
 /** `store`: the run's store (tests pass one whose inbox write they interleave with a run). */
 export async function decideCommand(args: DecideArgs, env: NodeJS.ProcessEnv, writers: Writers, given?: FileStore): Promise<number> {
   const dir = runDirOf(args.dir);
-  const store = given ?? fileStoreOf(dir, args.fileRun, { writeFaults: env.DURABLE_AGENT_FAIL_WRITE, onDecisionPoint: crashPointsOf(env.CRASH_AFTER) });
+  const named = given ?? fileStoreOf(dir, args.fileRun, { writeFaults: env.DURABLE_AGENT_FAIL_WRITE, onDecisionPoint: crashPointsOf(env.CRASH_AFTER) });
   const request = decideInputOf(args);
+  // A call a sub-agent run under this one waits on is decided in that run's inbox.
+  const store = (await deciderOf(named, request)) as FileStore;
   const tools = args.input === undefined ? undefined : await toolsOf(store, dir);
   const decision = await decide(store, request, { tools });
   // The run may have recorded a decision of its own (a deadline) between the check and the
@@ -95,8 +99,10 @@ export async function decideCommand(args: DecideArgs, env: NodeJS.ProcessEnv, wr
 }
 
 /** The table `pending` prints (shared with the fleet's pending --run). */
-export function pendingTable(waiting: PendingDecision[], now: number): string[] {
+export function pendingTable(waiting: Array<PendingDecision & { run?: string | undefined }>, now: number): string[] {
+  const inRuns = waiting.some((call) => call.run !== undefined);
   const rows = waiting.map((call) => [
+    ...(inRuns ? [call.run ?? '(this run)'] : []),
     call.tool_use_id,
     call.name,
     waitsForWords(call),
@@ -110,7 +116,7 @@ export function pendingTable(waiting: PendingDecision[], now: number): string[] 
           : 'comes after the one above',
     inputText(call),
   ]);
-  return tableLines(['call', 'tool', 'waits for', 'since', 'state', 'input'], rows);
+  return tableLines([...(inRuns ? ['run'] : []), 'call', 'tool', 'waits for', 'since', 'state', 'input'], rows);
 }
 
 /** The decision asked for on the command line, for decide() (shared with the fleet's commands). */

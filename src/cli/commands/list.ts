@@ -7,6 +7,7 @@ import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { STATE_DIR } from '../state-dir.ts';
 import { formatAgo, tableLines } from '../../words/format.ts';
+import { treeOrder } from '../../words/tree-lines.ts';
 
 const TASK_WIDTH = 40;
 
@@ -16,16 +17,20 @@ export async function listCommand(args: ListArgs, writers: Writers, now = Date.n
     writers.out(JSON.stringify(runs, null, 2));
     return EXIT.done;
   }
-  const rows = runs.map((run) => [
-    run.runId,
+  // A sub-agent's run under the run that called it, indented; newest first otherwise.
+  const current = runs.filter((run) => !run.archived);
+  const ordered = [...treeOrder(current, (run) => run.runId, (run) => run.calledBy?.runId ?? null), ...runs.filter((run) => run.archived).map((row) => ({ row, depth: 0 }))];
+  const rows = ordered.map(({ row: run, depth }) => [
+    `${depth > 0 ? `${'  '.repeat(depth - 1)}└ ` : ''}${run.runId}`,
     run.state ?? `unreadable: ${run.problem}`,
     cut(run.task),
     String(run.turn),
     run.updatedAt === null ? '-' : formatAgo(run.updatedAt, now),
+    run.calledBy ? `${run.calledBy.runId} (${run.calledBy.toolUseId})` : '-',
     run.parent ?? '-',
     run.archived ? 'archived' : '-',
   ]);
-  for (const line of tableLines(['run', 'state', 'task', 'turn', 'last save', 'forked from', 'archived'], rows)) writers.out(line);
+  for (const line of tableLines(['run', 'state', 'task', 'turn', 'last save', 'called by', 'forked from', 'archived'], rows)) writers.out(line);
   writers.out(`${runs.length} ${runs.length === 1 ? 'run' : 'runs'} in ${path.join(path.resolve(args.dir), STATE_DIR)}`);
   return EXIT.done;
 }

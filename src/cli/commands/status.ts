@@ -13,6 +13,7 @@ import type { HistoryArgs, StatusArgs } from '../args.ts';
 import { readRunTranscript } from '../../runtime/run-transcript.ts';
 import { transcriptLines } from '../../words/transcript-lines.ts';
 import { payloadWords } from '../../words/payload-words.ts';
+import { calledByWords, chargedWords, childRunLines } from '../../words/tree-lines.ts';
 import { EXIT } from '../exit-codes.ts';
 import { formatAgo, formatBytes, formatElapsed, formatUsage, keyValueLines, tableLines } from '../../words/format.ts';
 import type { Writers } from '../plain-reporter.ts';
@@ -40,6 +41,7 @@ export async function statusCommand(args: StatusArgs, writers: Writers, now = Da
     ...decidedRows(status.decided),
     ['ledger', `${status.ledgerEntries} ${status.ledgerEntries === 1 ? 'entry' : 'entries'}`],
     ['tokens', formatUsage(status.usage)],
+    ...(status.chargedUsage ? [['sub-agent tokens', chargedWords(status.usage, status.chargedUsage)] as [string, string]] : []),
     ...budgetRows(status),
     [
       'last save',
@@ -48,6 +50,8 @@ export async function statusCommand(args: StatusArgs, writers: Writers, now = Da
     ['journal', `${journalRecords(status.records, status.lastSave.seq)}, ${formatBytes(status.journalBytes)}`],
   ];
   if (status.forkedFrom) rows.splice(2, 0, ['forked from', forkedFromText(status.forkedFrom)]);
+  if (status.calledBy) rows.splice(2, 0, ['called by', calledByWords(status.calledBy)]);
+  for (const line of childRunLines(status.children)) rows.push(['sub-agent', line]);
   for (const fork of status.forks) rows.push(['fork', `at record ${fork.seq}: run ${fork.child.runId} in ${runDirOf(fork.child.location)} (${new Date(fork.at).toISOString()})`]);
   if (status.finalText !== null) rows.push(['answer', status.finalText]);
   if (status.failure) rows.push(['failure', status.failure.message]);
@@ -172,6 +176,8 @@ function historyNote(step: HistoryStep): string {
   for (const fork of step.forks) parts.push(`forked here into ${runDirOf(fork.child.location)} (run ${fork.child.runId})`);
   if (step.continued) parts.push(`continued with the message ${JSON.stringify(step.continued.message)}`);
   if (step.cancellation) parts.push(`cancelled ${requestWords(step.cancellation)}`);
+  if (note?.charged) parts.push(`charged for the sub-agent runs of ${note.charged.calls.join(', ')}`);
+  for (const child of step.subagents) parts.push(`${child.tool_use_id} → sub-agent run ${child.runId} (${child.state})`);
   for (const result of step.payloads) parts.push(`${result.tool_use_id} ${result.name}: ${result.payloads.map(payloadWords).join(' ')}`);
   if (step.waitingFor) parts.push(`${step.waitingFor.tool_use_id} waits for ${step.waitingFor.needs === 'answer' ? 'an answer' : step.waitingFor.needs === 'wait' ? 'its time or its event' : 'approval'}`);
   for (const decision of step.decided) {
