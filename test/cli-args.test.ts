@@ -25,6 +25,7 @@ const REQUIRED: Record<string, string[]> = {
   approve: ['toolu_01'],
   deny: ['toolu_01', '--reason', 'not now'],
   answer: ['toolu_01', 'yes'],
+  signal: ['deploy-done'],
   prune: ['--keep', '1'],
   unpause: ['--run', 'run-1'],
   raise: ['--run', 'run-1', '--max-turns', '5'],
@@ -68,7 +69,7 @@ function withOption(command: CommandSpec, option: OptionSpec, value?: string): s
   if (name === 'reason') needed.splice(needed.indexOf('--reason'), 2);
   if (name === 'keep' && command.name === 'prune') needed.splice(needed.indexOf('--keep'), 2);
   // pending/approve/deny/answer: --database-url goes with --run ID (a fleet run).
-  if (name === 'database-url' && ['pending', 'approve', 'deny', 'answer', 'cancel', 'pause'].includes(command.name)) needed.push('--run', 'run-1');
+  if (name === 'database-url' && ['pending', 'approve', 'deny', 'answer', 'signal', 'cancel', 'pause'].includes(command.name)) needed.push('--run', 'run-1');
   if (name === 'run' && ['unpause', 'result'].includes(command.name)) needed.length = 0;
   // raise: the option under test in place of the one it needs of the same name.
   if (command.name === 'raise' && needed.includes(`--${name}`)) needed.splice(needed.indexOf(`--${name}`), 2);
@@ -106,6 +107,7 @@ const CLAUDE_SAMPLES: Record<string, string> = {
 function sampleValue(option: OptionSpec): string {
   if (option.type === 'duration') return formatDuration(option.max!);
   if (option.key === 'input') return '{"text":"edited"}';
+  if (option.key === 'data') return '{"version":"1.4.2"}';
   if (option.key === 'compact') return 'client';
   if (option.key === 'state') return 'waiting';
   if (option.key === 'tools') return 'text-editor,memory';
@@ -395,7 +397,7 @@ describe('run --tools', () => {
 
   it('refuses a set it does not have, naming the ones it has', () => {
     expect(refusal('run', '--model', 'm', '--task', 't', '--tools', 'text-editor,shell')).toBe(
-      '--tools takes files, text-editor, memory, bash, separated by commas (e.g. --tools text-editor,memory), not "shell".',
+      '--tools takes files, text-editor, memory, bash, wait, separated by commas (e.g. --tools text-editor,memory), not "shell".',
     );
     expect(refusal('run', '--model', 'm', '--task', 't', '--tools', 'files,')).toContain('not "".');
   });
@@ -503,6 +505,34 @@ describe('pending, approve, deny, answer', () => {
     const help = commandHelp(COMMANDS.find((c) => c.name === 'answer')!);
     expect(help).toMatch(/^Usage: durable-agent answer \[--dir DIR\] CALL_ID TEXT/);
     expect(help).toMatch(/^Arguments:\n {2}CALL_ID +the tool_use_id/m);
+  });
+});
+
+describe('signal', () => {
+  it('parses the event, its data, its id and who sends it, for a run in a directory or of the fleet', () => {
+    expect(parse('signal', 'deploy-done', '--data', '{"version":"1.4.2"}', '--id', 'build-7', '--by', 'ci')).toEqual({
+      command: 'signal',
+      dir: CWD,
+      dirGiven: false,
+      fleetRun: null,
+      fileRun: null,
+      databaseUrl: null,
+      name: 'deploy-done',
+      data: { version: '1.4.2' },
+      id: 'build-7',
+      by: 'ci',
+    });
+    expect(parse('signal', '--dir', 'd', 'go')).toMatchObject({ name: 'go', data: null, id: null, by: null });
+    expect(parse('signal', 'go', '--data', '"text"')).toMatchObject({ data: 'text' });
+    expect(parse('signal', '--run', 'r1', '--database-url', 'postgresql://h/db', 'paid')).toMatchObject({ fleetRun: 'r1', databaseUrl: 'postgresql://h/db', name: 'paid' });
+  });
+
+  it('refuses a name or an id that could be a path, and --data that is not JSON, before anything is read or written', () => {
+    expect(refusal('signal')).toContain('signal needs NAME');
+    for (const name of ['../x', 'a/b', 'a.b', 'x'.repeat(129)]) expect(refusal('signal', name)).toContain('is not an event name');
+    expect(refusal('signal', 'go', '--id', 'a/b')).toContain('--id "a/b" is not a signal id');
+    expect(refusal('signal', 'go', '--data', '{version: 1}')).toMatch(/^--data is not JSON \(.*\): give a JSON value/);
+    expect(refusal('signal', 'go', 'more')).toContain('Unexpected argument "more" for signal');
   });
 });
 

@@ -52,6 +52,8 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
         return args.fleetRun !== null
           ? await (await import('./commands/fleet-decide.ts')).fleetDecideCommand(args, env, writers)
           : await (await decisions()).decideCommand(args, env, writers);
+      case 'signal':
+        return await (await import('./commands/signal.ts')).signalCommand(args, env, writers);
       case 'list':
         return readsFleet(args, env)
           ? await (await fleet()).fleetStatusCommand({ ...args, command: 'status', runId: null }, env, writers, args.states)

@@ -31,7 +31,7 @@ export async function fleetPendingCommand(args: PendingArgs, env: NodeJS.Process
     const next = waiting.find((call) => !call.given);
     if (next) {
       const where = ['--run', runId];
-      const commands = { approve: cliCommand(env, ['approve', ...where]), deny: cliCommand(env, ['deny', ...where]), answer: cliCommand(env, ['answer', ...where]), resume: '' };
+      const commands = { approve: cliCommand(env, ['approve', ...where]), deny: cliCommand(env, ['deny', ...where]), answer: cliCommand(env, ['answer', ...where]), signal: cliCommand(env, ['signal', ...where]), resume: '' };
       for (const line of decisionHintLines(commands, next)) writers.out(line);
       writers.out('  (with --database-url URL, or DURABLE_AGENT_DATABASE_URL set; a worker takes the run up once decided)');
     }

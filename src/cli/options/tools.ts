@@ -25,7 +25,7 @@ export const toolTimeout = option({
 });
 
 /** The tool sets `run --tools` offers; the file tools are the default. */
-export const TOOL_SETS = ['files', 'text-editor', 'memory', 'bash'] as const;
+export const TOOL_SETS = ['files', 'text-editor', 'memory', 'bash', 'wait'] as const;
 export type ToolSetName = (typeof TOOL_SETS)[number];
 
 export const tools = option({
@@ -34,7 +34,8 @@ export const tools = option({
   value: 'SETS',
   help:
     "the tools Claude gets, separated by commas: files (list_files, read_file, write_file in DIR), text-editor (Claude's " +
-    'text editor on DIR), memory (files under DIR/memories), bash (a shell in DIR: no sandbox, it can reach outside DIR); ' +
+    'text editor on DIR), memory (files under DIR/memories), bash (a shell in DIR: no sandbox, it can reach outside DIR), ' +
+    'wait (sleep until a time or an event `durable-agent signal` sends); ' +
     'a resume takes the run’s own',
   defaultText: 'files',
   api: 'StartOptions.tools',
