@@ -134,7 +134,7 @@ describe.skipIf(!postgresAvailable())('durable waits in a fleet', () => {
       const log: string[] = [];
       await workerOf(db, agent, log, true).run();
       expect(foldJournal('p-1', await store.load()).context.finalText).toContain('id inv-1');
-      expect((await sendSignal(store, { name: 'paid', id: 'inv-1', data: 1, by: 'billing' }).catch((error: Error) => error)).message).toMatch(/has ended/);
+      await expect(sendSignal(store, { name: 'paid', id: 'inv-1', data: 1, by: 'billing' })).rejects.toThrow(/has ended/);
       expect((await store.signals.send({ name: 'paid', id: 'inv-1', data: 1, by: 'billing', at: Date.now() }))).toEqual({ outcome: 'taken', tool_use_id: 'toolu_w' });
 
       // What a worker killed right after the wait's DECISION_NEEDED leaves: awaiting, its lease expired, no da_waits row.
