@@ -14,6 +14,7 @@
  * calls of one reply run side by side (concurrencySafe).
  */
 import type { AgentDefinition } from '../agent/agent-definition.ts';
+import type { CrashAction } from '../runtime/crash-points.ts';
 import { startRun } from '../runtime/run-api.ts';
 import { childRunIdOf, runsFolderOf } from '../runtime/run-tree.ts';
 import type { FileRuns } from '../store/file-runs.ts';
@@ -41,6 +42,8 @@ export interface SubagentToolOptions {
   timeoutMs?: number | undefined;
   /** Crash drills of the children (as crashAfter of a run; the kill stops the parent too). */
   crashAfter?: string | undefined;
+  /** What an armed crash point of a child does (as onCrash of a run): throw SimulatedCrash (the default), 'exit', or a function of its label. */
+  onCrash?: CrashAction | undefined;
 }
 
 const DEFAULT_TIMEOUT_MS = 3_600_000;
@@ -82,7 +85,7 @@ export function subagentTool(agent: AgentDefinition, options: SubagentToolOption
             calledBy: { runId: ctx.runId, toolUseId: ctx.toolUseId },
             ...(budget ? { budget } : {}),
             ...(trace ? { tracer: trace.tracer as never, traceContent: trace.content, traceParent: trace.parent as never } : {}),
-            ...(options.crashAfter ? { crashAfter: options.crashAfter } : {}),
+            ...(options.crashAfter ? { crashAfter: options.crashAfter, ...(options.onCrash ? { onCrash: options.onCrash } : {}) } : {}),
           }),
         );
         if (result.status === 'done') return result.text ?? '(the sub-agent gave no answer)';
