@@ -77,6 +77,8 @@ export { RequestOptionsChangedError } from './model/pinned-request.ts';
 // Decisions: approvals and questions, asked for or given.
 export { UnknownApprovalToolError } from './approval/needs-decision.ts';
 export { DecisionRefusedError, PolicyLoosenedError } from './approval/decision-errors.ts';
+export { SignalRefusedError, type SignalRefusal } from './approval/signal-errors.ts';
+export { WaitInputError } from './approval/wait-tool.ts';
 export type { DecisionRefusal } from './approval/decision-errors.ts';
 export { DecisionReplyError } from './approval/decision-step.ts';
 

@@ -36,6 +36,12 @@ export { openRun } from './runtime/run-handle.ts';
 export type { OpenRunOptions, RunHandle } from './runtime/run-handle.ts';
 export type { ContinuedStep, HistoryStep, PendingCallStatus, RunStatus } from './runtime/run-status.ts';
 export type { DecideInput, DecideOptions, PendingDecision } from './approval/decide.ts';
+// Durable waits: the wait tool (its calls sleep until a time or an event, through the run's decisions) and an event sent to a run.
+export { waitTool } from './approval/wait-tool.ts';
+export type { WaitInput, WaitToolOptions } from './approval/wait-tool.ts';
+export { sendSignal } from './approval/send-signal.ts';
+export type { SentSignal, SignalInput } from './approval/send-signal.ts';
+export type { Signal, SignalDelivery } from './store/inbox/signal-inbox.ts';
 export type { ControlOptions, ControlOutcome } from './runtime/cancel-run.ts';
 export type { ControlInbox, ControlKind, ControlRequest } from './control/control-request.ts';
 export type { ForkOptions, ForkResult } from './fork/fork-run.ts';

@@ -12,8 +12,10 @@ import { StoreMissingError } from '../store/errors.ts';
 import { foldJournal } from '../store/fold-journal.ts';
 import type { Signal, SignalDelivery } from '../store/inbox/signal-inbox.ts';
 import type { RunStore } from '../store/store.ts';
-import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
+import { type SignalRefusal, SignalRefusedError } from './signal-errors.ts';
 import { isSignalWord, waitPlanOf } from './wait-tool.ts';
+
+export { type SignalRefusal, SignalRefusedError } from './signal-errors.ts';
 
 /** A signal's data goes to the model as the wait's result: more than this is refused. */
 export const MAX_SIGNAL_DATA_BYTES = 64 * 1024;
@@ -34,20 +36,6 @@ export interface SentSignal {
   delivery: SignalDelivery;
   /** The call that waits for this event now (it takes the signal within a second, or on the next resume); null: none yet. */
   waitingCall: string | null;
-}
-
-export type SignalRefusal = 'bad-name' | 'bad-id' | 'bad-data' | 'no-run' | 'ended';
-
-/** A signal that cannot be sent; nothing was written. */
-export class SignalRefusedError extends DurableAgentError {
-  static override readonly kind: ErrorKind = 'refused';
-  override readonly name = 'SignalRefusedError';
-  constructor(
-    readonly reason: SignalRefusal,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 export async function sendSignal(store: RunStore, input: SignalInput, options: { now?: () => number } = {}): Promise<SentSignal> {
