@@ -5,6 +5,7 @@
  * run coming to rest between the read and the wait cannot be missed. A re-read every few seconds
  * is only a safety net, for a notification lost with a connection that died without saying so.
  */
+import { WAKE_DUE } from '../store/pg/pg-signal-inbox.ts';
 import { AwaitRunTimeoutError, FleetRunMissingError, type FleetRunState } from './await-run-errors.ts';
 import type { Notification, Pool, PoolClient } from 'pg';
 import { type AgentStateName, isFinishedState, STOPPED_AT_LIMIT_STATES, type TokenUsage, ZERO_USAGE } from '../../machines/agent-loop.types.ts';
@@ -109,12 +110,15 @@ interface RunRow {
 /**
  * What the claim query needs to take up a run that waits for a person or is stopped at a limit
  * (src/store/pg/leases.ts, WORKABLE), but a pause: a paused run goes on once unpaused, so a
- * caller waiting for its result waits on, as for a run paused in the middle of a turn.
+ * caller waiting for its result waits on, as for a run paused in the middle of a turn. A wait
+ * with a time (its own, or a timeout) is taken on too: its time comes without anyone acting.
  */
 const TAKEN_ON = `CASE
     WHEN state = 'awaitingDecision' THEN
       EXISTS (SELECT 1 FROM da_decisions d WHERE d.run_id = da_runs.id AND d.tool_use_id = da_runs.awaiting AND d.settled_at IS NULL)
       OR coalesce(awaiting_since + (header #>> '{decisionPolicy,decisionTimeoutMs}')::bigint * interval '1 millisecond' <= now(), false)
+      OR ${WAKE_DUE}
+      OR EXISTS (SELECT 1 FROM da_waits w WHERE w.run_id = da_runs.id AND w.tool_use_id = da_runs.awaiting AND w.wake_at IS NOT NULL)
     WHEN state IN (${STOPPED_AT_LIMIT_STATES.map((state) => `'${state}'`).join(', ')}) THEN
       EXISTS (SELECT 1 FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'raise')
     ELSE false

@@ -11,7 +11,7 @@ import type { Message } from '../../machines/agent-loop.types.ts';
 import { defineAgent } from '../../src/agent/agent-definition.ts';
 import { sendSignal } from '../../src/approval/send-signal.ts';
 import { waitTool } from '../../src/approval/wait-tool.ts';
-import { submitRun, Worker } from '../../src/postgres.ts';
+import { awaitRun, submitRun, Worker } from '../../src/postgres.ts';
 import { foldJournal } from '../../src/store/fold-journal.ts';
 import { claimNextRun } from '../../src/store/pg/leases.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
@@ -67,6 +67,8 @@ describe.skipIf(!postgresAvailable())('durable waits in a fleet', () => {
       const running = worker.run();
       try {
         await until(async () => (await row(db, 'w-1')).state === 'awaitingDecision' && (await row(db, 'w-1')).lease_owner === null);
+        // An event wait with no timeout rests until someone sends the event: a caller awaiting the run is told so.
+        expect(await awaitRun(db, 'w-1', { timeoutMs: 5_000 })).toMatchObject({ state: 'awaitingDecision', resting: true, waiting: ['toolu_w'] });
         const { rows: waits } = await db.query('SELECT tool_use_id, event, wake_at FROM da_waits WHERE run_id = $1', ['w-1']);
         expect(waits).toEqual([{ tool_use_id: 'toolu_w', event: 'approved-by-ops', wake_at: null }]);
         // Nothing came: the idle worker leaves it alone (a claim finds nothing to do).
@@ -108,7 +110,8 @@ describe.skipIf(!postgresAvailable())('durable waits in a fleet', () => {
       const running = worker.run();
       try {
         await until(async () => (await row(db, 't-1')).state === 'awaitingDecision' && (await row(db, 't-1')).lease_owner === null);
-        await until(async () => (await row(db, 't-1')).finished);
+        // A caller awaiting the run's result is not told it rests while it waits for its time: it gets the answer.
+        expect(await awaitRun(db, 't-1', { timeoutMs: 20_000 })).toMatchObject({ state: 'done', text: expect.stringContaining('woke: The wait is over (1.5 s)') });
       } finally {
         worker.stop('test over');
         await running;
