@@ -101,3 +101,30 @@ describe('the transcript past compaction', () => {
     expect(transcriptLines(entries, { width: 40, full: true })[1]).toBe('           Then I act.');
   });
 });
+
+describe('the transcript of a reply with server tool blocks', () => {
+  it("says what each server tool asked and what kind of answer it got, never its encrypted content, in lines and in --json", async () => {
+    const dir = tempDir();
+    const store = new FileStore(path.join(dir, '.durable-agent'));
+    const reply = {
+      content: [
+        { type: 'server_tool_use', id: 'srvtoolu_01', name: 'web_search', input: { query: 'durable agents' } },
+        { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_01', content: [{ type: 'web_search_result', url: 'https://a.example', title: 'A', encrypted_content: 'c2VhbGVkLXBhZ2UtY29udGVudA==', page_age: null }] },
+        { type: 'text', text: 'Found one.' },
+      ],
+      stop_reason: 'end_turn',
+      usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 },
+    };
+    await startRun({ store, model: scriptedModel([reply as Parameters<typeof scriptedModel>[0][number]]), tools: [], task: 'Search.' });
+    const { entries } = await readRunTranscript(store);
+    store.close();
+    const lines = transcriptLines(entries, { width: 200, full: false });
+    expect(lines).toContain('server tool web_search "durable agents" srvtoolu_01');
+    expect(lines).toContain('server tool srvtoolu_01 → 1 result');
+    expect(lines.join('\n')).not.toContain('c2VhbGVk');
+    const json = await runCliAsync(['history', '--transcript', '--json'], { cwd: dir });
+    expect(json.code, json.stderr).toBe(0);
+    expect(json.stdout).not.toContain('c2VhbGVk');
+    expect(json.stdout).toContain('[encrypted, 28 characters]');
+  });
+});

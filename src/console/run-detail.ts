@@ -11,6 +11,7 @@ import { type PendingDecision, pendingDecisions } from '../approval/decide.ts';
 import { estimateCost } from '../model/prices.ts';
 import { readRunStatus, type RunStatus } from '../runtime/run-status.ts';
 import { transcriptOf, type TranscriptEntry } from '../runtime/run-transcript.ts';
+import { withoutSealed } from '../words/block-words.ts';
 import { StoreCorruptError } from '../store/errors.ts';
 import { FileStore } from '../store/file-store.ts';
 import { foldJournal } from '../store/fold-journal.ts';
@@ -143,7 +144,7 @@ function readView(location: string, loaded: LoadedRun, forks: RunDetail['lineage
       lastSeq: last.seq,
       lastSaveAt: last.at,
     },
-    transcript: transcriptOf(location, loaded).entries,
+    transcript: withoutSealed(transcriptOf(location, loaded).entries) as TranscriptEntry[],
     steps: timeline.steps.map((step) => ({
       seq: step.seq,
       at: step.at,

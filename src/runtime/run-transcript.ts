@@ -22,7 +22,8 @@ export type TranscriptEntry =
   /** Compaction: a summary took the place of this many older messages (they are shown above it). */
   | { kind: 'compacted'; replaced: number; summary: string }
   /** A block the loop passes through without reading (server tools, citations…): named by its type. */
-  | { kind: 'other'; role: 'user' | 'assistant'; type: string };
+  /** A block of another kind (a server tool's call or result…), kept whole for the words that show it. */
+  | { kind: 'other'; role: 'user' | 'assistant'; type: string; block: ContentBlock };
 
 export interface RunTranscript {
   runId: string;
@@ -126,7 +127,7 @@ function blockEntry(role: 'user' | 'assistant', block: ContentBlock, names: Read
     case 'image':
       return { kind: 'image', role, mediaType: mediaTypeOf(block), payload: payloadOf(block)! };
     default:
-      return { kind: 'other', role, type: block.type };
+      return { kind: 'other', role, type: block.type, block };
   }
 }
 

@@ -5,6 +5,7 @@
  * long and seldom what a reader looks for.
  */
 import type { TranscriptEntry } from '../runtime/run-transcript.ts';
+import { isServerToolResult, serverToolResultWords, serverToolUseWords } from './block-words.ts';
 import { payloadWords } from './payload-words.ts';
 
 export interface TranscriptLineOptions {
@@ -55,6 +56,9 @@ export function entryWords(entry: TranscriptEntry, full: boolean): [string, stri
     case 'compacted':
       return ['compacted', `a summary took the place of the ${entry.replaced} messages above: ${entry.summary}`];
     case 'other':
+      // What a server tool asked and what kind of answer it got; never its encrypted content.
+      if (entry.type === 'server_tool_use') return ['server tool', `${serverToolUseWords(entry.block)} ${String(entry.block.id ?? '')}`.trimEnd()];
+      if (isServerToolResult(entry.block)) return ['server tool', `${String(entry.block.tool_use_id ?? '')} → ${serverToolResultWords(entry.block)}`];
       return [entry.role, `[${entry.type} block]`];
   }
 }

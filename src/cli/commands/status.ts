@@ -12,6 +12,7 @@ import type { ForkOrigin, ReconcileNote } from '../../store/journal-record.ts';
 import type { HistoryArgs, StatusArgs } from '../args.ts';
 import { readRunTranscript } from '../../runtime/run-transcript.ts';
 import { transcriptLines } from '../../words/transcript-lines.ts';
+import { withoutSealed } from '../../words/block-words.ts';
 import { payloadWords } from '../../words/payload-words.ts';
 import { calledByWords, chargedWords, childRunLines } from '../../words/tree-lines.ts';
 import { EXIT } from '../exit-codes.ts';
@@ -151,7 +152,8 @@ const NO_TERMINAL_WIDTH = 80;
 async function transcriptCommand(store: FileStore, args: HistoryArgs, writers: Writers): Promise<number> {
   const transcript = await readRunTranscript(store);
   if (args.json) {
-    writers.out(JSON.stringify(transcript, null, 2));
+    // A server tool's encrypted content and signatures are named by their size, as on every screen.
+    writers.out(JSON.stringify(withoutSealed(transcript), null, 2));
     return EXIT.done;
   }
   const width = writers.terminal?.isTTY ? (writers.terminal.columns ?? NO_TERMINAL_WIDTH) : NO_TERMINAL_WIDTH;
