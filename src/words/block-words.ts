@@ -10,7 +10,7 @@
  */
 import type { ContentBlock } from '../../machines/agent-loop.types.ts';
 import { redactSecrets } from '../util/redact.ts';
-import { cutTo } from './transcript-lines.ts';
+import { cutTo } from './cut-to.ts';
 
 /** How many characters of a thinking block, a query or a command a line shows. */
 const FIRST_WORDS = 60;

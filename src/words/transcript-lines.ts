@@ -6,6 +6,7 @@
  */
 import type { TranscriptEntry } from '../runtime/run-transcript.ts';
 import { isServerToolResult, serverToolResultWords, serverToolUseWords } from './block-words.ts';
+import { cutTo } from './cut-to.ts';
 import { payloadWords } from './payload-words.ts';
 
 export interface TranscriptLineOptions {
@@ -65,10 +66,4 @@ export function entryWords(entry: TranscriptEntry, full: boolean): [string, stri
 
 function oneLine(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
-}
-
-/** Cut to `width` characters (code points, so no surrogate pair is split), the last one an ellipsis. */
-export function cutTo(line: string, width: number): string {
-  const chars = Array.from(line);
-  return chars.length <= width ? line : `${chars.slice(0, width - 1).join('')}…`;
 }
