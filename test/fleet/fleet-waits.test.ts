@@ -3,7 +3,8 @@
  * lease and worker slot (da_waits says what for), is not claimed while nothing came, and a
  * worker takes it up when a signal arrives (NOTIFY wakes it) or when the time came; the signal
  * is taken once (da_signals: sent twice, taken once; an id taken once ever); a run whose worker
- * died before it said what it waits for is taken up once to look.
+ * died before it said what it waits for is taken up once to look; `durable-agent signal --run ID`
+ * delivers from another process.
  */
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
@@ -17,7 +18,9 @@ import { claimNextRun } from '../../src/store/pg/leases.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
 import { migrate } from '../../src/store/pg/schema.ts';
 import { endTurnReply, scriptedModel, toolUseReply } from '../../src/testing.ts';
+import { runCliAsync } from '../helpers/cli.ts';
 import { toolResultOf } from '../helpers/messages.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 import { freshDatabase, postgresAvailable, usePostgres, withDb } from '../helpers/use-postgres.ts';
 
 function waiter(input: Record<string, unknown>) {
@@ -154,7 +157,10 @@ describe.skipIf(!postgresAvailable())('durable waits in a fleet', () => {
       const { rows } = await db.query('SELECT event FROM da_waits WHERE run_id = $1', ['p-2']);
       expect(rows).toEqual([{ event: 'paid' }]);
       expect(await claimNextRun(db, 'probe', 1000)).toBeNull();
-      await sendSignal(new PgRunStore(db, 'p-2'), { name: 'paid', id: 'inv-2', data: 2, by: 'billing' });
+      // From another process: durable-agent signal --database-url URL --run ID.
+      const sent = await runCliAsync(['signal', '--database-url', url, '--run', 'p-2', 'paid', '--id', 'inv-2', '--data', '2', '--by', 'billing'], { cwd: tempDir() });
+      expect(sent.code, sent.stderr).toBe(0);
+      expect(sent.stdout).toContain('[signal] paid (id inv-2) delivered to fleet run p-2: toolu_w waits for it');
       await workerOf(db, agent, log, true).run();
       expect(foldJournal('p-2', await new PgRunStore(db, 'p-2').load()).state).toBe('done');
     });
