@@ -13,6 +13,7 @@ import { RunPausedError, TreeCallAmbiguousError } from '../src/errors.ts';
 import { totalTokens } from '../machines/agent-loop.logic.ts';
 import { runCli } from '../src/cli/main.ts';
 import type { RunStore } from '../src/store/store.ts';
+import { vizPage } from '../visualizer/viz-page.ts';
 import { auditOf, editorAgent, writerAgent, type WriterOptions } from './helpers/subagent-agents.ts';
 import { tempDir } from './helpers/temp-dir.ts';
 
@@ -209,5 +210,13 @@ describe('a parent and its sub-agent runs together', () => {
       ['toolu_b', 'done'],
     ]);
     expect((await openRun({ store: w.child('toolu_a') }).status()).calledBy).toEqual({ runId: PARENT, toolUseId: 'toolu_a' });
+    // The visualizer's page: each child beside the parent's reply that called it (its save A), the parent named on the child's.
+    const page = await vizPage(w.store());
+    const saveA = page.run!.steps.find((step) => step.point === 'save-a')!.seq;
+    expect(page.run!.subagents.map((child) => [child.toolUseId, child.runId, child.state, child.seq])).toEqual([
+      ['toolu_a', childRunIdOf(PARENT, 'toolu_a'), 'done', saveA],
+      ['toolu_b', childRunIdOf(PARENT, 'toolu_b'), 'done', saveA],
+    ]);
+    expect((await vizPage(w.child('toolu_b'))).run!.calledBy).toEqual({ runId: PARENT, toolUseId: 'toolu_b' });
   });
 });

@@ -148,6 +148,8 @@ export function runViewOf(location: string, loaded: LoadedRun, graph: MachineGra
     processes,
     forkedFrom: loaded.header.forkedFrom ? { runId: loaded.header.forkedFrom.runId, seq: loaded.header.forkedFrom.seq, location: loaded.header.forkedFrom.location } : null,
     forks: fork.forks ?? [],
+    calledBy: loaded.header.calledBy ? { runId: loaded.header.calledBy.runId, toolUseId: loaded.header.calledBy.toolUseId } : null,
+    subagents: [],
     forkCommand: fork.forkCommand ?? null,
   };
 

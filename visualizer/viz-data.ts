@@ -44,6 +44,10 @@ export interface RunView {
   forkedFrom: { runId: string; seq: number; location: string } | null;
   /** The runs forked from this one (noted beside a file run's journal), oldest first. */
   forks: Array<{ seq: number; runId: string; location: string }>;
+  /** A sub-agent's run: the run and the call that started it. */
+  calledBy: { runId: string; toolUseId: string } | null;
+  /** The sub-agent runs this run's calls started, by call: the record of the reply that made the call (null: not found), and where each stands. */
+  subagents: Array<{ toolUseId: string; runId: string; state: AgentStateName; turn: number; seq: number | null }>;
   /**
    * The fork command for a step, in two pieces around its record number: `${before} SEQ ${after}SEQ`
    * (a new directory named after the run's); null where the run is not in a directory.

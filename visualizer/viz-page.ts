@@ -12,6 +12,7 @@ import { pageHtml } from './page-html.ts';
 import { readForkNotes } from '../src/fork/fork-notes.ts';
 import { FileStore } from '../src/store/file-store.ts';
 import { runViewOf } from './run-timeline.ts';
+import { childRunsOf } from '../src/runtime/run-tree.ts';
 import type { MachineView, RunView } from './viz-data.ts';
 
 export interface VizPage {
@@ -42,7 +43,17 @@ async function readRun(store: RunStore, graph: MachineGraph, forkCommand: RunVie
   const loaded = await store.load();
   const notes = store instanceof FileStore ? readForkNotes(store.dir, loaded.header.runId) : [];
   const forks = notes.map((fork) => ({ seq: fork.seq, runId: fork.child.runId, location: fork.child.location }));
-  return runViewOf(store.location, loaded, graph, { forks, forkCommand });
+  const run = runViewOf(store.location, loaded, graph, { forks, forkCommand });
+  // Each sub-agent run beside the reply that called it: the first record whose open calls hold the call.
+  const children = await childRunsOf(store, loaded.header.runId);
+  run.subagents = children.map((child) => ({
+    toolUseId: child.toolUseId,
+    runId: child.runId,
+    state: child.state,
+    turn: child.turn,
+    seq: run.steps.find((step) => step.pending.some((call) => call.id === child.toolUseId))?.seq ?? null,
+  }));
+  return run;
 }
 
 function machineViewOf(graph: MachineGraph): MachineView {

@@ -31,7 +31,9 @@ export function renderTimeline(run: RunView): Timeline {
     list.append(item);
     if (run.forkedFrom?.seq === step.seq) list.append(forkPointMarker(run.forkedFrom));
     for (const fork of run.forks) if (fork.seq === step.seq) list.append(forkedHereMarker(fork));
+    for (const child of run.subagents) if (child.seq === step.seq) list.append(subagentMarker(child));
   });
+  if (run.calledBy) list.prepend(calledByMarker(run.calledBy));
   const last = run.steps[run.steps.length - 1];
   const end = run.processes[run.processes.length - 1]?.end;
   // A process that stopped for a person, or at a limit, said why (exit 7, 5 or 8): no guessing at a crash.
@@ -181,6 +183,21 @@ function forkedHereMarker(fork: RunView['forks'][number]): HTMLLIElement {
     h('strong', {}, '⑂ forked'),
     ` run ${fork.runId} (${fork.location}) starts from record ${fork.seq} of this run.`,
   );
+}
+
+/** After the reply that called a sub-agent: the child run the call started, and where it stands. */
+function subagentMarker(child: RunView['subagents'][number]): HTMLLIElement {
+  return h(
+    'li',
+    { class: 'marker subagent', role: 'presentation' },
+    h('strong', {}, '↳ sub-agent'),
+    ` ${child.toolUseId} started run ${child.runId}: ${child.state} (turn ${child.turn}). Its own records are in its own journal (durable-agent status --run ${child.runId} shows it).`,
+  );
+}
+
+/** At the top of a sub-agent's run: the run and call that started it. */
+function calledByMarker(calledBy: NonNullable<RunView['calledBy']>): HTMLLIElement {
+  return h('li', { class: 'marker subagent called-by', role: 'presentation' }, h('strong', {}, '↰ called by'), ` run ${calledBy.runId}, its call ${calledBy.toolUseId}: this run is one of its sub-agents.`);
 }
 
 function openEndMarker(run: RunView, last: StepView): HTMLLIElement {
