@@ -54,7 +54,7 @@ function cliWriters() {
 }
 
 describe('a parent and its sub-agent runs together', () => {
-  it('a pause of the parent reaches both running children; the resume that unpauses the parent unpauses them: each note once', async () => {
+  it('a pause of the parent reaches both running children; unpausing the parent unpauses them, and its resume goes on: each note once', async () => {
     const w = world({ slowMs: 600 });
     const started = startRun({ agent: w.parent(), store: w.store(), task: 'Write two notes.', runId: PARENT });
     await until('both children run', async () => (await w.child('toolu_a').exists()) && (await w.child('toolu_b').exists()));
@@ -68,6 +68,9 @@ describe('a parent and its sub-agent runs together', () => {
     }
     const parentPaused = await openRun({ store: w.store() }).status();
     expect(parentPaused.controls.map((request) => request.kind)).toEqual(['pause']);
+    // Unpaused from outside (no process drives it): the children's pauses, passed on from it, are cleared with it.
+    expect((await openRun({ store: w.store() }).unpause())?.by).toBe('ana');
+    for (const call of ['toolu_a', 'toolu_b']) expect((await openRun({ store: w.child(call) }).status()).controls, call).toEqual([]);
 
     const result = await resumeRun({ agent: w.parent(), store: w.store() });
     expect(result.status).toBe('done');
