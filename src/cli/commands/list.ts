@@ -19,7 +19,9 @@ export async function listCommand(args: ListArgs, writers: Writers, now = Date.n
   }
   // A sub-agent's run under the run that called it, indented; newest first otherwise.
   const current = runs.filter((run) => !run.archived);
-  const ordered = [...treeOrder(current, (run) => run.runId, (run) => run.calledBy?.runId ?? null), ...runs.filter((run) => run.archived).map((row) => ({ row, depth: 0 }))];
+  const ordered = runs.some((run) => run.calledBy !== null)
+    ? [...treeOrder(current, (run) => run.runId, (run) => run.calledBy?.runId ?? null), ...runs.filter((run) => run.archived).map((row) => ({ row, depth: 0 }))]
+    : runs.map((row) => ({ row, depth: 0 }));
   const rows = ordered.map(({ row: run, depth }) => [
     `${depth > 0 ? `${'  '.repeat(depth - 1)}└ ` : ''}${run.runId}`,
     run.state ?? `unreadable: ${run.problem}`,
