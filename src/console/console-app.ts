@@ -14,7 +14,7 @@ import { CONSOLE_PAGE, CONSOLE_SCRIPT, CONSOLE_STYLE } from './page/console-page
 import { type ControlAsked, controlFor, type DecisionAsked, decideFor, forkFor } from './run-actions.ts';
 import { machineSvg, runDetail } from './run-detail.ts';
 import { RecordTail } from './record-tail.ts';
-import { RUN_CATEGORIES, type ConsoleRow, type RunSources } from './run-sources.ts';
+import type { ConsoleRow, RunSources } from './run-sources.ts';
 
 export interface ConsoleAppOptions {
   sources: RunSources;
@@ -37,6 +37,7 @@ export function consoleApp(options: ConsoleAppOptions): Hono {
   const app = new Hono();
   const { sources, guard } = options;
   const clean = (text: string) => redactSecrets(text, [...options.secrets]);
+  const rowJson = new WeakMap<ConsoleRow, string>();
   const json = (c: Context, body: unknown, status: 200 | 400 | 403 | 404 | 409 | 500 = 200) =>
     c.body(clean(JSON.stringify(body)), status, { 'content-type': 'application/json; charset=utf-8' });
 
@@ -75,13 +76,16 @@ export function consoleApp(options: ConsoleAppOptions): Hono {
   app.get('/console.css', (c) => c.body(`${options.diagramStyle}\n${CONSOLE_STYLE}`, 200, { 'content-type': 'text/css; charset=utf-8' }));
 
   app.get('/api/runs', async (c) => {
-    const rows = await sources.rows();
-    const category = c.req.query('category');
-    const query = (c.req.query('q') ?? '').trim().toLowerCase();
-    const counts = Object.fromEntries(RUN_CATEGORIES.map((name) => [name, rows.filter((row) => row.category === name).length]));
-    const matching = rows.filter((row) => (!category || row.category === category) && matches(row, query));
     const limit = Math.min(LIST_LIMIT, Math.max(1, Number.parseInt(c.req.query('limit') ?? '', 10) || LIST_LIMIT));
-    return json(c, { rows: matching.slice(0, limit), matching: matching.length, counts, total: rows.length, by: options.by });
+    const { rows, ...rest } = await sources.list({ category: c.req.query('category'), query: c.req.query('q'), limit });
+    // Each row's JSON, secrets out, is made once: a row is a new object whenever its run changed.
+    const parts = rows.map((row) => {
+      let text = rowJson.get(row);
+      if (text === undefined) rowJson.set(row, (text = clean(JSON.stringify(row))));
+      return text;
+    });
+    const body = `{"rows":[${parts.join(',')}],${clean(JSON.stringify({ ...rest, by: options.by })).slice(1)}`;
+    return c.body(body, 200, { 'content-type': 'application/json; charset=utf-8' });
   });
   app.get('/api/machine.svg', async (c) => c.body(await machineSvg(), 200, { 'content-type': 'image/svg+xml' }));
   app.get('/api/runs/:key', async (c) => json(c, await runDetail(await sources.run(c.req.param('key')))));
@@ -138,10 +142,6 @@ export function consoleApp(options: ConsoleAppOptions): Hono {
     return json(c, await forkFor(run, at));
   });
   return app;
-}
-
-function matches(row: ConsoleRow, query: string): boolean {
-  return query === '' || row.runId.toLowerCase().includes(query) || row.task.toLowerCase().includes(query);
 }
 
 async function bodyOf(c: Context): Promise<Record<string, unknown>> {

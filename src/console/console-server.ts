@@ -11,7 +11,7 @@ import { pageStyle } from '../../visualizer/page-assets.ts';
 import { consoleApp } from './console-app.ts';
 import { ConsoleTokenRequiredError } from './console-errors.ts';
 import { ConsoleGuard, hostNamesOf, isLoopback } from './console-guard.ts';
-import { RunSources } from './run-sources.ts';
+import { RunSources, type RunSourcesOptions } from './run-sources.ts';
 
 export interface ConsoleServerOptions {
   /** The state folders (DIR/.durable-agent) whose runs are shown. */
@@ -28,6 +28,10 @@ export interface ConsoleServerOptions {
   user: string;
   /** Values that must never leave in a response (the environment's API keys). */
   secrets?: readonly string[] | undefined;
+  /** A line for the console's output (that some run folders cannot be watched); default: none. */
+  notice?: ((line: string) => void) | undefined;
+  /** Test-only: what the list's index watches run folders with, and how often it looks at all again. */
+  sources?: Pick<RunSourcesOptions, 'watch' | 'sweepMs'> | undefined;
 }
 
 export interface RunningConsole {
@@ -50,8 +54,9 @@ export async function startConsole(options: ConsoleServerOptions): Promise<Runni
   const by = options.by || nameOfToken(options.token) || options.user;
   let hosts: Set<string> | null = new Set();
   const guard = new ConsoleGuard(token, () => hosts);
+  const sources = new RunSources(options.roots, options.pool ?? null, { ...options.sources, notice: options.notice });
   const app = consoleApp({
-    sources: new RunSources(options.roots, options.pool ?? null),
+    sources,
     guard,
     by,
     secrets: [...(options.secrets ?? []), token],
@@ -60,6 +65,9 @@ export async function startConsole(options: ConsoleServerOptions): Promise<Runni
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const started = serve({ fetch: app.fetch, hostname: host, port: options.port }, () => resolve(started));
     started.once('error', reject);
+  }).catch(async (error: unknown) => {
+    await sources.close();
+    throw error;
   });
   const port = (server.address() as AddressInfo).port;
   hosts = hostNamesOf(host.includes(':') && !host.startsWith('[') ? `[${host}]` : host, port);
@@ -71,12 +79,14 @@ export async function startConsole(options: ConsoleServerOptions): Promise<Runni
     port,
     token,
     by,
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         // Live streams stay open until their page goes: end them so the close does not wait for it.
         if ('closeAllConnections' in server) server.closeAllConnections();
-      }),
+      });
+      await sources.close();
+    },
   };
 }
 

@@ -1,55 +1,23 @@
 /**
  * The runs the console shows: every run of its folders (a folder's own run, its runs by id, its
- * archived runs) and, with a database, every run of the fleet. Each run has a key the page puts
- * in its address; the key names the folder by its place in the list given, never by its path,
- * so an address cannot reach a folder the console was not given.
+ * archived runs) and, with a database, every run of the fleet. The folders' rows are an index in
+ * memory kept current by watches (folder-index.ts); the fleet's come from one query an answer.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Pool } from 'pg';
-import type { AgentStateName } from '../../machines/agent-loop.types.ts';
-import { totalTokens } from '../../machines/agent-loop.logic.ts';
-import { DEMO_TASK } from '../demo/demo-task.ts';
-import { estimateCost } from '../model/prices.ts';
-import { FileRuns, RUNS_DIR, type StoredRunEntry } from '../store/file-runs.ts';
-import { CONTROL_DIR } from '../store/inbox/file-control-inbox.ts';
-import { FileStore, JOURNAL_FILE } from '../store/file-store.ts';
-import { readJournal } from '../store/journal-reader.ts';
-import { foldJournal } from '../store/fold-journal.ts';
+import { FileRuns } from '../store/file-runs.ts';
+import { FileStore } from '../store/file-store.ts';
 import type { RunStore } from '../store/store.ts';
 import { ConsoleRunNotFoundError } from './console-errors.ts';
+import { type ConsoleRow, FLEET_KEY, KEY_SEPARATOR, keyOf, newestFirst, RUN_CATEGORIES, type RunCategory } from './console-row.ts';
+import { fleetRows } from './fleet-rows.ts';
+import { FolderIndex } from './folder-index.ts';
+import { ARCHIVE_DIR } from './folder-rows.ts';
+import { FolderWatches, type WatchFolder, watchFolder } from './folder-watches.ts';
+import { SortedRows } from './sorted-rows.ts';
 
-/** The states the list filters by, in the words a person looks for. */
-export const RUN_CATEGORIES = ['running', 'waiting', 'paused', 'failed', 'stopped', 'cancelled', 'done', 'unreadable'] as const;
-export type RunCategory = (typeof RUN_CATEGORIES)[number];
-
-export interface ConsoleRow {
-  key: string;
-  source: 'folder' | 'fleet';
-  runId: string;
-  /** The machine's state; null when the journal cannot be read. */
-  state: string | null;
-  category: RunCategory;
-  task: string;
-  turn: number;
-  /** Input, output and cache tokens together; null where the list does not read them (the fleet). */
-  tokens: number | null;
-  /** US dollars at list prices (counted under a cost budget, else estimated); null without a price. */
-  costUsd: number | null;
-  /** Epoch milliseconds of the last save. */
-  updatedAt: number | null;
-  archived: boolean;
-  /** Why the journal cannot be read. */
-  problem: string | null;
-  /** The folder or database the run lives in, in words. */
-  location: string;
-  /** The call it waits for a person's decision on. */
-  waitsFor: string | null;
-  pausedBy: string | null;
-  /** Fleet runs: the worker that holds its lease (while it is held) and the lease's epoch. */
-  worker: string | null;
-  leaseEpoch: number | null;
-}
+export { categoryOf, type ConsoleRow, keyOf, RUN_CATEGORIES, type RunCategory } from './console-row.ts';
 
 /** A run found by its key: the store to read and decide through, or the archived journal it only reads. */
 export interface ConsoleRun {
@@ -65,37 +33,90 @@ export interface ConsoleRun {
   folder: { root: string; index: number } | null;
 }
 
-const SEPARATOR = '~';
-const FLEET = 'fleet';
+export interface ListAsked {
+  category?: string | undefined;
+  /** Part of a run's id or task, any case. */
+  query?: string | undefined;
+  limit: number;
+}
+
+export interface RunList {
+  /** The newest `limit` rows that match, newest save first. */
+  rows: ConsoleRow[];
+  matching: number;
+  counts: Record<RunCategory, number>;
+  total: number;
+}
+
+export interface RunSourcesOptions {
+  /** A line for the console's output (that some folders cannot be watched). */
+  notice?: ((line: string) => void) | undefined;
+  /** Test-only: the watch on one folder (default fs.watch). */
+  watch?: WatchFolder | undefined;
+  /** How often every folder is looked at again, whatever the watches said (default 30 s). */
+  sweepMs?: number | undefined;
+}
+
+/** The backstop for an event a watch missed: every folder looked at again this often, in the background. */
+export const SWEEP_MS = 30_000;
 
 export class RunSources {
   private readonly roots: string[];
-  /**
-   * Each folder run's row, with what its journal and control inbox looked like when it was read:
-   * a list of many runs reads again only the runs that changed since (a stat each for the rest).
-   */
-  private readonly cache = new Map<string, { signature: string; row: ConsoleRow }>();
+  private readonly sorted = new SortedRows();
+  private readonly indexes: FolderIndex[];
+  private readonly sweeper: NodeJS.Timeout;
+  /** One refresh at a time: each answer waits for its own, begun after it came. */
+  private refreshed: Promise<void> = Promise.resolve();
+  private readonly searchText = new WeakMap<ConsoleRow, string>();
 
   constructor(
     /** The state folders (DIR/.durable-agent) of the directories given. */
     roots: readonly string[],
     private readonly pool: Pool | null,
+    options: RunSourcesOptions = {},
   ) {
     this.roots = roots.map((root) => path.resolve(root));
+    const watches = new FolderWatches(options.watch ?? watchFolder, options.notice ?? (() => {}));
+    this.indexes = this.roots.map((root, index) => new FolderIndex(index, root, this.sorted, watches));
+    this.sweeper = setInterval(() => {
+      for (const index of this.indexes) void index.sweep().catch(() => {});
+    }, options.sweepMs ?? SWEEP_MS);
+    this.sweeper.unref();
   }
 
-  /** Every run, newest save first; one that cannot be read is listed with its problem, never left out. */
-  async rows(): Promise<ConsoleRow[]> {
+  /** The rows that match, newest save first; a run that cannot be read is listed with its problem, never left out. */
+  async list(asked: ListAsked): Promise<RunList> {
+    await this.refresh();
+    const fleet = this.pool ? (await fleetRows(this.pool)).sort(newestFirst) : [];
+    const counts = Object.fromEntries(RUN_CATEGORIES.map((name) => [name, this.sorted.count(name)])) as Record<RunCategory, number>;
+    for (const row of fleet) counts[row.category]++;
+    const query = (asked.query ?? '').trim().toLowerCase();
+    const category = RUN_CATEGORIES.includes(asked.category as RunCategory) ? (asked.category as RunCategory) : asked.category ? null : undefined;
     const rows: ConsoleRow[] = [];
-    for (const [index, root] of this.roots.entries()) rows.push(...(await folderRows(index, root, this.cache)));
-    if (this.pool) rows.push(...(await fleetRows(this.pool)));
-    return rows.sort((a, b) => (b.updatedAt ?? 0) - (a.updatedAt ?? 0));
+    let matching = 0;
+    const folder = this.sorted.ordered;
+    let f = 0;
+    let q = 0;
+    // The two lists are each in order: merged, the first `limit` that match are the page.
+    while (f < folder.length || q < fleet.length) {
+      const row = q >= fleet.length || (f < folder.length && newestFirst(folder[f]!, fleet[q]!) <= 0) ? folder[f++]! : fleet[q++]!;
+      if (category === null || (category !== undefined && row.category !== category)) continue;
+      if (query !== '' && !this.textOf(row).includes(query)) continue;
+      matching++;
+      if (rows.length < asked.limit) rows.push(row);
+      // Without a search the count of a state is known: the rest need not be looked at.
+      else if (query === '') {
+        matching = category === undefined ? this.sorted.size + fleet.length : counts[category];
+        break;
+      }
+    }
+    return { rows, matching, counts, total: this.sorted.size + fleet.length };
   }
 
   /** The run of a key (ConsoleRunNotFoundError for a key that names none). */
   async run(key: string): Promise<ConsoleRun> {
-    const parts = key.split(SEPARATOR);
-    if (parts[0] === FLEET && parts.length === 2 && this.pool) {
+    const parts = key.split(KEY_SEPARATOR);
+    if (parts[0] === FLEET_KEY && parts.length === 2 && this.pool) {
       const { PgRunStore } = await import('../store/pg/pg-store.ts');
       const store = new PgRunStore(this.pool, parts[1]!);
       if (!(await store.exists())) throw new ConsoleRunNotFoundError(key);
@@ -113,178 +134,40 @@ export class RunSources {
     }
     // A run by id works in the same directory as the folder's own run: DIR, whose state folder is root.
     const runDir = path.dirname(root);
+    const folder = { root, index: Number(index) };
     if (archived !== '') {
-      const entry = runs.entries().find((candidate) => candidate.archived && keyOf(Number(index), candidate.folderId, candidate.location) === key);
-      if (!entry) throw new ConsoleRunNotFoundError(key);
-      return { key, source: 'folder', store: null, archivedJournal: entry.location, runDir, folder: { root, index: Number(index) } };
+      const journal = path.join(store.location, ARCHIVE_DIR, `${archived}.jsonl`);
+      if (!/^journal-[^/\\]*$/.test(archived!) || keyOf(Number(index), folderId || null, journal) !== key || !fs.statSync(journal, { throwIfNoEntry: false })?.isFile()) throw new ConsoleRunNotFoundError(key);
+      return { key, source: 'folder', store: null, archivedJournal: journal, runDir, folder };
     }
     if (!(await store.exists())) throw new ConsoleRunNotFoundError(key);
-    return { key, source: 'folder', store, archivedJournal: null, runDir, folder: { root, index: Number(index) } };
+    return { key, source: 'folder', store, archivedJournal: null, runDir, folder };
   }
-}
 
-export function keyOf(index: number, folderId: string | null, archivedJournal: string | null): string {
-  return [String(index), folderId ?? '', archivedJournal ? path.basename(archivedJournal, '.jsonl') : ''].join(SEPARATOR);
-}
-
-/** What changes when a run's row may: its journal (size, time) and its control inbox (a pause). */
-function signatureOf(journal: string, folder: string): string | null {
-  const stat = fs.statSync(journal, { throwIfNoEntry: false });
-  if (!stat) return null;
-  const control = fs.statSync(path.join(folder, CONTROL_DIR), { throwIfNoEntry: false });
-  return `${stat.size}:${stat.mtimeMs}:${control?.mtimeMs ?? '-'}`;
-}
-
-async function folderRows(index: number, root: string, cache: Map<string, { signature: string; row: ConsoleRow }>): Promise<ConsoleRow[]> {
-  const runs = new FileRuns(root);
-  const rows: ConsoleRow[] = [];
-  for (const entry of folderEntries(root, runs)) {
-    const key = keyOf(index, entry.folderId, entry.archived ? entry.location : null);
-    const location = entry.folderId === null ? path.dirname(root) : path.join(root, RUNS_DIR, entry.folderId);
-    const signature = signatureOf(entry.location, entry.folderId === null ? root : location);
-    const cached = cache.get(key);
-    if (signature !== null && cached?.signature === signature) {
-      rows.push(cached.row);
-      continue;
-    }
-    const row = await folderRow(key, entry, location, root, runs);
-    if (signature !== null) cache.set(key, { signature, row });
-    rows.push(row);
+  /** Ends the watches and the background look. */
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    await this.refreshed.catch(() => {});
+    for (const index of this.indexes) index.stop();
   }
-  return rows;
-}
 
-const ARCHIVED_JOURNAL = /^journal-.*\.jsonl$/;
-
-/**
- * The runs of a folder as FileRuns.entries() finds them (its own run, its runs by id, the
- * archived ones of each), found with a directory read of runs/ and a stat or two a run: the
- * store of a run is made only when its journal is read, which a list does only for what changed.
- */
-function folderEntries(root: string, runs: FileRuns): StoredRunEntry[] {
-  const entries = runFolderEntries(root, null, () => new FileStore(root));
-  for (const dirent of readDir(path.join(root, RUNS_DIR))) {
-    if (dirent.isDirectory()) entries.push(...runFolderEntries(path.join(root, RUNS_DIR, dirent.name), dirent.name, () => runs.store(dirent.name)));
-  }
-  return entries;
-}
-
-function runFolderEntries(dir: string, folderId: string | null, store: () => FileStore): StoredRunEntry[] {
-  const entries: StoredRunEntry[] = [];
-  const journal = path.join(dir, JOURNAL_FILE);
-  if (fs.existsSync(journal)) entries.push({ folderId, location: journal, archived: false, read: () => store().load({ fromLastSnapshot: true }) });
-  for (const dirent of readDir(path.join(dir, 'archive'))) {
-    if (!dirent.isFile() || !ARCHIVED_JOURNAL.test(dirent.name)) continue;
-    const file = path.join(dir, 'archive', dirent.name);
-    entries.push({
-      folderId,
-      location: file,
-      archived: true,
-      read: async () => {
-        const read = readJournal(file, fs.readFileSync(file), { fromLastSnapshot: true });
-        return { header: read.header, records: read.records, tornTail: null, totalBytes: read.goodLength };
-      },
+  private refresh(): Promise<void> {
+    const next = this.refreshed.then(async () => {
+      // Watch events already delivered to the process are taken first: a write that ended before
+      // this answer was asked for is then marked, whichever the event loop would have run first.
+      await new Promise((resolve) => setImmediate(resolve));
+      for (const index of this.indexes) await index.refresh();
     });
+    this.refreshed = next.catch(() => {});
+    return next;
   }
-  return entries;
-}
 
-function readDir(dir: string): fs.Dirent[] {
-  try {
-    return fs.readdirSync(dir, { withFileTypes: true });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return [];
-    throw error;
-  }
-}
-
-async function folderRow(key: string, entry: StoredRunEntry, location: string, root: string, runs: FileRuns): Promise<ConsoleRow> {
-  try {
-    const loaded = await entry.read();
-    const view = foldJournal(entry.location, loaded);
-    const context = view.context;
-    const store = entry.archived ? null : entry.folderId === null ? new FileStore(root) : runs.store(entry.folderId);
-    const pause = store ? (await store.control.read()).find((request) => request.kind === 'pause') : undefined;
-    const counted = typeof context.costUsd === 'number' ? context.costUsd : null;
-    const model = loaded.header.startedBy?.model;
-    return {
-      key,
-      source: 'folder',
-      runId: loaded.header.runId,
-      state: view.state,
-      category: categoryOf(view.state, pause !== undefined),
-      task: context.task,
-      turn: context.turn,
-      tokens: totalTokens(context.usage),
-      costUsd: counted ?? (model ? estimateCost(model, context.usage) : null),
-      updatedAt: loaded.records[loaded.records.length - 1]!.record.at,
-      archived: entry.archived,
-      problem: null,
-      location,
-      waitsFor: context.awaiting?.tool_use_id ?? null,
-      pausedBy: pause?.by ?? null,
-      worker: null,
-      leaseEpoch: null,
-    };
-  } catch (error) {
-    return {
-      key,
-      source: 'folder',
-      runId: entry.folderId ?? path.basename(path.dirname(root)),
-      state: null,
-      category: 'unreadable',
-      task: '',
-      turn: 0,
-      tokens: null,
-      costUsd: null,
-      updatedAt: null,
-      archived: entry.archived,
-      problem: (error as Error).message,
-      location,
-      waitsFor: null,
-      pausedBy: null,
-      worker: null,
-      leaseEpoch: null,
-    };
-  }
-}
-
-async function fleetRows(pool: Pool): Promise<ConsoleRow[]> {
-  const { listRuns } = await import('../fleet/run-queue.ts');
-  return (await listRuns(pool)).map((run) => ({
-    key: [FLEET, run.id].join(SEPARATOR),
-    source: 'fleet',
-    runId: run.id,
-    state: run.state,
-    category: categoryOf(run.state as AgentStateName, run.pausedBy !== null),
-    task: run.spec.kind === 'agent' ? run.spec.task : DEMO_TASK,
-    turn: run.turn,
-    tokens: null,
-    costUsd: null,
-    updatedAt: Date.parse(run.updatedAt),
-    archived: false,
-    problem: null,
-    location: 'the fleet (PostgreSQL)',
-    waitsFor: run.awaiting ?? run.waitsForAgent,
-    pausedBy: run.pausedBy,
-    worker: run.leaseActive ? run.worker : null,
-    leaseEpoch: run.leaseEpoch,
-  }));
-}
-
-export function categoryOf(state: AgentStateName, paused: boolean): RunCategory {
-  switch (state) {
-    case 'done':
-      return 'done';
-    case 'failed':
-      return 'failed';
-    case 'cancelled':
-      return 'cancelled';
-    case 'stoppedAtMaxTurns':
-    case 'stoppedAtBudget':
-      return 'stopped';
-    default:
-      if (paused) return 'paused';
-      return state === 'awaitingDecision' ? 'waiting' : 'running';
+  private textOf(row: ConsoleRow): string {
+    let text = this.searchText.get(row);
+    if (text === undefined) {
+      text = `${row.runId}\u0000${row.task}`.toLowerCase();
+      this.searchText.set(row, text);
+    }
+    return text;
   }
 }

@@ -45,7 +45,7 @@ describe.skipIf(!postgresAvailable())('the console over a fleet', () => {
     pools.push(pool);
     server = await startConsole({ roots: [path.join(dir, '.durable-agent')], pool, port: 0, token: TOKEN, user: 'nobody' });
     const headers = { authorization: `Bearer ${TOKEN}`, origin: server.origin, 'content-type': 'application/json' };
-    const list = (await (await fetch(`${server.origin}/api/runs`, { headers })).json()) as { rows: Array<{ key: string; runId: string; source: string; category: string; state: string; waitsFor: string | null; leaseEpoch: number | null; worker: string | null; turn: number }>; counts: Record<string, number> };
+    const list = (await (await fetch(`${server.origin}/api/runs`, { headers })).json()) as { rows: Array<{ key: string; runId: string; source: string; category: string; state: string; waitsFor: string | null; leaseEpoch: number | null; worker: string | null; turn: number; tokens: number | null }>; counts: Record<string, number> };
     expect(list.rows).toHaveLength(22);
     const fleet = list.rows.filter((row) => row.source === 'fleet');
     expect(fleet).toHaveLength(20);
@@ -53,6 +53,10 @@ describe.skipIf(!postgresAvailable())('the console over a fleet', () => {
     expect(fleet.filter((row) => row.category === 'done')).toHaveLength(16);
     for (const row of fleet.filter((r) => r.category === 'waiting')) expect(row).toMatchObject({ state: 'awaitingDecision', waitsFor: 'toolu_03', worker: null, turn: 3 });
     for (const row of fleet) expect(row.leaseEpoch).toBeGreaterThan(0);
+    // Tokens from each run's latest record that carries its usage, the same as the folder run's.
+    const fileTokens = list.rows.find((row) => row.runId === 'file-done')!.tokens;
+    for (const row of fleet.filter((r) => r.category === 'done')) expect(row.tokens).toBe(fileTokens);
+    for (const row of fleet) expect(row.tokens).toBeGreaterThan(0);
     expect(list.counts).toMatchObject({ waiting: 5, done: 17 });
 
     const chosen = fleet.find((row) => row.runId === waitingIds[0])!;

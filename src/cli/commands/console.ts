@@ -30,6 +30,7 @@ export async function consoleCommand(args: ConsoleArgs, env: NodeJS.ProcessEnv, 
       by: args.by,
       user: userName(),
       secrets: [env.ANTHROPIC_API_KEY, env.ANTHROPIC_AUTH_TOKEN].filter((value): value is string => Boolean(value)),
+      notice: (line) => writers.out(line),
     });
     writers.out(`[console] ${running.url}`);
     writers.out(`[console] the runs of ${dirs.join(', ')}${pool ? ' and of the fleet' : ''}; decisions recorded as by ${running.by}. Ctrl-C stops it.`);

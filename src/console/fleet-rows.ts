@@ -1,0 +1,62 @@
+/**
+ * The fleet's rows: every run of da_runs as the fleet's list reads it, with its tokens and cost
+ * beside it. da_runs keeps no usage; each run's latest record that carries the run's usage (every
+ * model reply writes it, whole) does: one record a run, found from the end of its records by
+ * their primary key, never a fold of the journal.
+ */
+import type { Pool } from 'pg';
+import type { AgentStateName, TokenUsage } from '../../machines/agent-loop.types.ts';
+import { totalTokens } from '../../machines/agent-loop.logic.ts';
+import { DEMO_TASK } from '../demo/demo-task.ts';
+import { estimateCost } from '../model/prices.ts';
+import { storedUsage } from '../store/record-shape.ts';
+import { categoryOf, type ConsoleRow, FLEET_KEY, KEY_SEPARATOR } from './console-row.ts';
+
+export async function fleetRows(pool: Pool): Promise<ConsoleRow[]> {
+  const { listRuns } = await import('../fleet/run-queue.ts');
+  const [runs, usage] = await Promise.all([listRuns(pool), usageOf(pool)]);
+  return runs.map((run) => {
+    const spent = usage.get(run.id);
+    return {
+      key: [FLEET_KEY, run.id].join(KEY_SEPARATOR),
+      source: 'fleet',
+      runId: run.id,
+      state: run.state,
+      category: categoryOf(run.state as AgentStateName, run.pausedBy !== null),
+      task: run.spec.kind === 'agent' ? run.spec.task : DEMO_TASK,
+      turn: run.turn,
+      tokens: spent ? totalTokens(spent.usage) : null,
+      costUsd: spent ? (spent.costUsd ?? (spent.model ? estimateCost(spent.model, spent.usage) : null)) : null,
+      updatedAt: Date.parse(run.updatedAt),
+      archived: false,
+      problem: null,
+      location: 'the fleet (PostgreSQL)',
+      waitsFor: run.awaiting ?? run.waitsForAgent,
+      pausedBy: run.pausedBy,
+      worker: run.leaseActive ? run.worker : null,
+      leaseEpoch: run.leaseEpoch,
+    };
+  });
+}
+
+interface Spent {
+  usage: TokenUsage;
+  /** Counted under a cost budget; null: estimate it from the model's price. */
+  costUsd: number | null;
+  model: string | null;
+}
+
+async function usageOf(pool: Pool): Promise<Map<string, Spent>> {
+  const { rows } = await pool.query<{ id: string; usage: unknown; cost_usd: unknown; model: string | null }>(
+    `SELECT r.id, u.usage, u.cost_usd, r.header #>> '{startedBy,model}' AS model
+       FROM da_runs r
+       JOIN LATERAL (
+         SELECT b -> 'usage' AS usage, b -> 'costUsd' AS cost_usd
+           FROM (SELECT body::jsonb AS b FROM da_records WHERE run_id = r.id ORDER BY seq DESC) AS latest
+          WHERE jsonb_typeof(b -> 'usage') = 'object'
+          LIMIT 1
+       ) AS u ON true
+      WHERE r.id NOT LIKE '%~archived~%'`,
+  );
+  return new Map(rows.map((row) => [row.id, { usage: storedUsage(row.usage), costUsd: typeof row.cost_usd === 'number' ? row.cost_usd : null, model: row.model }]));
+}

@@ -1,0 +1,147 @@
+/**
+ * The rows of one run folder (DIR/.durable-agent itself, or one run by id under its runs/): its
+ * current run, if its journal is there, and each archived run. What a row shows is read from the
+ * journal from its last snapshot on, and from the control inbox (a pause).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { totalTokens } from '../../machines/agent-loop.logic.ts';
+import { estimateCost } from '../model/prices.ts';
+import { FileRuns } from '../store/file-runs.ts';
+import { FileStore, JOURNAL_FILE } from '../store/file-store.ts';
+import { foldJournal } from '../store/fold-journal.ts';
+import { CONTROL_DIR } from '../store/inbox/file-control-inbox.ts';
+import { readJournal } from '../store/journal-reader.ts';
+import type { LoadedRun } from '../store/store.ts';
+import { categoryOf, type ConsoleRow, keyOf } from './console-row.ts';
+
+export interface RunFolder {
+  /** The place of its state folder in the list the console was given. */
+  index: number;
+  /** The state folder (DIR/.durable-agent). */
+  root: string;
+  /** Its id under runs/; null for the state folder's own run. */
+  folderId: string | null;
+  /** The folder itself. */
+  dir: string;
+}
+
+export const ARCHIVE_DIR = 'archive';
+const ARCHIVED_JOURNAL = /^journal-.*\.jsonl$/;
+
+/** An archived journal's row, kept while the file stays as it was (an archived run is not written again). */
+export type ArchivedRows = Map<string, { signature: string; row: ConsoleRow }>;
+
+/**
+ * What changes when one of the folder's rows may: its journal (a record, a new journal moved in),
+ * its control inbox (a pause asked or taken back) and its archive (a run moved aside). Three stats.
+ */
+export function folderSignature(dir: string): string {
+  const journal = fs.statSync(path.join(dir, JOURNAL_FILE), { throwIfNoEntry: false });
+  const control = fs.statSync(path.join(dir, CONTROL_DIR), { throwIfNoEntry: false });
+  const archive = fs.statSync(path.join(dir, ARCHIVE_DIR), { throwIfNoEntry: false });
+  return `${journal ? `${journal.ino}:${journal.size}:${journal.mtimeMs}` : '-'}|${control?.mtimeMs ?? '-'}|${archive?.mtimeMs ?? '-'}`;
+}
+
+/** The folder's rows: its current run first, then its archived runs (read again only when their file changed). */
+export async function readFolderRows(folder: RunFolder, archived: ArchivedRows): Promise<ConsoleRow[]> {
+  const rows: ConsoleRow[] = [];
+  const location = folder.folderId === null ? path.dirname(folder.root) : folder.dir;
+  if (fs.existsSync(path.join(folder.dir, JOURNAL_FILE))) {
+    rows.push(
+      await rowOf(folder, keyOf(folder.index, folder.folderId, null), location, false, async () => {
+        const store = storeOf(folder);
+        const loaded = await store.load({ fromLastSnapshot: true });
+        const pause = (await store.control.read()).find((request) => request.kind === 'pause');
+        return { loaded, pausedBy: pause?.by ?? null };
+      }),
+    );
+  }
+  const seen = new Set<string>();
+  for (const name of readDir(path.join(folder.dir, ARCHIVE_DIR))) {
+    if (!ARCHIVED_JOURNAL.test(name)) continue;
+    const file = path.join(folder.dir, ARCHIVE_DIR, name);
+    const stat = fs.statSync(file, { throwIfNoEntry: false });
+    if (!stat?.isFile()) continue;
+    seen.add(file);
+    const signature = `${stat.size}:${stat.mtimeMs}`;
+    const kept = archived.get(file);
+    if (kept?.signature === signature) {
+      rows.push(kept.row);
+      continue;
+    }
+    const row = await rowOf(folder, keyOf(folder.index, folder.folderId, file), location, true, async () => ({ loaded: readArchived(file), pausedBy: null }));
+    archived.set(file, { signature, row });
+    rows.push(row);
+  }
+  for (const file of archived.keys()) if (!seen.has(file)) archived.delete(file);
+  return rows;
+}
+
+/** The folder's store: the state folder's own run, or a run by id (RunIdError for a name that is not a run id). */
+export function storeOf(folder: RunFolder): FileStore {
+  return folder.folderId === null ? new FileStore(folder.root) : new FileRuns(folder.root).store(folder.folderId);
+}
+
+async function rowOf(folder: RunFolder, key: string, location: string, archived: boolean, read: () => Promise<{ loaded: LoadedRun; pausedBy: string | null }>): Promise<ConsoleRow> {
+  try {
+    const { loaded, pausedBy } = await read();
+    const { state, context } = foldJournal(location, loaded);
+    const counted = typeof context.costUsd === 'number' ? context.costUsd : null;
+    const model = loaded.header.startedBy?.model;
+    return {
+      key,
+      source: 'folder',
+      runId: loaded.header.runId,
+      state,
+      category: categoryOf(state, pausedBy !== null),
+      task: context.task,
+      turn: context.turn,
+      tokens: totalTokens(context.usage),
+      costUsd: counted ?? (model ? estimateCost(model, context.usage) : null),
+      updatedAt: loaded.records[loaded.records.length - 1]!.record.at,
+      archived,
+      problem: null,
+      location,
+      waitsFor: context.awaiting?.tool_use_id ?? null,
+      pausedBy,
+      worker: null,
+      leaseEpoch: null,
+    };
+  } catch (error) {
+    return {
+      key,
+      source: 'folder',
+      runId: folder.folderId ?? path.basename(path.dirname(folder.root)),
+      state: null,
+      category: 'unreadable',
+      task: '',
+      turn: 0,
+      tokens: null,
+      costUsd: null,
+      updatedAt: null,
+      archived,
+      problem: (error as Error).message,
+      location,
+      waitsFor: null,
+      pausedBy: null,
+      worker: null,
+      leaseEpoch: null,
+    };
+  }
+}
+
+function readArchived(file: string): LoadedRun {
+  const journal = readJournal(file, fs.readFileSync(file), { fromLastSnapshot: true });
+  return { header: journal.header, records: journal.records, tornTail: null, totalBytes: journal.goodLength };
+}
+
+export function readDir(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return [];
+    throw error;
+  }
+}
