@@ -66,6 +66,7 @@ td.task { max-width: 420px; min-width: 200px; overflow: hidden; text-overflow: e
 #timeline td.note, #ledger td.note { color: #5f6b7e; white-space: normal; }
 .decision { border: 1px solid #fde68a; background: #fffbeb; border-radius: 6px; padding: 8px; margin: 6px 0; }
 .decision textarea { width: 100%; min-height: 6em; font-family: ui-monospace, monospace; font-size: 12px; }
+.decision p.question { margin: 6px 0; font-weight: 600; white-space: pre-wrap; }
 .decision input[type=text], .controls input[type=text] { min-width: 260px; }
 .decision .buttons, .controls { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin-top: 6px; }
 .message { margin: 6px 0; padding: 6px 8px; border-radius: 6px; }
@@ -387,7 +388,7 @@ export const CONSOLE_SCRIPT = String.raw`'use strict';
       } }));
       box.appendChild(el('div', { class: 'decision', 'data-call': call.tool_use_id }, [
         el('div', null, [el('code', { text: call.tool_use_id }), ' ', el('strong', { text: call.name }), ' waits for ' + (call.needs === 'answer' ? 'an answer' : 'approval') + (call.since ? ' since ' + when(call.since) : '')]),
-        call.needs === 'answer' ? null : input,
+        call.needs === 'answer' ? el('p', { class: 'question', text: call.input && typeof call.input.question === 'string' ? call.input.question : '' }) : input,
         el('div', { class: 'buttons' }, buttons),
       ]));
     });
