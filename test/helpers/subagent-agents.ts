@@ -32,7 +32,8 @@ export function writerAgent(dir: string, options: WriterOptions = {}) {
     readOnly: false,
     run: async ({ text }, ctx) => {
       options.onWrite?.('start');
-      if (options.slowMs) await new Promise((resolve) => setTimeout(resolve, options.slowMs));
+      // A cancel of its run (ctx.signal) ends the wait: the call fails and writes nothing.
+      if (options.slowMs) await slow(options.slowMs, ctx.signal);
       fs.appendFileSync(path.join(dir, 'audit.log'), `${ctx.idempotencyKey}\n`);
       fs.writeFileSync(path.join(dir, ctx.idempotencyKey), text);
       options.onWrite?.('end');
@@ -81,4 +82,11 @@ export function editorAgent(tools: ToolDefinition[], options: { budget?: Budget 
 export function auditOf(dir: string): string[] {
   const file = path.join(dir, 'audit.log');
   return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
+}
+
+function slow(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => (clearTimeout(timer), reject(new Error('cancelled while writing'))), { once: true });
+  });
 }

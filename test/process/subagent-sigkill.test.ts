@@ -72,7 +72,7 @@ describe('sub-agents under SIGKILL', () => {
   it("a cancel of the parent from the CLI while its children run: the parent's process exits 9, each child's journal ends cancelled", async () => {
     const dir = tempDir();
     const runs = new FileRuns(path.join(dir, '.durable-agent'));
-    const running = play({ dir, slowMs: 1_500 });
+    const running = play({ dir, slowMs: 20_000 });
     const deadline = Date.now() + 30_000;
     const childRunning = async () => {
       try {
@@ -89,6 +89,8 @@ describe('sub-agents under SIGKILL', () => {
     expect(cancel.code, cancel.stderr).toBe(0);
     const ended = await running;
     expect(ended.code, ended.output).toBe(9);
+    // The cancel ended the writes under way: no note was written.
+    expect(auditOf(dir)).toEqual([]);
     for (const call of ['toolu_a', 'toolu_b']) {
       const status = runCli(['status', '--dir', dir, '--run', childRunIdOf(PARENT, call), '--json'], { cwd: dir });
       expect(status.code, status.stderr).toBe(0);
