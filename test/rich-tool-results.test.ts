@@ -358,7 +358,8 @@ describe('prune removes the blobs no journal refers to', () => {
     await startRun({ store, model: scriptedModel(script(2)), tools: [current.tool], task: 't' });
     store.close();
     const [oldBlob, currentBlob] = [old.data, current.data].map((data) => blobFiles(dir).find((file) => fs.readFileSync(file).toString('base64') === data)!) as [string, string];
-    const partial = path.join(stateDir(dir), BLOBS_DIR, `.new-sha256-${'0'.repeat(64)}-4242`);
+    // What a kill during a blob's write leaves: its temp file beside it.
+    const partial = path.join(stateDir(dir), BLOBS_DIR, `sha256-${'0'.repeat(64)}.tmp-4242-0123abcd`);
     fs.writeFileSync(partial, 'half a picture');
 
     const held = await new FileStore(stateDir(dir)).lock();

@@ -21,7 +21,7 @@ import type { JournalRecord } from './journal-record.ts';
 import type { StoredRecord } from './store.ts';
 import { StoreBlobError } from './blob-errors.ts';
 import { PRIVATE_DIR, PRIVATE_FILE } from './state-folder.ts';
-import { fsyncDir } from '../util/durable-file.ts';
+import { fsyncDir, isTempName, writeFileDurably } from '../util/durable-file.ts';
 import { openRegularFile } from '../util/regular-file.ts';
 import { type BlobSource, isBlobSource, mapPayloadBlocks } from '../util/rich-blocks.ts';
 
@@ -182,22 +182,7 @@ export class FileBlobs implements BlobKeeper {
       fs.mkdirSync(this.dir, { mode: PRIVATE_DIR });
       fsyncDir(this.runDir);
     }
-    const tmp = path.join(this.dir, `.new-${name}-${process.pid}`);
-    try {
-      const fd = fs.openSync(tmp, 'w', PRIVATE_FILE);
-      try {
-        let done = 0;
-        while (done < bytes.length) done += fs.writeSync(fd, bytes, done, bytes.length - done);
-        fs.fsyncSync(fd);
-      } finally {
-        fs.closeSync(fd);
-      }
-      fs.renameSync(tmp, file);
-    } catch (error) {
-      fs.rmSync(tmp, { force: true });
-      throw error;
-    }
-    fsyncDir(this.dir);
+    writeFileDurably(file, bytes, PRIVATE_FILE);
     this.onDisk.add(name);
     this.options.onBlobWritten?.(file);
   }
@@ -305,13 +290,13 @@ export function blobNamesIn(records: readonly JournalRecord[], into = new Set<st
   return into;
 }
 
-/** The files of DIR/blobs: blobs by name, and what a kill during a blob's write left (`.new-…`), with their sizes. */
+/** The files of DIR/blobs: blobs by name, and what a kill during a blob's write left (its temp file), with their sizes. */
 export function blobFilesOf(runDir: string): Array<{ name: string; bytes: number; partial: boolean }> {
   const dir = path.join(runDir, BLOBS_DIR);
   if (!fs.existsSync(dir)) return [];
   return fs
     .readdirSync(dir)
-    .filter((name) => BLOB_NAME.test(name) || name.startsWith('.new-'))
+    .filter((name) => BLOB_NAME.test(name) || isTempName(name))
     .sort()
     .map((name) => ({ name, bytes: fs.lstatSync(path.join(dir, name)).size, partial: !BLOB_NAME.test(name) }));
 }

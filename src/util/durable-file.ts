@@ -11,13 +11,14 @@ const TEMP_FLAGS = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
  * The temp file is made beside `file` (so the rename is atomic and stays in `file`'s directory)
  * under a fresh name, with O_EXCL|O_NOFOLLOW: a symlink planted at a temp name is never written
  * through. The rename replaces whatever is at `file`, a symlink included, rather than following it.
+ * A kill before the rename leaves the temp file (`<name>.tmp-<pid>-<hex>`), never a part of `file`.
  */
-export function writeFileDurably(file: string, content: string): void {
+export function writeFileDurably(file: string, content: string | Buffer, mode = 0o666): void {
   const tmp = tempNameFor(file);
-  const fd = fs.openSync(tmp, TEMP_FLAGS, 0o666);
+  const fd = fs.openSync(tmp, TEMP_FLAGS, mode);
   try {
     try {
-      fs.writeSync(fd, content);
+      writeAll(fd, typeof content === 'string' ? Buffer.from(content) : content);
       fs.fsyncSync(fd);
     } finally {
       fs.closeSync(fd);
@@ -109,6 +110,11 @@ export function createFileExclusively(file: string, content: string, hooks: Excl
 function writeAll(fd: number, buffer: Buffer): void {
   let offset = 0;
   while (offset < buffer.length) offset += fs.writeSync(fd, buffer, offset, buffer.length - offset, offset);
+}
+
+/** Whether a file name is one of tempNameFor's: what a kill during a write left. */
+export function isTempName(name: string): boolean {
+  return /\.tmp-\d+-[0-9a-f]{8}$/.test(name);
 }
 
 function tempNameFor(file: string): string {
