@@ -24,7 +24,8 @@ import { runViewOf } from '../../visualizer/run-timeline.ts';
 import type { ProcessView, StepView } from '../../visualizer/viz-data.ts';
 import { readablePrefix } from './readable-prefix.ts';
 import { readForkNotes } from '../fork/fork-notes.ts';
-import type { ConsoleRun } from './run-sources.ts';
+import { type ConsoleRun, keyOf } from './run-sources.ts';
+import { type ChildRun, childRunsOf, runsFolderOf } from '../runtime/run-tree.ts';
 
 export interface RunSummary {
   runId: string;
@@ -62,9 +63,31 @@ export interface RunDetail {
   processes: ProcessView[];
   /** The ledger: each call's recorded outcome, its content cut to a few lines' worth. */
   ledger: LedgerRow[];
-  /** Where the run came from (a fork's parent) and the runs forked from it. */
-  lineage: { forkedFrom: { runId: string; seq: number; location: string } | null; forks: Array<{ seq: number; runId: string; location: string }> };
+  /** Where the run came from (a fork's parent, the run whose sub-agent call started it), the runs forked from it and the runs its sub-agent calls started. */
+  lineage: Lineage;
   pending: PendingDecision[];
+}
+
+export interface Lineage {
+  forkedFrom: { runId: string; seq: number; location: string } | null;
+  forks: Array<{ seq: number; runId: string; location: string }>;
+  /** The run whose sub-agent call started this one; `key` is its page's, null when the console does not show it. */
+  calledBy: { runId: string; toolUseId: string; key: string | null } | null;
+  /** The runs this one's sub-agent calls started, and theirs. */
+  children: ChildRow[];
+}
+
+/** A sub-agent run under the run, as its page lists it. */
+export interface ChildRow {
+  runId: string;
+  toolUseId: string;
+  /** Its page's key in the console. */
+  key: string | null;
+  state: string;
+  turn: number;
+  tokens: number;
+  costUsd: number | null;
+  children: ChildRow[];
 }
 
 export interface LedgerRow {
@@ -100,13 +123,54 @@ export async function runDetail(run: ConsoleRun): Promise<RunDetail> {
     const file = run.store instanceof FileStore ? run.store.journalPath : run.archivedJournal;
     const prefix = file ? readablePrefix(file, error) : null;
     const damage = error.message;
-    if (!prefix) return { ...base, readOnly: 'its journal is damaged', damage, summary: null, status: null, transcript: [], steps: [], processes: [], ledger: [], lineage: { forkedFrom: null, forks: [] }, pending: [] };
+    if (!prefix) return { ...base, readOnly: 'its journal is damaged', damage, summary: null, status: null, transcript: [], steps: [], processes: [], ledger: [], lineage: NO_LINEAGE, pending: [] };
     return { ...base, ...readView(location, prefix), readOnly: 'its journal is damaged', damage, status: null, pending: [] };
   }
   const view = readView(location, loaded, run.store instanceof FileStore ? forksOf(run.store, loaded.header.runId) : []);
   if (!run.store) return { ...base, ...view, readOnly: 'an archived run', damage: null, status: null, pending: [] };
-  const [status, pending] = await Promise.all([readRunStatus(run.store), pendingDecisions(run.store)]);
-  return { ...base, ...view, readOnly: null, damage: null, status, pending };
+  const [status, pending, tree] = await Promise.all([readRunStatus(run.store), pendingDecisions(run.store), treeOf(run, loaded)]);
+  return { ...base, ...view, lineage: { ...view.lineage, ...tree }, readOnly: null, damage: null, status, pending };
+}
+
+const NO_LINEAGE: Lineage = { forkedFrom: null, forks: [], calledBy: null, children: [] };
+
+/** The run's place in its tree of sub-agent runs: its parent and its children, with their pages' keys where the console shows them. */
+async function treeOf(run: ConsoleRun, loaded: LoadedRun): Promise<Pick<Lineage, 'calledBy' | 'children'>> {
+  const store = run.store!;
+  const folder = run.folder ? runsFolderOf(store) : null;
+  // A run's children are in its folder of runs: one the console shows as a run by id of the same state folder.
+  const keyOfRun = async (runId: string): Promise<string | null> => {
+    if (!folder || !run.folder) return null;
+    if (await folder.store(runId).exists()) return keyOf(run.folder.index, runId, null);
+    return null;
+  };
+  const ownKey = async (runId: string): Promise<string | null> => {
+    const byId = await keyOfRun(runId);
+    if (byId || !folder || !run.folder) return byId;
+    // The state folder's own run: the run by no id.
+    const own = new FileStore(folder.root);
+    try {
+      return (await own.exists()) && (await own.load({ fromLastSnapshot: true })).header.runId === runId ? keyOf(run.folder.index, null, null) : null;
+    } catch {
+      return null;
+    }
+  };
+  const called = loaded.header.calledBy;
+  const calledBy = called ? { runId: called.runId, toolUseId: called.toolUseId, key: await ownKey(called.runId) } : null;
+  const rowsOf = async (children: readonly ChildRun[]): Promise<ChildRow[]> =>
+    Promise.all(
+      children.map(async (child) => ({
+        runId: child.runId,
+        toolUseId: child.toolUseId,
+        key: await keyOfRun(child.runId),
+        state: child.state,
+        turn: child.turn,
+        tokens: totalTokens(child.usage),
+        costUsd: child.costUsd,
+        children: await rowsOf(child.children),
+      })),
+    );
+  return { calledBy, children: await rowsOf(await childRunsOf(store, loaded.header.runId)) };
 }
 
 /** The runs forked from a folder run, from the note beside its journal; a note that cannot be read shows none. */
@@ -170,6 +234,6 @@ function readView(location: string, loaded: LoadedRun, forks: RunDetail['lineage
       content: entry.content.length > LEDGER_TEXT ? `${entry.content.slice(0, LEDGER_TEXT - 1)}…` : entry.content,
       seq: entry.seq,
     })),
-    lineage: { forkedFrom: timeline.forkedFrom, forks: timeline.forks },
+    lineage: { forkedFrom: timeline.forkedFrom, forks: timeline.forks, calledBy: null, children: [] },
   };
 }

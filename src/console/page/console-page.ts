@@ -345,7 +345,32 @@ export const CONSOLE_SCRIPT = String.raw`'use strict';
     if (data.status && data.status.cancellation) facts.push(['cancelled', 'by ' + data.status.cancellation.by + (data.status.cancellation.reason ? ': ' + data.status.cancellation.reason : '')]);
     var list = el('dl', { id: 'facts' });
     facts.forEach(function (fact) { list.appendChild(el('dt', { text: fact[0] })); list.appendChild(el('dd', { text: fact[1] })); });
+    var called = data.lineage.calledBy;
+    if (called) {
+      list.appendChild(el('dt', { text: 'called by' }));
+      list.appendChild(el('dd', { id: 'called-by' }, [runLink(called.runId, called.key), ' (its call ' + called.toolUseId + ')']));
+    }
     box.appendChild(list);
+    if (data.lineage.children.length) {
+      box.appendChild(el('h3', { text: 'Sub-agent runs' }));
+      box.appendChild(childTree(data.lineage.children, 'sub-agents'));
+    }
+  }
+
+  function runLink(runId, key) {
+    return key ? el('a', { href: '/runs/' + encodeURIComponent(key), 'data-nav': '', text: runId }) : el('code', { text: runId });
+  }
+
+  function childTree(children, id) {
+    var list = el('ul', id ? { id: id, class: 'tree' } : { class: 'tree' });
+    children.forEach(function (child) {
+      list.appendChild(el('li', { 'data-run': child.runId }, [
+        runLink(child.runId, child.key), ' ', el('span', { class: 'cat', 'data-state': child.state, text: child.state }),
+        ' for call ' + child.toolUseId + ', turn ' + child.turn + ', ' + child.tokens + ' tokens, ' + usd(child.costUsd),
+        child.children.length ? childTree(child.children, null) : null,
+      ]));
+    });
+    return list;
   }
 
   function say(box, ok, text) {
