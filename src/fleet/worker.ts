@@ -39,6 +39,14 @@ const RESTED_KEPT = 1_000;
 /** How long a worker leaves a run it was refused to drive before it tries it again. */
 const REFUSED_RUN_PAUSE_MS = 60_000;
 
+/**
+ * How long a worker leaves a run that an error stopped before it takes it up again: doubled by
+ * each failure in a row, up to REFUSED_RUN_PAUSE_MS. A failure that comes back on every take-up
+ * (a worker without its API key, a broken install) would otherwise be retried in a loop that
+ * does nothing else; a passing one costs a second.
+ */
+const FAILED_RUN_PAUSE_MS = 1_000;
+
 /** Exactly one of each pair is given: the first names are the current ones. */
 type RunConcurrency = { runConcurrency: number; concurrency?: undefined } | { /** @deprecated runConcurrency */ concurrency: number; runConcurrency?: undefined };
 type PollInterval = { pollIntervalMs: number; pollMs?: undefined } | { /** @deprecated pollIntervalMs */ pollMs: number; pollIntervalMs?: undefined };
@@ -113,6 +121,8 @@ export class Worker {
    * be refused again, in a loop that does nothing else.
    */
   private readonly leftAlone = new Map<string, number>();
+  /** How many times in a row an error stopped each run here (FAILED_RUN_PAUSE_MS). */
+  private readonly failuresInARow = new Map<string, number>();
 
   constructor(private readonly options: WorkerOptions) {
     for (const agent of options.agents ?? []) {
@@ -256,6 +266,7 @@ export class Worker {
       const result = resuming
         ? await resumeRun({ ...parts, keepPause: true, ...raised })
         : await startRun({ ...parts, task: spec.kind === 'agent' ? spec.task : DEMO_TASK, maxTurns: spec.maxTurns, ...policyOf(spec) });
+      this.failuresInARow.delete(lease.runId);
       if (this.webhooks) this.noteRested(lease.runId, { state: result.status, text: result.text ?? null, failure: result.failure?.message ?? null });
       // Its REOPEN record deletes the raise; one that could not reopen the run would make it claimable for ever.
       if (lease.raise != null && !reopened) await this.dropRaise(tag, lease, raise, result.status);
@@ -276,7 +287,13 @@ export class Worker {
         this.leftAlone.set(lease.runId, Date.now() + REFUSED_RUN_PAUSE_MS);
         log(`${tag}: [ALERT] this worker cannot drive it, nothing was run: ${messageOf(error)} (left to other workers; this one tries again in ${REFUSED_RUN_PAUSE_MS / 1000} s)`);
       } else {
-        log(`${tag}: stopped by an error, the run is saved up to its last step and will be resumed: ${messageOf(error)}`);
+        const failures = (this.failuresInARow.get(lease.runId) ?? 0) + 1;
+        this.failuresInARow.set(lease.runId, failures);
+        // Bounded like leftAlone: a run another worker finished is never heard of here again.
+        if (this.failuresInARow.size > RESTED_KEPT) this.failuresInARow.delete(this.failuresInARow.keys().next().value!);
+        const pauseMs = Math.min(REFUSED_RUN_PAUSE_MS, FAILED_RUN_PAUSE_MS * 2 ** (failures - 1));
+        this.leftAlone.set(lease.runId, Date.now() + pauseMs);
+        log(`${tag}: stopped by an error, the run is saved up to its last step and will be resumed: ${messageOf(error)} (failure ${failures} in a row; this worker takes it up again in ${pauseMs / 1000} s)`);
       }
     } finally {
       keeper.stop();
