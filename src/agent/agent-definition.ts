@@ -79,3 +79,27 @@ export async function agentModel(agent: AgentDefinition): Promise<Model> {
   const { anthropicModel } = await import('../model/anthropic-model.ts');
   return anthropicModel({ model: agent.model, ...(agent.serverTools !== undefined ? { serverTools: agent.serverTools } : {}) });
 }
+
+/** What marks a tool that delegates to another agent (a sub-agent tool), with that agent. */
+const DELEGATES_TO = Symbol.for('durable-agent.delegates-to');
+
+/** Marks a tool as delegating to `agent`: a fleet worker that drives a run with the tool drives that agent's runs too. */
+export function markDelegation<T extends object>(tool: T, agent: AgentDefinition): T {
+  Object.defineProperty(tool, DELEGATES_TO, { value: agent, enumerable: true });
+  return tool;
+}
+
+/** The agents the agent's tools delegate to, and theirs (each once, by name and version). */
+export function delegatedAgentsOf(agent: AgentDefinition): AgentDefinition[] {
+  const found = new Map<string, AgentDefinition>();
+  const walk = (from: AgentDefinition) => {
+    for (const tool of from.tools ?? []) {
+      const to = (tool as { [DELEGATES_TO]?: AgentDefinition })[DELEGATES_TO];
+      if (!to || found.has(`${to.name}@${to.version}`) || to === agent) continue;
+      found.set(`${to.name}@${to.version}`, to);
+      walk(to);
+    }
+  };
+  walk(agent);
+  return [...found.values()];
+}

@@ -11,3 +11,18 @@ export class RunStoppedError extends DurableAgentError {
     super(`The run stopped between two steps (${why}); everything it did is saved, and a resume goes on from there.`);
   }
 }
+
+/**
+ * The call queued its child for the fleet and the child has not ended: the calling run stops
+ * here without an outcome for the call, lets go of its worker, and is taken up again once the
+ * child has ended, when the call (run again, as it is safe to repeat) answers with the child's end.
+ */
+export class ChildRunAwaitedError extends RunStoppedError {
+  override readonly name = 'ChildRunAwaitedError';
+  constructor(
+    readonly parentRunId: string,
+    readonly childRunId: string,
+  ) {
+    super(`run ${parentRunId} waits for its sub-agent run ${childRunId}, queued for any worker; it is taken up again when that run has ended`);
+  }
+}

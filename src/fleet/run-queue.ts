@@ -44,6 +44,8 @@ export interface AgentRunSpec {
   requireApproval?: string[] | 'side-effects';
   decisionTimeoutMs?: number;
   budget?: Budget;
+  /** The run and call that queued it (a sub-agent's child). */
+  calledBy?: { runId: string; toolUseId: string };
 }
 
 export interface QueuedRun {

@@ -25,6 +25,8 @@ export interface SubmitRunOptions {
   requireApproval?: string[] | 'side-effects' | undefined;
   decisionTimeoutMs?: number | undefined;
   budget?: Budget | undefined;
+  /** The run and call that queued it (a sub-agent's child): kept in its header when a worker starts it. */
+  calledBy?: { runId: string; toolUseId: string } | undefined;
   /**
    * Queue it although no worker ever registered an agent of that name (a worker that will, not
    * yet started). Without it such a submit is refused (UnknownAgentError): a misspelt name would
@@ -72,6 +74,7 @@ export async function submitRun(pool: Pool, options: SubmitRunOptions): Promise<
     ...(options.requireApproval !== undefined ? { requireApproval: options.requireApproval } : {}),
     ...(options.decisionTimeoutMs !== undefined ? { decisionTimeoutMs: options.decisionTimeoutMs } : {}),
     ...(options.budget !== undefined ? { budget: options.budget } : {}),
+    ...(options.calledBy !== undefined ? { calledBy: { runId: options.calledBy.runId, toolUseId: options.calledBy.toolUseId } } : {}),
   };
   // With the definition at hand, a rule that names a tool it lacks is refused here, not by every worker.
   if (isAgentDefinition(options.agent)) checkDecisionPolicy({ requireApproval: options.requireApproval, allowQuestions: false }, options.agent.tools);

@@ -13,7 +13,7 @@ import type { Model } from '../model/model.ts';
 import { scriptedModel } from '../model/scripted-model.ts';
 import { resumeRun, startRun } from '../runtime/run-api.ts';
 import type { RunEvent } from '../core/run-events.ts';
-import { RunStoppedError } from '../core/stop-errors.ts';
+import { ChildRunAwaitedError, RunStoppedError } from '../core/stop-errors.ts';
 import { requestWords } from '../control/control-request.ts';
 import { RunPausedError } from '../control/run-control.ts';
 import { claimNextRuns, type Lease, LeaseKeeper, releaseLeases } from '../store/pg/leases.ts';
@@ -27,7 +27,8 @@ import { STOPPED_AT_LIMIT_STATES } from '../../machines/agent-loop.types.ts';
 import { type RaiseRequest, raiseProblem, raiseWords } from './raise-run.ts';
 import type { DemoRunSpec, RunSpec } from './run-queue.ts';
 import { unfinishedRunCount } from './run-queue.ts';
-import { type AgentDefinition, AgentDefinitionError, agentModel } from '../agent/agent-definition.ts';
+import { type AgentDefinition, AgentDefinitionError, agentModel, delegatedAgentsOf } from '../agent/agent-definition.ts';
+import { fleetChildRuns } from './child-runs.ts';
 import { DurableAgentError } from '../util/durable-agent-error.ts';
 import { drivableRuns, registerAgents } from './agent-registry.ts';
 import type { ClaimCondition } from '../store/pg/leases.ts';
@@ -128,6 +129,14 @@ export class Worker {
     for (const agent of options.agents ?? []) {
       if (this.agents.has(agent.name)) throw new AgentDefinitionError(agent.name, 'a worker was given two agents of that name');
       this.agents.set(agent.name, agent);
+    }
+    // The agents their sub-agent tools delegate to: their child runs are queued, and this worker drives them too.
+    for (const agent of [...this.agents.values()]) {
+      for (const delegate of delegatedAgentsOf(agent)) {
+        const known = this.agents.get(delegate.name);
+        if (known && known.version !== delegate.version) throw new AgentDefinitionError(delegate.name, `a sub-agent tool of ${agent.name} delegates to another version of it (${delegate.version}) than the worker was given (${known.version})`);
+        this.agents.set(delegate.name, delegate);
+      }
     }
     this.drivable = drivableRuns(options.modelFor !== undefined, [...this.agents.values()]);
     this.runConcurrency = options.runConcurrency ?? options.concurrency!;
@@ -252,6 +261,8 @@ export class Worker {
         },
         signal: controller.signal,
         command: 'worker',
+        // A sub-agent call queues its child for any worker; the run lets go of this one meanwhile.
+        childRuns: fleetChildRuns(pool, lease.runId),
         tracer: this.options.tracer,
         traceContent: this.options.traceContent,
         // A run that waits for a person stops and lets go of its lease and this worker's slot:
@@ -265,7 +276,7 @@ export class Worker {
       const raised = raise ? { ...(raise.maxTurns !== undefined ? { maxTurns: raise.maxTurns } : {}), ...(raise.budget ? { budget: raise.budget } : {}) } : {};
       const result = resuming
         ? await resumeRun({ ...parts, keepPause: true, ...raised })
-        : await startRun({ ...parts, task: spec.kind === 'agent' ? spec.task : DEMO_TASK, maxTurns: spec.maxTurns, ...policyOf(spec) });
+        : await startRun({ ...parts, task: spec.kind === 'agent' ? spec.task : DEMO_TASK, maxTurns: spec.maxTurns, ...policyOf(spec), ...(spec.kind === 'agent' && spec.calledBy ? { calledBy: spec.calledBy } : {}) });
       this.failuresInARow.delete(lease.runId);
       if (this.webhooks) this.noteRested(lease.runId, { state: result.status, text: result.text ?? null, failure: result.failure?.message ?? null });
       // Its REOPEN record deletes the raise; one that could not reopen the run would make it claimable for ever.
@@ -281,6 +292,8 @@ export class Worker {
         log(`${tag}: fenced off: ${error.message}`);
       } else if (error instanceof RunPausedError) {
         log(`${tag}: ${error.why}; saved, lease released, not claimed again until unpaused (durable-agent unpause --run ${lease.runId})`);
+      } else if (error instanceof ChildRunAwaitedError) {
+        log(`${tag}: waits for its sub-agent run ${error.childRunId} (queued for any worker); saved, lease released, taken up again when that run has ended`);
       } else if (error instanceof RunStoppedError) {
         log(`${tag}: stopped between two steps, saved; releasing the lease`);
       } else if (error instanceof DurableAgentError && error.kind === 'refused') {

@@ -9,7 +9,7 @@ import type { AgentContext, Budget, PendingCall, TokenUsage } from '../../machin
 import { replyCostUsd } from '../budget/budget.ts';
 import type { Model } from '../model/model.ts';
 import type { RunStore } from '../store/store.ts';
-import type { CallCharge, CallingRun, CallTrace } from '../tools/calling-run.ts';
+import type { CallCharge, CallingRun, CallTrace, ChildRuns } from '../tools/calling-run.ts';
 import { LazyAbort, toolContextFor } from '../tools/execute-call.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 
@@ -19,6 +19,7 @@ export interface CallerParts {
   readonly registry: ToolRegistry;
   readonly model: Model;
   readonly traceCall?: ((toolUseId: string) => CallTrace | undefined) | undefined;
+  readonly childRuns?: ChildRuns | undefined;
 }
 
 /** Whether any tool of the run charges it (only then is a turn's close asked for charges). */
@@ -36,6 +37,7 @@ export function callerFor(parts: CallerParts, context: AgentContext, call: Pendi
     get trace() {
       return parts.traceCall?.(call.id);
     },
+    childRuns: parts.childRuns,
   };
 }
 

@@ -30,6 +30,7 @@ import { type ClearToolUsesOptions, withClearToolUses } from '../compaction/clea
 import type { RunLock, RunStore } from '../store/store.ts';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../tools/execute-call.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
+import type { ChildRuns } from '../tools/calling-run.ts';
 import { ToolRegistry } from '../tools/tool-registry.ts';
 import { checkContinue, checkMessageText } from '../core/continue-run.ts';
 import type { CrashAction } from './crash-points.ts';
@@ -105,6 +106,12 @@ export interface RunParts {
   traceContent?: boolean | undefined;
   /** With tracer: the OpenTelemetry Context the run's spans hang under instead of the active one (a sub-agent's run: its parent's execute_tool span). */
   traceParent?: Context | undefined;
+  /**
+   * Where the runs its sub-agent calls make are queued, each driven by whichever worker takes it
+   * up while this run waits without being driven (a fleet worker gives it). Absent: a sub-agent
+   * call drives its child itself, in this process.
+   */
+  childRuns?: ChildRuns | undefined;
   /**
    * Tools whose calls need a person's approval before they run: by name, or 'side-effects' for
    * every tool that is not read-only (a tool can also say so itself: needsApproval). A name the
@@ -494,6 +501,7 @@ export function driverParts(options: RunParts, tracing: RunTracing | null, compa
     maxTokens,
     inspect: options.inspect,
     ...(tracing ? { traceCall: (toolUseId: string) => traceOfCall(tracing, toolUseId) } : {}),
+    ...(options.childRuns ? { childRuns: options.childRuns } : {}),
   };
 }
 

@@ -24,7 +24,7 @@ import { RunInspection, type RunInspector } from './run-inspection.ts';
 import type { SnapshotPolicy } from './snapshot-policy.ts';
 import type { Finished } from './tool-scheduler.ts';
 import type { DurableView } from '../store/journal-codec.ts';
-import type { CallTrace } from '../tools/calling-run.ts';
+import type { CallTrace, ChildRuns } from '../tools/calling-run.ts';
 import { anyToolCharges, callerFor, turnCharge } from './calling-run.ts';
 
 export interface DriverParts {
@@ -49,6 +49,8 @@ export interface DriverParts {
   budgetChange?: BudgetChange | null | undefined;
   /** With a tracer: how a run a call makes is traced under the call's execute_tool span (ToolContext.caller). */
   traceCall?: ((toolUseId: string) => CallTrace | undefined) | undefined;
+  /** Where runs made by calls are queued for any worker (a fleet's; ToolContext.caller). */
+  childRuns?: ChildRuns | undefined;
 }
 
 export class DriverSession implements RunSession {
@@ -151,8 +153,8 @@ export class DriverSession implements RunSession {
   }
 
   private callerParts() {
-    const { store, registry, model, traceCall } = this.parts;
-    return { runId: this.runId, store, registry, model, traceCall };
+    const { store, registry, model, traceCall, childRuns } = this.parts;
+    return { runId: this.runId, store, registry, model, traceCall, childRuns };
   }
 
   /** Records outcomes that finished together (the ledger write: record-outcomes.ts). */

@@ -35,3 +35,4 @@ export class SubagentBudgetSpentError extends DurableAgentError {
     );
   }
 }
+

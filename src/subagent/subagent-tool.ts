@@ -13,7 +13,7 @@
  * parent and the call, so status, list and pending show the tree. Each child is its own run, so
  * calls of one reply run side by side (concurrencySafe).
  */
-import type { AgentDefinition } from '../agent/agent-definition.ts';
+import { type AgentDefinition, markDelegation } from '../agent/agent-definition.ts';
 import type { CrashAction } from '../runtime/crash-points.ts';
 import { startRun } from '../runtime/run-api.ts';
 import { childRunIdOf, runsFolderOf } from '../runtime/run-tree.ts';
@@ -21,9 +21,11 @@ import type { FileRuns } from '../store/file-runs.ts';
 import { foldJournal } from '../store/fold-journal.ts';
 import type { RunStore } from '../store/store.ts';
 import type { CallCharge, ToolContext, ToolDefinition } from '../tools/tool.ts';
+import type { ChildOutcome } from '../tools/calling-run.ts';
 import { followParentControl } from './child-control.ts';
 import { childBudgetOf } from './child-budget.ts';
 import { SubagentRunsUnknownError } from './subagent-errors.ts';
+import { ChildRunAwaitedError } from '../core/stop-errors.ts';
 
 export { childRunIdOf } from '../runtime/run-tree.ts';
 
@@ -50,15 +52,19 @@ const DEFAULT_TIMEOUT_MS = 3_600_000;
 
 export function subagentTool(agent: AgentDefinition, options: SubagentToolOptions = {}): ToolDefinition<{ task: string }> {
   const name = options.name ?? agent.name.replace(/[^A-Za-z0-9_-]/g, '_');
+  // In a fleet (the calling run's worker gives childRuns) the child is a run of the queue, unless runs says where it goes.
+  const queueOf = (ctx: ToolContext) => (options.runs === undefined ? (ctx.caller?.childRuns ?? null) : null);
   const storeOf = (ctx: ToolContext): RunStore => {
     const id = childRunIdOf(ctx.runId, ctx.toolUseId);
+    const queue = queueOf(ctx);
+    if (queue) return queue.store(id);
     const { runs } = options;
     if (typeof runs === 'function') return runs(id);
     const folder = runs ?? (ctx.caller ? runsFolderOf(ctx.caller.store) : null);
     if (!folder) throw new SubagentRunsUnknownError(name, ctx.caller?.store.location ?? null);
     return folder.store(id);
   };
-  return {
+  const tool: ToolDefinition<{ task: string }> = {
     name,
     description: options.description ?? `Delegate a task to the ${agent.name} agent; its final answer is the result.`,
     inputSchema: { type: 'object', properties: { task: { type: 'string', description: 'what the sub-agent is to do' } }, required: ['task'] },
@@ -71,6 +77,15 @@ export function subagentTool(agent: AgentDefinition, options: SubagentToolOption
     async run({ task }, ctx) {
       const runId = childRunIdOf(ctx.runId, ctx.toolUseId);
       const store = storeOf(ctx);
+      const queue = queueOf(ctx);
+      if (queue) {
+        const ended = await queue.outcome(runId);
+        if (ended) return answerOf(agent, runId, ended);
+        const budget = await childBudgetOf(agent, ctx.caller, store, runId);
+        // Every time, not only the first: a kill between the queueing and the note that the parent waits is mended here.
+        await queue.submit({ runId, agent: agent.name, task, calledBy: { runId: ctx.runId, toolUseId: ctx.toolUseId }, ...(budget ? { budget } : {}) });
+        throw new ChildRunAwaitedError(ctx.runId, runId);
+      }
       const budget = await childBudgetOf(agent, ctx.caller, store, runId);
       const trace = ctx.caller?.trace;
       const follow = followParentControl(ctx, store);
@@ -101,6 +116,14 @@ export function subagentTool(agent: AgentDefinition, options: SubagentToolOption
       return chargeOf(storeOf(ctx), ctx.runId);
     },
   };
+  // A fleet worker that drives a run with this tool drives the child's agent too.
+  return markDelegation(tool, agent);
+}
+
+/** The call's result from a queued child's end: its answer, or an error that says how it ended. */
+function answerOf(agent: AgentDefinition, runId: string, ended: ChildOutcome): string {
+  if (ended.state === 'done') return ended.text ?? '(the sub-agent gave no answer)';
+  throw new Error(`the sub-agent ${agent.name} (run ${runId}) ended ${ended.state}: ${ended.failure ?? ended.state}`);
 }
 
 /** What the child of a call spent (its own calls and its children's, as its usage counts them); null when it never started. */

@@ -16,6 +16,40 @@ export interface CallingRun {
   readonly budgetShare: Budget | null;
   /** With a tracer: how a run made by the call is traced under the call's execute_tool span. */
   readonly trace?: CallTrace | undefined;
+  /**
+   * Where a run made by the call is queued to be driven by any worker, while the calling run
+   * waits for it without being driven (a fleet's); absent: the call drives it itself.
+   */
+  readonly childRuns?: ChildRuns | undefined;
+}
+
+/** Runs queued by a call, each driven by whichever worker takes it up. */
+export interface ChildRuns {
+  /**
+   * Queues the child (a second submit of its id queues nothing) and notes that the calling run
+   * waits for it: the calling run is not taken up again until the child has ended.
+   */
+  submit(child: QueuedChild): Promise<void>;
+  /** How the child ended; null while it goes on, waits or is not yet taken up. */
+  outcome(childRunId: string): Promise<ChildOutcome | null>;
+  /** The child's store, to read (what it spent). */
+  store(childRunId: string): RunStore;
+}
+
+export interface QueuedChild {
+  runId: string;
+  /** The agent's name, as a worker registered it. */
+  agent: string;
+  task: string;
+  calledBy: { runId: string; toolUseId: string };
+  budget?: Budget | undefined;
+}
+
+export interface ChildOutcome {
+  /** done, failed, cancelled, or a stop at a limit. */
+  state: string;
+  text: string | null;
+  failure: string | null;
 }
 
 export interface CallTrace {

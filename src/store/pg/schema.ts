@@ -7,7 +7,7 @@ import type { Pool } from 'pg';
 import { SchemaVersionError } from './pg-errors.ts';
 import { inTransaction } from './transaction.ts';
 
-export const SCHEMA_VERSION = 9;
+export const SCHEMA_VERSION = 10;
 
 /** A row's state changed into one a run rests in: ended, waiting for a person, stopped at a limit. */
 const CAME_TO_REST = `NEW.state IS DISTINCT FROM OLD.state
@@ -195,6 +195,20 @@ const MIGRATIONS: Record<number, string> = {
       PRIMARY KEY (run_id, tool_use_id)
     );
     CREATE TRIGGER da_signals_sent AFTER INSERT ON da_signals FOR EACH STATEMENT EXECUTE FUNCTION da_work_notify();
+  `,
+  // Runs queued by a run's call (a sub-agent's child, driven by any worker): which run waits for
+  // which, written by the waiting run before it lets go of its lease, so that a claim leaves the
+  // waiting run alone until its child has ended; the end of such a child wakes workers. No key to
+  // da_runs for the child: the note may be written before the child's row (a kill between the
+  // two is mended by the next take-up), and a child missing lets the parent be taken up to look.
+  10: `
+    CREATE TABLE da_child_waits (
+      run_id       text NOT NULL REFERENCES da_runs (id) ON UPDATE CASCADE ON DELETE CASCADE,
+      child_run_id text NOT NULL,
+      PRIMARY KEY (run_id, child_run_id)
+    );
+    CREATE TRIGGER da_runs_child_ended AFTER UPDATE OF finished ON da_runs
+      FOR EACH ROW WHEN (NEW.finished AND NOT OLD.finished AND NEW.spec ? 'calledBy') EXECUTE FUNCTION da_work_notify();
   `,
 };
 
