@@ -77,14 +77,15 @@ export function consoleApp(options: ConsoleAppOptions): Hono {
 
   app.get('/api/runs', async (c) => {
     const limit = Math.min(LIST_LIMIT, Math.max(1, Number.parseInt(c.req.query('limit') ?? '', 10) || LIST_LIMIT));
-    const { rows, ...rest } = await sources.list({ category: c.req.query('category'), query: c.req.query('q'), limit });
+    const offset = Math.max(0, Number.parseInt(c.req.query('offset') ?? '', 10) || 0);
+    const { rows, ...rest } = await sources.list({ category: c.req.query('category'), query: c.req.query('q'), limit, offset });
     // Each row's JSON, secrets out, is made once: a row is a new object whenever its run changed.
     const parts = rows.map((row) => {
       let text = rowJson.get(row);
       if (text === undefined) rowJson.set(row, (text = clean(JSON.stringify(row))));
       return text;
     });
-    const body = `{"rows":[${parts.join(',')}],${clean(JSON.stringify({ ...rest, by: options.by })).slice(1)}`;
+    const body = `{"rows":[${parts.join(',')}],${clean(JSON.stringify({ ...rest, offset, more: offset + rows.length < rest.matching, by: options.by })).slice(1)}`;
     return c.body(body, 200, { 'content-type': 'application/json; charset=utf-8' });
   });
   app.get('/api/machine.svg', async (c) => c.body(await machineSvg(), 200, { 'content-type': 'image/svg+xml' }));

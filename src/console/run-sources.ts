@@ -38,6 +38,8 @@ export interface ListAsked {
   /** Part of a run's id or task, any case. */
   query?: string | undefined;
   limit: number;
+  /** How many of the rows that match come before the page: the next page starts where the last one ended. */
+  offset?: number | undefined;
 }
 
 export interface RunList {
@@ -103,6 +105,7 @@ export class RunSources {
       if (category === null || (category !== undefined && row.category !== category)) continue;
       if (query !== '' && !this.textOf(row).includes(query)) continue;
       matching++;
+      if (matching <= (asked.offset ?? 0)) continue;
       if (rows.length < asked.limit) rows.push(row);
       // Without a search the count of a state is known: the rest need not be looked at.
       else if (query === '') {

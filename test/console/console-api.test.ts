@@ -118,6 +118,20 @@ describe('the console API', () => {
     expect((await call('/api/runs?q=wait-2')).json.rows).toHaveLength(1);
   });
 
+  it('pages the list with limit and offset: the next page starts where the first ended, no row twice, the total and whether there are more', async () => {
+    const all = (await call('/api/runs')).json;
+    expect(all.rows.length).toBeGreaterThan(2);
+    const first = (await call('/api/runs?limit=2')).json;
+    expect(first).toMatchObject({ total: all.total, matching: all.matching, offset: 0, more: true });
+    expect(first.rows.map((row: { key: string }) => row.key)).toEqual(all.rows.slice(0, 2).map((row: { key: string }) => row.key));
+    const second = (await call('/api/runs?limit=2&offset=2')).json;
+    expect(second).toMatchObject({ total: all.total, offset: 2 });
+    expect(second.rows.map((row: { key: string }) => row.key)).toEqual(all.rows.slice(2, 4).map((row: { key: string }) => row.key));
+    const last = (await call(`/api/runs?offset=${all.rows.length - 1}`)).json;
+    expect(last.rows).toHaveLength(1);
+    expect(last.more).toBe(false);
+  });
+
   it('shows a damaged journal read-only as far as it reads, with the damage in words; a decision on it writes nothing', async () => {
     const key = encodeURIComponent((await call('/api/runs?category=unreadable')).json.rows[0].key);
     const detail = (await call(`/api/runs/${key}`)).json;
