@@ -4,52 +4,15 @@
  * call that started it, with a link back — for a parent that is a run by id and for one that is
  * its state folder's own run.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningConsole, startConsole } from '../../src/console/console-server.ts';
-import { defineAgent, defineTool, FileRuns, FileStore, startRun, subagentTool } from '../../src/index.ts';
-import { endTurnReply, scriptedModel, toolUseReply } from '../../src/testing.ts';
-import type { Message } from '../../machines/agent-loop.types.ts';
+import { FileRuns, FileStore, startRun, subagentTool } from '../../src/index.ts';
+import { editorAgent, writerAgent } from '../helpers/subagent-agents.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 const TOKEN = 'bo:console-tree-token-0123456789';
-const taskOf = (messages: readonly Message[]) => (typeof messages[0]!.content === 'string' ? messages[0]!.content : JSON.stringify(messages[0]!.content));
-
-function writer(dir: string) {
-  const writeNote = defineTool<{ text: string }>({
-    name: 'write_note',
-    description: 'Write a note.',
-    inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-    readOnly: false,
-    run: ({ text }, ctx) => {
-      fs.writeFileSync(path.join(dir, ctx.idempotencyKey), text);
-      return 'written';
-    },
-  });
-  return defineAgent({
-    name: 'writer',
-    model: scriptedModel([(messages) => toolUseReply([{ id: 'toolu_w', name: 'write_note', input: { text: taskOf(messages) } }]), (messages) => endTurnReply(`wrote ${taskOf(messages)}`)], { name: 'scripted-writer' }),
-    tools: [writeNote],
-  });
-}
-
-function editor(dir: string) {
-  return defineAgent({
-    name: 'editor',
-    model: scriptedModel(
-      [
-        toolUseReply([
-          { id: 'toolu_a', name: 'writer', input: { task: 'note A' } },
-          { id: 'toolu_b', name: 'writer', input: { task: 'note B' } },
-        ]),
-        endTurnReply('both written'),
-      ],
-      { name: 'scripted-editor' },
-    ),
-    tools: [subagentTool(writer(dir))],
-  });
-}
+const editor = (dir: string) => editorAgent([subagentTool(writerAgent(dir))]);
 
 let dir: string;
 let root: string;
@@ -99,7 +62,7 @@ describe('the console shows the tree of sub-agent runs', () => {
         const page = await get(`/api/runs/${encodeURIComponent(child.key)}`);
         expect(page.summary.runId).toBe(child.runId);
         expect([page.summary.turn, page.summary.tokens]).toEqual([child.turn, child.tokens]);
-        expect(page.summary.finalText).toMatch(/^wrote note [AB]$/);
+        expect(page.summary.finalText).toMatch(/^wrote "note [AB]"$/);
         expect(page.lineage.calledBy).toMatchObject({ runId: parent, toolUseId: child.toolUseId });
         const back = await get(`/api/runs/${encodeURIComponent(page.lineage.calledBy.key)}`);
         expect(back.summary.runId).toBe(parent);

@@ -5,57 +5,18 @@
  * child is queued once under its derived id, its header names the parent and the call, and each
  * child's side effect happens once.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { defineAgent, defineTool, subagentTool } from '../../src/index.ts';
+import { subagentTool } from '../../src/index.ts';
 import { submitRun } from '../../src/fleet/submit-run.ts';
 import { Worker } from '../../src/fleet/worker.ts';
-import { endTurnReply, scriptedModel, toolUseReply } from '../../src/testing.ts';
 import { openDatabase } from '../../src/store/pg/pool.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
-import type { Message } from '../../machines/agent-loop.types.ts';
+import { auditOf, editorAgent, writerAgent } from '../helpers/subagent-agents.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { freshDatabase, postgresAvailable, usePostgres } from '../helpers/use-postgres.ts';
 
-const taskOf = (messages: readonly Message[]) => (typeof messages[0]!.content === 'string' ? messages[0]!.content : JSON.stringify(messages[0]!.content));
-
 function agents(dir: string) {
-  const writeNote = defineTool<{ text: string }>({
-    name: 'write_note',
-    description: 'Write a note.',
-    inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-    readOnly: false,
-    run: ({ text }, ctx) => {
-      fs.appendFileSync(path.join(dir, 'audit.log'), `${ctx.idempotencyKey}\n`);
-      fs.writeFileSync(path.join(dir, ctx.idempotencyKey), text);
-      return 'written';
-    },
-    verify: (_input, ctx) => ({ happened: fs.existsSync(path.join(dir, ctx.idempotencyKey)) }),
-  });
-  const writer = defineAgent({
-    name: 'writer',
-    model: scriptedModel([(messages) => toolUseReply([{ id: 'toolu_w', name: 'write_note', input: { text: taskOf(messages) } }]), (messages) => endTurnReply(`wrote ${taskOf(messages)}`)], { name: 'scripted-writer' }),
-    tools: [writeNote],
-  });
-  const editor = defineAgent({
-    name: 'editor',
-    model: scriptedModel(
-      [
-        toolUseReply([
-          { id: 'toolu_a', name: 'writer', input: { task: 'note A' } },
-          { id: 'toolu_b', name: 'writer', input: { task: 'note B' } },
-        ]),
-        (messages) => {
-          const results = messages.flatMap((message) => (typeof message.content === 'string' ? [] : message.content.filter((block) => block.type === 'tool_result')));
-          return endTurnReply(`done: ${results.map((block) => JSON.stringify(block.content)).join(' / ')}`);
-        },
-      ],
-      { name: 'scripted-editor' },
-    ),
-    tools: [subagentTool(writer)],
-  });
-  return { editor, writer };
+  return { editor: editorAgent([subagentTool(writerAgent(dir))]) };
 }
 
 describe.skipIf(!postgresAvailable())('sub-agents in a fleet', () => {
@@ -78,12 +39,12 @@ describe.skipIf(!postgresAvailable())('sub-agents in a fleet', () => {
       ]);
       const parent = await new PgRunStore(pool, 'editor-1').load();
       const last = parent.records[parent.records.length - 1]!.record;
-      expect(JSON.stringify(last)).toContain('done: \\"wrote note A\\" / \\"wrote note B\\"');
+      expect((last as { finalText?: string }).finalText).toBe(`done: ${JSON.stringify('wrote "note A"')} / ${JSON.stringify('wrote "note B"')}`);
       for (const id of ['editor-1.toolu_a', 'editor-1.toolu_b']) {
         expect((await new PgRunStore(pool, id).load()).header.calledBy).toEqual({ runId: 'editor-1', toolUseId: id.slice('editor-1.'.length) });
       }
       // Each child's note written once.
-      const audit = fs.readFileSync(path.join(dir, 'audit.log'), 'utf8').trim().split('\n');
+      const audit = auditOf(dir);
       expect(audit).toHaveLength(2);
       expect(new Set(audit).size).toBe(2);
       expect(lines.some((line) => line.includes('waits for its sub-agent run editor-1.toolu_'))).toBe(true);
