@@ -9,7 +9,6 @@
  */
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +16,7 @@ import { startConsole as startConsoleServer } from '../../src/console/console-se
 import { launchChromium } from '../helpers/chromium.ts';
 import { REPO, runCliAsync, startCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { freePort } from '../helpers/free-port.ts';
 
 const ARTIFACTS = path.join(REPO, 'test', 'artifacts');
 // A key of the real shape, made up (joined here so that no key-shaped text is committed).
@@ -31,17 +31,6 @@ let consoleProcess: ReturnType<typeof startCli> | null = null;
 let origin: string;
 const bodies: Array<{ url: string; body: string }> = [];
 const children: Array<ReturnType<typeof startCli>> = [];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function startConsole(): Promise<string> {
   const started = startCli(['console', '--dir', dir, '--port', String(port), '--token', TOKEN], { cwd: dir, env: ENV });

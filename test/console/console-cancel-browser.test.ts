@@ -5,13 +5,13 @@
  * (its process exits 9), the page shows it cancelled live without a reload, and the journal
  * records the cancel with the reason and the console's name as `by`.
  */
-import net from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.ts';
 import { launchChromium } from '../helpers/chromium.ts';
 import { runCliAsync, startCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { freePort } from '../helpers/free-port.ts';
 
 // A key of the real shape, made up (joined here so that no key-shaped text is committed).
 const KEY = ['sk', 'ant', 'api03', 'console-cancel-test-key-0123456789'].join('-');
@@ -22,17 +22,6 @@ let browser: Browser;
 let dir: string;
 let origin: string;
 const children: Array<ReturnType<typeof startCli>> = [];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function until(what: string, ok: () => boolean, output: () => string): Promise<void> {
   for (const deadline = Date.now() + 60_000; !ok(); ) {

@@ -7,10 +7,10 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { systemToolPresent } from './system-tools.ts';
+import { freePort } from './free-port.ts';
 
 export interface PostgresServer {
   url: string;
@@ -29,17 +29,6 @@ export function postgresBinDir(): string | null {
 
 export function postgresAvailable(): boolean {
   return systemToolPresent('PostgreSQL', postgresBinDir() !== null, 'apt-get install postgresql');
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as net.AddressInfo).port;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export async function startPostgres(): Promise<PostgresServer> {
