@@ -81,12 +81,12 @@ export function subagentTool(agent: AgentDefinition, options: SubagentToolOption
       if (queue) {
         const ended = await queue.outcome(runId);
         if (ended) return answerOf(agent, runId, ended);
-        const budget = await childBudgetOf(agent, ctx.caller, store, runId);
+        const budget = await childBudgetOf(agent, ctx.caller, store, ctx.runId);
         // Every time, not only the first: a kill between the queueing and the note that the parent waits is mended here.
         await queue.submit({ runId, agent: agent.name, task, calledBy: { runId: ctx.runId, toolUseId: ctx.toolUseId }, ...(budget ? { budget } : {}) });
         throw new ChildRunAwaitedError(ctx.runId, runId);
       }
-      const budget = await childBudgetOf(agent, ctx.caller, store, runId);
+      const budget = await childBudgetOf(agent, ctx.caller, store, ctx.runId);
       const trace = ctx.caller?.trace;
       const follow = followParentControl(ctx, store);
       try {
