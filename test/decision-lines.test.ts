@@ -71,4 +71,15 @@ describe('decision lines', () => {
     expect(endingText(ended)).toEqual({ parts: ['‖ waiting for a person (exit 7)', 'write_report toolu_03', 'decide it (approve, deny, answer), then resume'], tone: 'warn' });
     expect(reduceView(view, { type: 'event', event: events[1]!, at: 0 }).prompt).toBeNull();
   });
+
+  it('a wait is no decision: the live view says what it waits for, and a run stopped at one is resumed, not decided', () => {
+    let view = initialView({ verbose: false, resumeHint: commands.resume, task: null, decisionCommands: commands });
+    const call = { id: 'toolu_w1', name: 'wait', input: { event: 'deploy-done' }, readOnly: false };
+    view = reduceView(view, { type: 'event', event: { type: 'waiting', call, needs: 'wait', question: null, since: 1 }, at: 0 });
+    expect(activityText(view, 5_001)).toBe('wait toolu_w1 waits for event deploy-done · 5.0 s');
+    const waiting = { runId: 'r', tool_use_id: 'toolu_w1', name: 'wait', input: call.input, needs: 'wait' as const, since: 1, awaited: true };
+    const result = { runId: 'r', status: 'waiting' as const, waiting: [waiting], text: null, failure: null, turn: 1, maxTurns: 20, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } };
+    const ended = reduceView(view, { type: 'event', event: { type: 'finished', result }, at: 0 });
+    expect(endingText(ended)).toEqual({ parts: ['‖ waiting for its time or its event (exit 7)', 'wait toolu_w1', 'resume with --resume (before then, it waits the rest)'], tone: 'warn' });
+  });
 });

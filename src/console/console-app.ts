@@ -11,7 +11,7 @@ import { redactSecrets } from '../util/redact.ts';
 import { ConsoleRunNotFoundError } from './console-errors.ts';
 import type { ConsoleGuard } from './console-guard.ts';
 import { CONSOLE_PAGE, CONSOLE_SCRIPT, CONSOLE_STYLE } from './page/console-page.ts';
-import { type ControlAsked, controlFor, type DecisionAsked, decideFor, forkFor } from './run-actions.ts';
+import { type ControlAsked, controlFor, type DecisionAsked, decideFor, forkFor, signalFor } from './run-actions.ts';
 import { machineSvg, runDetail } from './run-detail.ts';
 import { RecordTail } from './record-tail.ts';
 import type { ConsoleRow, RunSources } from './run-sources.ts';
@@ -126,6 +126,12 @@ export function consoleApp(options: ConsoleAppOptions): Hono {
     if (typeof asked === 'string') return json(c, { error: asked }, 400);
     const decision = await decideFor(run, asked, options.by);
     return json(c, { decision });
+  });
+  app.post('/api/runs/:key/signals', async (c) => {
+    const run = await sources.run(c.req.param('key'));
+    const { name, data } = await bodyOf(c);
+    if (typeof name !== 'string') return json(c, { error: 'Say which event: name, the event a wait call waits for. Nothing was sent.' }, 400);
+    return json(c, await signalFor(run, { name, data }, options.by));
   });
   for (const kind of ['cancel', 'pause', 'unpause'] as const) {
     app.post(`/api/runs/:key/${kind}`, async (c) => {

@@ -6,6 +6,7 @@
  */
 import type { Decision } from '../../machines/agent-loop.types.ts';
 import { decide, type DecideInput } from '../approval/decide.ts';
+import { type SentSignal, sendSignal } from '../approval/send-signal.ts';
 import type { ControlRequest } from '../control/control-request.ts';
 import { cancelRun, type ControlOutcome, pauseRun, unpauseRun } from '../runtime/cancel-run.ts';
 import type { RunStore } from '../store/store.ts';
@@ -37,6 +38,11 @@ export async function decideFor(run: ConsoleRun, asked: DecisionAsked, by: strin
   if (asked.input !== undefined) request.input = asked.input;
   const tools = asked.input === undefined ? undefined : await toolsOf(run, store);
   return decide(store, request, { tools });
+}
+
+/** Sends a wait's event to the run, as `durable-agent signal` does: its wait takes it once. */
+export async function signalFor(run: ConsoleRun, asked: { name: string; data: unknown }, by: string): Promise<SentSignal> {
+  return sendSignal(writable(run), { name: asked.name, data: asked.data, by });
 }
 
 export type ControlAsked = { kind: 'cancel'; reason: string | null } | { kind: 'pause' } | { kind: 'unpause' };

@@ -8,6 +8,8 @@ import fs from 'node:fs';
 import { totalTokens } from '../../machines/agent-loop.logic.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
 import { type PendingDecision, pendingDecisions } from '../approval/decide.ts';
+import { waitPlanOf } from '../approval/wait-tool.ts';
+import { waitsForWords } from '../words/wait-words.ts';
 import { estimateCost } from '../model/prices.ts';
 import { readRunStatus, type RunStatus } from '../runtime/run-status.ts';
 import { transcriptOf, type TranscriptEntry } from '../runtime/run-transcript.ts';
@@ -65,7 +67,14 @@ export interface RunDetail {
   ledger: LedgerRow[];
   /** Where the run came from (a fork's parent, the run whose sub-agent call started it), the runs forked from it and the runs its sub-agent calls started. */
   lineage: Lineage;
-  pending: PendingDecision[];
+  pending: PendingCall[];
+}
+
+/** A call that waits, with what it waits for in words (approval, an answer, a wait's time or event). */
+export interface PendingCall extends PendingDecision {
+  waitsFor: string;
+  /** A wait's event, which a signal sends; null for a wait for a time only, and for approvals and questions. */
+  event: string | null;
 }
 
 export interface Lineage {
@@ -129,7 +138,12 @@ export async function runDetail(run: ConsoleRun): Promise<RunDetail> {
   const view = readView(location, loaded, run.store instanceof FileStore ? forksOf(run.store, loaded.header.runId) : []);
   if (!run.store) return { ...base, ...view, readOnly: 'an archived run', damage: null, status: null, pending: [] };
   const [status, pending, tree] = await Promise.all([readRunStatus(run.store), pendingDecisions(run.store), treeOf(run, loaded)]);
-  return { ...base, ...view, lineage: { ...view.lineage, ...tree }, readOnly: null, damage: null, status, pending };
+  return { ...base, ...view, lineage: { ...view.lineage, ...tree }, readOnly: null, damage: null, status, pending: pending.map(withWords) };
+}
+
+function withWords(call: PendingDecision): PendingCall {
+  const plan = call.needs === 'wait' ? waitPlanOf(call.input, call.since ?? 0) : null;
+  return { ...call, waitsFor: waitsForWords(call), event: plan?.event ?? null };
 }
 
 const NO_LINEAGE: Lineage = { forkedFrom: null, forks: [], calledBy: null, children: [] };

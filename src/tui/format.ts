@@ -4,6 +4,7 @@ import type { AgentStateName } from '../../machines/agent-loop.types.ts';
 import { requestWords } from '../control/control-request.ts';
 import { characters } from '../words/block-words.ts';
 import { formatElapsed as formatDuration } from '../words/format.ts';
+import { waitsForWords } from '../words/wait-words.ts';
 import type { ReconcileOutcomeName } from '../store/journal-record.ts';
 import type { PointName } from '../store/record-points.ts';
 import type { CallLine, RunView, StreamingReply } from './run-view.ts';
@@ -165,8 +166,10 @@ function outcomeText(call: CallLine): string {
 export function activityText(view: RunView, now: number): string {
   if (view.modelCall) return `asking the model · ${formatDuration(now - view.modelCall.since)}`;
   if (view.prompt) {
+    const since = formatDuration(now - view.prompt.since);
+    if (view.prompt.needs === 'wait') return `${view.prompt.name} ${view.prompt.id} waits for ${waitsForWords(view.prompt)} · ${since}`;
     const what = view.prompt.needs === 'answer' ? "a person's answer to" : "a person's decision on";
-    return `waiting for ${what} ${view.prompt.name} ${view.prompt.id} · ${formatDuration(now - view.prompt.since)}`;
+    return `waiting for ${what} ${view.prompt.name} ${view.prompt.id} · ${since}`;
   }
   const running = view.calls.find((call) => call.status === 'running');
   if (running) return `running ${running.name}`;
@@ -201,6 +204,9 @@ export function endingText(view: RunView): { parts: string[]; tone: 'good' | 'wa
       }
       if (result.status === 'waiting') {
         const calls = (result.waiting ?? []).map((call) => `${call.name} ${call.tool_use_id}`).join(', ');
+        if ((result.waiting ?? []).some((call) => call.awaited && call.needs === 'wait')) {
+          return { parts: ['‖ waiting for its time or its event (exit 7)', calls, 'resume with --resume (before then, it waits the rest)'], tone: 'warn' };
+        }
         return { parts: ['‖ waiting for a person (exit 7)', calls, 'decide it (approve, deny, answer), then resume'], tone: 'warn' };
       }
       if (result.status === 'cancelled') return { parts: ['✖ cancelled (exit 9)', result.cancellation ? requestWords(result.cancellation) : ''], tone: 'bad' };

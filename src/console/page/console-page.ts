@@ -381,13 +381,13 @@ export const CONSOLE_SCRIPT = String.raw`'use strict';
   function renderActions(box, data, key, message, refresh) {
     box.textContent = '';
     if (data.readOnly) { box.appendChild(el('p', { class: 'dim', text: 'Read-only: ' + data.readOnly + '.' })); return; }
-    box.appendChild(el('h2', { text: 'Waiting for a person' }));
+    box.appendChild(el('h2', { text: 'Waiting for a person or an event' }));
     var waiting = data.pending.filter(function (call) { return !call.given; });
-    if (!waiting.length) box.appendChild(el('p', { class: 'dim', id: 'nothing-waits', text: data.pending.length ? 'Decided, not yet taken up by the run.' : 'Nothing waits for a decision.' }));
+    if (!waiting.length) box.appendChild(el('p', { class: 'dim', id: 'nothing-waits', text: data.pending.length ? 'Decided, not yet taken up by the run.' : 'Nothing waits for a decision or an event.' }));
     waiting.forEach(function (call) {
       var input = el('textarea', { 'aria-label': 'input of ' + call.tool_use_id, 'data-input': call.tool_use_id });
       input.value = JSON.stringify(call.input, null, 2);
-      var reason = el('input', { type: 'text', placeholder: call.needs === 'answer' ? 'the answer, or why not' : 'why not (for a denial)', 'data-reason': call.tool_use_id });
+      var reason = el('input', { type: 'text', placeholder: call.needs === 'answer' ? 'the answer, or why not' : call.needs === 'wait' ? 'why stop waiting (to stop it)' : 'why not (for a denial)', 'data-reason': call.tool_use_id });
       var send = function (body) {
         body.toolUseId = call.tool_use_id;
         api('/api/runs/' + encodeURIComponent(key) + '/decisions', { method: 'POST', body: body }).then(function (result) {
@@ -396,8 +396,27 @@ export const CONSOLE_SCRIPT = String.raw`'use strict';
         }, function (error) { say(message, false, error.message); });
       };
       var buttons = [];
+      var shown = input;
       if (call.needs === 'answer') {
+        shown = el('p', { class: 'question', text: call.input && typeof call.input.question === 'string' ? call.input.question : '' });
         buttons.push(el('button', { type: 'button', 'data-action': 'answer', text: 'Answer', onclick: function () { send({ verdict: 'answered', text: reason.value }); } }));
+      } else if (call.needs === 'wait') {
+        // A wait ends at its time or with its event; a person may send the event, or stop the wait.
+        shown = null;
+        if (call.event) {
+          var eventData = el('textarea', { 'aria-label': 'data of the event ' + call.event, 'data-signal': call.tool_use_id, placeholder: 'the event\'s data, as JSON (optional)' });
+          shown = eventData;
+          buttons.push(el('button', { type: 'button', 'data-action': 'signal', text: 'Send the event ' + call.event, onclick: function () {
+            var sent = null;
+            if (eventData.value.trim()) {
+              try { sent = JSON.parse(eventData.value); } catch (error) { say(message, false, 'The event\'s data is not JSON: ' + error.message); return; }
+            }
+            api('/api/runs/' + encodeURIComponent(key) + '/signals', { method: 'POST', body: { name: call.event, data: sent } }).then(function (result) {
+              say(message, true, 'event ' + result.signal.name + ' sent by ' + result.signal.by + (result.delivery.outcome === 'taken' ? ': already taken by ' + result.delivery.tool_use_id + ' (a signal is taken once)' : ': the wait takes it.'));
+              refresh();
+            }, function (error) { say(message, false, error.message); });
+          } }));
+        }
       } else {
         buttons.push(el('button', { type: 'button', 'data-action': 'approve', text: 'Approve', onclick: function () { send({ verdict: 'approved' }); } }));
         buttons.push(el('button', { type: 'button', 'data-action': 'approve-edited', text: 'Approve with the edited input', onclick: function () {
@@ -407,13 +426,13 @@ export const CONSOLE_SCRIPT = String.raw`'use strict';
         } }));
       }
       buttons.push(reason);
-      buttons.push(el('button', { type: 'button', 'data-action': 'deny', text: 'Deny', onclick: function () {
-        if (!reason.value.trim()) { say(message, false, 'A denial needs a reason (the model is told it).'); return; }
+      buttons.push(el('button', { type: 'button', 'data-action': 'deny', text: call.needs === 'wait' ? 'Stop the wait' : 'Deny', onclick: function () {
+        if (!reason.value.trim()) { say(message, false, call.needs === 'wait' ? 'Stopping a wait needs a reason (the model is told it).' : 'A denial needs a reason (the model is told it).'); return; }
         send({ verdict: 'denied', reason: reason.value });
       } }));
-      box.appendChild(el('div', { class: 'decision', 'data-call': call.tool_use_id }, [
-        el('div', null, [el('code', { text: call.tool_use_id }), ' ', el('strong', { text: call.name }), ' waits for ' + (call.needs === 'answer' ? 'an answer' : 'approval') + (call.since ? ' since ' + when(call.since) : '')]),
-        call.needs === 'answer' ? el('p', { class: 'question', text: call.input && typeof call.input.question === 'string' ? call.input.question : '' }) : input,
+      box.appendChild(el('div', { class: 'decision', 'data-call': call.tool_use_id, 'data-needs': call.needs }, [
+        el('div', null, [el('code', { text: call.tool_use_id }), ' ', el('strong', { text: call.name }), ' waits for ' + call.waitsFor + (call.since ? ' since ' + when(call.since) : '')]),
+        shown,
         el('div', { class: 'buttons' }, buttons),
       ]));
     });
@@ -441,7 +460,7 @@ export const CONSOLE_SCRIPT = String.raw`'use strict';
       case 'thinking': return ['thinking', entry.redacted ? '(redacted by the API)' : entry.text];
       case 'tool-use': return ['tool call', entry.name + ' ' + entry.id + ' ' + JSON.stringify(entry.input, null, 2)];
       case 'tool-result': return [entry.isError ? 'error' : 'result', entry.name + ' ' + entry.id + ': ' + entry.text + (entry.images ? ' [' + entry.images + ' image(s)]' : '')];
-      case 'open-call': return ['open call', entry.name + ' ' + entry.id + ': ' + (entry.waitsFor ? 'waits for ' + (entry.waitsFor === 'answer' ? 'an answer' : 'approval') : 'no result yet')];
+      case 'open-call': return ['open call', entry.name + ' ' + entry.id + ': ' + (entry.waitsFor ? 'waits for ' + (entry.waitsFor === 'answer' ? 'an answer' : entry.waitsFor === 'wait' ? 'its time or its event' : 'approval') : 'no result yet')];
       case 'image': return [entry.role, '[image ' + entry.mediaType + ']'];
       case 'compacted': return ['compacted', 'a summary took the place of the ' + entry.replaced + ' messages above: ' + entry.summary];
       default: return [entry.role || '?', '[' + entry.type + ' block]'];

@@ -1,7 +1,8 @@
 /** @jsxRuntime automatic @jsxImportSource react */
 /**
  * The live view's prompt for a call that waits for a person: y approves, n asks for the reason
- * of a denial, e edits the input (as JSON); a question takes its answer as a line of text. The
+ * of a denial, e edits the input (as JSON); a question takes its answer as a line of text; a
+ * wait can only be stopped (n, with a reason), its event comes from `durable-agent signal`. The
  * decision goes through decide() like `durable-agent approve` from another terminal (checked,
  * then written to the inbox), so the run records it the same way, whichever came first.
  */
@@ -9,6 +10,7 @@ import { Box, Text, useInput } from 'ink';
 import { useRef, useState } from 'react';
 import type { DecideInput } from '../../approval/decide.ts';
 import type { PromptCall } from '../run-view.ts';
+import { waitsForWords } from '../../words/wait-words.ts';
 
 export type PromptDecide = (input: DecideInput) => Promise<void>;
 
@@ -57,9 +59,10 @@ export function DecisionPrompt({ call, decide, by }: { call: PromptCall; decide:
     const { mode, text } = state.current;
     if (mode === 'sent') return;
     if (mode === 'keys') {
-      if (input === 'y') send({ verdict: 'approved' }, 'keys');
+      // A wait ends at its time or with its event: the one thing a person does here is stop it.
+      if (input === 'y' && call.needs !== 'wait') send({ verdict: 'approved' }, 'keys');
       else if (input === 'n') set({ mode: 'reason', text: '', error: null });
-      else if (input === 'e') set({ mode: 'edit', text: JSON.stringify(call.input) ?? '', error: null });
+      else if (input === 'e' && call.needs !== 'wait') set({ mode: 'edit', text: JSON.stringify(call.input) ?? '', error: null });
       return;
     }
     if (key.escape) set({ mode: first, text: '' });
@@ -78,17 +81,20 @@ export function DecisionPrompt({ call, decide, by }: { call: PromptCall; decide:
     <Box flexDirection="column" marginTop={1} borderStyle="round" borderColor="yellow" paddingX={1}>
       <Text>
         <Text bold color="yellow">
-          {call.needs === 'answer' ? 'question' : 'approval'}
+          {call.needs === 'answer' ? 'question' : call.needs === 'wait' ? 'wait' : 'approval'}
         </Text>{' '}
         {call.id} {call.name}
         {call.question ? `: ${call.question}` : ''}
+        {call.needs === 'wait' ? ` waits for ${waitsForWords(call)}` : ''}
       </Text>
       {call.needs === 'approval' ? <Text dimColor>{JSON.stringify(call.input)?.slice(0, 300)}</Text> : null}
-      <Text>{promptText(mode, text)}</Text>
+      <Text>{call.needs === 'wait' && mode === 'keys' ? WAIT_KEYS : promptText(mode, text)}</Text>
       {error ? <Text color="red">{error}</Text> : null}
     </Box>
   );
 }
+
+const WAIT_KEYS = 'n stop the wait   (it ends at its time, or when `durable-agent signal --run ID EVENT` sends its event)';
 
 function promptText(mode: Mode, text: string): string {
   switch (mode) {
