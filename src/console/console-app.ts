@@ -29,8 +29,10 @@ export interface ConsoleAppOptions {
 
 /** A live stream says it is still there this often, so a proxy or the page notices a dead one. */
 const HEARTBEAT_MS = 15_000;
-/** The most rows one answer of the list holds, newest first: a search or a filter narrows a larger store. */
+/** The most rows one answer of the list holds, newest first: `offset` pages on, a search or a filter narrows. */
 export const LIST_LIMIT = 1000;
+/** The rows an answer holds when the request says no `limit`: the page's first screenful, whatever the store's size. */
+export const PAGE_ROWS = 100;
 const VERDICTS = new Set(['approved', 'denied', 'answered']);
 
 export function consoleApp(options: ConsoleAppOptions): Hono {
@@ -76,7 +78,7 @@ export function consoleApp(options: ConsoleAppOptions): Hono {
   app.get('/console.css', (c) => c.body(`${options.diagramStyle}\n${CONSOLE_STYLE}`, 200, { 'content-type': 'text/css; charset=utf-8' }));
 
   app.get('/api/runs', async (c) => {
-    const limit = Math.min(LIST_LIMIT, Math.max(1, Number.parseInt(c.req.query('limit') ?? '', 10) || LIST_LIMIT));
+    const limit = Math.min(LIST_LIMIT, Math.max(1, Number.parseInt(c.req.query('limit') ?? '', 10) || PAGE_ROWS));
     const offset = Math.max(0, Number.parseInt(c.req.query('offset') ?? '', 10) || 0);
     const { rows, ...rest } = await sources.list({ category: c.req.query('category'), query: c.req.query('q'), limit, offset });
     // Each row's JSON, secrets out, is made once: a row is a new object whenever its run changed.

@@ -147,27 +147,41 @@ export const CONSOLE_SCRIPT = String.raw`'use strict';
     else showList();
   }
 
-  // The list of runs: filtered by state and searched by id and task, read again every 2 s.
+  // The list of runs: filtered by state and searched by id and task, newest first, a page of 100
+  // rows and 100 more at each "more"; every row shown is read again every 2 s.
+  var PAGE_ROWS = 100, ANSWER_ROWS = 1000;
   var listState = { category: new URLSearchParams(location.search).get('state') || '', q: '' };
   function showList() {
     var filters = el('div', { class: 'filters', id: 'filters' });
     var search = el('input', { type: 'search', id: 'search', placeholder: 'search by run id or task', value: listState.q });
     var table = el('table', { id: 'runs' });
     var total = el('p', { class: 'dim', id: 'total' });
-    main.appendChild(el('section', { class: 'box' }, [filters, table, total]));
+    var more = el('button', { type: 'button', id: 'more', hidden: 'hidden', text: 'show ' + PAGE_ROWS + ' more' });
+    main.appendChild(el('section', { class: 'box' }, [filters, table, total, more]));
     var timer = null;
     var alive = true;
+    var shown = PAGE_ROWS;
+    var asked = 0;
     function load() {
       var query = '?q=' + encodeURIComponent(listState.q) + (listState.category ? '&category=' + listState.category : '');
-      api('/api/runs' + query).then(function (data) {
-        if (!alive) return;
+      var answers = [];
+      for (var offset = 0; offset < shown; offset += ANSWER_ROWS) answers.push(api('/api/runs' + query + '&offset=' + offset + '&limit=' + Math.min(ANSWER_ROWS, shown - offset)));
+      // An older answer that arrives after a newer one (a search typed on) is dropped.
+      var mine = ++asked;
+      Promise.all(answers).then(function (pages) {
+        if (!alive || mine !== asked) return;
+        var data = pages[0];
+        var rows = [].concat.apply([], pages.map(function (page) { return page.rows; }));
         document.getElementById('who').textContent = 'deciding as ' + data.by;
         renderFilters(filters, search, data);
-        renderRows(table, data.rows);
-        total.textContent = data.rows.length + ' of ' + data.total + ' runs' + (data.matching > data.rows.length ? ' (the newest ' + data.rows.length + ' of ' + data.matching + ' that match: search or filter to narrow)' : '');
+        renderRows(table, rows);
+        var filtered = listState.q || listState.category;
+        total.textContent = rows.length + ' of ' + data.total + ' runs' + (data.matching > rows.length ? ' (the newest ' + rows.length + ' of ' + data.matching + (filtered ? ' that match' : '') + ')' : '');
+        if (pages[pages.length - 1].more) more.removeAttribute('hidden'); else more.setAttribute('hidden', 'hidden');
       }, function (error) { total.textContent = error.message; });
     }
-    search.oninput = function () { listState.q = search.value; load(); };
+    more.onclick = function () { shown += PAGE_ROWS; load(); };
+    search.oninput = function () { listState.q = search.value; shown = PAGE_ROWS; load(); };
     load();
     timer = setInterval(load, 2000);
     stopView = function () { alive = false; clearInterval(timer); };
