@@ -106,4 +106,14 @@ describe('pendingDecisions and decide', () => {
     const again = await refusal(decide(store, { tool_use_id: 'toolu_b', verdict: 'denied', reason: 'changed my mind' }));
     expect([again.reason, again.message]).toEqual(['already-decided', expect.stringMatching(/^toolu_b \(send_email\) was already approved by api at .*; a call is decided once\./)]);
   });
+
+  it('a run cancelled while its calls waited takes no decision for them: refused, nothing written', async () => {
+    const { store } = await waitingRun();
+    const { cancelRun } = await import('../src/runtime/cancel-run.ts');
+    expect((await cancelRun({ store, by: 'ops' })).outcome).toBe('cancelled');
+    const ended = await refusal(decide(store, { tool_use_id: 'toolu_b', verdict: 'approved' }));
+    expect([ended.reason, ended.message]).toEqual(['not-waiting', expect.stringContaining('has ended (cancelled): toolu_b waits for nothing any more')]);
+    expect(await store.decisions!.read()).toEqual([]);
+    expect(await pendingDecisions(store)).toEqual([]);
+  });
 });

@@ -5,7 +5,7 @@
  * store's inbox; the run's writer makes it a DECISION record.
  */
 import { isToolUseId } from '../../machines/agent-loop.logic.ts';
-import type { Decision, PendingCall, Verdict } from '../../machines/agent-loop.types.ts';
+import { type Decision, isFinishedState, type PendingCall, type Verdict } from '../../machines/agent-loop.types.ts';
 import type { WaitingCall } from '../core/run-events.ts';
 import { toolContractHash } from '../tools/tool-contract.ts';
 import { StoreMissingError } from '../store/errors.ts';
@@ -55,6 +55,8 @@ export interface DecideOptions {
 export async function pendingDecisions(store: RunStore): Promise<PendingDecision[]> {
   const run = await readRun(store);
   if (!run) throw new StoreMissingError(store.location, 'read');
+  // An ended run's last calls are still in its state (a cancel while they waited), and wait for nothing.
+  if (isFinishedState(run.view.state)) return [];
   const inbox = inboxOf(store);
   const waiting: PendingDecision[] = [];
   for (const call of waitingCallsOf(run.header.runId, run.view.context)) {
@@ -90,6 +92,10 @@ export async function decide(store: RunStore, request: DecideInput, options: Dec
     throw known
       ? refuse('not-waiting', `${id} (${known}) is not open any more: its turn is over. ${listHint}`)
       : refuse('no-such-call', `The run at ${store.location} has no call ${id}. ${listHint}`);
+  }
+  // A run that ended (cancelled while it waited, say) takes nothing more, though its last turn's calls are still in its state.
+  if (isFinishedState(run.view.state)) {
+    throw refuse('not-waiting', `The run at ${store.location} has ended (${run.view.state}): ${id} waits for nothing any more. Nothing was written; a fork of the run can try again from one of its steps.`);
   }
   if (!call.needs) throw refuse('not-waiting', `${id} (${call.name}) does not wait for a decision: it was not flagged to need one when the model asked for it. ${listHint}`);
   const earlier = run.view.context.decisions.find((decision) => decision.tool_use_id === id);

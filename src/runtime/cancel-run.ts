@@ -14,6 +14,7 @@ import { type AgentStateName, FINAL_STATES } from '../../machines/agent-loop.typ
 import { type CrashAction, CrashPoints, crashHandlerOf } from './crash-points.ts';
 import { JournalWriter } from './journal-writer.ts';
 import { RunLockedError } from '../store/errors.ts';
+import { childRunsOf } from './run-tree.ts';
 import { FileStore } from '../store/file-store.ts';
 import { foldJournal } from '../store/fold-journal.ts';
 import { snapshotContextOf } from '../store/journal-codec.ts';
@@ -52,6 +53,15 @@ export interface ControlOutcome {
   location: string;
   /** cancelled: the record that made it durable. */
   seq?: number | undefined;
+  /** The sub-agent runs under it that the request was passed on to here (those its process drives get it from that process). */
+  passedOn?: PassedOn[] | undefined;
+  /** pause: no process drives the run (it waits for its sub-agent runs): the pause stops them, and keeps it where it is. */
+  waitsForChildren?: boolean | undefined;
+}
+
+export interface PassedOn {
+  runId: string;
+  outcome: ControlOutcome['outcome'];
 }
 
 export async function cancelRun(options: ControlOptions): Promise<ControlOutcome> {
@@ -74,14 +84,20 @@ export async function cancelRun(options: ControlOptions): Promise<ControlOutcome
   try {
     lock = await store.lock();
   } catch (error) {
-    if (error instanceof RunLockedError) return { outcome, request, ...before, location: store.location };
-    throw error;
+    if (!(error instanceof RunLockedError)) throw error;
   }
-  try {
-    return await cancelUnderLock(store, inbox, request, options);
-  } finally {
-    await lock.release();
+  let ended: ControlOutcome;
+  if (!lock) ended = { outcome, request, ...stateOf(before), location: store.location };
+  else {
+    try {
+      ended = await cancelUnderLock(store, inbox, request, options);
+    } finally {
+      await lock.release();
+    }
   }
+  // Its sub-agent runs end with it, whoever drives them (a fleet's child runs on another worker, one waiting for a person).
+  const passedOn = await passToChildren(store, before.runId, request);
+  return passedOn.length ? { ...ended, passedOn } : ended;
 }
 
 export async function pauseRun(options: ControlOptions): Promise<ControlOutcome> {
@@ -105,6 +121,13 @@ export async function pauseRun(options: ControlOptions): Promise<ControlOutcome>
   }
   if (probe) {
     await probe.release();
+    // A run that waits for its sub-agent runs (a fleet's, driven by other workers) is paused in them: it stays paused with them.
+    const asked = requestOf('pause', options);
+    const passedOn = await passToChildren(store, before.runId, asked);
+    if (passedOn.length) {
+      const request = await put(inbox, asked);
+      return { outcome: request === asked ? 'requested' : 'already-requested', request, ...stateOf(before), location: store.location, passedOn, waitsForChildren: true };
+    }
     throw new ControlRefusedError(
       'pause',
       'not-running',
@@ -113,7 +136,9 @@ export async function pauseRun(options: ControlOptions): Promise<ControlOutcome>
   }
   const asked = requestOf('pause', options);
   const request = await put(inbox, asked);
-  return { outcome: request === asked ? 'requested' : 'already-requested', request, ...before, location: store.location };
+  // The driving process passes a pause on to the children it drives; those driven elsewhere get it here.
+  const passedOn = store.awaitedRuns ? await passToChildren(store, before.runId, request) : [];
+  return { outcome: request === asked ? 'requested' : 'already-requested', request, ...stateOf(before), location: store.location, ...(passedOn.length ? { passedOn } : {}) };
 }
 
 /** Clears a pause, so that the run goes on (a fleet's workers claim it again). False: it was not paused. */
@@ -121,8 +146,37 @@ export async function unpauseRun(options: Pick<ControlOptions, 'store' | 'dir'>)
   const store = runStoreOf(options);
   const inbox = inboxOf(store);
   const pause = (await inbox.read()).find((request) => request.kind === 'pause') ?? null;
-  if (pause) await inbox.settle('pause');
+  if (!pause) return null;
+  await inbox.settle('pause');
+  // The pause it passed on to its sub-agent runs goes with it (a resume of the run would clear theirs too).
+  if (await store.exists()) {
+    for (const child of await childRunsOf(store, (await store.load({ fromLastSnapshot: true })).header.runId)) await unpauseRun({ store: child.store });
+  }
   return pause;
+}
+
+/**
+ * Passes a cancel or a pause of the run on to its sub-agent runs that have not ended (each passes
+ * it on to its own): the ones that took it. A child that ended meanwhile, or that no process
+ * drives (for a pause), is left as it is.
+ */
+async function passToChildren(store: RunStore, runId: string, request: ControlRequest): Promise<PassedOn[]> {
+  const taken: PassedOn[] = [];
+  for (const child of await childRunsOf(store, runId)) {
+    if (FINAL_STATES.includes(child.state)) continue;
+    try {
+      const reason = `its parent run ${runId} was cancelled${request.reason ? ` (${request.reason})` : ''}`;
+      const { outcome } = request.kind === 'cancel' ? await cancelRun({ store: child.store, by: request.by, reason }) : await pauseRun({ store: child.store, by: request.by });
+      taken.push({ runId: child.runId, outcome });
+    } catch (error) {
+      if (!(error instanceof ControlRefusedError)) throw error;
+    }
+  }
+  return taken;
+}
+
+function stateOf(found: { state: AgentStateName; turn: number }): { state: AgentStateName; turn: number } {
+  return { state: found.state, turn: found.turn };
 }
 
 /** The requests waiting in a run's inbox (status shows them). */
@@ -175,10 +229,11 @@ async function isQueued(store: RunStore): Promise<boolean> {
   return store.queued !== undefined && store.control !== undefined && (await store.queued());
 }
 
-async function readState(store: RunStore): Promise<{ state: AgentStateName; turn: number; cancelledBy: string | null }> {
-  const view = foldJournal(store.location, await store.load());
+async function readState(store: RunStore): Promise<{ state: AgentStateName; turn: number; cancelledBy: string | null; runId: string }> {
+  const loaded = await store.load();
+  const view = foldJournal(store.location, loaded);
   const c = view.context.cancellation;
-  return { state: view.state, turn: view.context.turn, cancelledBy: c ? requestWords(c) : null };
+  return { state: view.state, turn: view.context.turn, cancelledBy: c ? requestWords(c) : null, runId: loaded.header.runId };
 }
 
 function finishedWords(location: string, found: { state: AgentStateName; turn: number; cancelledBy?: string | null }): string {

@@ -14,7 +14,7 @@ import { FileStore } from '../store/file-store.ts';
 import type { RunStore } from '../store/store.ts';
 import { cancelRun, type ControlOptions, type ControlOutcome, pauseRun, runStoreOf, unpauseRun } from './cancel-run.ts';
 import { type HistoryStep, readRunHistory, readRunStatus, type RunStatus } from './run-status.ts';
-import { type ChildRun, childRunsOf, deciderOf, runsFolderOf, type TreePendingDecision, treePendingDecisions } from './run-tree.ts';
+import { deciderOf, type TreePendingDecision, treePendingDecisions } from './run-tree.ts';
 
 /**
  * Which run: `dir`, the directory it works in (its state in DIR/.durable-agent, the CLI's --dir),
@@ -63,12 +63,7 @@ export function openRun(options: OpenRunOptions): RunHandle {
     decide: async ({ tools, now, ...decision }) => decide(await deciderOf(store, decision), decision, { tools, now }),
     cancel: (control = {}) => cancelRun({ ...control, store }),
     pause: (control = {}) => pauseRun({ ...control, store }),
-    unpause: async () => {
-      const pause = await unpauseRun({ store });
-      // The pause it passed on to its sub-agent runs goes with it (a resume of the run would clear theirs too).
-      if (pause && runsFolderOf(store)) await unpauseTree(await childRunsOf(store, (await store.load({ fromLastSnapshot: true })).header.runId));
-      return pause;
-    },
+    unpause: () => unpauseRun({ store }),
     fork: (fork) => forkRun({ ...fork, from: store }),
     prune: async (prune) => {
       // The archive is a file store's folder of runs moved aside; the fleet's finished runs are rows (pruneFleetRuns).
@@ -80,9 +75,3 @@ export function openRun(options: OpenRunOptions): RunHandle {
   };
 }
 
-async function unpauseTree(children: readonly ChildRun[]): Promise<void> {
-  for (const child of children) {
-    await unpauseRun({ store: child.store });
-    await unpauseTree(child.children);
-  }
-}

@@ -11,7 +11,7 @@ import { type DecideInput, type PendingDecision, pendingDecisions } from '../app
 import { FileRuns, RUNS_DIR } from '../store/file-runs.ts';
 import { FileStore } from '../store/file-store.ts';
 import { foldJournal } from '../store/fold-journal.ts';
-import type { RunStore } from '../store/store.ts';
+import type { LoadedRun, RunStore } from '../store/store.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 const MAX_RUN_ID = 128;
@@ -57,25 +57,25 @@ export interface ChildRun {
   children: ChildRun[];
 }
 
-/** The runs the run in `store` started by its calls (and theirs), in the order of their calls' ids; [] for a store that is not a file store. */
+/**
+ * The runs the run in `store` started by its calls (and theirs), in the order of their calls'
+ * ids: found beside it in its folder of runs, or, for a store that knows the runs its run waits
+ * for (a fleet's queued children), those; [] for any other store.
+ */
 export async function childRunsOf(store: RunStore, runId: string, depth = 0): Promise<ChildRun[]> {
-  const folder = runsFolderOf(store);
-  if (!folder || depth >= MAX_DEPTH) return [];
-  const prefix = childPrefixOf(runId);
+  if (depth >= MAX_DEPTH) return [];
   const children: ChildRun[] = [];
-  for (const entry of folder.entries()) {
-    if (entry.archived || entry.folderId === null || !entry.folderId.startsWith(prefix)) continue;
+  for (const candidate of await candidatesOf(store, runId)) {
     let loaded;
     try {
-      loaded = await entry.read();
+      loaded = await candidate.read();
     } catch {
-      // A child whose journal cannot be read is its own run's problem: status of that run says so.
+      // A child whose journal cannot be read (or is not made yet) is its own run's problem: status of that run says so.
       continue;
     }
     const calledBy = loaded.header.calledBy;
     if (calledBy?.runId !== runId) continue;
-    const view = foldJournal(entry.location, loaded);
-    const childStore = folder.store(entry.folderId);
+    const view = foldJournal(candidate.store.location, loaded);
     children.push({
       runId: loaded.header.runId,
       toolUseId: calledBy.toolUseId,
@@ -85,11 +85,25 @@ export async function childRunsOf(store: RunStore, runId: string, depth = 0): Pr
       usage: view.context.usage,
       budget: view.context.budget ?? null,
       costUsd: typeof view.context.costUsd === 'number' ? view.context.costUsd : null,
-      store: childStore,
-      children: await childRunsOf(childStore, loaded.header.runId, depth + 1),
+      store: candidate.store,
+      children: await childRunsOf(candidate.store, loaded.header.runId, depth + 1),
     });
   }
   return children.sort((a, b) => (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0));
+}
+
+/** The runs that may be the run's children: those named for it in its folder, or those its store says it waits for. */
+async function candidatesOf(store: RunStore, runId: string): Promise<Array<{ store: RunStore; read: () => Promise<LoadedRun> }>> {
+  const folder = runsFolderOf(store);
+  if (folder) {
+    const prefix = childPrefixOf(runId);
+    return folder
+      .entries()
+      .filter((entry) => !entry.archived && entry.folderId !== null && entry.folderId.startsWith(prefix))
+      .map((entry) => ({ store: folder.store(entry.folderId!), read: () => entry.read() }));
+  }
+  if (!store.awaitedRuns) return [];
+  return (await store.awaitedRuns()).map((child) => ({ store: child, read: () => child.load({ fromLastSnapshot: true }) }));
 }
 
 /** A call that waits for a person, in the run itself or in a run under it (`run`: that run's id). */

@@ -129,6 +129,12 @@ export interface RunStore {
    * claimed: it has no journal). A cancel of such a run waits in its inbox for the worker that starts it.
    */
   queued?(): Promise<boolean>;
+  /**
+   * Optional: the stores of the runs this run waits for, queued by its calls to be driven by any
+   * process (a fleet run's sub-agent children); a cancel or a pause of this run is passed on to
+   * them. Without it, such runs are found beside the run (a folder of runs).
+   */
+  awaitedRuns?(): Promise<RunStore[]>;
   load(options?: LoadOptions): Promise<LoadedRun>;
   /** Creates the journal with its header and first record, atomically; fails if one exists. */
   create(header: JournalHeader, first: JournalRecord): Promise<AppendReceipt>;

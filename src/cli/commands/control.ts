@@ -68,6 +68,16 @@ function ask(args: ControlArgs, store: RunStore, by: string): Promise<ControlOut
 }
 
 function report(args: ControlArgs, outcome: ControlOutcome, env: NodeJS.ProcessEnv, writers: Writers, where: string): number {
+  const code = reportRun(args, outcome, env, writers, where);
+  const verb = args.command === 'cancel' ? 'cancel' : 'pause';
+  for (const child of outcome.passedOn ?? []) {
+    const how = child.outcome === 'cancelled' ? 'cancelled (no process drove it)' : child.outcome === 'already-requested' ? `had a ${verb} asked already` : `${verb} asked of the process that drives it`;
+    writers.out(`  its sub-agent run ${child.runId}: ${how}.`);
+  }
+  return code;
+}
+
+function reportRun(args: ControlArgs, outcome: ControlOutcome, env: NodeJS.ProcessEnv, writers: Writers, where: string): number {
   const { request } = outcome;
   const status = args.fleetRun !== null ? cliCommand(env, ['status', '--database-url', 'URL']) : cliCommand(env, ['status', ...dirWords(path.resolve(args.dir), args.fileRun)]);
   if (args.command === 'cancel') {
@@ -96,6 +106,11 @@ function report(args: ControlArgs, outcome: ControlOutcome, env: NodeJS.ProcessE
     return EXIT.done;
   }
   writers.out(`[pause] ${already} ${requestWords(request)}, of the run in ${where} (state ${outcome.state}, turn ${outcome.turn}).`);
+  if (outcome.waitsForChildren) {
+    const unpause = args.fleetRun !== null ? cliCommand(env, ['unpause', '--run', args.fleetRun]) : 'A resume of it';
+    writers.out(`No process drives it: it waits for its sub-agent runs, and the pause reached those that run. It stays where it is; ${unpause} lets them, then it, go on.`);
+    return EXIT.done;
+  }
   const resume =
     args.fleetRun !== null
       ? `No worker claims it while it is paused; ${cliCommand(env, ['unpause', '--run', args.fleetRun])} lets the fleet go on with it.`

@@ -86,6 +86,11 @@ export class PgRunStore implements RunStore {
     return rows[0]?.records === 0;
   }
 
+  async awaitedRuns(): Promise<RunStore[]> {
+    const { rows } = await this.pool.query<{ child_run_id: string }>('SELECT child_run_id FROM da_child_waits WHERE run_id = $1 ORDER BY child_run_id', [this.runId]);
+    return rows.map((row) => new PgRunStore(this.pool, row.child_run_id));
+  }
+
   /**
    * Reads the run's count first and then the records it counts, so a run a worker is writing
    * reads as a consistent prefix. A record is committed with its count in one statement, so no

@@ -1,0 +1,118 @@
+/**
+ * A fleet parent and its queued children together: the parent waits for them without being
+ * driven, so a cancel or a pause asked of it is passed on to them wherever they are — waiting
+ * for a person (no worker drives them) or driven by a worker — and its status and pending list
+ * show them and what they wait for. A cancel ends both children cancelled, naming the parent; a pause stops the
+ * running children, unpausing the parent lets them and then the parent finish, each note once.
+ */
+import { describe, expect, it } from 'vitest';
+import { openRun, subagentTool } from '../../src/index.ts';
+import { decide } from '../../src/approval/decide.ts';
+import { submitRun } from '../../src/fleet/submit-run.ts';
+import { Worker } from '../../src/fleet/worker.ts';
+import { foldJournal } from '../../src/store/fold-journal.ts';
+import { openDatabase } from '../../src/store/pg/pool.ts';
+import { PgRunStore } from '../../src/store/pg/pg-store.ts';
+import { auditOf, editorAgent, writerAgent, type WriterOptions } from '../helpers/subagent-agents.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
+import { freshDatabase, postgresAvailable, usePostgres } from '../helpers/use-postgres.ts';
+import type { Pool } from 'pg';
+import { runCliAsync } from '../helpers/cli.ts';
+
+const CHILDREN = ['editor-1.toolu_a', 'editor-1.toolu_b'];
+
+async function stateOf(pool: Pool, id: string) {
+  const store = new PgRunStore(pool, id);
+  return foldJournal(store.location, await store.load());
+}
+
+async function until(what: string, check: () => Promise<boolean>, lines: string[]): Promise<void> {
+  for (const deadline = Date.now() + 30_000; !(await check()); ) {
+    if (Date.now() > deadline) throw new Error(`${what} did not happen:\n${lines.join('\n')}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function workerOf(pool: Pool, dir: string, writer: WriterOptions, lines: string[], exitWhenIdle: boolean) {
+  const editor = editorAgent([subagentTool(writerAgent(dir, writer))]);
+  return { editor, worker: new Worker({ pool, agents: [editor], runConcurrency: 2, leaseMs: 60_000, exitWhenIdle, pollIntervalMs: 50, log: (line) => lines.push(line) }) };
+}
+
+describe.skipIf(!postgresAvailable())('a fleet parent and its children together', () => {
+  usePostgres({ connections: 2 });
+
+  it('the parent lists what its children wait for; its cancel ends them cancelled, naming it, and nothing is written', async () => {
+    const dir = tempDir('da-fleet-together-cancel-');
+    const url = await freshDatabase('fleet_together_cancel');
+    const pool = await openDatabase(url, 6);
+    try {
+      const lines: string[] = [];
+      const { editor, worker } = workerOf(pool, dir, { approval: true }, lines, true);
+      await submitRun(pool, { agent: editor, task: 'Write two notes.', runId: 'editor-1' });
+      // The parent queues both children; each waits for a person: no run is left to drive.
+      await worker.run();
+      const parent = openRun({ store: new PgRunStore(pool, 'editor-1') });
+      const pending = await parent.pending();
+      expect(pending.map((call) => [call.run, call.name]), lines.join('\n')).toEqual(CHILDREN.map((id) => [id, 'write_note']));
+      // Its status shows the tree: the fleet knows which runs the parent waits for.
+      const status = await parent.status();
+      expect(status.children.map((child) => [child.runId, child.toolUseId, child.state])).toEqual([
+        [CHILDREN[0], 'toolu_a', 'awaitingDecision'],
+        [CHILDREN[1], 'toolu_b', 'awaitingDecision'],
+      ]);
+
+      // The command line's cancel, as an operator gives it: it says where the cancel went.
+      const cancel = await runCliAsync(['cancel', '--database-url', url, '--run', 'editor-1', '--by', 'ops', '--reason', 'not needed'], { cwd: dir });
+      expect(cancel.code, cancel.stderr).toBe(0);
+      expect(cancel.stdout).toContain('[cancelled] the run in fleet run editor-1 is cancelled by ops');
+      for (const id of CHILDREN) expect(cancel.stdout).toContain(`  its sub-agent run ${id}: cancelled (no process drove it).`);
+      expect((await stateOf(pool, 'editor-1')).state).toBe('cancelled');
+      for (const id of CHILDREN) {
+        const child = await stateOf(pool, id);
+        expect(child.state).toBe('cancelled');
+        expect(child.context.cancellation).toMatchObject({ by: 'ops', reason: 'its parent run editor-1 was cancelled (not needed)' });
+      }
+      // A decision for a child now is refused: its run has ended.
+      await expect(decide(new PgRunStore(pool, CHILDREN[0]!), { tool_use_id: pending[0]!.tool_use_id, verdict: 'approved' })).rejects.toThrow(/has ended \(cancelled\)/);
+      expect(auditOf(dir)).toEqual([]);
+    } finally {
+      await pool.end();
+    }
+  }, 60_000);
+
+  it('its pause stops the children other workers drive; unpausing it lets them and then it finish, each note once', async () => {
+    const dir = tempDir('da-fleet-together-pause-');
+    const pool = await openDatabase(await freshDatabase('fleet_together_pause'), 8);
+    const lines: string[] = [];
+    let writing = 0;
+    const { editor, worker } = workerOf(pool, dir, { slowMs: 600, onWrite: (phase) => (writing += phase === 'start' ? 1 : 0) }, lines, false);
+    const running = worker.run();
+    try {
+      await submitRun(pool, { agent: editor, task: 'Write two notes.', runId: 'editor-1' });
+      await until('both children writing', async () => writing === 2, lines);
+      const parent = openRun({ store: new PgRunStore(pool, 'editor-1') });
+      // No worker drives the parent while its children run: its pause is theirs.
+      const paused = await parent.pause({ by: 'ops' });
+      expect(paused).toMatchObject({ outcome: 'requested', waitsForChildren: true, passedOn: CHILDREN.map((runId) => ({ runId, outcome: 'requested' })) });
+      await until('both children paused', async () => {
+        const { rows } = await pool.query<{ n: string }>("SELECT count(*) AS n FROM da_runs WHERE id = ANY($1) AND lease_owner IS NULL AND state <> 'done'", [CHILDREN]);
+        return Number(rows[0]!.n) === 2 && (await Promise.all(CHILDREN.map(async (id) => (await new PgRunStore(pool, id).control.read()).some((r) => r.kind === 'pause')))).every(Boolean);
+      }, lines);
+      // Paused, they stay where they are: the parent too.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect((await stateOf(pool, 'editor-1')).state).not.toBe('done');
+      for (const id of CHILDREN) expect((await stateOf(pool, id)).state).not.toBe('done');
+
+      expect(await parent.unpause()).toMatchObject({ kind: 'pause', by: 'ops' });
+      await until('the parent done', async () => (await stateOf(pool, 'editor-1')).state === 'done', lines);
+      for (const id of CHILDREN) expect((await stateOf(pool, id)).state).toBe('done');
+      const audit = auditOf(dir);
+      expect(audit).toHaveLength(2);
+      expect(new Set(audit).size).toBe(2);
+    } finally {
+      worker.stop('the test is over');
+      await running;
+      await pool.end();
+    }
+  }, 60_000);
+});
