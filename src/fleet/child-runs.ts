@@ -18,7 +18,7 @@ export function fleetChildRuns(pool: Pool, parentRunId: string): ChildRuns {
   return {
     async submit(child: QueuedChild) {
       // The parent's worker drives its agent's sub-agents: the child's agent is registered by it.
-      await submitRun(pool, { agent: child.agent, task: child.task, runId: child.runId, calledBy: child.calledBy, ...(child.budget ? { budget: child.budget } : {}), allowUnknownAgent: true });
+      await submitRun(pool, { agent: child.agent, task: child.task, runId: child.runId, calledBy: child.calledBy, ...(child.budget ? { budget: child.budget } : {}), ...(child.traceParent ? { traceParent: child.traceParent } : {}), allowUnknownAgent: true });
       await pool.query('INSERT INTO da_child_waits (run_id, child_run_id) VALUES ($1, $2) ON CONFLICT DO NOTHING', [parentRunId, child.runId]);
     },
     async outcome(childRunId: string): Promise<ChildOutcome | null> {

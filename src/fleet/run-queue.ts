@@ -46,6 +46,8 @@ export interface AgentRunSpec {
   budget?: Budget;
   /** The run and call that queued it (a sub-agent's child). */
   calledBy?: { runId: string; toolUseId: string };
+  /** The W3C traceparent its trace hangs under (the queueing call's execute_tool span). */
+  traceParent?: string;
 }
 
 export interface QueuedRun {

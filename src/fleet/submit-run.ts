@@ -27,6 +27,8 @@ export interface SubmitRunOptions {
   budget?: Budget | undefined;
   /** The run and call that queued it (a sub-agent's child): kept in its header when a worker starts it. */
   calledBy?: { runId: string; toolUseId: string } | undefined;
+  /** The W3C traceparent of the span the run's trace hangs under (a sub-agent call's execute_tool span). Not part of what the run is: a second submit with another one is the same run. */
+  traceParent?: string | undefined;
   /**
    * Queue it although no worker ever registered an agent of that name (a worker that will, not
    * yet started). Without it such a submit is refused (UnknownAgentError): a misspelt name would
@@ -75,6 +77,7 @@ export async function submitRun(pool: Pool, options: SubmitRunOptions): Promise<
     ...(options.decisionTimeoutMs !== undefined ? { decisionTimeoutMs: options.decisionTimeoutMs } : {}),
     ...(options.budget !== undefined ? { budget: options.budget } : {}),
     ...(options.calledBy !== undefined ? { calledBy: { runId: options.calledBy.runId, toolUseId: options.calledBy.toolUseId } } : {}),
+    ...(options.traceParent !== undefined ? { traceParent: options.traceParent } : {}),
   };
   // With the definition at hand, a rule that names a tool it lacks is refused here, not by every worker.
   if (isAgentDefinition(options.agent)) checkDecisionPolicy({ requireApproval: options.requireApproval, allowQuestions: false }, options.agent.tools);
@@ -94,6 +97,8 @@ function specDifferences(stored: Record<string, unknown>, given: AgentRunSpec): 
   const keys = new Set([...Object.keys(stored), ...Object.keys(given)]);
   const differences: string[] = [];
   for (const key of [...keys].sort()) {
+    // Where its trace hangs is no part of what the run does: each take-up of the calling run traces its call anew.
+    if (key === 'traceParent') continue;
     const before = JSON.stringify(stored[key] ?? null);
     const now = JSON.stringify((given as unknown as Record<string, unknown>)[key] ?? null);
     if (before !== now) differences.push(`${key}: stored ${shortened(before)}, given ${shortened(now)}`);

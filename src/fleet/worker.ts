@@ -265,6 +265,8 @@ export class Worker {
         childRuns: fleetChildRuns(pool, lease.runId),
         tracer: this.options.tracer,
         traceContent: this.options.traceContent,
+        // A child queued by a sub-agent call hangs under that call's span, whichever worker traced it.
+        ...(this.options.tracer && spec.kind === 'agent' && spec.traceParent ? { traceParent: await traceParentContext(spec.traceParent) } : {}),
         // A run that waits for a person stops and lets go of its lease and this worker's slot:
         // it is claimable again once a decision for its call is in da_decisions.
         wait: false,
@@ -408,4 +410,9 @@ export function scriptedDemoModel(spec: DemoRunSpec): Model {
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+async function traceParentContext(value: string) {
+  const { contextOfTraceParent } = await import('../telemetry/trace-parent.ts');
+  return contextOfTraceParent(value) ?? undefined;
 }

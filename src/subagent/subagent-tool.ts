@@ -82,8 +82,9 @@ export function subagentTool(agent: AgentDefinition, options: SubagentToolOption
         const ended = await queue.outcome(runId);
         if (ended) return answerOf(agent, runId, ended);
         const budget = await childBudgetOf(agent, ctx.caller, store, ctx.runId);
+        const traceParent = ctx.caller?.trace ? (await import('../telemetry/trace-parent.ts')).traceParentOf(ctx.caller.trace.parent as never) : null;
         // Every time, not only the first: a kill between the queueing and the note that the parent waits is mended here.
-        await queue.submit({ runId, agent: agent.name, task, calledBy: { runId: ctx.runId, toolUseId: ctx.toolUseId }, ...(budget ? { budget } : {}) });
+        await queue.submit({ runId, agent: agent.name, task, calledBy: { runId: ctx.runId, toolUseId: ctx.toolUseId }, ...(budget ? { budget } : {}), ...(traceParent ? { traceParent } : {}) });
         throw new ChildRunAwaitedError(ctx.runId, runId);
       }
       const budget = await childBudgetOf(agent, ctx.caller, store, ctx.runId);

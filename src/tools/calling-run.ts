@@ -43,6 +43,8 @@ export interface QueuedChild {
   task: string;
   calledBy: { runId: string; toolUseId: string };
   budget?: Budget | undefined;
+  /** With a tracer: the W3C traceparent of the call's execute_tool span, which the child's trace hangs under. */
+  traceParent?: string | undefined;
 }
 
 export interface ChildOutcome {

@@ -5,6 +5,7 @@
  * child is queued once under its derived id, its header names the parent and the call, and each
  * child's side effect happens once.
  */
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
 import { subagentTool } from '../../src/index.ts';
 import { submitRun } from '../../src/fleet/submit-run.ts';
@@ -48,6 +49,36 @@ describe.skipIf(!postgresAvailable())('sub-agents in a fleet', () => {
       expect(audit).toHaveLength(2);
       expect(new Set(audit).size).toBe(2);
       expect(lines.some((line) => line.includes('waits for its sub-agent run editor-1.toolu_'))).toBe(true);
+    } finally {
+      await pool.end();
+    }
+  }, 60_000);
+
+  it("each child's trace hangs under the parent's execute_tool span that queued it, in the parent's trace", async () => {
+    const dir = tempDir('da-fleet-subagents-trace-');
+    const pool = await openDatabase(await freshDatabase('fleet_subagents_trace'), 6);
+    try {
+      const exporter = new InMemorySpanExporter();
+      const tracer = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }).getTracer('test');
+      const { editor } = agents(dir);
+      const lines: string[] = [];
+      // Two workers, as two processes would be: what joins the traces is the queued child's traceparent, not a shared context.
+      const workers = [0, 1].map(() => new Worker({ pool, agents: [editor], runConcurrency: 1, leaseMs: 60_000, exitWhenIdle: true, pollIntervalMs: 50, log: (line) => lines.push(line), tracer }));
+      await submitRun(pool, { agent: editor, task: 'Write two notes.', runId: 'editor-1' });
+      await Promise.all(workers.map((worker) => worker.run()));
+      const spans = exporter.getFinishedSpans();
+      expect(new Set(spans.map((span) => span.spanContext().traceId)).size, lines.join('\n')).toBe(1);
+      const roots = spans.filter((span) => span.name === 'durable-agent run');
+      const childRoots = roots.filter((span) => String(span.attributes['durable_agent.run.id']).startsWith('editor-1.'));
+      expect(new Set(childRoots.map((span) => span.attributes['durable_agent.run.id']))).toEqual(new Set(['editor-1.toolu_a', 'editor-1.toolu_b']));
+      const toolSpans = new Map(spans.filter((span) => span.name === 'execute_tool writer').map((span) => [span.spanContext().spanId, span]));
+      for (const root of childRoots) {
+        const parent = toolSpans.get(root.parentSpanContext!.spanId);
+        expect(parent, `${root.attributes['durable_agent.run.id']} hangs under no execute_tool writer span`).toBeDefined();
+        // Under the call that queued it: the span's call id is the child's.
+        expect(`editor-1.${String(parent!.attributes['gen_ai.tool.call.id'])}`).toBe(root.attributes['durable_agent.run.id']);
+      }
+      expect(spans.filter((span) => span.name === 'execute_tool write_note')).toHaveLength(2);
     } finally {
       await pool.end();
     }
