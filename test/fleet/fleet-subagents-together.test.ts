@@ -54,6 +54,14 @@ describe.skipIf(!postgresAvailable())('a fleet parent and its children together'
       const parent = openRun({ store: new PgRunStore(pool, 'editor-1') });
       const pending = await parent.pending();
       expect(pending.map((call) => [call.run, call.name]), lines.join('\n')).toEqual(CHILDREN.map((id) => [id, 'write_note']));
+      const listed = await runCliAsync(['pending', '--database-url', url, '--run', 'editor-1', '--json'], { cwd: dir });
+      expect(listed.code, listed.stderr).toBe(0);
+      expect((JSON.parse(listed.stdout) as Array<{ run?: string; name: string }>).map((call) => [call.run, call.name])).toEqual(CHILDREN.map((id) => [id, 'write_note']));
+      // A child's call is decided through the parent by its id: the decision goes to that child.
+      const approved = await runCliAsync(['approve', '--database-url', url, '--run', 'editor-1', 'toolu_w_noteA', '--by', 'ana'], { cwd: dir });
+      expect(approved.code, approved.stderr).toBe(0);
+      expect(approved.stdout).toContain(`fleet run ${CHILDREN[0]}, a sub-agent run of editor-1`);
+      expect((await new PgRunStore(pool, CHILDREN[0]!).decisions.read()).map((d) => [d.tool_use_id, d.verdict, d.by])).toEqual([['toolu_w_noteA', 'approved', 'ana']]);
       // Its status shows the tree: the fleet knows which runs the parent waits for.
       const status = await parent.status();
       expect(status.children.map((child) => [child.runId, child.toolUseId, child.state])).toEqual([
@@ -73,7 +81,7 @@ describe.skipIf(!postgresAvailable())('a fleet parent and its children together'
         expect(child.context.cancellation).toMatchObject({ by: 'ops', reason: 'its parent run editor-1 was cancelled (not needed)' });
       }
       // A decision for a child now is refused: its run has ended.
-      await expect(decide(new PgRunStore(pool, CHILDREN[0]!), { tool_use_id: pending[0]!.tool_use_id, verdict: 'approved' })).rejects.toThrow(/has ended \(cancelled\)/);
+      await expect(decide(new PgRunStore(pool, CHILDREN[1]!), { tool_use_id: pending[1]!.tool_use_id, verdict: 'approved' })).rejects.toThrow(/has ended \(cancelled\)/);
       expect(auditOf(dir)).toEqual([]);
     } finally {
       await pool.end();

@@ -4,6 +4,7 @@
  * da_decisions, where the claim query sees it: the run becomes claimable and a worker applies it.
  */
 import { decide, pendingDecisions } from '../../approval/decide.ts';
+import { deciderOf, treePendingDecisions } from '../../runtime/run-tree.ts';
 import { fleetDemoTools } from '../../fleet/fleet-demo-tools.ts';
 import { PgRunStore } from '../../store/pg/pg-store.ts';
 import { databaseUrlOf, openDatabase } from '../../store/pg/pool.ts';
@@ -18,9 +19,10 @@ import { decideInputOf, givenLine, pendingTable } from './decide.ts';
 export async function fleetPendingCommand(args: PendingArgs, env: NodeJS.ProcessEnv, writers: Writers, now = Date.now()): Promise<number> {
   const runId = args.fleetRun!;
   return withPool(databaseUrlOf(args.databaseUrl, env, 'pending --run'), async (pool) => {
-    const waiting = await pendingDecisions(new PgRunStore(pool, runId));
+    // The run's own calls, then those its sub-agent runs wait on (a decision given here reaches them).
+    const waiting = await treePendingDecisions(new PgRunStore(pool, runId));
     if (args.json) {
-      writers.out(JSON.stringify(waiting, null, 2));
+      writers.out(JSON.stringify(waiting.map(({ store: _store, ...call }) => call), null, 2));
       return EXIT.done;
     }
     if (waiting.length === 0) {
@@ -42,12 +44,15 @@ export async function fleetPendingCommand(args: PendingArgs, env: NodeJS.Process
 export async function fleetDecideCommand(args: DecideArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   const runId = args.fleetRun!;
   return withPool(databaseUrlOf(args.databaseUrl, env, `${args.command} --run`), async (pool) => {
-    const store = new PgRunStore(pool, runId);
-    const tools = args.input === undefined ? undefined : await toolsOf(pool, store, runId);
+    const parent = new PgRunStore(pool, runId);
+    // A call one of its sub-agent runs waits on is decided in that run's inbox.
+    const store = await deciderOf(parent, { tool_use_id: args.callId });
+    const owner = store === parent ? runId : (store.runId ?? runId);
+    const tools = args.input === undefined ? undefined : await toolsOf(pool, store as PgRunStore, owner);
     const name = (await pendingDecisions(store).catch(() => [])).find((call) => call.tool_use_id === args.callId)?.name ?? 'the call';
     const decision = await decide(store, decideInputOf(args), { tools });
     writers.out(givenLine(decision, name));
-    writers.out(`The run is claimable now: a worker of the fleet takes it up and applies the decision (fleet run ${runId}).`);
+    writers.out(`The run is claimable now: a worker of the fleet takes it up and applies the decision (fleet run ${owner}${owner === runId ? '' : `, a sub-agent run of ${runId}`}).`);
     return EXIT.done;
   });
 }
