@@ -31,7 +31,7 @@ export async function fleetRows(pool: Pool): Promise<ConsoleRow[]> {
       archived: false,
       problem: null,
       location: 'the fleet (PostgreSQL)',
-      waitsFor: run.awaiting ?? run.waitsForAgent,
+      waitsFor: run.awaiting ?? run.waitsForAgent ?? (run.waitsForRuns.length ? `its sub-agent run${run.waitsForRuns.length === 1 ? '' : 's'} ${run.waitsForRuns.join(', ')}` : null),
       pausedBy: run.pausedBy,
       worker: run.leaseActive ? run.worker : null,
       leaseEpoch: run.leaseEpoch,

@@ -5,7 +5,9 @@ import type { Budget } from '../../machines/agent-loop.types.ts';
 import type { ClearToolUsesOptions } from '../compaction/clear-tool-uses.ts';
 import type { CompactionOptions } from '../compaction/compaction-settings.ts';
 import { type ClaimCondition, WORKABLE } from '../store/pg/leases.ts';
-import { isStoppedAtLimit, type AgentStateName } from '../../machines/agent-loop.types.ts';
+import { isStoppedAtLimit, type AgentStateName, STOPPED_AT_LIMIT_STATES } from '../../machines/agent-loop.types.ts';
+
+const STOPPED_AT_LIMIT_SQL = STOPPED_AT_LIMIT_STATES.map((state) => `'${state}'`).join(', ');
 import { type RaiseRequest, raiseProblem } from './raise-run.ts';
 
 /** What a worker needs to drive a run: the lesson's demo, or a task for an agent a worker has registered. */
@@ -80,6 +82,8 @@ export interface QueuedRun {
   awaitingSince: string | null;
   /** A decision for the awaited call is there: a worker takes the run up. */
   decisionGiven: boolean;
+  /** The runs its sub-agent calls queued that have not ended, which it waits for without a worker (no claim takes it meanwhile); [] for none. */
+  waitsForRuns: string[];
   /** Who paused the run (no worker claims it until `unpause --run`), else null. */
   pausedBy: string | null;
   /** Who asked to cancel it, while the cancel is not yet applied, else null. */
@@ -125,6 +129,7 @@ export async function listRuns(pool: Pool): Promise<QueuedRun[]> {
     agent_known: boolean;
     version_known: boolean;
     registered: string[] | null;
+    waits_for_runs: string[] | null;
   }>(
     `SELECT id, state, turn, records, finished, spec, lease_owner, lease_epoch, lease_expires_at,
             coalesce(lease_expires_at > now(), false) AS lease_active,
@@ -138,7 +143,9 @@ export async function listRuns(pool: Pool): Promise<QueuedRun[]> {
             header #>> '{agent,version}' AS agent_version,
             EXISTS (SELECT 1 FROM da_agents a WHERE a.name = spec ->> 'agent') AS agent_known,
             EXISTS (SELECT 1 FROM da_agents a WHERE a.name = spec ->> 'agent' AND a.version = header #>> '{agent,version}') AS version_known,
-            (SELECT array_agg(a.version ORDER BY a.last_seen DESC) FROM da_agents a WHERE a.name = spec ->> 'agent') AS registered
+            (SELECT array_agg(a.version ORDER BY a.last_seen DESC) FROM da_agents a WHERE a.name = spec ->> 'agent') AS registered,
+            (SELECT array_agg(cw.child_run_id ORDER BY cw.child_run_id) FROM da_child_waits cw LEFT JOIN da_runs child ON child.id = cw.child_run_id
+              WHERE cw.run_id = da_runs.id AND NOT da_runs.finished AND (child.id IS NULL OR (NOT child.finished AND child.state NOT IN (${STOPPED_AT_LIMIT_SQL})))) AS waits_for_runs
        FROM da_runs WHERE id NOT LIKE '%~archived~%' ORDER BY created_at, id`,
   );
   return rows.map((row) => ({
@@ -160,6 +167,7 @@ export async function listRuns(pool: Pool): Promise<QueuedRun[]> {
     awaiting: row.awaiting,
     awaitingSince: row.awaiting_since?.toISOString() ?? null,
     decisionGiven: row.awaiting !== null && row.decision_given,
+    waitsForRuns: row.waits_for_runs ?? [],
     pausedBy: row.paused_by,
     cancelAskedBy: row.cancel_asked_by,
     createdAt: row.created_at.toISOString(),

@@ -54,6 +54,11 @@ describe.skipIf(!postgresAvailable())('a fleet parent and its children together'
       const parent = openRun({ store: new PgRunStore(pool, 'editor-1') });
       const pending = await parent.pending();
       expect(pending.map((call) => [call.run, call.name]), lines.join('\n')).toEqual(CHILDREN.map((id) => [id, 'write_note']));
+      // The fleet's list says what the parent waits for, and the console's row too.
+      const fleet = await runCliAsync(['status', '--database-url', url], { cwd: dir });
+      expect(fleet.stdout).toMatch(new RegExp(`editor-1 .*\\(waits for its sub-agent runs ${CHILDREN.join(', ').replace(/\./g, '\\.')}\\)`));
+      const { fleetRows } = await import('../../src/console/fleet-rows.ts');
+      expect((await fleetRows(pool)).find((row) => row.runId === 'editor-1')?.waitsFor).toBe(`its sub-agent runs ${CHILDREN.join(', ')}`);
       const listed = await runCliAsync(['pending', '--database-url', url, '--run', 'editor-1', '--json'], { cwd: dir });
       expect(listed.code, listed.stderr).toBe(0);
       expect((JSON.parse(listed.stdout) as Array<{ run?: string; name: string }>).map((call) => [call.run, call.name])).toEqual(CHILDREN.map((id) => [id, 'write_note']));

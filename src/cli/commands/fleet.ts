@@ -158,6 +158,7 @@ function stateNote(run: QueuedRun): string {
   if (run.raise !== null) return ` (raised: ${raiseWords(run.raise)}; to be taken up)`;
   if (run.stoppedAtLimit) return ' (stopped, resumable: raise --run ID)';
   if (run.waitsForAgent !== null) return ` (waits for ${run.waitsForAgent})`;
+  if (run.waitsForRuns.length) return ` (waits for its sub-agent run${run.waitsForRuns.length === 1 ? '' : 's'} ${run.waitsForRuns.join(', ')})`;
   return '';
 }
 
