@@ -27,7 +27,7 @@ export { AwaitRunTimeoutError, FleetRunMissingError } from './fleet/await-run-er
 export { WebhookSettingsError } from './fleet/webhook-errors.ts';
 
 // Sub-agents: a child run with no folder to be kept in, or no budget left; a decision for a call two runs of a tree wait on.
-export { SubagentBudgetSpentError, SubagentRunsUnknownError } from './subagent/subagent-errors.ts';
+export { SubagentBudgetSpentError, SubagentInputError, SubagentRunsUnknownError } from './subagent/subagent-errors.ts';
 export { TreeCallAmbiguousError } from './runtime/run-tree.ts';
 
 // Tools: a definition whose input schema cannot be one.

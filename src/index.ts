@@ -25,7 +25,7 @@ export { childRunsOf, treePendingDecisions } from './runtime/run-tree.ts';
 // A webhook receiver's check of a fleet's signed requests (pure crypto: no pg, no runtime).
 export { verifyWebhookSignature } from './fleet/webhook-signature.ts';
 export type { VerifyWebhookOptions, WebhookEventBody, WebhookEventType } from './fleet/webhook-signature.ts';
-export type { SubagentToolOptions } from './subagent/subagent-tool.ts';
+export type { SubagentInput, SubagentToolOptions } from './subagent/subagent-tool.ts';
 export type { ChildRun, TreePendingDecision } from './runtime/run-tree.ts';
 export type { AgentDefinition, AgentSpec } from './agent/agent-definition.ts';
 export type { AgentResumeOptions, AgentStartOptions } from './runtime/run-api.ts';

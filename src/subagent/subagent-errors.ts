@@ -36,3 +36,14 @@ export class SubagentBudgetSpentError extends DurableAgentError {
   }
 }
 
+/** The tool's options describe an input it cannot take. */
+export class SubagentInputError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
+  override readonly name = 'SubagentInputError';
+  constructor(
+    readonly tool: string,
+    readonly problem: string,
+  ) {
+    super(`The sub-agent tool ${tool} cannot be made: ${problem}. Nothing was run; fix its options.`);
+  }
+}

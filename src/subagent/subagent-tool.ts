@@ -24,7 +24,7 @@ import type { CallCharge, ToolContext, ToolDefinition } from '../tools/tool.ts';
 import type { ChildOutcome } from '../tools/calling-run.ts';
 import { followParentControl } from './child-control.ts';
 import { childBudgetOf } from './child-budget.ts';
-import { SubagentRunsUnknownError } from './subagent-errors.ts';
+import { SubagentInputError, SubagentRunsUnknownError } from './subagent-errors.ts';
 import { ChildRunAwaitedError } from '../core/stop-errors.ts';
 
 export { childRunIdOf } from '../runtime/run-tree.ts';
@@ -34,6 +34,14 @@ export interface SubagentToolOptions {
   name?: string | undefined;
   /** What the model is told the tool does. Default: delegating a task to the agent. */
   description?: string | undefined;
+  /**
+   * Fields of the call's input besides `task` (JSON Schema properties, and which of them are
+   * required), e.g. `{ properties: { files: { type: 'array', items: { type: 'string' } } } }`:
+   * checked with the input, and given to the child with its task (see taskOf).
+   */
+  input?: { properties: Record<string, unknown>; required?: readonly string[] | undefined } | undefined;
+  /** The child's task from the call's whole input. Default: the task, then the other fields as JSON in an <input> block. */
+  taskOf?: ((input: SubagentInput) => string) | undefined;
   /**
    * Where the child runs are kept: a folder of runs (FileRuns), or the store of a child run by
    * its id (on PostgreSQL: `(id) => new PgRunStore(pool, id)`). Default: the folder of runs the
@@ -50,8 +58,17 @@ export interface SubagentToolOptions {
 
 const DEFAULT_TIMEOUT_MS = 3_600_000;
 
-export function subagentTool(agent: AgentDefinition, options: SubagentToolOptions = {}): ToolDefinition<{ task: string }> {
+/** A sub-agent call's input: the child's task, and the fields the tool declares besides it. */
+export type SubagentInput = { task: string } & Record<string, unknown>;
+
+const TASK_SCHEMA = { type: 'string', description: 'what the sub-agent is to do' };
+
+export function subagentTool(agent: AgentDefinition, options: SubagentToolOptions = {}): ToolDefinition<SubagentInput> {
   const name = options.name ?? agent.name.replace(/[^A-Za-z0-9_-]/g, '_');
+  if (options.input && Object.hasOwn(options.input.properties, 'task')) {
+    throw new SubagentInputError(name, 'its input fields name "task", which is the child\'s task itself: give the other fields only');
+  }
+  const taskOf = options.taskOf ?? defaultTaskOf;
   // In a fleet (the calling run's worker gives childRuns) the child is a run of the queue, unless runs says where it goes.
   const queueOf = (ctx: ToolContext) => (options.runs === undefined ? (ctx.caller?.childRuns ?? null) : null);
   const storeOf = (ctx: ToolContext): RunStore => {
@@ -64,17 +81,22 @@ export function subagentTool(agent: AgentDefinition, options: SubagentToolOption
     if (!folder) throw new SubagentRunsUnknownError(name, ctx.caller?.store.location ?? null);
     return folder.store(id);
   };
-  const tool: ToolDefinition<{ task: string }> = {
+  const tool: ToolDefinition<SubagentInput> = {
     name,
     description: options.description ?? `Delegate a task to the ${agent.name} agent; its final answer is the result.`,
-    inputSchema: { type: 'object', properties: { task: { type: 'string', description: 'what the sub-agent is to do' } }, required: ['task'] },
+    inputSchema: {
+      type: 'object',
+      properties: { task: TASK_SCHEMA, ...(options.input?.properties ?? {}) },
+      required: ['task', ...(options.input?.required ?? [])],
+    },
     readOnly: false,
     // Starting the child under its derived id a second time attaches to it: repeating the call repeats nothing.
     idempotent: true,
     // Each child is a run of its own, with its own ledger and lock: calls of one reply may run side by side.
     concurrencySafe: true,
     timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-    async run({ task }, ctx) {
+    async run(input, ctx) {
+      const task = taskOf(input);
       const runId = childRunIdOf(ctx.runId, ctx.toolUseId);
       const store = storeOf(ctx);
       const queue = queueOf(ctx);
@@ -119,6 +141,11 @@ export function subagentTool(agent: AgentDefinition, options: SubagentToolOption
   };
   // A fleet worker that drives a run with this tool drives the child's agent too.
   return markDelegation(tool, agent);
+}
+
+/** The task, then the call's other fields as JSON: what the child reads as its first message. */
+function defaultTaskOf({ task, ...fields }: SubagentInput): string {
+  return Object.keys(fields).length === 0 ? task : `${task}\n\n<input>\n${JSON.stringify(fields, null, 2)}\n</input>`;
 }
 
 /** The call's result from a queued child's end: its answer, or an error that says how it ended. */
