@@ -26,8 +26,9 @@ export const consoleSpec = command({
   description:
     'Serves a page on this machine (127.0.0.1) that lists the runs of DIR (and of more directories, separated by\n' +
     `"${path.delimiter}") and, with --database-url, of the fleet; filters them by state and opens one: its conversation,\n` +
-    'the machine diagram, its timeline, live as records are written; and approves, denies, cancels or pauses\n' +
-    'through the same inboxes as the command line. It prints its address with a token made for this start;\n' +
+    'the machine diagram, its timeline, live as records are written; and approves, denies, answers, sends a\n' +
+    "wait's event, cancels, pauses and forks through the same inboxes as the command line. It prints its\n" +
+    'address with a token made for this start;\n' +
     'with --host other than loopback it needs a token of your choosing (--token or DURABLE_AGENT_CONSOLE_TOKEN).',
   options: [
     option({ key: 'dir', type: 'string', value: 'DIR', help: `the directories whose runs are shown, separated by "${path.delimiter}"`, defaultText: 'the current directory' }),
