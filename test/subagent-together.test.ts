@@ -10,6 +10,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
 import { describe, expect, it } from 'vitest';
 import { childRunIdOf, FileRuns, openRun, resumeRun, startRun, subagentTool } from '../src/index.ts';
 import { RunPausedError, TreeCallAmbiguousError } from '../src/errors.ts';
+import { SimulatedCrash } from '../src/testing.ts';
 import { totalTokens } from '../machines/agent-loop.logic.ts';
 import { runCli } from '../src/cli/main.ts';
 import type { RunStore } from '../src/store/store.ts';
@@ -80,6 +81,27 @@ describe('a parent and its sub-agent runs together', () => {
     }
     expect(auditOf(w.dir)).toHaveLength(2);
     expect(new Set(auditOf(w.dir)).size).toBe(2);
+  });
+
+  it('a parent whose process died among its children, cancelled with no process driving it: its children end cancelled too', async () => {
+    const w = world();
+    // The process dies as a child's reply is saved: the parent and its children are left open, no process drives them.
+    const crashing = editorAgent([subagentTool(writerAgent(w.dir), { crashAfter: 'after-save-a:1' })]);
+    await expect(startRun({ agent: crashing, store: w.store(), task: 'Write two notes.', runId: PARENT })).rejects.toBeInstanceOf(SimulatedCrash);
+    const open = async () => (await openRun({ store: w.store() }).status()).children.filter((child) => child.state !== 'done' && child.state !== 'cancelled');
+    await until('the process is gone', async () => (await stopped(w.store())) && (await Promise.all(['toolu_a', 'toolu_b'].map(async (call) => !(await w.child(call).exists()) || stopped(w.child(call))))).every(Boolean));
+    const left = await open();
+    expect(left.length).toBeGreaterThan(0);
+
+    const outcome = await openRun({ store: w.store() }).cancel({ by: 'ops', reason: 'abandoned' });
+    expect(outcome.outcome).toBe('cancelled');
+    expect(outcome.passedOn?.map((child) => [child.runId, child.outcome])).toEqual(left.map((child) => [child.runId, 'cancelled']));
+    for (const child of left) {
+      const status = await openRun({ store: w.runs.store(child.runId) }).status();
+      expect(status.state).toBe('cancelled');
+      expect(status.cancellation).toMatchObject({ by: 'ops', reason: `its parent run ${PARENT} was cancelled (abandoned)` });
+    }
+    expect(await open()).toEqual([]);
   });
 
   it("children waiting for approval show in the parent's pending (API and CLI) and are decided through the parent", async () => {
