@@ -131,9 +131,10 @@ export function consoleApp(options: ConsoleAppOptions): Hono {
   });
   app.post('/api/runs/:key/signals', async (c) => {
     const run = await sources.run(c.req.param('key'));
-    const { name, data } = await bodyOf(c);
+    const { name, data, toolUseId } = await bodyOf(c);
     if (typeof name !== 'string') return json(c, { error: 'Say which event: name, the event a wait call waits for. Nothing was sent.' }, 400);
-    return json(c, await signalFor(run, { name, data }, options.by));
+    if (toolUseId !== undefined && typeof toolUseId !== 'string') return json(c, { error: 'toolUseId is the id of the wait call, as text. Nothing was sent.' }, 400);
+    return json(c, await signalFor(run, { name, data, toolUseId }, options.by));
   });
   for (const kind of ['cancel', 'pause', 'unpause'] as const) {
     app.post(`/api/runs/:key/${kind}`, async (c) => {

@@ -6,6 +6,7 @@
  */
 import type { Decision } from '../../machines/agent-loop.types.ts';
 import { decide, type DecideInput } from '../approval/decide.ts';
+import { deciderOf } from '../runtime/run-tree.ts';
 import { type SentSignal, sendSignal } from '../approval/send-signal.ts';
 import type { ControlRequest } from '../control/control-request.ts';
 import { cancelRun, type ControlOutcome, pauseRun, unpauseRun } from '../runtime/cancel-run.ts';
@@ -30,7 +31,8 @@ export interface DecisionAsked {
 }
 
 export async function decideFor(run: ConsoleRun, asked: DecisionAsked, by: string): Promise<Decision> {
-  const store = writable(run);
+  // A call one of its sub-agent runs waits on is decided in that run's inbox, as `approve --run PARENT` does.
+  const store = await deciderOf(writable(run), { tool_use_id: asked.toolUseId });
   const request: DecideInput = { tool_use_id: asked.toolUseId, verdict: asked.verdict, by };
   if (asked.reason !== undefined) request.reason = asked.reason;
   if (asked.note !== undefined) request.note = asked.note;
@@ -40,9 +42,14 @@ export async function decideFor(run: ConsoleRun, asked: DecisionAsked, by: strin
   return decide(store, request, { tools });
 }
 
-/** Sends a wait's event to the run, as `durable-agent signal` does: its wait takes it once. */
-export async function signalFor(run: ConsoleRun, asked: { name: string; data: unknown }, by: string): Promise<SentSignal> {
-  return sendSignal(writable(run), { name: asked.name, data: asked.data, by });
+/**
+ * Sends a wait's event to the run, as `durable-agent signal` does: its wait takes it once. With
+ * the waiting call's id, to the run of the tree that waits on it (a sub-agent run's wait).
+ */
+export async function signalFor(run: ConsoleRun, asked: { name: string; data: unknown; toolUseId?: string | undefined }, by: string): Promise<SentSignal> {
+  const store = writable(run);
+  const target = asked.toolUseId === undefined ? store : await deciderOf(store, { tool_use_id: asked.toolUseId });
+  return sendSignal(target, { name: asked.name, data: asked.data, by });
 }
 
 export type ControlAsked = { kind: 'cancel'; reason: string | null } | { kind: 'pause' } | { kind: 'unpause' };

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import { totalTokens } from '../../machines/agent-loop.logic.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
-import { type PendingDecision, pendingDecisions } from '../approval/decide.ts';
+import type { PendingDecision } from '../approval/decide.ts';
 import { waitPlanOf } from '../approval/wait-tool.ts';
 import { waitsForWords } from '../words/wait-words.ts';
 import { estimateCost } from '../model/prices.ts';
@@ -27,7 +27,7 @@ import type { ProcessView, StepView } from '../../visualizer/viz-data.ts';
 import { readablePrefix } from './readable-prefix.ts';
 import { readForkNotes } from '../fork/fork-notes.ts';
 import { type ConsoleRun, keyOf } from './run-sources.ts';
-import { type ChildRun, childRunsOf, runsFolderOf } from '../runtime/run-tree.ts';
+import { type ChildRun, childRunsOf, runsFolderOf, type TreePendingDecision, treePendingDecisions } from '../runtime/run-tree.ts';
 
 export interface RunSummary {
   runId: string;
@@ -72,6 +72,8 @@ export interface RunDetail {
 
 /** A call that waits, with what it waits for in words (approval, an answer, a wait's time or event). */
 export interface PendingCall extends PendingDecision {
+  /** The sub-agent run under this one that waits on the call (a decision given here goes to it); absent for the run's own. */
+  run?: string | undefined;
   waitsFor: string;
   /** A wait's event, which a signal sends; null for a wait for a time only, and for approvals and questions. */
   event: string | null;
@@ -137,11 +139,12 @@ export async function runDetail(run: ConsoleRun): Promise<RunDetail> {
   }
   const view = readView(location, loaded, run.store instanceof FileStore ? forksOf(run.store, loaded.header.runId) : []);
   if (!run.store) return { ...base, ...view, readOnly: 'an archived run', damage: null, status: null, pending: [] };
-  const [status, pending, tree] = await Promise.all([readRunStatus(run.store), pendingDecisions(run.store), treeOf(run, loaded)]);
+  // The run's own calls, then those its sub-agent runs wait on: decided from this page, they go to that run.
+  const [status, pending, tree] = await Promise.all([readRunStatus(run.store), treePendingDecisions(run.store), treeOf(run, loaded)]);
   return { ...base, ...view, lineage: { ...view.lineage, ...tree }, readOnly: null, damage: null, status, pending: pending.map(withWords) };
 }
 
-function withWords(call: PendingDecision): PendingCall {
+function withWords({ store: _store, ...call }: TreePendingDecision): PendingCall {
   const plan = call.needs === 'wait' ? waitPlanOf(call.input, call.since ?? 0) : null;
   return { ...call, waitsFor: waitsForWords(call), event: plan?.event ?? null };
 }

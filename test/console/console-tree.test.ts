@@ -2,7 +2,8 @@
  * The console's view of a tree of runs: a parent whose reply called two sub-agents shows them
  * on its page (state, turn, tokens, a link to each), and each child's page names the run and the
  * call that started it, with a link back — for a parent that is a run by id and for one that is
- * its state folder's own run.
+ * its state folder's own run. The calls its children wait on show on the parent's page, and a
+ * decision given there goes to the child that waits.
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -69,4 +70,41 @@ describe('the console shows the tree of sub-agent runs', () => {
       }
     });
   }
+
+  it("lists on the parent's page the calls its children wait on; a decision given there goes to that child", async () => {
+    const waiting = tempDir('da-console-tree-wait-');
+    const runs = new FileRuns(path.join(waiting, '.durable-agent'));
+    const started = startRun({ agent: editorAgent([subagentTool(writerAgent(waiting, { approval: true }))]), store: runs.store('editor-w'), task: 'Write two notes.', runId: 'editor-w' });
+    const own = await startConsole({ roots: [path.join(waiting, '.durable-agent')], port: 0, token: TOKEN, user: 'nobody' });
+    try {
+      const headers = { authorization: `Bearer ${TOKEN}` };
+      type Detail = { pending: Array<{ tool_use_id: string; name: string; run?: string; waitsFor: string }> };
+      let key = '';
+      let detail: Detail = { pending: [] };
+      for (const deadline = Date.now() + 20_000; detail.pending.length < 2; ) {
+        if (Date.now() > deadline) throw new Error(`the children did not come to wait: ${JSON.stringify(detail.pending)}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const { rows } = (await (await fetch(`${own.origin}/api/runs`, { headers })).json()) as { rows: Array<{ runId: string; key: string }> };
+        const row = rows.find((candidate) => candidate.runId === 'editor-w');
+        if (!row) continue;
+        key = encodeURIComponent(row.key);
+        detail = (await (await fetch(`${own.origin}/api/runs/${key}`, { headers })).json()) as Detail;
+      }
+      expect(detail.pending.map((call) => [call.run, call.name, call.waitsFor])).toEqual([
+        ['editor-w.toolu_a', 'write_note', 'approval'],
+        ['editor-w.toolu_b', 'write_note', 'approval'],
+      ]);
+      const post = (body: Record<string, unknown>) =>
+        fetch(`${own.origin}/api/runs/${key}/decisions`, { method: 'POST', headers: { ...headers, origin: own.origin, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      expect((await post({ toolUseId: detail.pending[0]!.tool_use_id, verdict: 'approved' })).status).toBe(200);
+      expect((await post({ toolUseId: detail.pending[1]!.tool_use_id, verdict: 'denied', reason: 'one is enough' })).status).toBe(200);
+      expect((await started).status).toBe('done');
+      const decisionsOf = async (id: string) => (await runs.store(id).load()).records.flatMap((stored) => stored.record.decisions?.add ?? []).map((d) => [d.tool_use_id, d.verdict, d.by]);
+      expect(await decisionsOf('editor-w.toolu_a')).toEqual([[detail.pending[0]!.tool_use_id, 'approved', 'bo']]);
+      expect(await decisionsOf('editor-w.toolu_b')).toEqual([[detail.pending[1]!.tool_use_id, 'denied', 'bo']]);
+      expect(await decisionsOf('editor-w')).toEqual([]);
+    } finally {
+      await own.close();
+    }
+  });
 });

@@ -425,7 +425,7 @@ export const CONSOLE_SCRIPT = String.raw`'use strict';
             if (eventData.value.trim()) {
               try { sent = JSON.parse(eventData.value); } catch (error) { say(message, false, 'The event\'s data is not JSON: ' + error.message); return; }
             }
-            api('/api/runs/' + encodeURIComponent(key) + '/signals', { method: 'POST', body: { name: call.event, data: sent } }).then(function (result) {
+            api('/api/runs/' + encodeURIComponent(key) + '/signals', { method: 'POST', body: { name: call.event, data: sent, toolUseId: call.tool_use_id } }).then(function (result) {
               say(message, true, 'event ' + result.signal.name + ' sent by ' + result.signal.by + (result.delivery.outcome === 'taken' ? ': already taken by ' + result.delivery.tool_use_id + ' (a signal is taken once)' : ': the wait takes it.'));
               refresh();
             }, function (error) { say(message, false, error.message); });
@@ -444,8 +444,8 @@ export const CONSOLE_SCRIPT = String.raw`'use strict';
         if (!reason.value.trim()) { say(message, false, call.needs === 'wait' ? 'Stopping a wait needs a reason (the model is told it).' : 'A denial needs a reason (the model is told it).'); return; }
         send({ verdict: 'denied', reason: reason.value });
       } }));
-      box.appendChild(el('div', { class: 'decision', 'data-call': call.tool_use_id, 'data-needs': call.needs }, [
-        el('div', null, [el('code', { text: call.tool_use_id }), ' ', el('strong', { text: call.name }), ' waits for ' + call.waitsFor + (call.since ? ' since ' + when(call.since) : '')]),
+      box.appendChild(el('div', { class: 'decision', 'data-call': call.tool_use_id, 'data-needs': call.needs, 'data-run': call.run || null }, [
+        el('div', null, [el('code', { text: call.tool_use_id }), ' ', el('strong', { text: call.name }), ' waits for ' + call.waitsFor + (call.since ? ' since ' + when(call.since) : ''), call.run ? el('span', { class: 'dim', 'data-in-run': call.run, text: ' (in its sub-agent run ' + call.run + ')' }) : null]),
         shown,
         el('div', { class: 'buttons' }, buttons),
       ]));
