@@ -5,6 +5,7 @@
  * their primary key, never a fold of the journal.
  */
 import type { Pool } from 'pg';
+import type { QueuedRun } from '../fleet/run-queue.ts';
 import type { AgentStateName, TokenUsage } from '../../machines/agent-loop.types.ts';
 import { totalTokens } from '../../machines/agent-loop.logic.ts';
 import { DEMO_TASK } from '../demo/demo-task.ts';
@@ -31,7 +32,7 @@ export async function fleetRows(pool: Pool): Promise<ConsoleRow[]> {
       archived: false,
       problem: null,
       location: 'the fleet (PostgreSQL)',
-      waitsFor: run.awaiting ?? run.waitsForAgent ?? (run.waitsForRuns.length ? `its sub-agent run${run.waitsForRuns.length === 1 ? '' : 's'} ${run.waitsForRuns.join(', ')}` : null),
+      waitsFor: awaitedWords(run) ?? run.waitsForAgent ?? (run.waitsForRuns.length ? `its sub-agent run${run.waitsForRuns.length === 1 ? '' : 's'} ${run.waitsForRuns.join(', ')}` : null),
       pausedBy: run.pausedBy,
       worker: run.leaseActive ? run.worker : null,
       leaseEpoch: run.leaseEpoch,
@@ -59,4 +60,13 @@ async function usageOf(pool: Pool): Promise<Map<string, Spent>> {
       WHERE r.id NOT LIKE '%~archived~%'`,
   );
   return new Map(rows.map((row) => [row.id, { usage: storedUsage(row.usage), costUsd: typeof row.cost_usd === 'number' ? row.cost_usd : null, model: row.model }]));
+}
+
+/** The call the run waits on, and for a wait its event or its time (what da_waits knows of it). */
+function awaitedWords(run: QueuedRun): string | null {
+  if (run.awaiting === null) return null;
+  const wake = run.awaitingWake;
+  if (!wake) return run.awaiting;
+  const until = wake.wakeAt ? `until ${wake.wakeAt}` : null;
+  return `${run.awaiting} wait: ${wake.event ? `event ${wake.event}${until ? ` (${until} at the latest)` : ''}` : (until ?? 'its time')}`;
 }

@@ -14,6 +14,8 @@ import { CONTROL_DIR } from '../store/inbox/file-control-inbox.ts';
 import { readJournal } from '../store/journal-reader.ts';
 import type { LoadedRun } from '../store/store.ts';
 import { categoryOf, type ConsoleRow, keyOf } from './console-row.ts';
+import type { AgentContext } from '../../machines/agent-loop.types.ts';
+import { waitsForWords } from '../words/wait-words.ts';
 
 export interface RunFolder {
   /** The place of its state folder in the list the console was given. */
@@ -103,7 +105,7 @@ async function rowOf(folder: RunFolder, key: string, location: string, archived:
       archived,
       problem: null,
       location,
-      waitsFor: context.awaiting?.tool_use_id ?? null,
+      waitsFor: awaitedWords(context),
       pausedBy,
       worker: null,
       leaseEpoch: null,
@@ -144,4 +146,13 @@ export function readDir(dir: string): string[] {
     if (code === 'ENOENT' || code === 'ENOTDIR') return [];
     throw error;
   }
+}
+
+/** The call the run waits on and what for: "toolu_01 write_report: approval", "toolu_02 wait: event deploy-done (until …)". */
+function awaitedWords(context: AgentContext): string | null {
+  const awaiting = context.awaiting;
+  if (!awaiting) return null;
+  const call = context.pending.find((pending) => pending.id === awaiting.tool_use_id);
+  if (!call?.needs) return awaiting.tool_use_id;
+  return `${call.id} ${call.name}: ${waitsForWords({ needs: call.needs, input: call.input, since: awaiting.since })}`;
 }

@@ -79,6 +79,8 @@ export interface QueuedRun {
   leaseActive: boolean;
   /** The call the run waits for a person's decision on (state awaitingDecision), else null. */
   awaiting: string | null;
+  /** When that call is a wait (da_waits): its event and its time, else null. */
+  awaitingWake: { event: string | null; wakeAt: string | null } | null;
   awaitingSince: string | null;
   /** A decision for the awaited call is there: a worker takes the run up. */
   decisionGiven: boolean;
@@ -118,6 +120,9 @@ export async function listRuns(pool: Pool): Promise<QueuedRun[]> {
     lease_active: boolean;
     awaiting: string | null;
     awaiting_since: Date | null;
+    wait_event: string | null;
+    wait_wake_at: Date | null;
+    is_wait: boolean;
     decision_given: boolean;
     paused_by: string | null;
     cancel_asked_by: string | null;
@@ -135,6 +140,7 @@ export async function listRuns(pool: Pool): Promise<QueuedRun[]> {
             coalesce(lease_expires_at > now(), false) AS lease_active,
             CASE WHEN state = 'awaitingDecision' THEN awaiting END AS awaiting,
             CASE WHEN state = 'awaitingDecision' THEN awaiting_since END AS awaiting_since,
+            w.tool_use_id IS NOT NULL AS is_wait, w.event AS wait_event, w.wake_at AS wait_wake_at,
             EXISTS (SELECT 1 FROM da_decisions d WHERE d.run_id = da_runs.id AND d.tool_use_id = da_runs.awaiting AND d.settled_at IS NULL) AS decision_given,
             (SELECT c.request ->> 'by' FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'pause') AS paused_by,
             (SELECT c.request ->> 'by' FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'cancel') AS cancel_asked_by,
@@ -146,7 +152,8 @@ export async function listRuns(pool: Pool): Promise<QueuedRun[]> {
             (SELECT array_agg(a.version ORDER BY a.last_seen DESC) FROM da_agents a WHERE a.name = spec ->> 'agent') AS registered,
             (SELECT array_agg(cw.child_run_id ORDER BY cw.child_run_id) FROM da_child_waits cw LEFT JOIN da_runs child ON child.id = cw.child_run_id
               WHERE cw.run_id = da_runs.id AND NOT da_runs.finished AND (child.id IS NULL OR (NOT child.finished AND child.state NOT IN (${STOPPED_AT_LIMIT_SQL})))) AS waits_for_runs
-       FROM da_runs WHERE id NOT LIKE '%~archived~%' ORDER BY created_at, id`,
+       FROM da_runs LEFT JOIN da_waits w ON w.run_id = da_runs.id AND w.tool_use_id = da_runs.awaiting AND da_runs.state = 'awaitingDecision'
+      WHERE id NOT LIKE '%~archived~%' ORDER BY created_at, id`,
   );
   return rows.map((row) => ({
     id: row.id,
@@ -166,6 +173,7 @@ export async function listRuns(pool: Pool): Promise<QueuedRun[]> {
     leaseActive: row.lease_active,
     awaiting: row.awaiting,
     awaitingSince: row.awaiting_since?.toISOString() ?? null,
+    awaitingWake: row.is_wait ? { event: row.wait_event, wakeAt: row.wait_wake_at?.toISOString() ?? null } : null,
     decisionGiven: row.awaiting !== null && row.decision_given,
     waitsForRuns: row.waits_for_runs ?? [],
     pausedBy: row.paused_by,

@@ -57,9 +57,10 @@ describe('a wait ended from the page', () => {
     const origin = new URL(server.url).origin;
 
     // An approval is no way to end a wait: refused, nothing written.
-    const list = (await (await fetch(`${origin}/api/runs`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { rows: Array<{ runId: string; key: string; category: string }> };
+    const list = (await (await fetch(`${origin}/api/runs`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { rows: Array<{ runId: string; key: string; category: string; waitsFor: string | null }> };
     const row = list.rows.find((r) => r.runId === 'wait-1')!;
     expect(row.category).toBe('waiting');
+    expect(row.waitsFor).toMatch(/^toolu_w1 wait: event deploy-done \(until \d{4}-\d\d-\d\dT[\d:.]+Z at the latest\)$/);
     const approve = await fetch(`${origin}/api/runs/${encodeURIComponent(row.key)}/decisions`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, origin, 'content-type': 'application/json' }, body: JSON.stringify({ toolUseId: 'toolu_w1', verdict: 'approved' }) });
     expect(approve.status).toBe(409);
     expect(((await approve.json()) as { error: string }).error).toContain('is a wait');

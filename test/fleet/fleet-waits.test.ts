@@ -74,6 +74,9 @@ describe.skipIf(!postgresAvailable())('durable waits in a fleet', () => {
         expect(await awaitRun(db, 'w-1', { timeoutMs: 5_000 })).toMatchObject({ state: 'awaitingDecision', resting: true, waiting: ['toolu_w'] });
         const { rows: waits } = await db.query('SELECT tool_use_id, event, wake_at FROM da_waits WHERE run_id = $1', ['w-1']);
         expect(waits).toEqual([{ tool_use_id: 'toolu_w', event: 'approved-by-ops', wake_at: null }]);
+        // The console's row says what it waits for.
+        const { fleetRows } = await import('../../src/console/fleet-rows.ts');
+        expect((await fleetRows(db)).find((r) => r.runId === 'w-1')?.waitsFor).toBe('toolu_w wait: event approved-by-ops');
         // Nothing came: the idle worker leaves it alone (a claim finds nothing to do).
         await new Promise((resolve) => setTimeout(resolve, 400));
         expect(await row(db, 'w-1')).toMatchObject({ state: 'awaitingDecision', lease_owner: null });
