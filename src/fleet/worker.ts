@@ -295,7 +295,8 @@ export class Worker {
       } else if (error instanceof RunPausedError) {
         log(`${tag}: ${error.why}; saved, lease released, not claimed again until unpaused (durable-agent unpause --run ${lease.runId})`);
       } else if (error instanceof ChildRunAwaitedError) {
-        log(`${tag}: waits for its sub-agent run ${error.childRunId} (queued for any worker); saved, lease released, taken up again when that run has ended`);
+        const ids = error.childRunIds;
+        log(`${tag}: waits for its sub-agent run${ids.length === 1 ? '' : 's'} ${ids.join(', ')} (queued for any worker); saved, lease released, taken up again when ${ids.length === 1 ? 'that run has' : 'they have'} ended`);
       } else if (error instanceof RunStoppedError) {
         log(`${tag}: stopped between two steps, saved; releasing the lease`);
       } else if (error instanceof DurableAgentError && error.kind === 'refused') {

@@ -162,17 +162,26 @@ export async function unpauseRun(options: Pick<ControlOptions, 'store' | 'dir'>)
  */
 async function passToChildren(store: RunStore, runId: string, request: ControlRequest): Promise<PassedOn[]> {
   const taken: PassedOn[] = [];
-  for (const child of await childRunsOf(store, runId)) {
-    if (FINAL_STATES.includes(child.state)) continue;
+  const children = (await childRunsOf(store, runId)).filter((child) => !FINAL_STATES.includes(child.state));
+  // Queued and not yet started (a fleet's): no journal to read, but a worker would start it.
+  const queued = store.awaitedRuns ? await queuedOf(await store.awaitedRuns()) : [];
+  const targets = [...children.map((found) => ({ runId: found.runId, store: found.store })), ...queued.map((found) => ({ runId: found.runId ?? found.location, store: found }))];
+  for (const { runId: childId, store: child } of targets) {
     try {
       const reason = `its parent run ${runId} was cancelled${request.reason ? ` (${request.reason})` : ''}`;
-      const { outcome } = request.kind === 'cancel' ? await cancelRun({ store: child.store, by: request.by, reason }) : await pauseRun({ store: child.store, by: request.by });
-      taken.push({ runId: child.runId, outcome });
+      const { outcome } = request.kind === 'cancel' ? await cancelRun({ store: child, by: request.by, reason }) : await pauseRun({ store: child, by: request.by });
+      taken.push({ runId: childId, outcome });
     } catch (error) {
       if (!(error instanceof ControlRefusedError)) throw error;
     }
   }
   return taken;
+}
+
+async function queuedOf(stores: readonly RunStore[]): Promise<RunStore[]> {
+  const queued: RunStore[] = [];
+  for (const store of stores) if (store.queued && (await store.queued())) queued.push(store);
+  return queued;
 }
 
 function stateOf(found: { state: AgentStateName; turn: number }): { state: AgentStateName; turn: number } {

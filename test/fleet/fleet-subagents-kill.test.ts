@@ -54,7 +54,8 @@ describe.skipIf(!postgresAvailable())('a fleet parent whose children’s worker 
     await until('both children write their notes', () => audit(outbox).length === 2, first.output);
     first.child.kill('SIGKILL');
     await first.done;
-    expect(first.output()).toContain('waits for its sub-agent run editor-1.toolu_');
+    // Both children were queued by the parent's one take-up, side by side.
+    expect(first.output()).toContain('run editor-1: waits for its sub-agent runs editor-1.toolu_a, editor-1.toolu_b (queued for any worker)');
     const second = worker();
     try {
       await withDb(url, async (db) => {

@@ -93,6 +93,42 @@ describe.skipIf(!postgresAvailable())('a fleet parent and its children together'
     }
   }, 60_000);
 
+  it('its cancel reaches children queued and not yet started: the worker that takes them up ends them cancelled, running nothing', async () => {
+    const dir = tempDir('da-fleet-together-queued-');
+    const pool = await openDatabase(await freshDatabase('fleet_together_queued'), 6);
+    try {
+      const lines: string[] = [];
+      const editor = editorAgent([subagentTool(writerAgent(dir))]);
+      // One slot, stopped as soon as the parent has queued its children: none of them is started.
+      const worker: Worker = new Worker({
+        pool, agents: [editor], runConcurrency: 1, leaseMs: 60_000, exitWhenIdle: true, pollIntervalMs: 50,
+        log: (line) => {
+          lines.push(line);
+          if (line.includes('waits for its sub-agent run')) worker.stop('the children stay queued');
+        },
+      });
+      await submitRun(pool, { agent: editor, task: 'Write two notes.', runId: 'editor-1' });
+      await worker.run();
+      const { rows } = await pool.query<{ id: string; records: number }>('SELECT id, records FROM da_runs WHERE id = ANY($1) ORDER BY id', [CHILDREN]);
+      expect(rows, lines.join('\n')).toEqual(CHILDREN.map((id) => ({ id, records: 0 })));
+
+      const outcome = await openRun({ store: new PgRunStore(pool, 'editor-1') }).cancel({ by: 'ops', reason: 'not needed' });
+      expect(outcome.outcome).toBe('cancelled');
+      expect(outcome.passedOn).toEqual(CHILDREN.map((runId) => ({ runId, outcome: 'requested' })));
+      const after = workerOf(pool, dir, {}, lines, true).worker;
+      await after.run();
+      for (const id of CHILDREN) {
+        const child = await stateOf(pool, id);
+        expect(child.state, lines.join('\n')).toBe('cancelled');
+        expect(child.context.cancellation).toMatchObject({ by: 'ops', reason: 'its parent run editor-1 was cancelled (not needed)' });
+      }
+      expect((await stateOf(pool, 'editor-1')).state).toBe('cancelled');
+      expect(auditOf(dir)).toEqual([]);
+    } finally {
+      await pool.end();
+    }
+  }, 60_000);
+
   it('its pause stops the children other workers drive; unpausing it lets them and then it finish, each note once', async () => {
     const dir = tempDir('da-fleet-together-pause-');
     const pool = await openDatabase(await freshDatabase('fleet_together_pause'), 8);
