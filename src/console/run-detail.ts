@@ -27,6 +27,7 @@ import type { ProcessView, StepView } from '../../visualizer/viz-data.ts';
 import { readablePrefix } from './readable-prefix.ts';
 import { readForkNotes } from '../fork/fork-notes.ts';
 import { type ConsoleRun, keyOf } from './run-sources.ts';
+import { FLEET_KEY, KEY_SEPARATOR } from './console-row.ts';
 import { type ChildRun, childRunsOf, runsFolderOf, type TreePendingDecision, treePendingDecisions } from '../runtime/run-tree.ts';
 
 export interface RunSummary {
@@ -157,6 +158,8 @@ async function treeOf(run: ConsoleRun, loaded: LoadedRun): Promise<Pick<Lineage,
   const folder = run.folder ? runsFolderOf(store) : null;
   // A run's children are in its folder of runs: one the console shows as a run by id of the same state folder.
   const keyOfRun = async (runId: string): Promise<string | null> => {
+    // A fleet run's parent and children are fleet runs: their keys are their ids.
+    if (run.source === 'fleet') return [FLEET_KEY, runId].join(KEY_SEPARATOR);
     if (!folder || !run.folder) return null;
     if (await folder.store(runId).exists()) return keyOf(run.folder.index, runId, null);
     return null;

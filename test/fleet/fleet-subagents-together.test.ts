@@ -59,6 +59,13 @@ describe.skipIf(!postgresAvailable())('a fleet parent and its children together'
       expect(fleet.stdout).toMatch(new RegExp(`editor-1 .*\\(waits for its sub-agent runs ${CHILDREN.join(', ').replace(/\./g, '\\.')}\\)`));
       const { fleetRows } = await import('../../src/console/fleet-rows.ts');
       expect((await fleetRows(pool)).find((row) => row.runId === 'editor-1')?.waitsFor).toBe(`its sub-agent runs ${CHILDREN.join(', ')}`);
+      // The parent's page in the console: its children (each a link to its page) and the calls they wait on.
+      const { runDetail } = await import('../../src/console/run-detail.ts');
+      const page = await runDetail({ key: 'fleet~editor-1', source: 'fleet', store: new PgRunStore(pool, 'editor-1'), archivedJournal: null, runDir: null, folder: null });
+      expect(page.lineage.children.map((child) => [child.runId, child.state, child.key])).toEqual(CHILDREN.map((id) => [id, 'awaitingDecision', `fleet~${id}`]));
+      expect(page.pending.map((call) => [call.run, call.name])).toEqual(CHILDREN.map((id) => [id, 'write_note']));
+      const childPage = await runDetail({ key: `fleet~${CHILDREN[0]}`, source: 'fleet', store: new PgRunStore(pool, CHILDREN[0]!), archivedJournal: null, runDir: null, folder: null });
+      expect(childPage.lineage.calledBy).toEqual({ runId: 'editor-1', toolUseId: 'toolu_a', key: 'fleet~editor-1' });
       const listed = await runCliAsync(['pending', '--database-url', url, '--run', 'editor-1', '--json'], { cwd: dir });
       expect(listed.code, listed.stderr).toBe(0);
       expect((JSON.parse(listed.stdout) as Array<{ run?: string; name: string }>).map((call) => [call.run, call.name])).toEqual(CHILDREN.map((id) => [id, 'write_note']));
