@@ -151,7 +151,8 @@ export async function listRuns(pool: Pool): Promise<QueuedRun[]> {
             EXISTS (SELECT 1 FROM da_agents a WHERE a.name = spec ->> 'agent' AND a.version = header #>> '{agent,version}') AS version_known,
             (SELECT array_agg(a.version ORDER BY a.last_seen DESC) FROM da_agents a WHERE a.name = spec ->> 'agent') AS registered,
             (SELECT array_agg(cw.child_run_id ORDER BY cw.child_run_id) FROM da_child_waits cw LEFT JOIN da_runs child ON child.id = cw.child_run_id
-              WHERE cw.run_id = da_runs.id AND NOT da_runs.finished AND (child.id IS NULL OR (NOT child.finished AND child.state NOT IN (${STOPPED_AT_LIMIT_SQL})))) AS waits_for_runs
+              WHERE cw.run_id = da_runs.id AND NOT da_runs.finished AND (cw.give_up_at IS NULL OR cw.give_up_at > now())
+                AND (child.id IS NULL OR (NOT child.finished AND child.state NOT IN (${STOPPED_AT_LIMIT_SQL})))) AS waits_for_runs
        FROM da_runs LEFT JOIN da_waits w ON w.run_id = da_runs.id AND w.tool_use_id = da_runs.awaiting AND da_runs.state = 'awaitingDecision'
       WHERE id NOT LIKE '%~archived~%' ORDER BY created_at, id`,
   );

@@ -69,6 +69,7 @@ export function subagentTool(agent: AgentDefinition, options: SubagentToolOption
     throw new SubagentInputError(name, 'its input fields name "task", which is the child\'s task itself: give the other fields only');
   }
   const taskOf = options.taskOf ?? defaultTaskOf;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   // In a fleet (the calling run's worker gives childRuns) the child is a run of the queue, unless runs says where it goes.
   const queueOf = (ctx: ToolContext) => (options.runs === undefined ? (ctx.caller?.childRuns ?? null) : null);
   const storeOf = (ctx: ToolContext): RunStore => {
@@ -94,7 +95,7 @@ export function subagentTool(agent: AgentDefinition, options: SubagentToolOption
     idempotent: true,
     // Each child is a run of its own, with its own ledger and lock: calls of one reply may run side by side.
     concurrencySafe: true,
-    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    timeoutMs,
     async run(input, ctx) {
       const task = taskOf(input);
       const runId = childRunIdOf(ctx.runId, ctx.toolUseId);
@@ -102,11 +103,14 @@ export function subagentTool(agent: AgentDefinition, options: SubagentToolOption
       const queue = queueOf(ctx);
       if (queue) {
         const ended = await queue.outcome(runId);
+        if (ended && 'gaveUp' in ended) {
+          throw new Error(`the sub-agent ${agent.name} (run ${runId}) did not end within ${timeoutMs} ms: the call gave up on it, and the child goes on (its answer is in its own run)`);
+        }
         if (ended) return answerOf(agent, runId, ended);
         const budget = await childBudgetOf(agent, ctx.caller, store, ctx.runId);
         const traceParent = ctx.caller?.trace ? (await import('../telemetry/trace-parent.ts')).traceParentOf(ctx.caller.trace.parent as never) : null;
         // Every time, not only the first: a kill between the queueing and the note that the parent waits is mended here.
-        await queue.submit({ runId, agent: agent.name, task, calledBy: { runId: ctx.runId, toolUseId: ctx.toolUseId }, ...(budget ? { budget } : {}), ...(traceParent ? { traceParent } : {}) });
+        await queue.submit({ runId, agent: agent.name, task, calledBy: { runId: ctx.runId, toolUseId: ctx.toolUseId }, timeoutMs, ...(budget ? { budget } : {}), ...(traceParent ? { traceParent } : {}) });
         throw new ChildRunAwaitedError(ctx.runId, runId);
       }
       const budget = await childBudgetOf(agent, ctx.caller, store, ctx.runId);

@@ -30,8 +30,11 @@ export interface ChildRuns {
    * waits for it: the calling run is not taken up again until the child has ended.
    */
   submit(child: QueuedChild): Promise<void>;
-  /** How the child ended; null while it goes on, waits or is not yet taken up. */
-  outcome(childRunId: string): Promise<ChildOutcome | null>;
+  /**
+   * How the child ended; null while it goes on, waits or is not yet taken up. `gaveUp`: the
+   * call's time to wait for it (QueuedChild.timeoutMs) ran out first; the child goes on.
+   */
+  outcome(childRunId: string): Promise<ChildOutcome | { gaveUp: true } | null>;
   /** The child's store, to read (what it spent). */
   store(childRunId: string): RunStore;
 }
@@ -45,6 +48,8 @@ export interface QueuedChild {
   budget?: Budget | undefined;
   /** With a tracer: the W3C traceparent of the call's execute_tool span, which the child's trace hangs under. */
   traceParent?: string | undefined;
+  /** How long the calling run waits for the child from its first queueing before the call gives up; absent: for ever. */
+  timeoutMs?: number | undefined;
 }
 
 export interface ChildOutcome {

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { openRun, subagentTool } from '../../src/index.ts';
 import { decide } from '../../src/approval/decide.ts';
 import { submitRun } from '../../src/fleet/submit-run.ts';
+import { listRuns as listRunsOf } from '../../src/fleet/run-queue.ts';
 import { Worker } from '../../src/fleet/worker.ts';
 import { foldJournal } from '../../src/store/fold-journal.ts';
 import { openDatabase } from '../../src/store/pg/pool.ts';
@@ -131,6 +132,30 @@ describe.skipIf(!postgresAvailable())('a fleet parent and its children together'
       }
       expect((await stateOf(pool, 'editor-1')).state).toBe('cancelled');
       expect(auditOf(dir)).toEqual([]);
+    } finally {
+      await pool.end();
+    }
+  }, 60_000);
+
+  it("a call whose child outlives its timeoutMs gives up: the parent is taken up again, the model reads why, and the child goes on", async () => {
+    const dir = tempDir('da-fleet-together-timeout-');
+    const pool = await openDatabase(await freshDatabase('fleet_together_timeout'), 6);
+    try {
+      const lines: string[] = [];
+      // The children wait for a person nobody is: the parent's calls give up after 300 ms.
+      const editor = editorAgent([subagentTool(writerAgent(dir, { approval: true }), { timeoutMs: 300 })]);
+      const workerOf1 = () => new Worker({ pool, agents: [editor], runConcurrency: 2, leaseMs: 60_000, exitWhenIdle: true, pollIntervalMs: 50, log: (line) => lines.push(line) });
+      await submitRun(pool, { agent: editor, task: 'Write two notes.', runId: 'editor-1' });
+      await workerOf1().run();
+      expect((await stateOf(pool, 'editor-1')).state, lines.join('\n')).not.toBe('done');
+      expect((await listRunsOf(pool)).find((run) => run.id === 'editor-1')?.waitsForRuns).toEqual(CHILDREN);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      await workerOf1().run();
+      const parent = await stateOf(pool, 'editor-1');
+      expect(parent.state, lines.join('\n')).toBe('done');
+      expect(parent.context.finalText).toContain('did not end within 300 ms: the call gave up on it, and the child goes on');
+      for (const id of CHILDREN) expect((await stateOf(pool, id)).state).toBe('awaitingDecision');
+      expect((await listRunsOf(pool)).find((run) => run.id === 'editor-1')?.waitsForRuns).toEqual([]);
     } finally {
       await pool.end();
     }

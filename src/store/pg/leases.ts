@@ -32,8 +32,8 @@ const STOPPED_AT_LIMIT = STOPPED_AT_LIMIT_STATES.map((state) => `'${state}'`).jo
  * released: no da_waits row), is taken up once to look. A run stopped
  * at a limit is not claimable until an operator raised it (durable-agent raise). A paused run
  * is not claimable until its pause is cleared (durable-agent unpause --run). A run that waits for
- * a child it queued (da_child_waits) is not claimable until the child has ended: finished, or
- * stopped at a limit.
+ * a child it queued (da_child_waits) is not claimable until the child has ended (finished, or
+ * stopped at a limit) or the call gives up on it (give_up_at).
  */
 export const WORKABLE = `((da_runs.state <> 'awaitingDecision'
    OR EXISTS (SELECT 1 FROM da_decisions d WHERE d.run_id = da_runs.id AND d.tool_use_id = da_runs.awaiting AND d.settled_at IS NULL)
@@ -44,7 +44,8 @@ export const WORKABLE = `((da_runs.state <> 'awaitingDecision'
    OR EXISTS (SELECT 1 FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'raise'))
   AND NOT EXISTS (SELECT 1 FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'pause')
   AND NOT EXISTS (SELECT 1 FROM da_child_waits cw JOIN da_runs child ON child.id = cw.child_run_id
-                   WHERE cw.run_id = da_runs.id AND NOT child.finished AND child.state NOT IN (${STOPPED_AT_LIMIT})))`;
+                   WHERE cw.run_id = da_runs.id AND NOT child.finished AND child.state NOT IN (${STOPPED_AT_LIMIT})
+                     AND (cw.give_up_at IS NULL OR cw.give_up_at > now())))`;
 
 /** A condition a claim adds, for what the claimer can drive: SQL over da_runs, its parameters numbered from `first` on. */
 export interface ClaimCondition {

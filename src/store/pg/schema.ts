@@ -7,7 +7,7 @@ import type { Pool } from 'pg';
 import { SchemaVersionError } from './pg-errors.ts';
 import { inTransaction } from './transaction.ts';
 
-export const SCHEMA_VERSION = 10;
+export const SCHEMA_VERSION = 11;
 
 /** A row's state changed into one a run rests in: ended, waiting for a person, stopped at a limit. */
 const CAME_TO_REST = `NEW.state IS DISTINCT FROM OLD.state
@@ -209,6 +209,12 @@ const MIGRATIONS: Record<number, string> = {
     );
     CREATE TRIGGER da_runs_child_ended AFTER UPDATE OF finished ON da_runs
       FOR EACH ROW WHEN (NEW.finished AND NOT OLD.finished AND NEW.spec ? 'calledBy') EXECUTE FUNCTION da_work_notify();
+  `,
+  // A call that waits for its child gives up at a time (the sub-agent tool's timeoutMs from the
+  // first queueing): from then on the waiting run is claimable again, and its call ends with an
+  // error the model reads while the child goes on, as on one machine. Null: it waits for ever.
+  11: `
+    ALTER TABLE da_child_waits ADD COLUMN give_up_at timestamptz;
   `,
 };
 
