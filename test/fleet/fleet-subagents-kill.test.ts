@@ -54,8 +54,12 @@ describe.skipIf(!postgresAvailable())('a fleet parent whose children’s worker 
     await until('both children write their notes', () => audit(outbox).length === 2, first.output);
     first.child.kill('SIGKILL');
     await first.done;
-    // Both children were queued by the parent's one take-up, side by side.
-    expect(first.output()).toContain('run editor-1: waits for its sub-agent runs editor-1.toolu_a, editor-1.toolu_b (queued for any worker)');
+    // Both children were queued by the parent's one take-up, side by side (read from the database:
+    // the worker's log line may be lost in its pipe with the SIGKILL).
+    await withDb(url, async (db) => {
+      const { rows } = await db.query<{ child_run_id: string }>('SELECT child_run_id FROM da_child_waits WHERE run_id = $1 ORDER BY child_run_id', ['editor-1']);
+      expect(rows.map((row) => row.child_run_id)).toEqual(CHILDREN);
+    });
     const second = worker();
     try {
       await withDb(url, async (db) => {
