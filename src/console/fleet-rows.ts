@@ -6,6 +6,7 @@
  */
 import type { Pool } from 'pg';
 import type { QueuedRun } from '../fleet/run-queue.ts';
+import { awaitedRunsWords } from '../words/tree-lines.ts';
 import type { AgentStateName, TokenUsage } from '../../machines/agent-loop.types.ts';
 import { totalTokens } from '../../machines/agent-loop.logic.ts';
 import { DEMO_TASK } from '../demo/demo-task.ts';
@@ -32,7 +33,7 @@ export async function fleetRows(pool: Pool): Promise<ConsoleRow[]> {
       archived: false,
       problem: null,
       location: 'the fleet (PostgreSQL)',
-      waitsFor: awaitedWords(run) ?? run.waitsForAgent ?? (run.waitsForRuns.length ? `its sub-agent run${run.waitsForRuns.length === 1 ? '' : 's'} ${run.waitsForRuns.join(', ')}` : null),
+      waitsFor: awaitedWords(run) ?? run.waitsForAgent ?? (run.waitsForRuns.length ? awaitedRunsWords(run.waitsForRuns) : null),
       pausedBy: run.pausedBy,
       worker: run.leaseActive ? run.worker : null,
       leaseEpoch: run.leaseEpoch,

@@ -4,10 +4,8 @@ import type { Pool } from 'pg';
 import type { Budget } from '../../machines/agent-loop.types.ts';
 import type { ClearToolUsesOptions } from '../compaction/clear-tool-uses.ts';
 import type { CompactionOptions } from '../compaction/compaction-settings.ts';
-import { type ClaimCondition, WORKABLE } from '../store/pg/leases.ts';
-import { isStoppedAtLimit, type AgentStateName, STOPPED_AT_LIMIT_STATES } from '../../machines/agent-loop.types.ts';
-
-const STOPPED_AT_LIMIT_SQL = STOPPED_AT_LIMIT_STATES.map((state) => `'${state}'`).join(', ');
+import { type ClaimCondition, STOPPED_AT_LIMIT, WORKABLE } from '../store/pg/leases.ts';
+import { isStoppedAtLimit, type AgentStateName } from '../../machines/agent-loop.types.ts';
 import { type RaiseRequest, raiseProblem } from './raise-run.ts';
 
 /** What a worker needs to drive a run: the lesson's demo, or a task for an agent a worker has registered. */
@@ -152,7 +150,7 @@ export async function listRuns(pool: Pool): Promise<QueuedRun[]> {
             (SELECT array_agg(a.version ORDER BY a.last_seen DESC) FROM da_agents a WHERE a.name = spec ->> 'agent') AS registered,
             (SELECT array_agg(cw.child_run_id ORDER BY cw.child_run_id) FROM da_child_waits cw LEFT JOIN da_runs child ON child.id = cw.child_run_id
               WHERE cw.run_id = da_runs.id AND NOT da_runs.finished AND (cw.give_up_at IS NULL OR cw.give_up_at > now())
-                AND (child.id IS NULL OR (NOT child.finished AND child.state NOT IN (${STOPPED_AT_LIMIT_SQL})))) AS waits_for_runs
+                AND (child.id IS NULL OR (NOT child.finished AND child.state NOT IN (${STOPPED_AT_LIMIT})))) AS waits_for_runs
        FROM da_runs LEFT JOIN da_waits w ON w.run_id = da_runs.id AND w.tool_use_id = da_runs.awaiting AND da_runs.state = 'awaitingDecision'
       WHERE id NOT LIKE '%~archived~%' ORDER BY created_at, id`,
   );

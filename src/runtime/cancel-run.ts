@@ -168,8 +168,10 @@ async function passToChildren(store: RunStore, runId: string, request: ControlRe
   const targets = [...children.map((found) => ({ runId: found.runId, store: found.store })), ...queued.map((found) => ({ runId: found.runId ?? found.location, store: found }))];
   for (const { runId: childId, store: child } of targets) {
     try {
-      const reason = `its parent run ${runId} was cancelled${request.reason ? ` (${request.reason})` : ''}`;
-      const { outcome } = request.kind === 'cancel' ? await cancelRun({ store: child, by: request.by, reason }) : await pauseRun({ store: child, by: request.by });
+      const { outcome } =
+        request.kind === 'cancel'
+          ? await cancelRun({ store: child, by: request.by, reason: `its parent run ${runId} was cancelled${request.reason ? ` (${request.reason})` : ''}` })
+          : await pauseRun({ store: child, by: request.by });
       taken.push({ runId: childId, outcome });
     } catch (error) {
       if (!(error instanceof ControlRefusedError)) throw error;

@@ -1,4 +1,5 @@
 /** The fleet commands: migrate the schema, submit runs, run a worker, list runs. */
+import { awaitedRunsWords } from '../../words/tree-lines.ts';
 import type { AgentStateName } from '../../../machines/agent-loop.types.ts';
 import { migrate } from '../../store/pg/schema.ts';
 import { databaseUrlOf, describeDatabase, openDatabase, openPool } from '../../store/pg/pool.ts';
@@ -158,7 +159,7 @@ function stateNote(run: QueuedRun): string {
   if (run.raise !== null) return ` (raised: ${raiseWords(run.raise)}; to be taken up)`;
   if (run.stoppedAtLimit) return ' (stopped, resumable: raise --run ID)';
   if (run.waitsForAgent !== null) return ` (waits for ${run.waitsForAgent})`;
-  if (run.waitsForRuns.length) return ` (waits for its sub-agent run${run.waitsForRuns.length === 1 ? '' : 's'} ${run.waitsForRuns.join(', ')})`;
+  if (run.waitsForRuns.length) return ` (waits for ${awaitedRunsWords(run.waitsForRuns)})`;
   return '';
 }
 

@@ -22,7 +22,8 @@ export interface Lease {
   raise?: unknown;
 }
 
-const STOPPED_AT_LIMIT = STOPPED_AT_LIMIT_STATES.map((state) => `'${state}'`).join(', ');
+/** The states of a run stopped at a limit, as an SQL list. */
+export const STOPPED_AT_LIMIT = STOPPED_AT_LIMIT_STATES.map((state) => `'${state}'`).join(', ');
 
 /**
  * A run that waits for a person is not claimable until there is something to do: a decision
