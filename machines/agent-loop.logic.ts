@@ -77,12 +77,13 @@ export function awaitsDecision(context: { readonly decisions: readonly Decision[
 }
 
 /**
- * Whether a verdict answers what the call needs: approve an approval, answer a question or end a
- * wait (its result is the answer's text); deny any of them.
+ * Whether a verdict answers what the call needs: approve an approval, answer a question, end a
+ * wait or bring a child run's answer (its result is the answer's text); deny any of them (for a
+ * child: it failed, the call gave up on it, or a person stopped waiting).
  */
 export function verdictFits(call: PendingCall, decision: Decision): boolean {
   if (decision.verdict === 'denied') return call.needs !== undefined;
-  return decision.verdict === 'approved' ? call.needs === 'approval' : call.needs === 'answer' || call.needs === 'wait';
+  return decision.verdict === 'approved' ? call.needs === 'approval' : call.needs === 'answer' || call.needs === 'wait' || call.needs === 'child';
 }
 
 /** The call as it runs: with the input a person approved in place of the model's, if edited. */
@@ -100,8 +101,8 @@ export function decisionOutcomeOf(call: PendingCall, decision: Decision): ToolOu
     tool_use_id: call.id,
     name: call.name,
     kind: 'denied',
-    // A deadline is not a person: the model is told which it was.
-    content: `${decision.by === 'deadline' ? 'denied by the decision deadline' : 'denied by a person'}: ${decision.reason ?? 'no reason given'}`,
+    // A deadline is not a person, nor is a child run's end: the model is told which it was.
+    content: decision.child ? (decision.reason ?? `the child run ${decision.child.runId} ended ${decision.child.state}`) : `${decision.by === 'deadline' ? 'denied by the decision deadline' : 'denied by a person'}: ${decision.reason ?? 'no reason given'}`,
     is_error: true,
   };
 }

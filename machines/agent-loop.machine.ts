@@ -560,7 +560,8 @@ export const agentLoopMachine = machineSetup.createMachine({
       },
     },
     awaitingDecision: {
-      description: 'The next open call waits for a decision (context.awaiting): an approval, or an answer to ask_user; nothing runs until one is durable.',
+      description:
+        'The next open call waits (context.awaiting) for what its kind of await needs: an approval, an answer to ask_user, a wait\'s time or event, or the end of the child run it queued; nothing runs until the DECISION that ends it is durable.',
       entry: 'awaitDecision',
       on: {
         DECISION: [
@@ -574,7 +575,7 @@ export const agentLoopMachine = machineSetup.createMachine({
             guard: 'settlesLastCall',
             target: 'effectRecorded',
             actions: ['recordDecision', 'recordDecisionOutcome', 'requestTurnClose'],
-            description: "Denied or answered, the turn's last open call: the decision is its ledger entry; close the turn next.",
+            description: "Denied or answered (a child run's end answers or denies), the turn's last open call: the decision is its ledger entry; close the turn next.",
           },
           {
             guard: 'settlesCall',

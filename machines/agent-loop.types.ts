@@ -78,11 +78,16 @@ export interface ModelReply {
 }
 
 /**
- * What a call waits for before it may go on: a person's approval, a person's answer (ask_user),
- * or, for a wait call (the wait tool), its time or its event: a wait is decided by a signal or by
- * the clock, through the same DECISION record as a person's decision.
+ * What a call waits for before it may go on — every kind of await, each ended by one DECISION
+ * record: a person's approval, a person's answer (ask_user); for a wait call (the wait tool),
+ * its time or its event, decided by a signal or by the clock; for a call that queued a run of its
+ * own (a fleet's sub-agent child), that run's end, delivered to the run's decisions like a
+ * person's decision (or the call's time to wait for it running out).
  */
-export type DecisionNeed = 'approval' | 'answer' | 'wait';
+export type DecisionNeed = 'approval' | 'answer' | 'wait' | 'child';
+
+/** Every kind of await, for readers that must refuse a flag they do not know. */
+export const DECISION_NEEDS: readonly DecisionNeed[] = ['approval', 'answer', 'wait', 'child'];
 
 /** A tool call the model named and the loop has not closed yet. */
 export interface PendingCall {
@@ -116,6 +121,11 @@ export interface Decision {
   text?: string | undefined;
   /** The signal that ended a wait (answered waits only): its name, its sender's id (null: none given) and when it was sent. */
   signal?: { name: string; id: string | null; sentAt: number } | undefined;
+  /**
+   * The child run whose end this is (child awaits only): its id and the state it ended in. Its
+   * text (answered) or reason (denied) is then the child's own words, given to the model as they are.
+   */
+  child?: { runId: string; state: string } | undefined;
 }
 
 /** The call the run waits on, and since when (the time of its DECISION_NEEDED record). */

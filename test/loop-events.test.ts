@@ -4,7 +4,6 @@
  * record to record), and a turn of a single call follows the scheduler's rule like any other.
  */
 import { describe, expect, it } from 'vitest';
-import { ChildRunAwaitedError } from '../src/core/stop-errors.ts';
 import { endTurnReply, scriptedModel, toolUseReply } from '../src/model/scripted-model.ts';
 import { startRun } from '../src/runtime/run-api.ts';
 import type { RunEvent } from '../src/core/run-events.ts';
@@ -112,22 +111,3 @@ describe('a turn of a single call', () => {
     await expect(runInOrder([job(async () => Promise.reject(thrown))], { limit: 4, record }, 'runPendingTools')).rejects.toBe(thrown);
   });
 });
-
-describe('calls that wait for runs they queued (a fleet’s sub-agents)', () => {
-  const callOf = (id: string) => ({ id, name: id.startsWith('sub') ? 'writer' : 'look', input: {} });
-  const outcomeOf = (id: string) => ({ tool_use_id: id, name: 'look', kind: 'ran' as const, content: `saw ${id}`, is_error: false });
-  const awaiting = (id: string, delayMs: number): Job => ({ call: callOf(id), overlaps: true, finish: () => new Promise((_, reject) => setTimeout(() => reject(new ChildRunAwaitedError('parent', `parent.${id}`)), delayMs)) });
-  const plain = (id: string, overlaps: boolean, started: string[]): Job => ({ call: callOf(id), overlaps, finish: async () => (started.push(id), { call: callOf(id), outcome: outcomeOf(id) }) });
-
-  it('stop the run once the calls beside them are done: all their runs named, the others recorded, a later call that runs alone not started', async () => {
-    const started: string[] = [];
-    const recorded: string[] = [];
-    const jobs = [awaiting('sub_a', 30), awaiting('sub_b', 5), plain('look_c', true, started), plain('write_d', false, started)];
-    const error = await runInOrder(jobs, { limit: 4, record: async (group) => (recorded.push(...group.map((finished) => finished.call.id)), 'runPendingTools') }, 'runPendingTools').catch((thrown: unknown) => thrown);
-    expect(error).toBeInstanceOf(ChildRunAwaitedError);
-    expect((error as ChildRunAwaitedError).childRunIds).toEqual(['parent.sub_b', 'parent.sub_a']);
-    expect(started).toEqual(['look_c']);
-    expect(recorded).toEqual(['look_c']);
-  });
-});
-

@@ -1,16 +1,19 @@
 /**
  * Approval and questions as a capability of the run: it marks the calls of each reply that need
  * a person's decision, or wait (recorded with the reply at checkpoint A), and carries out
- * `awaitDecision`: wait for the decision about the awaited call (a wait's: its signal or its time) and record it. The inbox entry it came from is
+ * `awaitDecision`: wait for the decision about the awaited call (a wait's: its signal or its time;
+ * a child await's: its child's end) and record it. The inbox entry it came from is
  * settled only once the record is durable.
  */
 import type { AnnouncedEffect } from '../../machines/agent-loop.effects.ts';
+import type { PendingCall } from '../../machines/agent-loop.types.ts';
 import type { Capability, RunSession } from '../core/session.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 import { questionOf } from './ask-user.ts';
 import { awaitedCallOf, type DecisionOptions, findDecision } from './decision-step.ts';
 import { type DecisionPolicy, needsDecisionOf } from './needs-decision.ts';
 import { findWake } from './wait-step.ts';
+import { findChildEnd } from './child-step.ts';
 
 export function approvalCapability(registry: ToolRegistry, policy: DecisionPolicy, options: DecisionOptions): Capability {
   return {
@@ -31,8 +34,15 @@ async function takeDecision(session: RunSession, options: DecisionOptions): Prom
     session.emit({ type: 'waiting', call: session.callView(call), needs: call.needs!, since: context.awaiting!.since, question, ...(unreadable ? { unreadable } : {}) });
   };
   const wait = { runId: session.runId, context, inbox: session.store.decisions, registry: session.registry, options, onWait };
-  // A wait is decided by its signal or the clock (wait-step.ts), a call for a person by that person.
-  const find = call.needs === 'wait' ? (signal: AbortSignal) => findWake({ ...wait, signals: session.store.signals, signal }) : (signal: AbortSignal) => findDecision({ ...wait, signal });
+  // A wait is decided by its signal or the clock (wait-step.ts), a child await by its child's end
+  // (child-step.ts), a call for a person by that person.
+  const signals = session.store.signals;
+  const find =
+    call.needs === 'wait'
+      ? (signal: AbortSignal) => findWake({ ...wait, signals, signal })
+      : call.needs === 'child'
+        ? (signal: AbortSignal) => findChildEnd({ ...wait, signals, signal, contextOf: (open) => session.callContext(open), onQueue: queueEvents(session) })
+        : (signal: AbortSignal) => findDecision({ ...wait, signal });
   const decision = await session.control.watch(find, session.signal);
   if (!decision) {
     session.stopIfAsked();
@@ -42,4 +52,12 @@ async function takeDecision(session: RunSession, options: DecisionOptions): Prom
   await session.store.decisions?.settle(decision.tool_use_id);
   session.emit({ type: 'decided', call: session.callView(call), decision });
   return effect;
+}
+
+/** The events around a child's queueing, as the run's observers see them. */
+function queueEvents(session: RunSession) {
+  return {
+    before: (call: PendingCall) => session.emit({ type: 'child-queueing', call: session.callView(call), at: Date.now() }),
+    after: (call: PendingCall, childRunId: string) => session.emit({ type: 'child-queued', call: session.callView(call), childRunId, at: Date.now() }),
+  };
 }

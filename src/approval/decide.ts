@@ -51,7 +51,11 @@ export interface DecideOptions {
   now?: () => number;
 }
 
-/** The calls of the run in `store` that wait for a decision, in the order they will be taken up. */
+/**
+ * The calls of the run in `store` that wait for a person's decision (or a wait's event), in the
+ * order they will be taken up. A call that waits for its child run is not one: its child's end
+ * decides it (the child's own calls are listed with the tree's, treePendingDecisions).
+ */
 export async function pendingDecisions(store: RunStore): Promise<PendingDecision[]> {
   const run = await readRun(store);
   if (!run) throw new StoreMissingError(store.location, 'read');
@@ -60,6 +64,7 @@ export async function pendingDecisions(store: RunStore): Promise<PendingDecision
   const inbox = inboxOf(store);
   const waiting: PendingDecision[] = [];
   for (const call of waitingCallsOf(run.header.runId, run.view.context)) {
+    if (call.needs === 'child') continue;
     try {
       waiting.push({ ...call, given: inbox ? await givenFor(inbox, call.tool_use_id) : null });
     } catch (error) {
@@ -124,6 +129,9 @@ async function checkVerdict(call: PendingCall, request: DecideInput, refuse: Ref
   const id = call.id;
   if (call.needs === 'wait' && verdict !== 'denied') {
     throw refuse('wrong-verdict', `${id} is a wait (${call.name}): it ends when its time or its event comes (\`durable-agent signal --run ID NAME\` sends an event), not by an ${verdict === 'approved' ? 'approval' : 'answer'}. Deny it with a reason to stop the wait. Nothing was written.`);
+  }
+  if (call.needs === 'child' && verdict !== 'denied') {
+    throw refuse('wrong-verdict', `${id} (${call.name}) waits for the sub-agent run it queued: that run's end gives its result, not an ${verdict === 'approved' ? 'approval' : 'answer'}. Deny it with a reason to stop waiting (the child goes on). Nothing was written.`);
   }
   if (call.needs === 'answer' && verdict === 'approved') {
     throw refuse('wrong-verdict', `${id} is a question (${call.name}): it waits for an answer, not an approval. Give it with \`durable-agent answer ${id} TEXT\` (or deny it with a reason). Nothing was written.`);

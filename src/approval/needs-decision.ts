@@ -5,6 +5,7 @@
  */
 import { toolUsesOf } from '../../machines/agent-loop.logic.ts';
 import type { DecisionNeed, ModelReply } from '../../machines/agent-loop.types.ts';
+import { childRunCallOf } from '../tools/child-run-call.ts';
 import { readOnlyFor, type ToolDefinition } from '../tools/tool.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 import { ASK_USER } from './ask-user.ts';
@@ -17,6 +18,11 @@ export type RequireApproval = readonly string[] | 'side-effects';
 export interface DecisionPolicy {
   requireApproval: RequireApproval | undefined;
   allowQuestions: boolean;
+  /**
+   * The run queues the runs its calls make for any process to drive (a fleet's): a call of a tool
+   * that queues its child (a sub-agent) then waits for that child's end instead of running.
+   */
+  queuesChildren?: boolean | undefined;
 }
 
 /** requireApproval names a tool the run does not offer. */
@@ -61,6 +67,8 @@ async function needOf(name: string, input: unknown, registry: ToolRegistry, poli
   if (isWaitTool(tool)) return waitInputProblem(input) === null && !('problem' in (await registry.checkInput(name, input))) ? 'wait' : null;
   const rule = policy.requireApproval;
   if (rule === 'side-effects' ? !readOnlyFor(tool, input) : rule?.includes(name)) return 'approval';
+  // Input its schema refuses is rejected without running: no child is queued for it.
+  if (policy.queuesChildren && childRunCallOf(tool) && !('problem' in (await registry.checkInput(name, input)))) return 'child';
   if (typeof tool.needsApproval === 'function') {
     const typed = await registry.typedInput(name, input);
     // Input its Standard Schema refuses is rejected without running, as an unknown tool is: nothing to approve.

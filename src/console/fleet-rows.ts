@@ -33,7 +33,8 @@ export async function fleetRows(pool: Pool): Promise<ConsoleRow[]> {
       archived: false,
       problem: null,
       location: 'the fleet (PostgreSQL)',
-      waitsFor: awaitedWords(run) ?? run.waitsForAgent ?? (run.waitsForRuns.length ? awaitedRunsWords(run.waitsForRuns) : null),
+      // A run that waits for its children waits in awaitingDecision too: the runs say more than the call.
+      waitsFor: (run.waitsForRuns.length ? awaitedRunsWords(run.waitsForRuns) : null) ?? awaitedWords(run) ?? run.waitsForAgent,
       pausedBy: run.pausedBy,
       worker: run.leaseActive ? run.worker : null,
       leaseEpoch: run.leaseEpoch,

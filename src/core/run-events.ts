@@ -152,6 +152,9 @@ export type RunEvent =
   | { type: 'tool-started'; call: CallView; at: number }
   | { type: 'tool-finished'; call: CallView; outcome: ToolOutcome; ms: number }
   | { type: 'ledger-write-failed'; call: CallView; error: StoreWriteError }
+  /** A call that waits for its child run queues it (child awaits): about to, and done (the child's id). */
+  | { type: 'child-queueing'; call: CallView; at: number }
+  | { type: 'child-queued'; call: CallView; childRunId: string; at: number }
   /** A call waits for a decision (its DECISION_NEEDED record is durable); `question` is ask_user's. */
   /** `unreadable`: the call's decision file is there but is no decision (damaged, a FIFO, a link): the run cannot take it. */
   | { type: 'waiting'; call: CallView; needs: DecisionNeed; since: number; question: string | null; unreadable?: { file: string; problem: string } | undefined }

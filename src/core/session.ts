@@ -11,6 +11,7 @@ import type { AgentContext, AgentEvent, AgentStateName, DecisionNeed, ModelReply
 import type { Model } from '../model/model.ts';
 import type { RunStore } from '../store/store.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
+import type { ToolContext } from '../tools/tool.ts';
 import type { CallView, RunEvent, RunObserver } from './run-events.ts';
 
 /** Cancel and pause asked of the run from outside, as a session sees them. */
@@ -42,6 +43,8 @@ export interface RunSession {
   emit(event: RunEvent): void;
   /** The call as events show it (with its tool's traits). */
   callView(call: PendingCall): CallView;
+  /** What a tool would be given to run the call (its caller: budget share, trace, the queue for runs it makes), for a capability that acts for a call it does not run. */
+  callContext(call: PendingCall): ToolContext;
   /** Throws the stop the signal carries, if it was aborted. */
   stopIfAsked(): void;
 }

@@ -11,22 +11,3 @@ export class RunStoppedError extends DurableAgentError {
     super(`The run stopped between two steps (${why}); everything it did is saved, and a resume goes on from there.`);
   }
 }
-
-/**
- * The call queued its child for the fleet and the child has not ended: the calling run stops
- * here without an outcome for the call, lets go of its worker, and is taken up again once the
- * child has ended, when the call (run again, as it is safe to repeat) answers with the child's end.
- * Calls of one reply that queued theirs side by side stop the run together: `childRunIds` are all.
- */
-export class ChildRunAwaitedError extends RunStoppedError {
-  override readonly name = 'ChildRunAwaitedError';
-  readonly childRunIds: readonly string[];
-  constructor(
-    readonly parentRunId: string,
-    childRunIds: string | readonly string[],
-  ) {
-    const ids = typeof childRunIds === 'string' ? [childRunIds] : [...childRunIds];
-    super(`run ${parentRunId} waits for its sub-agent run${ids.length === 1 ? '' : 's'} ${ids.join(', ')}, queued for any worker; it is taken up again when ${ids.length === 1 ? 'that run has' : 'those runs have'} ended`);
-    this.childRunIds = ids;
-  }
-}

@@ -1,9 +1,9 @@
 /**
  * The runs a fleet run's sub-agent calls make, queued as runs of their own (da_runs, under the id
- * the call derives), so that any worker drives them while the calling run waits without holding
- * a slot: the call notes that its run waits for the child (da_child_waits), its run stops, and a
- * claim leaves it alone until the child has ended (WORKABLE in leases.ts); taken up again, the
- * call is run again and answers with the child's end.
+ * the call derives), so that any worker drives them while the calling run waits for them in
+ * awaitingDecision without holding a slot (child-step.ts): queueing notes which run waits for
+ * which (da_child_waits), and a child's end is delivered to its caller's decisions, as a person's
+ * decision is, which makes the caller claimable again (WORKABLE in leases.ts).
  */
 import type { Pool } from 'pg';
 import { STOPPED_AT_LIMIT_STATES } from '../../machines/agent-loop.types.ts';
@@ -11,6 +11,9 @@ import { foldJournal } from '../store/fold-journal.ts';
 import { PgRunStore } from '../store/pg/pg-store.ts';
 import type { ChildRuns, QueuedChild } from '../tools/calling-run.ts';
 import { submitRun } from './submit-run.ts';
+import { childEndDecision } from '../approval/child-step.ts';
+import { FINAL_STATES } from '../../machines/agent-loop.types.ts';
+import type { RunResult } from '../core/run-events.ts';
 
 const ENDED_AT_LIMIT: readonly string[] = STOPPED_AT_LIMIT_STATES;
 
@@ -40,4 +43,18 @@ export function fleetChildRuns(pool: Pool, parentRunId: string): ChildRuns {
     },
     store: (childRunId) => new PgRunStore(pool, childRunId),
   };
+}
+
+/**
+ * Delivers a child's end to the run whose call queued it, as the decision that ends that call's
+ * await: written once (a second delivery, or a person's denial first, leaves the first). A child
+ * that rests without ending (it waits for a person) delivers nothing. A kill before the delivery
+ * is mended by the caller, which reads its child's end itself when it is next taken up.
+ */
+export async function deliverChildEnd(pool: Pool, child: { runId: string; agent: string; calledBy: { runId: string; toolUseId: string } }, result: RunResult): Promise<boolean> {
+  if (!FINAL_STATES.includes(result.status as never)) return false;
+  const end = { state: result.status, text: result.text ?? null, failure: result.failure?.message ?? null };
+  const decision = childEndDecision(child.calledBy.toolUseId, child, end, Date.now());
+  const inbox = new PgRunStore(pool, child.calledBy.runId).decisions;
+  return (await inbox?.write(decision)) === 'written';
 }

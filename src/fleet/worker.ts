@@ -13,7 +13,7 @@ import type { Model } from '../model/model.ts';
 import { scriptedModel } from '../model/scripted-model.ts';
 import { resumeRun, startRun } from '../runtime/run-api.ts';
 import type { RunEvent } from '../core/run-events.ts';
-import { ChildRunAwaitedError, RunStoppedError } from '../core/stop-errors.ts';
+import { RunStoppedError } from '../core/stop-errors.ts';
 import { requestWords } from '../control/control-request.ts';
 import { RunPausedError } from '../control/run-control.ts';
 import { claimNextRuns, type Lease, LeaseKeeper, releaseLeases } from '../store/pg/leases.ts';
@@ -28,7 +28,8 @@ import { type RaiseRequest, raiseProblem, raiseWords } from './raise-run.ts';
 import type { DemoRunSpec, RunSpec } from './run-queue.ts';
 import { unfinishedRunCount } from './run-queue.ts';
 import { type AgentDefinition, AgentDefinitionError, agentModel, delegatedAgentsOf } from '../agent/agent-definition.ts';
-import { fleetChildRuns } from './child-runs.ts';
+import { deliverChildEnd, fleetChildRuns } from './child-runs.ts';
+import { childRunIdOf } from '../runtime/run-tree.ts';
 import { DurableAgentError } from '../util/durable-agent-error.ts';
 import { drivableRuns, registerAgents } from './agent-registry.ts';
 import type { ClaimCondition } from '../store/pg/leases.ts';
@@ -280,12 +281,20 @@ export class Worker {
         ? await resumeRun({ ...parts, keepPause: true, ...raised })
         : await startRun({ ...parts, task: spec.kind === 'agent' ? spec.task : DEMO_TASK, maxTurns: spec.maxTurns, ...policyOf(spec), ...(spec.kind === 'agent' && spec.calledBy ? { calledBy: spec.calledBy } : {}) });
       this.failuresInARow.delete(lease.runId);
+      // A child's end goes to the run that waits for it, through that run's decisions.
+      if (spec.kind === 'agent' && spec.calledBy) await deliverChildEnd(pool, { runId: lease.runId, agent: spec.agent, calledBy: spec.calledBy }, result);
       if (this.webhooks) this.noteRested(lease.runId, { state: result.status, text: result.text ?? null, failure: result.failure?.message ?? null });
       // Its REOPEN record deletes the raise; one that could not reopen the run would make it claimable for ever.
       if (lease.raise != null && !reopened) await this.dropRaise(tag, lease, raise, result.status);
       const waits = result.waiting?.map((call) => `${call.tool_use_id} ${call.name}`).join(', ');
       const cancelled = result.cancellation ? ` ${requestWords(result.cancellation)}` : '';
       const stopped = (STOPPED_AT_LIMIT_STATES as readonly string[]).includes(result.status) ? `; stopped, resumable: durable-agent raise --run ${lease.runId} gives it more` : '';
+      const children = (result.waiting ?? []).filter((call) => call.needs === 'child').map((call) => childRunIdOf(lease.runId, call.tool_use_id));
+      if (children.length > 0 && children.length === result.waiting?.length) {
+        const many = children.length > 1;
+        log(`${tag}: waits for its sub-agent run${many ? 's' : ''} ${children.join(', ')} (queued for any worker); saved, lease released, taken up again when ${many ? 'they have' : 'that run has'} ended`);
+        return;
+      }
       const outcome = result.text ? `: ${result.text}` : result.failure ? `: ${result.failure.message}` : waits ? ` for a person (${waits}); lease released` : cancelled || stopped;
       log(`${tag}: ${result.status}${outcome}`);
     } catch (error) {
@@ -294,9 +303,6 @@ export class Worker {
         log(`${tag}: fenced off: ${error.message}`);
       } else if (error instanceof RunPausedError) {
         log(`${tag}: ${error.why}; saved, lease released, not claimed again until unpaused (durable-agent unpause --run ${lease.runId})`);
-      } else if (error instanceof ChildRunAwaitedError) {
-        const ids = error.childRunIds;
-        log(`${tag}: waits for its sub-agent run${ids.length === 1 ? '' : 's'} ${ids.join(', ')} (queued for any worker); saved, lease released, taken up again when ${ids.length === 1 ? 'that run has' : 'they have'} ended`);
       } else if (error instanceof RunStoppedError) {
         log(`${tag}: stopped between two steps, saved; releasing the lease`);
       } else if (error instanceof DurableAgentError && error.kind === 'refused') {

@@ -20,7 +20,8 @@ import { RunExistsError } from '../store/errors.ts';
 import { checkRunId, RunIdMismatchError } from '../store/run-id.ts';
 import { foldJournal } from '../store/fold-journal.ts';
 import { encodeRecord, snapshotContextOf } from '../store/journal-codec.ts';
-import { JOURNAL_FORMAT, JOURNAL_VERSION, JOURNAL_VERSION_DECISIONS, JOURNAL_VERSION_PLAIN } from '../store/journal-record.ts';
+import { JOURNAL_FORMAT, JOURNAL_VERSION_BUDGETS, JOURNAL_VERSION_CHILD_AWAITS, JOURNAL_VERSION_DECISIONS, JOURNAL_VERSION_PLAIN } from '../store/journal-record.ts';
+import { childRunCallOf } from '../tools/child-run-call.ts';
 import type { CalledBy, JournalHeader, PinnedClearToolUses, PinnedCompaction } from '../store/journal-record.ts';
 import { type CompactionOptions, triggerTokensOf } from '../compaction/compaction-settings.ts';
 import { type ContextSettings, contextSettingsForResume, contextSettingsForStart } from '../compaction/context-settings.ts';
@@ -301,8 +302,10 @@ async function start(options: StartOptions, tracing: RunTracing | null): Promise
     const startedBy = runOriginOf(options.command ?? API_COMMAND, options.model.name, offeredTools(options));
     const trace = tracing?.beginRun(runId, { model: options.model.name, task: options.task, maxTurns });
     const decisionPolicy = pinnedPolicyOf(options);
-    // Version 3: a run with a budget or with compaction, which a release before them would misread.
-    const version = budgeted.budget || compaction || clearToolUses ? JOURNAL_VERSION : canNeedDecisions(decisionPolicy, offeredTools(options)) ? JOURNAL_VERSION_DECISIONS : JOURNAL_VERSION_PLAIN;
+    // The lowest version that reads the run right: a release before a feature the run uses would misread it.
+    const version = options.childRuns && offeredTools(options).some((tool) => childRunCallOf(tool))
+      ? JOURNAL_VERSION_CHILD_AWAITS
+      : budgeted.budget || compaction || clearToolUses ? JOURNAL_VERSION_BUDGETS : canNeedDecisions(decisionPolicy, offeredTools(options)) ? JOURNAL_VERSION_DECISIONS : JOURNAL_VERSION_PLAIN;
     const header = { format: JOURNAL_FORMAT, version, runId, createdAt: record.at, startedBy, ...(trace ? { trace } : {}), ...(decisionPolicy ? { decisionPolicy } : {}), ...(compaction ? { compaction } : {}), ...(clearToolUses ? { clearToolUses } : {}), ...(options.agent ? { agent: pinOf(options.agent) } : {}), ...(options.calledBy ? { calledBy: { runId: options.calledBy.runId, toolUseId: options.calledBy.toolUseId } } : {}), ...pinnedModelOf(options.model) } as const;
     const receipt = await store.create(header, record);
     const snapshots = new SnapshotPolicy(snapshotEveryOf(options.snapshotEvery), record, record);
@@ -477,7 +480,7 @@ export function driverParts(options: RunParts, tracing: RunTracing | null, compa
   const registry = new ToolRegistry(tools);
   const maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
   const client = new ContextCompaction(compaction?.mode === 'client' ? compaction : null, { model: options.model, tools: registry.specs, maxTokens });
-  const policy = { requireApproval: options.requireApproval, allowQuestions: options.allowQuestions === true };
+  const policy = { requireApproval: options.requireApproval, allowQuestions: options.allowQuestions === true, queuesChildren: options.childRuns !== undefined };
   checkDecisionPolicy(policy, tools);
   const timeout = options.decisionTimeoutMs;
   if (timeout !== undefined && !(Number.isSafeInteger(timeout) && timeout > 0)) {

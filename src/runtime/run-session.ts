@@ -14,9 +14,9 @@ import { RunStoppedError } from '../core/stop-errors.ts';
 import type { RunControl } from '../control/run-control.ts';
 import type { Model } from '../model/model.ts';
 import type { RunStore } from '../store/store.ts';
-import { executeCall } from '../tools/execute-call.ts';
+import { executeCall, LazyAbort, toolContextFor } from '../tools/execute-call.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
-import { readOnlyFor } from '../tools/tool.ts';
+import { readOnlyFor, type ToolContext } from '../tools/tool.ts';
 import type { CrashPoints } from './crash-points.ts';
 import { type AgentSnapshot, JournalWriter, type SavedRecord } from './journal-writer.ts';
 import { recordOutcomes } from './record-outcomes.ts';
@@ -150,6 +150,10 @@ export class DriverSession implements RunSession {
     this.emit({ type: 'tool-finished', call: view, outcome: result, ms: Date.now() - startedAt });
     await parts.crash.pass('tool-return');
     return result;
+  }
+
+  callContext(call: PendingCall): ToolContext {
+    return toolContextFor(this.runId, call, new LazyAbort(), callerFor(this.callerParts(), this.context(), call));
   }
 
   private callerParts() {

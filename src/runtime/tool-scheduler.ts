@@ -31,7 +31,6 @@ import type { RecordNote } from '../store/journal-record.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 import { readOnlyFor } from '../tools/tool.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
-import { ChildRunAwaitedError } from '../core/stop-errors.ts';
 
 export const DEFAULT_TOOL_CONCURRENCY = 4;
 export const TOOL_CONCURRENCY_RANGE = { min: 1, max: 64 } as const;
@@ -101,9 +100,6 @@ export async function runInOrder(jobs: readonly Job[], rules: OrderRules, initia
   const writer = new GroupWriter((group) => rules.record(group, inFlight.size > group.length), initial);
   let alone = false;
   let failure: { error: unknown } | null = null;
-  // A call that waits for a run it queued (a fleet's sub-agent child) stops the run, but only once
-  // the calls beside it are done: theirs are queued too, the others finish and are recorded.
-  const awaited: ChildRunAwaitedError[] = [];
   let next = 0;
 
   const start = (job: Job) => {
@@ -113,10 +109,6 @@ export async function runInOrder(jobs: readonly Job[], rules: OrderRules, initia
       await writer.write(finished);
     })()
       .catch((error: unknown) => {
-        if (error instanceof ChildRunAwaitedError) {
-          awaited.push(error);
-          return;
-        }
         failure ??= { error };
         writer.fail(error);
       })
@@ -137,21 +129,13 @@ export async function runInOrder(jobs: readonly Job[], rules: OrderRules, initia
     while (!stop && next < jobs.length && !alone && inFlight.size < rules.limit && !rules.signal?.aborted) {
       const job = jobs[next]!;
       if (!job.overlaps && inFlight.size > 0) break;
-      // A call the model ordered after the awaited one, not to run beside it, waits for the run's next take-up.
-      if (awaited.length > 0 && !job.overlaps) break;
       const instead = rules.instead?.(job);
       if (instead) return instead;
       next += 1;
       alone = !job.overlaps;
       start(job);
     }
-    if (inFlight.size === 0) {
-      if (awaited.length > 0) {
-        await writer.idle();
-        throw awaited.length === 1 ? awaited[0]! : new ChildRunAwaitedError(awaited[0]!.parentRunId, awaited.flatMap((error) => error.childRunIds));
-      }
-      return writer.effect;
-    }
+    if (inFlight.size === 0) return writer.effect;
     await Promise.race(inFlight.values());
   }
 }

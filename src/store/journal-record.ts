@@ -33,8 +33,15 @@ export const JOURNAL_FORMAT = 'durable-agent/journal';
  * folds it like any record and gets the same state (see encodeSnapshotRecord in src/store/journal-codec.ts).
  * Version 3: a run started with a budget (maxCostUsd, maxTotalTokens): a release before budgets
  * would ignore it and go on spending, and cannot read the state stoppedAtBudget.
+ * Version 4: a run whose calls can wait for the child runs they queue (a fleet run with a
+ * sub-agent tool): a release before child awaits does not know the flag `needs: 'child'`, and
+ * would run the call instead of waiting for its child.
  */
-export const JOURNAL_VERSION = 3;
+export const JOURNAL_VERSION = 4;
+/** A run whose calls can wait for the child runs they queue (a fleet's sub-agents). */
+export const JOURNAL_VERSION_CHILD_AWAITS = 4;
+/** A run with a budget or compaction and no child awaits. */
+export const JOURNAL_VERSION_BUDGETS = 3;
 /** A journal whose calls can wait for a person and that has no budget. */
 export const JOURNAL_VERSION_DECISIONS = 2;
 /** A run with compaction on (its header pins it): an older release would not know the state
@@ -43,7 +50,7 @@ export const JOURNAL_VERSION_COMPACTION = 3;
 /** A journal whose calls never wait for a person: readable by every release. */
 export const JOURNAL_VERSION_PLAIN = 1;
 /** The versions this release reads. */
-export const JOURNAL_VERSIONS_READ: readonly number[] = [1, 2, 3];
+export const JOURNAL_VERSIONS_READ: readonly number[] = [1, 2, 3, 4];
 
 export function isReadableVersion(version: unknown): boolean {
   return typeof version === 'number' && JOURNAL_VERSIONS_READ.includes(version);

@@ -6,7 +6,7 @@
  * leniently where nothing is lost by doing so, never into a TypeError halfway through a resume.
  */
 import { contentProblem } from '../../machines/agent-loop.logic.ts';
-import type { TokenUsage } from '../../machines/agent-loop.types.ts';
+import { DECISION_NEEDS, type TokenUsage } from '../../machines/agent-loop.types.ts';
 
 /** Token counts as stored: a figure that is not a number (NaN was stored as null) reads as 0. */
 export function storedUsage(raw: unknown): TokenUsage {
@@ -74,7 +74,7 @@ export function pendingProblem(call: unknown): string | null {
   const { id, name, needs } = call as Record<string, unknown>;
   if (typeof id !== 'string' || typeof name !== 'string') return 'a pending call lacks its id or name';
   // A flag this version does not know must not read as "needs nothing": the call would run unasked.
-  if (needs !== undefined && needs !== 'approval' && needs !== 'answer' && needs !== 'wait') return `the pending call ${id} needs ${JSON.stringify(needs)}, which this version does not know`;
+  if (needs !== undefined && !(DECISION_NEEDS as readonly unknown[]).includes(needs)) return `the pending call ${id} needs ${JSON.stringify(needs)}, which this version does not know`;
   return null;
 }
 

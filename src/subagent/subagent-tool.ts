@@ -21,11 +21,13 @@ import type { FileRuns } from '../store/file-runs.ts';
 import { foldJournal } from '../store/fold-journal.ts';
 import type { RunStore } from '../store/store.ts';
 import type { CallCharge, ToolContext, ToolDefinition } from '../tools/tool.ts';
-import type { ChildOutcome } from '../tools/calling-run.ts';
+import type { ChildRuns, QueuedChild } from '../tools/calling-run.ts';
+import { withChildRunCall } from '../tools/child-run-call.ts';
+import { childEndDecision } from '../approval/child-step.ts';
+import { DECISION_POLL_MS, pause } from '../approval/decision-step.ts';
 import { followParentControl } from './child-control.ts';
 import { childBudgetOf } from './child-budget.ts';
 import { SubagentInputError, SubagentRunsUnknownError } from './subagent-errors.ts';
-import { ChildRunAwaitedError } from '../core/stop-errors.ts';
 
 export { childRunIdOf } from '../runtime/run-tree.ts';
 
@@ -101,18 +103,7 @@ export function subagentTool(agent: AgentDefinition, options: SubagentToolOption
       const runId = childRunIdOf(ctx.runId, ctx.toolUseId);
       const store = storeOf(ctx);
       const queue = queueOf(ctx);
-      if (queue) {
-        const ended = await queue.outcome(runId);
-        if (ended && 'gaveUp' in ended) {
-          throw new Error(`the sub-agent ${agent.name} (run ${runId}) did not end within ${timeoutMs} ms: the call gave up on it, and the child goes on (its answer is in its own run)`);
-        }
-        if (ended) return answerOf(agent, runId, ended);
-        const budget = await childBudgetOf(agent, ctx.caller, store, ctx.runId);
-        const traceParent = ctx.caller?.trace ? (await import('../telemetry/trace-parent.ts')).traceParentOf(ctx.caller.trace.parent as never) : null;
-        // Every time, not only the first: a kill between the queueing and the note that the parent waits is mended here.
-        await queue.submit({ runId, agent: agent.name, task, calledBy: { runId: ctx.runId, toolUseId: ctx.toolUseId }, timeoutMs, ...(budget ? { budget } : {}), ...(traceParent ? { traceParent } : {}) });
-        throw new ChildRunAwaitedError(ctx.runId, runId);
-      }
+      if (queue) return awaitQueued(queue, await childOf(input, ctx), ctx.signal);
       const budget = await childBudgetOf(agent, ctx.caller, store, ctx.runId);
       const trace = ctx.caller?.trace;
       const follow = followParentControl(ctx, store);
@@ -143,19 +134,42 @@ export function subagentTool(agent: AgentDefinition, options: SubagentToolOption
       return chargeOf(storeOf(ctx), ctx.runId);
     },
   };
+  /** The child a call queues for the fleet (its budget share and trace taken now: the same on every take-up of the turn). */
+  const childOf = async (input: unknown, ctx: ToolContext): Promise<QueuedChild> => {
+    const runId = childRunIdOf(ctx.runId, ctx.toolUseId);
+    const budget = await childBudgetOf(agent, ctx.caller, storeOf(ctx), ctx.runId);
+    const traceParent = ctx.caller?.trace ? (await import('../telemetry/trace-parent.ts')).traceParentOf(ctx.caller.trace.parent as never) : null;
+    const task = taskOf(input as SubagentInput);
+    return { runId, agent: agent.name, task, calledBy: { runId: ctx.runId, toolUseId: ctx.toolUseId }, timeoutMs, ...(budget ? { budget } : {}), ...(traceParent ? { traceParent } : {}) };
+  };
+  // In a fleet a call is not run but awaited: the run rests while any worker drives the child.
+  withChildRunCall(tool, { runIdOf: (ctx) => childRunIdOf(ctx.runId, ctx.toolUseId), childOf, queueOf });
   // A fleet worker that drives a run with this tool drives the child's agent too.
   return markDelegation(tool, agent);
+}
+
+/**
+ * A queued child's end, waited for inside the call. Reached only by a call the run did not await
+ * (one a person approved first, or one recorded by a release before child awaits): it holds its
+ * worker meanwhile, and reads the same end a child await would.
+ */
+async function awaitQueued(queue: ChildRuns, child: QueuedChild, signal: AbortSignal): Promise<string> {
+  await queue.submit(child);
+  for (;;) {
+    const ended = await queue.outcome(child.runId);
+    if (ended) {
+      const decision = childEndDecision(child.calledBy.toolUseId, child, 'gaveUp' in ended ? { gaveUp: true, timeoutMs: child.timeoutMs } : ended, Date.now());
+      if (decision.verdict === 'answered') return decision.text!;
+      throw new Error(decision.reason);
+    }
+    await pause(DECISION_POLL_MS, signal);
+    if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error(`the call stopped waiting for its sub-agent run ${child.runId}`);
+  }
 }
 
 /** The task, then the call's other fields as JSON: what the child reads as its first message. */
 function defaultTaskOf({ task, ...fields }: SubagentInput): string {
   return Object.keys(fields).length === 0 ? task : `${task}\n\n<input>\n${JSON.stringify(fields, null, 2)}\n</input>`;
-}
-
-/** The call's result from a queued child's end: its answer, or an error that says how it ended. */
-function answerOf(agent: AgentDefinition, runId: string, ended: ChildOutcome): string {
-  if (ended.state === 'done') return ended.text ?? '(the sub-agent gave no answer)';
-  throw new Error(`the sub-agent ${agent.name} (run ${runId}) ended ${ended.state}: ${ended.failure ?? ended.state}`);
 }
 
 /** What the child of a call spent (its own calls and its children's, as its usage counts them); null when it never started. */

@@ -375,6 +375,19 @@ export class RunTracing {
         span.end();
         return;
       }
+      case 'child-queueing':
+        // The call's span while its child is queued: the child's trace hangs under it. The call is not run.
+        this.toolSpans.get(event.call.id)?.end();
+        this.toolSpans.set(event.call.id, this.child(`execute_tool ${event.call.name}`, SpanKind.INTERNAL, { ...this.toolAttributes(event.call), 'durable_agent.tool.executed': false, 'durable_agent.tool.awaits': 'child' }, event.at));
+        return;
+      case 'child-queued': {
+        const span = this.toolSpans.get(event.call.id);
+        if (!span) return;
+        this.toolSpans.delete(event.call.id);
+        span.setAttribute('durable_agent.child.run_id', event.childRunId);
+        span.end(event.at);
+        return;
+      }
       case 'ledger-write-failed':
         this.sessionEvent('durable_agent.ledger_write_failed', {
           'gen_ai.tool.call.id': event.call.id,

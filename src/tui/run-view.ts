@@ -291,6 +291,10 @@ function applyEvent(view: RunView, event: RunEvent, at: number): RunView {
       return { ...view, asked: true, prompt: { id: event.call.id, name: event.call.name, input: event.call.input, needs: event.needs, question: event.question, since: event.since } };
     case 'decided':
       return view.prompt?.id === event.call.id ? { ...view, prompt: null } : view;
+    // A call that waits for its child is never run here: its child's queueing changes nothing on screen.
+    case 'child-queueing':
+    case 'child-queued':
+      return view;
   }
 }
 

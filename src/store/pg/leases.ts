@@ -26,20 +26,29 @@ export interface Lease {
 export const STOPPED_AT_LIMIT = STOPPED_AT_LIMIT_STATES.map((state) => `'${state}'`).join(', ');
 
 /**
- * A run that waits for a person is not claimable until there is something to do: a decision
- * for the call it waits for, or that call's deadline (pinned in the header) passed; one whose
- * wait call waits is claimable once its time came or a signal of its event is there (WAKE_DUE),
- * and one whose worker died while it waited, before it said what for (its lease expired, not
- * released: no da_waits row), is taken up once to look. A run stopped
- * at a limit is not claimable until an operator raised it (durable-agent raise). A paused run
- * is not claimable until its pause is cleared (durable-agent unpause --run). A run that waits for
- * a child it queued (da_child_waits) is not claimable until the child has ended (finished, or
- * stopped at a limit) or the call gives up on it (give_up_at).
+ * A run that waits in awaitingDecision is not claimable until there is something to do: a
+ * decision for the call it waits for (a person's, or the end of the child run the call queued,
+ * delivered there); for a call that waits for a person, that call's deadline (pinned in the
+ * header) passed; for a wait call, its time came or a signal of its event is there (WAKE_DUE);
+ * for a call that waits for its child, the call's time to wait ran out (WAKE_DUE too) or the
+ * child ended without its end delivered (its worker died in between); and one whose worker died
+ * while it waited, before it said what for (its lease expired, not released: no da_waits row), is
+ * taken up once to look. A run stopped at a limit is not claimable until an operator raised it
+ * (durable-agent raise). A paused run is not claimable until its pause is cleared (durable-agent
+ * unpause --run). A run with a child still going on (da_child_waits) is not claimable until the
+ * child has ended or the call gives up on it (give_up_at): the children of one reply are awaited
+ * in the model's order, so the run is taken up once, when all of them have ended, instead of once
+ * for each (and a run recorded by a release before child awaits, stopped in the middle of such a
+ * turn, is left alone the same way).
  */
 export const WORKABLE = `((da_runs.state <> 'awaitingDecision'
    OR EXISTS (SELECT 1 FROM da_decisions d WHERE d.run_id = da_runs.id AND d.tool_use_id = da_runs.awaiting AND d.settled_at IS NULL)
-   OR da_runs.awaiting_since + (da_runs.header #>> '{decisionPolicy,decisionTimeoutMs}')::bigint * interval '1 millisecond' <= now()
+   OR (da_runs.awaiting_since + (da_runs.header #>> '{decisionPolicy,decisionTimeoutMs}')::bigint * interval '1 millisecond' <= now()
+       AND NOT EXISTS (SELECT 1 FROM da_waits w WHERE w.run_id = da_runs.id AND w.tool_use_id = da_runs.awaiting))
    OR ${WAKE_DUE}
+   OR EXISTS (SELECT 1 FROM da_child_waits cw JOIN da_runs child ON child.id = cw.child_run_id
+               WHERE cw.run_id = da_runs.id AND child.spec #>> '{calledBy,toolUseId}' = da_runs.awaiting
+                 AND (child.finished OR child.state IN (${STOPPED_AT_LIMIT})))
    OR (da_runs.lease_owner IS NOT NULL AND NOT EXISTS (SELECT 1 FROM da_waits w WHERE w.run_id = da_runs.id AND w.tool_use_id = da_runs.awaiting)))
   AND (da_runs.state NOT IN (${STOPPED_AT_LIMIT})
    OR EXISTS (SELECT 1 FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'raise'))
