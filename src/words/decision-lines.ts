@@ -44,6 +44,8 @@ export function decisionHintLines(commands: DecisionCommands, call: { tool_use_i
     return [...signal, `  stop it: ${commands.deny} ${id} --reason 'TEXT'`];
   }
   if (call.needs === 'answer') return [`  answer:  ${commands.answer} ${id} 'TEXT'`, deny];
+  // The child's end decides it; a person can only stop waiting (the child goes on).
+  if (call.needs === 'child') return [`  stop waiting: ${commands.deny} ${id} --reason 'TEXT'`];
   return [`  approve: ${commands.approve} ${id}`, deny];
 }
 
@@ -51,6 +53,7 @@ export function waitingLine(event: Extract<RunEvent, { type: 'waiting' }>): stri
   const { call } = event;
   if (event.needs === 'wait') return `[wait] ${call.id} ${call.name}: waits for ${waitsForWords({ needs: 'wait', input: call.input, since: event.since })}`;
   if (event.needs === 'answer') return `[question] ${call.id} ${call.name}: ${event.question ?? '(no question text)'}`;
+  if (event.needs === 'child') return `[sub-agent] ${call.id} ${call.name}: waits for ${waitsForWords({ needs: 'child', input: call.input, since: event.since })}`;
   return `[approval] ${call.id} ${call.name} waits for a decision`;
 }
 

@@ -8,6 +8,7 @@ import type { TranscriptEntry } from '../runtime/run-transcript.ts';
 import { isServerToolResult, serverToolResultWords, serverToolUseWords } from './block-words.ts';
 import { cutTo } from './cut-to.ts';
 import { payloadWords } from './payload-words.ts';
+import { needWords } from './wait-words.ts';
 
 export interface TranscriptLineOptions {
   /** The terminal's width in characters: each line is cut to it (ignored with full). */
@@ -51,7 +52,7 @@ export function entryWords(entry: TranscriptEntry, full: boolean): [string, stri
       return [entry.isError ? 'error' : 'result', `${entry.name} ${entry.id}: ${entry.text}${images}`];
     }
     case 'open-call':
-      return ['open call', `${entry.name} ${entry.id}: ${entry.waitsFor ? `waits for ${entry.waitsFor === 'answer' ? 'an answer' : entry.waitsFor === 'wait' ? 'its time or its event' : 'approval'}` : 'no result yet'}`];
+      return ['open call', `${entry.name} ${entry.id}: ${entry.waitsFor ? `waits for ${needWords(entry.waitsFor)}` : 'no result yet'}`];
     case 'image':
       return [entry.role, payloadWords(entry.payload)];
     case 'compacted':

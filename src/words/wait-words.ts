@@ -12,10 +12,27 @@ export interface WaitsFor {
   since: number | null;
 }
 
+const CHILD_WORDS = 'the end of the sub-agent run it queued';
+
+/** What each kind of await waits for, in a few words (no deadline): "approval", "its time or its event", … */
+export function needWords(needs: DecisionNeed): string {
+  switch (needs) {
+    case 'answer':
+      return 'an answer';
+    case 'wait':
+      return 'its time or its event';
+    case 'child':
+      return CHILD_WORDS;
+    default:
+      return 'approval';
+  }
+}
+
 /** "approval", "an answer", "the time 2026-05-01T09:00:30.000Z (30 s)", "event deploy-done (until 2026-… at the latest)". */
 export function waitsForWords(call: WaitsFor): string {
   if (call.needs === 'answer') return 'an answer';
   if (call.needs === 'approval') return 'approval';
+  if (call.needs === 'child') return CHILD_WORDS;
   const plan = waitPlanOf(call.input, call.since ?? 0);
   if (!plan) return 'a wait';
   if (call.since === null && plan.wakeAt !== null && plan.words.indexOf('until') !== 0) return plan.event === null ? `${plan.words}, once it begins` : `event ${plan.event} (${plan.words.replace(/^.*\(at most (.*)\)$/, 'at most $1')} once it begins)`;

@@ -1,5 +1,5 @@
 /** `durable-agent status` and `durable-agent history`: read a run's store and print it. */
-import { waitsForWords } from '../../words/wait-words.ts';
+import { needWords, waitsForWords } from '../../words/wait-words.ts';
 import path from 'node:path';
 import { type DecidedCall, verdictWords } from '../../approval/decision-trail.ts';
 import { decidedText } from '../../words/decision-lines.ts';
@@ -181,7 +181,7 @@ function historyNote(step: HistoryStep): string {
   if (note?.charged) parts.push(`charged for the sub-agent runs of ${note.charged.calls.join(', ')}`);
   for (const child of step.subagents) parts.push(`${child.tool_use_id} → sub-agent run ${child.runId} (${child.state})`);
   for (const result of step.payloads) parts.push(`${result.tool_use_id} ${result.name}: ${result.payloads.map(payloadWords).join(' ')}`);
-  if (step.waitingFor) parts.push(`${step.waitingFor.tool_use_id} waits for ${step.waitingFor.needs === 'answer' ? 'an answer' : step.waitingFor.needs === 'wait' ? 'its time or its event' : 'approval'}`);
+  if (step.waitingFor) parts.push(`${step.waitingFor.tool_use_id} waits for ${needWords(step.waitingFor.needs)}`);
   for (const decision of step.decided) {
     const waited = decision.waitedMs === null ? '' : ` (waited ${formatElapsed(decision.waitedMs)})`;
     parts.push(`${decision.tool_use_id} ${verdictWords(decision)}${waited}`);
