@@ -24,7 +24,6 @@ import { verdictWords } from '../../approval/decision-trail.ts';
 import type { Decision } from '../../../machines/agent-loop.types.ts';
 import { cliCommand, dirWords } from '../../words/shell-command.ts';
 import { waitsForWords } from '../../words/wait-words.ts';
-import { STATE_DIR } from '../state-dir.ts';
 import { fileStoreOf } from '../run-store.ts';
 import { userName } from '../user-name.ts';
 
