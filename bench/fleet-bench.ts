@@ -29,7 +29,6 @@ import { STOPPED_AT_LIMIT_STATES } from '../machines/agent-loop.types.ts';
 import { type AgentThroughput, agentThroughputLines, baselineBuild, type Build, DEFAULT_BASELINE, measureAgentRuns } from './fleet-agent-throughput.ts';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
-const BIN = path.join(REPO, 'bin', 'durable-agent.mjs');
 const SPEC: DemoRunSpec = { kind: 'demo', model: null, maxTurns: 20, paceMs: 0, jitterMs: 0 };
 const POLL_MS = 50;
 /** The claim latency is measured with the workers' default poll interval: what a fleet sees. */
