@@ -179,6 +179,7 @@ export async function measureAgentRuns(
     await receiver?.close();
     await pool.end();
     fs.rmSync(outbox, { recursive: true, force: true });
+    // biome-ignore lint/correctness/noUnsafeFinally: a worker that failed to stop fails the bench, whether or not the measuring did
     if (codes.some((code) => code !== 0)) throw new Error(`a ${build.name} worker exited with ${codes.join(', ')} after SIGTERM`);
   }
 }

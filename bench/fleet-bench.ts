@@ -29,7 +29,6 @@ import { STOPPED_AT_LIMIT_STATES } from '../machines/agent-loop.types.ts';
 import { type AgentThroughput, agentThroughputLines, baselineBuild, type Build, DEFAULT_BASELINE, measureAgentRuns } from './fleet-agent-throughput.ts';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
-const BIN = path.join(REPO, 'bin', 'durable-agent.mjs');
 const SPEC: DemoRunSpec = { kind: 'demo', model: null, maxTurns: 20, paceMs: 0, jitterMs: 0 };
 const POLL_MS = 50;
 /** The claim latency is measured with the workers' default poll interval: what a fleet sees. */
@@ -164,6 +163,7 @@ async function measureOurs(url: string, config: Config, runs: number): Promise<{
     for (const w of workers) w.child.kill('SIGTERM');
     const codes = await Promise.all(workers.map((w) => w.done));
     await pool.end();
+    // biome-ignore lint/correctness/noUnsafeFinally: a worker that failed to stop fails the bench, whether or not the measuring did
     if (codes.some((code) => code !== 0)) throw new Error(`a worker exited with ${codes.join(', ')} after SIGTERM`);
   }
 }

@@ -131,7 +131,7 @@ describe('text editor: view', () => {
     const { dir } = dirs();
     const editor = textEditorTool(dir);
     const missing = await refusal(editor, { command: 'view', path: 'nope/a.txt' });
-    expect(missing).toMatchObject({ name: 'PathNotFoundError', message: 'The path nope/a.txt does not exist (nope is missing). View a directory of the working directory (' + dir + ') to see what is there.' });
+    expect(missing).toMatchObject({ name: 'PathNotFoundError', message: `The path nope/a.txt does not exist (nope is missing). View a directory of the working directory (${dir}) to see what is there.` });
     fs.mkdirSync(path.join(dir, 'd'));
     expect((await refusal(editor, { command: 'str_replace', path: 'd', old_str: 'x', new_str: 'y' })).message).toBe('The path d is a directory, not a file: give the path of a file (view d lists what is in it).');
   });

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Decision, Message, ToolOutcome } from '../machines/agent-loop.types.ts';
+import type { Message, ToolOutcome } from '../machines/agent-loop.types.ts';
 import { UnknownApprovalToolError } from '../src/approval/needs-decision.ts';
 import type { DecisionHandler, DecisionReply, DecisionRequest } from '../src/approval/decision-step.ts';
 import { DecisionReplyError } from '../src/approval/decision-step.ts';
@@ -408,5 +408,3 @@ describe('which calls need a decision', () => {
     }
   });
 });
-
-export type { Decision };

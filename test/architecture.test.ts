@@ -31,13 +31,13 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
 ];
 const CAPABILITIES = new Set(LAYERS[5]);
 
-export interface Import {
+interface Import {
   from: string;
   to: string;
 }
 
 /** The room of a file: its folder under src/ (or machines/, visualizer/), or the top file itself. */
-export function roomOf(file: string): string {
+function roomOf(file: string): string {
   const parts = file.split('/');
   if (parts[0] !== 'src') return parts[0]!;
   return parts.length > 2 ? `src/${parts[1]}` : file;
@@ -63,7 +63,7 @@ function sourceFiles(): string[] {
 }
 
 /** Every import and export ... from of the source: relative ones as files, packages as their names. */
-export function readImports(): { files: string[]; imports: Import[]; packages: Map<string, Set<string>> } {
+function readImports(): { files: string[]; imports: Import[]; packages: Map<string, Set<string>> } {
   const files = sourceFiles();
   const imports: Import[] = [];
   const packages = new Map<string, Set<string>>();
@@ -83,7 +83,7 @@ export function readImports(): { files: string[]; imports: Import[]; packages: M
 }
 
 /** What breaks the layering, one line each (empty: none). */
-export function layeringProblems(imports: readonly Import[], packages: ReadonlyMap<string, ReadonlySet<string>>): string[] {
+function layeringProblems(imports: readonly Import[], packages: ReadonlyMap<string, ReadonlySet<string>>): string[] {
   const problems: string[] = [];
   for (const { from, to } of imports) {
     const [a, b] = [roomOf(from), roomOf(to)];
@@ -102,7 +102,7 @@ export function layeringProblems(imports: readonly Import[], packages: ReadonlyM
 }
 
 /** Files that import each other round a loop (Tarjan's strongly connected components of more than one file, or a file importing itself). */
-export function importCircles(imports: readonly Import[]): string[][] {
+function importCircles(imports: readonly Import[]): string[][] {
   const next = new Map<string, string[]>();
   for (const { from, to } of imports) {
     if (!next.has(from)) next.set(from, []);

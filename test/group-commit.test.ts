@@ -4,7 +4,6 @@
  * each still its own TOOL_RESULT record. Counted on the real file store (node:fs wrapped) and on
  * PostgreSQL (the commits that wait for the WAL flush, counted on the pool).
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';

@@ -81,7 +81,7 @@ describe('the transcript past compaction', () => {
     expect(entries[0]).toEqual({ kind: 'text', role: 'user', text: 'Read the pages.' });
     expect(entries.at(-1)).toEqual({ kind: 'text', role: 'assistant', text: 'Read them all.' });
     const lines = transcriptLines(entries, { width: 200, full: false });
-    expect(lines.find((line) => line.startsWith('compacted'))).toMatch(/^compacted  a summary took the place of the \d+ messages above: /);
+    expect(lines.find((line) => line.startsWith('compacted'))).toMatch(/^compacted {2}a summary took the place of the \d+ messages above: /);
     for (const line of lines) expect(Array.from(line).length).toBeLessThanOrEqual(200);
   });
 

@@ -263,8 +263,8 @@ describe('a tool_use id the inboxes could not name', () => {
   it('is refused as an invalid reply before checkpoint A: nothing runs or waits, and pending still reads the run', async () => {
     const { tools, counter } = countingTools();
     const store = newStore();
-    const escape = { ...toolUseReply([{ id: 'toolu_../../../../tmp/pwn', name: 'send_email', input: { to: 'x' } }]) };
-    const result = await startRun({ store, model: scriptedModel([escape]), tools, task: 't', requireApproval: ['send_email'] });
+    const escaping = { ...toolUseReply([{ id: 'toolu_../../../../tmp/pwn', name: 'send_email', input: { to: 'x' } }]) };
+    const result = await startRun({ store, model: scriptedModel([escaping]), tools, task: 't', requireApproval: ['send_email'] });
     expect(result.status).toBe('failed');
     expect(result.failure!.message).toContain('tool_use_id "toolu_../../../../tmp/pwn" is not an id the Messages API allows');
     expect(counter.of('toolu_../../../../tmp/pwn')).toBe(0);

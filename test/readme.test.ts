@@ -20,7 +20,7 @@ describe('README', () => {
     const pkg = JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8'));
     // npm ci runs `prepare`, which builds dist/, so the first command runs the compiled CLI.
     expect(pkg.scripts.prepare).toBe('npm run build');
-    expect(pkg.scripts.test).toBe('npm run build && tsc --noEmit && vitest run');
+    expect(pkg.scripts.test).toBe('npm run lint && npm run build && tsc --noEmit && vitest run');
     expect(pkg.bin['durable-agent']).toBe('bin/durable-agent.mjs');
   });
 

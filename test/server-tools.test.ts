@@ -14,7 +14,7 @@ import { parseArgs } from '../src/cli/args.ts';
 import { modelSetupOf } from '../src/cli/model-setup.ts';
 import { anthropicModel } from '../src/model/anthropic-model.ts';
 import type { ModelRequest } from '../src/model/model.ts';
-import { pinnedRequestOf, RequestOptionsChangedError, requestDifferences } from '../src/model/pinned-request.ts';
+import { pinnedRequestOf, RequestOptionsChangedError, type requestDifferences } from '../src/model/pinned-request.ts';
 import { costAt } from '../src/model/prices.ts';
 import { receiveReply } from '../src/model/reply-check.ts';
 import { checkRequestAgainst, checkRequestOptions, RequestOptionError, type RequestRule } from '../src/model/request-options.ts';

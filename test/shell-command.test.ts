@@ -20,6 +20,7 @@ const HOSTILE = [
   `/tmp/y$(touch pwned) "x" 'q'`,
   '/tmp/a b\tc',
   '/tmp/`touch pwned`',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a path a shell would expand, which the quoting must keep literal
   '/tmp/${HOME}',
   '/tmp/~user/*',
   "it's",

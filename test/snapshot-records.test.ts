@@ -8,7 +8,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { agentLoopMachine } from '../machines/agent-loop.machine.ts';
-import type { ToolOutcome } from '../machines/agent-loop.types.ts';
 import { machineGraphOf } from '../visualizer/machine-graph.ts';
 import { runViewOf } from '../visualizer/run-timeline.ts';
 import { endTurnReply, scriptedModel, type ScriptedStep, toolUseReply } from '../src/model/scripted-model.ts';
@@ -321,5 +320,3 @@ describe('snapshotEvery', () => {
     expect(await store.exists()).toBe(false);
   });
 });
-
-export type { ToolOutcome };

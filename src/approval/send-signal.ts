@@ -76,6 +76,6 @@ async function waitingCallFor(store: RunStore, name: string, refuse: (reason: Si
   if (isFinishedState(view.state)) throw refuse('ended', `The run at ${store.location} has ended (${view.state}): no wait of it will take the signal.`);
   const { context } = view;
   const call = context.pending.find((pending) => pending.id === context.awaiting?.tool_use_id);
-  if (!call || call.needs !== 'wait' || !awaitsDecision(context, call)) return null;
+  if (call?.needs !== 'wait' || !awaitsDecision(context, call)) return null;
   return waitPlanOf(call.input, context.awaiting!.since)?.event === name ? call.id : null;
 }

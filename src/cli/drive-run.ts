@@ -2,7 +2,6 @@
  * What the run commands (demo, run) share: the store in DIR/.durable-agent, the plain or live
  * reporter, crash and interrupt handling, starting or resuming, and the exit code.
  */
-import path from 'node:path';
 import { RunPausedError } from '../control/run-control.ts';
 import { forkAdviceFor } from '../control/run-end.ts';
 import type { Model } from '../model/model.ts';

@@ -20,6 +20,7 @@ export interface RunToolSettings {
 }
 
 export function toolsOfSets(dir: string, sets: readonly ToolSetName[], settings: RunToolSettings = {}): ToolDefinition[] {
+  // biome-ignore lint/suspicious/useIterableCallbackReturn: the switch names every ToolSetName (tsc checks it), so each set returns
   return sets.flatMap((set): ToolDefinition[] => {
     switch (set) {
       case 'files':

@@ -5,15 +5,15 @@
  * (a rule of machines/), so nothing is ever registered in it. Same snapshot, same actions:
  * test/machine-step.test.ts holds it to xstate's own on every path of the crash suite.
  */
-import { type ActorScope, type AnyMachineSnapshot, type AnyStateMachine, createActor, type EventFromLogic, type ExecutableActionsFrom, type SnapshotFrom } from 'xstate';
+import { type AnyActorScope, type AnyMachineSnapshot, type AnyStateMachine, createActor, type EventFromLogic, type ExecutableActionsFrom, type SnapshotFrom } from 'xstate';
 
-const scopes = new WeakMap<AnyStateMachine, ActorScope<any, any, any, any>>();
+const scopes = new WeakMap<AnyStateMachine, AnyActorScope>();
 
 /** Where the transition under way collects its actions (one executor for all: no closure per step). */
 let collected: unknown[] | null = null;
 const collect = (action: unknown) => void collected?.push(action);
 
-function scopeOf(machine: AnyStateMachine): ActorScope<any, any, any, any> {
+function scopeOf(machine: AnyStateMachine): AnyActorScope {
   let scope = scopes.get(machine);
   if (!scope) {
     const self = createActor(machine);
@@ -27,7 +27,7 @@ function scopeOf(machine: AnyStateMachine): ActorScope<any, any, any, any> {
       system: self.system,
       emit: () => {},
       actionExecutor: collect,
-    } as ActorScope<any, any, any, any>;
+    } as AnyActorScope;
     scopes.set(machine, scope);
   }
   return scope;

@@ -43,7 +43,7 @@ export class CommitQueue<Unit, Receipt> {
           for (const entry of [...batch, ...behind]) entry.reject(error);
           continue;
         }
-        batch.forEach((entry, index) => entry.resolve(receipts[index]!));
+        batch.forEach((entry, index) => void entry.resolve(receipts[index]!));
       }
     } finally {
       this.flushing = false;

@@ -466,7 +466,7 @@ function decodePending(seq: number, pending: EncodedPendingCall[], messages: Mes
  */
 function toolUseOfLastAssistant(messages: Message[], id: string): ContentBlock | undefined {
   const last = messages[messages.length - 1];
-  if (!last || last.role !== 'assistant' || !Array.isArray(last.content)) return undefined;
+  if (last?.role !== 'assistant' || !Array.isArray(last.content)) return undefined;
   for (let i = last.content.length - 1; i >= 0; i--) {
     const block = last.content[i]!;
     if (block.type === 'tool_use' && block.id === id) return block;

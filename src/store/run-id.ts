@@ -37,6 +37,7 @@ export function checkRunId(runId: unknown): string {
 }
 
 function shown(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it replaces
   const printable = text.replace(/[\u0000-\u001f\u007f]/g, '?');
   return printable.length > 60 ? `${printable.slice(0, 40)}… (${printable.length} characters)` : printable;
 }

@@ -55,6 +55,7 @@ export interface TraitSources {
 }
 
 /** All of a tool's definition but its input schema, whichever kind of schema that is. */
+// biome-ignore lint/suspicious/noExplicitAny: a bare ToolBase takes any tool, whatever its input type (run and verify take the input)
 export interface ToolBase<Input = any> {
   name: string;
   description: string;
@@ -112,6 +113,7 @@ export interface ToolBase<Input = any> {
 }
 
 /** A tool as the runtime takes it: its input schema is JSON Schema (defineTool makes one from a Standard Schema). */
+// biome-ignore lint/suspicious/noExplicitAny: a bare ToolDefinition (a list of tools) takes any tool, whatever its input type
 export interface ToolDefinition<Input = any> extends ToolBase<Input> {
   /** JSON Schema of the input; input that does not match is rejected before the tool runs. */
   inputSchema: JsonSchema;
@@ -168,6 +170,7 @@ export interface StandardSchemaToolDefinition<Schema extends StandardSchemaV1 = 
  * Schema cannot give is refused here (ToolInputSchemaError), not when a run starts.
  */
 export function defineTool<Schema extends StandardSchemaV1>(definition: StandardSchemaToolDefinition<Schema>): ToolDefinition<StandardSchemaV1.InferOutput<Schema>>;
+// biome-ignore lint/suspicious/noExplicitAny: without a type argument, run() takes the input as the model sent it, untyped
 export function defineTool<Input = any>(definition: ToolDefinition<Input>): ToolDefinition<Input>;
 export function defineTool(definition: ToolDefinition | StandardSchemaToolDefinition): ToolDefinition {
   if (!/^[a-zA-Z0-9_-]{1,64}$/.test(definition.name)) {

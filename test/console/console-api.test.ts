@@ -30,6 +30,7 @@ let server: RunningConsole;
 interface Answer {
   status: number;
   body: string;
+  // biome-ignore lint/suspicious/noExplicitAny: the console's JSON answers, read field by field as the page does
   json: any;
 }
 const bodies: string[] = [];

@@ -19,12 +19,14 @@ let dir: string;
 let root: string;
 let server: RunningConsole;
 
+// biome-ignore lint/suspicious/noExplicitAny: the console's JSON answers, read field by field as the page does
 async function get(pathname: string): Promise<any> {
   const response = await fetch(`${server.origin}${pathname}`, { headers: { authorization: `Bearer ${TOKEN}` } });
   expect(response.status, pathname).toBe(200);
   return response.json();
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: the console's JSON answers, read field by field as the page does
 async function detailOf(runId: string): Promise<any> {
   const { rows } = await get('/api/runs?limit=1000');
   const row = rows.find((candidate: { runId: string }) => candidate.runId === runId);

@@ -65,7 +65,7 @@ describe('cancelRun and pauseRun from a program', () => {
     expect(result.cancellation).toMatchObject({ by: 'a program', reason: 'budget' });
     const loaded = await new FileStore(path.join(dir, '.durable-agent')).load();
     const toolResult = loaded.records.find((stored) => stored.record.event === 'TOOL_RESULT')!.record.results!.add[0]!;
-    expect(toolResult.content).toBe('aborted: the run was asked to cancel by a program at ' + new Date(result.cancellation!.at).toISOString() + ' (reason: budget)');
+    expect(toolResult.content).toBe(`aborted: the run was asked to cancel by a program at ${new Date(result.cancellation!.at).toISOString()} (reason: budget)`);
     const refused = await resumeRun(parts(dir, async () => 'x')).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(RunCancelledError);
     expect((refused as Error).message).toContain(`durable-agent fork --dir ${dir} --to NEWDIR`);

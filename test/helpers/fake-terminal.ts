@@ -13,7 +13,7 @@ export class FakeTerminal extends EventEmitter {
   };
   /** The text without escape sequences. */
   get text(): string {
-    // eslint-disable-next-line no-control-regex
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: it strips terminal escape sequences, which start with ESC
     return this.written.replace(/\u001B\[[0-9;?]*[A-Za-z]/g, '');
   }
 }

@@ -8,7 +8,7 @@ export function toolUseProblems(messages: readonly Message[]): string[] {
     const ids = message.content.filter((b) => b.type === 'tool_use').map((b) => b.id as string);
     if (ids.length === 0) return;
     const next = messages[index + 1];
-    if (!next || next.role !== 'user' || typeof next.content === 'string') {
+    if (next?.role !== 'user' || typeof next.content === 'string') {
       problems.push(`message ${index}: tool_use ${ids.join(',')} has no user message of tool_results after it`);
       return;
     }

@@ -38,6 +38,7 @@ interface OtlpValue {
   arrayValue?: { values?: OtlpValue[] };
 }
 
+// biome-ignore lint/suspicious/noShadowRestrictedNames: a module's own helper; the global valueOf is never meant here
 function valueOf(value: OtlpValue | undefined): unknown {
   if (!value) return null;
   if ('stringValue' in value) return value.stringValue;
@@ -67,7 +68,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
         response.writeHead(404).end();
         return;
       }
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      // biome-ignore lint/suspicious/noExplicitAny: OTLP's JSON as the exporter sent it, read field by field
       const document = JSON.parse(body) as { resourceSpans?: any[] };
       for (const resourceSpans of document.resourceSpans ?? []) {
         const resource = attributesOf(resourceSpans.resource?.attributes);
@@ -80,9 +81,9 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
               name: span.name,
               kind: span.kind,
               attributes: attributesOf(span.attributes),
-              // eslint-disable-next-line @typescript-eslint/no-explicit-any
+              // biome-ignore lint/suspicious/noExplicitAny: OTLP's JSON as the exporter sent it, read field by field
               events: (span.events ?? []).map((event: any) => ({ name: event.name, attributes: attributesOf(event.attributes) })),
-              // eslint-disable-next-line @typescript-eslint/no-explicit-any
+              // biome-ignore lint/suspicious/noExplicitAny: OTLP's JSON as the exporter sent it, read field by field
               links: (span.links ?? []).map((link: any) => ({ traceId: link.traceId, spanId: link.spanId })),
               status: { code: span.status?.code ?? 0, message: span.status?.message ?? null },
               resource,

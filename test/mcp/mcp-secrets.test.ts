@@ -21,6 +21,7 @@ const SERVER = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fi
 const SECRET = 'leaky-test-only-value-7f3a9c2e';
 
 it('a server secret in a tool error, a thrown error or a result is stored, drawn and exported as [redacted]', async () => {
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a literal ${VAR} reference, as a config file holds it
   const config = checkMcpConfig({ mcpServers: { leaky: { command: process.execPath, args: [SERVER], env: { LEAKY_TOKEN: '${LEAKY_SECRET_FOR_TEST}' } } } }, 'test config', {
     LEAKY_SECRET_FOR_TEST: SECRET,
   });

@@ -89,6 +89,7 @@ describe('run --mcp-config', () => {
       [{ mcpServers: { api: { type: 'http', url: 'ftp://x' } } }, 'mcpServers.api.url must be an http: or https: URL'],
       [{ mcpServers: { api: { type: 'sse', url: 'http://x' } } }, 'mcpServers.api.type is "sse": the SSE transport is deprecated'],
       [{ mcpServers: { 'a.b': { command: 'x' } } }, 'mcpServers.a.b has a name that cannot be part of a tool name'],
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a literal ${VAR} reference, as a config file holds it
       [{ mcpServers: { fs: { command: 'x', env: { TOKEN: '${NOT_SET_ANYWHERE_XYZ}' } } } }, 'mcpServers.fs.env.TOKEN uses ${NOT_SET_ANYWHERE_XYZ}, which is not set'],
       [{ mcpServers: { fs: { command: 'x', reconcile: { t: { readOnly: true } } } } }, 'mcpServers.fs.reconcile.t.readOnly is not a reconcile setting'],
     ];
@@ -116,6 +117,7 @@ describe('run --mcp-config', () => {
     // It prints its secret on the way out: our message quotes its stderr, never the secret.
     const secret = 'broken-server-secret-0123456789';
     const script = 'console.error("cannot start with token " + process.env.TOKEN); process.exit(3)';
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a literal ${VAR} reference, as a config file holds it
     fs.writeFileSync(file, JSON.stringify({ mcpServers: { broken: { command: process.execPath, args: ['-e', script], env: { TOKEN: '${SECRET_FOR_TEST}' } } } }));
     const run = await runCliAsync(['run', '--task', 'x', '--model', MODEL, '--mcp-config', file], { cwd: dir, env: { ANTHROPIC_API_KEY: 'k', SECRET_FOR_TEST: secret } });
     expect(run.code, run.stderr).toBe(2);

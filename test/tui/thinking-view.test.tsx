@@ -33,7 +33,7 @@ function sealedValues(events: readonly RunEvent[]): string[] {
   const walk = (value: unknown, key = '', type = ''): void => {
     if (typeof value === 'string') {
       if (key.startsWith('encrypted_') || key === 'signature' || (key === 'data' && type === 'redacted_thinking')) found.push(value);
-    } else if (Array.isArray(value)) value.forEach((inner) => walk(inner));
+    } else if (Array.isArray(value)) value.forEach((inner) => void walk(inner));
     else if (value !== null && typeof value === 'object') for (const [k, inner] of Object.entries(value)) walk(inner, k, String((value as { type?: unknown }).type));
   };
   for (const event of events) if (event.type === 'model-reply') walk(event.reply.content);
@@ -63,7 +63,7 @@ const REPLY_LINES = [
 
 function foldView(events: readonly RunEvent[], upTo = events.length): RunView {
   let view = initialView({ verbose: false, resumeHint: 'durable-agent run --resume', task: null });
-  events.slice(0, upTo).forEach((event, i) => (view = reduceView(view, { type: 'event', event, at: 1_000 + i })));
+  events.slice(0, upTo).forEach((event, i) => void (view = reduceView(view, { type: 'event', event, at: 1_000 + i })));
   return view;
 }
 

@@ -30,7 +30,7 @@ function sealedIn(blocks: readonly ContentBlock[]): string[] {
   const walk = (value: unknown, key = '', type = ''): void => {
     if (typeof value === 'string') {
       if (key.startsWith('encrypted_') || key === 'signature' || (key === 'data' && type === 'redacted_thinking')) found.push(value);
-    } else if (Array.isArray(value)) value.forEach((inner) => walk(inner));
+    } else if (Array.isArray(value)) value.forEach((inner) => void walk(inner));
     else if (value !== null && typeof value === 'object') for (const [k, inner] of Object.entries(value)) walk(inner, k, String((value as { type?: unknown }).type));
   };
   walk(blocks);

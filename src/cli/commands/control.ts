@@ -8,7 +8,6 @@ import path from 'node:path';
 import { cancelRun, type ControlOutcome, pauseRun, unpauseRun } from '../../runtime/cancel-run.ts';
 import { CONTROL_POINTS, type ControlPoint } from '../../store/inbox/file-control-inbox.ts';
 import { requestWords } from '../../control/control-request.ts';
-import { FileStore } from '../../store/file-store.ts';
 import type { RunStore } from '../../store/store.ts';
 import { type ControlArgs, type UnpauseArgs, UsageError } from '../args.ts';
 import { NoSuchDirectoryError } from '../errors.ts';

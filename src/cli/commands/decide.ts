@@ -8,7 +8,7 @@ import path from 'node:path';
 import { decide, type DecideInput, type PendingDecision } from '../../approval/decide.ts';
 import { InboxFileError } from '../../store/inbox/inbox-errors.ts';
 import type { InboxPoint } from '../../store/inbox/file-decision-inbox.ts';
-import { FileStore } from '../../store/file-store.ts';
+import type { FileStore } from '../../store/file-store.ts';
 import type { JournalHeader, RunOrigin } from '../../store/journal-record.ts';
 import type { ToolDefinition } from '../../tools/tool.ts';
 import { type DecideArgs, type PendingArgs, UsageError } from '../args.ts';
@@ -24,7 +24,6 @@ import { verdictWords } from '../../approval/decision-trail.ts';
 import type { Decision } from '../../../machines/agent-loop.types.ts';
 import { cliCommand, dirWords } from '../../words/shell-command.ts';
 import { waitsForWords } from '../../words/wait-words.ts';
-import { STATE_DIR } from '../state-dir.ts';
 import { fileStoreOf } from '../run-store.ts';
 import { userName } from '../user-name.ts';
 

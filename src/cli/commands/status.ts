@@ -7,7 +7,7 @@ import type { WaitingCall } from '../../core/run-events.ts';
 import { budgetReachedWords, budgetWords, formatUsd, largerBudgetWords } from '../../budget/budget-words.ts';
 import { type ContinuedStep, type HistoryStep, readRunHistory, type RunStatus, readRunStatus } from '../../runtime/run-status.ts';
 import { type ControlRequest, requestWords } from '../../control/control-request.ts';
-import { FileStore } from '../../store/file-store.ts';
+import type { FileStore } from '../../store/file-store.ts';
 import type { ForkOrigin, ReconcileNote } from '../../store/journal-record.ts';
 import type { HistoryArgs, StatusArgs } from '../args.ts';
 import { readRunTranscript } from '../../runtime/run-transcript.ts';

@@ -104,6 +104,7 @@ function strictValues(command: CommandSpec, values: Record<string, Value>): Reco
   });
 }
 
+// biome-ignore lint/suspicious/noShadowRestrictedNames: a module's own helper; the global valueOf is never meant here
 function valueOf(option: OptionSpec, flag: string, value: string | undefined, inline: boolean | undefined, alias: OptionAlias | null, onNote: (line: string) => void): Value {
   if (option.type === 'boolean') {
     if (value !== undefined) throw new UsageError(`${flag} takes no value (got "${value}").`);

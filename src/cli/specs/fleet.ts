@@ -108,7 +108,7 @@ export const submitSpec = command({
     { ...maxTurns, help: 'each run stops cleanly after N tool-using turns', defaultText: "the agent's, or 20" },
     pace,
     jitter,
-    { ...requireApproval, help: requireApproval.help + '; pinned in each run: a waiting run holds no lease and is taken up once decided (approve --run ID)' },
+    { ...requireApproval, help: `${requireApproval.help}; pinned in each run: a waiting run holds no lease and is taken up once decided (approve --run ID)` },
     decisionTimeout,
     { ...maxCostUsd, help: "each run's worker stops it (final state stoppedAtBudget) before a model call once it has cost USD dollars at list prices (needs a model with a price)" },
     { ...maxTotalTokens, help: "each run's worker stops it (final state stoppedAtBudget) before a model call once it has used N tokens" },

@@ -87,7 +87,7 @@ export class FileDecisionInbox implements DecisionInbox {
   async get(tool_use_id: string): Promise<Decision | null> {
     const found = this.inbox.get(tool_use_id);
     if (found && 'problem' in found) throw new InboxFileError(found.file, found.problem);
-    return found && found.entry;
+    return found ? found.entry : null;
   }
 
   unreadable(tool_use_id: string): { file: string; problem: string } | null {

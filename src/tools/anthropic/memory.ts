@@ -47,6 +47,7 @@ export const MEMORY_SCHEMA = {
     new_path: { type: 'string', minLength: 1 },
   },
   required: ['command'],
+  // biome-ignore-start lint/suspicious/noThenProperty: JSON Schema's if/then keywords, not a thenable
   allOf: [
     { if: { properties: { command: { enum: ['view', 'create', 'str_replace', 'insert', 'delete'] } } }, then: { required: ['path'] } },
     { if: { properties: { command: { const: 'create' } } }, then: { required: ['file_text'] } },
@@ -54,6 +55,7 @@ export const MEMORY_SCHEMA = {
     { if: { properties: { command: { const: 'insert' } } }, then: { required: ['insert_line', 'insert_text'] } },
     { if: { properties: { command: { const: 'rename' } } }, then: { required: ['old_path', 'new_path'] } },
   ],
+  // biome-ignore-end lint/suspicious/noThenProperty: end of the if/then list
 } as const;
 
 export function memoryTool(dir: string): ToolDefinition<MemoryInput> {

@@ -45,11 +45,13 @@ export const TEXT_EDITOR_SCHEMA = {
     insert_text: { type: 'string' },
   },
   required: ['command', 'path'],
+  // biome-ignore-start lint/suspicious/noThenProperty: JSON Schema's if/then keywords, not a thenable
   allOf: [
     { if: { properties: { command: { const: 'create' } } }, then: { required: ['file_text'] } },
     { if: { properties: { command: { const: 'str_replace' } } }, then: { required: ['old_str'] } },
     { if: { properties: { command: { const: 'insert' } } }, then: { required: ['insert_line', 'insert_text'] } },
   ],
+  // biome-ignore-end lint/suspicious/noThenProperty: end of the if/then list
 } as const;
 
 /** `view` only: every other command changes a file. */

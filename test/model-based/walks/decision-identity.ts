@@ -13,7 +13,7 @@
  *   or while it is under way, between its read of the parent and its write of the child).
  */
 import { toolUseReply } from '../../../src/model/scripted-model.ts';
-import { type PathEvent, type Snapshot } from './path-event.ts';
+import type { PathEvent, Snapshot } from './path-event.ts';
 
 export const TWINS_REPLY = 'reply: publish twice';
 export const TWIN_IDS = ['t1_publish_a', 't1_publish_b'] as const;
