@@ -12,7 +12,7 @@ import type { Signal } from '../../src/store/inbox/signal-inbox.ts';
 import type { JournalRecord } from '../../src/store/journal-record.ts';
 import { toolUseProblems } from '../helpers/messages.ts';
 import { type CrashPath, describeStep, describeTrace, generateCrashPaths } from './crash-paths.ts';
-import { type AwaitPlayed, type AwaitWorld, newAwaitWorld, playAwaits, SIGNAL_TAKE, type SignalsHook } from './await-runner.ts';
+import { type AwaitPlayed, type AwaitWorld, newAwaitWorld, playAwaits, SIGNAL_TAKE, type StoreHook } from './await-runner.ts';
 import type { ScenarioStores } from './scenario-runner.ts';
 import { AWAIT_KINDS, type AwaitKind, type Given } from './walks/await-kinds.ts';
 
@@ -123,13 +123,13 @@ async function readRun(stores: ScenarioStores, key: string, kind: AwaitKind) {
 }
 
 /** Kills the run at the case's label, resumes it from the store alone, and gathers what the invariants read. */
-export async function awaitFactsAfterCrash(crash: AwaitCase, stores: ScenarioStores, baselines: AwaitBaselines, key: string, hooks: { signals?: SignalsHook } = {}): Promise<AwaitFacts> {
+export async function awaitFactsAfterCrash(crash: AwaitCase, stores: ScenarioStores, baselines: AwaitBaselines, key: string, hook?: StoreHook): Promise<AwaitFacts> {
   const baseline = await baselines.of(crash);
   const world = newAwaitWorld();
-  const killed: AwaitPlayed = await playAwaits(crash.path, crash.kind, stores, key, world, { opening: 'start', crashAfter: crash.label, signals: hooks.signals });
+  const killed: AwaitPlayed = await playAwaits(crash.path, crash.kind, stores, key, world, { opening: 'start', crashAfter: crash.label, hook });
   if (killed.crashedAt !== crash.label) throw new Error(`the run was to be killed at ${crash.label}, and ended ${killed.result?.status ?? 'killed'} at ${killed.crashedAt ?? 'no crash point'}`);
   const atCrash = (await readRun(stores, key, crash.kind)).records;
-  const resumed = await playAwaits(crash.path, crash.kind, stores, key, world, { opening: 'resume', signals: hooks.signals });
+  const resumed = await playAwaits(crash.path, crash.kind, stores, key, world, { opening: 'resume', hook });
   const end = await readRun(stores, key, crash.kind);
   return {
     kind: crash.kind,

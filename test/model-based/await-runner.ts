@@ -44,16 +44,19 @@ export interface AwaitPlayed {
 }
 
 /**
- * Changes what a store's inbox of signals does, for a test that breaks it on purpose (a wrong
- * runtime hook the checker must catch). Identity by default.
+ * Changes what each process's store does, for a test that breaks it on purpose (a wrong runtime
+ * hook the checker must catch): it may replace the store's properties (its inboxes, its load).
  */
-export type SignalsHook = (inbox: SignalInbox) => SignalInbox;
+export type StoreHook = (store: RunStore) => void;
 
 /** A process's store whose signal takes count and may crash right after one (the test's own crash point). */
-function storeWithTakes(stores: ScenarioStores, key: string, takes: { count: number; armed: string | null }, hook: SignalsHook): RunStore {
+function storeWithTakes(stores: ScenarioStores, key: string, takes: { count: number; armed: string | null }, hook: StoreHook | undefined): RunStore {
   const store = stores.open(key);
   const inner = store.signals;
-  if (!inner) return store;
+  if (!inner) {
+    hook?.(store);
+    return store;
+  }
   const counted: SignalInbox = {
     send: (signal) => inner.send(signal),
     takenBy: (id) => inner.takenBy(id),
@@ -68,7 +71,8 @@ function storeWithTakes(stores: ScenarioStores, key: string, takes: { count: num
     },
   };
   // The store's own inbox, seen through the counter (a plain property of the file and PostgreSQL stores).
-  Object.defineProperty(store, 'signals', { value: hook(counted), configurable: true });
+  Object.defineProperty(store, 'signals', { value: counted, configurable: true });
+  hook?.(store);
   return store;
 }
 
@@ -79,7 +83,7 @@ export async function playAwaits(
   stores: ScenarioStores,
   key: string,
   world: AwaitWorld,
-  options: { opening: 'start' | 'resume'; crashAfter?: string | undefined; signals?: SignalsHook | undefined },
+  options: { opening: 'start' | 'resume'; crashAfter?: string | undefined; hook?: StoreHook | undefined },
 ): Promise<AwaitPlayed> {
   const ownLabel = options.crashAfter?.startsWith(`after-${SIGNAL_TAKE}:`) ?? false;
   const crashPoints = new CrashPoints(ownLabel ? undefined : options.crashAfter);
@@ -90,7 +94,7 @@ export async function playAwaits(
   let opening = options.opening;
   // One process per wait and one to end, and one more: a run that keeps stopping is stopped here, and fails the checks.
   for (let process = 0; process <= kind.calls.length + 1; process++) {
-    const store = storeWithTakes(stores, key, takes, options.signals ?? ((inbox) => inbox));
+    const store = storeWithTakes(stores, key, takes, options.hook);
     const parts = {
       store,
       model: scriptedModel([...scenario.replies, endTurnReply(FINISH_TEXT)]),
