@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Decision } from '../../machines/agent-loop.types.ts';
+import type { ContentBlock, Decision } from '../../machines/agent-loop.types.ts';
 import type { JournalRecord } from '../../src/store/journal-record.ts';
 import type { RunStore, SignalInbox } from '../../src/store/store.ts';
 import {
@@ -97,7 +97,7 @@ describe('each invariant catches a journal or a world corrupted by hand', () => 
 
   it('nothingLost: an approved call reported unknown though its result was recorded before the kill', () => {
     const facts = copy(approved);
-    const result = facts.messages[2]!.content[0] as { content: unknown; is_error?: boolean };
+    const result = (facts.messages[2]!.content as ContentBlock[])[0] as unknown as { content: unknown; is_error?: boolean };
     result.content = 'The state of this publish call is unknown: no result was recorded for it.';
     result.is_error = true;
     // The kill left it not even approved.
