@@ -14,7 +14,7 @@ import { toolUseProblems } from '../helpers/messages.ts';
 import { type CrashPath, describeStep, describeTrace, generateCrashPaths } from './crash-paths.ts';
 import { type AwaitPlayed, type AwaitWorld, newAwaitWorld, playAwaits, SIGNAL_TAKE, type StoreHook } from './await-runner.ts';
 import type { ScenarioStores } from './scenario-runner.ts';
-import { AWAIT_KINDS, type AwaitKind, type Given } from './walks/await-kinds.ts';
+import { AWAIT_KINDS, type AwaitKind, GIVERS, type Given } from './walks/await-kinds.ts';
 
 export interface AwaitPath {
   kind: AwaitKind;
@@ -246,15 +246,10 @@ export function eachAwaitDecidedOnce(facts: AwaitFacts): string[] {
     if (given.length > 1) problems.push(`${call.id}: the world gave its decision ${given.length} times`);
     const gave = given[0];
     if (decision.verdict !== facts.kind.verdict) problems.push(`${call.id}: recorded ${decision.verdict}, not ${facts.kind.verdict}`);
-    const endedBy = decision.by === 'clock' ? 'clock' : decision.signal ? 'signal' : 'person';
-    if (endedBy !== facts.kind.endedBy) problems.push(`${call.id}: ended by the ${endedBy}, not by the ${facts.kind.endedBy}`);
-    if (gave?.by === 'person') {
-      const { tool_use_id, verdict, by, at, reason, text } = gave.decision;
-      const expected = { tool_use_id, verdict, by, at, reason, text };
-      const got = { tool_use_id: decision.tool_use_id, verdict: decision.verdict, by: decision.by, at: decision.at, reason: decision.reason, text: decision.text };
-      if (JSON.stringify(got) !== JSON.stringify(expected)) problems.push(`${call.id}: recorded ${JSON.stringify(got)}, the person gave ${JSON.stringify(expected)}`);
-    }
-    if (gave?.by === 'signal' && decision.signal?.id !== gave.signal.id) problems.push(`${call.id}: ended by signal ${decision.signal?.id ?? 'none'}, not by ${gave.signal.id}, the one sent while it waited`);
+    const endedBy = (Object.keys(GIVERS) as Array<Given['by']>).find((by) => GIVERS[by].ended(decision));
+    if (endedBy !== facts.kind.endedBy) problems.push(`${call.id}: ended by the ${endedBy ?? 'nobody known'}, not by the ${facts.kind.endedBy}`);
+    const differs = gave ? (GIVERS[gave.by].differs as (decision: Decision, given: Given) => string | null)(decision, gave) : null;
+    if (differs) problems.push(`${call.id}: ${differs}`);
     // The clock needs no one: a resume that comes after the deadline (a slow machine) finds it passed.
     if (!gave && facts.kind.endedBy !== 'clock') problems.push(`${call.id}: decided (${decision.by}) though the world gave it nothing`);
   }

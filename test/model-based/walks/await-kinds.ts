@@ -33,6 +33,29 @@ export type Given =
   | { call: string; by: 'signal'; signal: Signal; again: SignalDelivery }
   | { call: string; by: 'clock'; wakeAt: number };
 
+/**
+ * Each giver's rules, for the checker: whether a recorded decision is one it ended, and how it
+ * differs from what it gave (null: the same). A new giver (a sub-agent's child run) is one more entry.
+ */
+export const GIVERS: { [by in Given['by']]: { ended(decision: Decision): boolean; differs(decision: Decision, given: Extract<Given, { by: by }>): string | null } } = {
+  person: {
+    ended: (decision) => decision.by !== 'clock' && decision.signal === undefined,
+    differs: (decision, { decision: gave }) => {
+      const fields = (d: Decision) => JSON.stringify({ tool_use_id: d.tool_use_id, verdict: d.verdict, by: d.by, at: d.at, reason: d.reason, text: d.text });
+      return fields(decision) === fields(gave) ? null : `recorded ${fields(decision)}, the person gave ${fields(gave)}`;
+    },
+  },
+  signal: {
+    ended: (decision) => decision.signal !== undefined,
+    differs: (decision, { signal }) => (decision.signal?.id === signal.id ? null : `ended by signal ${decision.signal?.id ?? 'none'}, not by ${signal.id}, the one sent while it waited`),
+  },
+  clock: {
+    ended: (decision) => decision.by === 'clock',
+    // When: deadlineKept holds the clock's decision to the journal's deadline.
+    differs: () => null,
+  },
+};
+
 /** What `give` acts with: the run's store, opened for this act alone (as another process opens it). */
 export interface Outside {
   store: RunStore;
