@@ -9,13 +9,11 @@
  * file inbox has it at once), which a database has not; nor the fork walk (a fork into the
  * database is forkFleetRun's, proved in fleet-fork.test.ts).
  */
-import type { Decision } from '../../machines/agent-loop.types.ts';
 import { describe, it } from 'vitest';
-import { PgRunStore } from '../../src/store/pg/pg-store.ts';
-import { pool, postgresAvailable, usePostgres } from '../helpers/use-postgres.ts';
+import { pgScenarioStores } from '../helpers/pg-scenario-stores.ts';
+import { postgresAvailable, usePostgres } from '../helpers/use-postgres.ts';
 import { Baselines, checkCrash, crashCases } from '../model-based/crash-check.ts';
 import { BUDGET_WALK, type CrashPath, generateCrashPaths } from '../model-based/crash-paths.ts';
-import type { ScenarioStores } from '../model-based/scenario-runner.ts';
 
 /** One path per scenario (the longest stands for its prefixes, as in the file suite), numbered anew. */
 function sampledPaths(): CrashPath[] {
@@ -39,14 +37,7 @@ console.log(
 
 let runs = 0;
 const freshRun = () => `crash-${++runs}`;
-const stores: ScenarioStores = {
-  name: 'PostgreSQL store',
-  open: (runId, writeFaults) => new PgRunStore(pool, runId, { leaseMs: 60_000, ...(writeFaults ? { writeFaults } : {}) }),
-  close: () => {},
-  // A fresh start moves the run's row aside under an archived id; its decisions follow it (ON UPDATE CASCADE).
-  archivedDecisions: async (runId) =>
-    (await pool.query<{ decision: Decision }>(`SELECT decision FROM da_decisions WHERE starts_with(run_id, $1)`, [`${runId}~archived~`])).rows.map((row) => row.decision),
-};
+const stores = pgScenarioStores();
 const baselines = new Baselines(stores, freshRun);
 
 describe.skipIf(!postgresAvailable())('crash anywhere, resume, finish — on PostgreSQL', () => {

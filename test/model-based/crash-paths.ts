@@ -15,6 +15,7 @@ import type { DecisionReply } from '../../src/approval/decision-step.ts';
 import { pointOf } from '../../src/store/record-points.ts';
 import { guardText, guardTreeOf } from '../../visualizer/machine-graph.ts';
 import { APPROVAL_REPLIES, approvalReplies, decisionEvents, inApprovalWalk } from './walks/approval.ts';
+import { type AwaitKind, awaitKindEventsFor } from './walks/await-kinds.ts';
 import { afterAnotherRunEventsFor, type ForkMoment, forkEventsFor, SHARED_CALL_ID, TWIN_IDS, twinEventsFor } from './walks/decision-identity.ts';
 import { BUDGET_WALK, budgetEventsFor, inBudgetWalk } from './walks/budget.ts';
 import { compactionEvents, holdsLongText, inCompactionWalk, LONG_TEXT, longReplies } from './walks/compaction.ts';
@@ -268,12 +269,13 @@ function eventsOfWalk(extra: WalkExtra | undefined): (snapshot: Snapshot) => Pat
   if (extra === 'after-another-run') return (snapshot) => afterAnotherRunEventsFor(snapshot, eventsFor);
   if (typeof extra === 'object' && 'forkWhileWaiting' in extra) return (snapshot) => forkEventsFor(snapshot, eventsFor, APPROVAL_REPLIES);
   if (typeof extra === 'object' && 'cancelIn' in extra) return crossCancelEventsFor(extra.cancelIn);
+  if (typeof extra === 'object' && 'awaitKind' in extra) return awaitKindEventsFor(extra.awaitKind);
   return eventsFor;
 }
 
 /** The run's budget: the walk's own, or the budget walk's for the cross walk of budgets. */
 function budgetOf(extra: WalkExtra | undefined): Budget | undefined {
-  if (typeof extra !== 'object' || 'forkWhileWaiting' in extra) return undefined;
+  if (typeof extra !== 'object' || 'forkWhileWaiting' in extra || 'awaitKind' in extra) return undefined;
   if (!('cancelIn' in extra)) return extra;
   return extra.cancelIn === 'budget' ? BUDGET_WALK : undefined;
 }
@@ -302,10 +304,11 @@ export interface GeneratedPaths {
 
 /**
  * What a walk adds: cancels (a small graph), the run taken up again (a small graph), a budget,
- * cancels in one capability's graph (the cross walk), or one of the walks of whose a decision is
- * (walks/decision-identity.ts: the twins, after another run, a fork while a call waits).
+ * cancels in one capability's graph (the cross walk), one of the walks of whose a decision is
+ * (walks/decision-identity.ts: the twins, after another run, a fork while a call waits), or the
+ * one path of a kind of await (walks/await-kinds.ts).
  */
-export type WalkExtra = 'cancel' | 'reopen' | 'twins' | 'after-another-run' | Budget | { cancelIn: Capability } | { forkWhileWaiting: ForkMoment };
+export type WalkExtra = 'cancel' | 'reopen' | 'twins' | 'after-another-run' | Budget | { cancelIn: Capability } | { forkWhileWaiting: ForkMoment } | { awaitKind: AwaitKind };
 
 /** How to walk, with which MAX_TURNS, which pause limit (default {@link PAUSE_LIMIT}), and with cancels or a budget. */
 export type PathSource = readonly ['simple' | 'shortest', number, number?, WalkExtra?];
