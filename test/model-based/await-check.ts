@@ -12,7 +12,7 @@ import type { Signal } from '../../src/store/inbox/signal-inbox.ts';
 import type { JournalRecord } from '../../src/store/journal-record.ts';
 import { toolUseProblems } from '../helpers/messages.ts';
 import { type CrashPath, describeStep, describeTrace, generateCrashPaths } from './crash-paths.ts';
-import { type AwaitPlayed, type AwaitWorld, newAwaitWorld, playAwaits, SIGNAL_TAKE, type StoreHook } from './await-runner.ts';
+import { type AwaitPlayed, newAwaitWorld, playAwaits, SIGNAL_TAKE, type StoreHook } from './await-runner.ts';
 import type { ScenarioStores } from './scenario-runner.ts';
 import { AWAIT_KINDS, type AwaitKind, GIVERS, type Given } from './walks/await-kinds.ts';
 
