@@ -6,14 +6,16 @@
  *      import specifiers rewritten to `.js` (rewriteRelativeImportExtensions).
  *   2. The .d.ts files keep the sources' `.ts` specifiers (tsc copies them as written): rewrite
  *      them to `.js` too, so that every TypeScript version and resolution mode reads them.
- *   3. Each browser page's script bundled once, here, with esbuild, and its style copied: `viz`
- *      inlines both from dist/ and never loads esbuild.
+ *   3. Each browser page's script (the visualizer's, the console's) bundled once, here, with
+ *      esbuild, and its style copied: `viz` and `console` read both from dist/ and never load
+ *      esbuild. tsconfig.build.json leaves the pages' sources out: only their bundles ship.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { bundlePageScript } from '../src/util/page-bundle.ts';
+import { CONSOLE_SCRIPT_ENTRY, CONSOLE_SCRIPT_FILE, CONSOLE_STYLE_FILE } from '../src/console/page-assets.ts';
 import { PAGE_SCRIPT_ENTRY, PAGE_SCRIPT_FILE, PAGE_STYLE_FILE } from '../visualizer/page-assets.ts';
 import { recordBuild, ROOT } from './build-state.ts';
 
@@ -50,7 +52,10 @@ interface PageBuild {
   script: string;
   style: string;
 }
-const PAGES: PageBuild[] = [{ dir: 'visualizer/page', entry: PAGE_SCRIPT_ENTRY, script: PAGE_SCRIPT_FILE, style: PAGE_STYLE_FILE }];
+const PAGES: PageBuild[] = [
+  { dir: 'visualizer/page', entry: PAGE_SCRIPT_ENTRY, script: PAGE_SCRIPT_FILE, style: PAGE_STYLE_FILE },
+  { dir: 'src/console/page', entry: CONSOLE_SCRIPT_ENTRY, script: CONSOLE_SCRIPT_FILE, style: CONSOLE_STYLE_FILE },
+];
 for (const page of PAGES) {
   const out = path.join(DIST, page.dir);
   fs.mkdirSync(out, { recursive: true });
