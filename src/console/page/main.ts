@@ -19,6 +19,7 @@ if (match) {
   history.replaceState(null, '', location.pathname + location.search);
 }
 const token = sessionStorage.getItem(TOKEN_KEY);
+const api = token ? new ConsoleApi(token) : null;
 const main = document.getElementById('main')!;
 let stopView: StopView = () => {};
 
@@ -26,11 +27,11 @@ function route(): void {
   stopView();
   stopView = () => {};
   main.textContent = '';
-  if (!token) {
+  if (!api) {
     main.appendChild(el('p', { class: 'message bad', id: 'no-token', text: "This page needs the console's token: open the address the console printed (it ends in #token=…)." }));
     return;
   }
-  const view: ViewContext = { main, api: new ConsoleApi(token), route };
+  const view: ViewContext = { main, api, route };
   const runPath = /^\/runs\/([^/]+)$/.exec(location.pathname);
   stopView = runPath ? showRun(view, decodeURIComponent(runPath[1]!)) : showList(view);
 }

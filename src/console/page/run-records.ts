@@ -63,10 +63,9 @@ export function renderLedger(table: HTMLTableElement, rows: readonly LedgerRow[]
 export function renderTimeline(table: HTMLTableElement, data: RunDetail, context: RunActionContext): void {
   table.textContent = '';
   table.appendChild(headerRow(['#', 'time', 'turn', 'state', 'event', 'tools', 'note', '']));
-  const processes = data.processes || [];
   data.steps.forEach((step, index) => {
     const notes: string[] = [];
-    const proc = processes[step.process];
+    const proc = data.processes[step.process];
     const boundary = index > 0 && proc && proc.firstSeq === step.seq && proc.resume;
     if (boundary) {
       const decisions = boundary.decisions.length ? `: ${boundary.decisions.map((d) => `${d.toolUseId} ${d.name} ${d.phrase}`).join('; ')}` : '';

@@ -24,9 +24,11 @@ export function renderSummary(box: HTMLElement, data: RunDetail): void {
   if (forkedFrom) facts.push(['forked from', `run ${forkedFrom.runId} at its record ${forkedFrom.seq} (${forkedFrom.location})`]);
   for (const fork of data.lineage.forks) facts.push(['fork', `at record ${fork.seq}: run ${fork.runId} (${fork.location})`]);
   const status = data.status;
-  if (status) for (const call of status.decided) facts.push(['decided', `${call.tool_use_id} ${call.name} ${call.verdict} by ${call.by}${call.reason ? ` (${call.reason})` : ''}`]);
-  if (status && status.controls) for (const request of status.controls) facts.push([request.kind === 'pause' ? 'paused' : 'cancel asked', `by ${request.by}`]);
-  if (status && status.cancellation) facts.push(['cancelled', `by ${status.cancellation.by}${status.cancellation.reason ? `: ${status.cancellation.reason}` : ''}`]);
+  if (status) {
+    for (const call of status.decided) facts.push(['decided', `${call.tool_use_id} ${call.name} ${call.verdict} by ${call.by}${call.reason ? ` (${call.reason})` : ''}`]);
+    for (const request of status.controls) facts.push([request.kind === 'pause' ? 'paused' : 'cancel asked', `by ${request.by}`]);
+    if (status.cancellation) facts.push(['cancelled', `by ${status.cancellation.by}${status.cancellation.reason ? `: ${status.cancellation.reason}` : ''}`]);
+  }
   const list = el('dl', { id: 'facts' });
   for (const [name, value] of facts) {
     list.appendChild(el('dt', { text: name }));
