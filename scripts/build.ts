@@ -6,14 +6,17 @@
  *      import specifiers rewritten to `.js` (rewriteRelativeImportExtensions).
  *   2. The .d.ts files keep the sources' `.ts` specifiers (tsc copies them as written): rewrite
  *      them to `.js` too, so that every TypeScript version and resolution mode reads them.
- *   3. The visualizer page's script bundled once, here, with esbuild, and its style copied:
- *      `viz` inlines both from dist/ and never loads esbuild.
+ *   3. Each browser page's script (the visualizer's, the console's) bundled once, here, with
+ *      esbuild, and its style copied: `viz` and `console` read both from dist/ and never load
+ *      esbuild. tsconfig.build.json leaves the pages' sources out: only their bundles ship.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { bundlePageScript } from '../visualizer/page-bundle.ts';
+import { bundlePageScript } from '../src/util/page-bundle.ts';
+import { CONSOLE_SCRIPT_ENTRY, CONSOLE_SCRIPT_FILE, CONSOLE_STYLE_FILE } from '../src/console/page-assets.ts';
+import { PAGE_SCRIPT_ENTRY, PAGE_SCRIPT_FILE, PAGE_STYLE_FILE } from '../visualizer/page-assets.ts';
 import { recordBuild, ROOT } from './build-state.ts';
 
 const DIST = path.join(ROOT, 'dist');
@@ -42,12 +45,25 @@ if (leftover.length) {
   process.exit(1);
 }
 
-const pageOut = path.join(DIST, 'visualizer', 'page');
-fs.mkdirSync(pageOut, { recursive: true });
-fs.writeFileSync(path.join(pageOut, 'page.js'), await bundlePageScript());
-fs.copyFileSync(path.join(ROOT, 'visualizer', 'page', 'style.css'), path.join(pageOut, 'style.css'));
+/** A browser page: its folder of sources, its script's entry and the two files the package reads. */
+interface PageBuild {
+  dir: string;
+  entry: URL;
+  script: string;
+  style: string;
+}
+const PAGES: PageBuild[] = [
+  { dir: 'visualizer/page', entry: PAGE_SCRIPT_ENTRY, script: PAGE_SCRIPT_FILE, style: PAGE_STYLE_FILE },
+  { dir: 'src/console/page', entry: CONSOLE_SCRIPT_ENTRY, script: CONSOLE_SCRIPT_FILE, style: CONSOLE_STYLE_FILE },
+];
+for (const page of PAGES) {
+  const out = path.join(DIST, page.dir);
+  fs.mkdirSync(out, { recursive: true });
+  fs.writeFileSync(path.join(out, page.script), await bundlePageScript(page.entry));
+  fs.copyFileSync(path.join(ROOT, page.dir, 'style.css'), path.join(out, page.style));
+}
 // The bundler's module is for the build and for runs from the sources only: the package does not ship it.
-for (const ext of ['.js', '.d.ts']) fs.rmSync(path.join(DIST, 'visualizer', `page-bundle${ext}`));
+for (const ext of ['.js', '.d.ts']) fs.rmSync(path.join(DIST, 'src', 'util', `page-bundle${ext}`));
 
 recordBuild(started);
 console.log(`build: dist/ written in ${((Date.now() - started) / 1000).toFixed(1)} s`);

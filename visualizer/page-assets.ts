@@ -6,6 +6,8 @@
 import fs from 'node:fs';
 
 const PAGE_DIR = new URL('./page/', import.meta.url);
+/** The script's entry module, which the build bundles into PAGE_SCRIPT_FILE. */
+export const PAGE_SCRIPT_ENTRY = new URL('./page/main.ts', import.meta.url);
 export const PAGE_SCRIPT_FILE = 'page.js';
 export const PAGE_STYLE_FILE = 'style.css';
 
@@ -13,7 +15,7 @@ export const PAGE_STYLE_FILE = 'style.css';
 const fromSource = import.meta.url.endsWith('.ts');
 
 export async function pageScript(): Promise<string> {
-  if (fromSource) return (await import('./page-bundle.ts')).bundlePageScript();
+  if (fromSource) return (await import('../src/util/page-bundle.ts')).bundlePageScript(PAGE_SCRIPT_ENTRY);
   return fs.promises.readFile(new URL(PAGE_SCRIPT_FILE, PAGE_DIR), 'utf8');
 }
 

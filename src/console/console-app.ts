@@ -10,7 +10,7 @@ import { DurableAgentError } from '../util/durable-agent-error.ts';
 import { redactSecrets } from '../util/redact.ts';
 import { ConsoleRunNotFoundError } from './console-errors.ts';
 import type { ConsoleGuard } from './console-guard.ts';
-import { CONSOLE_PAGE, CONSOLE_SCRIPT, CONSOLE_STYLE } from './page/console-page.ts';
+import { CONSOLE_PAGE } from './page-html.ts';
 import { type ControlAsked, controlFor, type DecisionAsked, decideFor, forkFor, signalFor } from './run-actions.ts';
 import { machineSvg, runDetail } from './run-detail.ts';
 import { RecordTail } from './record-tail.ts';
@@ -23,8 +23,10 @@ export interface ConsoleAppOptions {
   by: string;
   /** Values that never leave in a body: the API keys of the environment, the token itself. */
   secrets: readonly string[];
-  /** The diagram's style, from the visualizer. */
-  diagramStyle: string;
+  /** The page's script, bundled from page/ (page-assets.ts). */
+  script: string;
+  /** The page's style: the diagram's, from the visualizer, then the console's own. */
+  style: string;
 }
 
 /** A live stream says it is still there this often, so a proxy or the page notices a dead one. */
@@ -74,8 +76,8 @@ export function consoleApp(options: ConsoleAppOptions): Hono {
     });
   app.get('/', page);
   app.get('/runs/:key', page);
-  app.get('/console.js', (c) => c.body(CONSOLE_SCRIPT, 200, { 'content-type': 'text/javascript; charset=utf-8' }));
-  app.get('/console.css', (c) => c.body(`${options.diagramStyle}\n${CONSOLE_STYLE}`, 200, { 'content-type': 'text/css; charset=utf-8' }));
+  app.get('/console.js', (c) => c.body(options.script, 200, { 'content-type': 'text/javascript; charset=utf-8' }));
+  app.get('/console.css', (c) => c.body(options.style, 200, { 'content-type': 'text/css; charset=utf-8' }));
 
   app.get('/api/runs', async (c) => {
     const limit = Math.min(LIST_LIMIT, Math.max(1, Number.parseInt(c.req.query('limit') ?? '', 10) || PAGE_ROWS));

@@ -9,6 +9,7 @@ import { serve } from '@hono/node-server';
 import type { Pool } from 'pg';
 import { pageStyle } from '../../visualizer/page-assets.ts';
 import { consoleApp } from './console-app.ts';
+import { consoleScript, consoleStyle } from './page-assets.ts';
 import { ConsoleTokenRequiredError } from './console-errors.ts';
 import { ConsoleGuard, hostNamesOf, isLoopback } from './console-guard.ts';
 import { RunSources, type RunSourcesOptions } from './run-sources.ts';
@@ -54,13 +55,15 @@ export async function startConsole(options: ConsoleServerOptions): Promise<Runni
   const by = options.by || nameOfToken(options.token) || options.user;
   let hosts: Set<string> | null = new Set();
   const guard = new ConsoleGuard(token, () => hosts);
+  const [script, diagramStyle, style] = await Promise.all([consoleScript(), pageStyle(), consoleStyle()]);
   const sources = new RunSources(options.roots, options.pool ?? null, { ...options.sources, notice: options.notice });
   const app = consoleApp({
     sources,
     guard,
     by,
     secrets: [...(options.secrets ?? []), token],
-    diagramStyle: diagramStyleOf(await pageStyle()),
+    script,
+    style: `${diagramStyleOf(diagramStyle)}\n${style}`,
   });
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const started = serve({ fetch: app.fetch, hostname: host, port: options.port }, () => resolve(started));

@@ -2,10 +2,10 @@
  * The package as another project gets it: `npm pack` of this checkout's build, installed into a
  * scratch project (no pg, no tsx, no esbuild there), then used as a user would: the README's
  * example with plain node, a strict TypeScript consumer compiled and run (one of its tools typed by
- * a zod 4 schema), the CLI through npx, durable-agent/postgres without pg. publint and
- * arethetypeswrong check the same tarball.
+ * a zod 4 schema), the CLI through npx, the console's page served from the build,
+ * durable-agent/postgres without pg. publint and arethetypeswrong check the same tarball.
  */
-import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -68,7 +68,9 @@ beforeAll(() => {
 
 describe('the packed package', () => {
   it('holds the build, the bin, the licence and the README, and no sources', () => {
-    expect(packedFiles).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'bin/durable-agent.mjs', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/errors.js', 'dist/src/errors.d.ts', 'dist/src/testing.js', 'dist/src/store/pg/index.js', 'dist/visualizer/page/page.js']));
+    expect(packedFiles).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'bin/durable-agent.mjs', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/errors.js', 'dist/src/errors.d.ts', 'dist/src/testing.js', 'dist/src/store/pg/index.js', 'dist/visualizer/page/page.js', 'dist/src/console/page/console.js', 'dist/src/console/page/style.css']));
+    // The browser pages' modules ship as their bundles only.
+    expect(packedFiles.filter((file) => /^dist\/(visualizer|src\/console)\/page\//.test(file) && !/\/(page|console)\.js$|\/style\.css$/.test(file))).toEqual([]);
     expect(packedFiles.filter((file) => !/^(dist\/|bin\/|package\.json$|README\.md$|LICENSE$)/.test(file))).toEqual([]);
     expect(packedFiles.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))).toEqual([]);
     expect(packedFiles.filter((file) => file.includes('page-bundle'))).toEqual([]);
@@ -153,6 +155,36 @@ describe('the packed package', () => {
     expect(viz).toContain('[viz] wrote');
     const html = fs.readFileSync(path.join(consumer, 'demo-run', '.durable-agent', 'viz.html'), 'utf8');
     expect(html).toMatch(/<script>\n.{1000,}/);
+  });
+
+  it('serves the console from the installed package: its page script bundled by the build, its style', async () => {
+    const dir = path.join(consumer, 'console-runs');
+    fs.mkdirSync(dir);
+    const bin = path.join(consumer, 'node_modules', 'durable-agent', 'bin', 'durable-agent.mjs');
+    const child = spawn(process.execPath, [bin, 'console', '--dir', dir, '--port', '0', '--token', 'ana:package-test-secret'], { cwd: consumer, env: env() });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    try {
+      const deadline = Date.now() + 30_000;
+      let origin: string | undefined;
+      while (!(origin = /\[console\] (http:\/\/[^/\s]+)\//.exec(output)?.[1])) {
+        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the console did not start: ${output}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const page = await fetch(`${origin}/`);
+      expect(await page.text()).toContain('<script src="/console.js" defer></script>');
+      const script = await fetch(`${origin}/console.js`);
+      expect(script.headers.get('content-type')).toContain('text/javascript');
+      const code = await script.text();
+      expect(code.length).toBeGreaterThan(5000);
+      expect(code).toContain('durable-agent-console-token');
+      expect(await (await fetch(`${origin}/console.css`)).text()).toContain('.console-top');
+    } finally {
+      child.kill('SIGINT');
+    }
+    expect(await exited).toBe(0);
   });
 
   it('every error class of every installed entry extends DurableAgentError and declares a kind; the main entry exports at most 40 values', () => {

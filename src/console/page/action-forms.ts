@@ -1,0 +1,158 @@
+/**
+ * What a person does to a run from its page: a decision on each call that waits (approve, with
+ * the edited input or not; deny; answer; send a wait's event or stop the wait), the controls
+ * (cancel, pause, unpause) and a fork at a record of the timeline. Each says how it went in the
+ * message box and reads the run again.
+ */
+import type { PendingCall, RunDetail } from '../run-detail.ts';
+import type { ConsoleApi, ControlKind, DecisionBody } from './api.ts';
+import { el, say } from './dom.ts';
+import { when } from './format.ts';
+
+/** Where the forms of a run's page act and report. */
+export interface RunActionContext {
+  api: ConsoleApi;
+  key: string;
+  /** The message box: how the last action went. */
+  message: HTMLElement;
+  /** Reads the run again. */
+  refresh(): void;
+}
+
+const FINISHED = ['done', 'failed', 'cancelled'];
+
+export function renderActions(box: HTMLElement, data: RunDetail, context: RunActionContext): void {
+  box.textContent = '';
+  if (data.readOnly) {
+    box.appendChild(el('p', { class: 'dim', text: `Read-only: ${data.readOnly}.` }));
+    return;
+  }
+  box.appendChild(el('h2', { text: 'Waiting for a person or an event' }));
+  const waiting = data.pending.filter((call) => !call.given);
+  if (!waiting.length) box.appendChild(el('p', { class: 'dim', id: 'nothing-waits', text: data.pending.length ? 'Decided, not yet taken up by the run.' : 'Nothing waits for a decision or an event.' }));
+  for (const call of waiting) box.appendChild(decisionForm(call, context));
+  const finished = data.summary && FINISHED.includes(data.summary.state);
+  if (finished) return;
+  box.appendChild(el('h2', { text: 'Controls' }));
+  box.appendChild(controls(context));
+}
+
+/** The form of one call that waits: what it asks, and the buttons its kind of wait takes. */
+function decisionForm(call: PendingCall, { api, key, message, refresh }: RunActionContext): HTMLElement {
+  const input = el('textarea', { 'aria-label': `input of ${call.tool_use_id}`, 'data-input': call.tool_use_id });
+  input.value = JSON.stringify(call.input, null, 2);
+  const reason = el('input', {
+    type: 'text',
+    placeholder: call.needs === 'answer' ? 'the answer, or why not' : call.needs === 'wait' ? 'why stop waiting (to stop it)' : 'why not (for a denial)',
+    'data-reason': call.tool_use_id,
+  });
+  const send = (body: DecisionBody) => {
+    api.decide(key, call.tool_use_id, body).then(
+      (result) => {
+        say(message, true, `${call.tool_use_id} ${result.decision.verdict} by ${result.decision.by}: written to the run's inbox; the run takes it up.`);
+        refresh();
+      },
+      (error: Error) => say(message, false, error.message),
+    );
+  };
+  const buttons: HTMLElement[] = [];
+  let shown: HTMLElement | null = input;
+  if (call.needs === 'answer') {
+    const question = (call.input as { question?: unknown } | null)?.question;
+    shown = el('p', { class: 'question', text: typeof question === 'string' ? question : '' });
+    buttons.push(el('button', { type: 'button', 'data-action': 'answer', text: 'Answer', onclick: () => send({ verdict: 'answered', text: reason.value }) }));
+  } else if (call.needs === 'wait') {
+    // A wait ends at its time or with its event; a person may send the event, or stop the wait.
+    shown = null;
+    if (call.event) {
+      const event = call.event;
+      const eventData = el('textarea', { 'aria-label': `data of the event ${event}`, 'data-signal': call.tool_use_id, placeholder: "the event's data, as JSON (optional)" });
+      shown = eventData;
+      const sendEvent = () => {
+        let sent: unknown = null;
+        if (eventData.value.trim()) {
+          try {
+            sent = JSON.parse(eventData.value);
+          } catch (error) {
+            say(message, false, `The event's data is not JSON: ${(error as Error).message}`);
+            return;
+          }
+        }
+        api.signal(key, { name: event, data: sent, toolUseId: call.tool_use_id }).then(
+          (result) => {
+            say(message, true, `event ${result.signal.name} sent by ${result.signal.by}${result.delivery.outcome === 'taken' ? `: already taken by ${result.delivery.tool_use_id} (a signal is taken once)` : ': the wait takes it.'}`);
+            refresh();
+          },
+          (error: Error) => say(message, false, error.message),
+        );
+      };
+      buttons.push(el('button', { type: 'button', 'data-action': 'signal', text: `Send the event ${event}`, onclick: sendEvent }));
+    }
+  } else {
+    buttons.push(el('button', { type: 'button', 'data-action': 'approve', text: 'Approve', onclick: () => send({ verdict: 'approved' }) }));
+    const approveEdited = () => {
+      let edited: unknown;
+      try {
+        edited = JSON.parse(input.value);
+      } catch (error) {
+        say(message, false, `The edited input is not JSON: ${(error as Error).message}`);
+        return;
+      }
+      send({ verdict: 'approved', input: edited });
+    };
+    buttons.push(el('button', { type: 'button', 'data-action': 'approve-edited', text: 'Approve with the edited input', onclick: approveEdited }));
+  }
+  buttons.push(reason);
+  const deny = () => {
+    if (!reason.value.trim()) {
+      say(message, false, call.needs === 'wait' ? 'Stopping a wait needs a reason (the model is told it).' : 'A denial needs a reason (the model is told it).');
+      return;
+    }
+    send({ verdict: 'denied', reason: reason.value });
+  };
+  buttons.push(el('button', { type: 'button', 'data-action': 'deny', text: call.needs === 'wait' ? 'Stop the wait' : 'Deny', onclick: deny }));
+  return el('div', { class: 'decision', 'data-call': call.tool_use_id, 'data-needs': call.needs, 'data-run': call.run || null }, [
+    el('div', null, [
+      el('code', { text: call.tool_use_id }),
+      ' ',
+      el('strong', { text: call.name }),
+      ` waits for ${call.waitsFor}${call.since ? ` since ${when(call.since)}` : ''}`,
+      call.run ? el('span', { class: 'dim', 'data-in-run': call.run, text: ` (in its sub-agent run ${call.run})` }) : null,
+    ]),
+    shown,
+    el('div', { class: 'buttons' }, buttons),
+  ]);
+}
+
+/** Cancel (with a reason or none), pause and unpause. */
+function controls({ api, key, message, refresh }: RunActionContext): HTMLElement {
+  const cancelReason = el('input', { type: 'text', placeholder: 'why cancel (optional)', id: 'cancel-reason' });
+  const control = (kind: ControlKind, body: { reason?: string } = {}) => {
+    api.control(key, kind, body).then(
+      (result) => {
+        say(message, true, `${kind}: ${result.outcome}${result.request && result.request.by ? ` (by ${result.request.by})` : ''}`);
+        refresh();
+      },
+      (error: Error) => say(message, false, error.message),
+    );
+  };
+  return el('div', { class: 'controls' }, [
+    cancelReason,
+    el('button', { type: 'button', 'data-action': 'cancel', text: 'Cancel the run', onclick: () => control('cancel', { reason: cancelReason.value }) }),
+    el('button', { type: 'button', 'data-action': 'pause', text: 'Pause', onclick: () => control('pause') }),
+    el('button', { type: 'button', 'data-action': 'unpause', text: 'Unpause', onclick: () => control('unpause') }),
+  ]);
+}
+
+/** A fork goes into the run's own folder as a new run by id; the message links to it. */
+export function forkAt({ api, key, message }: RunActionContext, seq: number): void {
+  api.fork(key, seq).then(
+    (made) => {
+      message.className = 'message ok';
+      message.textContent = `Forked at record ${seq} into run `;
+      message.appendChild(el('a', { href: `/runs/${encodeURIComponent(made.key)}`, 'data-nav': '', id: 'fork-link', text: made.runId }));
+      message.appendChild(document.createTextNode(` (${made.records} records, state ${made.state}): resume it as its parent was started.`));
+    },
+    (error: Error) => say(message, false, error.message),
+  );
+}

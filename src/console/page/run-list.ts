@@ -1,0 +1,120 @@
+/**
+ * The list of runs: filtered by state and searched by id and task, newest first, a page of 100
+ * rows and 100 more at each "more"; every row shown is read again every 2 s.
+ */
+import type { ConsoleRow, RunCategory } from '../run-sources.ts';
+import type { RunListPage } from './api.ts';
+import { el, headerRow } from './dom.ts';
+import { usd, when } from './format.ts';
+import type { StopView, ViewContext } from './view.ts';
+
+const CATEGORIES: readonly RunCategory[] = ['running', 'waiting', 'paused', 'failed', 'stopped', 'cancelled', 'done', 'unreadable'];
+const CATEGORY_WORDS: Record<RunCategory, string> = {
+  running: 'running',
+  waiting: 'waiting for a decision',
+  paused: 'paused',
+  failed: 'failed',
+  stopped: 'stopped at a limit',
+  cancelled: 'cancelled',
+  done: 'done',
+  unreadable: 'unreadable',
+};
+const PAGE_ROWS = 100;
+/** The most rows the API gives in one answer: a longer list is asked for in several. */
+const ANSWER_ROWS = 1000;
+const REFRESH_MS = 2000;
+
+/** The filter and the search, kept while the page goes to a run and back. */
+const listState = { category: new URLSearchParams(location.search).get('state') || '', q: '' };
+
+export function showList({ main, api, route }: ViewContext): StopView {
+  const filters = el('div', { class: 'filters', id: 'filters' });
+  const search = el('input', { type: 'search', id: 'search', placeholder: 'search by run id or task', value: listState.q });
+  const table = el('table', { id: 'runs' });
+  const total = el('p', { class: 'dim', id: 'total' });
+  const more = el('button', { type: 'button', id: 'more', hidden: 'hidden', text: `show ${PAGE_ROWS} more` });
+  main.appendChild(el('section', { class: 'box' }, [filters, table, total, more]));
+  let alive = true;
+  let shown = PAGE_ROWS;
+  let asked = 0;
+  const setCategory = (name: string) => {
+    listState.category = name;
+    history.replaceState(null, '', name ? `/?state=${name}` : '/');
+    route();
+  };
+  const load = () => {
+    const query = `?q=${encodeURIComponent(listState.q)}${listState.category ? `&category=${listState.category}` : ''}`;
+    const answers: Array<Promise<RunListPage>> = [];
+    for (let offset = 0; offset < shown; offset += ANSWER_ROWS) answers.push(api.runs(`${query}&offset=${offset}&limit=${Math.min(ANSWER_ROWS, shown - offset)}`));
+    // An older answer that arrives after a newer one (a search typed on) is dropped.
+    const mine = ++asked;
+    Promise.all(answers).then(
+      (pages) => {
+        if (!alive || mine !== asked) return;
+        const data = pages[0]!;
+        const rows = pages.flatMap((page) => page.rows);
+        document.getElementById('who')!.textContent = `deciding as ${data.by}`;
+        renderFilters(filters, search, data, setCategory);
+        renderRows(table, rows);
+        const filtered = listState.q || listState.category;
+        total.textContent = `${rows.length} of ${data.total} runs${data.matching > rows.length ? ` (the newest ${rows.length} of ${data.matching}${filtered ? ' that match' : ''})` : ''}`;
+        if (pages[pages.length - 1]!.more) more.removeAttribute('hidden');
+        else more.setAttribute('hidden', 'hidden');
+      },
+      (error: Error) => {
+        total.textContent = error.message;
+      },
+    );
+  };
+  more.onclick = () => {
+    shown += PAGE_ROWS;
+    load();
+  };
+  search.oninput = () => {
+    listState.q = search.value;
+    shown = PAGE_ROWS;
+    load();
+  };
+  load();
+  const timer = setInterval(load, REFRESH_MS);
+  return () => {
+    alive = false;
+    clearInterval(timer);
+  };
+}
+
+function renderFilters(filters: HTMLElement, search: HTMLInputElement, data: RunListPage, setCategory: (name: string) => void): void {
+  filters.textContent = '';
+  const all = el('button', { type: 'button', 'data-category': '', 'aria-pressed': String(listState.category === ''), text: `all (${data.total})` });
+  all.onclick = () => setCategory('');
+  filters.appendChild(all);
+  for (const name of CATEGORIES) {
+    if (name === 'unreadable' && !data.counts[name]) continue;
+    const button = el('button', { type: 'button', 'data-category': name, 'aria-pressed': String(listState.category === name), text: `${CATEGORY_WORDS[name]} (${data.counts[name]})` });
+    button.onclick = () => setCategory(name);
+    filters.appendChild(button);
+  }
+  filters.appendChild(search);
+}
+
+function renderRows(table: HTMLTableElement, rows: readonly ConsoleRow[]): void {
+  table.textContent = '';
+  table.appendChild(headerRow(['run', 'state', 'task', 'turn', 'tokens', 'cost', 'last save', 'worker', 'epoch', 'waits for']));
+  for (const row of rows) {
+    const link = el('a', { href: `/runs/${encodeURIComponent(row.key)}`, 'data-nav': '', text: row.runId + (row.archived ? ' (archived)' : '') });
+    table.appendChild(
+      el('tr', { class: 'run-row', 'data-run': row.runId, 'data-category': row.category }, [
+        el('td', null, [link]),
+        el('td', null, [el('span', { class: `cat cat-${row.category}`, text: row.state === null ? 'unreadable' : row.state }), row.problem ? el('div', { class: 'dim', text: row.problem }) : null]),
+        el('td', { class: 'task', title: row.task, text: row.task }),
+        el('td', { text: String(row.turn) }),
+        el('td', { text: row.tokens === null ? '-' : String(row.tokens) }),
+        el('td', { text: usd(row.costUsd) }),
+        el('td', { text: when(row.updatedAt) }),
+        el('td', { text: row.worker || '-' }),
+        el('td', { text: row.leaseEpoch === null ? '-' : String(row.leaseEpoch) }),
+        el('td', { text: row.waitsFor || (row.pausedBy ? `paused by ${row.pausedBy}` : '-') }),
+      ]),
+    );
+  }
+}
