@@ -130,7 +130,7 @@ function controls({ api, key, message, refresh }: RunActionContext): HTMLElement
   const control = (kind: ControlKind, body: { reason?: string } = {}) => {
     api.control(key, kind, body).then(
       (result) => {
-        say(message, true, `${kind}: ${result.outcome}${result.request && result.request.by ? ` (by ${result.request.by})` : ''}`);
+        say(message, true, `${kind}: ${result.outcome}${result.request?.by ? ` (by ${result.request.by})` : ''}`);
         refresh();
       },
       (error: Error) => say(message, false, error.message),

@@ -41,9 +41,11 @@ export function showRun({ main, api }: ViewContext, key: string): StopView {
 
   let detail: RunDetail | null = null;
   const paintDiagram = () => {
-    if (!detail || !detail.summary) return;
+    if (!detail?.summary) return;
     const state = detail.summary.state;
-    diagram.querySelectorAll('[data-state]').forEach((node) => node.classList.toggle('current', node.getAttribute('data-state') === state));
+    diagram.querySelectorAll('[data-state]').forEach((node) => {
+      node.classList.toggle('current', node.getAttribute('data-state') === state);
+    });
   };
   // The diagram is the console's own drawing of the machine (no run's data is in it): it goes in as markup.
   api.machineSvg().then(

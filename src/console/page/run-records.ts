@@ -17,7 +17,7 @@ function entryWords(entry: TranscriptEntry): [string, string] {
     case 'tool-result':
       return [entry.isError ? 'error' : 'result', `${entry.name} ${entry.id}: ${entry.text}${entry.images ? ` [${entry.images} image(s)]` : ''}`];
     case 'open-call':
-      return ['open call', `${entry.name} ${entry.id}: ${entry.waitsFor ? `waits for ${entry.waitsFor === 'answer' ? 'an answer' : entry.waitsFor === 'wait' ? 'its time or its event' : 'approval'}` : 'no result yet'}`];
+      return ['open call', `${entry.name} ${entry.id}: ${entry.waitsFor ? `waits for ${entry.waitsFor === 'answer' ? 'an answer' : entry.waitsFor === 'wait' ? 'its time or its event' : entry.waitsFor === 'child' ? 'the end of the sub-agent run it queued' : 'approval'}` : 'no result yet'}`];
     case 'image':
       return [entry.role, `[image ${entry.mediaType}]`];
     case 'compacted':
