@@ -4,6 +4,7 @@ import type { Budget } from '../../machines/agent-loop.types.ts';
 import type { ClearToolUsesOptions } from '../compaction/clear-tool-uses.ts';
 import type { CompactionOptions } from '../compaction/compaction-settings.ts';
 import type { ClaimCondition } from '../store/pg/leases.ts';
+import { ensureDemoTables } from '../store/pg/demo-tables.ts';
 import type { Database } from '../store/pg/pool.ts';
 import { countUnfinishedRuns, insertQueuedRuns, type QueueRow, readQueueRows } from '../store/pg/queue.ts';
 import { isStoppedAtLimit, type AgentStateName } from '../../machines/agent-loop.types.ts';
@@ -97,6 +98,8 @@ export interface QueuedRun {
 
 export async function submitRuns(pool: Database, spec: DemoRunSpec, count: number): Promise<string[]> {
   const ids = Array.from({ length: count }, () => randomUUID());
+  // The demo's tables come with its first runs, so that what its tools did can be read before any of them wrote.
+  await ensureDemoTables(pool);
   await insertQueuedRuns(pool, ids, spec);
   return ids;
 }
