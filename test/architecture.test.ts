@@ -3,7 +3,9 @@
  * comments and strings are not taken for imports) and held against the layers below. An import
  * may go to its own layer or one below; the machine imports nothing but xstate; the store knows
  * no capability; no capability reaches the runtime, the CLI or the live view; no two files
- * import each other, directly or round a loop.
+ * import each other, directly or round a loop. And the database has one owner: pg is imported,
+ * and SQL written, only under src/store/pg/ (the strings of the source are read with TypeScript's
+ * parser, so a comment that names a statement is not taken for one).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -101,6 +103,56 @@ function layeringProblems(imports: readonly Import[], packages: ReadonlyMap<stri
   return problems;
 }
 
+/** Where the database is spoken to: the only folder that imports pg (or a pg-* package) and holds SQL. */
+const DATABASE_ROOM = 'src/store/pg/';
+
+/**
+ * Not yet moved: the sub-agent waits (da_child_waits) are being redesigned, and their statements
+ * go under src/store/pg/ with that redesign. Each entry is a file that may still break the rule.
+ */
+const DATABASE_RULE_PENDING: ReadonlySet<string> = new Set(['src/fleet/child-runs.ts']);
+
+/** A statement, not a word of prose: the keywords are upper case, as every statement of the source writes them. */
+const SQL_STATEMENT = /\bSELECT\b[\s\S]*\bFROM\b|\bINSERT INTO\b|\bUPDATE da_|\bDELETE FROM\b|\b(?:CREATE|ALTER|DROP) TABLE\b/;
+
+function isPgPackage(name: string): boolean {
+  return name === 'pg' || name.startsWith('pg-');
+}
+
+/** The text of every string and template literal of a source file (a template's parts joined without what is substituted). */
+export function stringsOf(file: string, text: string): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false, file.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS);
+  const strings: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) strings.push(node.text);
+    else if (ts.isTemplateExpression(node)) strings.push([node.head.text, ...node.templateSpans.map((span) => span.literal.text)].join(' '));
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return strings;
+}
+
+/** What speaks to the database outside src/store/pg/, one line each (empty: nothing). */
+export function databaseProblems(sources: ReadonlyMap<string, string>, packages: ReadonlyMap<string, ReadonlySet<string>>): string[] {
+  const problems: string[] = [];
+  for (const [file, names] of packages) {
+    if (file.startsWith(DATABASE_ROOM) || DATABASE_RULE_PENDING.has(file)) continue;
+    for (const name of names) if (isPgPackage(name)) problems.push(`${file} imports ${name}: only src/store/pg/ imports pg; use its functions and its Database type`);
+  }
+  for (const [file, text] of sources) {
+    if (file.startsWith(DATABASE_ROOM) || DATABASE_RULE_PENDING.has(file)) continue;
+    for (const string of stringsOf(file, text)) {
+      const statement = SQL_STATEMENT.exec(string);
+      if (statement) problems.push(`${file} holds SQL (${JSON.stringify(statement[0].slice(0, 40))}): statements live under src/store/pg/, split by table group`);
+    }
+  }
+  return problems;
+}
+
+function sourceTexts(files: readonly string[]): Map<string, string> {
+  return new Map(files.map((file) => [file, fs.readFileSync(path.join(ROOT, file), 'utf8')]));
+}
+
 /** Files that import each other round a loop (Tarjan's strongly connected components of more than one file, or a file importing itself). */
 function importCircles(imports: readonly Import[]): string[][] {
   const next = new Map<string, string[]>();
@@ -154,6 +206,26 @@ describe('the layering of the source', () => {
 
   it('imports only down the layers: the machine alone, the store alone, capabilities through the port', () => {
     expect(layeringProblems(imports, packages)).toEqual([]);
+  });
+
+  it('imports pg and writes SQL only under src/store/pg/', () => {
+    expect(databaseProblems(sourceTexts(files), packages)).toEqual([]);
+  });
+
+  it('fails on pg imported, or SQL written, outside src/store/pg/, and not on SQL named in a comment', () => {
+    const sources = new Map([
+      ['src/fleet/worker.ts', "// reads with SELECT spec FROM da_runs\nconst words = 'select a worker from the list';"],
+      ['src/console/fleet-rows.ts', 'const sql = `SELECT id FROM da_runs WHERE ${where}`;'],
+      ['src/cli/commands/fleet.ts', "await db.query('DELETE FROM da_events');"],
+      ['src/store/pg/queue.ts', "await db.query('INSERT INTO da_runs (id) VALUES ($1)');"],
+    ]);
+    const importing = new Map([['src/store/pg/pool.ts', new Set(['pg'])], ['src/fleet/run-queue.ts', new Set(['pg'])], ['src/console/console-server.ts', new Set(['pg-cursor'])]]);
+    const problems = databaseProblems(sources, importing);
+    expect(problems).toHaveLength(4);
+    expect(problems.join('\n')).toMatch(/src\/fleet\/run-queue.ts imports pg: only src\/store\/pg\//);
+    expect(problems.join('\n')).toMatch(/src\/console\/console-server.ts imports pg-cursor/);
+    expect(problems.join('\n')).toMatch(/src\/console\/fleet-rows.ts holds SQL/);
+    expect(problems.join('\n')).toMatch(/src\/cli\/commands\/fleet.ts holds SQL/);
   });
 
   it('fails on an import that breaks a rule, and on a circle', () => {

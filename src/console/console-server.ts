@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import type { Pool } from 'pg';
+import type { Database } from '../store/pg/pool.ts';
 import { pageStyle } from '../../visualizer/page-assets.ts';
 import { consoleApp } from './console-app.ts';
 import { consoleScript, consoleStyle } from './page-assets.ts';
@@ -17,7 +17,7 @@ import { RunSources, type RunSourcesOptions } from './run-sources.ts';
 export interface ConsoleServerOptions {
   /** The state folders (DIR/.durable-agent) whose runs are shown. */
   roots: readonly string[];
-  pool?: Pool | null | undefined;
+  pool?: Database | null | undefined;
   host?: string | undefined;
   /** 0: any free port. */
   port: number;

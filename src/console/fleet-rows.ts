@@ -1,20 +1,19 @@
 /**
  * The fleet's rows: every run of da_runs as the fleet's list reads it, with its tokens and cost
- * beside it. da_runs keeps no usage; each run's latest record that carries the run's usage (every
- * model reply writes it, whole) does: one record a run, found from the end of its records by
- * their primary key, never a fold of the journal.
+ * beside it, read from each run's latest record that carries its usage (run-usage.ts).
  */
-import type { Pool } from 'pg';
 import type { QueuedRun } from '../fleet/run-queue.ts';
 import { awaitedRunsWords } from '../words/tree-lines.ts';
 import type { AgentStateName, TokenUsage } from '../../machines/agent-loop.types.ts';
 import { totalTokens } from '../../machines/agent-loop.logic.ts';
 import { DEMO_TASK } from '../demo/demo-task.ts';
 import { estimateCost } from '../model/prices.ts';
+import type { Database } from '../store/pg/pool.ts';
+import { readLatestUsage } from '../store/pg/run-usage.ts';
 import { storedUsage } from '../store/record-shape.ts';
 import { categoryOf, type ConsoleRow, FLEET_KEY, KEY_SEPARATOR } from './console-row.ts';
 
-export async function fleetRows(pool: Pool): Promise<ConsoleRow[]> {
+export async function fleetRows(pool: Database): Promise<ConsoleRow[]> {
   const { listRuns } = await import('../fleet/run-queue.ts');
   const [runs, usage] = await Promise.all([listRuns(pool), usageOf(pool)]);
   return runs.map((run) => {
@@ -49,18 +48,8 @@ interface Spent {
   model: string | null;
 }
 
-async function usageOf(pool: Pool): Promise<Map<string, Spent>> {
-  const { rows } = await pool.query<{ id: string; usage: unknown; cost_usd: unknown; model: string | null }>(
-    `SELECT r.id, u.usage, u.cost_usd, r.header #>> '{startedBy,model}' AS model
-       FROM da_runs r
-       JOIN LATERAL (
-         SELECT b -> 'usage' AS usage, b -> 'costUsd' AS cost_usd
-           FROM (SELECT body::jsonb AS b FROM da_records WHERE run_id = r.id ORDER BY seq DESC) AS latest
-          WHERE jsonb_typeof(b -> 'usage') = 'object'
-          LIMIT 1
-       ) AS u ON true
-      WHERE r.id NOT LIKE '%~archived~%'`,
-  );
+async function usageOf(pool: Database): Promise<Map<string, Spent>> {
+  const rows = await readLatestUsage(pool);
   return new Map(rows.map((row) => [row.id, { usage: storedUsage(row.usage), costUsd: typeof row.cost_usd === 'number' ? row.cost_usd : null, model: row.model }]));
 }
 

@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Pool } from 'pg';
+import type { Database } from '../store/pg/pool.ts';
 import { FileRuns } from '../store/file-runs.ts';
 import { FileStore } from '../store/file-store.ts';
 import type { RunStore } from '../store/store.ts';
@@ -74,7 +74,7 @@ export class RunSources {
   constructor(
     /** The state folders (DIR/.durable-agent) of the directories given. */
     roots: readonly string[],
-    private readonly pool: Pool | null,
+    private readonly pool: Database | null,
     options: RunSourcesOptions = {},
   ) {
     this.roots = roots.map((root) => path.resolve(root));

@@ -5,15 +5,16 @@
  * run coming to rest between the read and the wait cannot be missed. A re-read every few seconds
  * is only a safety net, for a notification lost with a connection that died without saying so.
  */
-import { WAKE_DUE } from '../store/pg/pg-signal-inbox.ts';
 import { AwaitRunTimeoutError, FleetRunMissingError, type FleetRunState } from './await-run-errors.ts';
-import type { Notification, Pool, PoolClient } from 'pg';
-import { type AgentStateName, isFinishedState, STOPPED_AT_LIMIT_STATES, type TokenUsage, ZERO_USAGE } from '../../machines/agent-loop.types.ts';
+import { type AgentStateName, isFinishedState, type TokenUsage, ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 import { runResultOf } from '../runtime/run-result.ts';
 import { foldJournal } from '../store/fold-journal.ts';
 import { PgRunStore } from '../store/pg/pg-store.ts';
+import type { Database } from '../store/pg/pool.ts';
+import { RestListener } from '../store/pg/rest-listener.ts';
+import { readRestRow, type RestRow } from '../store/pg/run-rest.ts';
 
-export const REST_CHANNEL = 'da_rest';
+export { REST_CHANNEL } from '../store/pg/run-rest.ts';
 
 /** The states the trigger of schema 7 notifies: nothing happens in them until someone acts, or never again. */
 export const RESTING_STATES: readonly AgentStateName[] = ['done', 'failed', 'cancelled', 'awaitingDecision', 'stoppedAtMaxTurns', 'stoppedAtBudget'];
@@ -55,7 +56,7 @@ export interface AwaitRunOptions {
 }
 
 /** Waits until the run rests, and returns its result; see the top of this file. */
-export async function awaitRun(pool: Pool, runId: string, options: AwaitRunOptions = {}): Promise<FleetRunResult> {
+export async function awaitRun(pool: Database, runId: string, options: AwaitRunOptions = {}): Promise<FleetRunResult> {
   const { timeoutMs, signal } = options;
   const recheckMs = options.recheckMs ?? DEFAULT_RECHECK_MS;
   if (timeoutMs !== undefined && !(timeoutMs >= 0)) throw new RangeError(`awaitRun: timeoutMs is a number of milliseconds, 0 or more (got ${timeoutMs})`);
@@ -71,10 +72,10 @@ export async function awaitRun(pool: Pool, runId: string, options: AwaitRunOptio
 }
 
 /** The run as it is now, at rest or not. */
-export async function readFleetRun(pool: Pool, runId: string): Promise<FleetRunResult> {
+export async function readFleetRun(pool: Database, runId: string): Promise<FleetRunResult> {
   const store = new PgRunStore(pool, runId);
   for (;;) {
-    const row = await readRow(pool, runId);
+    const row = await readRestRow(pool, runId);
     if (!row) throw new FleetRunMissingError(runId);
     if (row.records === 0) {
       return { runId, state: row.state, finished: false, resting: false, text: null, usage: { ...ZERO_USAGE }, failure: null, waiting: [], turn: 0 };
@@ -100,43 +101,7 @@ export async function readFleetRun(pool: Pool, runId: string): Promise<FleetRunR
   }
 }
 
-interface RunRow {
-  state: FleetRunState;
-  records: number;
-  /** A resting run that a worker will take on without anyone else acting: it is not at rest. */
-  takenOn: boolean;
-}
-
-/**
- * What the claim query needs to take up a run that waits for a person or is stopped at a limit
- * (src/store/pg/leases.ts, WORKABLE), but a pause: a paused run goes on once unpaused, so a
- * caller waiting for its result waits on, as for a run paused in the middle of a turn. A wait
- * with a time (its own, or a timeout) is taken on too: its time comes without anyone acting.
- */
-const TAKEN_ON = `CASE
-    WHEN state = 'awaitingDecision' THEN
-      EXISTS (SELECT 1 FROM da_decisions d WHERE d.run_id = da_runs.id AND d.tool_use_id = da_runs.awaiting AND d.settled_at IS NULL)
-      OR coalesce(awaiting_since + (header #>> '{decisionPolicy,decisionTimeoutMs}')::bigint * interval '1 millisecond' <= now(), false)
-      OR ${WAKE_DUE}
-      OR EXISTS (SELECT 1 FROM da_waits w WHERE w.run_id = da_runs.id AND w.tool_use_id = da_runs.awaiting AND w.wake_at IS NOT NULL)
-    WHEN state IN (${STOPPED_AT_LIMIT_STATES.map((state) => `'${state}'`).join(', ')}) THEN
-      EXISTS (SELECT 1 FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'raise')
-    ELSE false
-  END`;
-
-/** Marks the reads of a waiting connection, so that pg_stat_activity tells the sessions that wait for a run's rest. */
-const WAITING_MARK = '/* awaitRun: LISTEN da_rest */ ';
-
-async function readRow(db: Pick<Pool, 'query'>, runId: string, waiting = false): Promise<RunRow | null> {
-  const { rows } = await db.query<{ state: FleetRunState; records: number; taken_on: boolean }>(
-    `${waiting ? WAITING_MARK : ''}SELECT state, records, ${TAKEN_ON} AS taken_on FROM da_runs WHERE id = $1`,
-    [runId],
-  );
-  const row = rows[0];
-  return row ? { state: row.state, records: row.records, takenOn: row.taken_on } : null;
-}
-
-function rests(row: RunRow): boolean {
+function rests(row: RestRow): boolean {
   return RESTING_STATES.includes(row.state as AgentStateName) && !row.takenOn;
 }
 
@@ -148,13 +113,13 @@ interface WaitLimits {
 }
 
 /** Returns once the run's row rests; the row is read on the listening connection, so a pool of one suffices. */
-async function untilRests(pool: Pool, runId: string, limits: WaitLimits): Promise<void> {
+async function untilRests(pool: Database, runId: string, limits: WaitLimits): Promise<void> {
   const listener = new RestListener(pool, runId);
   try {
     let retryMs = RETRY_FIRST_MS;
     for (;;) {
       limits.signal?.throwIfAborted();
-      let row: RunRow | null;
+      let row: RestRow | null;
       try {
         row = await listener.read();
         retryMs = RETRY_FIRST_MS;
@@ -184,127 +149,6 @@ function isConnectionLoss(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return true;
   return code.startsWith('08') || code.startsWith('57P');
-}
-
-/**
- * One connection of the pool, LISTENing on da_rest, woken by a notification for this run or by
- * the connection breaking (after which the next read connects and LISTENs again before reading).
- */
-class RestListener {
-  private client: PoolClient | null = null;
-  /** Set by what should make the next wait return at once: it came while nobody waited. */
-  private woken = false;
-  private wake: (() => void) | null = null;
-  private off: (() => void) | null = null;
-  /** Whether a LISTEN ever succeeded: only after one is a lost connection retried. */
-  listened = false;
-  lastState: FleetRunState | null = null;
-
-  constructor(
-    private readonly pool: Pool,
-    private readonly runId: string,
-  ) {}
-
-  /** LISTENs first if it does not, then reads the run's row. */
-  async read(): Promise<RunRow | null> {
-    const client = this.client ?? (await this.listen());
-    // What woke us is answered by this read; whatever comes during it wakes the next wait.
-    this.woken = false;
-    const row = await readRow(client, this.runId, true);
-    if (row) this.lastState = row.state;
-    return row;
-  }
-
-  /** Until a notification for the run, a broken connection, `ms` or the signal. */
-  next(ms: number, signal: AbortSignal | undefined): Promise<void> {
-    if (this.woken) return Promise.resolve();
-    return this.pause(ms, signal, true);
-  }
-
-  /** Until `ms` or the signal; with `wakeable`, until woken too. */
-  pause(ms: number, signal: AbortSignal | undefined, wakeable = false): Promise<void> {
-    // Aborted during a read: its abort event has passed already.
-    if (signal?.aborted) return Promise.reject(signal.reason);
-    return new Promise<void>((resolve, reject) => {
-      const finish = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        this.wake = null;
-      };
-      const onAbort = () => {
-        finish();
-        reject(signal!.reason);
-      };
-      const timer = setTimeout(() => {
-        finish();
-        resolve();
-      }, Math.max(0, ms));
-      signal?.addEventListener('abort', onAbort, { once: true });
-      if (wakeable) {
-        this.wake = () => {
-          finish();
-          resolve();
-        };
-      }
-    });
-  }
-
-  async close(): Promise<void> {
-    const client = this.client;
-    const off = this.off;
-    this.client = null;
-    this.off = null;
-    if (!client) return;
-    try {
-      await client.query(`UNLISTEN ${REST_CHANNEL}`);
-      off?.();
-      client.release();
-    } catch (error) {
-      // Destroyed, not given back: a connection left listening would hear every run's rest.
-      client.release(error instanceof Error ? error : true);
-    }
-  }
-
-  private async listen(): Promise<PoolClient> {
-    const client = await this.pool.connect();
-    const onNotification = (message: Notification) => {
-      if (message.channel === REST_CHANNEL && message.payload === this.runId) this.rouse();
-    };
-    // Stays on a connection that is destroyed: an error event without a listener would end the process.
-    const onBroken = () => {
-      if (this.client !== client) return;
-      this.client = null;
-      this.off = null;
-      client.off('notification', onNotification);
-      client.release(true);
-      // A notification may have been lost with it: read again (connecting again) at once.
-      this.rouse();
-    };
-    client.on('notification', onNotification);
-    client.on('error', onBroken);
-    client.on('end', onBroken);
-    const off = () => {
-      client.off('notification', onNotification);
-      client.off('error', onBroken);
-      client.off('end', onBroken);
-    };
-    try {
-      await client.query(`LISTEN ${REST_CHANNEL}`);
-    } catch (error) {
-      client.off('notification', onNotification);
-      client.release(true);
-      throw error;
-    }
-    this.client = client;
-    this.off = off;
-    this.listened = true;
-    return client;
-  }
-
-  private rouse(): void {
-    this.woken = true;
-    this.wake?.();
-  }
 }
 
 export { AwaitRunTimeoutError, FleetRunMissingError } from './await-run-errors.ts';

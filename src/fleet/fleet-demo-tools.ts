@@ -4,15 +4,17 @@
  * audit row per real execution, so anyone can count executions. Its write is fenced: one
  * statement that writes only while the worker still holds the run's lease (it locks the run's row).
  */
-import type { Pool } from 'pg';
 import { SAMPLE_NOTES } from '../demo/demo-task.ts';
 import { wordCount } from '../demo/demo-tools.ts';
+import { storeDemoReport, storedDemoReport } from '../store/pg/demo-reports.ts';
+import { ensureDemoTables } from '../store/pg/demo-tables.ts';
 import { assertLease, type Lease } from '../store/pg/leases.ts';
 import { LeaseLostError } from '../store/pg/pg-errors.ts';
+import type { Database } from '../store/pg/pool.ts';
 import { defineTool, type ToolDefinition } from '../tools/tool.ts';
 import { type Pace, stepDelay } from '../util/pace.ts';
 
-export function fleetDemoTools(pool: Pool, lease: Lease, pace: Pace = {}): ToolDefinition[] {
+export function fleetDemoTools(pool: Database, lease: Lease, pace: Pace = {}): ToolDefinition[] {
   return [
     defineTool<Record<string, never>>({
       name: 'read_notes',
@@ -41,30 +43,21 @@ export function fleetDemoTools(pool: Pool, lease: Lease, pace: Pace = {}): ToolD
       readOnly: false,
       async run({ content }, ctx) {
         await stepDelay(pace, ctx.signal);
-        // One statement, so one transaction: the run's row locked under this lease, the report and its audit row.
-        const { rows } = await pool.query<{ held: boolean }>(
-          `WITH holder AS (
-             SELECT id FROM da_runs WHERE id = $2 AND lease_epoch = $5 FOR UPDATE
-           ), report AS (
-             INSERT INTO demo_reports (idempotency_key, run_id, content) SELECT $1, $2, $3 FROM holder ON CONFLICT (idempotency_key) DO NOTHING
-           ), audit AS (
-             INSERT INTO demo_report_audit (idempotency_key, run_id, tool_use_id, worker, lease_epoch) SELECT $1, $2, $6, $4, $5 FROM holder
-           )
-           SELECT EXISTS (SELECT 1 FROM holder) AS held`,
-          [ctx.idempotencyKey, lease.runId, content, lease.owner, lease.epoch, ctx.toolUseId],
-        );
+        // The demo's own tables, not the product's: made on its first write through this pool.
+        await ensureDemoTables(pool);
+        const held = await storeDemoReport(pool, { idempotencyKey: ctx.idempotencyKey, runId: lease.runId, content, owner: lease.owner, epoch: lease.epoch, toolUseId: ctx.toolUseId });
         // Not held: nothing was written; say whose lease it is now.
-        if (!rows[0]?.held) {
+        if (!held) {
           await assertLease(pool, lease);
           throw new LeaseLostError(lease.runId, lease.epoch, null, null);
         }
         return `Stored the report (${Buffer.byteLength(content)} bytes).`;
       },
       async verify({ content }, ctx) {
-        const { rows } = await pool.query<{ content: string }>('SELECT content FROM demo_reports WHERE idempotency_key = $1', [ctx.idempotencyKey]);
-        const stored = rows[0];
-        if (!stored) return { happened: false };
-        return stored.content === content
+        await ensureDemoTables(pool);
+        const stored = await storedDemoReport(pool, ctx.idempotencyKey);
+        if (stored === null) return { happened: false };
+        return stored === content
           ? { happened: true, result: 'The report was already stored before the resume; it was not stored again.' }
           : { happened: false };
       },

@@ -5,15 +5,15 @@
  * unfinished child is claimable at once: a worker resumes it like any run whose worker died.
  */
 import { randomUUID } from 'node:crypto';
-import type { Pool } from 'pg';
 import { isFinishedState } from '../../machines/agent-loop.types.ts';
 import { ForkRefusedError } from '../fork/fork-errors.ts';
 import { planFork } from '../fork/fork-plan.ts';
 import type { ForkResult } from '../fork/fork-run.ts';
 import { checkMessageText } from '../core/continue-run.ts';
 import { documentJson } from '../store/framing.ts';
+import { insertForkedRun } from '../store/pg/fork-rows.ts';
 import { PgRunStore } from '../store/pg/pg-store.ts';
-import { inTransaction } from '../store/pg/transaction.ts';
+import type { Database } from '../store/pg/pool.ts';
 
 export interface FleetForkOptions {
   /** The parent: a fleet run's id. */
@@ -32,7 +32,7 @@ export interface FleetForkResult extends Omit<ForkResult, 'lineageNoteProblem'> 
   finished: boolean;
 }
 
-export async function forkFleetRun(pool: Pool, options: FleetForkOptions): Promise<FleetForkResult> {
+export async function forkFleetRun(pool: Database, options: FleetForkOptions): Promise<FleetForkResult> {
   const parent = new PgRunStore(pool, options.run);
   if (options.message !== undefined) checkMessageText(parent.location, options.message);
   const toRun = options.toRun ?? randomUUID();
@@ -41,22 +41,20 @@ export async function forkFleetRun(pool: Pool, options: FleetForkOptions): Promi
   const bodies = plan.records.map((record) => documentJson(record));
   // A child forked where its parent stopped at a limit is stopped too, not finished: a raise lets it go on.
   const finished = isFinishedState(plan.state);
-  await inTransaction(pool, async (client) => {
-    const added = await client.query(
-      `INSERT INTO da_runs (id, spec, header, state, turn, records, finished, awaiting, awaiting_since)
-       SELECT $2, spec, $3::jsonb, $4, $5, $6, $7, $8, to_timestamp($9::double precision / 1000) FROM da_runs WHERE id = $1
-       ON CONFLICT (id) DO NOTHING`,
-      [options.run, toRun, JSON.stringify(plan.header), plan.state, plan.turn, plan.records.length, finished, plan.awaiting?.tool_use_id ?? null, plan.awaiting?.since ?? null],
-    );
-    if (added.rowCount !== 1) {
-      throw new ForkRefusedError(parent.location, 'target-holds-run', `a fleet run ${toRun} already exists: give another --to-run ID (or none for a new one). Nothing was written.`);
-    }
-    await client.query(
-      `INSERT INTO da_records (run_id, seq, epoch, body, bytes)
-       SELECT $1, seq - 1, 0, body, octet_length(body) FROM unnest($2::text[]) WITH ORDINALITY AS r(body, seq)`,
-      [toRun, bodies],
-    );
+  const written = await insertForkedRun(pool, {
+    parentRun: options.run,
+    toRun,
+    header: plan.header,
+    state: plan.state,
+    turn: plan.turn,
+    finished,
+    awaiting: plan.awaiting?.tool_use_id ?? null,
+    awaitingSince: plan.awaiting?.since ?? null,
+    bodies,
   });
+  if (!written) {
+    throw new ForkRefusedError(parent.location, 'target-holds-run', `a fleet run ${toRun} already exists: give another --to-run ID (or none for a new one). Nothing was written.`);
+  }
   return {
     runId: plan.header.runId,
     fleetRun: toRun,

@@ -11,15 +11,15 @@
  * Only a larger limit is a raise: a limit the run does not have, one not above the run's own, or
  * a raise that would leave the run stopped where it is, is refused with nothing written.
  */
-import type { Pool } from 'pg';
 import { totalTokens } from '../../machines/agent-loop.logic.ts';
 import { type AgentContext, type AgentStateName, type Budget, isStoppedAtLimit } from '../../machines/agent-loop.types.ts';
 import { checkBudget } from '../budget/budget.ts';
 import { foldJournal } from '../store/fold-journal.ts';
 import { snapshotContextOf } from '../store/journal-codec.ts';
 import { PgRunStore } from '../store/pg/pg-store.ts';
+import type { Database } from '../store/pg/pool.ts';
+import { insertRaiseRequest, readRaiseRequest } from '../store/pg/raises.ts';
 import { type LimitName, LimitNotRaisedError, RaiseRefusedError, type RaiseRequest } from './raise-errors.ts';
-import { inTransaction } from '../store/pg/transaction.ts';
 
 export { LimitNotRaisedError, RaiseRefusedError, raiseWords } from './raise-errors.ts';
 export type { LimitName, RaiseProblem, RaiseRequest } from './raise-errors.ts';
@@ -55,7 +55,7 @@ export interface FleetRaiseResult {
  * request is committed; a worker claims the run and goes on. Throws RaiseRefusedError or
  * LimitNotRaisedError (nothing written), RangeError for a value outside its range.
  */
-export async function raiseFleetRun(pool: Pool, options: FleetRaiseOptions): Promise<FleetRaiseResult> {
+export async function raiseFleetRun(pool: Database, options: FleetRaiseOptions): Promise<FleetRaiseResult> {
   const { run } = options;
   const budget = checkBudget(options.budget);
   const maxTurns = checkMaxTurns(options.maxTurns);
@@ -84,9 +84,8 @@ export async function raiseFleetRun(pool: Pool, options: FleetRaiseOptions): Pro
 }
 
 /** The raise waiting for a worker, or null (also for a row that holds no whole raise). */
-export async function pendingRaise(pool: Pool, run: string): Promise<RaiseRequest | null> {
-  const { rows } = await pool.query<{ request: unknown }>(`SELECT request FROM da_controls WHERE run_id = $1 AND kind = 'raise'`, [run]);
-  const request = rows[0]?.request;
+export async function pendingRaise(pool: Database, run: string): Promise<RaiseRequest | null> {
+  const request = await readRaiseRequest(pool, run);
   return request !== undefined && raiseProblem(request) === null ? (request as RaiseRequest) : null;
 }
 
@@ -165,14 +164,9 @@ function suggestionFor(limit: LimitName, context: AgentContext): string | null {
  * The request, in one transaction that holds the run's row: still the records and state it was
  * worked out from (a run that moved on meanwhile is refused), and no raise there already.
  */
-async function insertRaise(pool: Pool, run: string, records: number, state: AgentStateName, turn: number, request: RaiseRequest): Promise<void> {
-  const raisedAlready = await inTransaction(pool, async (client) => {
-    const { rows } = await client.query<{ records: number; state: string }>('SELECT records, state FROM da_runs WHERE id = $1 FOR UPDATE', [run]);
-    const row = rows[0];
-    if (!row || row.records !== records || row.state !== state) throw new RaiseRefusedError(run, 'moved-on', (row?.state as AgentStateName | undefined) ?? null, turn);
-    const inserted = await client.query(`INSERT INTO da_controls (run_id, kind, request) VALUES ($1, 'raise', $2) ON CONFLICT (run_id, kind) DO NOTHING`, [run, JSON.stringify(request)]);
-    return inserted.rowCount !== 1;
-  });
+async function insertRaise(pool: Database, run: string, records: number, state: AgentStateName, turn: number, request: RaiseRequest): Promise<void> {
+  const inserted = await insertRaiseRequest(pool, run, records, state, request);
+  if (inserted.outcome === 'moved-on') throw new RaiseRefusedError(run, 'moved-on', inserted.state as AgentStateName | null, turn);
   // Read once the row is let go: the raise that was there first is what the refusal names.
-  if (raisedAlready) throw new RaiseRefusedError(run, 'already-raised', state, turn, await pendingRaise(pool, run));
+  if (inserted.outcome === 'raised-already') throw new RaiseRefusedError(run, 'already-raised', state, turn, await pendingRaise(pool, run));
 }

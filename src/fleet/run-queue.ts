@@ -1,10 +1,12 @@
 /** The queue of runs in PostgreSQL: submitting runs and listing where they stand. */
 import { randomUUID } from 'node:crypto';
-import type { Pool } from 'pg';
 import type { Budget } from '../../machines/agent-loop.types.ts';
 import type { ClearToolUsesOptions } from '../compaction/clear-tool-uses.ts';
 import type { CompactionOptions } from '../compaction/compaction-settings.ts';
-import { type ClaimCondition, STOPPED_AT_LIMIT, WORKABLE } from '../store/pg/leases.ts';
+import type { ClaimCondition } from '../store/pg/leases.ts';
+import { ensureDemoTables } from '../store/pg/demo-tables.ts';
+import type { Database } from '../store/pg/pool.ts';
+import { countUnfinishedRuns, insertQueuedRuns, type QueueRow, readQueueRows } from '../store/pg/queue.ts';
 import { isStoppedAtLimit, type AgentStateName } from '../../machines/agent-loop.types.ts';
 import { type RaiseRequest, raiseProblem } from './raise-run.ts';
 
@@ -94,67 +96,21 @@ export interface QueuedRun {
   forkedFrom: { run: string | null; seq: number } | null;
 }
 
-export async function submitRuns(pool: Pool, spec: DemoRunSpec, count: number): Promise<string[]> {
+export async function submitRuns(pool: Database, spec: DemoRunSpec, count: number): Promise<string[]> {
   const ids = Array.from({ length: count }, () => randomUUID());
-  await pool.query(
-    `INSERT INTO da_runs (id, spec, created_at)
-     SELECT id, $2::jsonb, clock_timestamp() FROM unnest($1::text[]) AS id`,
-    [ids, JSON.stringify(spec)],
-  );
+  // The demo's tables come with its first runs, so that what its tools did can be read before any of them wrote.
+  await ensureDemoTables(pool);
+  await insertQueuedRuns(pool, ids, spec);
   return ids;
 }
 
-export async function listRuns(pool: Pool): Promise<QueuedRun[]> {
-  const { rows } = await pool.query<{
-    id: string;
-    state: string;
-    turn: number;
-    records: number;
-    finished: boolean;
-    spec: RunSpec;
-    lease_owner: string | null;
-    lease_epoch: string;
-    lease_expires_at: Date | null;
-    lease_active: boolean;
-    awaiting: string | null;
-    awaiting_since: Date | null;
-    wait_event: string | null;
-    wait_wake_at: Date | null;
-    is_wait: boolean;
-    decision_given: boolean;
-    paused_by: string | null;
-    cancel_asked_by: string | null;
-    raise: unknown;
-    created_at: Date;
-    updated_at: Date;
-    forked_from: { fleetRun?: string; seq: number } | null;
-    agent_version: string | null;
-    agent_known: boolean;
-    version_known: boolean;
-    registered: string[] | null;
-    waits_for_runs: string[] | null;
-  }>(
-    `SELECT id, state, turn, records, finished, spec, lease_owner, lease_epoch, lease_expires_at,
-            coalesce(lease_expires_at > now(), false) AS lease_active,
-            CASE WHEN state = 'awaitingDecision' THEN awaiting END AS awaiting,
-            CASE WHEN state = 'awaitingDecision' THEN awaiting_since END AS awaiting_since,
-            w.tool_use_id IS NOT NULL AS is_wait, w.event AS wait_event, w.wake_at AS wait_wake_at,
-            EXISTS (SELECT 1 FROM da_decisions d WHERE d.run_id = da_runs.id AND d.tool_use_id = da_runs.awaiting AND d.settled_at IS NULL) AS decision_given,
-            (SELECT c.request ->> 'by' FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'pause') AS paused_by,
-            (SELECT c.request ->> 'by' FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'cancel') AS cancel_asked_by,
-            (SELECT c.request FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'raise') AS raise,
-            created_at, updated_at, header -> 'forkedFrom' AS forked_from,
-            header #>> '{agent,version}' AS agent_version,
-            EXISTS (SELECT 1 FROM da_agents a WHERE a.name = spec ->> 'agent') AS agent_known,
-            EXISTS (SELECT 1 FROM da_agents a WHERE a.name = spec ->> 'agent' AND a.version = header #>> '{agent,version}') AS version_known,
-            (SELECT array_agg(a.version ORDER BY a.last_seen DESC) FROM da_agents a WHERE a.name = spec ->> 'agent') AS registered,
-            (SELECT array_agg(cw.child_run_id ORDER BY cw.child_run_id) FROM da_child_waits cw LEFT JOIN da_runs child ON child.id = cw.child_run_id
-              WHERE cw.run_id = da_runs.id AND NOT da_runs.finished AND (cw.give_up_at IS NULL OR cw.give_up_at > now())
-                AND (child.id IS NULL OR (NOT child.finished AND child.state NOT IN (${STOPPED_AT_LIMIT})))) AS waits_for_runs
-       FROM da_runs LEFT JOIN da_waits w ON w.run_id = da_runs.id AND w.tool_use_id = da_runs.awaiting AND da_runs.state = 'awaitingDecision'
-      WHERE id NOT LIKE '%~archived~%' ORDER BY created_at, id`,
-  );
-  return rows.map((row) => ({
+export async function listRuns(pool: Database): Promise<QueuedRun[]> {
+  return (await readQueueRows(pool)).map((row) => queuedRun(row, row.spec as RunSpec));
+}
+
+/** A row of the queue as the fleet says it: its spec read as a RunSpec, what it waits for in words. */
+function queuedRun(row: QueueRow, spec: RunSpec): QueuedRun {
+  return {
     id: row.id,
     state: row.state,
     turn: row.turn,
@@ -162,10 +118,10 @@ export async function listRuns(pool: Pool): Promise<QueuedRun[]> {
     finished: row.finished,
     stoppedAtLimit: isStoppedAtLimit(row.state as AgentStateName),
     raise: row.raise !== null && raiseProblem(row.raise) === null ? (row.raise as RaiseRequest) : null,
-    spec: row.spec,
-    agent: row.spec.kind === 'agent' ? row.spec.agent : 'demo',
+    spec,
+    agent: spec.kind === 'agent' ? spec.agent : 'demo',
     agentVersion: row.agent_version,
-    waitsForAgent: row.finished ? null : waitsForAgent(row.spec, row.agent_version, row.agent_known, row.version_known, row.registered ?? []),
+    waitsForAgent: row.finished ? null : waitsForAgent(spec, row.agent_version, row.agent_known, row.version_known, row.registered ?? []),
     worker: row.lease_owner,
     leaseEpoch: Number(row.lease_epoch),
     leaseExpiresAt: row.lease_expires_at?.toISOString() ?? null,
@@ -180,7 +136,7 @@ export async function listRuns(pool: Pool): Promise<QueuedRun[]> {
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
     forkedFrom: row.forked_from ? { run: row.forked_from.fleetRun ?? null, seq: row.forked_from.seq } : null,
-  }));
+  };
 }
 
 /**
@@ -199,10 +155,6 @@ function waitsForAgent(spec: RunSpec, version: string | null, agentKnown: boolea
  * Unfinished runs a worker has, or will have, something to do for: a run that waits for a person
  * counts only while a worker drives it or once its decision is there (or its deadline passed).
  */
-export async function unfinishedRunCount(pool: Pool, only?: ClaimCondition): Promise<number> {
-  const { rows } = await pool.query<{ n: string }>(
-    `SELECT count(*) AS n FROM da_runs WHERE NOT finished AND (lease_expires_at > now() OR ${WORKABLE})${only ? ` AND ${only.where(1)}` : ''}`,
-    only ? [...only.params] : [],
-  );
-  return Number(rows[0]?.n ?? 0);
+export async function unfinishedRunCount(pool: Database, only?: ClaimCondition): Promise<number> {
+  return countUnfinishedRuns(pool, only);
 }

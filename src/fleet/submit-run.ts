@@ -4,11 +4,12 @@
  * run was submitted with another task, agent or policies is refused with what differs.
  */
 import { randomUUID } from 'node:crypto';
-import type { Pool } from 'pg';
 import type { Budget } from '../../machines/agent-loop.types.ts';
 import { type AgentDefinition, isAgentDefinition } from '../agent/agent-definition.ts';
 import { checkDecisionPolicy } from '../approval/needs-decision.ts';
 import { RunIdTakenError } from '../runtime/attach-run.ts';
+import type { Database } from '../store/pg/pool.ts';
+import { insertQueuedRun, readRunSpec } from '../store/pg/queue.ts';
 import { checkRunId } from '../store/run-id.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 import { agentRegistered } from './agent-registry.ts';
@@ -63,7 +64,7 @@ export class SubmitRefusedError extends DurableAgentError {
   }
 }
 
-export async function submitRun(pool: Pool, options: SubmitRunOptions): Promise<SubmittedRun> {
+export async function submitRun(pool: Database, options: SubmitRunOptions): Promise<SubmittedRun> {
   const agent = isAgentDefinition(options.agent) ? options.agent.name : options.agent;
   if (typeof agent !== 'string' || agent === '') throw new SubmitRefusedError('it names no agent');
   if (typeof options.task !== 'string' || options.task.trim() === '') throw new SubmitRefusedError('its task is empty');
@@ -82,10 +83,8 @@ export async function submitRun(pool: Pool, options: SubmitRunOptions): Promise<
   // With the definition at hand, a rule that names a tool it lacks is refused here, not by every worker.
   if (isAgentDefinition(options.agent)) checkDecisionPolicy({ requireApproval: options.requireApproval, allowQuestions: false }, options.agent.tools);
   if (!options.allowUnknownAgent && !isAgentDefinition(options.agent) && !(await agentRegistered(pool, agent))) throw new UnknownAgentError(agent);
-  const { rowCount } = await pool.query(`INSERT INTO da_runs (id, spec, created_at) VALUES ($1, $2::jsonb, clock_timestamp()) ON CONFLICT (id) DO NOTHING`, [runId, JSON.stringify(spec)]);
-  if (rowCount === 1) return { runId, created: true, spec };
-  const { rows } = await pool.query<{ spec: Record<string, unknown> }>('SELECT spec FROM da_runs WHERE id = $1', [runId]);
-  const stored = rows[0]?.spec;
+  if (await insertQueuedRun(pool, runId, spec)) return { runId, created: true, spec };
+  const stored = (await readRunSpec(pool, runId)) as Record<string, unknown> | undefined;
   // Deleted (pruned) between the insert and this read: the retry is then a new submit.
   if (!stored) return submitRun(pool, options);
   const differences = specDifferences(stored, spec);

@@ -9,10 +9,11 @@
  *
  * The signature, and how a receiver checks it: webhook-signature.ts.
  */
-import type { Pool } from 'pg';
+import { ChannelSignal } from '../store/pg/channel-signal.ts';
+import type { Database } from '../store/pg/pool.ts';
+import { claimDueEvents, markEventsDelivered, recordFailedAttempt, releaseEventNow } from '../store/pg/webhook-events.ts';
 import { addSecrets, redactSecrets } from '../util/redact.ts';
 import { readFleetRun, REST_CHANNEL } from './await-run.ts';
-import { ChannelSignal } from './work-signal.ts';
 import { MIN_SECRET_LENGTH, WebhookSettingsError } from './webhook-errors.ts';
 import { signWebhookBody, WEBHOOK_EVENT_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, type WebhookEventBody, type WebhookEventType, type WebhookSettings } from './webhook-signature.ts';
 
@@ -121,7 +122,7 @@ export class WebhookDelivery {
   private claimFailing = false;
 
   constructor(
-    private readonly pool: Pool,
+    private readonly pool: Database,
     settings: WebhookSettings,
     private readonly log: (line: string) => void,
     /** The runs this process brought to rest, by id: their events are sent at once and without reading the run back. */
@@ -210,7 +211,7 @@ export class WebhookDelivery {
     if (delivered.length > 0) {
       try {
         // One statement for every event of the pass that went out.
-        await this.pool.query('UPDATE da_events SET delivered_at = now() WHERE id = ANY($1::bigint[]) AND delivered_at IS NULL', [delivered.map((event) => event.id)]);
+        await markEventsDelivered(this.pool, delivered.map((event) => event.id));
         for (const event of delivered) if (event.attempts > 0) this.log(`${this.what(event)}: delivered at attempt ${event.attempts + 1}`);
       } catch (error) {
         for (const event of delivered) this.log(`${this.what(event)}: cannot record its delivery (${this.words(messageOf(error))}); it is sent again once its claim lapses`);
@@ -225,27 +226,9 @@ export class WebhookDelivery {
 
   /** Two workers never send one event at once; one killed mid-send leaves it to another once the claim lapses. */
   private async claim(): Promise<ClaimedEvent[]> {
-    const { rows } = await this.pool.query<{
-      id: string;
-      event_id: string;
-      run_id: string;
-      type: WebhookEventType;
-      state: string;
-      at: Date;
-      attempts: number;
-      agent: string | null;
-      agent_version: string | null;
-    }>(
-      `UPDATE da_events e SET next_attempt_at = now() + $2 * interval '1 millisecond'
-         FROM da_runs r
-        WHERE e.id IN (SELECT id FROM da_events WHERE delivered_at IS NULL AND next_attempt_at <= now() ORDER BY id FOR UPDATE SKIP LOCKED LIMIT $1)
-          AND r.id = e.run_id
-        RETURNING e.id, e.event_id, e.run_id, e.type, e.state, e.at, e.attempts,
-                  CASE WHEN r.spec ->> 'kind' = 'agent' THEN r.spec ->> 'agent' END AS agent, r.header #>> '{agent,version}' AS agent_version`,
-      [BATCH, this.claimLeaseMs],
-    );
+    const rows = await claimDueEvents(this.pool, BATCH, this.claimLeaseMs);
     return rows
-      .map((row) => ({ id: row.id, eventId: row.event_id, runId: row.run_id, type: row.type, state: row.state, at: row.at, attempts: row.attempts, agent: row.agent, agentVersion: row.agent_version }))
+      .map((row) => ({ id: row.id, eventId: row.event_id, runId: row.run_id, type: row.type as WebhookEventType, state: row.state, at: row.at, attempts: row.attempts, agent: row.agent, agentVersion: row.agent_version }))
       .sort((a, b) => Number(a.id) - Number(b.id));
   }
 
@@ -261,7 +244,7 @@ export class WebhookDelivery {
     const what = this.what(event);
     try {
       if ('interrupted' in outcome) {
-        await this.pool.query('UPDATE da_events SET next_attempt_at = now() WHERE id = $1 AND delivered_at IS NULL', [event.id]);
+        await releaseEventNow(this.pool, event.id);
         this.log(`${what}: the worker stopped during its delivery; left for the next worker to send again`);
       } else {
         await this.failed(event, what, this.words(outcome.why));
@@ -277,12 +260,7 @@ export class WebhookDelivery {
     const last = attempt >= MAX_ATTEMPTS;
     // Doubling, capped, and spread ±20% so that the retries of many events after an outage do not come in one burst.
     const delayMs = Math.round(Math.min(FIRST_RETRY_MS * 2 ** event.attempts, MAX_RETRY_MS) * (0.8 + 0.4 * Math.random()));
-    await this.pool.query(
-      `UPDATE da_events SET attempts = attempts + 1, last_error = $2,
-              next_attempt_at = CASE WHEN $3 THEN 'infinity'::timestamptz ELSE now() + $4 * interval '1 millisecond' END
-        WHERE id = $1 AND delivered_at IS NULL`,
-      [event.id, why, last, delayMs],
-    );
+    await recordFailedAttempt(this.pool, event.id, why, last, delayMs);
     this.log(
       last
         ? `[ALERT] ${what}: not delivered (${why}); gave up after ${attempt} attempts, left undelivered in da_events (set its next_attempt_at to now() and attempts to 0 to send it again)`

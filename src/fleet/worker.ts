@@ -7,7 +7,6 @@
 import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Tracer } from '@opentelemetry/api';
-import type { Pool } from 'pg';
 import { demoFollowUp, demoScript, DEMO_TASK } from '../demo/demo-task.ts';
 import type { Model } from '../model/model.ts';
 import { scriptedModel } from '../model/scripted-model.ts';
@@ -20,6 +19,9 @@ import { claimNextRuns, type Lease, LeaseKeeper, releaseLeases } from '../store/
 import { LeaseLostError } from '../store/pg/pg-errors.ts';
 import { PgRunStore } from '../store/pg/pg-store.ts';
 import { AppendBatcher } from '../store/pg/append-batcher.ts';
+import type { Database } from '../store/pg/pool.ts';
+import { readRunSpec } from '../store/pg/queue.ts';
+import { deleteRaiseUnderLease } from '../store/pg/raises.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { fleetDemoTools } from './fleet-demo-tools.ts';
 import { WorkSignal } from './work-signal.ts';
@@ -56,7 +58,7 @@ type PollInterval = { pollIntervalMs: number; pollMs?: undefined } | { /** @depr
 export type WorkerOptions = WorkerSettings & RunConcurrency & PollInterval;
 
 interface WorkerSettings {
-  pool: Pool;
+  pool: Database;
   leaseMs: number;
   /** Exit once no run is left unfinished in the queue and none is being driven here. */
   exitWhenIdle: boolean;
@@ -360,11 +362,7 @@ export class Worker {
 
   /** Under the lease: the very raise the claim read (a newer one stays), or any when what it read was no raise. */
   private async dropRaise(tag: string, lease: Lease, raise: RaiseRequest | null, status: string): Promise<void> {
-    await this.options.pool.query(
-      `DELETE FROM da_controls c WHERE c.run_id = $1 AND c.kind = 'raise' AND ($3::jsonb IS NULL OR c.request = $3::jsonb)
-          AND EXISTS (SELECT 1 FROM da_runs r WHERE r.id = $1 AND r.lease_epoch = $2)`,
-      [lease.runId, lease.epoch, raise ? JSON.stringify(raise) : null],
-    );
+    await deleteRaiseUnderLease(this.options.pool, lease.runId, lease.epoch, raise);
     this.options.log(`${tag}: [ALERT] the raise did not let the run go on (it is ${status}); removed. Ask again with limits above those status shows.`);
   }
 
@@ -372,8 +370,7 @@ export class Worker {
   private async specOf(lease: Lease): Promise<RunSpec> {
     let spec = lease.spec as RunSpec | undefined;
     if (spec === undefined) {
-      const { rows } = await this.options.pool.query<{ spec: RunSpec }>('SELECT spec FROM da_runs WHERE id = $1', [lease.runId]);
-      spec = rows[0]?.spec;
+      spec = (await readRunSpec(this.options.pool, lease.runId)) as RunSpec | undefined;
     }
     const drivable = spec?.kind === 'demo' ? this.options.modelFor !== undefined : spec?.kind === 'agent' && this.agents.has(spec.agent);
     if (!spec || !drivable) throw new Error(`run ${lease.runId} has a spec this worker cannot drive: ${JSON.stringify(spec)}`);

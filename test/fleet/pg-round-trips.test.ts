@@ -12,6 +12,7 @@ import { submitRuns } from '../../src/fleet/run-queue.ts';
 import { scriptedDemoModel, Worker } from '../../src/fleet/worker.ts';
 import { JOURNAL_FORMAT, JOURNAL_VERSION } from '../../src/store/journal-record.ts';
 import { claimNextRun, claimRun, type Lease, releaseLease, renewLease } from '../../src/store/pg/leases.ts';
+import { ensureDemoTables } from '../../src/store/pg/demo-tables.ts';
 import { LeaseLostError } from '../../src/store/pg/pg-errors.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
 import { openDatabase, openPool } from '../../src/store/pg/pool.ts';
@@ -204,6 +205,8 @@ describe.skipIf(!postgresAvailable())('round trips per transition on PostgreSQL'
     const { pool } = await freshDatabase();
     try {
       const { lease } = await heldRun(pool, 'reporting', 200);
+      // The run was queued by hand, not by submitRuns: the demo's tables are made here as a demo submit makes them.
+      await ensureDemoTables(pool);
       const writeReport = fleetDemoTools(pool, lease).find((tool) => tool.name === 'write_report')!;
       const ctx = { idempotencyKey: 'reporting:toolu_1', toolUseId: 'toolu_1', runId: 'reporting', signal: new AbortController().signal };
       countRoundTrips();

@@ -7,8 +7,7 @@ import { decide, pendingDecisions } from '../../approval/decide.ts';
 import { deciderOf, treePendingDecisions } from '../../runtime/run-tree.ts';
 import { fleetDemoTools } from '../../fleet/fleet-demo-tools.ts';
 import { PgRunStore } from '../../store/pg/pg-store.ts';
-import { databaseUrlOf, openDatabase } from '../../store/pg/pool.ts';
-import type { Pool } from 'pg';
+import { type Database, databaseUrlOf, openDatabase } from '../../store/pg/pool.ts';
 import type { DecideArgs, PendingArgs } from '../args.ts';
 import { decisionHintLines } from '../../words/decision-lines.ts';
 import { EXIT } from '../exit-codes.ts';
@@ -58,12 +57,12 @@ export async function fleetDecideCommand(args: DecideArgs, env: NodeJS.ProcessEn
 }
 
 /** The tools a worker offers the run (only their input schemas are used: to check an edited input). */
-async function toolsOf(pool: Pool, store: PgRunStore, runId: string) {
+async function toolsOf(pool: Database, store: PgRunStore, runId: string) {
   const origin = (await store.load()).header.startedBy;
   return origin?.command === 'worker' ? fleetDemoTools(pool, { runId, owner: 'schema-check', epoch: -1 }) : undefined;
 }
 
-async function withPool(url: string, work: (pool: Pool) => Promise<number>): Promise<number> {
+async function withPool(url: string, work: (pool: Database) => Promise<number>): Promise<number> {
   const pool = await openDatabase(url, 2);
   try {
     return await work(pool);

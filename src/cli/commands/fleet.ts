@@ -2,9 +2,8 @@
 import { awaitedRunsWords } from '../../words/tree-lines.ts';
 import type { AgentStateName } from '../../../machines/agent-loop.types.ts';
 import { migrate } from '../../store/pg/schema.ts';
-import { databaseUrlOf, describeDatabase, openDatabase, openPool } from '../../store/pg/pool.ts';
+import { type Database, databaseUrlOf, describeDatabase, openDatabase, openPool } from '../../store/pg/pool.ts';
 import { type DemoRunSpec, listRuns, type QueuedRun, submitRuns } from '../../fleet/run-queue.ts';
-import type { Pool } from 'pg';
 import { checkDecisionPolicy } from '../../approval/needs-decision.ts';
 import { fleetDemoTools } from '../../fleet/fleet-demo-tools.ts';
 import { SCRIPTED_DEMO_MODEL, scriptedDemoModel, Worker } from '../../fleet/worker.ts';
@@ -72,12 +71,12 @@ async function submitAgentCommand(args: SubmitAgentArgs, env: NodeJS.ProcessEnv,
   }
 }
 
-function demoToolNames(pool: Pool): string[] {
+function demoToolNames(pool: Database): string[] {
   return fleetDemoTools(pool, { runId: '', owner: '', epoch: -1 }).map((tool) => tool.name);
 }
 
 /** A tool name the demo does not have is refused at submit, not when a worker starts the run. */
-function checkedApprovals(pool: Pool, rule: string[] | 'side-effects'): string[] | 'side-effects' {
+function checkedApprovals(pool: Database, rule: string[] | 'side-effects'): string[] | 'side-effects' {
   // Only the tools' names and traits are read: nothing runs.
   checkDecisionPolicy({ requireApproval: rule, allowQuestions: false }, fleetDemoTools(pool, { runId: '', owner: '', epoch: -1 }));
   return rule;

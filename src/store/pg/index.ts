@@ -6,6 +6,7 @@ export { PgRunStore, DEFAULT_LEASE_MS } from './pg-store.ts';
 export { PgControlInbox } from './pg-control-inbox.ts';
 export type { PgRunStoreOptions } from './pg-store.ts';
 export { openDatabase, openPool, describeDatabase } from './pool.ts';
+export type { Database } from './pool.ts';
 export { DatabaseUrlMissingError } from './database-url.ts';
 export { migrate, SCHEMA_VERSION } from './schema.ts';
 export { claimNextRun, claimRun, releaseLease, renewLease } from './leases.ts';

@@ -4,6 +4,9 @@ import { loadPg } from './load-pg.ts';
 import { migrate } from './schema.ts';
 export { databaseUrlOf, DatabaseUrlMissingError } from './database-url.ts';
 
+/** The handle on the database that the fleet, the console and the CLI pass around: named here, so that only this folder imports pg. */
+export type Database = pg.Pool;
+
 /** Where a URL points, without its password, for messages. */
 export function describeDatabase(url: string): string {
   try {
@@ -17,7 +20,7 @@ export function describeDatabase(url: string): string {
 /** Loaded when durable-agent/postgres is imported: a missing pg is reported then, by name. */
 const { Pool } = loadPg();
 
-export function openPool(url: string, max = 10): pg.Pool {
+export function openPool(url: string, max = 10): Database {
   const pool = new Pool({ connectionString: url, max, connectionTimeoutMillis: 10_000 });
   // An idle connection dropped by a server restart must not bring the process down: the pool
   // opens a new one on the next query.
@@ -26,7 +29,7 @@ export function openPool(url: string, max = 10): pg.Pool {
 }
 
 /** Opens the pool and brings the schema up to date (first use migrates). */
-export async function openDatabase(url: string, max = 10): Promise<pg.Pool> {
+export async function openDatabase(url: string, max = 10): Promise<Database> {
   const pool = openPool(url, max);
   try {
     await migrate(pool);

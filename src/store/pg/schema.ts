@@ -13,6 +13,12 @@ export const SCHEMA_VERSION = 11;
 const CAME_TO_REST = `NEW.state IS DISTINCT FROM OLD.state
             AND NEW.state IN ('done', 'failed', 'cancelled', 'awaitingDecision', 'stoppedAtMaxTurns', 'stoppedAtBudget')`;
 
+/**
+ * Applied steps are never edited, with one exception: step 1 made the fleet demo's tables
+ * (demo_reports, demo_report_audit) until the demo made them itself, IF NOT EXISTS
+ * (demo-tables.ts). A database migrated before keeps them and their rows; a new one has them
+ * once the demo is used. No step drops them: they hold what the demo did to the outside world.
+ */
 const MIGRATIONS: Record<number, string> = {
   1: `
     CREATE TABLE da_runs (
@@ -38,21 +44,6 @@ const MIGRATIONS: Record<number, string> = {
       bytes      integer NOT NULL,
       written_at timestamptz NOT NULL DEFAULT now(),
       PRIMARY KEY (run_id, seq)
-    );
-    CREATE TABLE demo_reports (
-      idempotency_key text PRIMARY KEY,
-      run_id          text NOT NULL,
-      content         text NOT NULL,
-      written_at      timestamptz NOT NULL DEFAULT now()
-    );
-    CREATE TABLE demo_report_audit (
-      id              bigserial PRIMARY KEY,
-      idempotency_key text NOT NULL,
-      run_id          text NOT NULL,
-      tool_use_id     text NOT NULL,
-      worker          text NOT NULL,
-      lease_epoch     bigint NOT NULL,
-      at              timestamptz NOT NULL DEFAULT now()
     );
   `,
   // A person in the loop: the decisions inbox, and what a waiting run waits for, so

@@ -1,0 +1,42 @@
+/**
+ * Forking a fleet run, in rows: the new run's row (the parent's spec, the fork's header and
+ * state) and its records, in one transaction, so a crash leaves the whole child or none. The
+ * parent's rows are only read. What to fork is planned by the fleet (src/fleet/fork-fleet.ts).
+ */
+import type { Database } from './pool.ts';
+import { inTransaction } from './transaction.ts';
+
+export interface ForkedRunRows {
+  /** The parent's id in da_runs: its spec is the child's. */
+  parentRun: string;
+  /** The child's id in da_runs. */
+  toRun: string;
+  header: unknown;
+  state: string;
+  turn: number;
+  finished: boolean;
+  /** The call the child waits on, and since when (epoch milliseconds); null: none. */
+  awaiting: string | null;
+  awaitingSince: number | null;
+  /** The child's records, in order from seq 0, as stored. */
+  bodies: readonly string[];
+}
+
+/** Writes the child; false when a run of its id exists (nothing is written then). */
+export async function insertForkedRun(db: Database, fork: ForkedRunRows): Promise<boolean> {
+  return inTransaction(db, async (client) => {
+    const added = await client.query(
+      `INSERT INTO da_runs (id, spec, header, state, turn, records, finished, awaiting, awaiting_since)
+       SELECT $2, spec, $3::jsonb, $4, $5, $6, $7, $8, to_timestamp($9::double precision / 1000) FROM da_runs WHERE id = $1
+       ON CONFLICT (id) DO NOTHING`,
+      [fork.parentRun, fork.toRun, JSON.stringify(fork.header), fork.state, fork.turn, fork.bodies.length, fork.finished, fork.awaiting, fork.awaitingSince],
+    );
+    if (added.rowCount !== 1) return false;
+    await client.query(
+      `INSERT INTO da_records (run_id, seq, epoch, body, bytes)
+       SELECT $1, seq - 1, 0, body, octet_length(body) FROM unnest($2::text[]) WITH ORDINALITY AS r(body, seq)`,
+      [fork.toRun, fork.bodies],
+    );
+    return true;
+  });
+}

@@ -1,0 +1,55 @@
+/**
+ * Pruning the fleet, in rows: which runs may go (resting in a final state, holding no live lease,
+ * no raise waiting for them), and removing one with its records and decisions. Which of the
+ * candidates go is the prune rule's (src/prune/prune-plan.ts, used by src/fleet/prune-fleet.ts).
+ */
+import { FINAL_STATES } from '../../../machines/agent-loop.types.ts';
+import type { Database } from './pool.ts';
+import { inTransaction } from './transaction.ts';
+
+const FINISHED = `state = ANY($1::text[]) AND (lease_expires_at IS NULL OR lease_expires_at <= now())
+  AND NOT EXISTS (SELECT 1 FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'raise')`;
+
+/** A run that may be pruned, with what it holds; `now` is the server's clock, which ages are measured by. */
+export interface PruneCandidateRow {
+  id: string;
+  state: string;
+  finished_at: Date;
+  now: Date;
+  bytes: string;
+  records: string;
+  decisions: string;
+}
+
+/** Every run that may be pruned now, in one statement. */
+export async function readPruneCandidates(db: Database): Promise<PruneCandidateRow[]> {
+  const { rows } = await db.query<PruneCandidateRow>(
+    `SELECT id, state, updated_at AS finished_at, now() AS now,
+            (SELECT coalesce(sum(bytes), 0) FROM da_records r WHERE r.run_id = da_runs.id)
+              + (SELECT coalesce(sum(octet_length(decision::text)), 0) FROM da_decisions d WHERE d.run_id = da_runs.id) AS bytes,
+            (SELECT count(*) FROM da_records r WHERE r.run_id = da_runs.id) AS records,
+            (SELECT count(*) FROM da_decisions d WHERE d.run_id = da_runs.id) AS decisions
+       FROM da_runs WHERE ${FINISHED}`,
+    [FINAL_STATES],
+  );
+  return rows;
+}
+
+/**
+ * Removes one run, in one transaction that locks its row and checks again that it may go, so a
+ * claim or a write racing the prune either happened before (the run is kept) or waits for the
+ * delete and finds no run; false when it may no longer go (or is gone).
+ */
+export async function removeFinishedRun(db: Database, runId: string): Promise<boolean> {
+  return inTransaction(db, async (client) => {
+    const { rowCount } = await client.query(`SELECT 1 FROM da_runs WHERE id = $2 AND ${FINISHED} FOR UPDATE`, [FINAL_STATES, runId]);
+    // A raise committed while this waited for the row is not in that statement's snapshot: asked again, now the row is held.
+    const raised = rowCount === 1 && (await client.query(`SELECT 1 FROM da_controls WHERE run_id = $1 AND kind = 'raise'`, [runId])).rowCount !== 0;
+    // Nothing was written: the commit that ends the transaction only lets the row go.
+    if (rowCount !== 1 || raised) return false;
+    await client.query('DELETE FROM da_decisions WHERE run_id = $1', [runId]);
+    await client.query('DELETE FROM da_records WHERE run_id = $1', [runId]);
+    await client.query('DELETE FROM da_runs WHERE id = $1', [runId]);
+    return true;
+  });
+}
