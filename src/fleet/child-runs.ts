@@ -5,10 +5,11 @@
  * which (da_child_waits), and a child's end is delivered to its caller's decisions, as a person's
  * decision is, which makes the caller claimable again (WORKABLE in leases.ts).
  */
-import type { Pool } from 'pg';
 import { STOPPED_AT_LIMIT_STATES } from '../../machines/agent-loop.types.ts';
 import { foldJournal } from '../store/fold-journal.ts';
+import { childStanding, noteChildWait } from '../store/pg/child-waits.ts';
 import { PgRunStore } from '../store/pg/pg-store.ts';
+import type { Database } from '../store/pg/pool.ts';
 import type { ChildRuns, QueuedChild } from '../tools/calling-run.ts';
 import { submitRun } from './submit-run.ts';
 import { childEndDecision } from '../approval/child-step.ts';
@@ -17,26 +18,17 @@ import type { RunResult } from '../core/run-events.ts';
 
 const ENDED_AT_LIMIT: readonly string[] = STOPPED_AT_LIMIT_STATES;
 
-export function fleetChildRuns(pool: Pool, parentRunId: string): ChildRuns {
+export function fleetChildRuns(pool: Database, parentRunId: string): ChildRuns {
   return {
     async submit(child: QueuedChild) {
       // The parent's worker drives its agent's sub-agents: the child's agent is registered by it.
       await submitRun(pool, { agent: child.agent, task: child.task, runId: child.runId, calledBy: child.calledBy, ...(child.budget ? { budget: child.budget } : {}), ...(child.traceParent ? { traceParent: child.traceParent } : {}), allowUnknownAgent: true });
-      // The first queueing sets when the call gives up: a take-up that queues it again keeps it.
-      await pool.query(
-        `INSERT INTO da_child_waits (run_id, child_run_id, give_up_at) VALUES ($1, $2, CASE WHEN $3::bigint IS NULL THEN NULL ELSE now() + $3::bigint * interval '1 millisecond' END) ON CONFLICT DO NOTHING`,
-        [parentRunId, child.runId, child.timeoutMs ?? null],
-      );
+      await noteChildWait(pool, parentRunId, child.runId, child.timeoutMs ?? null);
     },
     async outcome(childRunId: string) {
-      const { rows } = await pool.query<{ state: string | null; finished: boolean | null; records: number | null; gave_up: boolean | null }>(
-        `SELECT r.state, r.finished, r.records, w.give_up_at <= now() AS gave_up
-           FROM (SELECT 1) AS one LEFT JOIN da_runs r ON r.id = $2 LEFT JOIN da_child_waits w ON w.run_id = $1 AND w.child_run_id = $2`,
-        [parentRunId, childRunId],
-      );
-      const row = rows[0]!;
-      const ended = row.state !== null && (row.records ?? 0) > 0 && (row.finished === true || ENDED_AT_LIMIT.includes(row.state));
-      if (!ended) return row.gave_up ? { gaveUp: true as const } : null;
+      const child = await childStanding(pool, parentRunId, childRunId);
+      const ended = child.state !== null && child.records > 0 && (child.finished || ENDED_AT_LIMIT.includes(child.state));
+      if (!ended) return child.gaveUp ? { gaveUp: true as const } : null;
       const store = new PgRunStore(pool, childRunId);
       const { state, context } = foldJournal(store.location, await store.load({ fromLastSnapshot: true }));
       return { state, text: context.finalText, failure: context.failure?.message ?? null };
@@ -51,7 +43,7 @@ export function fleetChildRuns(pool: Pool, parentRunId: string): ChildRuns {
  * that rests without ending (it waits for a person) delivers nothing. A kill before the delivery
  * is mended by the caller, which reads its child's end itself when it is next taken up.
  */
-export async function deliverChildEnd(pool: Pool, child: { runId: string; agent: string; calledBy: { runId: string; toolUseId: string } }, result: RunResult): Promise<boolean> {
+export async function deliverChildEnd(pool: Database, child: { runId: string; agent: string; calledBy: { runId: string; toolUseId: string } }, result: RunResult): Promise<boolean> {
   if (!FINAL_STATES.includes(result.status as never)) return false;
   const end = { state: result.status, text: result.text ?? null, failure: result.failure?.message ?? null };
   const decision = childEndDecision(child.calledBy.toolUseId, child, end, Date.now());
