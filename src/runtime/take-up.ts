@@ -2,7 +2,8 @@
  * A process takes up a run it loaded: it says so (the `resumed` event, and the note its first
  * record carries), reopens a run that may go on (stopped at MAX_TURNS and given more turns, stopped
  * at a budget that was raised, failed for a reason worth retrying, or done and given the user's
- * next message), and settles the calls of a turn it finds open by the reconcile rules. The
+ * next message), settles the inbox entries of decisions its journal holds already, and settles
+ * the calls of a turn it finds open by the reconcile rules. The
  * driver then goes on with the effect the snapshot announces.
  */
 import type { AgentEvent } from '../../machines/agent-loop.types.ts';
@@ -48,9 +49,24 @@ export async function takeUp(session: DriverSession, { maxTurns, tornTail, lastS
     startedBy: origin.startedBy,
     acceptedChanges: origin.acceptedChanges,
   });
+  await settleRecordedDecisions(session);
   await reopen(session, maxTurns ?? context.maxTurns, message);
   const state = session.state();
   if (state === 'pendingTool' || state === 'effectRecorded') await reconcileOpenTurn(session, origin.changedTools);
+}
+
+/**
+ * A writer killed between a DECISION record and the settle of its inbox entry left the entry
+ * behind: the journal holds the decision, so the entry is settled now (it is only the way the
+ * decision came; a call is decided once whatever the inbox says).
+ */
+async function settleRecordedDecisions(session: DriverSession): Promise<void> {
+  const inbox = session.store.decisions;
+  const { decisions } = session.context();
+  if (!inbox || decisions.length === 0) return;
+  for (const entry of await inbox.read()) {
+    if (decisions.some((decision) => decision.tool_use_id === entry.tool_use_id)) await inbox.settle(entry.tool_use_id);
+  }
 }
 
 /**

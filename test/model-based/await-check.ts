@@ -321,23 +321,6 @@ export function inboxSettled(facts: AwaitFacts): string[] {
 
 export const AWAIT_INVARIANTS = { nothingLost, noSideEffectTwice, everyToolUsePaired, eachAwaitDecidedOnce, neverTakenTwice, inboxSettled, deadlineKept } as const;
 
-/**
- * Problems the runtime has today, by case: each test expects exactly these, so that the day the
- * runtime is fixed, the test says so and the entry goes.
- *
- * A kill right after a person's decision became a DECISION record, before its inbox entry was
- * settled, leaves that entry in the inbox for good when no later call of the turn waits: only a
- * later wait's look at the inbox settles what a dead writer left (decision-step.ts fromInbox),
- * and a resume settles nothing. It is never taken twice (the journal has the decision; decide
- * refuses another), but the inbox is not settled.
- */
-export function knownProblems(crash: AwaitCase): string[] {
-  const lastDecision = crash.path.steps.filter((step) => step.event.type === 'DECISION').length;
-  if (crash.kind.endedBy !== 'person' || crash.label !== `after-save-decision:${lastDecision}`) return [];
-  const call = crash.kind.calls.at(-1)!;
-  return [`inboxSettled: the inbox still holds the decision about ${call.id} (${crash.kind.verdict}), recorded already`];
-}
-
 /** Every invariant's problems, each said with its invariant's name. */
 export function awaitProblems(facts: AwaitFacts): string[] {
   return Object.entries(AWAIT_INVARIANTS).flatMap(([name, check]) => check(facts).map((problem) => `${name}: ${problem}`));
