@@ -5,11 +5,13 @@
  * add to it (more tools to approve, a shorter deadline) for the time it drives the run; taking
  * anything away needs the person to say so (replaceDecisionPolicy, --replace-decision-policy).
  */
-import type { JournalHeader, PinnedDecisionPolicy } from '../store/journal-record.ts';
+import { needsVersion, type RunSetting, type RunSettings } from '../core/run-settings.ts';
+import { JOURNAL_VERSION_DECISIONS, type PinnedDecisionPolicy } from '../store/journal-record.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
+import { askUserTool } from './ask-user.ts';
 import { formatDecisionTimeout } from './decision-step.ts';
 import { PolicyLoosenedError } from './decision-errors.ts';
-import type { RequireApproval } from './needs-decision.ts';
+import { checkDecisionPolicy, type RequireApproval } from './needs-decision.ts';
 import { isWaitTool } from './wait-tool.ts';
 
 /** What a process was given: the programmatic options (or the CLI flags behind them). */
@@ -17,6 +19,45 @@ export interface GivenDecisionPolicy {
   requireApproval?: RequireApproval | undefined;
   allowQuestions?: boolean | undefined;
   decisionTimeoutMs?: number | undefined;
+}
+
+/** What a resume may add: replace the pinned rule instead of joining it. */
+export interface GivenOnResume extends GivenDecisionPolicy {
+  replaceDecisionPolicy?: boolean | undefined;
+}
+
+/**
+ * The rule for decisions as a setting of the run: pinned when it starts (its journal then says
+ * that a call may wait: version 2), joined with what each resume gives. Questions allowed offer
+ * the model ask_user, so the settings after this one see the tools the run offers.
+ */
+export const decisionPolicySetting: RunSetting<GivenOnResume> = {
+  name: 'approval',
+  pin(run, given) {
+    checkDecisionTimeout(given.decisionTimeoutMs);
+    const decisionPolicy = pinnedPolicyOf(given);
+    const offered = withRule(run, given);
+    const pinned = decisionPolicy ? { ...offered, pinned: { ...run.pinned, decisionPolicy } } : offered;
+    return canNeedDecisions(decisionPolicy, offered.tools) ? needsVersion(pinned, JOURNAL_VERSION_DECISIONS) : pinned;
+  },
+  check(run, given) {
+    checkDecisionTimeout(given.decisionTimeoutMs);
+    const applied = effectivePolicy(run.location, run.pinned.decisionPolicy, given, run.tools, given.replaceDecisionPolicy === true);
+    return { ...withRule(run, applied), pinned: { ...run.pinned, decisionPolicy: pinnedPolicyOf(applied) } };
+  },
+};
+
+/** The run's tools with ask_user when questions are allowed; a rule naming a tool not among them is refused. */
+function withRule(run: RunSettings, rule: GivenDecisionPolicy): RunSettings {
+  const tools = rule.allowQuestions ? [...run.tools, askUserTool] : run.tools;
+  checkDecisionPolicy({ requireApproval: rule.requireApproval, allowQuestions: rule.allowQuestions === true }, tools);
+  return { ...run, tools };
+}
+
+function checkDecisionTimeout(timeout: number | undefined): void {
+  if (timeout !== undefined && !(Number.isSafeInteger(timeout) && timeout > 0)) {
+    throw new RangeError(`decisionTimeoutMs must be a whole number of milliseconds above 0 (got ${String(timeout)}); nothing was started.`);
+  }
 }
 
 /** The rule pinned in a new run's header; undefined when nothing in it can need a decision. */
@@ -44,12 +85,11 @@ export function canNeedDecisions(pinned: PinnedDecisionPolicy | undefined, tools
  */
 export function effectivePolicy(
   location: string,
-  header: JournalHeader,
+  pinned: PinnedDecisionPolicy | undefined,
   given: GivenDecisionPolicy,
   tools: readonly ToolDefinition[],
   replace: boolean,
 ): GivenDecisionPolicy {
-  const pinned = header.decisionPolicy;
   if (!pinned || replace) return given;
   const timeout = stricterTimeout(location, pinned.decisionTimeoutMs, given.decisionTimeoutMs);
   return {

@@ -7,9 +7,11 @@
  */
 import { budgetStopOf } from '../../machines/agent-loop.logic.ts';
 import type { AgentContext, Budget, BudgetChange, BudgetStop, TokenUsage } from '../../machines/agent-loop.types.ts';
+import { needsVersion, type RunSetting } from '../core/run-settings.ts';
 import type { Capability } from '../core/session.ts';
 import type { Model } from '../model/model.ts';
 import { costAt, type ModelPrice, priceOf } from '../model/prices.ts';
+import { JOURNAL_VERSION_BUDGETS } from '../store/journal-record.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 /** Wide enough for any real use, narrow enough that a typo (or Infinity) is refused. */
@@ -120,4 +122,15 @@ export { budgetStopOf };
 export const budgetCapability: Capability = {
   name: 'budget',
   beforeModelCall: (session) => (budgetStopOf(session.context()) ? { type: 'BUDGET_REACHED' } : null),
+};
+
+/**
+ * Budgets as a setting of the run. They are kept in its context, not its header, so a start
+ * only checks them (a cost budget needs a price: BudgetPriceError) and writes the journal as
+ * version 3, which a release before budgets refuses instead of spending on; what a resume gives
+ * is applied by the machine (REOPEN: resumedBudget).
+ */
+export const budgetSetting: RunSetting<{ budget?: Budget | undefined; model: Model }> = {
+  name: 'budget',
+  pin: (run, given) => (startingBudget(given.budget, given.model).budget ? needsVersion(run, JOURNAL_VERSION_BUDGETS) : run),
 };

@@ -3,7 +3,8 @@
  * trigger) and the clearing of old tool results. Worked out once when the run starts, and once
  * when it is resumed (checked against the journal's header before anything is repaired).
  */
-import type { JournalHeader, PinnedClearToolUses, PinnedCompaction } from '../store/journal-record.ts';
+import { needsVersion, type PinnedFields, type RunSetting } from '../core/run-settings.ts';
+import { JOURNAL_VERSION_COMPACTION, type PinnedClearToolUses, type PinnedCompaction } from '../store/journal-record.ts';
 import type { Model } from '../model/model.ts';
 import { type ClearToolUsesOptions, clearToolUsesForResume, clearToolUsesForStart } from './clear-tool-uses.ts';
 import { type CompactionOptions, compactionForResume, compactionForStart } from './compaction-settings.ts';
@@ -18,6 +19,30 @@ export interface ContextOptions {
   clearToolUses?: ClearToolUsesOptions | boolean | undefined;
 }
 
+/**
+ * The context as a setting of the run: pinned when it starts (a journal that may hold compaction
+ * blocks or summaries is version 3); a resume may change the numbers, not the mode, nor turn
+ * clearing on or off (CompactionSettingsError).
+ */
+export const contextSetting: RunSetting<ContextOptions & { model: Model }> = {
+  name: 'context',
+  async pin(run, given) {
+    const { compaction, clearing } = await contextSettingsForStart(given, given.model, run.tools.map((tool) => tool.name));
+    if (!compaction && !clearing) return run;
+    const pinned = { ...run.pinned, ...(compaction ? { compaction } : {}), ...(clearing ? { clearToolUses: clearing } : {}) };
+    return needsVersion({ ...run, pinned }, JOURNAL_VERSION_COMPACTION);
+  },
+  check(run, given) {
+    const { compaction, clearing } = contextSettingsForResume(run.pinned, given, run.tools.map((tool) => tool.name), run.location);
+    return { ...run, pinned: { ...run.pinned, compaction: compaction ?? undefined, clearToolUses: clearing ?? undefined } };
+  },
+};
+
+/** The context settings a run applies, from its header's fields as pinned (or applied). */
+export function contextSettingsOf(pinned: PinnedFields): ContextSettings {
+  return { compaction: pinned.compaction ?? null, clearing: pinned.clearToolUses ?? null };
+}
+
 export async function contextSettingsForStart(options: ContextOptions, model: Model, toolNames: readonly string[]): Promise<ContextSettings> {
   const compaction = await compactionForStart(options.compaction, model);
   const clearing = await clearToolUsesForStart(options.clearToolUses, model, toolNames, compaction?.contextWindow ?? options.compaction?.contextWindow);
@@ -25,7 +50,7 @@ export async function contextSettingsForStart(options: ContextOptions, model: Mo
 }
 
 /** The pinned settings as this resume's options change them; refused (nothing written) where they may not. */
-export function contextSettingsForResume(header: JournalHeader, options: ContextOptions, toolNames: readonly string[], location: string): ContextSettings {
+export function contextSettingsForResume(header: PinnedFields, options: ContextOptions, toolNames: readonly string[], location: string): ContextSettings {
   return {
     compaction: compactionForResume(header.compaction, options.compaction, location),
     clearing: clearToolUsesForResume(header.clearToolUses, options.clearToolUses, toolNames, location),

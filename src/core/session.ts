@@ -4,7 +4,8 @@
  * of an effect the machine announces, or as a hook asked before each model call, and sees the
  * run only through this interface: it reads the context, steps the machine (each step durable
  * before it resolves), counts a reply's tokens, reports events and sees control requests. It
- * never reaches into the driver, and the driver names no capability.
+ * never reaches into the driver, and the driver names no capability. What a capability pins in
+ * the run's header, and how it holds a resume against it, goes through run-settings.ts.
  */
 import type { AnnouncedEffect } from '../../machines/agent-loop.effects.ts';
 import type { AgentContext, AgentEvent, AgentStateName, DecisionNeed, ModelReply, PendingCall, TokenUsage } from '../../machines/agent-loop.types.ts';

@@ -4,7 +4,8 @@
  * refused instead of driving the run with instructions or tools it did not start with.
  */
 import { type AgentDefinition, acceptedVersions } from '../agent/agent-definition.ts';
-import type { JournalHeader, PinnedAgent } from '../store/journal-record.ts';
+import type { PinnedFields, RunSetting } from '../core/run-settings.ts';
+import type { PinnedAgent } from '../store/journal-record.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 export class AgentVersionMismatchError extends DurableAgentError {
@@ -35,10 +36,26 @@ export function pinOf(agent: AgentDefinition): PinnedAgent {
   return { name: agent.name, version: agent.version };
 }
 
+/** The agent as a setting of the run: its name and version pinned, and a resume by another refused. */
+export const agentSetting: RunSetting<{ agent?: AgentDefinition | undefined }> = {
+  name: 'agent',
+  pin: (run, { agent }) => (agent ? { ...run, pinned: { ...run.pinned, agent: pinOf(agent) } } : run),
+  check(run, { agent }) {
+    checkAgentPin(run.location, run.pinned, agent);
+    return run;
+  },
+};
+
 /** Refuses an agent that may not drive the run this header starts (a run started without one may be driven by any). */
-export function checkAgentPin(location: string, header: JournalHeader, agent: AgentDefinition | undefined): void {
+export function checkAgentPin(location: string, header: PinnedFields, agent: AgentDefinition | undefined): void {
   const pinned = header.agent;
   if (!pinned || !agent) return;
   const versions = acceptedVersions(agent);
   if (pinned.name !== agent.name || !versions.includes(pinned.version)) throw new AgentVersionMismatchError(location, pinned, { name: agent.name, versions });
+}
+
+/** Whether the agent accepts the run's pinned version as another version of its own (compatibleWith): it has said its changes are safe for the run. */
+export function declaresCompatible(header: PinnedFields, agent: AgentDefinition | undefined): boolean {
+  const pinned = header.agent;
+  return pinned !== undefined && agent !== undefined && pinned.name === agent.name && pinned.version !== agent.version && (agent.compatibleWith ?? []).includes(pinned.version);
 }

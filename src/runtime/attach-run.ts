@@ -6,9 +6,15 @@
  */
 import type { AgentStateName } from '../../machines/agent-loop.types.ts';
 import type { RunResult } from '../core/run-events.ts';
+import { RunExistsError } from '../store/errors.ts';
 import { foldJournal } from '../store/fold-journal.ts';
-import type { LoadedRun } from '../store/store.ts';
+import type { RunOrigin } from '../store/journal-record.ts';
+import { checkRunId, RunIdMismatchError } from '../store/run-id.ts';
+import type { LoadedRun, RunStore } from '../store/store.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
+import { checkAgentPin } from './agent-run.ts';
+import { checkOrigin } from './run-origin.ts';
+import type { StartOptions } from './run-options.ts';
 import { runResultOf } from './run-result.ts';
 
 /** The ends from which nothing goes on by itself: attaching answers with what is stored. */
@@ -57,4 +63,41 @@ function quoted(text: string | null): string {
   if (text === null) return 'none';
   const flat = text.replace(/\s+/g, ' ');
   return JSON.stringify(flat.length > 60 ? `${flat.slice(0, 57)}…` : flat);
+}
+
+/** The id a start gives its run: the one asked for, the store's, or none (a new random one). */
+export function runIdOf(options: Pick<StartOptions, 'runId' | 'store'>): string | null {
+  const asked = options.runId === undefined ? undefined : checkRunId(options.runId);
+  const stores = options.store.runId;
+  if (asked !== undefined && stores !== undefined && asked !== stores) throw new RunIdMismatchError(asked, stores, options.store.location);
+  return asked ?? stores ?? null;
+}
+
+/**
+ * The stored run of this id, if the store holds one: its result when it ended, or that it is to
+ * be resumed. Null when the store holds no run, or a run of another id (a folder of one run
+ * written before run ids): that one is cleared as any start clears it. `offered`: what starts it now.
+ */
+export async function attachToStored(store: RunStore, runId: string, options: StartOptions, offered: RunOrigin): Promise<Attached | null> {
+  if (!(await store.exists())) return null;
+  const loaded = await store.load({ fromLastSnapshot: true });
+  if (loaded.header.runId !== runId) return null;
+  checkAgentPin(store.location, loaded.header, options.agent);
+  const attached = attachTo(loaded, { runId, location: store.location, task: options.task, system: options.system ?? null, model: options.model.name });
+  // An ended run is answered from the store: its tools must still be the ones it ran with, as a resume checks.
+  if ('result' in attached) checkOrigin(store.location, loaded.header, offered, false);
+  return attached;
+}
+
+/**
+ * Makes room for a new run: a finished run is archived; an unfinished one is archived only when
+ * the user asked for a fresh start, and refused otherwise. Returns where the old run went.
+ */
+export async function clearFinishedRun(store: RunStore, fresh: boolean): Promise<string | null> {
+  if (!(await store.exists())) return null;
+  if (!fresh) {
+    const view = foldJournal(store.location, await store.load({ fromLastSnapshot: true }));
+    if (view.state !== 'done') throw new RunExistsError(store.location, view.state, view.context.turn);
+  }
+  return store.archive();
 }

@@ -68,12 +68,12 @@ function docOf(declarations: string, interfaceName: string, member: string): str
 
 describe('a default is documented on its option, with the value the runtime uses', () => {
   const documented: Array<[string, string, string, string]> = [
-    ['src/runtime/run-api.d.ts', 'StartOptions', 'maxTurns', `Default: ${DEFAULT_MAX_TURNS}.`],
-    ['src/runtime/run-api.d.ts', 'StartOptions', 'maxPausesInARow', `Default: ${MAX_PAUSES_IN_A_ROW}.`],
-    ['src/runtime/run-api.d.ts', 'RunParts', 'maxTokens', `Default: ${DEFAULT_MAX_TOKENS}.`],
-    ['src/runtime/run-api.d.ts', 'RunParts', 'toolConcurrency', `Default: ${DEFAULT_TOOL_CONCURRENCY}.`],
-    ['src/runtime/run-api.d.ts', 'RunParts', 'toolTimeoutMs', `Default: ${DEFAULT_TOOL_TIMEOUT_MS} (`],
-    ['src/runtime/run-api.d.ts', 'RunParts', 'snapshotEvery', `DURABLE_AGENT_SNAPSHOT_EVERY, else ${DEFAULT_SNAPSHOT_EVERY} (`],
+    ['src/runtime/run-options.d.ts', 'StartOptions', 'maxTurns', `Default: ${DEFAULT_MAX_TURNS}.`],
+    ['src/runtime/run-options.d.ts', 'StartOptions', 'maxPausesInARow', `Default: ${MAX_PAUSES_IN_A_ROW}.`],
+    ['src/runtime/run-options.d.ts', 'RunParts', 'maxTokens', `Default: ${DEFAULT_MAX_TOKENS}.`],
+    ['src/runtime/run-options.d.ts', 'RunParts', 'toolConcurrency', `Default: ${DEFAULT_TOOL_CONCURRENCY}.`],
+    ['src/runtime/run-options.d.ts', 'RunParts', 'toolTimeoutMs', `Default: ${DEFAULT_TOOL_TIMEOUT_MS} (`],
+    ['src/runtime/run-options.d.ts', 'RunParts', 'snapshotEvery', `DURABLE_AGENT_SNAPSHOT_EVERY, else ${DEFAULT_SNAPSHOT_EVERY} (`],
     ['src/compaction/compaction-settings.d.ts', 'CompactionOptions', 'triggerRatio', `Default: ${DEFAULT_TRIGGER_RATIO}.`],
     ['src/compaction/clear-tool-uses.d.ts', 'ClearToolUsesOptions', 'keep', `Default: ${DEFAULT_CLEAR_KEEP} (`],
     ['src/compaction/clear-tool-uses.d.ts', 'ClearToolUsesOptions', 'triggerTokens', `else ${DEFAULT_CLEAR_TRIGGER_TOKENS} (`],

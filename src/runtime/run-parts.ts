@@ -1,0 +1,76 @@
+/**
+ * What plugs into a run, in one place: the driver's parts (the capabilities, the model as the
+ * run asks it, the tools) from a start's or a resume's options and the settings it applies.
+ */
+import { approvalCapability } from '../approval/approval-capability.ts';
+import { budgetCapability } from '../budget/budget.ts';
+import { withClearToolUses } from '../compaction/clear-tool-uses.ts';
+import { ContextCompaction } from '../compaction/context-compaction.ts';
+import { triggerTokensOf } from '../compaction/compaction-settings.ts';
+import { type ContextSettings, contextSettingsOf } from '../compaction/context-settings.ts';
+import { withServerCompaction } from '../compaction/server-compaction.ts';
+import { RunControl } from '../control/run-control.ts';
+import type { RunSettings } from '../core/run-settings.ts';
+import type { Capability } from '../core/session.ts';
+import type { Model } from '../model/model.ts';
+import type { RunTracing } from '../telemetry/run-tracing.ts';
+import { DEFAULT_TOOL_TIMEOUT_MS } from '../tools/execute-call.ts';
+import { ToolRegistry } from '../tools/tool-registry.ts';
+import { CrashPoints, crashHandlerOf } from './crash-points.ts';
+import type { DriverParts } from './run-driver.ts';
+import { DEFAULT_MAX_TOKENS, type RunParts } from './run-options.ts';
+import { snapshotEveryOf } from './snapshot-policy.ts';
+import { toolConcurrencyOf } from './tool-scheduler.ts';
+import { withTracing } from './traced-run.ts';
+
+/** What the driver needs, but the snapshot policy, which needs the journal's records. */
+export type PartsOfRun = Omit<DriverParts, 'snapshots'>;
+
+/** Refuses what the process was given for itself (not pinned), before it takes the run's lock. */
+export function checkPartsOptions(options: RunParts): void {
+  snapshotEveryOf(options.snapshotEvery);
+  toolConcurrencyOf(options.toolConcurrency);
+}
+
+/** The driver's parts: the run's options, with the settings the start pinned or the resume applies. */
+export function driverParts(options: RunParts, settings: RunSettings, tracing: RunTracing | null): PartsOfRun {
+  checkPartsOptions(options);
+  const registry = new ToolRegistry(settings.tools);
+  const maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
+  const context = contextSettingsOf(settings.pinned);
+  const client = new ContextCompaction(context.compaction?.mode === 'client' ? context.compaction : null, { model: options.model, tools: registry.specs, maxTokens });
+  const rule = settings.pinned.decisionPolicy ?? {};
+  const policy = { requireApproval: rule.requireApproval, allowQuestions: rule.allowQuestions === true, queuesChildren: options.childRuns !== undefined };
+  const approval = approvalCapability(registry, policy, { onDecision: options.onDecision, wait: options.wait, decisionTimeoutMs: rule.decisionTimeoutMs });
+  // Before a model call, in this order: a budget reached stops the run before a compaction is asked for.
+  const capabilities: readonly Capability[] = [budgetCapability, client, approval];
+  return {
+    capabilities,
+    store: options.store,
+    signal: options.signal,
+    control: new RunControl(options.store.control),
+    model: withContextEdits(options.model, context),
+    registry,
+    // Nobody reads the labels passed of points made here: not kept (a long run would hold one per record).
+    crash: options.crashPoints ?? new CrashPoints(options.crashAfter, crashHandlerOf(options.onCrash), false),
+    observer: capabilities.reduce((next, capability) => capability.observe?.(next) ?? next, withTracing(options.observer, tracing)),
+    toolTimeoutMs: options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
+    toolConcurrency: toolConcurrencyOf(options.toolConcurrency),
+    maxTokens,
+    inspect: options.inspect,
+    ...(tracing ? { traceCall: (toolUseId: string) => traceOfCall(tracing, toolUseId) } : {}),
+    ...(options.childRuns ? { childRuns: options.childRuns } : {}),
+  };
+}
+
+/** How a run a call makes (a sub-agent's) is traced under the call's execute_tool span, while the call runs. */
+function traceOfCall(tracing: RunTracing, toolUseId: string) {
+  const parent = tracing.callContext(toolUseId);
+  return parent ? { tracer: tracing.usedTracer, content: tracing.exportsContent, parent } : undefined;
+}
+
+/** The model as the run asks it: with the server's context edits the run pinned, if any. */
+function withContextEdits(model: Model, { compaction, clearing }: ContextSettings): Model {
+  const compacting = compaction?.mode === 'server' ? withServerCompaction(model, triggerTokensOf(compaction)) : model;
+  return clearing ? withClearToolUses(compacting, clearing) : compacting;
+}
