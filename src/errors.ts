@@ -75,12 +75,12 @@ export { ModelPriceError } from './model/prices.ts';
 export { RequestOptionsChangedError } from './model/pinned-request.ts';
 
 // Decisions: approvals and questions, asked for or given.
-export { UnknownApprovalToolError } from './approval/needs-decision.ts';
-export { DecisionRefusedError, PolicyLoosenedError } from './approval/decision-errors.ts';
-export { SignalRefusedError, type SignalRefusal } from './approval/signal-errors.ts';
-export { WaitInputError } from './approval/wait-tool.ts';
-export type { DecisionRefusal } from './approval/decision-errors.ts';
-export { DecisionReplyError } from './approval/decision-step.ts';
+export { UnknownApprovalToolError } from './awaits/needs-decision.ts';
+export { DecisionRefusedError, PolicyLoosenedError } from './awaits/decision-errors.ts';
+export { SignalRefusedError, type SignalRefusal } from './awaits/signal-errors.ts';
+export { WaitInputError } from './awaits/wait-tool.ts';
+export type { DecisionRefusal } from './awaits/decision-errors.ts';
+export { DecisionReplyError } from './awaits/decision-step.ts';
 
 // Control: cancel and pause, and the stop between two steps that a pause or a signal makes.
 export { ControlRefusedError, RunCancelledError } from './control/control-request.ts';

@@ -12,8 +12,8 @@ export type { RunEvent, RunObserver, RunResult, WaitingCall } from './core/run-e
 export type { CompactionMode, CompactionOptions } from './compaction/compaction-settings.ts';
 export type { ClearToolUsesOptions } from './compaction/clear-tool-uses.ts';
 export type { Budget, BudgetName, BudgetStop } from '../machines/agent-loop.types.ts';
-export type { DecisionHandler, DecisionReply, DecisionRequest } from './approval/decision-step.ts';
-export type { RequireApproval } from './approval/needs-decision.ts';
+export type { DecisionHandler, DecisionReply, DecisionRequest } from './awaits/decision-step.ts';
+export type { RequireApproval } from './awaits/needs-decision.ts';
 export type { CrashAction, CrashHandler } from './runtime/crash-points.ts';
 export type { InspectedRun, RunInspector } from './runtime/run-inspection.ts';
 
@@ -35,12 +35,12 @@ export type { PinnedAgent } from './store/journal-record.ts';
 export { openRun } from './runtime/run-handle.ts';
 export type { OpenRunOptions, RunHandle } from './runtime/run-handle.ts';
 export type { ContinuedStep, HistoryStep, PendingCallStatus, RunStatus } from './runtime/run-status.ts';
-export type { DecideInput, DecideOptions, PendingDecision } from './approval/decide.ts';
+export type { DecideInput, DecideOptions, PendingDecision } from './awaits/decide.ts';
 // Durable waits: the wait tool (its calls sleep until a time or an event, through the run's decisions) and an event sent to a run.
-export { waitTool } from './approval/wait-tool.ts';
-export type { WaitInput, WaitToolOptions } from './approval/wait-tool.ts';
-export { sendSignal } from './approval/send-signal.ts';
-export type { SentSignal, SignalInput } from './approval/send-signal.ts';
+export { waitTool } from './awaits/wait-tool.ts';
+export type { WaitInput, WaitToolOptions } from './awaits/wait-tool.ts';
+export { sendSignal } from './awaits/send-signal.ts';
+export type { SentSignal, SignalInput } from './awaits/send-signal.ts';
 export type { Signal, SignalDelivery } from './store/inbox/signal-inbox.ts';
 export type { ControlOptions, ControlOutcome } from './runtime/cancel-run.ts';
 export type { ControlInbox, ControlKind, ControlRequest } from './control/control-request.ts';

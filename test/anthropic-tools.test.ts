@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Message } from '../machines/agent-loop.types.ts';
-import { needsDecisionOf } from '../src/approval/needs-decision.ts';
+import { needsDecisionOf } from '../src/awaits/needs-decision.ts';
 import type { RunEvent } from '../src/core/run-events.ts';
 import { endTurnReply, scriptedModel, toolUseReply } from '../src/model/scripted-model.ts';
 import { planReconcile } from '../src/reconcile/reconcile.ts';

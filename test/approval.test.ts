@@ -6,9 +6,9 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Message, ToolOutcome } from '../machines/agent-loop.types.ts';
-import { UnknownApprovalToolError } from '../src/approval/needs-decision.ts';
-import type { DecisionHandler, DecisionReply, DecisionRequest } from '../src/approval/decision-step.ts';
-import { DecisionReplyError } from '../src/approval/decision-step.ts';
+import { UnknownApprovalToolError } from '../src/awaits/needs-decision.ts';
+import type { DecisionHandler, DecisionReply, DecisionRequest } from '../src/awaits/decision-step.ts';
+import { DecisionReplyError } from '../src/awaits/decision-step.ts';
 import { endTurnReply, scriptedModel, type ScriptedStep, toolUseReply } from '../src/model/scripted-model.ts';
 import { SimulatedCrash } from '../src/runtime/crash-points.ts';
 import { RunStoppedError } from '../src/core/stop-errors.ts';

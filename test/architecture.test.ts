@@ -22,7 +22,7 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ['src/model'],
   ['src/tools'],
   ['src/core'],
-  ['src/approval', 'src/budget', 'src/compaction', 'src/control', 'src/telemetry', 'src/mcp', 'src/reconcile', 'src/fork', 'src/prune', 'src/demo'],
+  ['src/awaits', 'src/budget', 'src/compaction', 'src/control', 'src/telemetry', 'src/mcp', 'src/reconcile', 'src/fork', 'src/prune', 'src/demo'],
   ['src/agent'],
   ['src/runtime'],
   ['src/fleet', 'src/drill', 'src/subagent'],
@@ -226,9 +226,9 @@ describe('the layering of the source', () => {
 
   it('fails on an import that breaks a rule, and on a circle', () => {
     const breaking: Import[] = [
-      { from: 'src/store/file-store.ts', to: 'src/approval/decide.ts' },
+      { from: 'src/store/file-store.ts', to: 'src/awaits/decide.ts' },
       { from: 'src/compaction/context-compaction.ts', to: 'src/runtime/run-driver.ts' },
-      { from: 'src/approval/decide.ts', to: 'src/cli/main.ts' },
+      { from: 'src/awaits/decide.ts', to: 'src/cli/main.ts' },
       { from: 'machines/agent-loop.machine.ts', to: 'src/util/redact.ts' },
       { from: 'src/model/model.ts', to: 'src/tools/tool.ts' },
     ];

@@ -6,8 +6,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { decide, pendingDecisions } from '../src/approval/decide.ts';
-import { DecisionRefusedError } from '../src/approval/decision-errors.ts';
+import { decide, pendingDecisions } from '../src/awaits/decide.ts';
+import { DecisionRefusedError } from '../src/awaits/decision-errors.ts';
 import { endTurnReply, scriptedModel, toolUseReply } from '../src/model/scripted-model.ts';
 import { resumeRun, startRun } from '../src/runtime/run-api.ts';
 import { StoreMissingError } from '../src/store/errors.ts';

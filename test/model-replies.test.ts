@@ -20,7 +20,7 @@ import { encodeRecord } from '../src/store/journal-codec.ts';
 import type { RecordEvent } from '../src/store/journal-record.ts';
 import { anthropicModel } from '../src/model/anthropic-model.ts';
 import { usageOf } from '../src/model/reply-check.ts';
-import { pendingDecisions } from '../src/approval/decide.ts';
+import { pendingDecisions } from '../src/awaits/decide.ts';
 import { countingTools } from './helpers/counting-tools.ts';
 import { FakeAnthropic } from './helpers/fake-anthropic.ts';
 import { toolUseProblems } from './helpers/messages.ts';

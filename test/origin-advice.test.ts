@@ -1,6 +1,6 @@
 /** The advice for a resume refused over ask_user alone: name --allow-questions. */
 import { describe, expect, it } from 'vitest';
-import { questionsAdvice } from '../src/approval/origin-advice.ts';
+import { questionsAdvice } from '../src/awaits/origin-advice.ts';
 
 describe('questionsAdvice', () => {
   it('names --allow-questions when the run had ask_user and the resume has not', () => {

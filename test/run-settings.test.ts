@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { PolicyLoosenedError } from '../src/approval/decision-errors.ts';
+import { PolicyLoosenedError } from '../src/awaits/decision-errors.ts';
 import { CompactionSettingsError } from '../src/compaction/compaction-settings.ts';
 import { endTurnReply, scriptedModel, toolUseReply } from '../src/model/scripted-model.ts';
 import { SimulatedCrash } from '../src/runtime/crash-points.ts';

@@ -7,7 +7,7 @@ import { announcedEffectOf } from '../machines/agent-loop.effects.ts';
 import { openCalls } from '../machines/agent-loop.logic.ts';
 import type { AgentContext, AgentStateName, ContentBlock, Message, ToolResultContent } from '../machines/agent-loop.types.ts';
 import { isFinishedState, isStoppedAtLimit } from '../machines/agent-loop.types.ts';
-import { type DecidedCall, DecisionTrail, verdictWords } from '../src/approval/decision-trail.ts';
+import { type DecidedCall, DecisionTrail, verdictWords } from '../src/awaits/decision-trail.ts';
 import { RECONCILE_PHRASES } from '../src/words/run-lines.ts';
 import { isServerToolResult, resultToolName, sealedWords, serverToolResultWords, serverToolUseWords, thinkingWords, withoutSealed } from '../src/words/block-words.ts';
 import { blockWords, resultContentWords } from '../src/words/payload-words.ts';

@@ -1,6 +1,6 @@
 /** What a user writes to define an agent (defineAgent checks it and gives it its version). */
 import type { Budget } from '../../machines/agent-loop.types.ts';
-import type { RequireApproval } from '../approval/needs-decision.ts';
+import type { RequireApproval } from '../awaits/needs-decision.ts';
 import type { ClearToolUsesOptions } from '../compaction/clear-tool-uses.ts';
 import type { CompactionOptions } from '../compaction/compaction-settings.ts';
 import type { Model } from '../model/model.ts';

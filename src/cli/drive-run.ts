@@ -6,7 +6,7 @@ import { RunPausedError } from '../control/run-control.ts';
 import { forkAdviceFor } from '../control/run-end.ts';
 import type { Model } from '../model/model.ts';
 import type { CrashHandler } from '../runtime/crash-points.ts';
-import { decide, type DecideInput } from '../approval/decide.ts';
+import { decide, type DecideInput } from '../awaits/decide.ts';
 import { type ResumeOptions, resumeRun, type RunParts, type StartOptions, startRun } from '../runtime/run-api.ts';
 import type { RunResult } from '../core/run-events.ts';
 import { FileStore } from '../store/file-store.ts';

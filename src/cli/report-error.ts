@@ -2,7 +2,7 @@
  * Turns an error that ended a command into its message and exit code: the package's own errors by
  * their kind, the others by what the system said. A module of its own, loaded only when a command fails.
  */
-import { questionsAdvice } from '../approval/origin-advice.ts';
+import { questionsAdvice } from '../awaits/origin-advice.ts';
 import { RunOriginMismatchError } from '../runtime/run-origin.ts';
 import { environmentProblem } from '../store/fs-problems.ts';
 import { DurableAgentError } from '../util/durable-agent-error.ts';

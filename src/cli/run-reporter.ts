@@ -3,7 +3,7 @@
  * The TUI's code, ink and React are imported only when it is chosen.
  */
 import type { RunObserver } from '../core/run-events.ts';
-import type { DecideInput } from '../approval/decide.ts';
+import type { DecideInput } from '../awaits/decide.ts';
 import type { DecisionCommands } from '../words/decision-lines.ts';
 import { userName } from './user-name.ts';
 import { chooseOutputMode } from './output-mode.ts';

@@ -4,7 +4,7 @@
  * names): a resume and the decision commands read them there, so they offer the run the tools it
  * started with without being told again.
  */
-import { waitTool } from '../approval/wait-tool.ts';
+import { waitTool } from '../awaits/wait-tool.ts';
 import { bashTool } from '../tools/anthropic/bash.ts';
 import { memoryTool } from '../tools/anthropic/memory.ts';
 import { textEditorTool } from '../tools/anthropic/text-editor.ts';

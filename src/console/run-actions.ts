@@ -5,9 +5,9 @@
  * record written here is cancelRun's, for a run no process drives, as `cancel` writes it.
  */
 import type { Decision } from '../../machines/agent-loop.types.ts';
-import { decide, type DecideInput } from '../approval/decide.ts';
+import { decide, type DecideInput } from '../awaits/decide.ts';
 import { deciderOf } from '../runtime/run-tree.ts';
-import { type SentSignal, sendSignal } from '../approval/send-signal.ts';
+import { type SentSignal, sendSignal } from '../awaits/send-signal.ts';
 import type { ControlRequest } from '../control/control-request.ts';
 import { cancelRun, type ControlOutcome, pauseRun, unpauseRun } from '../runtime/cancel-run.ts';
 import type { RunStore } from '../store/store.ts';

@@ -7,8 +7,8 @@
 import fs from 'node:fs';
 import { totalTokens } from '../../machines/agent-loop.logic.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
-import type { PendingDecision } from '../approval/decide.ts';
-import { waitPlanOf } from '../approval/wait-tool.ts';
+import type { PendingDecision } from '../awaits/decide.ts';
+import { waitPlanOf } from '../awaits/wait-tool.ts';
 import { waitsForWords } from '../words/wait-words.ts';
 import { estimateCost } from '../model/prices.ts';
 import { readRunStatus, type RunStatus } from '../runtime/run-status.ts';

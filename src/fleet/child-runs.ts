@@ -12,7 +12,7 @@ import { PgRunStore } from '../store/pg/pg-store.ts';
 import type { Database } from '../store/pg/pool.ts';
 import type { ChildRuns, QueuedChild } from '../tools/calling-run.ts';
 import { submitRun } from './submit-run.ts';
-import { childEndDecision } from '../approval/child-step.ts';
+import { childEndDecision } from '../awaits/child-step.ts';
 import { FINAL_STATES } from '../../machines/agent-loop.types.ts';
 import type { RunResult } from '../core/run-events.ts';
 

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Budget } from '../../machines/agent-loop.types.ts';
 import { type AgentDefinition, isAgentDefinition } from '../agent/agent-definition.ts';
-import { checkDecisionPolicy } from '../approval/needs-decision.ts';
+import { checkDecisionPolicy } from '../awaits/needs-decision.ts';
 import { RunIdTakenError } from '../runtime/attach-run.ts';
 import type { Database } from '../store/pg/pool.ts';
 import { insertQueuedRun, readRunSpec } from '../store/pg/queue.ts';

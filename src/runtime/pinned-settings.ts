@@ -6,7 +6,7 @@
  * The order matters: the agent first (another agent's run is refused before its details are
  * compared), then the rule for decisions (it adds ask_user to the tools the later ones see).
  */
-import { decisionPolicySetting } from '../approval/pinned-policy.ts';
+import { decisionPolicySetting } from '../awaits/pinned-policy.ts';
 import { budgetSetting } from '../budget/budget.ts';
 import { contextSetting } from '../compaction/context-settings.ts';
 import { checkSettings, needsVersion, pinSettings, type RunSetting, type RunSettings } from '../core/run-settings.ts';

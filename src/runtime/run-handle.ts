@@ -5,7 +5,7 @@
  * fails exactly as that command does; opening one reads nothing.
  */
 import type { Decision } from '../../machines/agent-loop.types.ts';
-import { decide, type DecideInput, type DecideOptions } from '../approval/decide.ts';
+import { decide, type DecideInput, type DecideOptions } from '../awaits/decide.ts';
 import type { ControlRequest } from '../control/control-request.ts';
 import { type ForkOptions, type ForkResult, forkRun } from '../fork/fork-run.ts';
 import { type PruneReport, pruneRuns } from '../prune/prune-archive.ts';

@@ -4,8 +4,8 @@
  */
 import type { Context, Tracer } from '@opentelemetry/api';
 import { type Budget, MAX_PAUSES_IN_A_ROW } from '../../machines/agent-loop.types.ts';
-import type { DecisionHandler } from '../approval/decision-step.ts';
-import type { RequireApproval } from '../approval/needs-decision.ts';
+import type { DecisionHandler } from '../awaits/decision-step.ts';
+import type { RequireApproval } from '../awaits/needs-decision.ts';
 import type { ClearToolUsesOptions } from '../compaction/clear-tool-uses.ts';
 import type { CompactionOptions } from '../compaction/compaction-settings.ts';
 import type { RunObserver } from '../core/run-events.ts';

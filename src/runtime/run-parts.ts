@@ -2,7 +2,7 @@
  * What plugs into a run, in one place: the driver's parts (the capabilities, the model as the
  * run asks it, the tools) from a start's or a resume's options and the settings it applies.
  */
-import { approvalCapability } from '../approval/approval-capability.ts';
+import { awaitCapability } from '../awaits/await-capability.ts';
 import { budgetCapability } from '../budget/budget.ts';
 import { withClearToolUses } from '../compaction/clear-tool-uses.ts';
 import { ContextCompaction } from '../compaction/context-compaction.ts';
@@ -41,7 +41,7 @@ export function driverParts(options: RunParts, settings: RunSettings, tracing: R
   const client = new ContextCompaction(context.compaction?.mode === 'client' ? context.compaction : null, { model: options.model, tools: registry.specs, maxTokens });
   const rule = settings.pinned.decisionPolicy ?? {};
   const policy = { requireApproval: rule.requireApproval, allowQuestions: rule.allowQuestions === true, queuesChildren: options.childRuns !== undefined };
-  const approval = approvalCapability(registry, policy, { onDecision: options.onDecision, wait: options.wait, decisionTimeoutMs: rule.decisionTimeoutMs });
+  const approval = awaitCapability(registry, policy, { onDecision: options.onDecision, wait: options.wait, decisionTimeoutMs: rule.decisionTimeoutMs });
   // Before a model call, in this order: a budget reached stops the run before a compaction is asked for.
   const capabilities: readonly Capability[] = [budgetCapability, client, approval];
   return {

@@ -1,6 +1,6 @@
 /** What a run ended with (or stopped at), as startRun and resumeRun return it. */
 import type { AgentContext, AgentStateName } from '../../machines/agent-loop.types.ts';
-import { waitingCallsOf } from '../approval/waiting-calls.ts';
+import { waitingCallsOf } from '../awaits/waiting-calls.ts';
 import { budgetViewOf } from '../budget/budget.ts';
 import type { RunResult, RunStatusName } from '../core/run-events.ts';
 

@@ -6,7 +6,7 @@
 import { effectiveCall } from '../../machines/agent-loop.logic.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
 import type { AgentContext, AgentEvent, BudgetChange, AgentStateName, PendingCall, TokenUsage, ToolOutcome } from '../../machines/agent-loop.types.ts';
-import { withEditNotice } from '../approval/decision-step.ts';
+import { withEditNotice } from '../awaits/decision-step.ts';
 import { budgetViewOf, replyCostUsd } from '../budget/budget.ts';
 import type { CallView, RunEvent, RunObserver } from '../core/run-events.ts';
 import type { Capability, RunSession } from '../core/session.ts';

@@ -6,8 +6,8 @@ import { addUsage, openCalls, totalTokens } from '../../machines/agent-loop.logi
 import type { ControlRequest } from '../control/control-request.ts';
 import type { AgentContext, AgentStateName, Budget, BudgetStop, Cancellation, Message, Decision, DecisionNeed, RunFailure, TokenUsage } from '../../machines/agent-loop.types.ts';
 import { estimateCost } from '../model/prices.ts';
-import { type DecidedCall, DecisionTrail } from '../approval/decision-trail.ts';
-import { waitingCallsOf } from '../approval/waiting-calls.ts';
+import { type DecidedCall, DecisionTrail } from '../awaits/decision-trail.ts';
+import { waitingCallsOf } from '../awaits/waiting-calls.ts';
 import { foldJournal } from '../store/fold-journal.ts';
 import { type ForkNote, readForkNotes } from '../fork/fork-notes.ts';
 import { FileStore } from '../store/file-store.ts';

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { AgentStateName, Budget, TokenUsage } from '../../machines/agent-loop.types.ts';
-import { type DecideInput, type PendingDecision, pendingDecisions } from '../approval/decide.ts';
+import { type DecideInput, type PendingDecision, pendingDecisions } from '../awaits/decide.ts';
 import { FileRuns, RUNS_DIR } from '../store/file-runs.ts';
 import { FileStore } from '../store/file-store.ts';
 import { foldJournal } from '../store/fold-journal.ts';

@@ -182,7 +182,7 @@ export interface PinnedClearToolUses {
   clearToolInputs?: boolean;
 }
 
-/** Which calls of the run wait for a person (see src/approval/pinned-policy.ts). */
+/** Which calls of the run wait for a person (see src/awaits/pinned-policy.ts). */
 export interface PinnedDecisionPolicy {
   requireApproval?: string[] | 'side-effects';
   allowQuestions?: boolean;

@@ -4,12 +4,12 @@
  * the plain output and the live view.
  */
 import type { Decision, DecisionNeed } from '../../machines/agent-loop.types.ts';
-import { type DecidedCall, verdictWords as fullVerdictWords } from '../approval/decision-trail.ts';
+import { type DecidedCall, verdictWords as fullVerdictWords } from '../awaits/decision-trail.ts';
 import type { RunEvent } from '../core/run-events.ts';
 import { formatElapsed } from './format.ts';
 import { cliCommand, dirWords, shellQuote } from './shell-command.ts';
 import { waitsForWords } from './wait-words.ts';
-import { waitPlanOf } from '../approval/wait-tool.ts';
+import { waitPlanOf } from '../awaits/wait-tool.ts';
 
 /** The commands that decide a call of this run, quoted to paste, without the call id. */
 export interface DecisionCommands {

@@ -3,7 +3,7 @@
  * its deadline read from the journal (the wait's input and the time it began to wait).
  */
 import type { DecisionNeed } from '../../machines/agent-loop.types.ts';
-import { waitPlanOf } from '../approval/wait-tool.ts';
+import { waitPlanOf } from '../awaits/wait-tool.ts';
 
 export interface WaitsFor {
   needs: DecisionNeed;

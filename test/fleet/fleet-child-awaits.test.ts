@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { subagentTool } from '../../src/index.ts';
-import { decide } from '../../src/approval/decide.ts';
+import { decide } from '../../src/awaits/decide.ts';
 import { submitRun } from '../../src/fleet/submit-run.ts';
 import { Worker } from '../../src/fleet/worker.ts';
 import { JOURNAL_VERSION_CHILD_AWAITS } from '../../src/store/journal-record.ts';

@@ -7,7 +7,7 @@
  */
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { decide } from '../../src/approval/decide.ts';
+import { decide } from '../../src/awaits/decide.ts';
 import { AwaitRunTimeoutError, FleetRunMissingError } from '../../src/errors.ts';
 import { awaitRun, readFleetRun } from '../../src/fleet/await-run.ts';
 import { FLEET_DONE_TEXT } from '../../src/fleet/worker.ts';

@@ -6,7 +6,7 @@
  * facts of a deliberately broken runtime and see it fail.
  */
 import type { ContentBlock, Decision, Message } from '../../machines/agent-loop.types.ts';
-import { waitPlanOf } from '../../src/approval/wait-tool.ts';
+import { waitPlanOf } from '../../src/awaits/wait-tool.ts';
 import { foldJournal } from '../../src/store/fold-journal.ts';
 import type { Signal } from '../../src/store/inbox/signal-inbox.ts';
 import type { JournalRecord } from '../../src/store/journal-record.ts';

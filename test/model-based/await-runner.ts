@@ -8,7 +8,7 @@
  * Besides the runtime's crash points, one of the test's own: `after-signal-take:<n>`, right after
  * a wait bound a signal to its call (the take is durable, its DECISION record not yet written).
  */
-import { waitTool } from '../../src/approval/wait-tool.ts';
+import { waitTool } from '../../src/awaits/wait-tool.ts';
 import type { RunEvent, RunResult } from '../../src/core/run-events.ts';
 import { endTurnReply, scriptedModel } from '../../src/model/scripted-model.ts';
 import { CrashPoints, SimulatedCrash } from '../../src/runtime/crash-points.ts';

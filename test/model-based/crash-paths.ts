@@ -11,7 +11,7 @@ import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
 import { FINAL_STATES, LIVE_STATES } from '../../machines/agent-loop.states.ts';
 import type { AgentEvent, AgentStateName, Budget, Cancellation, ModelReply } from '../../machines/agent-loop.types.ts';
 import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
-import type { DecisionReply } from '../../src/approval/decision-step.ts';
+import type { DecisionReply } from '../../src/awaits/decision-step.ts';
 import { pointOf } from '../../src/store/record-points.ts';
 import { guardText, guardTreeOf } from '../../visualizer/machine-graph.ts';
 import { APPROVAL_REPLIES, approvalReplies, decisionEvents, inApprovalWalk } from './walks/approval.ts';

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Decision } from '../../machines/agent-loop.types.ts';
-import type { DecisionRequest } from '../../src/approval/decision-step.ts';
+import type { DecisionRequest } from '../../src/awaits/decision-step.ts';
 import { forkRun } from '../../src/fork/fork-run.ts';
 import { endTurnReply, scriptedModel, stopReply, toolUseReply } from '../../src/model/scripted-model.ts';
 import { CrashPoints, SimulatedCrash } from '../../src/runtime/crash-points.ts';

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DecisionRefusedError } from '../../src/approval/decision-errors.ts';
+import { DecisionRefusedError } from '../../src/awaits/decision-errors.ts';
 import { decideCommand } from '../../src/cli/commands/decide.ts';
 import { FileStore } from '../../src/store/file-store.ts';
 import { runCli, runCliAsync } from '../helpers/cli.ts';

@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { decide, type DecideInput, type PendingDecision } from '../../approval/decide.ts';
+import { decide, type DecideInput, type PendingDecision } from '../../awaits/decide.ts';
 import { InboxFileError } from '../../store/inbox/inbox-errors.ts';
 import type { InboxPoint } from '../../store/inbox/file-decision-inbox.ts';
 import type { FileStore } from '../../store/file-store.ts';
@@ -19,8 +19,8 @@ import type { Writers } from '../plain-reporter.ts';
 import { decidedText, decisionCommandsFor, decisionHintLines } from '../../words/decision-lines.ts';
 import { readRunStatus } from '../../runtime/run-status.ts';
 import { deciderOf, treePendingDecisions } from '../../runtime/run-tree.ts';
-import { DecisionRefusedError } from '../../approval/decision-errors.ts';
-import { verdictWords } from '../../approval/decision-trail.ts';
+import { DecisionRefusedError } from '../../awaits/decision-errors.ts';
+import { verdictWords } from '../../awaits/decision-trail.ts';
 import type { Decision } from '../../../machines/agent-loop.types.ts';
 import { cliCommand, dirWords } from '../../words/shell-command.ts';
 import { waitsForWords } from '../../words/wait-words.ts';

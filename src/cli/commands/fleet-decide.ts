@@ -3,7 +3,7 @@
  * a run in a directory, read from the run's journal in PostgreSQL; the decision goes into
  * da_decisions, where the claim query sees it: the run becomes claimable and a worker applies it.
  */
-import { decide, pendingDecisions } from '../../approval/decide.ts';
+import { decide, pendingDecisions } from '../../awaits/decide.ts';
 import { deciderOf, treePendingDecisions } from '../../runtime/run-tree.ts';
 import { fleetDemoTools } from '../../fleet/fleet-demo-tools.ts';
 import { PgRunStore } from '../../store/pg/pg-store.ts';

@@ -4,7 +4,7 @@ import type { AgentStateName } from '../../../machines/agent-loop.types.ts';
 import { migrate } from '../../store/pg/schema.ts';
 import { type Database, databaseUrlOf, describeDatabase, openDatabase, openPool } from '../../store/pg/pool.ts';
 import { type DemoRunSpec, listRuns, type QueuedRun, submitRuns } from '../../fleet/run-queue.ts';
-import { checkDecisionPolicy } from '../../approval/needs-decision.ts';
+import { checkDecisionPolicy } from '../../awaits/needs-decision.ts';
 import { fleetDemoTools } from '../../fleet/fleet-demo-tools.ts';
 import { SCRIPTED_DEMO_MODEL, scriptedDemoModel, Worker } from '../../fleet/worker.ts';
 import { checkedRunLimits } from '../../fleet/run-limits.ts';

@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { type SentSignal, sendSignal } from '../../approval/send-signal.ts';
+import { type SentSignal, sendSignal } from '../../awaits/send-signal.ts';
 import type { RunStore } from '../../store/store.ts';
 import type { SignalArgs } from '../specs/signal.ts';
 import { NoSuchDirectoryError } from '../errors.ts';

@@ -1,7 +1,7 @@
 /** `durable-agent status` and `durable-agent history`: read a run's store and print it. */
 import { needWords, waitsForWords } from '../../words/wait-words.ts';
 import path from 'node:path';
-import { type DecidedCall, verdictWords } from '../../approval/decision-trail.ts';
+import { type DecidedCall, verdictWords } from '../../awaits/decision-trail.ts';
 import { decidedText } from '../../words/decision-lines.ts';
 import type { WaitingCall } from '../../core/run-events.ts';
 import { budgetReachedWords, budgetWords, formatUsd, largerBudgetWords } from '../../budget/budget-words.ts';

@@ -1,5 +1,5 @@
 /** A person in the loop: which calls wait for a decision, and how a run waits for one. */
-import type { RequireApproval } from '../../approval/needs-decision.ts';
+import type { RequireApproval } from '../../awaits/needs-decision.ts';
 import { formatDuration } from '../duration.ts';
 import { UsageError } from '../usage-error.ts';
 import { option, type ValuesOf } from './option.ts';

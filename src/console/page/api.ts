@@ -3,7 +3,7 @@
  * the address); an answer that is not a success becomes an Error with the API's own words.
  */
 import type { Decision } from '../../../machines/agent-loop.types.ts';
-import type { SentSignal } from '../../approval/send-signal.ts';
+import type { SentSignal } from '../../awaits/send-signal.ts';
 import type { controlFor, ForkMade } from '../run-actions.ts';
 import type { RunDetail } from '../run-detail.ts';
 import type { RunList } from '../run-sources.ts';

@@ -8,7 +8,7 @@
  */
 import { Box, Text, useInput } from 'ink';
 import { useRef, useState } from 'react';
-import type { DecideInput } from '../../approval/decide.ts';
+import type { DecideInput } from '../../awaits/decide.ts';
 import type { PromptCall } from '../run-view.ts';
 import { waitsForWords } from '../../words/wait-words.ts';
 

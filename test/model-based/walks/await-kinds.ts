@@ -10,9 +10,9 @@
  */
 import { awaitsDecision, openCalls } from '../../../machines/agent-loop.logic.ts';
 import type { Decision, DecisionNeed, Verdict } from '../../../machines/agent-loop.types.ts';
-import { decide } from '../../../src/approval/decide.ts';
-import { sendSignal } from '../../../src/approval/send-signal.ts';
-import { waitPlanOf } from '../../../src/approval/wait-tool.ts';
+import { decide } from '../../../src/awaits/decide.ts';
+import { sendSignal } from '../../../src/awaits/send-signal.ts';
+import { waitPlanOf } from '../../../src/awaits/wait-tool.ts';
 import type { WaitingCall } from '../../../src/core/run-events.ts';
 import { toolUseReply } from '../../../src/model/scripted-model.ts';
 import type { Signal, SignalDelivery } from '../../../src/store/inbox/signal-inbox.ts';

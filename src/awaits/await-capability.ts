@@ -1,9 +1,9 @@
 /**
- * Approval and questions as a capability of the run: it marks the calls of each reply that need
- * a person's decision, or wait (recorded with the reply at checkpoint A), and carries out
- * `awaitDecision`: wait for the decision about the awaited call (a wait's: its signal or its time;
- * a child await's: its child's end) and record it. The inbox entry it came from is
- * settled only once the record is durable.
+ * Every kind of await as a capability of the run: it marks the calls of each reply that wait —
+ * for a person's approval or answer, for a wait's time or event, for the child run a call queues
+ * (recorded with the reply at checkpoint A) — and carries out `awaitDecision`: find what ends the
+ * awaited call's wait (a person's decision; a wait's signal or its time; a child's end) and record
+ * it as the DECISION. The inbox entry it came from is settled only once the record is durable.
  */
 import type { AnnouncedEffect } from '../../machines/agent-loop.effects.ts';
 import type { PendingCall } from '../../machines/agent-loop.types.ts';
@@ -15,9 +15,9 @@ import { type DecisionPolicy, needsDecisionOf } from './needs-decision.ts';
 import { findWake } from './wait-step.ts';
 import { findChildEnd } from './child-step.ts';
 
-export function approvalCapability(registry: ToolRegistry, policy: DecisionPolicy, options: DecisionOptions): Capability {
+export function awaitCapability(registry: ToolRegistry, policy: DecisionPolicy, options: DecisionOptions): Capability {
   return {
-    name: 'approval',
+    name: 'awaits',
     decisionNeeds: (reply) => needsDecisionOf(reply, registry, policy),
     effects: { awaitDecision: (session) => takeDecision(session, options) },
   };
