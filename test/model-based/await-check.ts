@@ -7,6 +7,7 @@
  */
 import type { ContentBlock, Decision, Message } from '../../machines/agent-loop.types.ts';
 import { waitPlanOf } from '../../src/approval/wait-tool.ts';
+import { childRunIdOf } from '../../src/runtime/run-tree.ts';
 import { foldJournal } from '../../src/store/fold-journal.ts';
 import type { Signal } from '../../src/store/inbox/signal-inbox.ts';
 import type { JournalRecord } from '../../src/store/journal-record.ts';
@@ -102,6 +103,9 @@ export interface AwaitFacts {
   signalsLeft: Signal[];
   /** The signal each call's wait took, as the store binds it. */
   takenBy: Map<string, Signal | null>;
+  /** The run's key, and the child runs it queued (a kind of a fleet's; null for the others). */
+  key: string;
+  queued: string[] | null;
 }
 
 async function readRun(stores: ScenarioStores, key: string, kind: AwaitKind) {
@@ -146,6 +150,8 @@ export async function awaitFactsAfterCrash(crash: AwaitCase, stores: ScenarioSto
     inboxLeft: end.inboxLeft,
     signalsLeft: end.signalsLeft,
     takenBy: end.takenBy,
+    key,
+    queued: (await crash.kind.fleet?.queued(key)) ?? null,
   };
 }
 
@@ -319,7 +325,24 @@ export function inboxSettled(facts: AwaitFacts): string[] {
   return facts.inboxLeft.filter((decision) => decisionsFor(facts.final, decision.tool_use_id).length > 0).map((decision) => `the inbox still holds the decision about ${decision.tool_use_id} (${decision.verdict}), recorded already`);
 }
 
-export const AWAIT_INVARIANTS = { nothingLost, noSideEffectTwice, everyToolUsePaired, eachAwaitDecidedOnce, neverTakenTwice, inboxSettled, deadlineKept } as const;
+/**
+ * A child run per call that waits for one, queued once under the id derived from the run and the
+ * call (`<run>.<tool_use_id>`), and nothing else queued; the child's own side effects each once.
+ */
+export function childQueuedOnce(facts: AwaitFacts): string[] {
+  const { fleet } = facts.kind;
+  if (!fleet) return [];
+  const problems: string[] = [];
+  const derived = facts.kind.calls.filter((call) => call.needs === 'child').map((call) => childRunIdOf(facts.key, call.id));
+  if (JSON.stringify(facts.queued) !== JSON.stringify(derived)) problems.push(`the run queued ${JSON.stringify(facts.queued)}, not ${JSON.stringify(derived)}`);
+  for (const id of fleet.childEffects) {
+    const runs = facts.effects.get(id) ?? 0;
+    if (runs !== 1) problems.push(`the child's side effect ${id} took place ${runs} times, not once`);
+  }
+  return problems;
+}
+
+export const AWAIT_INVARIANTS = { nothingLost, noSideEffectTwice, everyToolUsePaired, eachAwaitDecidedOnce, neverTakenTwice, inboxSettled, deadlineKept, childQueuedOnce } as const;
 
 /**
  * Problems the runtime has today, by case: each test expects exactly these, so that the day the
@@ -329,11 +352,12 @@ export const AWAIT_INVARIANTS = { nothingLost, noSideEffectTwice, everyToolUsePa
  * settled, leaves that entry in the inbox for good when no later call of the turn waits: only a
  * later wait's look at the inbox settles what a dead writer left (decision-step.ts fromInbox),
  * and a resume settles nothing. It is never taken twice (the journal has the decision; decide
- * refuses another), but the inbox is not settled.
+ * refuses another), but the inbox is not settled. The same of a child's end its worker delivered.
  */
 export function knownProblems(crash: AwaitCase): string[] {
   const lastDecision = crash.path.steps.filter((step) => step.event.type === 'DECISION').length;
-  if (crash.kind.endedBy !== 'person' || crash.label !== `after-save-decision:${lastDecision}`) return [];
+  const inboxed = crash.kind.endedBy === 'person' || crash.kind.fleet?.delivered === true;
+  if (!inboxed || crash.label !== `after-save-decision:${lastDecision}`) return [];
   const call = crash.kind.calls.at(-1)!;
   return [`inboxSettled: the inbox still holds the decision about ${call.id} (${crash.kind.verdict}), recorded already`];
 }
