@@ -11,7 +11,7 @@ import type { Decision } from '../../machines/agent-loop.types.ts';
 import type { DecisionInbox } from '../../src/store/store.ts';
 import { pgScenarioStores } from '../helpers/pg-scenario-stores.ts';
 import { postgresAvailable, usePostgres } from '../helpers/use-postgres.ts';
-import { AwaitBaselines, awaitCases, awaitFactsAfterCrash, awaitPaths, awaitProblems } from '../model-based/await-check.ts';
+import { AwaitBaselines, awaitCases, awaitFactsAfterCrash, awaitPaths, awaitProblems, childQueuedOnce } from '../model-based/await-check.ts';
 import type { StoreHook } from '../model-based/await-runner.ts';
 import { AWAIT_CASES, AWAIT_PATHS, casesPerKind, defineAwaitCrashTests } from '../model-based/await-suite.ts';
 import { CHILD_AWAIT_KINDS } from './child-await-kinds.ts';
@@ -49,6 +49,17 @@ describe.skipIf(!postgresAvailable())('crash anywhere in an await, resume, finis
       const problems = awaitProblems(await awaitFactsAfterCrash(delivered, stores, baselines, freshRun(), hook));
       expect(problems).toContainEqual(expect.stringMatching(/^nothingLost: the conversation differs/));
       expect(problems).toContainEqual(expect.stringMatching(/^eachAwaitDecidedOnce: t1_child: recorded .*another-run\.t1_child.*, the child's end delivered is .*await-\d+\.t1_child/));
+    });
+
+    it('childQueuedOnce catches a child queued under another id, a second child, and the child’s effect twice or never', async () => {
+      const facts = await awaitFactsAfterCrash(delivered, stores, baselines, freshRun());
+      expect(awaitProblems(facts)).toEqual([]);
+      const [child] = facts.queued!;
+      expect(child).toBe(`${facts.key}.t1_child`);
+      expect(childQueuedOnce({ ...facts, queued: [`${facts.key}.t1_other`] })).toEqual([expect.stringContaining('not ["')]);
+      expect(childQueuedOnce({ ...facts, queued: [child!, `${child}.again`] })).toEqual([expect.stringContaining('not ["')]);
+      expect(childQueuedOnce({ ...facts, effects: new Map([['c1_note', 2]]) })).toEqual(["the child's side effect c1_note took place 2 times, not once"]);
+      expect(childQueuedOnce({ ...facts, effects: new Map() })).toEqual(["the child's side effect c1_note took place 0 times, not once"]);
     });
 
     it('eachAwaitDecidedOnce catches a run that takes a child end without its `child` field', async () => {
