@@ -83,7 +83,9 @@ export function awaitsDecision(context: { readonly decisions: readonly Decision[
  */
 export function verdictFits(call: PendingCall, decision: Decision): boolean {
   if (decision.verdict === 'denied') return call.needs !== undefined;
-  return decision.verdict === 'approved' ? call.needs === 'approval' : call.needs === 'answer' || call.needs === 'wait' || call.needs === 'child';
+  if (decision.verdict === 'approved') return call.needs === 'approval';
+  // Only the child's end answers a call that waits for its child: no one answers in its place.
+  return call.needs === 'answer' || call.needs === 'wait' || (call.needs === 'child' && decision.child !== undefined);
 }
 
 /** The call as it runs: with the input a person approved in place of the model's, if edited. */

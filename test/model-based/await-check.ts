@@ -7,6 +7,7 @@
  */
 import type { ContentBlock, Decision, Message } from '../../machines/agent-loop.types.ts';
 import { waitPlanOf } from '../../src/awaits/wait-tool.ts';
+import { childRunIdOf } from '../../src/runtime/run-tree.ts';
 import { foldJournal } from '../../src/store/fold-journal.ts';
 import type { Signal } from '../../src/store/inbox/signal-inbox.ts';
 import type { JournalRecord } from '../../src/store/journal-record.ts';
@@ -102,6 +103,9 @@ export interface AwaitFacts {
   signalsLeft: Signal[];
   /** The signal each call's wait took, as the store binds it. */
   takenBy: Map<string, Signal | null>;
+  /** The run's key, and the child runs it queued (a kind of a fleet's; null for the others). */
+  key: string;
+  queued: string[] | null;
 }
 
 async function readRun(stores: ScenarioStores, key: string, kind: AwaitKind) {
@@ -146,6 +150,8 @@ export async function awaitFactsAfterCrash(crash: AwaitCase, stores: ScenarioSto
     inboxLeft: end.inboxLeft,
     signalsLeft: end.signalsLeft,
     takenBy: end.takenBy,
+    key,
+    queued: (await crash.kind.fleet?.queued(key)) ?? null,
   };
 }
 
@@ -319,7 +325,24 @@ export function inboxSettled(facts: AwaitFacts): string[] {
   return facts.inboxLeft.filter((decision) => decisionsFor(facts.final, decision.tool_use_id).length > 0).map((decision) => `the inbox still holds the decision about ${decision.tool_use_id} (${decision.verdict}), recorded already`);
 }
 
-export const AWAIT_INVARIANTS = { nothingLost, noSideEffectTwice, everyToolUsePaired, eachAwaitDecidedOnce, neverTakenTwice, inboxSettled, deadlineKept } as const;
+/**
+ * A child run per call that waits for one, queued once under the id derived from the run and the
+ * call (`<run>.<tool_use_id>`), and nothing else queued; the child's own side effects each once.
+ */
+export function childQueuedOnce(facts: AwaitFacts): string[] {
+  const { fleet } = facts.kind;
+  if (!fleet) return [];
+  const problems: string[] = [];
+  const derived = facts.kind.calls.filter((call) => call.needs === 'child').map((call) => childRunIdOf(facts.key, call.id));
+  if (JSON.stringify(facts.queued) !== JSON.stringify(derived)) problems.push(`the run queued ${JSON.stringify(facts.queued)}, not ${JSON.stringify(derived)}`);
+  for (const id of fleet.childEffects) {
+    const runs = facts.effects.get(id) ?? 0;
+    if (runs !== 1) problems.push(`the child's side effect ${id} took place ${runs} times, not once`);
+  }
+  return problems;
+}
+
+export const AWAIT_INVARIANTS = { nothingLost, noSideEffectTwice, everyToolUsePaired, eachAwaitDecidedOnce, neverTakenTwice, inboxSettled, deadlineKept, childQueuedOnce } as const;
 
 /** Every invariant's problems, each said with its invariant's name. */
 export function awaitProblems(facts: AwaitFacts): string[] {

@@ -2,7 +2,9 @@
  * Every kind of await (walks/await-kinds.ts: an approval approved and denied, an answer, a timed
  * wait resumed after its deadline and at once, an event wait ended by its signal and by its
  * timeout), killed at every crash point of its path on the file store, resumed, and held to the
- * invariants of await-check.ts; and each invariant shown to catch what it is about.
+ * invariants of await-check.ts; and each invariant shown to catch what it is about. The fifth
+ * kind, a sub-agent call waiting for its child run, is not here: a child queue exists only in a
+ * fleet (da_runs), so its paths run on PostgreSQL alone (fleet/pg-await-paths.test.ts).
  */
 import fs from 'node:fs';
 import os from 'node:os';

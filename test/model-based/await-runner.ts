@@ -89,7 +89,9 @@ export async function playAwaits(
   const crashPoints = new CrashPoints(ownLabel ? undefined : options.crashAfter);
   const takes = { count: 0, armed: ownLabel ? options.crashAfter! : null };
   const { scenario } = path;
-  const tools = [...scenarioTools(scenario, world), waitTool()];
+  // A kind of a fleet's: the sub-agent tool and the queue its children go to (the parent's run id is the key).
+  const fleet = kind.fleet?.partsOf(key, world);
+  const tools = [...scenarioTools(scenario, world), waitTool(), ...(fleet?.tools ?? [])];
   const played = (result: RunResult | null, crashedAt: string | null): AwaitPlayed => ({ result, crashedAt, passed: crashPoints.passed, takes: takes.count });
   let opening = options.opening;
   // One process per wait and one to end, and one more: a run that keeps stopping is stopped here, and fails the checks.
@@ -103,6 +105,7 @@ export async function playAwaits(
       wait: kind.waitsInProcess,
       crashPoints,
       toolTimeoutMs: 30_000,
+      ...(fleet ? { childRuns: fleet.childRuns } : {}),
       observer: (event: RunEvent) => {
         if (event.type === 'waiting') world.waitingSince.push({ call: event.call.id, since: event.since });
       },
@@ -126,7 +129,7 @@ export async function playAwaits(
     }
     const outside = stores.open(key);
     try {
-      await kind.give({ store: outside, gave: (given) => world.given.push(given) }, call);
+      await kind.give({ store: outside, key, world, gave: (given) => world.given.push(given) }, call);
     } finally {
       stores.close(outside);
     }

@@ -456,6 +456,8 @@ function toCrashPath(
         break;
       case 'CLOSE_TURN':
         labels.push(next('save-b'));
+        // A turn with a sub-agent's child run is charged what the child spent in the close's unit: a MODEL_USAGE record after it.
+        if (cancelledFrom.context.pending.some((call) => call.needs === 'child')) labels.push(next('model-reply'));
         break;
       case 'DECISION_NEEDED': {
         const { context } = step.state;

@@ -6,7 +6,9 @@
  * suite of awaits (await-paths.test.ts, and pg-await-paths.test.ts on PostgreSQL) walks each
  * kind's one path through the machine and kills the run at every crash point of it.
  *
- * A new kind of await is one more entry here: its calls, its verdict, and its `give`.
+ * A new kind of await is one more entry here: its calls, its verdict, and its `give`. A kind a
+ * fleet only has (a sub-agent call waiting for its child run: fleet/child-await-kinds.ts) is an
+ * entry of its own table with a `fleet` part, and its giver (`child`) is one more entry of GIVERS.
  */
 import { awaitsDecision, openCalls } from '../../../machines/agent-loop.logic.ts';
 import type { Decision, DecisionNeed, Verdict } from '../../../machines/agent-loop.types.ts';
@@ -17,6 +19,9 @@ import type { WaitingCall } from '../../../src/core/run-events.ts';
 import { toolUseReply } from '../../../src/model/scripted-model.ts';
 import type { Signal, SignalDelivery } from '../../../src/store/inbox/signal-inbox.ts';
 import type { RunStore } from '../../../src/store/store.ts';
+import type { ChildOutcome, ChildRuns } from '../../../src/tools/calling-run.ts';
+import type { ToolDefinition } from '../../../src/tools/tool.ts';
+import type { World } from '../scenario-runner.ts';
 import { endTurnEvent, type PathEvent, type Snapshot, toolResultEvent } from './path-event.ts';
 
 export interface AwaitCall {
@@ -31,15 +36,17 @@ export type Given =
   | { call: string; by: 'person'; decision: Decision }
   /** `again`: what sending the same signal (same id) once more delivered: it must not be a second signal. */
   | { call: string; by: 'signal'; signal: Signal; again: SignalDelivery }
-  | { call: string; by: 'clock'; wakeAt: number };
+  | { call: string; by: 'clock'; wakeAt: number }
+  /** A child run driven to its end from outside: `delivered`, the decision its worker wrote to the caller's inbox (null: the delivery was lost). */
+  | { call: string; by: 'child'; childRunId: string; end: ChildOutcome; delivered: Decision | null };
 
 /**
  * Each giver's rules, for the checker: whether a recorded decision is one it ended, and how it
- * differs from what it gave (null: the same). A new giver (a sub-agent's child run) is one more entry.
+ * differs from what it gave (null: the same).
  */
 export const GIVERS: { [by in Given['by']]: { ended(decision: Decision): boolean; differs(decision: Decision, given: Extract<Given, { by: by }>): string | null } } = {
   person: {
-    ended: (decision) => decision.by !== 'clock' && decision.signal === undefined,
+    ended: (decision) => decision.by !== 'clock' && decision.signal === undefined && decision.child === undefined,
     differs: (decision, { decision: gave }) => {
       const fields = (d: Decision) => JSON.stringify({ tool_use_id: d.tool_use_id, verdict: d.verdict, by: d.by, at: d.at, reason: d.reason, text: d.text });
       return fields(decision) === fields(gave) ? null : `recorded ${fields(decision)}, the person gave ${fields(gave)}`;
@@ -54,11 +61,23 @@ export const GIVERS: { [by in Given['by']]: { ended(decision: Decision): boolean
     // When: deadlineKept holds the clock's decision to the journal's deadline.
     differs: () => null,
   },
+  child: {
+    ended: (decision) => decision.child !== undefined && decision.by === `sub-agent run ${decision.child.runId}`,
+    // The child's end as delivered (all of it), or as the run read it from the child (its time aside).
+    differs: (decision, { childRunId, end, delivered }) => {
+      const fields = (d: Partial<Decision>) => JSON.stringify({ tool_use_id: d.tool_use_id, verdict: d.verdict, by: d.by, text: d.text, child: d.child, ...(delivered ? { at: d.at } : {}) });
+      const expected = delivered ?? { tool_use_id: decision.tool_use_id, verdict: 'answered', by: `sub-agent run ${childRunId}`, text: end.text ?? undefined, child: { runId: childRunId, state: end.state } };
+      return fields(decision) === fields(expected) ? null : `recorded ${fields(decision)}, the child's end ${delivered ? 'delivered' : 'read from the child'} is ${fields(expected)}`;
+    },
+  },
 };
 
 /** What `give` acts with: the run's store, opened for this act alone (as another process opens it). */
 export interface Outside {
   store: RunStore;
+  /** The run's key (its id on PostgreSQL), and the world its tools act on (a child run's tools act on it too). */
+  key: string;
+  world: World;
   gave(given: Given): void;
 }
 
@@ -79,6 +98,20 @@ export interface AwaitKind {
   waitsInProcess: boolean;
   /** What the world does about a call the run stopped waiting for. */
   give(outside: Outside, call: WaitingCall): Promise<void>;
+  /** A fleet's part of the kind (a sub-agent call's child queue): absent for a kind any store has. */
+  fleet?: AwaitFleet | undefined;
+}
+
+/** What a kind whose calls queue child runs adds to each process of the run, and what the checker reads of the queue. */
+export interface AwaitFleet {
+  /** The tools a process of the run is given besides the scenario's, and the queue its children go to. */
+  partsOf(runId: string, world: World): { tools: ToolDefinition[]; childRuns: ChildRuns };
+  /** The ids of the child runs the run queued, in order. */
+  queued(runId: string): Promise<string[]>;
+  /** The side effects of the child's own calls (by tool_use_id): each must take place once. */
+  childEffects: string[];
+  /** Whether the child's end comes through the run's inbox (delivered by the child's worker) or is read from the child. */
+  delivered: boolean;
 }
 
 /** Who decides as a person; a decision by anyone else is not one the world gave. */
@@ -185,7 +218,8 @@ function replyOf(kind: AwaitKind): PathEvent {
 
 /** The decision the machine takes about a call of the kind (its by and at are the world's). */
 function decisionOf(kind: AwaitKind, tool_use_id: string): PathEvent {
-  const base = { tool_use_id, by: kind.endedBy, at: 0 };
+  // A child's end carries the child it came from: only that answers a call that waits for its child.
+  const base = { tool_use_id, by: kind.endedBy, at: 0, ...(kind.endedBy === 'child' ? { child: { runId: `child-of-${tool_use_id}`, state: 'done' } } : {}) };
   const decision: Decision =
     kind.verdict === 'approved' ? { ...base, verdict: 'approved' } : kind.verdict === 'denied' ? { ...base, verdict: 'denied', reason: 'not now' } : { ...base, verdict: 'answered', text: 'it came' };
   return { type: 'DECISION', label: `${tool_use_id} ${kind.verdict} (${kind.endedBy})`, decision };
