@@ -302,14 +302,14 @@ describe('damaged stores, from the command line', () => {
     const journal = path.join(dir, '.durable-agent', 'journal.jsonl');
     const lines = fs.readFileSync(journal, 'utf8').split('\n');
     const header = JSON.parse(lines[0]!.slice(9));
-    // Version 3 is a run with a budget or compaction; the next one is what this release cannot read.
-    header.version = 4;
+    // Version 4 is a run whose calls can wait for their child runs; the next one is what this release cannot read.
+    header.version = 5;
     const json = JSON.stringify(header);
     lines[0] = `${crc32(json).toString(16).padStart(8, '0')} ${json}`;
     fs.writeFileSync(journal, lines.join('\n'));
     const run = runCli(['demo', '--resume'], { cwd: dir });
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain('has version 4; this durable-agent reads version 1, 2 or 3 only');
+    expect(run.stderr).toContain('has version 5; this durable-agent reads version 1, 2, 3 or 4 only');
   });
 });
 
