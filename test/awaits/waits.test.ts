@@ -8,7 +8,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Message } from '../../machines/agent-loop.types.ts';
 import { decide } from '../../src/awaits/decide.ts';
 import { sendSignal, SignalRefusedError } from '../../src/awaits/send-signal.ts';
@@ -123,7 +123,7 @@ describe('the wait tool on an event', () => {
     const store = storeIn(dir);
     const waits = [{ id: 'toolu_w1', input: { event: 'deploy-done', timeoutSeconds: 30 } }];
     const running = startRun({ ...parts(store, waits), task: 'wait for the deploy' });
-    await until(async () => (await store.exists()) && foldJournal(store.location, await store.load()).state === 'awaitingDecision');
+    await vi.waitFor(async () => expect((await store.exists()) && foldJournal(store.location, await store.load()).state === 'awaitingDecision').toBe(true), { timeout: 10_000, interval: 20 });
     const sent = await sendSignal(storeIn(dir), { name: 'deploy-done', data: { version: '1.4.2' }, id: 'build-7', by: 'ci' });
     expect(sent).toMatchObject({ delivery: { outcome: 'delivered' }, waitingCall: 'toolu_w1' });
     const result = await running;
@@ -214,10 +214,3 @@ function scriptSteps(waits: Array<{ id: string; input: Input }>) {
   ];
 }
 
-async function until(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}

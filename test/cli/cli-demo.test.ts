@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { COMMANDS } from '../../src/cli/command-table.ts';
 import { flagOf } from '../../src/cli/options/option.ts';
 import { shellQuote } from '../../src/words/shell-command.ts';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { BIN, REPO, runCli, startCli } from '../helpers/cli.ts';
 import { DEMO_PLAIN_LINES } from '../helpers/demo-lines.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
@@ -222,7 +222,7 @@ describe('refusals that protect the user’s run', () => {
     // Paced so that the first run is still going when the second process has started, even on a
     // loaded machine where a node process takes a second or two to start.
     const first = startCli(['demo', '--pace', '1500'], { cwd: dir });
-    await waitFor(() => first.output().includes('[save A]'));
+    await vi.waitFor(() => expect(first.output()).toContain('[save A]'), { timeout: 20_000, interval: 20 });
     const second = runCli(['demo', '--resume'], { cwd: dir });
     expect(second.code).toBe(2);
     expect(second.stderr).toContain(`pid ${first.child.pid}`);
@@ -482,7 +482,7 @@ describe('the resume command it prints', () => {
 
   async function interruptedHint(dir: string, env: Record<string, string | undefined>): Promise<string> {
     const run = startCli(['demo', '--dir', dir, '--pace', '500'], { cwd: tempDir(), env });
-    await waitFor(() => run.output().includes('[save A]'));
+    await vi.waitFor(() => expect(run.output()).toContain('[save A]'), { timeout: 20_000, interval: 20 });
     run.child.kill('SIGINT');
     const stopped = await run.done;
     expect(stopped.code).toBe(130);
@@ -514,10 +514,3 @@ describe('the resume command it prints', () => {
   });
 });
 
-async function waitFor(condition: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const start = Date.now();
-  while (!condition()) {
-    if (Date.now() - start > timeoutMs) throw new Error('timed out waiting for the condition');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { RunLockedError, RunLockLostError } from '../../src/store/errors.ts';
 import { FileStore } from '../../src/store/file-store.ts';
 import { JOURNAL_FORMAT, JOURNAL_VERSION, type JournalRecord } from '../../src/store/journal-record.ts';
@@ -153,7 +153,7 @@ describe('a holder whose lock was taken over', () => {
     const dir = tempDir();
     const env = { DURABLE_AGENT_LOCK_LEASE_MS: '1000' };
     const old = startCli(['demo', '--pace', '700', '--verbose'], { cwd: dir, env });
-    await waitFor(() => old.output().includes('[turn 1][save A]'));
+    await vi.waitFor(() => expect(old.output()).toContain('[turn 1][save A]'), { timeout: 30_000, interval: 20 });
     const taker = await runCliAsync(['demo', '--resume', '--take-over', '--verbose'], { cwd: dir, env });
     const oldRun = await old.done;
     expect(taker.code, taker.stderr).toBe(0);
@@ -181,7 +181,7 @@ describe('a holder whose lock was taken over', () => {
     const dir = tempDir();
     const env = { DURABLE_AGENT_LOCK_LEASE_MS: '1000' };
     const old = startCli(['demo', '--pace', '500', '--verbose'], { cwd: dir, env });
-    await waitFor(() => old.output().includes('[turn 1][save A]'));
+    await vi.waitFor(() => expect(old.output()).toContain('[turn 1][save A]'), { timeout: 30_000, interval: 20 });
     old.child.kill('SIGSTOP');
     try {
       const refused = await runCliAsync(['demo', '--resume'], { cwd: dir, env });
@@ -211,10 +211,3 @@ function savedSeqs(run: CliRun): number[] {
   return [...run.stderr.matchAll(/^\[save\] .* record=(\d+) /gm)].map((match) => Number(match[1]));
 }
 
-async function waitFor(condition: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const start = Date.now();
-  while (!condition()) {
-    if (Date.now() - start > timeoutMs) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}

@@ -7,7 +7,7 @@
  */
 import path from 'node:path';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { childRunIdOf, FileRuns, openRun, resumeRun, startRun, subagentTool } from '../../src/index.ts';
 import { RunPausedError, TreeCallAmbiguousError } from '../../src/errors.ts';
 import { SimulatedCrash } from '../../src/testing.ts';
@@ -27,15 +27,6 @@ function world(writer: WriterOptions = {}, parentBudget?: { maxTotalTokens: numb
   const parent = () => editorAgent([subagentTool(writerAgent(dir, writer))], parentBudget ? { budget: parentBudget } : {});
   const child = (call: string) => runs.store(childRunIdOf(PARENT, call));
   return { dir, runs, parent, store: () => runs.store(PARENT), child };
-}
-
-async function until(what: string, check: () => Promise<boolean> | boolean, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  // A run not made yet cannot be read: not yet.
-  while (!(await Promise.resolve().then(check).catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 /** No process holds the run's lock (it stopped). */
@@ -58,10 +49,11 @@ describe('a parent and its sub-agent runs together', () => {
   it('a pause of the parent reaches both running children; unpausing the parent unpauses them, and its resume goes on: each note once', async () => {
     const w = world({ slowMs: 600 });
     const started = startRun({ agent: w.parent(), store: w.store(), task: 'Write two notes.', runId: PARENT });
-    await until('both children run', async () => (await w.child('toolu_a').exists()) && (await w.child('toolu_b').exists()));
+    // A check that throws is tried again: a run not made yet cannot be read, not yet.
+    await vi.waitFor(async () => expect((await w.child('toolu_a').exists()) && (await w.child('toolu_b').exists()), 'both children run').toBe(true), { timeout: 20_000, interval: 20 });
     await openRun({ store: w.store() }).pause({ by: 'ana' });
     await expect(started).rejects.toThrow(RunPausedError);
-    await until('both children stopped', async () => (await stopped(w.child('toolu_a'))) && (await stopped(w.child('toolu_b'))));
+    await vi.waitFor(async () => expect((await stopped(w.child('toolu_a'))) && (await stopped(w.child('toolu_b'))), 'both children stopped').toBe(true), { timeout: 20_000, interval: 20 });
     for (const call of ['toolu_a', 'toolu_b']) {
       const child = await openRun({ store: w.child(call) }).status();
       expect(child.state, call).not.toBe('done');
@@ -89,7 +81,7 @@ describe('a parent and its sub-agent runs together', () => {
     const crashing = editorAgent([subagentTool(writerAgent(w.dir), { crashAfter: 'after-save-a:1' })]);
     await expect(startRun({ agent: crashing, store: w.store(), task: 'Write two notes.', runId: PARENT })).rejects.toBeInstanceOf(SimulatedCrash);
     const open = async () => (await openRun({ store: w.store() }).status()).children.filter((child) => child.state !== 'done' && child.state !== 'cancelled');
-    await until('the process is gone', async () => (await stopped(w.store())) && (await Promise.all(['toolu_a', 'toolu_b'].map(async (call) => !(await w.child(call).exists()) || stopped(w.child(call))))).every(Boolean));
+    await vi.waitFor(async () => expect((await stopped(w.store())) && (await Promise.all(['toolu_a', 'toolu_b'].map(async (call) => !(await w.child(call).exists()) || stopped(w.child(call))))).every(Boolean), 'the process is gone').toBe(true), { timeout: 20_000, interval: 20 });
     const left = await open();
     expect(left.length).toBeGreaterThan(0);
 
@@ -108,7 +100,7 @@ describe('a parent and its sub-agent runs together', () => {
     const w = world({ approval: true });
     const started = startRun({ agent: w.parent(), store: w.store(), task: 'Write two notes.', runId: PARENT });
     const handle = openRun({ store: w.store() });
-    await until('both children wait', async () => (await handle.pending()).length === 2);
+    await vi.waitFor(async () => expect(await handle.pending(), 'both children wait').toHaveLength(2), { timeout: 20_000, interval: 20 });
     const pending = await handle.pending();
     expect(pending.map((call) => [call.run, call.tool_use_id, call.name, call.needs]).sort()).toEqual([
       [childRunIdOf(PARENT, 'toolu_a'), 'toolu_w_noteA', 'write_note', 'approval'],
@@ -136,7 +128,7 @@ describe('a parent and its sub-agent runs together', () => {
     const w = world({ approval: true, sameCallId: true });
     const started = startRun({ agent: w.parent(), store: w.store(), task: 'Write two notes.', runId: PARENT });
     const handle = openRun({ store: w.store() });
-    await until('both children wait', async () => (await handle.pending()).length === 2);
+    await vi.waitFor(async () => expect(await handle.pending(), 'both children wait').toHaveLength(2), { timeout: 20_000, interval: 20 });
     const refused = await handle.decide({ tool_use_id: 'toolu_w', verdict: 'approved' }).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(TreeCallAmbiguousError);
     expect((refused as TreeCallAmbiguousError).runs.slice().sort()).toEqual([childRunIdOf(PARENT, 'toolu_a'), childRunIdOf(PARENT, 'toolu_b')]);
