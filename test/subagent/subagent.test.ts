@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { defineAgent, defineTool, FileRuns, FileStore, listRuns, openRun, resumeRun, startRun, subagentTool, type ToolDefinition } from '../../src/index.ts';
 import { CrashPoints, endTurnReply, scriptedModel, SimulatedCrash, toolUseReply } from '../../src/testing.ts';
 import type { Message } from '../../machines/agent-loop.types.ts';
@@ -123,8 +123,7 @@ describe('sub-agents', () => {
     const w = world();
     const started = startRun({ agent: parentAgent([subagentTool(writerAgent(w.dir, { slowMs: 800 }), { runs: w.children })]), store: w.parentStore(), task: 'Write two notes.' });
     // Once a child runs its slow tool, cancel the parent (the two children run side by side: sub-agent calls are concurrencySafe).
-    const deadline = Date.now() + 20_000;
-    while ((await listRuns(w.children)).length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    await vi.waitFor(async () => expect(await listRuns(w.children), 'a child runs').not.toHaveLength(0), { timeout: 20_000, interval: 20 });
     await openRun({ store: w.parentStore() }).cancel({ by: 'ana', reason: 'not needed' });
     const result = await started;
     expect(result.status).toBe('cancelled');
