@@ -160,7 +160,7 @@ const finalStates = {
 
 /**
  * Read from the final states above, so that one added there is refused too (a final state put
- * anywhere else fails test/machine-structure.test.ts, which tries CANCEL in each).
+ * anywhere else fails test/machines/machine-structure.test.ts, which tries CANCEL in each).
  */
 const inLiveState = not(or(Object.keys(finalStates).map((state) => stateIn(state))));
 

@@ -2,7 +2,7 @@
  * The machine's states as lists, read off its state nodes, so that a state added to the machine
  * is in them without anyone copying it. They load the machine (and xstate): the commands that
  * read a journal without it (status, pending, approve, deny) use the copies in
- * agent-loop.types.ts, which test/machine-structure.test.ts holds equal to these.
+ * agent-loop.types.ts, which test/machines/machine-structure.test.ts holds equal to these.
  */
 import type { AnnouncedEffect } from './agent-loop.effects.ts';
 import { agentLoopMachine } from './agent-loop.machine.ts';

@@ -328,8 +328,8 @@ export type AgentStateName =
 
 /**
  * Which states are final, here rather than read off the machine because the commands that read a
- * journal (status, pending, approve, deny) start without loading xstate (test/cli-lazy.test.ts).
- * A record, so that the compiler asks for every AgentStateName; test/machine-structure.test.ts
+ * journal (status, pending, approve, deny) start without loading xstate (test/cli/cli-lazy.test.ts).
+ * A record, so that the compiler asks for every AgentStateName; test/machines/machine-structure.test.ts
  * holds both lists equal to the ones machines/agent-loop.states.ts reads off the machine.
  */
 const IS_FINAL: Record<AgentStateName, boolean> = {
@@ -355,7 +355,7 @@ export const FINAL_STATES: readonly AgentStateName[] = AGENT_STATES.filter((stat
  * there until a process brings more turns or a larger budget (REOPEN), and goes on from where it
  * stopped. Final for the machine (nothing happens by itself), but not finished for a store, a
  * listing or a prune: every one of them counts such a run as stopped, resumable, the same way.
- * test/machine-structure.test.ts holds each to a REOPEN that only a limit opens.
+ * test/machines/machine-structure.test.ts holds each to a REOPEN that only a limit opens.
  */
 export const STOPPED_AT_LIMIT_STATES: readonly AgentStateName[] = ['stoppedAtMaxTurns', 'stoppedAtBudget'];
 

@@ -22,7 +22,7 @@ import type { ReconcileOutcomeName, ReconcileRule, RecordEvent, RunOrigin } from
 import type { PointName } from '../store/record-points.ts';
 import type { RecoveredTornTail } from '../store/store.ts';
 
-/** Where a run ended: a final state of the machine, or waiting for a person (test/machine-structure.test.ts holds it to the machine). */
+/** Where a run ended: a final state of the machine, or waiting for a person (test/machines/machine-structure.test.ts holds it to the machine). */
 export type RunStatusName = 'done' | 'stoppedAtMaxTurns' | 'failed' | 'waiting' | 'cancelled' | 'stoppedAtBudget';
 
 /** A call of the open turn that needs a decision and has none yet. */

@@ -3,7 +3,7 @@
  * actor computes the machine's initial state each time (about a third of a step's cost). One
  * inert scope per machine is built once and reused; the machine invokes and spawns no actors
  * (a rule of machines/), so nothing is ever registered in it. Same snapshot, same actions:
- * test/machine-step.test.ts holds it to xstate's own on every path of the crash suite.
+ * test/runtime/machine-step.test.ts holds it to xstate's own on every path of the crash suite.
  */
 import { type AnyActorScope, type AnyMachineSnapshot, type AnyStateMachine, createActor, type EventFromLogic, type ExecutableActionsFrom, type SnapshotFrom } from 'xstate';
 

@@ -4,7 +4,7 @@
  * does (selecting among guards, exiting and entering states) — it costs a turn about as much as
  * the turn's other steps together. Which states take it, and how, is read off the machine: a state
  * whose MODEL_USAGE is anything else (a guard, a target, another action) goes through transition().
- * test/machine-step.test.ts holds the two equal on every usage step of the crash suite.
+ * test/runtime/machine-step.test.ts holds the two equal on every usage step of the crash suite.
  */
 import type { SnapshotFrom } from 'xstate';
 import { usageCounted } from '../../machines/agent-loop.logic.ts';

@@ -6,7 +6,7 @@
  * records the cancel with the reason and the console's name as `by`.
  */
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.ts';
 import { launchChromium } from '../helpers/chromium.ts';
 import { runCliAsync, startCli } from '../helpers/cli.ts';
@@ -23,13 +23,6 @@ let dir: string;
 let origin: string;
 const children: Array<ReturnType<typeof startCli>> = [];
 
-async function until(what: string, ok: () => boolean, output: () => string): Promise<void> {
-  for (const deadline = Date.now() + 60_000; !ok(); ) {
-    if (Date.now() > deadline) throw new Error(`${what}: ${output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 beforeAll(async () => {
   dir = tempDir('da-console-cancel-');
   const port = await freePort();
@@ -37,7 +30,7 @@ beforeAll(async () => {
   children.push(started);
   let stderr = '';
   started.child.stderr.on('data', (chunk: Buffer | string) => (stderr += String(chunk)));
-  await until('the console did not start', () => /\[console\] (http:\S+)/.test(started.output()) || started.child.exitCode !== null, () => started.output() + stderr);
+  await vi.waitFor(() => expect(/\[console\] (http:\S+)/.test(started.output()) || started.child.exitCode !== null, `the console did not start: ${started.output()}${stderr}`).toBe(true), { timeout: 60_000, interval: 50 });
   const url = /\[console\] (http:\S+)/.exec(started.output())?.[1];
   if (!url) throw new Error(`the console did not start: ${started.output()}${stderr}`);
   origin = url.replace(/\/#token=.*$/, '');
@@ -55,7 +48,7 @@ describe('cancel from the console in chromium', () => {
     // run sees the request at its next step.
     const paced = startCli(['demo', '--run', 'paced-1', '--pace', '3000', '--plain'], { cwd: dir, env: ENV });
     children.push(paced);
-    await until('the demo never saved', () => paced.output().includes('[save A]') || paced.child.exitCode !== null, paced.output);
+    await vi.waitFor(() => expect(paced.output().includes('[save A]') || paced.child.exitCode !== null, `the demo never saved: ${paced.output()}`).toBe(true), { timeout: 60_000, interval: 50 });
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(`${origin}/#token=${encodeURIComponent(TOKEN)}`);
     await page.locator('tr.run-row[data-run="paced-1"] a').click();

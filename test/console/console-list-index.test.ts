@@ -8,7 +8,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type RunningConsole, startConsole } from '../../src/console/console-server.ts';
 import { type WatchFolder, watchFolder } from '../../src/console/folder-watches.ts';
 import { FileStore } from '../../src/store/file-store.ts';
@@ -57,13 +57,6 @@ async function list(): Promise<Row[]> {
 
 async function categories(): Promise<Record<string, string>> {
   return Object.fromEntries((await list()).map((row) => [`${row.runId}${row.archived ? ' (archived)' : ''}`, row.category]));
-}
-
-async function waitFor(child: ReturnType<typeof startCli>, text: string): Promise<void> {
-  for (const deadline = Date.now() + 30_000; !child.output().includes(text); ) {
-    if (Date.now() > deadline || child.child.exitCode !== null) throw new Error(`no "${text}" in: ${child.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 let seed: string;
@@ -118,7 +111,7 @@ describe('the list of a folder of runs, while other processes write them', () =>
     const dir = copyOfSeed();
     await start(dir);
     const paced = startCli(['demo', '--run', 'paced-1', '--pace', '300ms'], { cwd: dir });
-    await waitFor(paced, '[turn 1]');
+    await vi.waitFor(() => expect(paced.output()).toContain('[turn 1]'), { timeout: 30_000, interval: 25 });
     expect((await list()).find((row) => row.runId === 'paced-1')?.category).toBe('running');
     expect((await runCliAsync(['pause', '--run', 'paced-1', '--by', 'ana'], { cwd: dir })).code).toBe(0);
     expect((await list()).find((row) => row.runId === 'paced-1')).toMatchObject({ category: 'paused', pausedBy: 'ana' });

@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { FileStore } from '../../src/store/file-store.ts';
 import { runCliAsync, startCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
@@ -27,21 +27,8 @@ async function journalOf(dir: string) {
 // machine so loaded that starting Node takes seconds; the run waits at most one step for it.
 async function pacedDemo(dir: string, paceMs: number, marker = '[save A]') {
   const run = startCli(['demo', '--dir', dir, '--pace', String(paceMs), '--plain'], { cwd: dir });
-  const deadline = Date.now() + 30_000;
-  while (!run.output().includes(marker)) {
-    if (Date.now() > deadline) throw new Error(`the demo never printed ${marker}: ${run.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await vi.waitFor(() => expect(run.output(), `the demo never printed ${marker}`).toContain(marker), { timeout: 30_000, interval: 20 });
   return run;
-}
-
-/** Resolves once the run's last record stands in `state` (its process writes it meanwhile). */
-async function untilLastState(dir: string, state: string, output: () => string) {
-  const deadline = Date.now() + 30_000;
-  while ((await journalOf(dir).catch(() => [])).at(-1)?.state !== state) {
-    if (Date.now() > deadline) throw new Error(`the run never stood in ${state}: ${output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 describe('cancel and pause a run in a directory, from another process', () => {
@@ -144,7 +131,8 @@ describe('cancel and pause a run in a directory, from another process', () => {
     // The demo's first close passes the trigger of this window; each model call (the summary's too) takes the pace.
     const compacting = ['--compact', 'client', '--context-window', '1000', '--compact-trigger', '0.3'];
     const run = startCli(['demo', '--dir', dir, '--pace', '1500', '--plain', ...compacting], { cwd: dir });
-    await untilLastState(dir, 'compacting', run.output);
+    // Its process writes the journal meanwhile: a read that fails is tried again.
+    await vi.waitFor(async () => expect((await journalOf(dir)).at(-1)?.state, `the run never stood in compacting: ${run.output()}`).toBe('compacting'), { timeout: 30_000, interval: 20 });
     // Frozen while it waits for the summary, so that the kill comes before it could see the request.
     run.child.kill('SIGSTOP');
     const asked = await cli(['cancel', '--dir', dir, '--by', 'ana', '--reason', 'too long']);

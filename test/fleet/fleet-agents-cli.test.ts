@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { listRuns } from '../../src/fleet/run-queue.ts';
 import { REPO, runCliAsync, startCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
@@ -15,14 +15,6 @@ import { freshDatabase, postgresAvailable, usePostgres, withDb } from '../helper
 
 const AGENTS = path.join(REPO, 'test', 'fixtures', 'agents');
 const MODULE = path.join(AGENTS, 'billing-agents.mjs');
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 /** Executions of send_invoice by idempotency key, from the module's audit log. */
 function executions(outbox: string): Map<string, number> {
@@ -71,11 +63,11 @@ describe.skipIf(!postgresAvailable())('durable-agent worker --agents, submit --a
 
     const a = worker();
     const b = worker();
-    await until('both workers are driving runs', async () => a.output().includes('claimed') && b.output().includes('claimed'));
+    await vi.waitFor(() => expect(a.output().includes('claimed') && b.output().includes('claimed'), 'both workers are driving runs').toBe(true), { timeout: 60_000, interval: 50 });
     a.child.kill('SIGKILL');
     await a.done;
     await withDb(url, async (db) => {
-      await until('every run is done', async () => (await listRuns(db)).every((run) => run.state === 'done'), 90_000);
+      await vi.waitFor(async () => expect((await listRuns(db)).every((run) => run.state === 'done'), 'every run is done').toBe(true), { timeout: 90_000, interval: 50 });
       const runs = await listRuns(db);
       expect(runs.map((run) => run.id).sort()).toEqual(ids);
       expect(new Set(runs.map((run) => run.agentVersion)).size).toBe(1);

@@ -5,7 +5,7 @@
  * asked while a worker compacts, taken by the next worker in compacting; a worker whose lease was
  * taken writes nothing; and the schema's migration 2 → 3.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { foldJournal } from '../../src/store/fold-journal.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
 import { openPool } from '../../src/store/pg/pool.ts';
@@ -35,11 +35,7 @@ async function submit(url: string, extra: string[] = []): Promise<string> {
 /** Starts a worker and resolves once it drives the run (its output says so). */
 async function drivingWorker(url: string, id: string) {
   const worker = startCli(workerArgs(url), { cwd: tempDir() });
-  const deadline = Date.now() + 30_000;
-  while (!(await runRow(url, id).catch(() => null))?.view.context.turn) {
-    if (Date.now() > deadline) throw new Error(`the worker never drove ${id}: ${worker.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await vi.waitFor(async () => expect((await runRow(url, id)).view.context.turn, `the worker never drove ${id}: ${worker.output()}`).toBeTruthy(), { timeout: 30_000, interval: 50 });
   return worker;
 }
 

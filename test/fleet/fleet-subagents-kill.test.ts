@@ -12,7 +12,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { listRuns } from '../../src/fleet/run-queue.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
 import { foldJournal } from '../../src/store/fold-journal.ts';
@@ -24,14 +24,6 @@ const MODULE = path.join(REPO, 'test', 'fixtures', 'agents', 'editor-agents.mjs'
 const CHILDREN = ['editor-1.toolu_a', 'editor-1.toolu_b'];
 /** Enough to kill each of the tree's three runs at a point once, and one more. */
 const MAX_KILLS = 4;
-
-async function until(what: string, check: () => boolean | Promise<boolean>, output: () => string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}:\n${output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 function audit(outbox: string): string[] {
   const file = path.join(outbox, 'audit.log');
@@ -51,7 +43,7 @@ describe.skipIf(!postgresAvailable())('a fleet parent whose children’s worker 
 
     const first = worker();
     // Killed while the children's notes are written and not yet recorded.
-    await until('both children write their notes', () => audit(outbox).length === 2, first.output);
+    await vi.waitFor(() => expect(audit(outbox).length === 2, `both children write their notes:\n${first.output()}`).toBe(true), { timeout: 60_000, interval: 25 });
     first.child.kill('SIGKILL');
     await first.done;
     // Both children were queued by the parent's one take-up, side by side (read from the database:
@@ -63,7 +55,7 @@ describe.skipIf(!postgresAvailable())('a fleet parent whose children’s worker 
     const second = worker();
     try {
       await withDb(url, async (db) => {
-        await until('the parent is done', async () => (await listRuns(db)).find((run) => run.id === 'editor-1')?.state === 'done', second.output, 90_000);
+        await vi.waitFor(async () => expect((await listRuns(db)).find((run) => run.id === 'editor-1')?.state === 'done', `the parent is done:\n${second.output()}`).toBe(true), { timeout: 90_000, interval: 25 });
         const runs = await listRuns(db);
         expect(runs.map((run) => [run.id, run.state]).sort()).toEqual([['editor-1', 'done'], ...CHILDREN.map((id) => [id, 'done'])]);
         for (const id of CHILDREN) {

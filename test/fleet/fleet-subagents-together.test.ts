@@ -5,7 +5,7 @@
  * show them and what they wait for. A cancel ends both children cancelled, naming the parent; a pause stops the
  * running children, unpausing the parent lets them and then the parent finish, each note once.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { openRun, subagentTool } from '../../src/index.ts';
 import { decide } from '../../src/awaits/decide.ts';
 import { submitRun } from '../../src/fleet/submit-run.ts';
@@ -25,13 +25,6 @@ const CHILDREN = ['editor-1.toolu_a', 'editor-1.toolu_b'];
 async function stateOf(pool: Pool, id: string) {
   const store = new PgRunStore(pool, id);
   return foldJournal(store.location, await store.load());
-}
-
-async function until(what: string, check: () => Promise<boolean>, lines: string[]): Promise<void> {
-  for (const deadline = Date.now() + 30_000; !(await check()); ) {
-    if (Date.now() > deadline) throw new Error(`${what} did not happen:\n${lines.join('\n')}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 function workerOf(pool: Pool, dir: string, writer: WriterOptions, lines: string[], exitWhenIdle: boolean) {
@@ -170,22 +163,26 @@ describe.skipIf(!postgresAvailable())('a fleet parent and its children together'
     const running = worker.run();
     try {
       await submitRun(pool, { agent: editor, task: 'Write two notes.', runId: 'editor-1' });
-      await until('both children writing', async () => writing === 2, lines);
+      await vi.waitFor(() => expect(writing, `both children writing:\n${lines.join('\n')}`).toBe(2), { timeout: 30_000, interval: 50 });
       const parent = openRun({ store: new PgRunStore(pool, 'editor-1') });
       // No worker drives the parent while its children run: its pause is theirs.
       const paused = await parent.pause({ by: 'ops' });
       expect(paused).toMatchObject({ outcome: 'requested', waitsForChildren: true, passedOn: CHILDREN.map((runId) => ({ runId, outcome: 'requested' })) });
-      await until('both children paused', async () => {
-        const { rows } = await pool.query<{ n: string }>("SELECT count(*) AS n FROM da_runs WHERE id = ANY($1) AND lease_owner IS NULL AND state <> 'done'", [CHILDREN]);
-        return Number(rows[0]!.n) === 2 && (await Promise.all(CHILDREN.map(async (id) => (await new PgRunStore(pool, id).control.read()).some((r) => r.kind === 'pause')))).every(Boolean);
-      }, lines);
+      await vi.waitFor(
+        async () => {
+          const { rows } = await pool.query<{ n: string }>("SELECT count(*) AS n FROM da_runs WHERE id = ANY($1) AND lease_owner IS NULL AND state <> 'done'", [CHILDREN]);
+          const paused = Number(rows[0]!.n) === 2 && (await Promise.all(CHILDREN.map(async (id) => (await new PgRunStore(pool, id).control.read()).some((r) => r.kind === 'pause')))).every(Boolean);
+          expect(paused, `both children paused:\n${lines.join('\n')}`).toBe(true);
+        },
+        { timeout: 30_000, interval: 50 },
+      );
       // Paused, they stay where they are: the parent too.
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect((await stateOf(pool, 'editor-1')).state).not.toBe('done');
       for (const id of CHILDREN) expect((await stateOf(pool, id)).state).not.toBe('done');
 
       expect(await parent.unpause()).toMatchObject({ kind: 'pause', by: 'ops' });
-      await until('the parent done', async () => (await stateOf(pool, 'editor-1')).state === 'done', lines);
+      await vi.waitFor(async () => expect((await stateOf(pool, 'editor-1')).state, `the parent done:\n${lines.join('\n')}`).toBe('done'), { timeout: 30_000, interval: 50 });
       for (const id of CHILDREN) expect((await stateOf(pool, id)).state).toBe('done');
       const audit = auditOf(dir);
       expect(audit).toHaveLength(2);

@@ -2,21 +2,12 @@
  * A fleet run's trace: a worker SIGKILLed mid-run, the run taken over by a second worker once
  * the lease expired, all of it one trace at a real OTLP/HTTP receiver, the take-over an event.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { runCliAsync, startCli } from '../helpers/cli.ts';
 import { startOtlpReceiver } from '../helpers/otlp-receiver.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { pool, postgresAvailable, server, usePostgres } from '../helpers/use-postgres.ts';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor(what: string, condition: () => Promise<boolean> | boolean, timeoutMs = 60_000): Promise<void> {
-  const start = Date.now();
-  while (!(await condition())) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 describe.skipIf(!postgresAvailable())('traces of a fleet run taken over by another worker', () => {
   usePostgres({ connections: 2 });
@@ -31,7 +22,7 @@ describe.skipIf(!postgresAvailable())('traces of a fleet run taken over by anoth
       expect(submitted.code, submitted.stderr).toBe(0);
       const runId = submitted.stdout.trim();
       const first = startCli(['worker', '--database-url', url, '--lease-ms', '1500', '--poll-ms', '100'], { cwd: tempDir(), env });
-      await waitFor('the first tool span', () => receiver.spans.some((span) => span.name === 'execute_tool read_notes'));
+      await vi.waitFor(() => expect(receiver.spans.some((span) => span.name === 'execute_tool read_notes'), 'the first tool span').toBe(true), { timeout: 60_000, interval: 50 });
       first.child.kill('SIGKILL');
       await first.done;
       const firstWorker = /\[worker (\S+)\] started/.exec(first.output())![1]!;
@@ -39,7 +30,7 @@ describe.skipIf(!postgresAvailable())('traces of a fleet run taken over by anoth
       const second = await runCliAsync(['worker', '--database-url', url, '--lease-ms', '1500', '--poll-ms', '100', '--exit-when-idle'], { cwd: tempDir(), env });
       expect(second.code, second.stderr).toBe(0);
       expect(second.stdout).toContain(`taken over from ${firstWorker}`);
-      await waitFor('the second session span', () => receiver.spans.some((span) => span.name === 'durable-agent resume'));
+      await vi.waitFor(() => expect(receiver.spans.some((span) => span.name === 'durable-agent resume'), 'the second session span').toBe(true), { timeout: 60_000, interval: 50 });
 
       const spans = receiver.spans;
       expect(new Set(spans.map((span) => span.traceId)).size).toBe(1);

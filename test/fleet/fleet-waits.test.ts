@@ -7,7 +7,7 @@
  * delivers from another process.
  */
 import type pg from 'pg';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Message } from '../../machines/agent-loop.types.ts';
 import { defineAgent } from '../../src/agent/agent-definition.ts';
 import { sendSignal } from '../../src/awaits/send-signal.ts';
@@ -43,14 +43,6 @@ async function row(db: pg.Pool, id: string) {
   return rows[0]!;
 }
 
-async function until(check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
 async function decisionsOf(db: pg.Pool, id: string) {
   const loaded = await new PgRunStore(db, id).load();
   return loaded.records.filter((stored) => stored.record.event === 'DECISION').flatMap((stored) => stored.record.decisions?.add ?? []);
@@ -69,7 +61,7 @@ describe.skipIf(!postgresAvailable())('durable waits in a fleet', () => {
       const worker = workerOf(db, agent, log);
       const running = worker.run();
       try {
-        await until(async () => (await row(db, 'w-1')).state === 'awaitingDecision' && (await row(db, 'w-1')).lease_owner === null);
+        await vi.waitFor(async () => expect((await row(db, 'w-1')).state === 'awaitingDecision' && (await row(db, 'w-1')).lease_owner === null).toBe(true), { timeout: 20_000, interval: 25 });
         // An event wait with no timeout rests until someone sends the event: a caller awaiting the run is told so.
         expect(await awaitRun(db, 'w-1', { timeoutMs: 5_000 })).toMatchObject({ state: 'awaitingDecision', resting: true, waiting: ['toolu_w'] });
         const { rows: waits } = await db.query('SELECT tool_use_id, event, wake_at FROM da_waits WHERE run_id = $1', ['w-1']);
@@ -87,7 +79,7 @@ describe.skipIf(!postgresAvailable())('durable waits in a fleet', () => {
         expect(sent).toMatchObject({ delivery: { outcome: 'delivered' }, waitingCall: 'toolu_w' });
         expect((await sendSignal(store, { name: 'approved-by-ops', data: { ticket: 43 }, by: 'ops' })).delivery).toEqual({ outcome: 'waiting' });
         const signalled = Date.now();
-        await until(async () => (await row(db, 'w-1')).finished);
+        await vi.waitFor(async () => expect((await row(db, 'w-1')).finished).toBe(true), { timeout: 20_000, interval: 25 });
         // Woken by the NOTIFY of the signal's insert, not by a long poll.
         expect(Date.now() - signalled).toBeLessThan(3_000);
       } finally {
@@ -115,7 +107,7 @@ describe.skipIf(!postgresAvailable())('durable waits in a fleet', () => {
       const worker = workerOf(db, agent, log);
       const running = worker.run();
       try {
-        await until(async () => (await row(db, 't-1')).state === 'awaitingDecision' && (await row(db, 't-1')).lease_owner === null);
+        await vi.waitFor(async () => expect((await row(db, 't-1')).state === 'awaitingDecision' && (await row(db, 't-1')).lease_owner === null).toBe(true), { timeout: 20_000, interval: 25 });
         // A caller awaiting the run's result is not told it rests while it waits for its time: it gets the answer.
         expect(await awaitRun(db, 't-1', { timeoutMs: 20_000 })).toMatchObject({ state: 'done', text: expect.stringContaining('woke: The wait is over (1.5 s)') });
       } finally {

@@ -5,7 +5,7 @@
  * claim within seconds is the notification's doing; a lease that runs out still waits for the poll.
  */
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { submitRuns } from '../../src/fleet/run-queue.ts';
 import { scriptedDemoModel, Worker } from '../../src/fleet/worker.ts';
 import { releaseLease } from '../../src/store/pg/leases.ts';
@@ -17,7 +17,6 @@ let server: PostgresServer;
 let admin: pg.Pool;
 let databases = 0;
 const SPEC = { kind: 'demo', model: null, maxTurns: 20, paceMs: 0, jitterMs: 0 } as const;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function freshDatabase(): Promise<pg.Pool> {
   const name = `wake_${++databases}`;
@@ -42,26 +41,25 @@ async function stateOf(pool: pg.Pool, id: string): Promise<{ state: string; owne
   return rows[0]!;
 }
 
-async function waitFor(what: string, condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const start = Date.now();
-  while (!(await condition())) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (the worker polls only every 60 s)`);
-    await sleep(20);
-  }
-}
+/** The worker polls only every 60 s: a run done within 10 s was woken by the notification. */
+const WAKE_WITHIN_MS = 10_000;
+const WOKEN = 'the run to be done within 10 s (the worker polls only every 60 s)';
 
 /** The worker has made its first look (its claim found nothing): from now on it naps for a minute. */
 async function settled(pool: pg.Pool): Promise<void> {
   // Not the worker's pool: a query of ours on the connection the claim used would hide it.
   const observer = openPool(databaseOf(pool), 1);
   try {
-    await waitFor('the worker’s first look', async () => {
-      const { rows } = await observer.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_stat_activity
-          WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'idle' AND query LIKE 'UPDATE da_runs SET lease_owner = $1%'`,
-      );
-      return rows[0]!.n > 0;
-    });
+    await vi.waitFor(
+      async () => {
+        const { rows } = await observer.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'idle' AND query LIKE 'UPDATE da_runs SET lease_owner = $1%'`,
+        );
+        expect(rows[0]!.n, 'the worker’s first look').toBeGreaterThan(0);
+      },
+      { timeout: 10_000, interval: 20 },
+    );
   } finally {
     await observer.end();
   }
@@ -83,7 +81,7 @@ describe.skipIf(!postgresAvailable())('idle workers wake on da_work notification
     try {
       await settled(pool);
       const [id] = await submitRuns(pool, SPEC, 1);
-      await waitFor('the run to be done', async () => (await stateOf(pool, id!)).state === 'done');
+      await vi.waitFor(async () => expect((await stateOf(pool, id!)).state, WOKEN).toBe('done'), { timeout: WAKE_WITHIN_MS, interval: 20 });
     } finally {
       worker.stop('test over');
       await done;
@@ -104,7 +102,7 @@ describe.skipIf(!postgresAvailable())('idle workers wake on da_work notification
       await settled(pool);
       expect((await stateOf(pool, id!)).owner).toBe('stopping-worker');
       await releaseLease(pool, { runId: id!, owner: 'stopping-worker', epoch: Number(rows[0]!.lease_epoch) });
-      await waitFor('the run to be done', async () => (await stateOf(pool, id!)).state === 'done');
+      await vi.waitFor(async () => expect((await stateOf(pool, id!)).state, WOKEN).toBe('done'), { timeout: WAKE_WITHIN_MS, interval: 20 });
     } finally {
       worker.stop('test over');
       await done;
@@ -121,7 +119,7 @@ describe.skipIf(!postgresAvailable())('idle workers wake on da_work notification
       await settled(pool);
       expect((await stateOf(pool, id!)).state).toBe('queued');
       await pool.query(`DELETE FROM da_controls WHERE run_id = $1`, [id]);
-      await waitFor('the run to be done', async () => (await stateOf(pool, id!)).state === 'done');
+      await vi.waitFor(async () => expect((await stateOf(pool, id!)).state, WOKEN).toBe('done'), { timeout: WAKE_WITHIN_MS, interval: 20 });
     } finally {
       worker.stop('test over');
       await done;

@@ -10,7 +10,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { defineAgent } from '../../src/index.ts';
 import { submitRun, verifyWebhookSignature, Worker, type WebhookEventBody } from '../../src/postgres.ts';
 import { submitRuns, type DemoRunSpec } from '../../src/fleet/run-queue.ts';
@@ -28,15 +28,6 @@ import { freshDatabase, postgresAvailable, usePostgres } from '../helpers/use-po
 
 const SECRET = 'whsec-test-6f1c0e9a54b2d7e3a8c1';
 const DEMO: DemoRunSpec = { kind: 'demo', model: null, maxTurns: 20, paceMs: 0, jitterMs: 0 };
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`gave up waiting: ${what}`);
-    await sleep(50);
-  }
-}
 
 interface Received {
   eventId: string | undefined;
@@ -240,10 +231,10 @@ describe.skipIf(!postgresAvailable())('webhooks for the state changes of fleet r
       const worker = demoWorker(db, log, { agents: [greeter, refuser], webhook: { url: hooks.url, secret: SECRET } });
       running = worker.run();
       const resting = [done1, done2, waiting, maxTurns, budget, 'greet-1', 'refuse-1'];
-      await until('every run at rest and its event delivered', async () => (await events(db)).filter((e) => e.delivered).length >= resting.length);
+      await vi.waitFor(async () => expect((await events(db)).filter((e) => e.delivered).length >= resting.length, 'every run at rest and its event delivered').toBe(true), { timeout: 60_000, interval: 50 });
       // Cancelled by no worker (none drives a run that waits for a person): its event goes out all the same.
       await cancelRun({ store: new PgRunStore(db, waiting!), by: 'ana', reason: 'not needed' });
-      await until('the cancel delivered', async () => (await events(db)).filter((e) => e.delivered).length >= resting.length + 1);
+      await vi.waitFor(async () => expect((await events(db)).filter((e) => e.delivered).length >= resting.length + 1, 'the cancel delivered').toBe(true), { timeout: 60_000, interval: 50 });
       worker.stop('test over');
       await running;
 
@@ -294,7 +285,7 @@ describe.skipIf(!postgresAvailable())('webhooks for the state changes of fleet r
       const [runId] = await submitRuns(db, DEMO, 1);
       const worker = demoWorker(db, log, { webhook: { url: hooks.url.replace('http://', `http://hook-user:${'p4ss-in-the-url'}@`), secret: SECRET } });
       running = worker.run();
-      await until('the event delivered', async () => (await events(db)).some((e) => e.delivered));
+      await vi.waitFor(async () => expect((await events(db)).some((e) => e.delivered), 'the event delivered').toBe(true), { timeout: 60_000, interval: 50 });
       worker.stop('test over');
       await running;
 
@@ -332,11 +323,14 @@ describe.skipIf(!postgresAvailable())('webhooks for the state changes of fleet r
       // An attempt that may last ten minutes: the runs cannot be waiting for it.
       const first = demoWorker(db, log, { runConcurrency: 1, webhook: { url: hooks.url, secret: SECRET, timeoutMs: 600_000 } });
       running = first.run();
-      await until('all three runs done while their events hang', async () => {
-        const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM da_runs WHERE state = 'done'`);
-        return rows[0]!.n === 3;
-      });
-      await until('the deliveries under way', () => hooks.hanging.size >= 1);
+      await vi.waitFor(
+        async () => {
+          const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM da_runs WHERE state = 'done'`);
+          expect(rows[0]!.n, 'all three runs done while their events hang').toBe(3);
+        },
+        { timeout: 60_000, interval: 50 },
+      );
+      await vi.waitFor(() => expect(hooks.hanging.size >= 1, 'the deliveries under way').toBe(true), { timeout: 60_000, interval: 50 });
       expect((await events(db)).filter((e) => e.delivered)).toEqual([]);
       first.stop('test: stop with sends under way');
       await running;
@@ -356,7 +350,7 @@ describe.skipIf(!postgresAvailable())('webhooks for the state changes of fleet r
       };
       const second = demoWorker(db, log, { webhook: { url: hooks.url, secret: SECRET, timeoutMs: 1_000 } });
       running = second.run();
-      await until('every event delivered after a timed-out attempt', async () => (await events(db)).every((e) => e.delivered));
+      await vi.waitFor(async () => expect((await events(db)).every((e) => e.delivered), 'every event delivered after a timed-out attempt').toBe(true), { timeout: 60_000, interval: 50 });
       second.stop('test over');
       await running;
       const rows = await events(db);
@@ -412,7 +406,7 @@ describe.skipIf(!postgresAvailable())('webhooks for the state changes of fleet r
       const ids = await submitRuns(db, { ...DEMO, paceMs: 50 }, 6);
       const first = startCli(workerArgs, { cwd: tempDir(), env });
       children.push(first);
-      await until('a delivery under way', () => hooks.hanging.size >= 1, 90_000);
+      await vi.waitFor(() => expect(hooks.hanging.size >= 1, 'a delivery under way').toBe(true), { timeout: 90_000, interval: 50 });
       first.child.kill('SIGKILL');
       const killed = await first.done;
       expect(killed.signal).toBe('SIGKILL');
@@ -420,14 +414,14 @@ describe.skipIf(!postgresAvailable())('webhooks for the state changes of fleet r
 
       const second = startCli(workerArgs, { cwd: tempDir(), env });
       children.push(second);
-      await until(
-        'every run done and every event delivered (a claim of the killed worker lapses after 30 s)',
+      await vi.waitFor(
         async () => {
           const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM da_runs WHERE state = 'done'`);
           const rowsOf = await events(db);
-          return rows[0]!.n === ids.length && rowsOf.length === ids.length && rowsOf.every((e) => e.delivered);
+          const what = 'every run done and every event delivered (a claim of the killed worker lapses after 30 s)';
+          expect(rows[0]!.n === ids.length && rowsOf.length === ids.length && rowsOf.every((e) => e.delivered), what).toBe(true);
         },
-        150_000,
+        { timeout: 150_000, interval: 50 },
       );
       second.child.kill('SIGTERM');
       const stopped = await second.done;

@@ -4,7 +4,7 @@
  * mid-run. Every run must end done, with no side effect executed twice and no run written by a
  * stale lease after a newer one took over.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { FLEET_DONE_TEXT } from '../../src/fleet/worker.ts';
 import { foldJournal } from '../../src/store/fold-journal.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
@@ -15,14 +15,6 @@ import { tempDir } from '../helpers/temp-dir.ts';
 import { freshDatabase, postgresAvailable, server, usePostgres, withDb } from '../helpers/use-postgres.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor(what: string, condition: () => Promise<boolean> | boolean, timeoutMs = 60_000): Promise<void> {
-  const start = Date.now();
-  while (!(await condition())) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 function cli(args: string[]) {
   return runCliAsync(args, { cwd: tempDir() });
@@ -121,7 +113,7 @@ describe.skipIf(!postgresAvailable())('a fleet of workers on PostgreSQL', () => 
     let kills = 0;
     const allDone = async () => (await withDb(url, (db) => db.query('SELECT 1 FROM da_runs WHERE NOT finished'))).rowCount === 0;
     try {
-      await waitFor('the first claims', async () => (await withDb(url, (db) => db.query('SELECT 1 FROM da_records LIMIT 1'))).rowCount === 1);
+      await vi.waitFor(async () => expect((await withDb(url, (db) => db.query('SELECT 1 FROM da_records LIMIT 1'))).rowCount === 1, 'the first claims').toBe(true), { timeout: 60_000, interval: 50 });
       while (kills < 10 && !(await allDone())) {
         await sleep(300 + random() * 700);
         const victim = Math.floor(random() * workers.length);
@@ -130,7 +122,7 @@ describe.skipIf(!postgresAvailable())('a fleet of workers on PostgreSQL', () => 
         kills += 1;
         workers[victim] = worker(url, ['--concurrency', '3']);
       }
-      await waitFor('every run to finish', allDone, 120_000);
+      await vi.waitFor(async () => expect(await allDone(), 'every run to finish').toBe(true), { timeout: 120_000, interval: 50 });
     } finally {
       for (const w of workers) w.child.kill('SIGTERM');
       await Promise.all(workers.map((w) => w.done));
@@ -144,7 +136,7 @@ describe.skipIf(!postgresAvailable())('a fleet of workers on PostgreSQL', () => 
     const url = await freshDatabase('frozen');
     expect((await cli(['submit', 'demo', '--database-url', url, '--pace', '250'])).code).toBe(0);
     const frozen = worker(url);
-    await waitFor('the first worker to be at work', async () => (await withDb(url, (db) => db.query('SELECT 1 FROM da_records'))).rowCount! >= 3);
+    await vi.waitFor(async () => expect((await withDb(url, (db) => db.query('SELECT 1 FROM da_records'))).rowCount! >= 3, 'the first worker to be at work').toBe(true), { timeout: 60_000, interval: 50 });
     frozen.child.kill('SIGSTOP');
     await sleep(2000);
     const taker = await runCliAsync(['worker', '--database-url', url, '--lease-ms', '1500', '--poll-ms', '100', '--exit-when-idle'], { cwd: tempDir() });
@@ -152,7 +144,7 @@ describe.skipIf(!postgresAvailable())('a fleet of workers on PostgreSQL', () => 
     expect(taker.stdout).toContain('resuming');
     const beforeWake = await withDb(url, (db) => db.query<{ n: string }>('SELECT count(*) AS n FROM da_records'));
     frozen.child.kill('SIGCONT');
-    await waitFor('the woken worker to notice', () => frozen.output().includes('fenced off'), 20_000);
+    await vi.waitFor(() => expect(frozen.output(), 'the woken worker to notice').toContain('fenced off'), { timeout: 20_000, interval: 50 });
     frozen.child.kill('SIGTERM');
     await frozen.done;
     const afterWake = await withDb(url, (db) => db.query<{ n: string }>('SELECT count(*) AS n FROM da_records'));
@@ -165,9 +157,9 @@ describe.skipIf(!postgresAvailable())('a fleet of workers on PostgreSQL', () => 
     expect((await cli(['submit', 'demo', '--database-url', url, '--count', '8', '--pace', '120'])).code).toBe(0);
     const workers = [worker(url, ['--concurrency', '3']), worker(url, ['--concurrency', '3'])];
     try {
-      await waitFor('runs under way', async () => (await withDb(url, (db) => db.query('SELECT 1 FROM da_records'))).rowCount! >= 10);
+      await vi.waitFor(async () => expect((await withDb(url, (db) => db.query('SELECT 1 FROM da_records'))).rowCount! >= 10, 'runs under way').toBe(true), { timeout: 60_000, interval: 50 });
       server.restart();
-      await waitFor('every run to finish after the restart', async () => (await withDb(url, (db) => db.query('SELECT 1 FROM da_runs WHERE NOT finished'))).rowCount === 0, 120_000);
+      await vi.waitFor(async () => expect((await withDb(url, (db) => db.query('SELECT 1 FROM da_runs WHERE NOT finished'))).rowCount === 0, 'every run to finish after the restart').toBe(true), { timeout: 120_000, interval: 50 });
       for (const w of workers) expect(w.child.exitCode, w.output()).toBeNull();
     } finally {
       for (const w of workers) w.child.kill('SIGTERM');
@@ -180,7 +172,7 @@ describe.skipIf(!postgresAvailable())('a fleet of workers on PostgreSQL', () => 
     const url = await freshDatabase('sigterm');
     expect((await cli(['submit', 'demo', '--database-url', url, '--pace', '600'])).code).toBe(0);
     const first = worker(url, ['--lease-ms', '60000']);
-    await waitFor('the worker to be at work', async () => (await withDb(url, (db) => db.query('SELECT 1 FROM da_records'))).rowCount! >= 2);
+    await vi.waitFor(async () => expect((await withDb(url, (db) => db.query('SELECT 1 FROM da_records'))).rowCount! >= 2, 'the worker to be at work').toBe(true), { timeout: 60_000, interval: 50 });
     first.child.kill('SIGTERM');
     const stopped = await first.done;
     expect(stopped.code).toBe(0);

@@ -5,7 +5,7 @@
  * holds (a trigger on the release waits for it), so a worker that waited for its release before
  * taking the next run would never finish the second one.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { submitRuns } from '../../src/fleet/run-queue.ts';
 import { scriptedDemoModel, Worker } from '../../src/fleet/worker.ts';
 import { openDatabase } from '../../src/store/pg/pool.ts';
@@ -13,15 +13,6 @@ import { freshDatabase, postgresAvailable, usePostgres } from '../helpers/use-po
 
 const SPEC = { kind: 'demo', model: null, maxTurns: 20, paceMs: 0, jitterMs: 0 } as const;
 const HOLD = 716_016;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`gave up waiting: ${what}`);
-    await sleep(20);
-  }
-}
 
 describe.skipIf(!postgresAvailable())('a worker releasing leases', () => {
   usePostgres({ connections: 2 });
@@ -43,7 +34,7 @@ describe.skipIf(!postgresAvailable())('a worker releasing leases', () => {
       let stopped = false;
       running = worker.run().then(() => (stopped = true));
       const runs = () => pool.query<{ id: string; finished: boolean; lease_owner: string | null; lease_epoch: string }>('SELECT id, finished, lease_owner, lease_epoch FROM da_runs ORDER BY created_at, id');
-      await until('all three runs finished on the one slot', async () => (await runs()).rows.every((row) => row.finished));
+      await vi.waitFor(async () => expect((await runs()).rows.every((row) => row.finished), 'all three runs finished on the one slot').toBe(true), { timeout: 30_000, interval: 20 });
       // Their releases still wait: the leases are held and the worker has not stopped.
       expect((await runs()).rows.map((row) => row.lease_owner)).toEqual([worker.id, worker.id, worker.id]);
       expect(stopped).toBe(false);

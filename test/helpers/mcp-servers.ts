@@ -57,14 +57,3 @@ export async function startHttpServer(effects: string, options: { port?: number;
   };
   return { url, child, stop };
 }
-
-/** Waits until the effect log has a line that matches. */
-export async function waitForEffect(file: string, match: (effect: Effect) => boolean, timeoutMs = 15_000): Promise<Effect> {
-  const started = Date.now();
-  for (;;) {
-    const found = readEffects(file).find(match);
-    if (found) return found;
-    if (Date.now() - started > timeoutMs) throw new Error(`no matching effect in ${file} after ${timeoutMs} ms: ${fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '(no file)'}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { vi } from 'vitest';
 import { cliEnv } from './cli.ts';
 
 const run = promisify(execFile);
@@ -55,28 +56,28 @@ export class TmuxPane {
   }
 
   async waitFor(what: string, condition: (screen: string) => boolean, timeoutMs = 60_000): Promise<string> {
-    const start = Date.now();
-    let last = '';
-    while (Date.now() - start < timeoutMs) {
-      last = await this.screen();
-      if (condition(last)) return last;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; the screen was:\n${last}`);
+    return vi.waitFor(
+      async () => {
+        const screen = await this.screen();
+        if (!condition(screen)) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; the screen was:\n${screen}`);
+        return screen;
+      },
+      { timeout: timeoutMs, interval: 50 },
+    );
   }
 
   /** Resolves with the command's exit status once it has ended. */
   async exitStatus(timeoutMs = 60_000): Promise<number> {
-    const start = Date.now();
-    let last = '';
-    while (Date.now() - start < timeoutMs) {
-      const { stdout } = await this.tmux(['capture-pane', '-p', '-S', '-']);
-      last = stdout.replace(/\s+$/, '');
-      const match = EXIT_MARK.exec(last);
-      if (match) return Number(match[1]);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    throw new Error(`the command did not end within ${timeoutMs} ms; the screen was:\n${last}`);
+    return vi.waitFor(
+      async () => {
+        const { stdout } = await this.tmux(['capture-pane', '-p', '-S', '-']);
+        const screen = stdout.replace(/\s+$/, '');
+        const match = EXIT_MARK.exec(screen);
+        if (!match) throw new Error(`the command did not end within ${timeoutMs} ms; the screen was:\n${screen}`);
+        return Number(match[1]);
+      },
+      { timeout: timeoutMs, interval: 100 },
+    );
   }
 
   async cursorVisible(): Promise<boolean> {

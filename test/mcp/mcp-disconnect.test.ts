@@ -4,13 +4,14 @@
  * idempotent calls are sent again, a call with a verify tool is checked, any other call's state
  * is reported unknown and not sent again. The run itself does not crash.
  */
+import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { mcpTools, type McpToolSet } from '../../src/mcp/mcp-tools.ts';
 import { toolContextFor } from '../../src/tools/execute-call.ts';
 import type { ToolDefinition } from '../../src/tools/tool.ts';
 import { toolUseReply, endTurnReply } from '../../src/model/scripted-model.ts';
-import { effectsOf, type HttpServer, readEffects, startHttpServer, stdioServer, waitForEffect } from '../helpers/mcp-servers.ts';
+import { effectsOf, type HttpServer, readEffects, startHttpServer, stdioServer } from '../helpers/mcp-servers.ts';
 import { mcpRunSetup, TASK, toolResultSent } from '../helpers/mcp-run.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
@@ -31,7 +32,14 @@ function call(definition: ToolDefinition, input: unknown, id = 'toolu_1') {
 
 /** Kills the server process that began `tool` (its pid is in the effect log). */
 async function killWhenBegun(effects: string, toolName: string): Promise<number> {
-  const begun = await waitForEffect(effects, (e) => e.event === 'begin' && e.tool === toolName);
+  const begun = await vi.waitFor(
+    () => {
+      const found = readEffects(effects).find((e) => e.event === 'begin' && e.tool === toolName);
+      if (!found) throw new Error(`no effect "begin ${toolName}" in ${effects}: ${fs.existsSync(effects) ? fs.readFileSync(effects, 'utf8') : '(no file)'}`);
+      return found;
+    },
+    { timeout: 15_000, interval: 20 },
+  );
   process.kill(begun.pid, 'SIGKILL');
   return begun.pid;
 }

@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { buildReport, SAMPLE_NOTES } from '../../src/demo/demo-task.ts';
 import { FileStore } from '../../src/store/file-store.ts';
 import { foldJournal } from '../../src/store/fold-journal.ts';
@@ -188,13 +188,13 @@ describe('a run that waits (--wait, stdout not a terminal)', () => {
   it('picks up an approve given by another process within a second, and finishes', async () => {
     const dir = tempDir();
     const waiting = startCli(['demo', '--dir', dir, '--require-approval', 'write_report', '--wait', '--pace', '20'], { cwd: dir });
-    await until(() => waiting.output().includes('[approval] toolu_03 write_report waits for a decision'), 20_000);
+    await vi.waitFor(() => expect(waiting.output()).toContain('[approval] toolu_03 write_report waits for a decision'), { timeout: 20_000, interval: 10 });
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(waiting.child.exitCode).toBeNull();
     const approved = await cli(['approve', '--dir', dir, 'toolu_03'], dir);
     const decidedAt = Date.now();
     expectClean(approved);
-    await until(() => waiting.output().includes('[decided] toolu_03'), 5_000);
+    await vi.waitFor(() => expect(waiting.output()).toContain('[decided] toolu_03'), { timeout: 5_000, interval: 10 });
     const pickedUpMs = Date.now() - decidedAt;
     console.log(`[approval] a waiting run took up the approve ${pickedUpMs} ms after the approve process exited`);
     expect(pickedUpMs).toBeLessThan(1_000);
@@ -254,7 +254,7 @@ describe('SIGKILL of the run around its DECISION record', () => {
   it('killed while it waits, then approved: the resume applies the decision once', async () => {
     const dir = tempDir();
     const waiting = startCli(['demo', '--dir', dir, '--require-approval', 'write_report', '--wait'], { cwd: dir });
-    await until(() => waiting.output().includes('[approval] toolu_03'), 20_000);
+    await vi.waitFor(() => expect(waiting.output()).toContain('[approval] toolu_03'), { timeout: 20_000, interval: 10 });
     waiting.child.kill('SIGKILL');
     await waiting.done;
     expectClean(await cli(['approve', '--dir', dir, 'toolu_03'], dir));
@@ -295,14 +295,6 @@ describe('SIGKILL of the run around its DECISION record', () => {
     expect(archived.some((name) => name.startsWith('decisions-'))).toBe(true);
   });
 });
-
-async function until(condition: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting for a condition');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe('the rule for decisions is pinned in the run, not in the process', () => {
   it('a bare --resume of a run started with --require-approval still asks before write_report', async () => {

@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { runCliAsync, startCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
@@ -94,7 +94,7 @@ describe('durable-agent fork', () => {
   it('forks a run that another process is driving: the fork takes what is saved, the run goes on undisturbed', async () => {
     const dir = tempDir();
     const live = startCli(['demo', '--plain', '--pace', '400'], { cwd: dir });
-    while (!live.output().includes('[turn 1][save B]')) await new Promise((resolve) => setTimeout(resolve, 20));
+    await vi.waitFor(() => expect(live.output()).toContain('[turn 1][save B]'), { timeout: 45_000, interval: 20 });
     const to = path.join(tempDir(), 'from-live');
     const fork = await runCliAsync(['fork', '--to', to, '--json'], { cwd: dir });
     expect(fork.code, fork.stderr).toBe(0);

@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { FileStore } from '../../src/store/file-store.ts';
 import { runCliAsync } from '../helpers/cli.ts';
 import { effectsOf, readEffects } from '../helpers/mcp-servers.ts';
@@ -19,12 +19,6 @@ function alive(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-async function gone(pid: number, withinMs = 5000): Promise<boolean> {
-  const started = Date.now();
-  while (alive(pid) && Date.now() - started < withinMs) await new Promise((resolve) => setTimeout(resolve, 50));
-  return !alive(pid);
 }
 
 describe('run --mcp-config', () => {
@@ -69,13 +63,13 @@ describe('run --mcp-config', () => {
       const crashed = await setup.run(TASK, { CRASH_AFTER: 'after-save-a:1' });
       expect(crashed.code, crashed.stderr).toBe(137);
       const [first] = readEffects(setup.effects).filter((e) => e.event === 'started' && e.pid !== setup.http.child.pid);
-      expect(await gone(first!.pid)).toBe(true);
+      await vi.waitFor(() => expect(alive(first!.pid), 'the first server process is gone').toBe(false), { timeout: 5_000, interval: 50 });
 
       const killed = await setup.run(['run', '--resume'], { CRASH_AFTER: 'after-save-a:2', CRASH_MODE: 'sigkill' });
       expect(killed.signal).toBe('SIGKILL');
       const second = readEffects(setup.effects).filter((e) => e.event === 'started' && e.pid !== setup.http.child.pid && e.pid !== first!.pid);
       expect(second).toHaveLength(1);
-      expect(await gone(second[0]!.pid)).toBe(true);
+      await vi.waitFor(() => expect(alive(second[0]!.pid), 'the second server process is gone').toBe(false), { timeout: 5_000, interval: 50 });
     } finally {
       await setup.stop();
     }

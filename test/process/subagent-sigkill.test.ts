@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { totalTokens } from '../../machines/agent-loop.logic.ts';
 import { childRunIdOf, FileRuns, listRuns, openRun } from '../../src/index.ts';
 import type { SubagentPlay } from '../fixtures/subagent-play.ts';
@@ -73,18 +73,8 @@ describe('sub-agents under SIGKILL', () => {
     const dir = tempDir();
     const runs = new FileRuns(path.join(dir, '.durable-agent'));
     const running = play({ dir, slowMs: 20_000 });
-    const deadline = Date.now() + 30_000;
-    const childRunning = async () => {
-      try {
-        return (await openRun({ store: runs.store(childRunIdOf(PARENT, 'toolu_a')) }).status()).state === 'pendingTool';
-      } catch {
-        return false;
-      }
-    };
-    while (!(await childRunning())) {
-      if (Date.now() > deadline) throw new Error('the child never ran its tool');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    // A child not made yet cannot be read: that check is tried again.
+    await vi.waitFor(async () => expect((await openRun({ store: runs.store(childRunIdOf(PARENT, 'toolu_a')) }).status()).state, 'the child runs its tool').toBe('pendingTool'), { timeout: 30_000, interval: 50 });
     const cancel = runCli(['cancel', '--dir', dir, '--run', PARENT, '--by', 'ana'], { cwd: dir });
     expect(cancel.code, cancel.stderr).toBe(0);
     const ended = await running;

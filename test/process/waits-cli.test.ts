@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { endTurnReply, toolUseReply } from '../../src/model/scripted-model.ts';
 import { FileStore } from '../../src/store/file-store.ts';
 import { foldJournal } from '../../src/store/fold-journal.ts';
@@ -75,11 +75,15 @@ describe('a wait survives kill -9', () => {
     const dir = tempDir();
     await withModel({ seconds: 30 }, async ({ url, requests, arrivals }) => {
       const first = startCli([...start, '--wait'], { cwd: dir, env: envOf(url) });
-      let since: number | null = null;
-      const end = Date.now() + 20_000;
-      while ((since = await waitingSince(dir)) === null && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(since, first.output()).not.toBeNull();
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, since! + 10_000 - Date.now())));
+      const since = await vi.waitFor(
+        async () => {
+          const at = await waitingSince(dir);
+          expect(at, first.output()).not.toBeNull();
+          return at!;
+        },
+        { timeout: 20_000, interval: 50 },
+      );
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, since + 10_000 - Date.now())));
       first.child.kill('SIGKILL');
       const killed = await first.done;
       expect(killed.signal).toBe('SIGKILL');
@@ -90,11 +94,11 @@ describe('a wait survives kill -9', () => {
       expectCode(resumed, 0);
       expect(resumed.stdout).toContain('[done] Went on after the wait.');
       // The run asked the model again 30 s after the wait began (the DECISION_NEEDED record), not 30 s after the resume.
-      const wentOnAfter = arrivals[1]! - since!;
+      const wentOnAfter = arrivals[1]! - since;
       expect(wentOnAfter).toBeGreaterThanOrEqual(30_000);
       expect(wentOnAfter).toBeLessThanOrEqual(31_000);
-      expect(await decisionsOf(dir)).toEqual([expect.objectContaining({ tool_use_id: 'toolu_w', by: 'clock', at: since! + 30_000 })]);
-      expect(String(toolResultOf(requests[1]!.body.messages, 'toolu_w')?.content)).toBe(`The wait is over (30 s): it is ${new Date(since! + 30_000).toISOString()}.`);
+      expect(await decisionsOf(dir)).toEqual([expect.objectContaining({ tool_use_id: 'toolu_w', by: 'clock', at: since + 30_000 })]);
+      expect(String(toolResultOf(requests[1]!.body.messages, 'toolu_w')?.content)).toBe(`The wait is over (30 s): it is ${new Date(since + 30_000).toISOString()}.`);
     });
   }, 60_000);
 

@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SAMPLE_NOTES } from '../../src/demo/demo-task.ts';
 import { runCliAsync, startCli } from '../helpers/cli.ts';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../helpers/otlp-receiver.ts';
@@ -23,14 +23,6 @@ afterEach(async () => {
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor(what: string, condition: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const start = Date.now();
-  while (!condition()) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
 
 function otelEnv(extra: Record<string, string> = {}): Record<string, string> {
   return { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_SERVICE_NAME: 'agents-under-test', ...extra };
@@ -60,7 +52,7 @@ describe('traces over OTLP/HTTP from the command line', () => {
 
     const resumed = await runCliAsync(['demo', '--resume', '--otel-content'], { cwd: dir, env });
     expect(resumed.code, resumed.stderr).toBe(0);
-    await waitFor('the resumed session span', () => named('durable-agent resume').length === 1);
+    await vi.waitFor(() => expect(named('durable-agent resume').length === 1, 'the resumed session span').toBe(true), { timeout: 20_000, interval: 25 });
 
     expect(receiver.contentTypes.every((type) => type.startsWith('application/json'))).toBe(true);
     const traceIds = new Set(receiver.spans.map((span) => span.traceId));
@@ -134,7 +126,7 @@ describe('traces over OTLP/HTTP from the command line', () => {
   it('Ctrl-C ends the session span with the interrupt and sends it before exiting', async () => {
     const dir = tempDir();
     const run = startCli(['demo', '--pace', '300'], { cwd: dir, env: otelEnv() });
-    await waitFor('the first spans', () => named('execute_tool read_notes').length === 1);
+    await vi.waitFor(() => expect(named('execute_tool read_notes').length === 1, 'the first spans').toBe(true), { timeout: 20_000, interval: 25 });
     run.child.kill('SIGINT');
     const stopped = await run.done;
     expect(stopped.code).toBe(130);
@@ -170,6 +162,6 @@ describe('traces over OTLP/HTTP from the command line', () => {
 
     const protobuf = await runCliAsync(['demo'], { cwd: dir, env: otelEnv({ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }) });
     expect(protobuf.code, protobuf.stderr).toBe(0);
-    await waitFor('the spans', () => receiver.spans.some((span) => span.name === 'durable-agent start'));
+    await vi.waitFor(() => expect(receiver.spans.some((span) => span.name === 'durable-agent start'), 'the spans').toBe(true), { timeout: 20_000, interval: 25 });
   }, 60_000);
 });
