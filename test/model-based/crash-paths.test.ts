@@ -21,7 +21,8 @@ console.log(
 );
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'da-crash-suite-'));
-afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+// Thousands of run folders: on a loaded disk their removal outlasts the default hook time.
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }), 600_000);
 let dirCount = 0;
 const freshDir = () => {
   const dir = path.join(root, String(++dirCount));
