@@ -5,7 +5,7 @@
  * a fleet run's journal is read each poll, less often.
  */
 import fs from 'node:fs';
-import { pointOf, type PointName } from '../store/record-points.ts';
+import { pointOf, type PointName } from '../store/journal/record-points.ts';
 import { FileStore } from '../store/file-store.ts';
 import type { ConsoleRun } from './run-sources.ts';
 

@@ -16,8 +16,8 @@ import { transcriptOf, type TranscriptEntry } from '../runtime/run-transcript.ts
 import { withoutSealed } from '../words/block-words.ts';
 import { StoreCorruptError } from '../store/errors.ts';
 import { FileStore } from '../store/file-store.ts';
-import { foldJournal } from '../store/fold-journal.ts';
-import { readJournal } from '../store/journal-reader.ts';
+import { foldJournal } from '../store/journal/fold-journal.ts';
+import { readJournal } from '../store/journal/journal-reader.ts';
 import type { LoadedRun } from '../store/store.ts';
 import { layoutDiagram } from '../../visualizer/diagram-layout.ts';
 import { diagramSvg } from '../../visualizer/diagram-svg.ts';

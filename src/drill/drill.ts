@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ContentBlock, ModelReply } from '../../machines/agent-loop.types.ts';
-import type { ReconcileOutcomeName } from '../store/journal-record.ts';
+import type { ReconcileOutcomeName } from '../store/journal/journal-record.ts';
 import { idempotencyKeyFor } from '../tools/execute-call.ts';
 import type { AgentDefinition } from '../agent/agent-definition.ts';
 import type { RunEvent } from '../core/run-events.ts';

@@ -8,7 +8,7 @@
 import { AwaitRunTimeoutError, FleetRunMissingError, type FleetRunState } from './await-run-errors.ts';
 import { type AgentStateName, isFinishedState, type TokenUsage, ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 import { runResultOf } from '../runtime/run-result.ts';
-import { foldJournal } from '../store/fold-journal.ts';
+import { foldJournal } from '../store/journal/fold-journal.ts';
 import { PgRunStore } from '../store/pg/pg-store.ts';
 import type { Database } from '../store/pg/pool.ts';
 import { RestListener } from '../store/pg/rest-listener.ts';

@@ -6,7 +6,7 @@
  * decision is, which makes the caller claimable again (WORKABLE in leases.ts).
  */
 import { STOPPED_AT_LIMIT_STATES } from '../../machines/agent-loop.types.ts';
-import { foldJournal } from '../store/fold-journal.ts';
+import { foldJournal } from '../store/journal/fold-journal.ts';
 import { childStanding, noteChildWait } from '../store/pg/child-waits.ts';
 import { PgRunStore } from '../store/pg/pg-store.ts';
 import type { Database } from '../store/pg/pool.ts';

@@ -10,7 +10,7 @@ import { ForkRefusedError } from '../fork/fork-errors.ts';
 import { planFork } from '../fork/fork-plan.ts';
 import type { ForkResult } from '../fork/fork-run.ts';
 import { checkMessageText } from '../core/continue-run.ts';
-import { documentJson } from '../store/framing.ts';
+import { documentJson } from '../store/journal/framing.ts';
 import { insertForkedRun } from '../store/pg/fork-rows.ts';
 import { PgRunStore } from '../store/pg/pg-store.ts';
 import type { Database } from '../store/pg/pool.ts';

@@ -14,8 +14,8 @@
 import { totalTokens } from '../../machines/agent-loop.logic.ts';
 import { type AgentContext, type AgentStateName, type Budget, isStoppedAtLimit } from '../../machines/agent-loop.types.ts';
 import { checkBudget } from '../budget/budget.ts';
-import { foldJournal } from '../store/fold-journal.ts';
-import { snapshotContextOf } from '../store/journal-codec.ts';
+import { foldJournal } from '../store/journal/fold-journal.ts';
+import { snapshotContextOf } from '../store/journal/journal-codec.ts';
 import { PgRunStore } from '../store/pg/pg-store.ts';
 import type { Database } from '../store/pg/pool.ts';
 import { insertRaiseRequest, readRaiseRequest } from '../store/pg/raises.ts';

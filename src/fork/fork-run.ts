@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { AgentStateName } from '../../machines/agent-loop.types.ts';
 import { checkMessageText } from '../core/continue-run.ts';
 import { FileStore } from '../store/file-store.ts';
-import type { ForkOrigin } from '../store/journal-record.ts';
+import type { ForkOrigin } from '../store/journal/journal-record.ts';
 import type { RunStore } from '../store/store.ts';
 import { ForkRefusedError } from './fork-errors.ts';
 import { appendForkNote } from './fork-notes.ts';

@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { FINAL_STATES, type AgentStateName } from '../../machines/agent-loop.types.ts';
 import { fileBytes, type FileStore } from '../store/file-store.ts';
-import { readJournal } from '../store/journal-reader.ts';
+import { readJournal } from '../store/journal/journal-reader.ts';
 import { fsyncDir } from '../util/durable-file.ts';
 import { checkPruneOptions, type PruneCandidate, type PruneOptions, selectForPruning } from './prune-plan.ts';
 import { type BlobSweep, pruneBlobs } from './prune-blobs.ts';

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { BLOBS_DIR, blobFilesOf, blobNamesIn } from '../store/blobs.ts';
 import { RunLockedError } from '../store/errors.ts';
 import { fileBytes, type FileStore } from '../store/file-store.ts';
-import { readJournal } from '../store/journal-reader.ts';
+import { readJournal } from '../store/journal/journal-reader.ts';
 import { fsyncDir } from '../util/durable-file.ts';
 
 export interface BlobSweep {

@@ -16,8 +16,8 @@ import { JournalWriter } from './journal-writer.ts';
 import { RunLockedError } from '../store/errors.ts';
 import { childRunsOf } from './run-tree.ts';
 import { FileStore } from '../store/file-store.ts';
-import { foldJournal } from '../store/fold-journal.ts';
-import { snapshotContextOf } from '../store/journal-codec.ts';
+import { foldJournal } from '../store/journal/fold-journal.ts';
+import { snapshotContextOf } from '../store/journal/journal-codec.ts';
 import type { RunStore } from '../store/store.ts';
 import { cancellationOf, type ControlInbox, type ControlKind, ControlRefusedError, type ControlRequest, requestWords } from '../control/control-request.ts';
 

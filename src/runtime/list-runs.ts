@@ -1,6 +1,6 @@
 /** Every run of a folder of runs, with where each stands: what `durable-agent list` prints. */
 import type { AgentStateName } from '../../machines/agent-loop.types.ts';
-import { foldJournal } from '../store/fold-journal.ts';
+import { foldJournal } from '../store/journal/fold-journal.ts';
 import type { FileRuns } from '../store/file-runs.ts';
 
 export interface RunListing {

@@ -10,7 +10,7 @@ import type { AgentStateName, Budget, TokenUsage } from '../../machines/agent-lo
 import { type DecideInput, type PendingDecision, pendingDecisions } from '../awaits/decide.ts';
 import { FileRuns, RUNS_DIR } from '../store/file-runs.ts';
 import { FileStore } from '../store/file-store.ts';
-import { foldJournal } from '../store/fold-journal.ts';
+import { foldJournal } from '../store/journal/fold-journal.ts';
 import type { LoadedRun, RunStore } from '../store/store.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 

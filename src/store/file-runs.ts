@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { FileStore, type FileStoreOptions, JOURNAL_FILE } from './file-store.ts';
-import { readJournal } from './journal-reader.ts';
+import { readJournal } from './journal/journal-reader.ts';
 import { checkRunId } from './run-id.ts';
 import type { LoadedRun } from './store.ts';
 

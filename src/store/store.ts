@@ -10,8 +10,8 @@
  */
 import type { ControlInbox, DecisionInbox } from './inbox/inboxes.ts';
 import type { SignalInbox } from './inbox/signal-inbox.ts';
-import type { TornTail } from './framing.ts';
-import type { JournalHeader, JournalRecord } from './journal-record.ts';
+import type { TornTail } from './journal/framing.ts';
+import type { JournalHeader, JournalRecord } from './journal/journal-record.ts';
 
 export interface StoredRecord {
   record: JournalRecord;

@@ -18,7 +18,7 @@ import type { CrashAction } from '../runtime/crash-points.ts';
 import { startRun } from '../runtime/run-api.ts';
 import { childRunIdOf, runsFolderOf } from '../runtime/run-tree.ts';
 import type { FileRuns } from '../store/file-runs.ts';
-import { foldJournal } from '../store/fold-journal.ts';
+import { foldJournal } from '../store/journal/fold-journal.ts';
 import type { RunStore } from '../store/store.ts';
 import type { CallCharge, ToolContext, ToolDefinition } from '../tools/tool.ts';
 import type { ChildRuns, QueuedChild } from '../tools/calling-run.ts';

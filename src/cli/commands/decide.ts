@@ -9,7 +9,7 @@ import { decide, type DecideInput, type PendingDecision } from '../../awaits/dec
 import { InboxFileError } from '../../store/inbox/inbox-errors.ts';
 import type { InboxPoint } from '../../store/inbox/file-decision-inbox.ts';
 import type { FileStore } from '../../store/file-store.ts';
-import type { JournalHeader, RunOrigin } from '../../store/journal-record.ts';
+import type { JournalHeader, RunOrigin } from '../../store/journal/journal-record.ts';
 import type { ToolDefinition } from '../../tools/tool.ts';
 import { type DecideArgs, type PendingArgs, UsageError } from '../args.ts';
 import { NoSuchDirectoryError } from '../errors.ts';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { ParentCallAfterFork } from '../../fork/fork-plan.ts';
 import { type ForkResult, forkRun } from '../../fork/fork-run.ts';
 import { FileStore } from '../../store/file-store.ts';
-import type { RunOrigin } from '../../store/journal-record.ts';
+import type { RunOrigin } from '../../store/journal/journal-record.ts';
 import { isStoppedAtLimit } from '../../../machines/agent-loop.types.ts';
 import type { ForkArgs } from '../args.ts';
 import { NoSuchDirectoryError } from '../errors.ts';

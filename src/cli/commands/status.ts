@@ -8,7 +8,7 @@ import { budgetReachedWords, budgetWords, formatUsd, largerBudgetWords } from '.
 import { type ContinuedStep, type HistoryStep, readRunHistory, type RunStatus, readRunStatus } from '../../runtime/run-status.ts';
 import { type ControlRequest, requestWords } from '../../control/control-request.ts';
 import type { FileStore } from '../../store/file-store.ts';
-import type { ForkOrigin, ReconcileNote } from '../../store/journal-record.ts';
+import type { ForkOrigin, ReconcileNote } from '../../store/journal/journal-record.ts';
 import type { HistoryArgs, StatusArgs } from '../args.ts';
 import { readRunTranscript } from '../../runtime/run-transcript.ts';
 import { transcriptLines } from '../../words/transcript-lines.ts';

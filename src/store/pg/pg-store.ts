@@ -7,11 +7,11 @@
 import os from 'node:os';
 import type { Pool } from 'pg';
 import { RunLockedError, StoreCorruptError, StoreMissingError, StoreVersionError, StoreWriteError } from '../errors.ts';
-import { checkSnapshotLink } from '../fold-journal.ts';
-import { checksumOf, documentJson } from '../framing.ts';
-import type { JournalHeader, JournalRecord } from '../journal-record.ts';
-import { isReadableVersion, JOURNAL_FORMAT, JOURNAL_VERSION } from '../journal-record.ts';
-import { recordProblem } from '../journal-reader.ts';
+import { checkSnapshotLink } from '../journal/fold-journal.ts';
+import { checksumOf, documentJson } from '../journal/framing.ts';
+import type { JournalHeader, JournalRecord } from '../journal/journal-record.ts';
+import { isReadableVersion, JOURNAL_FORMAT, JOURNAL_VERSION } from '../journal/journal-record.ts';
+import { recordProblem } from '../journal/journal-reader.ts';
 import { CommitQueue } from '../commit-queue.ts';
 import type { AppendOptions, AppendReceipt, LoadedRun, LoadOptions, RunLock, RunStore, StoredRecord } from '../store.ts';
 import { WriteFaultPlan } from '../write-faults.ts';
