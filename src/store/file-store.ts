@@ -25,7 +25,7 @@ import { type ControlPoint, FileControlInbox } from './inbox/file-control-inbox.
 import { FileSignalInbox } from './inbox/file-signal-inbox.ts';
 import { acquireLockFile, DEFAULT_LOCK_LEASE_MS, type HeldLockFile, LOCK_LEASE_RANGE_MS } from './lock-file.ts';
 import { describePoint, pointOf } from './journal/record-points.ts';
-import type { AppendOptions, AppendReceipt, LoadedRun, LoadOptions, LockOptions, RecoveredTornTail, RunLock, RunStore } from './store.ts';
+import type { AppendOptions, AppendReceipt, LoadedRun, LoadOptions, LockOptions, RecoveredTornTail, FolderRunStore, RunLock } from './store.ts';
 import { WriteFaultPlan } from './write-faults.ts';
 import { openRegularFile } from '../util/regular-file.ts';
 import { checkStateFolder, PRIVATE_DIR, PRIVATE_FILE } from './state-folder.ts';
@@ -95,7 +95,7 @@ interface AppendPosition {
   written: CommitMark;
 }
 
-export class FileStore implements RunStore {
+export class FileStore implements FolderRunStore {
   readonly location: string;
   readonly runId: string | undefined;
   readonly journalPath: string;
