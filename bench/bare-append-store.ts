@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { JournalHeader, JournalRecord } from '../src/store/journal-record.ts';
+import type { JournalHeader, JournalRecord } from '../src/store/journal/journal-record.ts';
 import { MemoryStore } from '../src/store/memory-store.ts';
 import type { AppendOptions, AppendReceipt } from '../src/store/store.ts';
 import { fsyncDir } from '../src/util/durable-file.ts';

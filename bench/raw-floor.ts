@@ -12,7 +12,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { FileStore, JOURNAL_FILE } from '../src/store/file-store.ts';
-import type { JournalRecord } from '../src/store/journal-record.ts';
+import type { JournalRecord } from '../src/store/journal/journal-record.ts';
 import type { AppendOptions, AppendReceipt } from '../src/store/store.ts';
 import { fsyncDir } from '../src/util/durable-file.ts';
 

@@ -13,7 +13,7 @@ import { resumeRun } from '../src/runtime/run-api.ts';
 import type { RunEvent } from '../src/core/run-events.ts';
 import { FileStore } from '../src/store/file-store.ts';
 import { ToolRegistry } from '../src/tools/tool-registry.ts';
-import type { JournalRecord } from '../src/store/journal-record.ts';
+import type { JournalRecord } from '../src/store/journal/journal-record.ts';
 import type { AppendReceipt } from '../src/store/store.ts';
 import { fetchPage } from './workload.ts';
 

@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { foldJournal } from '../src/store/fold-journal.ts';
+import { foldJournal } from '../src/store/journal/fold-journal.ts';
 import { fsyncDir } from '../src/util/durable-file.ts';
 import { MemoryStore } from '../src/store/memory-store.ts';
 import { startRun } from '../src/runtime/run-api.ts';

@@ -27,9 +27,9 @@ import { SnapshotPolicy } from '../src/runtime/snapshot-policy.ts';
 /** A count besides the cuts (this input's context is cut back every 50 turns, as a compaction would). */
 const SNAPSHOTS_EVERY = 1000;
 import { FileStore } from '../src/store/file-store.ts';
-import { foldJournal } from '../src/store/fold-journal.ts';
-import { type DurableView, encodeRecord, ledgerEntriesOf, type TransitionToEncode } from '../src/store/journal-codec.ts';
-import type { JournalRecord, RecordEvent } from '../src/store/journal-record.ts';
+import { foldJournal } from '../src/store/journal/fold-journal.ts';
+import { type DurableView, encodeRecord, ledgerEntriesOf, type TransitionToEncode } from '../src/store/journal/journal-codec.ts';
+import type { JournalRecord, RecordEvent } from '../src/store/journal/journal-record.ts';
 import type { AppendOptions } from '../src/store/store.ts';
 import { withoutSyncs } from './io-counter.ts';
 import { resumeStoreDir } from './resume-journal.ts';

@@ -29,7 +29,7 @@ export type { SubagentInput, SubagentToolOptions } from './subagent/subagent-too
 export type { ChildRun, TreePendingDecision } from './runtime/run-tree.ts';
 export type { AgentDefinition, AgentSpec } from './agent/agent-definition.ts';
 export type { AgentResumeOptions, AgentStartOptions } from './runtime/run-api.ts';
-export type { PinnedAgent } from './store/journal-record.ts';
+export type { PinnedAgent } from './store/journal/journal-record.ts';
 
 // A run from outside (status, history, decisions, cancel, pause, fork, prune): one handle, one options object a call.
 export { openRun } from './runtime/run-handle.ts';
@@ -93,7 +93,7 @@ export { listRuns } from './runtime/list-runs.ts';
 export type { ListOptions, RunListing } from './runtime/list-runs.ts';
 export type { FileStoreOptions } from './store/file-store.ts';
 export type { DecisionInbox, InboxDecision, LockOptions, LockTakeOver, RunLock, RunStore } from './store/store.ts';
-export type { ForkOrigin, JournalHeader, PinnedAnnotations, PinnedDecisionPolicy, PinnedPrice, PinnedRequest, ReconcileNote, ReconcileRule, RunOrigin } from './store/journal-record.ts';
+export type { ForkOrigin, JournalHeader, PinnedAnnotations, PinnedDecisionPolicy, PinnedPrice, PinnedRequest, ReconcileNote, ReconcileRule, RunOrigin } from './store/journal/journal-record.ts';
 
 // The loop's machine, as `inspect` reports a run, and the state it keeps.
 export { agentLoopMachine } from '../machines/agent-loop.machine.ts';

@@ -11,9 +11,9 @@ import { type DecidedCall, DecisionTrail, verdictWords } from '../src/awaits/dec
 import { RECONCILE_PHRASES } from '../src/words/run-lines.ts';
 import { isServerToolResult, resultToolName, sealedWords, serverToolResultWords, serverToolUseWords, thinkingWords, withoutSealed } from '../src/words/block-words.ts';
 import { blockWords, resultContentWords } from '../src/words/payload-words.ts';
-import { foldJournal } from '../src/store/fold-journal.ts';
-import type { JournalRecord } from '../src/store/journal-record.ts';
-import { pointOf } from '../src/store/record-points.ts';
+import { foldJournal } from '../src/store/journal/fold-journal.ts';
+import type { JournalRecord } from '../src/store/journal/journal-record.ts';
+import { pointOf } from '../src/store/journal/record-points.ts';
 import type { LoadedRun } from '../src/store/store.ts';
 import type { MachineGraph } from './machine-graph.ts';
 import { edgeId, edgesOf } from './machine-graph.ts';

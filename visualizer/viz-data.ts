@@ -5,7 +5,7 @@
  */
 import type { AgentStateName, DecisionNeed, OutcomeKind, TokenUsage, Verdict } from '../machines/agent-loop.types.ts';
 import type { HistoryStep } from '../src/runtime/run-status.ts';
-import type { ReconcileOutcomeName } from '../src/store/journal-record.ts';
+import type { ReconcileOutcomeName } from '../src/store/journal/journal-record.ts';
 import type { StateRole } from './machine-graph.ts';
 
 export interface VizPageData {

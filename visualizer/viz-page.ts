@@ -10,7 +10,6 @@ import type { MachineGraph } from './machine-graph.ts';
 import { edgesOf, machineGraphOf } from './machine-graph.ts';
 import { pageHtml } from './page-html.ts';
 import { readForkNotes } from '../src/fork/fork-notes.ts';
-import { FileStore } from '../src/store/file-store.ts';
 import { runViewOf } from './run-timeline.ts';
 import { childRunsOf } from '../src/runtime/run-tree.ts';
 import type { MachineView, RunView } from './viz-data.ts';
@@ -41,7 +40,7 @@ export async function vizPage(store: RunStore, forkCommand?: RunView['forkComman
 async function readRun(store: RunStore, graph: MachineGraph, forkCommand: RunView['forkCommand']): Promise<RunView | null> {
   if (!(await store.exists())) return null;
   const loaded = await store.load();
-  const notes = store instanceof FileStore ? readForkNotes(store.dir, loaded.header.runId) : [];
+  const notes = store.dir !== undefined ? readForkNotes(store.dir, loaded.header.runId) : [];
   const forks = notes.map((fork) => ({ seq: fork.seq, runId: fork.child.runId, location: fork.child.location }));
   const run = runViewOf(store.location, loaded, graph, { forks, forkCommand });
   // Each sub-agent run beside the reply that called it: the first record whose open calls hold the call.

@@ -9,9 +9,9 @@ import { type Decision, isFinishedState, type PendingCall, type Verdict } from '
 import type { WaitingCall } from '../core/run-events.ts';
 import { toolContractHash } from '../tools/tool-contract.ts';
 import { StoreMissingError } from '../store/errors.ts';
-import { foldJournal } from '../store/fold-journal.ts';
-import type { DurableView } from '../store/journal-codec.ts';
-import type { JournalHeader } from '../store/journal-record.ts';
+import { foldJournal } from '../store/journal/fold-journal.ts';
+import type { DurableView } from '../store/journal/journal-codec.ts';
+import type { JournalHeader } from '../store/journal/journal-record.ts';
 import type { DecisionInbox, RunStore } from '../store/store.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { DecisionRefusedError } from './decision-errors.ts';

@@ -5,7 +5,7 @@
  * Pure: fed one folded record at a time.
  */
 import type { AgentContext, Decision, DecisionNeed } from '../../machines/agent-loop.types.ts';
-import type { JournalRecord } from '../store/journal-record.ts';
+import type { JournalRecord } from '../store/journal/journal-record.ts';
 
 export interface DecidedCall extends Decision {
   /** The tool the call is to. */

@@ -3,7 +3,7 @@
  * that tool comes with `--allow-questions`, so the fix is that flag, not --allow-tool-change
  * (which would take the question away from the model, or give it one the run never had).
  */
-import type { RunOrigin } from '../store/journal-record.ts';
+import type { RunOrigin } from '../store/journal/journal-record.ts';
 import { ASK_USER } from './ask-user.ts';
 
 /** The advice, or null when the difference is not (only) ask_user. */

@@ -6,7 +6,7 @@
  * anything away needs the person to say so (replaceDecisionPolicy, --replace-decision-policy).
  */
 import { needsVersion, type RunSetting, type RunSettings } from '../core/run-settings.ts';
-import { JOURNAL_VERSION_DECISIONS, type PinnedDecisionPolicy } from '../store/journal-record.ts';
+import { JOURNAL_VERSION_DECISIONS, type PinnedDecisionPolicy } from '../store/journal/journal-record.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { askUserTool } from './ask-user.ts';
 import { formatDecisionTimeout } from './decision-step.ts';

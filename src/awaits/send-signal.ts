@@ -9,7 +9,7 @@
 import { awaitsDecision } from '../../machines/agent-loop.logic.ts';
 import { isFinishedState } from '../../machines/agent-loop.types.ts';
 import { StoreMissingError } from '../store/errors.ts';
-import { foldJournal } from '../store/fold-journal.ts';
+import { foldJournal } from '../store/journal/fold-journal.ts';
 import type { Signal, SignalDelivery } from '../store/inbox/signal-inbox.ts';
 import type { RunStore } from '../store/store.ts';
 import { type SignalRefusal, SignalRefusedError } from './signal-errors.ts';

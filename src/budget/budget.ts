@@ -11,7 +11,7 @@ import { needsVersion, type RunSetting } from '../core/run-settings.ts';
 import type { Capability } from '../core/session.ts';
 import type { Model } from '../model/model.ts';
 import { costAt, type ModelPrice, priceOf } from '../model/prices.ts';
-import { JOURNAL_VERSION_BUDGETS } from '../store/journal-record.ts';
+import { JOURNAL_VERSION_BUDGETS } from '../store/journal/journal-record.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 /** Wide enough for any real use, narrow enough that a typo (or Infinity) is refused. */

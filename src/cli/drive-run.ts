@@ -9,8 +9,8 @@ import type { CrashHandler } from '../runtime/crash-points.ts';
 import { decide, type DecideInput } from '../awaits/decide.ts';
 import { type ResumeOptions, resumeRun, type RunParts, type StartOptions, startRun } from '../runtime/run-api.ts';
 import type { RunResult } from '../core/run-events.ts';
-import { FileStore } from '../store/file-store.ts';
-import { DEFAULT_LOCK_LEASE_MS, LOCK_LEASE_RANGE_MS } from '../store/lock-file.ts';
+import { DEFAULT_LOCK_LEASE_MS, LOCK_LEASE_RANGE_MS } from '../store/open-store.ts';
+import type { FolderRunStore } from '../store/store.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { UsageError } from './usage-error.ts';
 import { decisionCommandsFor } from '../words/decision-lines.ts';
@@ -18,7 +18,7 @@ import { cliInvocation } from '../words/shell-command.ts';
 import { EXIT } from './exit-codes.ts';
 import type { Writers } from './plain-reporter.ts';
 import { openRunReporter } from './run-reporter.ts';
-import { fileStoreOf } from './run-store.ts';
+import { fileStoreOf, folderStoreAt } from './run-store.ts';
 import { openTraceExport, type TraceExport, traceOptions } from './trace-export.ts';
 
 export { STATE_DIR } from './state-dir.ts';
@@ -112,9 +112,9 @@ function waitsForDecisions(wait: boolean | undefined, writers: Writers): boolean
  * The live view's y / n / e: a decision checked and written to the inbox like `approve` from
  * another terminal (the run takes it up within a second), read through a store of its own.
  */
-function promptDecide(store: FileStore, tools: ToolDefinition[]) {
+function promptDecide(store: FolderRunStore, tools: ToolDefinition[]) {
   return async (input: DecideInput): Promise<void> => {
-    await decide(new FileStore(store.dir, { runId: store.runId }), input, { tools });
+    await decide(folderStoreAt(store.dir, {}, store.runId), input, { tools });
   };
 }
 

@@ -7,7 +7,7 @@
  * replaces the pinned one for this process: a price is a fact about the bill, not the run.
  */
 import { StoreMissingError } from '../store/errors.ts';
-import type { JournalHeader, PinnedRequest } from '../store/journal-record.ts';
+import type { JournalHeader, PinnedRequest } from '../store/journal/journal-record.ts';
 import { RequestOptionsChangedError, requestDifferences, requestOptionsOf, requestWords, withGiven } from '../model/pinned-request.ts';
 import type { ModelPrice } from '../model/prices.ts';
 import { checkRequestAgainst, checkRequestOptions, type ClaudeRequestOptions } from '../model/request-options.ts';

@@ -1,10 +1,35 @@
-/** The file store of a run the command line names: DIR's own run, or the run of that id in DIR's folder of runs. */
+/**
+ * Where every command gets its store: the one place the command line opens a run's store, each
+ * through the store's door (openStore), never naming a store's class. A run in a directory is
+ * kept in DIR/.durable-agent (its own run, or a run by id in its folder of runs); a fleet run is
+ * a row of the fleet's database.
+ */
 import path from 'node:path';
-import { FileRuns } from '../store/file-runs.ts';
-import { FileStore, type FileStoreOptions } from '../store/file-store.ts';
+import { type Database, type DatabaseStoreOptions, type FolderStoreOptions, openRunsFolder, openStore } from '../store/open-store.ts';
+import type { DatabaseRunStore, FolderRunStore, RunsFolder } from '../store/store.ts';
 import { STATE_DIR } from './state-dir.ts';
 
-export function fileStoreOf(dir: string, runId: string | null, options: FileStoreOptions = {}): FileStore {
-  const root = path.join(path.resolve(dir), STATE_DIR);
-  return runId === null ? new FileStore(root, options) : new FileRuns(root, options).store(runId);
+/** DIR/.durable-agent: the state folder of the runs a command line starts in DIR. */
+export function stateFolderOf(dir: string): string {
+  return path.join(path.resolve(dir), STATE_DIR);
+}
+
+/** The store of a run the command line names: DIR's own run, or the run of that id in DIR's folder of runs. */
+export function fileStoreOf(dir: string, runId: string | null, options: FolderStoreOptions = {}): FolderRunStore {
+  return openStore({ dir: stateFolderOf(dir), runId, options });
+}
+
+/** The store of a state folder given as it is (a fork's scratch folder, a store's own folder again). */
+export function folderStoreAt(stateFolder: string, options: FolderStoreOptions = {}, runId?: string): FolderRunStore {
+  return openStore({ dir: stateFolder, options: runId === undefined ? options : { ...options, runId } });
+}
+
+/** DIR's folder of runs: its own run and its runs by id. */
+export function runsFolderOfDir(dir: string): RunsFolder {
+  return openRunsFolder(stateFolderOf(dir));
+}
+
+/** The store of a fleet run, in the database the command opened. */
+export function fleetStoreOf(database: Database, runId: string, options: DatabaseStoreOptions = {}): DatabaseRunStore {
+  return openStore({ database, runId, options });
 }

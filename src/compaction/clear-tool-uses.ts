@@ -10,7 +10,7 @@
  * header when the run starts; a resume cannot turn it on or off, and may change its numbers.
  */
 import type { Model, ModelRequest } from '../model/model.ts';
-import type { PinnedClearToolUses } from '../store/journal-record.ts';
+import type { PinnedClearToolUses } from '../store/journal/journal-record.ts';
 import { CompactionSettingsError, traitsOf } from './compaction-settings.ts';
 
 /** The programmatic option (run-api's `clearToolUses`): true for the defaults. */

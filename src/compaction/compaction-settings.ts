@@ -4,7 +4,7 @@
  * the model for a summary of the older turns, for every other model), or `off`.
  */
 import type { Model, ModelTraits } from '../model/model.ts';
-import type { PinnedCompaction } from '../store/journal-record.ts';
+import type { PinnedCompaction } from '../store/journal/journal-record.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 export type CompactionMode = 'server' | 'client' | 'off';

@@ -12,7 +12,7 @@ import type { Model, ToolSpec } from '../model/model.ts';
 import { receiveReply, replyProblem } from '../model/reply-check.ts';
 import type { RunEvent, RunObserver } from '../core/run-events.ts';
 import type { Capability, RunSession } from '../core/session.ts';
-import type { PinnedCompaction } from '../store/journal-record.ts';
+import type { PinnedCompaction } from '../store/journal/journal-record.ts';
 import { triggerTokensOf } from './compaction-settings.ts';
 import { estimateMessageTokens, estimateRequestTokens } from '../model/estimate-tokens.ts';
 

@@ -4,7 +4,7 @@
  * when it is resumed (checked against the journal's header before anything is repaired).
  */
 import { needsVersion, type PinnedFields, type RunSetting } from '../core/run-settings.ts';
-import { JOURNAL_VERSION_COMPACTION, type PinnedClearToolUses, type PinnedCompaction } from '../store/journal-record.ts';
+import { JOURNAL_VERSION_COMPACTION, type PinnedClearToolUses, type PinnedCompaction } from '../store/journal/journal-record.ts';
 import type { Model } from '../model/model.ts';
 import { type ClearToolUsesOptions, clearToolUsesForResume, clearToolUsesForStart } from './clear-tool-uses.ts';
 import { type CompactionOptions, compactionForResume, compactionForStart } from './compaction-settings.ts';

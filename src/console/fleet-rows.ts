@@ -10,7 +10,7 @@ import { DEMO_TASK } from '../demo/demo-task.ts';
 import { estimateCost } from '../model/prices.ts';
 import type { Database } from '../store/pg/pool.ts';
 import { readLatestUsage } from '../store/pg/run-usage.ts';
-import { storedUsage } from '../store/record-shape.ts';
+import { storedUsage } from '../store/journal/record-shape.ts';
 import { categoryOf, type ConsoleRow, FLEET_KEY, KEY_SEPARATOR } from './console-row.ts';
 
 export async function fleetRows(pool: Database): Promise<ConsoleRow[]> {

@@ -6,10 +6,10 @@
  */
 import fs from 'node:fs';
 import type { StoreCorruptError } from '../store/errors.ts';
-import { COMMIT_MARK_BYTES, FrameError, parseLine } from '../store/framing.ts';
-import { recordProblem } from '../store/journal-reader.ts';
-import type { JournalHeader, JournalRecord } from '../store/journal-record.ts';
-import { JOURNAL_FORMAT } from '../store/journal-record.ts';
+import { COMMIT_MARK_BYTES, FrameError, parseLine } from '../store/journal/framing.ts';
+import { recordProblem } from '../store/journal/journal-reader.ts';
+import type { JournalHeader, JournalRecord } from '../store/journal/journal-record.ts';
+import { JOURNAL_FORMAT } from '../store/journal/journal-record.ts';
 import type { LoadedRun, StoredRecord } from '../store/store.ts';
 
 const NEWLINE = 0x0a;

@@ -5,8 +5,7 @@
  * a fleet run's journal is read each poll, less often.
  */
 import fs from 'node:fs';
-import { pointOf, type PointName } from '../store/record-points.ts';
-import { FileStore } from '../store/file-store.ts';
+import { pointOf, type PointName } from '../store/journal/record-points.ts';
 import type { ConsoleRun } from './run-sources.ts';
 
 export interface TailRecord {
@@ -63,7 +62,7 @@ export class RecordTail {
   /** What shows a change of a folder run's journal; null where only reading it tells (the fleet). */
   private signature(): string | null {
     const store = this.run.store;
-    const file = store instanceof FileStore ? store.journalPath : this.run.archivedJournal;
+    const file = store?.journalPath ?? this.run.archivedJournal;
     if (!file) return null;
     const stat = fs.statSync(file, { throwIfNoEntry: false });
     return stat ? `${stat.size}:${stat.mtimeMs}` : 'missing';

@@ -10,13 +10,12 @@ import { deciderOf } from '../runtime/run-tree.ts';
 import { type SentSignal, sendSignal } from '../awaits/send-signal.ts';
 import type { ControlRequest } from '../control/control-request.ts';
 import { cancelRun, type ControlOutcome, pauseRun, unpauseRun } from '../runtime/cancel-run.ts';
+import { openRunsFolder } from '../store/open-store.ts';
 import type { RunStore } from '../store/store.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import fs from 'node:fs';
-import path from 'node:path';
 import type { ParentCallAfterFork } from '../fork/fork-plan.ts';
 import { forkRun } from '../fork/fork-run.ts';
-import { FileRuns, RUNS_DIR } from '../store/file-runs.ts';
 import { ConsoleReadOnlyRunError } from './console-errors.ts';
 import { type ConsoleRun, keyOf } from './run-sources.ts';
 
@@ -80,11 +79,11 @@ export interface ForkMade {
 export async function forkFor(run: ConsoleRun, at: number): Promise<ForkMade> {
   const store = writable(run);
   if (!run.folder) throw new ConsoleReadOnlyRunError(run.key, 'a fleet run: fork it with durable-agent fork --run ID --to-run NEW');
-  const runs = new FileRuns(run.folder.root);
+  const runs = openRunsFolder(run.folder.root);
   const parentId = (await store.load()).header.runId;
   const base = `${parentId.slice(0, 100)}-at-${at}`;
   let id = base;
-  for (let n = 2; fs.existsSync(path.join(run.folder.root, RUNS_DIR, id)); n++) id = `${base}-${n}`;
+  for (let n = 2; fs.existsSync(runs.store(id).dir); n++) id = `${base}-${n}`;
   const result = await forkRun({ from: store, to: runs.store(id), at });
   return { key: keyOf(run.folder.index, id, null), runId: result.runId, state: result.state, records: result.records, openCalls: result.openCalls, afterFork: result.afterFork };
 }

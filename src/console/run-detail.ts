@@ -15,10 +15,10 @@ import { readRunStatus, type RunStatus } from '../runtime/run-status.ts';
 import { transcriptOf, type TranscriptEntry } from '../runtime/run-transcript.ts';
 import { withoutSealed } from '../words/block-words.ts';
 import { StoreCorruptError } from '../store/errors.ts';
-import { FileStore } from '../store/file-store.ts';
-import { foldJournal } from '../store/fold-journal.ts';
-import { readJournal } from '../store/journal-reader.ts';
-import type { LoadedRun } from '../store/store.ts';
+import { foldJournal } from '../store/journal/fold-journal.ts';
+import { readJournal } from '../store/journal/journal-reader.ts';
+import { openStore } from '../store/open-store.ts';
+import { type FolderRunStore, keptInFolder, type LoadedRun } from '../store/store.ts';
 import { layoutDiagram } from '../../visualizer/diagram-layout.ts';
 import { diagramSvg } from '../../visualizer/diagram-svg.ts';
 import { machineGraphOf } from '../../visualizer/machine-graph.ts';
@@ -132,13 +132,13 @@ export async function runDetail(run: ConsoleRun): Promise<RunDetail> {
     loaded = run.store ? await run.store.load() : readArchived(run.archivedJournal!);
   } catch (error) {
     if (!(error instanceof StoreCorruptError)) throw error;
-    const file = run.store instanceof FileStore ? run.store.journalPath : run.archivedJournal;
+    const file = run.store?.journalPath ?? run.archivedJournal;
     const prefix = file ? readablePrefix(file, error) : null;
     const damage = error.message;
     if (!prefix) return { ...base, readOnly: 'its journal is damaged', damage, summary: null, status: null, transcript: [], steps: [], processes: [], ledger: [], lineage: NO_LINEAGE, pending: [] };
     return { ...base, ...readView(location, prefix), readOnly: 'its journal is damaged', damage, status: null, pending: [] };
   }
-  const view = readView(location, loaded, run.store instanceof FileStore ? forksOf(run.store, loaded.header.runId) : []);
+  const view = readView(location, loaded, run.store && keptInFolder(run.store) ? forksOf(run.store, loaded.header.runId) : []);
   if (!run.store) return { ...base, ...view, readOnly: 'an archived run', damage: null, status: null, pending: [] };
   // The run's own calls, then those its sub-agent runs wait on: decided from this page, they go to that run.
   const [status, pending, tree] = await Promise.all([readRunStatus(run.store), treePendingDecisions(run.store), treeOf(run, loaded)]);
@@ -168,7 +168,7 @@ async function treeOf(run: ConsoleRun, loaded: LoadedRun): Promise<Pick<Lineage,
     const byId = await keyOfRun(runId);
     if (byId || !folder || !run.folder) return byId;
     // The state folder's own run: the run by no id.
-    const own = new FileStore(folder.root);
+    const own = openStore({ dir: folder.root });
     try {
       return (await own.exists()) && (await own.load({ fromLastSnapshot: true })).header.runId === runId ? keyOf(run.folder.index, null, null) : null;
     } catch {
@@ -194,7 +194,7 @@ async function treeOf(run: ConsoleRun, loaded: LoadedRun): Promise<Pick<Lineage,
 }
 
 /** The runs forked from a folder run, from the note beside its journal; a note that cannot be read shows none. */
-function forksOf(store: FileStore, runId: string): RunDetail['lineage']['forks'] {
+function forksOf(store: FolderRunStore, runId: string): RunDetail['lineage']['forks'] {
   try {
     return readForkNotes(store.dir, runId).map((fork) => ({ seq: fork.seq, runId: fork.child.runId, location: fork.child.location }));
   } catch {

@@ -5,10 +5,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Database } from '../store/pg/pool.ts';
-import { FileRuns } from '../store/file-runs.ts';
-import { FileStore } from '../store/file-store.ts';
-import type { RunStore } from '../store/store.ts';
+import { type Database, openRunsFolder, openStore } from '../store/open-store.ts';
+import type { FolderRunStore, RunStore } from '../store/store.ts';
 import { ConsoleRunNotFoundError } from './console-errors.ts';
 import { type ConsoleRow, FLEET_KEY, KEY_SEPARATOR, keyOf, newestFirst, RUN_CATEGORIES, type RunCategory } from './console-row.ts';
 import { fleetRows } from './fleet-rows.ts';
@@ -120,18 +118,17 @@ export class RunSources {
   async run(key: string): Promise<ConsoleRun> {
     const parts = key.split(KEY_SEPARATOR);
     if (parts[0] === FLEET_KEY && parts.length === 2 && this.pool) {
-      const { PgRunStore } = await import('../store/pg/pg-store.ts');
-      const store = new PgRunStore(this.pool, parts[1]!);
+      const store = openStore({ database: this.pool, runId: parts[1]! });
       if (!(await store.exists())) throw new ConsoleRunNotFoundError(key);
       return { key, source: 'fleet', store, archivedJournal: null, runDir: null, folder: null };
     }
     const [index, folderId, archived] = parts;
     const root = this.roots[Number(index)];
     if (parts.length !== 3 || root === undefined || !/^\d+$/.test(index!)) throw new ConsoleRunNotFoundError(key);
-    const runs = new FileRuns(root);
-    let store: FileStore;
+    const runs = openRunsFolder(root);
+    let store: FolderRunStore;
     try {
-      store = folderId === '' ? new FileStore(root) : runs.store(folderId!);
+      store = folderId === '' ? openStore({ dir: root }) : runs.store(folderId!);
     } catch {
       throw new ConsoleRunNotFoundError(key);
     }

@@ -18,8 +18,8 @@ import type {
 } from '../../machines/agent-loop.types.ts';
 import type { StreamDelta } from '../model/model.ts';
 import type { StoreWriteError } from '../store/errors.ts';
-import type { ReconcileOutcomeName, ReconcileRule, RecordEvent, RunOrigin } from '../store/journal-record.ts';
-import type { PointName } from '../store/record-points.ts';
+import type { ReconcileOutcomeName, ReconcileRule, RecordEvent, RunOrigin } from '../store/journal/journal-record.ts';
+import type { PointName } from '../store/journal/record-points.ts';
 import type { RecoveredTornTail } from '../store/store.ts';
 
 /** Where a run ended: a final state of the machine, or waiting for a person (test/machines/machine-structure.test.ts holds it to the machine). */

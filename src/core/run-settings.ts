@@ -8,7 +8,7 @@
  * worker's plug-ins each configure it in turn: each sees what the ones before it made (the tools
  * approval adds, the header fields pinned so far), and hands it on.
  */
-import type { JournalHeader } from '../store/journal-record.ts';
+import type { JournalHeader } from '../store/journal/journal-record.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 
 /** The header's fields a setting may own: all but the journal's own. */

@@ -11,7 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { type AgentDefinition, isAgentDefinition } from '../agent/agent-definition.ts';
 import { scriptedModel } from '../model/scripted-model.ts';
 import { resumeRun, startRun } from '../runtime/run-api.ts';
-import { FileStore } from '../store/file-store.ts';
+import { openStore } from '../store/open-store.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { scriptReplies } from './drill-script.ts';
 
@@ -46,7 +46,7 @@ async function main(): Promise<void> {
     agent,
     tools,
     model: scriptedModel(scriptReplies(play.replies, 'the drill'), { name: `drill-${agent.name}` }),
-    store: new FileStore(path.join(play.dir, '.durable-agent')),
+    store: openStore({ dir: path.join(play.dir, '.durable-agent') }),
     command: 'drill',
   };
   if (play.killAt !== null) {

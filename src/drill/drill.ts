@@ -10,14 +10,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ContentBlock, ModelReply } from '../../machines/agent-loop.types.ts';
-import type { ReconcileOutcomeName } from '../store/journal-record.ts';
+import type { ReconcileOutcomeName } from '../store/journal/journal-record.ts';
 import { idempotencyKeyFor } from '../tools/execute-call.ts';
 import type { AgentDefinition } from '../agent/agent-definition.ts';
 import type { RunEvent } from '../core/run-events.ts';
 import { scriptedModel } from '../model/scripted-model.ts';
 import { CrashPoints, SimulatedCrash } from '../runtime/crash-points.ts';
 import { resumeRun, startRun } from '../runtime/run-api.ts';
-import { FileStore } from '../store/file-store.ts';
+import { openStore } from '../store/open-store.ts';
 import { readOnlyFor, type ToolDefinition } from '../tools/tool.ts';
 import { DrillPathError } from './drill-errors.ts';
 import { checkRepliesFit } from './drill-script.ts';
@@ -135,7 +135,7 @@ async function play<T>(options: DrillOptions, body: (parts: PlayParts, scratch: 
     await options.setup?.(scratch);
     const parts: PlayParts = {
       agent: options.agent,
-      store: new FileStore(path.join(dir, '.durable-agent')),
+      store: openStore({ dir: path.join(dir, '.durable-agent') }),
       model: scriptedModel([...options.replies], { name: `drill-${options.agent.name}` }),
       tools: counted(options.agent.tools, executions),
       task: options.task ?? `Drill of ${options.agent.name}`,

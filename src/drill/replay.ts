@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { ContentBlock } from '../../machines/agent-loop.types.ts';
 import type { AgentDefinition } from '../agent/agent-definition.ts';
 import { readRunStatus } from '../runtime/run-status.ts';
-import { foldJournal } from '../store/fold-journal.ts';
+import { foldJournal } from '../store/journal/fold-journal.ts';
 import type { RunStore } from '../store/store.ts';
 import { executeCall } from '../tools/execute-call.ts';
 import { ToolRegistry } from '../tools/tool-registry.ts';

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import type { ModelReply } from '../../machines/agent-loop.types.ts';
 import { idempotencyKeyFor } from '../tools/execute-call.ts';
 import { readOnlyFor } from '../tools/tool.ts';
-import { FileStore } from '../store/file-store.ts';
+import { openStore } from '../store/open-store.ts';
 import type { ChildPlay } from './drill-child.ts';
 import type { DrillOptions, DrillReport } from './drill.ts';
 
@@ -67,7 +67,7 @@ export async function sigkillSample(
           : resumed!.status !== 0
             ? `the resume after the kill exited ${resumed!.status}${resumed!.stderr ? `: ${resumed!.stderr.trim().split('\n').at(-1)}` : ''}`
             : null;
-      const runId = (await new FileStore(path.join(dir, '.durable-agent')).load()).header.runId;
+      const runId = (await openStore({ dir: path.join(dir, '.durable-agent') }).load()).header.runId;
       const executions = fs.existsSync(path.join(dir, EXECUTIONS_FILE)) ? fs.readFileSync(path.join(dir, EXECUTIONS_FILE), 'utf8').split('\n').filter(Boolean) : [];
       const effects: Record<string, number> = {};
       for (const call of sideEffects) {

@@ -8,8 +8,8 @@
 import { AwaitRunTimeoutError, FleetRunMissingError, type FleetRunState } from './await-run-errors.ts';
 import { type AgentStateName, isFinishedState, type TokenUsage, ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 import { runResultOf } from '../runtime/run-result.ts';
-import { foldJournal } from '../store/fold-journal.ts';
-import { PgRunStore } from '../store/pg/pg-store.ts';
+import { foldJournal } from '../store/journal/fold-journal.ts';
+import { openStore } from '../store/open-store.ts';
 import type { Database } from '../store/pg/pool.ts';
 import { RestListener } from '../store/pg/rest-listener.ts';
 import { readRestRow, type RestRow } from '../store/pg/run-rest.ts';
@@ -73,7 +73,7 @@ export async function awaitRun(pool: Database, runId: string, options: AwaitRunO
 
 /** The run as it is now, at rest or not. */
 export async function readFleetRun(pool: Database, runId: string): Promise<FleetRunResult> {
-  const store = new PgRunStore(pool, runId);
+  const store = openStore({ database: pool, runId: runId });
   for (;;) {
     const row = await readRestRow(pool, runId);
     if (!row) throw new FleetRunMissingError(runId);

@@ -10,9 +10,9 @@ import { ForkRefusedError } from '../fork/fork-errors.ts';
 import { planFork } from '../fork/fork-plan.ts';
 import type { ForkResult } from '../fork/fork-run.ts';
 import { checkMessageText } from '../core/continue-run.ts';
-import { documentJson } from '../store/framing.ts';
+import { documentJson } from '../store/journal/framing.ts';
 import { insertForkedRun } from '../store/pg/fork-rows.ts';
-import { PgRunStore } from '../store/pg/pg-store.ts';
+import { openStore } from '../store/open-store.ts';
 import type { Database } from '../store/pg/pool.ts';
 
 export interface FleetForkOptions {
@@ -33,7 +33,7 @@ export interface FleetForkResult extends Omit<ForkResult, 'lineageNoteProblem'> 
 }
 
 export async function forkFleetRun(pool: Database, options: FleetForkOptions): Promise<FleetForkResult> {
-  const parent = new PgRunStore(pool, options.run);
+  const parent = openStore({ database: pool, runId: options.run });
   if (options.message !== undefined) checkMessageText(parent.location, options.message);
   const toRun = options.toRun ?? randomUUID();
   if (toRun === options.run) throw new ForkRefusedError(parent.location, 'same-run', 'the fork would go where the run is: give another --to-run ID (or none for a new one). Nothing was written.');

@@ -17,7 +17,7 @@ import { requestWords } from '../control/control-request.ts';
 import { RunPausedError } from '../control/run-control.ts';
 import { claimNextRuns, type Lease, LeaseKeeper, releaseLeases } from '../store/pg/leases.ts';
 import { LeaseLostError } from '../store/pg/pg-errors.ts';
-import { PgRunStore } from '../store/pg/pg-store.ts';
+import { openStore } from '../store/open-store.ts';
 import { AppendBatcher } from '../store/pg/append-batcher.ts';
 import type { Database } from '../store/pg/pool.ts';
 import { readRunSpec } from '../store/pg/queue.ts';
@@ -248,7 +248,7 @@ export class Worker {
     const keeper = new LeaseKeeper(pool, lease, leaseMs, (error) => controller.abort(error)).start();
     let lost = false;
     try {
-      const store = new PgRunStore(pool, lease.runId, { lease, batcher: this.batcher });
+      const store = openStore({ database: pool, runId: lease.runId, options: { lease, batcher: this.batcher } });
       const spec = await this.specOf(lease);
       const agent = spec.kind === 'agent' ? this.agents.get(spec.agent)! : undefined;
       const raise = this.raiseOf(tag, lease);

@@ -12,9 +12,9 @@ import { openCalls } from '../../machines/agent-loop.logic.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
 import { type AgentContext, type AgentStateName, type AwaitedCall, FINAL_STATES, type OutcomeKind, type PendingCall } from '../../machines/agent-loop.types.ts';
 import { checkContinue, ContinueRefusedError } from '../core/continue-run.ts';
-import { foldJournal } from '../store/fold-journal.ts';
-import { type DurableView, encodeRecord, snapshotContextOf } from '../store/journal-codec.ts';
-import type { ForkOrigin, JournalHeader, JournalRecord } from '../store/journal-record.ts';
+import { foldJournal } from '../store/journal/fold-journal.ts';
+import { type DurableView, encodeRecord, snapshotContextOf } from '../store/journal/journal-codec.ts';
+import type { ForkOrigin, JournalHeader, JournalRecord } from '../store/journal/journal-record.ts';
 import type { LoadedRun } from '../store/store.ts';
 import { ForkRefusedError } from './fork-errors.ts';
 

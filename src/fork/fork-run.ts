@@ -9,8 +9,8 @@
 import path from 'node:path';
 import type { AgentStateName } from '../../machines/agent-loop.types.ts';
 import { checkMessageText } from '../core/continue-run.ts';
-import { FileStore } from '../store/file-store.ts';
-import type { ForkOrigin } from '../store/journal-record.ts';
+import { openStore } from '../store/open-store.ts';
+import type { ForkOrigin } from '../store/journal/journal-record.ts';
 import type { RunStore } from '../store/store.ts';
 import { ForkRefusedError } from './fork-errors.ts';
 import { appendForkNote } from './fork-notes.ts';
@@ -85,7 +85,7 @@ export async function forkRun(options: ForkOptions): Promise<ForkResult> {
 }
 
 function noteLineage(from: RunStore, note: Parameters<typeof appendForkNote>[1]): string | null {
-  if (!(from instanceof FileStore)) return null;
+  if (from.dir === undefined) return null;
   try {
     appendForkNote(from.dir, note);
     return null;
@@ -95,10 +95,10 @@ function noteLineage(from: RunStore, note: Parameters<typeof appendForkNote>[1])
 }
 
 function storeOf(given: RunStore | string): RunStore {
-  return typeof given === 'string' ? new FileStore(path.join(path.resolve(given), STATE_DIR)) : given;
+  return typeof given === 'string' ? openStore({ dir: path.join(path.resolve(given), STATE_DIR) }) : given;
 }
 
 function sameStore(a: RunStore, b: RunStore): boolean {
   if (a === b) return true;
-  return a instanceof FileStore && b instanceof FileStore && path.resolve(a.journalPath) === path.resolve(b.journalPath);
+  return a.journalPath !== undefined && b.journalPath !== undefined && path.resolve(a.journalPath) === path.resolve(b.journalPath);
 }

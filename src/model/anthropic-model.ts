@@ -22,7 +22,7 @@ import type { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
 import type { ContentBlock, Message, ModelReply, TokenUsage } from '../../machines/agent-loop.types.ts';
 import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 import { redactSecrets } from '../util/redact.ts';
-import type { PinnedClearToolUses } from '../store/journal-record.ts';
+import type { PinnedClearToolUses } from '../store/journal/journal-record.ts';
 import type { Model, ModelRequest, ModelTraits } from './model.ts';
 import { MissingApiKeyError, ModelCallError } from './model.ts';
 import { StreamBrokeOffError, streamMessage, type StreamOptions } from './anthropic-stream.ts';

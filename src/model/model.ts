@@ -1,7 +1,7 @@
 /** What the loop needs from a model: one reply to one request. */
 import type { Message, ModelReply } from '../../machines/agent-loop.types.ts';
 import { redactSecrets } from '../util/redact.ts';
-import type { PinnedClearToolUses, PinnedRequest } from '../store/journal-record.ts';
+import type { PinnedClearToolUses, PinnedRequest } from '../store/journal/journal-record.ts';
 import type { ModelPrice } from './prices.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 

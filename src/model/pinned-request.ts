@@ -5,7 +5,7 @@
  * first tool turn, and other sampling is another run's): forcing the change takes a word of its
  * own. Headers, betas, metadata, keys and clients are never pinned: they are the process's.
  */
-import type { PinnedRequest } from '../store/journal-record.ts';
+import type { PinnedRequest } from '../store/journal/journal-record.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 import type { ClaudeRequestOptions } from './request-options.ts';
 import { normalServerTools, serverToolsBeyondFlags, serverToolWords, type ServerTools } from './server-tools.ts';

@@ -15,8 +15,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { FINAL_STATES, type AgentStateName } from '../../machines/agent-loop.types.ts';
-import { fileBytes, type FileStore } from '../store/file-store.ts';
-import { readJournal } from '../store/journal-reader.ts';
+import { fileBytes } from '../store/file-store.ts';
+import type { FolderRunStore } from '../store/store.ts';
+import { readJournal } from '../store/journal/journal-reader.ts';
 import { fsyncDir } from '../util/durable-file.ts';
 import { checkPruneOptions, type PruneCandidate, type PruneOptions, selectForPruning } from './prune-plan.ts';
 import { type BlobSweep, pruneBlobs } from './prune-blobs.ts';
@@ -60,7 +61,7 @@ export interface PruneReport {
 }
 
 /** Removes the finished archived runs of `store` that the options select (see selectForPruning). */
-export async function pruneRuns(store: FileStore, options: PruneOptions): Promise<PruneReport> {
+export async function pruneRuns(store: FolderRunStore, options: PruneOptions): Promise<PruneReport> {
   checkPruneOptions(options);
   const archive = path.join(store.dir, 'archive');
   const dryRun = options.dryRun === true;

@@ -12,8 +12,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { BLOBS_DIR, blobFilesOf, blobNamesIn } from '../store/blobs.ts';
 import { RunLockedError } from '../store/errors.ts';
-import { fileBytes, type FileStore } from '../store/file-store.ts';
-import { readJournal } from '../store/journal-reader.ts';
+import { fileBytes } from '../store/file-store.ts';
+import type { FolderRunStore } from '../store/store.ts';
+import { readJournal } from '../store/journal/journal-reader.ts';
 import { fsyncDir } from '../util/durable-file.ts';
 
 export interface BlobSweep {
@@ -25,7 +26,7 @@ export interface BlobSweep {
 }
 
 /** `leaving`: archived journals a dry run would remove (their references do not keep a blob). */
-export async function pruneBlobs(store: FileStore, dryRun: boolean, leaving: readonly string[] = []): Promise<BlobSweep> {
+export async function pruneBlobs(store: FolderRunStore, dryRun: boolean, leaving: readonly string[] = []): Promise<BlobSweep> {
   const first = unreferenced(store, new Set(leaving));
   if ('kept' in first || first.length === 0) return { removed: [], bytes: 0, kept: 'kept' in first ? first.kept : null };
   if (dryRun) return { removed: first.map((blob) => blob.name), bytes: first.reduce((sum, blob) => sum + blob.bytes, 0), kept: null };
@@ -49,7 +50,7 @@ export async function pruneBlobs(store: FileStore, dryRun: boolean, leaving: rea
 }
 
 /** The blob files no journal of the folder (the current one, every archived one) refers to. */
-function unreferenced(store: FileStore, leaving: ReadonlySet<string> = new Set()): Array<{ name: string; bytes: number }> | { kept: string } {
+function unreferenced(store: FolderRunStore, leaving: ReadonlySet<string> = new Set()): Array<{ name: string; bytes: number }> | { kept: string } {
   const files = blobFilesOf(store.dir);
   if (files.length === 0) return [];
   const archive = path.join(store.dir, 'archive');

@@ -18,7 +18,7 @@
  */
 import { awaitsDecision } from '../../machines/agent-loop.logic.ts';
 import type { Decision, PendingCall, ToolOutcome } from '../../machines/agent-loop.types.ts';
-import type { ReconcileRule } from '../store/journal-record.ts';
+import type { ReconcileRule } from '../store/journal/journal-record.ts';
 
 export interface ToolTraits {
   readOnly: boolean;

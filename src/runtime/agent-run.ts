@@ -5,7 +5,7 @@
  */
 import { type AgentDefinition, acceptedVersions } from '../agent/agent-definition.ts';
 import type { PinnedFields, RunSetting } from '../core/run-settings.ts';
-import type { PinnedAgent } from '../store/journal-record.ts';
+import type { PinnedAgent } from '../store/journal/journal-record.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 export class AgentVersionMismatchError extends DurableAgentError {

@@ -7,8 +7,8 @@
 import type { AgentStateName } from '../../machines/agent-loop.types.ts';
 import type { RunResult } from '../core/run-events.ts';
 import { RunExistsError } from '../store/errors.ts';
-import { foldJournal } from '../store/fold-journal.ts';
-import type { RunOrigin } from '../store/journal-record.ts';
+import { foldJournal } from '../store/journal/fold-journal.ts';
+import type { RunOrigin } from '../store/journal/journal-record.ts';
 import { checkRunId, RunIdMismatchError } from '../store/run-id.ts';
 import type { LoadedRun, RunStore } from '../store/store.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';

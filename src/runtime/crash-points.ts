@@ -7,7 +7,7 @@
  * fsync of its own (checkpoint B, written right after it, fsyncs both): after-effect-write there
  * is a state a kill leaves, and a power loss takes back (the crash suite tries both).
  */
-import { POINT_NAMES, type PointName } from '../store/record-points.ts';
+import { POINT_NAMES, type PointName } from '../store/journal/record-points.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 export type CrashPointName = PointName | 'tool-return';

@@ -10,8 +10,8 @@
 import type { SnapshotFrom } from 'xstate';
 import type { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
 import type { AgentStateName } from '../../machines/agent-loop.types.ts';
-import { type DurableView, encodeRecord, ledgerEntriesOf, type TransitionToEncode } from '../store/journal-codec.ts';
-import type { JournalRecord, RecordEvent, RecordNote } from '../store/journal-record.ts';
+import { type DurableView, encodeRecord, ledgerEntriesOf, type TransitionToEncode } from '../store/journal/journal-codec.ts';
+import type { JournalRecord, RecordEvent, RecordNote } from '../store/journal/journal-record.ts';
 import type { AppendOptions, AppendReceipt, RunStore } from '../store/store.ts';
 import type { SnapshotPolicy } from './snapshot-policy.ts';
 

@@ -1,7 +1,7 @@
 /** Every run of a folder of runs, with where each stands: what `durable-agent list` prints. */
 import type { AgentStateName } from '../../machines/agent-loop.types.ts';
-import { foldJournal } from '../store/fold-journal.ts';
-import type { FileRuns } from '../store/file-runs.ts';
+import { foldJournal } from '../store/journal/fold-journal.ts';
+import type { RunsFolder } from '../store/store.ts';
 
 export interface RunListing {
   runId: string;
@@ -31,7 +31,7 @@ export interface ListOptions {
 }
 
 /** Newest first; a journal that cannot be read is listed with its problem, never skipped. */
-export async function listRuns(runs: FileRuns, options: ListOptions = {}): Promise<RunListing[]> {
+export async function listRuns(runs: RunsFolder, options: ListOptions = {}): Promise<RunListing[]> {
   const listings: RunListing[] = [];
   for (const entry of runs.entries()) {
     if (entry.archived && options.archived === false) continue;

@@ -9,7 +9,7 @@ import type { ContainerMark, DecisionNeed, ModelReply } from '../../machines/age
 import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 import type { StreamDelta } from '../model/model.ts';
 import { receiveReply, replyProblem } from '../model/reply-check.ts';
-import { RecordEncodeError } from '../store/framing.ts';
+import { RecordEncodeError } from '../store/journal/framing.ts';
 import { LiveToolUseIds } from './live-tool-use-ids.ts';
 import type { DriverSession } from './run-session.ts';
 

@@ -10,7 +10,7 @@ import { decisionPolicySetting } from '../awaits/pinned-policy.ts';
 import { budgetSetting } from '../budget/budget.ts';
 import { contextSetting } from '../compaction/context-settings.ts';
 import { checkSettings, needsVersion, pinSettings, type RunSetting, type RunSettings } from '../core/run-settings.ts';
-import { JOURNAL_FORMAT, type JournalHeader, JOURNAL_VERSION_CHILD_AWAITS, JOURNAL_VERSION_PLAIN, type RunOrigin, type RunTraceContext } from '../store/journal-record.ts';
+import { JOURNAL_FORMAT, type JournalHeader, JOURNAL_VERSION_CHILD_AWAITS, JOURNAL_VERSION_PLAIN, type RunOrigin, type RunTraceContext } from '../store/journal/journal-record.ts';
 import { childRunCallOf } from '../tools/child-run-call.ts';
 import { agentSetting, declaresCompatible } from './agent-run.ts';
 import { API_COMMAND, checkOrigin, type OriginCheck, runOriginOf } from './run-origin.ts';

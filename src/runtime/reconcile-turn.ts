@@ -9,7 +9,7 @@
 import { effectiveCall } from '../../machines/agent-loop.logic.ts';
 import type { PendingCall } from '../../machines/agent-loop.types.ts';
 import { planReconcile, type ReconcileDecision, type ToolTraits, unknownStateMessage } from '../reconcile/reconcile.ts';
-import type { ReconcileOutcomeName, RecordNote } from '../store/journal-record.ts';
+import type { ReconcileOutcomeName, RecordNote } from '../store/journal/journal-record.ts';
 import { outcome, verifyCall } from '../tools/execute-call.ts';
 import { readOnlyFor } from '../tools/tool.ts';
 import type { DriverSession } from './run-session.ts';

@@ -18,7 +18,7 @@ import { effectOfActions } from '../../machines/agent-loop.effects.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
 import type { PendingCall } from '../../machines/agent-loop.types.ts';
 import { StoreWriteError } from '../store/errors.ts';
-import { RecordEncodeError } from '../store/framing.ts';
+import { RecordEncodeError } from '../store/journal/framing.ts';
 import { unrecordableOutcome } from '../tools/recordable.ts';
 import type { JournalStep } from './journal-unit.ts';
 import type { JournalWriter } from './journal-writer.ts';

@@ -10,8 +10,8 @@ import { type AnnouncedEffect, announcedEffectOf } from '../../machines/agent-lo
 import { type AgentStateName, FINAL_STATES } from '../../machines/agent-loop.types.ts';
 import type { RunResult } from '../core/run-events.ts';
 import type { CapabilityEffect, EffectHandler } from '../core/session.ts';
-import type { DurableView } from '../store/journal-codec.ts';
-import type { JournalRecord } from '../store/journal-record.ts';
+import type { DurableView } from '../store/journal/journal-codec.ts';
+import type { JournalRecord } from '../store/journal/journal-record.ts';
 import type { AppendReceipt } from '../store/store.ts';
 import type { AgentSnapshot } from './journal-writer.ts';
 import { ModelCall } from './model-call.ts';

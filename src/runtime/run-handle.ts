@@ -10,8 +10,7 @@ import type { ControlRequest } from '../control/control-request.ts';
 import { type ForkOptions, type ForkResult, forkRun } from '../fork/fork-run.ts';
 import { type PruneReport, pruneRuns } from '../prune/prune-archive.ts';
 import type { PruneOptions } from '../prune/prune-plan.ts';
-import { FileStore } from '../store/file-store.ts';
-import type { RunStore } from '../store/store.ts';
+import { keptInFolder, type RunStore } from '../store/store.ts';
 import { cancelRun, type ControlOptions, type ControlOutcome, pauseRun, runStoreOf, unpauseRun } from './cancel-run.ts';
 import { type HistoryStep, readRunHistory, readRunStatus, type RunStatus } from './run-status.ts';
 import { deciderOf, type TreePendingDecision, treePendingDecisions } from './run-tree.ts';
@@ -67,7 +66,7 @@ export function openRun(options: OpenRunOptions): RunHandle {
     fork: (fork) => forkRun({ ...fork, from: store }),
     prune: async (prune) => {
       // The archive is a file store's folder of runs moved aside; the fleet's finished runs are rows (pruneFleetRuns).
-      if (!(store instanceof FileStore)) {
+      if (!keptInFolder(store)) {
         throw new RangeError(`the store of ${store.location} keeps no archive of runs to prune: prune works on a file store (for a fleet's runs, pruneFleetRuns of durable-agent/postgres). Nothing was removed.`);
       }
       return pruneRuns(store, prune);

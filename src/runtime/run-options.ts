@@ -10,7 +10,7 @@ import type { ClearToolUsesOptions } from '../compaction/clear-tool-uses.ts';
 import type { CompactionOptions } from '../compaction/compaction-settings.ts';
 import type { RunObserver } from '../core/run-events.ts';
 import type { Model } from '../model/model.ts';
-import type { CalledBy } from '../store/journal-record.ts';
+import type { CalledBy } from '../store/journal/journal-record.ts';
 import type { RunStore } from '../store/store.ts';
 import type { ChildRuns } from '../tools/calling-run.ts';
 import type { ToolDefinition } from '../tools/tool.ts';

@@ -4,7 +4,7 @@
  * schemas), unless the person resuming says the change is intended. Otherwise `demo --resume`
  * would go on with a run that `run` started, with other tools on the same files.
  */
-import type { JournalHeader, PinnedAnnotations, RunOrigin } from '../store/journal-record.ts';
+import type { JournalHeader, PinnedAnnotations, RunOrigin } from '../store/journal/journal-record.ts';
 import { canonicalJson } from '../tools/schema-hash.ts';
 import { toolContractHash } from '../tools/tool-contract.ts';
 import type { ToolDefinition } from '../tools/tool.ts';

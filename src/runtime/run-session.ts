@@ -23,7 +23,7 @@ import { recordOutcomes } from './record-outcomes.ts';
 import { RunInspection, type RunInspector } from './run-inspection.ts';
 import type { SnapshotPolicy } from './snapshot-policy.ts';
 import type { Finished } from './tool-scheduler.ts';
-import type { DurableView } from '../store/journal-codec.ts';
+import type { DurableView } from '../store/journal/journal-codec.ts';
 import type { CallTrace, ChildRuns } from '../tools/calling-run.ts';
 import { anyToolCharges, callerFor, turnCharge } from './calling-run.ts';
 

@@ -8,13 +8,12 @@ import type { AgentContext, AgentStateName, Budget, BudgetStop, Cancellation, Me
 import { estimateCost } from '../model/prices.ts';
 import { type DecidedCall, DecisionTrail } from '../awaits/decision-trail.ts';
 import { waitingCallsOf } from '../awaits/waiting-calls.ts';
-import { foldJournal } from '../store/fold-journal.ts';
+import { foldJournal } from '../store/journal/fold-journal.ts';
 import { type ForkNote, readForkNotes } from '../fork/fork-notes.ts';
-import { FileStore } from '../store/file-store.ts';
-import type { CalledBy, ForkOrigin, JournalRecord, ReconcileNote, RecordEvent, RecordNote } from '../store/journal-record.ts';
+import type { CalledBy, ForkOrigin, JournalRecord, ReconcileNote, RecordEvent, RecordNote } from '../store/journal/journal-record.ts';
 import { type ChildRun, childRunsOf } from './run-tree.ts';
-import type { PointName } from '../store/record-points.ts';
-import { pointOf } from '../store/record-points.ts';
+import type { PointName } from '../store/journal/record-points.ts';
+import { pointOf } from '../store/journal/record-points.ts';
 import type { RecoveredTornTail, RunStore } from '../store/store.ts';
 import type { WaitingCall } from '../core/run-events.ts';
 import { type Payload, payloadsIn } from '../util/rich-blocks.ts';
@@ -208,7 +207,7 @@ function budgetStatusOf(context: AgentContext, startedWith: string | null): Pick
 
 /** A file run's forks, from the note beside its journal; a note that cannot be read shows none. */
 function forksOf(store: RunStore, runId: string): ForkNote[] {
-  if (!(store instanceof FileStore)) return [];
+  if (store.dir === undefined) return [];
   try {
     return readForkNotes(store.dir, runId);
   } catch {

@@ -6,7 +6,7 @@
  * then the summary, said as such.
  */
 import type { AgentContext, ContentBlock, DecisionNeed, Message, ToolResultContent } from '../../machines/agent-loop.types.ts';
-import { foldJournal } from '../store/fold-journal.ts';
+import { foldJournal } from '../store/journal/fold-journal.ts';
 import type { LoadedRun } from '../store/store.ts';
 import type { RunStore } from '../store/store.ts';
 import { type Payload, payloadOf, payloadsIn } from '../util/rich-blocks.ts';

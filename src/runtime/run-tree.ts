@@ -5,12 +5,10 @@
  * header: a stat per run of the folder and a read per child, nothing kept anywhere else.
  */
 import { createHash } from 'node:crypto';
-import path from 'node:path';
 import type { AgentStateName, Budget, TokenUsage } from '../../machines/agent-loop.types.ts';
 import { type DecideInput, type PendingDecision, pendingDecisions } from '../awaits/decide.ts';
-import { FileRuns, RUNS_DIR } from '../store/file-runs.ts';
-import { FileStore } from '../store/file-store.ts';
-import { foldJournal } from '../store/fold-journal.ts';
+import { runsFolderOf } from '../store/open-store.ts';
+import { foldJournal } from '../store/journal/fold-journal.ts';
 import type { LoadedRun, RunStore } from '../store/store.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
@@ -36,11 +34,8 @@ function childPrefixOf(parentRunId: string): string {
 }
 
 /** The folder of runs a file store's run is in (ROOT for ROOT/runs/<id>, the folder itself for its root run); null for any other store. */
-export function runsFolderOf(store: RunStore): FileRuns | null {
-  if (!(store instanceof FileStore)) return null;
-  const parent = path.dirname(store.dir);
-  return path.basename(parent) === RUNS_DIR ? new FileRuns(path.dirname(parent)) : new FileRuns(store.dir);
-}
+/** Where a run's children are found beside it: the store's door answers (a folder of runs, or none). */
+export { runsFolderOf };
 
 export interface ChildRun {
   runId: string;

@@ -14,10 +14,10 @@
  * each restates a conversation that only grows (quadratic bytes: a 10,000-turn run of 30 MB wrote
  * 494 MB at every 1,000 records) to save a resume only the fold of what it reads anyway.
  */
-import { checksumOf, documentJson } from '../store/framing.ts';
-import type { DurableView, TransitionToEncode } from '../store/journal-codec.ts';
-import { encodeRecord, encodeSnapshotRecord, ledgerEntriesOf, ledgerOfSnapshot } from '../store/journal-codec.ts';
-import type { JournalRecord } from '../store/journal-record.ts';
+import { checksumOf, documentJson } from '../store/journal/framing.ts';
+import type { DurableView, TransitionToEncode } from '../store/journal/journal-codec.ts';
+import { encodeRecord, encodeSnapshotRecord, ledgerEntriesOf, ledgerOfSnapshot } from '../store/journal/journal-codec.ts';
+import type { JournalRecord } from '../store/journal/journal-record.ts';
 import type { AppendOptions } from '../store/store.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 

@@ -7,7 +7,7 @@
  * driver then goes on with the effect the snapshot announces.
  */
 import type { AgentEvent } from '../../machines/agent-loop.types.ts';
-import { pointOf } from '../store/record-points.ts';
+import { pointOf } from '../store/journal/record-points.ts';
 import type { RecoveredTornTail, StoredRecord } from '../store/store.ts';
 import { reconcileOpenTurn } from './reconcile-turn.ts';
 import type { OriginCheck } from './run-origin.ts';

@@ -27,7 +27,7 @@
  */
 import type { AnnouncedEffect } from '../../machines/agent-loop.effects.ts';
 import type { PendingCall, ToolOutcome } from '../../machines/agent-loop.types.ts';
-import type { RecordNote } from '../store/journal-record.ts';
+import type { RecordNote } from '../store/journal/journal-record.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 import { readOnlyFor } from '../tools/tool.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';

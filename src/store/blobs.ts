@@ -17,7 +17,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { JournalRecord } from './journal-record.ts';
+import type { JournalRecord } from './journal/journal-record.ts';
 import type { StoredRecord } from './store.ts';
 import { StoreBlobError } from './blob-errors.ts';
 import { PRIVATE_DIR, PRIVATE_FILE } from './state-folder.ts';

@@ -1,5 +1,5 @@
 /** Errors a store raises. Each names the store and says what the user can do next. */
-import { JOURNAL_VERSIONS_READ } from './journal-record.ts';
+import { JOURNAL_VERSIONS_READ } from './journal/journal-record.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 /** What the caller wanted of a run that is not there: to pick it up (resume) or to look at it. */

@@ -7,25 +7,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { FileStore, type FileStoreOptions, JOURNAL_FILE } from './file-store.ts';
-import { readJournal } from './journal-reader.ts';
+import { readJournal } from './journal/journal-reader.ts';
 import { checkRunId } from './run-id.ts';
-import type { LoadedRun } from './store.ts';
+import type { LoadedRun, RunsFolder, StoredRunEntry } from './store.ts';
+
+export type { StoredRunEntry } from './store.ts';
 
 export const RUNS_DIR = 'runs';
 const ARCHIVED_JOURNAL = /^journal-.*\.jsonl$/;
 
-/** One run the folder holds: the current run of a run folder, or one of its archived runs. */
-export interface StoredRunEntry {
-  /** The folder's name for the run (its id under runs/); null for the run at the root, whose id is in its header. */
-  readonly folderId: string | null;
-  /** The journal's path. */
-  readonly location: string;
-  readonly archived: boolean;
-  /** The journal from its last snapshot on: enough for where the run stands. */
-  read(): Promise<LoadedRun>;
-}
-
-export class FileRuns {
+export class FileRuns implements RunsFolder {
   readonly location: string;
 
   constructor(

@@ -15,17 +15,17 @@ import { FileBlobs } from './blobs.ts';
 import { fsyncDir } from '../util/durable-file.ts';
 import { CommitQueue } from './commit-queue.ts';
 import { StoreMissingError, StoreWriteError } from './errors.ts';
-import { CHECKSUM_HEX_DIGITS, type CommitMark, CommitMarkFramer, frameCommitMark, frameLine, LineFramer } from './framing.ts';
+import { CHECKSUM_HEX_DIGITS, type CommitMark, CommitMarkFramer, frameCommitMark, frameLine, LineFramer } from './journal/framing.ts';
 import { environmentProblem, inEnvironment } from './fs-problems.ts';
-import type { JournalHeader, JournalRecord } from './journal-record.ts';
-import { type JournalBytes, type ReadJournal, readJournal } from './journal-reader.ts';
+import type { JournalHeader, JournalRecord } from './journal/journal-record.ts';
+import { type JournalBytes, type ReadJournal, readJournal } from './journal/journal-reader.ts';
 import { readWhileWritten } from './live-read.ts';
 import { CONTROL_KINDS } from './inbox/inboxes.ts';
 import { type ControlPoint, FileControlInbox } from './inbox/file-control-inbox.ts';
 import { FileSignalInbox } from './inbox/file-signal-inbox.ts';
 import { acquireLockFile, DEFAULT_LOCK_LEASE_MS, type HeldLockFile, LOCK_LEASE_RANGE_MS } from './lock-file.ts';
-import { describePoint, pointOf } from './record-points.ts';
-import type { AppendOptions, AppendReceipt, LoadedRun, LoadOptions, LockOptions, RecoveredTornTail, RunLock, RunStore } from './store.ts';
+import { describePoint, pointOf } from './journal/record-points.ts';
+import type { AppendOptions, AppendReceipt, LoadedRun, LoadOptions, LockOptions, RecoveredTornTail, FolderRunStore, RunLock } from './store.ts';
 import { WriteFaultPlan } from './write-faults.ts';
 import { openRegularFile } from '../util/regular-file.ts';
 import { checkStateFolder, PRIVATE_DIR, PRIVATE_FILE } from './state-folder.ts';
@@ -95,7 +95,7 @@ interface AppendPosition {
   written: CommitMark;
 }
 
-export class FileStore implements RunStore {
+export class FileStore implements FolderRunStore {
   readonly location: string;
   readonly runId: string | undefined;
   readonly journalPath: string;

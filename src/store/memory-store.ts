@@ -3,8 +3,8 @@
  * loop without persistence. It is not durable and says so in its location.
  */
 import { StoreMissingError } from './errors.ts';
-import { checksumOf, documentJson } from './framing.ts';
-import type { JournalHeader, JournalRecord } from './journal-record.ts';
+import { checksumOf, documentJson } from './journal/framing.ts';
+import type { JournalHeader, JournalRecord } from './journal/journal-record.ts';
 import type { AppendReceipt, DecisionInbox, InboxDecision, LoadedRun, LoadOptions, RunLock, RunStore, StoredRecord } from './store.ts';
 
 /** The in-memory inbox: decisions by tool_use_id, copied in and out so a caller cannot change one later. */

@@ -10,8 +10,8 @@
  */
 import type { ControlInbox, DecisionInbox } from './inbox/inboxes.ts';
 import type { SignalInbox } from './inbox/signal-inbox.ts';
-import type { TornTail } from './framing.ts';
-import type { JournalHeader, JournalRecord } from './journal-record.ts';
+import type { TornTail } from './journal/framing.ts';
+import type { JournalHeader, JournalRecord } from './journal/journal-record.ts';
 
 export interface StoredRecord {
   record: JournalRecord;
@@ -119,6 +119,14 @@ export interface RunStore {
   /** Where the run lives, in words a user can act on (a path, a database and run id). */
   readonly location: string;
   /**
+   * The folder the run's files are kept in (its journal, fork notes, archive), for a store that
+   * keeps its run in a folder; absent for one that does not (memory, PostgreSQL). What a caller
+   * asks instead of which class the store is (see keptInFolder).
+   */
+  readonly dir?: string | undefined;
+  /** The journal's file, for a store that keeps it in one (a live view tails it). */
+  readonly journalPath?: string | undefined;
+  /**
    * The id the store keeps its run under, when it is opened by id (a folder of runs, a fleet's
    * row): a run started in it takes that id, and starting it again attaches to it.
    */
@@ -169,4 +177,54 @@ export interface RunStore {
   readonly control?: ControlInbox | undefined;
   /** Where signals for the run's wait calls arrive (see SignalInbox); none: its waits end by their time only. */
   readonly signals?: SignalInbox | undefined;
+}
+
+/**
+ * A store that keeps its run in a folder of files: its folder and journal file, and every inbox.
+ * What the archive, the blobs and a fork's notes need beyond the contract.
+ */
+export interface FolderRunStore extends RunStore {
+  readonly dir: string;
+  readonly journalPath: string;
+  readonly decisions: DecisionInbox;
+  readonly control: ControlInbox;
+  readonly signals: SignalInbox;
+  /** Closes the journal's file (a later append or load opens it again). */
+  close(): void;
+}
+
+/** Whether this store keeps its run in a folder of files: asked instead of testing for a class. */
+export function keptInFolder(store: RunStore): store is FolderRunStore {
+  return store.dir !== undefined && store.journalPath !== undefined;
+}
+
+/** A store of a run in a database, opened by the run's id: every inbox, and whether it waits for a worker. */
+export interface DatabaseRunStore extends RunStore {
+  readonly runId: string;
+  readonly decisions: DecisionInbox;
+  readonly control: ControlInbox;
+  readonly signals: SignalInbox;
+  queued(): Promise<boolean>;
+  awaitedRuns(): Promise<RunStore[]>;
+}
+
+/** One run a folder of runs holds: the current run of a run folder, or one of its archived runs. */
+export interface StoredRunEntry {
+  /** The folder's name for the run (its id under runs/); null for the run at the root, whose id is in its header. */
+  readonly folderId: string | null;
+  /** The journal's path. */
+  readonly location: string;
+  readonly archived: boolean;
+  /** The journal from its last snapshot on: enough for where the run stands. */
+  read(): Promise<LoadedRun>;
+}
+
+/** A folder of runs, each by its id: opening one reads nothing but that run's own folder. */
+export interface RunsFolder {
+  readonly root: string;
+  readonly location: string;
+  /** The store of the run with this id (RunIdError for an id that is not a safe name); nothing is read or made. */
+  store(runId: string): FolderRunStore;
+  /** Every run of the folder, current and archived, in no particular order. */
+  entries(): StoredRunEntry[];
 }

@@ -6,8 +6,8 @@
  * cancel or pause request and `fork-write` that of a forked run's journal (half of it is written
  * to the temporary file, never linked in).
  */
-import type { JournalRecord } from './journal-record.ts';
-import { POINT_NAMES, pointOf } from './record-points.ts';
+import type { JournalRecord } from './journal/journal-record.ts';
+import { POINT_NAMES, pointOf } from './journal/record-points.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
 /** The writes that are not journal records but can be failed too. */

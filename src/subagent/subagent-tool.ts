@@ -17,8 +17,8 @@ import { type AgentDefinition, markDelegation } from '../agent/agent-definition.
 import type { CrashAction } from '../runtime/crash-points.ts';
 import { startRun } from '../runtime/run-api.ts';
 import { childRunIdOf, runsFolderOf } from '../runtime/run-tree.ts';
-import type { FileRuns } from '../store/file-runs.ts';
-import { foldJournal } from '../store/fold-journal.ts';
+import type { RunsFolder } from '../store/store.ts';
+import { foldJournal } from '../store/journal/fold-journal.ts';
 import type { RunStore } from '../store/store.ts';
 import type { CallCharge, ToolContext, ToolDefinition } from '../tools/tool.ts';
 import type { ChildRuns, QueuedChild } from '../tools/calling-run.ts';
@@ -49,7 +49,7 @@ export interface SubagentToolOptions {
    * its id (on PostgreSQL: `(id) => new PgRunStore(pool, id)`). Default: the folder of runs the
    * parent is in (a file store's), where status, list and pending of the parent find them.
    */
-  runs?: FileRuns | ((childRunId: string) => RunStore) | undefined;
+  runs?: RunsFolder | ((childRunId: string) => RunStore) | undefined;
   /** How long one child may run before the call is given up (default: 1 hour). The child itself goes on. */
   timeoutMs?: number | undefined;
   /** Crash drills of the children (as crashAfter of a run; the kill stops the parent too). */

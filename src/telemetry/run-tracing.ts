@@ -30,7 +30,7 @@ import {
 } from '@opentelemetry/api';
 import type { TokenUsage } from '../../machines/agent-loop.types.ts';
 import type { CallView, RunEvent, RunObserver } from '../core/run-events.ts';
-import type { JournalHeader, ReconcileOutcomeName, RunTraceContext } from '../store/journal-record.ts';
+import type { JournalHeader, ReconcileOutcomeName, RunTraceContext } from '../store/journal/journal-record.ts';
 import { redactSecrets } from '../util/redact.ts';
 import { mapPayloadBlocks, withoutPayloadBytes } from '../util/rich-blocks.ts';
 

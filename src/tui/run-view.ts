@@ -9,8 +9,8 @@ import type { DecisionCommands } from '../words/decision-lines.ts';
 import { commandLines, detailLine, plainLine, replyLines } from '../words/run-lines.ts';
 import type { StreamDelta } from '../model/model.ts';
 import type { CallView, RunEvent, RunResult } from '../core/run-events.ts';
-import type { ReconcileOutcomeName } from '../store/journal-record.ts';
-import type { PointName } from '../store/record-points.ts';
+import type { ReconcileOutcomeName } from '../store/journal/journal-record.ts';
+import type { PointName } from '../store/journal/record-points.ts';
 import { redactSecrets } from '../util/redact.ts';
 
 /**

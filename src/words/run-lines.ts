@@ -3,7 +3,7 @@
  * the closing line. The plain log, the live view and the visualizer all say it this way.
  */
 import { requestWords } from '../control/control-request.ts';
-import type { ReconcileOutcomeName } from '../store/journal-record.ts';
+import type { ReconcileOutcomeName } from '../store/journal/journal-record.ts';
 import type { RunEvent, RunResult } from '../core/run-events.ts';
 import { budgetReachedWords, largerBudgetWords } from '../budget/budget-words.ts';
 import { replyBlockLines } from './block-words.ts';

@@ -2,7 +2,7 @@
 import { totalTokens } from '../../machines/agent-loop.logic.ts';
 import type { TokenUsage } from '../../machines/agent-loop.types.ts';
 import type { ChildRunStatus } from '../runtime/run-status.ts';
-import type { CalledBy } from '../store/journal-record.ts';
+import type { CalledBy } from '../store/journal/journal-record.ts';
 
 /** One line per child run, depth first, indented by depth: "toolu_a → run P.toolu_a: done (turn 2, 1,234 tokens)". */
 export function childRunLines(children: readonly ChildRunStatus[], depth = 0): string[] {

@@ -15,9 +15,9 @@ import { sendSignal, SignalRefusedError } from '../../src/awaits/send-signal.ts'
 import { waitTool } from '../../src/awaits/wait-tool.ts';
 import { resumeRun, startRun } from '../../src/runtime/run-api.ts';
 import { FileStore } from '../../src/store/file-store.ts';
-import { foldJournal } from '../../src/store/fold-journal.ts';
+import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { FileSignalInbox } from '../../src/store/inbox/file-signal-inbox.ts';
-import type { JournalRecord } from '../../src/store/journal-record.ts';
+import type { JournalRecord } from '../../src/store/journal/journal-record.ts';
 import { endTurnReply, scriptedModel, toolUseReply } from '../../src/testing.ts';
 import { toolResultOf } from '../helpers/messages.ts';
 import { tempDir } from '../helpers/temp-dir.ts';

@@ -12,7 +12,7 @@ import { SimulatedCrash } from '../../src/runtime/crash-points.ts';
 import { resumeRun, startRun } from '../../src/runtime/run-api.ts';
 import type { RunEvent } from '../../src/core/run-events.ts';
 import { FileStore } from '../../src/store/file-store.ts';
-import { foldJournal } from '../../src/store/fold-journal.ts';
+import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { MemoryStore } from '../../src/store/memory-store.ts';
 import type { RunStore } from '../../src/store/store.ts';
 import { countingTools } from '../helpers/counting-tools.ts';

@@ -10,7 +10,7 @@ import { modelSetupOf, type StoredRun } from '../../src/cli/model-setup.ts';
 import type { ClaudeArgs } from '../../src/cli/options/model.ts';
 import { pinnedRequestOf, requestDifferences, RequestOptionsChangedError, requestWords, withGiven } from '../../src/model/pinned-request.ts';
 import { RequestOptionError } from '../../src/model/request-options.ts';
-import type { JournalHeader } from '../../src/store/journal-record.ts';
+import type { JournalHeader } from '../../src/store/journal/journal-record.ts';
 
 const CWD = '/work/here';
 const RUN = ['run', '--model', 'm', '--task', 't'];

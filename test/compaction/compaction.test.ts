@@ -13,7 +13,7 @@ import { anthropicModel } from '../../src/model/anthropic-model.ts';
 import { endTurnReply, scriptedModel, type ScriptedStep, toolUseReply } from '../../src/model/scripted-model.ts';
 import { resumeRun, startRun } from '../../src/runtime/run-api.ts';
 import { FileStore } from '../../src/store/file-store.ts';
-import { foldJournal } from '../../src/store/fold-journal.ts';
+import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { defineTool } from '../../src/tools/tool.ts';
 import { FakeAnthropic, type FakeOptions, type ReceivedRequest } from '../helpers/fake-anthropic.ts';
 import { toolUseProblems } from '../helpers/messages.ts';

@@ -6,7 +6,7 @@
  * taken writes nothing; and the schema's migration 2 → 3.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { foldJournal } from '../../src/store/fold-journal.ts';
+import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
 import { openPool } from '../../src/store/pg/pool.ts';
 import { migrate } from '../../src/store/pg/schema.ts';

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { FLEET_DONE_TEXT } from '../../src/fleet/worker.ts';
-import { foldJournal } from '../../src/store/fold-journal.ts';
+import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import type { Lease } from '../../src/store/pg/leases.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
 import { openPool } from '../../src/store/pg/pool.ts';

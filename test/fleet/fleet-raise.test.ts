@@ -16,7 +16,7 @@ import { pruneRuns } from '../../src/prune/prune-archive.ts';
 import { startRun } from '../../src/runtime/run-api.ts';
 import { FileStore } from '../../src/store/file-store.ts';
 import type { QueuedRun } from '../../src/fleet/run-queue.ts';
-import { foldJournal } from '../../src/store/fold-journal.ts';
+import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
 import { openPool } from '../../src/store/pg/pool.ts';
 import { migrate } from '../../src/store/pg/schema.ts';

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { listRuns } from '../../src/fleet/run-queue.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
-import { foldJournal } from '../../src/store/fold-journal.ts';
+import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { REPO, runCliAsync, startCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { freshDatabase, postgresAvailable, usePostgres, withDb } from '../helpers/use-postgres.ts';

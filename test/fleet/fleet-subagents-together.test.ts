@@ -11,7 +11,7 @@ import { decide } from '../../src/awaits/decide.ts';
 import { submitRun } from '../../src/fleet/submit-run.ts';
 import { listRuns as listRunsOf } from '../../src/fleet/run-queue.ts';
 import { Worker } from '../../src/fleet/worker.ts';
-import { foldJournal } from '../../src/store/fold-journal.ts';
+import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { openDatabase } from '../../src/store/pg/pool.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
 import { auditOf, editorAgent, writerAgent, type WriterOptions } from '../helpers/subagent-agents.ts';

@@ -13,7 +13,7 @@ import { defineAgent } from '../../src/agent/agent-definition.ts';
 import { sendSignal } from '../../src/awaits/send-signal.ts';
 import { waitTool } from '../../src/awaits/wait-tool.ts';
 import { awaitRun, submitRun, Worker } from '../../src/postgres.ts';
-import { foldJournal } from '../../src/store/fold-journal.ts';
+import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { claimNextRun } from '../../src/store/pg/leases.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
 import { migrate } from '../../src/store/pg/schema.ts';

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { FLEET_DONE_TEXT } from '../../src/fleet/worker.ts';
-import { foldJournal } from '../../src/store/fold-journal.ts';
+import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
 import { SCHEMA_VERSION } from '../../src/store/pg/schema.ts';
 import { runCliAsync, startCli } from '../helpers/cli.ts';

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { StoreWriteError } from '../../src/store/errors.ts';
-import { JOURNAL_FORMAT, JOURNAL_VERSION } from '../../src/store/journal-record.ts';
+import { JOURNAL_FORMAT, JOURNAL_VERSION } from '../../src/store/journal/journal-record.ts';
 import { LeaseLostError } from '../../src/store/pg/pg-errors.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
 import { storeRecord } from '../helpers/journal-records.ts';

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { StoreWriteError } from '../../src/store/errors.ts';
-import { JOURNAL_FORMAT, JOURNAL_VERSION } from '../../src/store/journal-record.ts';
+import { JOURNAL_FORMAT, JOURNAL_VERSION } from '../../src/store/journal/journal-record.ts';
 import { AppendBatcher } from '../../src/store/pg/append-batcher.ts';
 import { claimNextRuns, releaseLeases } from '../../src/store/pg/leases.ts';
 import { LeaseLostError } from '../../src/store/pg/pg-errors.ts';

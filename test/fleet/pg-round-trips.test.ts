@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fleetDemoTools } from '../../src/fleet/fleet-demo-tools.ts';
 import { submitRuns } from '../../src/fleet/run-queue.ts';
 import { scriptedDemoModel, Worker } from '../../src/fleet/worker.ts';
-import { JOURNAL_FORMAT, JOURNAL_VERSION } from '../../src/store/journal-record.ts';
+import { JOURNAL_FORMAT, JOURNAL_VERSION } from '../../src/store/journal/journal-record.ts';
 import { claimNextRun, claimRun, type Lease, releaseLease, renewLease } from '../../src/store/pg/leases.ts';
 import { ensureDemoTables } from '../../src/store/pg/demo-tables.ts';
 import { LeaseLostError } from '../../src/store/pg/pg-errors.ts';

@@ -8,8 +8,8 @@ import { endTurnReply, scriptedModel, toolUseReply } from '../../src/model/scrip
 import { startRun } from '../../src/runtime/run-api.ts';
 import { readRunStatus } from '../../src/runtime/run-status.ts';
 import { StoreCorruptError, StoreMissingError } from '../../src/store/errors.ts';
-import { foldJournal } from '../../src/store/fold-journal.ts';
-import { snapshotContextOf } from '../../src/store/journal-codec.ts';
+import { foldJournal } from '../../src/store/journal/fold-journal.ts';
+import { snapshotContextOf } from '../../src/store/journal/journal-codec.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
 import { countingTools } from '../helpers/counting-tools.ts';
 import { pool, postgresAvailable, usePostgres } from '../helpers/use-postgres.ts';

@@ -16,7 +16,7 @@ import { resumeRun, startRun } from '../../src/runtime/run-api.ts';
 import { readRunHistory, readRunStatus } from '../../src/runtime/run-status.ts';
 import { StoreCorruptError, StoreWriteError } from '../../src/store/errors.ts';
 import { FileStore } from '../../src/store/file-store.ts';
-import { foldJournal } from '../../src/store/fold-journal.ts';
+import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { MemoryStore } from '../../src/store/memory-store.ts';
 import type { RunStore } from '../../src/store/store.ts';
 import { idempotencyKeyFor } from '../../src/tools/execute-call.ts';

@@ -1,5 +1,5 @@
 /** A plausible journal record for store tests: START at 0, then checkpoint A and B turn by turn. */
-import type { JournalRecord } from '../../src/store/journal-record.ts';
+import type { JournalRecord } from '../../src/store/journal/journal-record.ts';
 
 export function storeRecord(seq: number, extra: Partial<JournalRecord> = {}): JournalRecord {
   return {

@@ -17,7 +17,7 @@ import { isRestingPoint } from '../../src/fork/fork-plan.ts';
 import { endTurnReply, toolUseReply } from '../../src/model/scripted-model.ts';
 import { transition as driverStep, withStatusOfState } from '../../src/runtime/machine-step.ts';
 import type { RunStatusName } from '../../src/core/run-events.ts';
-import type { JournalRecord } from '../../src/store/journal-record.ts';
+import type { JournalRecord } from '../../src/store/journal/journal-record.ts';
 
 type Snapshot = SnapshotFrom<AgentLoopMachine>;
 

@@ -8,9 +8,9 @@
 import type { ContentBlock, Decision, Message } from '../../machines/agent-loop.types.ts';
 import { waitPlanOf } from '../../src/awaits/wait-tool.ts';
 import { childRunIdOf } from '../../src/runtime/run-tree.ts';
-import { foldJournal } from '../../src/store/fold-journal.ts';
+import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import type { Signal } from '../../src/store/inbox/signal-inbox.ts';
-import type { JournalRecord } from '../../src/store/journal-record.ts';
+import type { JournalRecord } from '../../src/store/journal/journal-record.ts';
 import { toolUseProblems } from '../helpers/messages.ts';
 import { type CrashPath, describeStep, describeTrace, generateCrashPaths } from './crash-paths.ts';
 import { type AwaitPlayed, newAwaitWorld, playAwaits, SIGNAL_TAKE, type StoreHook } from './await-runner.ts';

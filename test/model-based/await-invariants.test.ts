@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ContentBlock, Decision } from '../../machines/agent-loop.types.ts';
-import type { JournalRecord } from '../../src/store/journal-record.ts';
+import type { JournalRecord } from '../../src/store/journal/journal-record.ts';
 import type { RunStore, SignalInbox } from '../../src/store/store.ts';
 import {
   type AwaitCase,

@@ -12,7 +12,7 @@ import { FINAL_STATES, LIVE_STATES } from '../../machines/agent-loop.states.ts';
 import type { AgentEvent, AgentStateName, Budget, Cancellation, ModelReply } from '../../machines/agent-loop.types.ts';
 import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 import type { DecisionReply } from '../../src/awaits/decision-step.ts';
-import { pointOf } from '../../src/store/record-points.ts';
+import { pointOf } from '../../src/store/journal/record-points.ts';
 import { guardText, guardTreeOf } from '../../visualizer/machine-graph.ts';
 import { APPROVAL_REPLIES, approvalReplies, decisionEvents, inApprovalWalk } from './walks/approval.ts';
 import { type AwaitKind, awaitKindEventsFor } from './walks/await-kinds.ts';

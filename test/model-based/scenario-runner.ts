@@ -13,7 +13,7 @@ import { CrashPoints, SimulatedCrash } from '../../src/runtime/crash-points.ts';
 import { resumeRun, startRun } from '../../src/runtime/run-api.ts';
 import type { RunEvent, RunResult } from '../../src/core/run-events.ts';
 import { FileStore, JOURNAL_FILE } from '../../src/store/file-store.ts';
-import { parseCommitMark } from '../../src/store/framing.ts';
+import { parseCommitMark } from '../../src/store/journal/framing.ts';
 import type { RunStore } from '../../src/store/store.ts';
 import { defineTool, type ToolDefinition } from '../../src/tools/tool.ts';
 import { ExecutionCounter } from '../helpers/counting-tools.ts';

@@ -11,7 +11,7 @@ import { endTurnReply, toolUseReply } from '../../src/model/scripted-model.ts';
 import { startRun } from '../../src/runtime/run-api.ts';
 import type { RunEvent } from '../../src/core/run-events.ts';
 import { FileStore } from '../../src/store/file-store.ts';
-import { foldJournal } from '../../src/store/fold-journal.ts';
+import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { countingTools } from '../helpers/counting-tools.ts';
 import { assistantTurns, FakeAnthropic, type FakeAnswer, streamEventsOf } from '../helpers/fake-anthropic.ts';
 import { tempDir } from '../helpers/temp-dir.ts';

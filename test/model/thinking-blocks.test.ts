@@ -14,7 +14,7 @@ import { endTurnReply, toolUseReply } from '../../src/model/scripted-model.ts';
 import { SimulatedCrash } from '../../src/runtime/crash-points.ts';
 import { resumeRun, startRun } from '../../src/runtime/run-api.ts';
 import { FileStore } from '../../src/store/file-store.ts';
-import { foldJournal } from '../../src/store/fold-journal.ts';
+import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { countingTools } from '../helpers/counting-tools.ts';
 import { assistantTurns, FakeAnthropic, type ReceivedRequest } from '../helpers/fake-anthropic.ts';
 import { tempDir } from '../helpers/temp-dir.ts';

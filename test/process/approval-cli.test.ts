@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { buildReport, SAMPLE_NOTES } from '../../src/demo/demo-task.ts';
 import { FileStore } from '../../src/store/file-store.ts';
-import { foldJournal } from '../../src/store/fold-journal.ts';
+import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { type CliRun, runCliAsync, startCli } from '../helpers/cli.ts';
 import { toolResultOf, toolUseProblems } from '../helpers/messages.ts';
 import { tempDir } from '../helpers/temp-dir.ts';

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { expect, it } from 'vitest';
 import { FileStore } from '../../src/store/file-store.ts';
-import { foldJournal } from '../../src/store/fold-journal.ts';
+import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { REPO } from '../helpers/cli.ts';
 import { toolUseProblems } from '../helpers/messages.ts';
 import { stracePresent } from '../helpers/system-tools.ts';

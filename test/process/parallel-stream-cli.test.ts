@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { Message } from '../../machines/agent-loop.types.ts';
 import { endTurnReply, toolUseReply } from '../../src/model/scripted-model.ts';
 import { FileStore } from '../../src/store/file-store.ts';
-import { foldJournal } from '../../src/store/fold-journal.ts';
+import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { runCliAsync, startCli } from '../helpers/cli.ts';
 import { assistantTurns, FakeAnthropic, streamEventsOf } from '../helpers/fake-anthropic.ts';
 import { toolUseProblems } from '../helpers/messages.ts';

@@ -17,7 +17,7 @@ import { endTurnReply, toolUseReply } from '../../src/model/scripted-model.ts';
 import { resumeRun } from '../../src/runtime/run-api.ts';
 import { BLOBS_DIR } from '../../src/store/blobs.ts';
 import { FileStore } from '../../src/store/file-store.ts';
-import { foldJournal } from '../../src/store/fold-journal.ts';
+import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { REPO } from '../helpers/cli.ts';
 import { assistantTurns, FakeAnthropic } from '../helpers/fake-anthropic.ts';
 import { imageBlock, pngBytes, screenTool } from '../helpers/screen-tool.ts';

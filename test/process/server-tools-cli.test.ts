@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import type { AgentContext, ContentBlock, ModelReply } from '../../machines/agent-loop.types.ts';
 import { costAt } from '../../src/model/prices.ts';
 import { FileStore } from '../../src/store/file-store.ts';
-import { foldJournal } from '../../src/store/fold-journal.ts';
+import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { runCliAsync } from '../helpers/cli.ts';
 import { assistantTurns, FakeAnthropic, type ReceivedRequest } from '../helpers/fake-anthropic.ts';
 import { isServerToolBlock, serverToolUse } from '../helpers/fake-server-tools.ts';

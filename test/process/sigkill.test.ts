@@ -7,7 +7,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildReport, SAMPLE_NOTES } from '../../src/demo/demo-task.ts';
 import { FileStore } from '../../src/store/file-store.ts';
-import { foldJournal } from '../../src/store/fold-journal.ts';
+import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { runCli, runCliAsync, startCli } from '../helpers/cli.ts';
 import { toolUseProblems } from '../helpers/messages.ts';
 import { tempDir } from '../helpers/temp-dir.ts';

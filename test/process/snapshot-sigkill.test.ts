@@ -13,8 +13,8 @@ import { endTurnReply, scriptedModel, toolUseReply } from '../../src/model/scrip
 import { resumeRun } from '../../src/runtime/run-api.ts';
 import { readRunHistory, readRunStatus } from '../../src/runtime/run-status.ts';
 import { FileStore } from '../../src/store/file-store.ts';
-import { foldJournal } from '../../src/store/fold-journal.ts';
-import { snapshotContextOf } from '../../src/store/journal-codec.ts';
+import { foldJournal } from '../../src/store/journal/fold-journal.ts';
+import { snapshotContextOf } from '../../src/store/journal/journal-codec.ts';
 import { countingTools } from '../helpers/counting-tools.ts';
 import { REPO } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';

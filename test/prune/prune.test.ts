@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { pruneRuns } from '../../src/prune/prune-archive.ts';
 import { PruneRuleMissingError } from '../../src/prune/prune-plan.ts';
 import { FileStore } from '../../src/store/file-store.ts';
-import { readJournal } from '../../src/store/journal-reader.ts';
+import { readJournal } from '../../src/store/journal/journal-reader.ts';
 import { runCli, startCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 

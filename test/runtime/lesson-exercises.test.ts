@@ -11,7 +11,7 @@ import { SimulatedCrash } from '../../src/runtime/crash-points.ts';
 import { resumeRun, startRun } from '../../src/runtime/run-api.ts';
 import type { RunEvent } from '../../src/core/run-events.ts';
 import { FileStore } from '../../src/store/file-store.ts';
-import { foldJournal } from '../../src/store/fold-journal.ts';
+import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { recordPlaceholderThenDie, PLACEHOLDER } from '../fixtures/wrong-order-executor.ts';
 import { countingTools } from '../helpers/counting-tools.ts';
 import { toolResultOf, toolUseProblems } from '../helpers/messages.ts';

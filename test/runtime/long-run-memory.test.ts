@@ -12,7 +12,7 @@ import { LiveToolUseIds } from '../../src/runtime/live-tool-use-ids.ts';
 import { resumeRun, startRun } from '../../src/runtime/run-api.ts';
 import type { RunResult } from '../../src/core/run-events.ts';
 import { FileStore } from '../../src/store/file-store.ts';
-import { foldJournal } from '../../src/store/fold-journal.ts';
+import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { defineTool } from '../../src/tools/tool.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 

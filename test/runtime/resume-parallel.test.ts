@@ -13,7 +13,7 @@ import { SimulatedCrash } from '../../src/runtime/crash-points.ts';
 import { resumeRun, startRun } from '../../src/runtime/run-api.ts';
 import type { RunEvent } from '../../src/core/run-events.ts';
 import { FileStore } from '../../src/store/file-store.ts';
-import { ledgerEntriesOf } from '../../src/store/journal-codec.ts';
+import { ledgerEntriesOf } from '../../src/store/journal/journal-codec.ts';
 import { defineTool, type ToolDefinition } from '../../src/tools/tool.ts';
 import { toolUseProblems } from '../helpers/messages.ts';
 import { tempDir } from '../helpers/temp-dir.ts';

@@ -13,7 +13,7 @@ import type { RunEvent } from '../../src/core/run-events.ts';
 import { checkOrigin, RunOriginMismatchError } from '../../src/runtime/run-origin.ts';
 import { schemaHash } from '../../src/tools/schema-hash.ts';
 import { FileStore, JOURNAL_FILE } from '../../src/store/file-store.ts';
-import { frameCommitMark, frameLine } from '../../src/store/framing.ts';
+import { frameCommitMark, frameLine } from '../../src/store/journal/framing.ts';
 import { defineTool, type ToolDefinition } from '../../src/tools/tool.ts';
 import { countingTools } from '../helpers/counting-tools.ts';
 import { tempDir } from '../helpers/temp-dir.ts';

@@ -13,7 +13,7 @@ import type { RunEvent } from '../../src/core/run-events.ts';
 import { readRunStatus } from '../../src/runtime/run-status.ts';
 import { RunExistsError, StoreWriteError } from '../../src/store/errors.ts';
 import { FileStore } from '../../src/store/file-store.ts';
-import { foldJournal } from '../../src/store/fold-journal.ts';
+import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { countingTools } from '../helpers/counting-tools.ts';
 import { toolResultOf, toolUseProblems } from '../helpers/messages.ts';
 import { tempDir } from '../helpers/temp-dir.ts';

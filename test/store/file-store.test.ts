@@ -7,7 +7,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RunLockedError, StoreCorruptError, StoreLostRecordError, StoreMissingError, StoreVersionError, StoreWriteError } from '../../src/store/errors.ts';
 import { FileStore } from '../../src/store/file-store.ts';
-import { JOURNAL_FORMAT, JOURNAL_VERSION } from '../../src/store/journal-record.ts';
+import { JOURNAL_FORMAT, JOURNAL_VERSION } from '../../src/store/journal/journal-record.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { storeRecord } from '../helpers/journal-records.ts';
 

@@ -11,8 +11,8 @@ import { toolResultBlockOf } from '../../machines/agent-loop.logic.ts';
 import type { AgentContext, Message, PendingCall, ToolOutcome } from '../../machines/agent-loop.types.ts';
 import { StoreCorruptError } from '../../src/store/errors.ts';
 import { FileStore } from '../../src/store/file-store.ts';
-import { foldJournal } from '../../src/store/fold-journal.ts';
-import { JOURNAL_FORMAT, JOURNAL_VERSION, type JournalRecord } from '../../src/store/journal-record.ts';
+import { foldJournal } from '../../src/store/journal/fold-journal.ts';
+import { JOURNAL_FORMAT, JOURNAL_VERSION, type JournalRecord } from '../../src/store/journal/journal-record.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 const HEADER = { format: JOURNAL_FORMAT, version: JOURNAL_VERSION, runId: 'fold-reference', createdAt: 1 } as const;

@@ -1,6 +1,6 @@
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { frameLine, parseLine } from '../../src/store/framing.ts';
+import { frameLine, parseLine } from '../../src/store/journal/framing.ts';
 
 describe('frameLine', () => {
   it('writes the checksum of the JSON bytes, a space, the JSON and a newline, for any text (multi-byte, lone surrogates)', () => {

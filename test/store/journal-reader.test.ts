@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { endTurnReply, scriptedModel, toolUseReply } from '../../src/model/scripted-model.ts';
 import { startRun } from '../../src/runtime/run-api.ts';
 import { FileStore, JOURNAL_FILE } from '../../src/store/file-store.ts';
-import { type JournalBytes, readJournal } from '../../src/store/journal-reader.ts';
+import { type JournalBytes, readJournal } from '../../src/store/journal/journal-reader.ts';
 import { countingTools } from '../helpers/counting-tools.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 

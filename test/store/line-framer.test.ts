@@ -8,8 +8,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StoreLostRecordError } from '../../src/store/errors.ts';
 import { FileStore, JOURNAL_FILE } from '../../src/store/file-store.ts';
-import { CommitMarkFramer, frameCommitMark, frameLine, LineFramer, parseCommitMark, RecordEncodeError } from '../../src/store/framing.ts';
-import { JOURNAL_FORMAT, JOURNAL_VERSION, type JournalRecord } from '../../src/store/journal-record.ts';
+import { CommitMarkFramer, frameCommitMark, frameLine, LineFramer, parseCommitMark, RecordEncodeError } from '../../src/store/journal/framing.ts';
+import { JOURNAL_FORMAT, JOURNAL_VERSION, type JournalRecord } from '../../src/store/journal/journal-record.ts';
 import { storeRecord } from '../helpers/journal-records.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 

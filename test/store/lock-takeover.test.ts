@@ -9,7 +9,7 @@ import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { RunLockedError, RunLockLostError } from '../../src/store/errors.ts';
 import { FileStore } from '../../src/store/file-store.ts';
-import { JOURNAL_FORMAT, JOURNAL_VERSION, type JournalRecord } from '../../src/store/journal-record.ts';
+import { JOURNAL_FORMAT, JOURNAL_VERSION, type JournalRecord } from '../../src/store/journal/journal-record.ts';
 import { type CliRun, runCli, runCliAsync, startCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { storeRecord } from '../helpers/journal-records.ts';

@@ -18,7 +18,7 @@ import { resumeRun, startRun } from '../../src/runtime/run-api.ts';
 import { changedTools, runOriginOf } from '../../src/runtime/run-origin.ts';
 import { mayOverlap } from '../../src/runtime/tool-scheduler.ts';
 import { FileStore } from '../../src/store/file-store.ts';
-import { foldJournal } from '../../src/store/fold-journal.ts';
+import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { bashTool, memoryTool, textEditorTool } from '../../src/tools/anthropic/index.ts';
 import { MADE_BEFORE_RESUME } from '../../src/tools/anthropic/file-editor.ts';
 import { executeCall, idempotencyKeyFor } from '../../src/tools/execute-call.ts';

@@ -17,7 +17,7 @@ import { endTurnReply, scriptedModel, type ScriptedStep, toolUseReply } from '..
 import { SimulatedCrash } from '../../src/runtime/crash-points.ts';
 import { resumeRun, startRun } from '../../src/runtime/run-api.ts';
 import { FileStore } from '../../src/store/file-store.ts';
-import { foldJournal } from '../../src/store/fold-journal.ts';
+import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { MemoryStore } from '../../src/store/memory-store.ts';
 import type { RunStore } from '../../src/store/store.ts';
 import { executeCall, verifyCall } from '../../src/tools/execute-call.ts';

@@ -14,7 +14,7 @@ import { SimulatedCrash } from '../../src/runtime/crash-points.ts';
 import { resumeRun, startRun } from '../../src/runtime/run-api.ts';
 import { readRunHistory } from '../../src/runtime/run-status.ts';
 import { FileStore, JOURNAL_FILE } from '../../src/store/file-store.ts';
-import { foldJournal } from '../../src/store/fold-journal.ts';
+import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { machineGraphOf } from '../../visualizer/machine-graph.ts';
 import { ledgerAt, messagesAt } from '../../visualizer/page/run-replay.ts';
 import { runViewOf } from '../../visualizer/run-timeline.ts';

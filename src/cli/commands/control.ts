@@ -14,7 +14,7 @@ import { NoSuchDirectoryError } from '../errors.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { cliCommand, dirWords } from '../../words/shell-command.ts';
-import { fileStoreOf } from '../run-store.ts';
+import { fileStoreOf, fleetStoreOf } from '../run-store.ts';
 import { userName } from '../user-name.ts';
 import fs from 'node:fs';
 
@@ -22,10 +22,9 @@ export async function controlCommand(args: ControlArgs, env: NodeJS.ProcessEnv, 
   const by = args.by ?? `${userName()}@${os.hostname()} (pid ${process.pid})`;
   if (args.fleetRun !== null) {
     const { openDatabase, databaseUrlOf } = await import('../../store/pg/pool.ts');
-    const { PgRunStore } = await import('../../store/pg/pg-store.ts');
     const pool = await openDatabase(databaseUrlOf(args.databaseUrl, env, `${args.command} --run`), 2);
     try {
-      const store = new PgRunStore(pool, args.fleetRun, { writeFaults: env.DURABLE_AGENT_FAIL_WRITE });
+      const store = fleetStoreOf(pool, args.fleetRun, { writeFaults: env.DURABLE_AGENT_FAIL_WRITE });
       return report(args, await ask(args, store, by), env, writers, `fleet run ${args.fleetRun}`);
     } finally {
       await pool.end();
@@ -44,10 +43,9 @@ export async function controlCommand(args: ControlArgs, env: NodeJS.ProcessEnv, 
 
 export async function unpauseCommand(args: UnpauseArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   const { openDatabase, databaseUrlOf } = await import('../../store/pg/pool.ts');
-  const { PgRunStore } = await import('../../store/pg/pg-store.ts');
   const pool = await openDatabase(databaseUrlOf(args.databaseUrl, env, 'unpause --run'), 2);
   try {
-    const store = new PgRunStore(pool, args.fleetRun);
+    const store = fleetStoreOf(pool, args.fleetRun);
     // A queued run has no journal yet: its pause is cleared all the same.
     if (!(await store.queued())) await store.load();
     const pause = await unpauseRun({ store });

@@ -8,8 +8,8 @@ import path from 'node:path';
 import { decide, type DecideInput, type PendingDecision } from '../../awaits/decide.ts';
 import { InboxFileError } from '../../store/inbox/inbox-errors.ts';
 import type { InboxPoint } from '../../store/inbox/file-decision-inbox.ts';
-import type { FileStore } from '../../store/file-store.ts';
-import type { JournalHeader, RunOrigin } from '../../store/journal-record.ts';
+import type { FolderRunStore } from '../../store/store.ts';
+import type { JournalHeader, RunOrigin } from '../../store/journal/journal-record.ts';
 import type { ToolDefinition } from '../../tools/tool.ts';
 import { type DecideArgs, type PendingArgs, UsageError } from '../args.ts';
 import { NoSuchDirectoryError } from '../errors.ts';
@@ -62,12 +62,12 @@ export async function pendingCommand(args: PendingArgs, env: NodeJS.ProcessEnv, 
 const LAST_DECISIONS = 3;
 
 /** `store`: the run's store (tests pass one whose inbox write they interleave with a run). */
-export async function decideCommand(args: DecideArgs, env: NodeJS.ProcessEnv, writers: Writers, given?: FileStore): Promise<number> {
+export async function decideCommand(args: DecideArgs, env: NodeJS.ProcessEnv, writers: Writers, given?: FolderRunStore): Promise<number> {
   const dir = runDirOf(args.dir);
   const named = given ?? fileStoreOf(dir, args.fileRun, { writeFaults: env.DURABLE_AGENT_FAIL_WRITE, onDecisionPoint: crashPointsOf(env.CRASH_AFTER) });
   const request = decideInputOf(args);
   // A call a sub-agent run under this one waits on is decided in that run's inbox.
-  const store = (await deciderOf(named, request)) as FileStore;
+  const store = (await deciderOf(named, request)) as FolderRunStore;
   const tools = args.input === undefined ? undefined : await toolsOf(store, dir);
   const decision = await decide(store, request, { tools });
   // The run may have recorded a decision of its own (a deadline) between the check and the
@@ -155,7 +155,7 @@ function resumeCommandOf(env: NodeJS.ProcessEnv, dir: string, origin: RunOrigin 
  * The tools of a run this command line started, for the check of an edited input (the journal
  * pins their schemas; a tool whose schema differs is not used).
  */
-async function toolsOf(store: FileStore, dir: string): Promise<ToolDefinition[] | undefined> {
+async function toolsOf(store: FolderRunStore, dir: string): Promise<ToolDefinition[] | undefined> {
   const origin = (await store.load()).header.startedBy;
   if (origin?.command === 'demo') return (await import('../../demo/demo-tools.ts')).demoTools(dir);
   if (origin?.command === 'run') {

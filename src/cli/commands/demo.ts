@@ -8,7 +8,6 @@ import type { Model } from '../../model/model.ts';
 import { scriptedModel } from '../../model/scripted-model.ts';
 import { CrashPoints } from '../../runtime/crash-points.ts';
 import { startRun } from '../../runtime/run-api.ts';
-import { FileStore } from '../../store/file-store.ts';
 import { WriteFaultPlan } from '../../store/write-faults.ts';
 import type { DemoArgs } from '../args.ts';
 import { driveCliRun } from '../drive-run.ts';
@@ -17,8 +16,8 @@ import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { realModel } from '../real-model.ts';
 import { cliCommand, dirWords } from '../../words/shell-command.ts';
-import { STATE_DIR } from '../state-dir.ts';
 import { modelSetupOf, storedRunOf } from '../model-setup.ts';
+import { folderStoreAt, stateFolderOf } from '../run-store.ts';
 import type { ToolDefinition } from '../../tools/tool.ts';
 
 export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
@@ -77,7 +76,7 @@ async function listCrashPoints(writers: Writers): Promise<number> {
     ensureSampleNotes(scratch);
     const crashPoints = new CrashPoints(undefined);
     await startRun({
-      store: new FileStore(path.join(scratch, STATE_DIR)),
+      store: folderStoreAt(stateFolderOf(scratch)),
       model: scriptedModel(demoScript(), { name: 'scripted-demo' }),
       tools: demoTools(scratch),
       task: DEMO_TASK,

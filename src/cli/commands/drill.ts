@@ -6,7 +6,7 @@ import { type DrillOptions, type DrillScratch, drillAgent } from '../../drill/dr
 import { drillLines, drillMarkdown } from '../../drill/drill-report.ts';
 import { samplePoints, sigkillSample } from '../../drill/sigkill-sample.ts';
 import { DrillScriptError, recordedReplies, scriptReplies } from '../../drill/drill-script.ts';
-import { foldJournal } from '../../store/fold-journal.ts';
+import { foldJournal } from '../../store/journal/fold-journal.ts';
 import { AgentsModuleError, loadAgentsModule } from '../agents-module.ts';
 import type { DrillArgs } from '../specs/drill.ts';
 import { fileStoreOf } from '../run-store.ts';

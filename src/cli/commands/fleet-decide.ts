@@ -6,20 +6,21 @@
 import { decide, pendingDecisions } from '../../awaits/decide.ts';
 import { deciderOf, treePendingDecisions } from '../../runtime/run-tree.ts';
 import { fleetDemoTools } from '../../fleet/fleet-demo-tools.ts';
-import { PgRunStore } from '../../store/pg/pg-store.ts';
+import type { DatabaseRunStore } from '../../store/store.ts';
 import { type Database, databaseUrlOf, openDatabase } from '../../store/pg/pool.ts';
 import type { DecideArgs, PendingArgs } from '../args.ts';
 import { decisionHintLines } from '../../words/decision-lines.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { cliCommand } from '../../words/shell-command.ts';
+import { fleetStoreOf } from '../run-store.ts';
 import { decideInputOf, givenLine, pendingTable } from './decide.ts';
 
 export async function fleetPendingCommand(args: PendingArgs, env: NodeJS.ProcessEnv, writers: Writers, now = Date.now()): Promise<number> {
   const runId = args.fleetRun!;
   return withPool(databaseUrlOf(args.databaseUrl, env, 'pending --run'), async (pool) => {
     // The run's own calls, then those its sub-agent runs wait on (a decision given here reaches them).
-    const waiting = await treePendingDecisions(new PgRunStore(pool, runId));
+    const waiting = await treePendingDecisions(fleetStoreOf(pool, runId));
     if (args.json) {
       writers.out(JSON.stringify(waiting.map(({ store: _store, ...call }) => call), null, 2));
       return EXIT.done;
@@ -43,11 +44,11 @@ export async function fleetPendingCommand(args: PendingArgs, env: NodeJS.Process
 export async function fleetDecideCommand(args: DecideArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   const runId = args.fleetRun!;
   return withPool(databaseUrlOf(args.databaseUrl, env, `${args.command} --run`), async (pool) => {
-    const parent = new PgRunStore(pool, runId);
+    const parent = fleetStoreOf(pool, runId);
     // A call one of its sub-agent runs waits on is decided in that run's inbox.
     const store = await deciderOf(parent, { tool_use_id: args.callId });
     const owner = store === parent ? runId : (store.runId ?? runId);
-    const tools = args.input === undefined ? undefined : await toolsOf(pool, store as PgRunStore, owner);
+    const tools = args.input === undefined ? undefined : await toolsOf(pool, store as DatabaseRunStore, owner);
     const name = (await pendingDecisions(store).catch(() => [])).find((call) => call.tool_use_id === args.callId)?.name ?? 'the call';
     const decision = await decide(store, decideInputOf(args), { tools });
     writers.out(givenLine(decision, name));
@@ -57,7 +58,7 @@ export async function fleetDecideCommand(args: DecideArgs, env: NodeJS.ProcessEn
 }
 
 /** The tools a worker offers the run (only their input schemas are used: to check an edited input). */
-async function toolsOf(pool: Database, store: PgRunStore, runId: string) {
+async function toolsOf(pool: Database, store: DatabaseRunStore, runId: string) {
   const origin = (await store.load()).header.startedBy;
   return origin?.command === 'worker' ? fleetDemoTools(pool, { runId, owner: 'schema-check', epoch: -1 }) : undefined;
 }

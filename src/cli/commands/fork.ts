@@ -3,8 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ParentCallAfterFork } from '../../fork/fork-plan.ts';
 import { type ForkResult, forkRun } from '../../fork/fork-run.ts';
-import { FileStore } from '../../store/file-store.ts';
-import type { RunOrigin } from '../../store/journal-record.ts';
+import type { RunOrigin } from '../../store/journal/journal-record.ts';
 import { isStoppedAtLimit } from '../../../machines/agent-loop.types.ts';
 import type { ForkArgs } from '../args.ts';
 import { NoSuchDirectoryError } from '../errors.ts';
@@ -13,7 +12,7 @@ import { tableLines } from '../../words/format.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { cliCommand, dirWords } from '../../words/shell-command.ts';
 import { STATE_DIR } from '../state-dir.ts';
-import { fileStoreOf } from '../run-store.ts';
+import { fileStoreOf, folderStoreAt, stateFolderOf } from '../run-store.ts';
 
 export async function forkCommand(args: ForkArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   if (args.fleetRun !== null) return forkFleet(args, env, writers);
@@ -24,7 +23,7 @@ export async function forkCommand(args: ForkArgs, env: NodeJS.ProcessEnv, writer
   const parent = fileStoreOf(dir, args.fileRun);
   const result = await forkRun({
     from: parent,
-    to: new FileStore(path.join(to, STATE_DIR), { writeFaults: env.DURABLE_AGENT_FAIL_WRITE }),
+    to: folderStoreAt(stateFolderOf(to), { writeFaults: env.DURABLE_AGENT_FAIL_WRITE }),
     ...(args.at !== null ? { at: args.at } : {}),
     ...(args.message !== null ? { message: args.message } : {}),
     ...(args.maxTurns !== null ? { maxTurns: args.maxTurns } : {}),
@@ -33,7 +32,7 @@ export async function forkCommand(args: ForkArgs, env: NodeJS.ProcessEnv, writer
     writers.out(JSON.stringify(result, null, 2));
     return EXIT.done;
   }
-  const startedBy = (await new FileStore(path.join(to, STATE_DIR)).load()).header.startedBy;
+  const startedBy = (await folderStoreAt(stateFolderOf(to)).load()).header.startedBy;
   writers.out(`forked run ${result.forkedFrom.runId} (${dir}) at record ${result.forkedFrom.seq} of 0-${result.parentLastSeq} into ${to}`);
   writers.out(`new run ${result.runId}: ${result.records} records, state ${result.state}; the run in ${dir} was not changed`);
   printForkDetails(writers, result);

@@ -1,10 +1,10 @@
 /** `durable-agent list`: the runs of a folder, by id, with where each stands. */
 import path from 'node:path';
 import { listRuns } from '../../runtime/list-runs.ts';
-import { FileRuns } from '../../store/file-runs.ts';
 import type { ListArgs } from '../args.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
+import { runsFolderOfDir } from '../run-store.ts';
 import { STATE_DIR } from '../state-dir.ts';
 import { formatAgo, tableLines } from '../../words/format.ts';
 import { treeOrder } from '../../words/tree-lines.ts';
@@ -12,7 +12,7 @@ import { treeOrder } from '../../words/tree-lines.ts';
 const TASK_WIDTH = 40;
 
 export async function listCommand(args: ListArgs, writers: Writers, now = Date.now()): Promise<number> {
-  const runs = await listRuns(new FileRuns(path.join(path.resolve(args.dir), STATE_DIR)), args.states ? { states: args.states } : {});
+  const runs = await listRuns(runsFolderOfDir(args.dir), args.states ? { states: args.states } : {});
   if (args.json) {
     writers.out(JSON.stringify(runs, null, 2));
     return EXIT.done;

@@ -3,21 +3,20 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pruneRuns } from '../../prune/prune-archive.ts';
 import type { PruneCandidate } from '../../prune/prune-plan.ts';
-import { FileStore } from '../../store/file-store.ts';
 import type { PruneArgs } from '../args.ts';
 import { NoSuchDirectoryError } from '../errors.ts';
 import { EXIT } from '../exit-codes.ts';
 import { formatBytes, tableLines } from '../../words/format.ts';
 import { readsFleet } from '../reads-fleet.ts';
 import type { Writers } from '../plain-reporter.ts';
-import { STATE_DIR } from '../state-dir.ts';
+import { folderStoreAt, stateFolderOf } from '../run-store.ts';
 
 export async function pruneCommand(args: PruneArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   if (readsFleet(args, env)) return pruneFleet(args, env, writers);
   const dir = path.resolve(args.dir);
   const stat = fs.statSync(dir, { throwIfNoEntry: false });
   if (!stat?.isDirectory()) throw new NoSuchDirectoryError('--dir', dir, stat !== undefined);
-  const report = await pruneRuns(new FileStore(path.join(dir, STATE_DIR)), { olderThanMs: args.olderThanMs, keep: args.keep, dryRun: args.dryRun });
+  const report = await pruneRuns(folderStoreAt(stateFolderOf(dir)), { olderThanMs: args.olderThanMs, keep: args.keep, dryRun: args.dryRun });
   printRemoved(writers, report.removed, report.dryRun, (run) => run.journal);
   for (const name of report.leftoversRemoved) writers.out(`${report.dryRun ? 'would delete' : 'deleted'} ${name}, left by an interrupted prune`);
   for (const kept of report.kept) writers.err(`[prune] kept ${kept.journal}: ${kept.why}`);

@@ -12,16 +12,15 @@ import type { SignalArgs } from '../specs/signal.ts';
 import { NoSuchDirectoryError } from '../errors.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
-import { fileStoreOf } from '../run-store.ts';
+import { fileStoreOf, fleetStoreOf } from '../run-store.ts';
 import { userName } from '../user-name.ts';
 
 export async function signalCommand(args: SignalArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   if (args.fleetRun !== null) {
-    const { PgRunStore } = await import('../../store/pg/pg-store.ts');
     const { databaseUrlOf, openDatabase } = await import('../../store/pg/pool.ts');
     const pool = await openDatabase(databaseUrlOf(args.databaseUrl, env, 'signal --run'), 2);
     try {
-      return await send(new PgRunStore(pool, args.fleetRun), `fleet run ${args.fleetRun}`, args, writers);
+      return await send(fleetStoreOf(pool, args.fleetRun), `fleet run ${args.fleetRun}`, args, writers);
     } finally {
       await pool.end();
     }

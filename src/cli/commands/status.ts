@@ -7,8 +7,8 @@ import type { WaitingCall } from '../../core/run-events.ts';
 import { budgetReachedWords, budgetWords, formatUsd, largerBudgetWords } from '../../budget/budget-words.ts';
 import { type ContinuedStep, type HistoryStep, readRunHistory, type RunStatus, readRunStatus } from '../../runtime/run-status.ts';
 import { type ControlRequest, requestWords } from '../../control/control-request.ts';
-import type { FileStore } from '../../store/file-store.ts';
-import type { ForkOrigin, ReconcileNote } from '../../store/journal-record.ts';
+import type { FolderRunStore } from '../../store/store.ts';
+import type { ForkOrigin, ReconcileNote } from '../../store/journal/journal-record.ts';
 import type { HistoryArgs, StatusArgs } from '../args.ts';
 import { readRunTranscript } from '../../runtime/run-transcript.ts';
 import { transcriptLines } from '../../words/transcript-lines.ts';
@@ -149,7 +149,7 @@ export async function historyCommand(args: HistoryArgs, writers: Writers): Promi
 /** The terminal's width when out() writes to one; 80 otherwise (a pipe, a file). */
 const NO_TERMINAL_WIDTH = 80;
 
-async function transcriptCommand(store: FileStore, args: HistoryArgs, writers: Writers): Promise<number> {
+async function transcriptCommand(store: FolderRunStore, args: HistoryArgs, writers: Writers): Promise<number> {
   const transcript = await readRunTranscript(store);
   if (args.json) {
     // A server tool's encrypted content and signatures are named by their size, as on every screen.

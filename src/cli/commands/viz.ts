@@ -9,10 +9,10 @@ import { agentLoopMachine } from '../../../machines/agent-loop.machine.ts';
 import { machineGraphOf } from '../../../visualizer/machine-graph.ts';
 import { statelySource } from '../../../visualizer/stately-source.ts';
 import { vizPage } from '../../../visualizer/viz-page.ts';
-import { FileStore } from '../../store/file-store.ts';
 import type { VizArgs } from '../args.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
+import { folderStoreAt, stateFolderOf } from '../run-store.ts';
 import { STATE_DIR } from '../state-dir.ts';
 import { NoSuchDirectoryError } from '../errors.ts';
 import { cliCommand, dirWords, shellQuote } from '../../words/shell-command.ts';
@@ -26,7 +26,7 @@ export async function vizCommand(args: VizArgs, writers: Writers, env: NodeJS.Pr
   }
   const dir = path.resolve(args.dir);
   mustBeDirectory(dir);
-  const store = new FileStore(path.join(dir, STATE_DIR));
+  const store = folderStoreAt(stateFolderOf(dir));
   // `…fork --dir D --at SEQ --to D-at-SEQ`: a new directory beside the run's, named after the step.
   const forkCommand = { before: cliCommand(env, ['fork', '--dir', dir, '--at']), after: `--to ${shellQuote(`${dir}-at-`)}` };
   const page = await vizPage(store, forkCommand);

@@ -14,7 +14,7 @@
  * applied once, whatever kills the worker before or after (the claim reads it with the lease).
  */
 import { isFinishedState } from '../../../machines/agent-loop.types.ts';
-import type { JournalHeader, JournalRecord } from '../journal-record.ts';
+import type { JournalHeader, JournalRecord } from '../journal/journal-record.ts';
 
 /** What a write returns: whether it landed; when it did not, the run's lease as the statement found it (null: no run). */
 export interface AppendOutcome {

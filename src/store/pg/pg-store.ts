@@ -7,13 +7,13 @@
 import os from 'node:os';
 import type { Pool } from 'pg';
 import { RunLockedError, StoreCorruptError, StoreMissingError, StoreVersionError, StoreWriteError } from '../errors.ts';
-import { checkSnapshotLink } from '../fold-journal.ts';
-import { checksumOf, documentJson } from '../framing.ts';
-import type { JournalHeader, JournalRecord } from '../journal-record.ts';
-import { isReadableVersion, JOURNAL_FORMAT, JOURNAL_VERSION } from '../journal-record.ts';
-import { recordProblem } from '../journal-reader.ts';
+import { checkSnapshotLink } from '../journal/fold-journal.ts';
+import { checksumOf, documentJson } from '../journal/framing.ts';
+import type { JournalHeader, JournalRecord } from '../journal/journal-record.ts';
+import { isReadableVersion, JOURNAL_FORMAT, JOURNAL_VERSION } from '../journal/journal-record.ts';
+import { recordProblem } from '../journal/journal-reader.ts';
 import { CommitQueue } from '../commit-queue.ts';
-import type { AppendOptions, AppendReceipt, LoadedRun, LoadOptions, RunLock, RunStore, StoredRecord } from '../store.ts';
+import type { AppendOptions, AppendReceipt, DatabaseRunStore, LoadedRun, LoadOptions, RunLock, RunStore, StoredRecord } from '../store.ts';
 import { WriteFaultPlan } from '../write-faults.ts';
 import type { AppendOutcome, RunAppend } from './append-statement.ts';
 import { type AppendBatcher, queryFor, rolledBack } from './append-batcher.ts';
@@ -46,7 +46,7 @@ interface PendingUnit {
   sync: boolean;
 }
 
-export class PgRunStore implements RunStore {
+export class PgRunStore implements DatabaseRunStore {
   readonly location: string;
   readonly decisions: PgDecisionInbox;
   readonly control: PgControlInbox;

@@ -5,8 +5,8 @@
  * that are not numbers): these checks turn such a record into a clear refusal, or read it
  * leniently where nothing is lost by doing so, never into a TypeError halfway through a resume.
  */
-import { contentProblem } from '../../machines/agent-loop.logic.ts';
-import { DECISION_NEEDS, type TokenUsage } from '../../machines/agent-loop.types.ts';
+import { contentProblem } from '../../../machines/agent-loop.logic.ts';
+import { DECISION_NEEDS, type TokenUsage } from '../../../machines/agent-loop.types.ts';
 
 /** Token counts as stored: a figure that is not a number (NaN was stored as null) reads as 0. */
 export function storedUsage(raw: unknown): TokenUsage {

@@ -20,7 +20,7 @@ import type {
   RunFailure,
   TokenUsage,
   ToolOutcome,
-} from '../../machines/agent-loop.types.ts';
+} from '../../../machines/agent-loop.types.ts';
 
 export const JOURNAL_FORMAT = 'durable-agent/journal';
 /**

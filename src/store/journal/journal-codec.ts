@@ -7,7 +7,7 @@
  * to writing the changed tail from the first differing item, so correctness never depends on
  * the fast path.
  */
-import { cancellationProblem, toolResultBlockOf } from '../../machines/agent-loop.logic.ts';
+import { cancellationProblem, toolResultBlockOf } from '../../../machines/agent-loop.logic.ts';
 import type {
   AgentContext,
   AgentStateName,
@@ -16,8 +16,8 @@ import type {
   Message,
   PendingCall,
   ToolOutcome,
-} from '../../machines/agent-loop.types.ts';
-import { MAX_PAUSES_IN_A_ROW, ZERO_USAGE } from '../../machines/agent-loop.types.ts';
+} from '../../../machines/agent-loop.types.ts';
+import { MAX_PAUSES_IN_A_ROW, ZERO_USAGE } from '../../../machines/agent-loop.types.ts';
 import type {
   EncodedBlock,
   EncodedMessage,
@@ -30,7 +30,7 @@ import type {
 } from './journal-record.ts';
 import { isLedgerRef } from './journal-record.ts';
 import { awaitedProblem, compactedProblem, containerProblem, decisionProblem, messageProblem, outcomeProblem, pendingProblem, storedUsage } from './record-shape.ts';
-import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
+import { DurableAgentError, type ErrorKind } from '../../util/durable-agent-error.ts';
 
 function isStoredLedgerRef(block: unknown): boolean {
   return block !== null && typeof block === 'object' && isLedgerRef(block as EncodedBlock);

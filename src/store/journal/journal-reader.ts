@@ -4,15 +4,15 @@
  * committed), or, when the caller accepts the loss, the last committed record. Anything more,
  * or any damage inside, is refused: a half-right state is never guessed.
  */
-import { AGENT_STATES, type AgentStateName } from '../../machines/agent-loop.types.ts';
-import { type JournalDamage, StoreCorruptError, StoreLostRecordError, StoreVersionError } from './errors.ts';
+import { AGENT_STATES, type AgentStateName } from '../../../machines/agent-loop.types.ts';
+import { type JournalDamage, StoreCorruptError, StoreLostRecordError, StoreVersionError } from '../errors.ts';
 import type { CommitMark, FramedJournal, FramedLine } from './framing.ts';
 import { CHECKSUM_HEX_DIGITS, COMMIT_MARK_BYTES, FrameError, parseCommitMark, parseFrames, parseLine } from './framing.ts';
 import type { JournalHeader, JournalRecord, RecordEvent } from './journal-record.ts';
 import { RECORD_EVENTS } from './journal-record.ts';
 import { isReadableVersion, JOURNAL_FORMAT, JOURNAL_VERSION } from './journal-record.ts';
 import { describePoint, pointOf } from './record-points.ts';
-import type { StoredRecord } from './store.ts';
+import type { StoredRecord } from '../store.ts';
 
 const STATES = new Set<AgentStateName>(AGENT_STATES);
 const EVENTS = new Set<RecordEvent>(RECORD_EVENTS);

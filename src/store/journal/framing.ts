@@ -5,7 +5,7 @@
  * damage that is recovered from rather than refused.
  */
 import { crc32 } from 'node:zlib';
-import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
+import { DurableAgentError, type ErrorKind } from '../../util/durable-agent-error.ts';
 
 const NEWLINE = 0x0a;
 const CRC_HEX = 8;

@@ -1,8 +1,8 @@
 /** Rebuilds the durable view of a run from its loaded journal. */
-import { StoreCorruptError } from './errors.ts';
+import { StoreCorruptError } from '../errors.ts';
 import type { DurableView } from './journal-codec.ts';
 import { applyRecord, JournalDecodeError } from './journal-codec.ts';
-import type { LoadedRun, StoredRecord } from './store.ts';
+import type { LoadedRun, StoredRecord } from '../store.ts';
 
 export function foldJournal(location: string, loaded: LoadedRun, visit?: (view: DurableView, stored: StoredRecord) => void): DurableView {
   const view = visit ? foldVisiting(location, loaded.records, visit) : foldOnly(location, loaded.records);

@@ -1,0 +1,59 @@
+/**
+ * The one door to the stores: what lies outside src/store/ opens a run's store from where the
+ * run is (a state folder, a folder of runs, a database) and never names a store's class. What a
+ * caller may ask of the store it gets is in the port (store.ts): the contract, and what a store
+ * that keeps its run in a folder adds (FolderRunStore, keptInFolder).
+ */
+import path from 'node:path';
+import { FileRuns, RUNS_DIR } from './file-runs.ts';
+import { FileStore, type FileStoreOptions } from './file-store.ts';
+import { PgRunStore, type PgRunStoreOptions } from './pg/pg-store.ts';
+import type { Database } from './pg/pool.ts';
+import type { DatabaseRunStore, FolderRunStore, RunStore, RunsFolder } from './store.ts';
+
+export type { FileStoreOptions as FolderStoreOptions } from './file-store.ts';
+export type { PgRunStoreOptions as DatabaseStoreOptions } from './pg/pg-store.ts';
+export type { Database } from './pg/pool.ts';
+/** How long a file store's lock from another host may go without a heartbeat (DURABLE_AGENT_LOCK_LEASE_MS). */
+export { DEFAULT_LOCK_LEASE_MS, LOCK_LEASE_RANGE_MS } from './lock-file.ts';
+
+/**
+ * A run kept in files: the run of the state folder `dir` itself, or, with `runId`, the run of
+ * that id in `dir`'s folder of runs (dir/runs/<id>/).
+ */
+export interface FolderTarget {
+  dir: string;
+  runId?: string | null | undefined;
+  options?: FileStoreOptions | undefined;
+}
+
+/** A run of a fleet's database, by its id (a worker passes the lease it holds in `options`). */
+export interface DatabaseTarget {
+  database: Database;
+  runId: string;
+  options?: PgRunStoreOptions | undefined;
+}
+
+export type StoreTarget = FolderTarget | DatabaseTarget;
+
+/** The store of the run at `target`; nothing is read or made until it is used. */
+export function openStore(target: FolderTarget): FolderRunStore;
+export function openStore(target: DatabaseTarget): DatabaseRunStore;
+export function openStore(target: StoreTarget): RunStore;
+export function openStore(target: StoreTarget): RunStore {
+  if ('database' in target) return new PgRunStore(target.database, target.runId, target.options);
+  const { dir, runId, options } = target;
+  return runId === null || runId === undefined ? new FileStore(dir, options) : new FileRuns(dir, options).store(runId);
+}
+
+/** The folder of runs at `dir` (a state folder: its own run and its runs by id). */
+export function openRunsFolder(dir: string, options?: FileStoreOptions): RunsFolder {
+  return new FileRuns(dir, options);
+}
+
+/** The folder of runs a store's run is in (ROOT for ROOT/runs/<id>, the folder itself for its root run); null for a store not kept in a folder. */
+export function runsFolderOf(store: RunStore): RunsFolder | null {
+  if (store.dir === undefined) return null;
+  const parent = path.dirname(store.dir);
+  return path.basename(parent) === RUNS_DIR ? new FileRuns(path.dirname(parent)) : new FileRuns(store.dir);
+}
