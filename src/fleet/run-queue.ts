@@ -104,9 +104,13 @@ export async function submitRuns(pool: Database, spec: DemoRunSpec, count: numbe
   return ids;
 }
 
-export async function listRuns(pool: Database): Promise<QueuedRun[]> {
+/** Every row of da_runs as the fleet reads it (fleet-summary.ts makes each a RunSummary). */
+export async function listQueuedRuns(pool: Database): Promise<QueuedRun[]> {
   return (await readQueueRows(pool)).map((row) => queuedRun(row, row.spec as RunSpec));
 }
+
+/** Kept while the one listRuns over any store comes. */
+export const listRuns = listQueuedRuns;
 
 /** A row of the queue as the fleet says it: its spec read as a RunSpec, what it waits for in words. */
 function queuedRun(row: QueueRow, spec: RunSpec): QueuedRun {

@@ -10,6 +10,7 @@ import { FileStore, type FileStoreOptions, JOURNAL_FILE } from './file-store.ts'
 import { readJournal } from './journal-reader.ts';
 import { checkRunId } from './run-id.ts';
 import type { LoadedRun } from './store.ts';
+import type { ControlRequest } from './inbox/inboxes.ts';
 
 export const RUNS_DIR = 'runs';
 const ARCHIVED_JOURNAL = /^journal-.*\.jsonl$/;
@@ -23,6 +24,8 @@ export interface StoredRunEntry {
   readonly archived: boolean;
   /** The journal from its last snapshot on: enough for where the run stands. */
   read(): Promise<LoadedRun>;
+  /** The cancel and pause requests waiting for its writer ([] for an archived run: none can reach it). */
+  controls(): Promise<ControlRequest[]>;
 }
 
 export class FileRuns {
@@ -56,12 +59,12 @@ function runFolderEntries(dir: string, folderId: string | null): StoredRunEntry[
   const entries: StoredRunEntry[] = [];
   if (fs.existsSync(path.join(dir, JOURNAL_FILE))) {
     const store = new FileStore(dir, folderId === null ? {} : { runId: folderId });
-    entries.push({ folderId, location: store.journalPath, archived: false, read: () => store.load({ fromLastSnapshot: true }) });
+    entries.push({ folderId, location: store.journalPath, archived: false, read: () => store.load({ fromLastSnapshot: true }), controls: () => store.control.read() });
   }
   const archive = path.join(dir, 'archive');
   for (const name of listDir(archive).filter((file) => ARCHIVED_JOURNAL.test(file))) {
     const file = path.join(archive, name);
-    entries.push({ folderId, location: file, archived: true, read: async () => readArchived(file) });
+    entries.push({ folderId, location: file, archived: true, read: async () => readArchived(file), controls: async () => [] });
   }
   return entries;
 }
