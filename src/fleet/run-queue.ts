@@ -109,9 +109,6 @@ export async function listQueuedRuns(pool: Database): Promise<QueuedRun[]> {
   return (await readQueueRows(pool)).map((row) => queuedRun(row, row.spec as RunSpec));
 }
 
-/** Kept while the one listRuns over any store comes. */
-export const listRuns = listQueuedRuns;
-
 /** A row of the queue as the fleet says it: its spec read as a RunSpec, what it waits for in words. */
 function queuedRun(row: QueueRow, spec: RunSpec): QueuedRun {
   return {

@@ -1,4 +1,4 @@
-/** Every run of a folder of runs, with where each stands: what `durable-agent list` prints. */
+/** Every run of a folder of runs, with where each stands: what `durable-agent list` prints (listRuns, src/fleet/list-runs.ts, reads a folder with it). */
 import type { AgentStateName } from '../../machines/agent-loop.types.ts';
 import type { FileRuns } from '../store/file-runs.ts';
 import { type RunSummary, summaryOfJournal, unreadableSummary, withChildren } from './run-summary.ts';
@@ -31,6 +31,3 @@ export async function listFolderRuns(runs: FileRuns, options: ListOptions = {}):
   }
   return withChildren(listings).sort((a, b) => (b.updatedAt ?? 0) - (a.updatedAt ?? 0));
 }
-
-/** Kept while the one listRuns over any store comes. */
-export const listRuns = listFolderRuns;

@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readFolderRows } from '../../src/console/folder-rows.ts';
-import { listRuns } from '../../src/runtime/list-runs.ts';
+import { listRuns } from '../../src/fleet/list-runs.ts';
 import { FileRuns } from '../../src/store/file-runs.ts';
 import { startRun } from '../../src/index.ts';
 import { endTurnReply, scriptedModel, toolUseReply } from '../../src/testing.ts';

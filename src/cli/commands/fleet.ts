@@ -4,7 +4,8 @@ import type { AgentStateName } from '../../../machines/agent-loop.types.ts';
 import { migrate } from '../../store/pg/schema.ts';
 import { type Database, databaseUrlOf, describeDatabase, openDatabase, openPool } from '../../store/pg/pool.ts';
 import { type DemoRunSpec, submitRuns } from '../../fleet/run-queue.ts';
-import { type FleetRunSummary, listFleetRuns } from '../../fleet/fleet-summary.ts';
+import type { FleetRunSummary } from '../../fleet/fleet-summary.ts';
+import { listRuns } from '../../fleet/list-runs.ts';
 import { checkDecisionPolicy } from '../../awaits/needs-decision.ts';
 import { fleetDemoTools } from '../../fleet/fleet-demo-tools.ts';
 import { SCRIPTED_DEMO_MODEL, scriptedDemoModel, Worker } from '../../fleet/worker.ts';
@@ -173,11 +174,10 @@ export async function fleetStatusCommand(args: StatusArgs, env: NodeJS.ProcessEn
   const pool = await openDatabase(url, 1);
   let runs: FleetRunSummary[];
   try {
-    runs = await listFleetRuns(pool);
+    runs = await listRuns(pool, states === null ? {} : { states });
   } finally {
     await pool.end();
   }
-  if (states !== null) runs = runs.filter((run) => run.state !== null && states.includes(run.state));
   if (args.json) {
     // The queue's rows, as this command has always printed them.
     writers.out(JSON.stringify(runs.map((run) => run.fleet), null, 2));
