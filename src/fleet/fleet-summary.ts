@@ -59,7 +59,7 @@ export function summaryOfQueuedRun(run: QueuedRun, spent: SpentSoFar | null): Fl
     pausedBy: run.pausedBy,
     parent: run.forkedFrom?.run ?? null,
     calledBy: run.spec.kind === 'agent' ? (run.spec.calledBy ?? null) : null,
-    children: 0,
+    children: null,
     archived: false,
     problem: null,
     fleet: run,

@@ -26,8 +26,11 @@ export async function listFolderRuns(runs: FileRuns, options: ListOptions = {}):
     } catch (error) {
       listing = unreadableSummary(entry.folderId ?? '?', entry, (error as Error).message);
     }
-    if (options.states && (listing.state === null || !options.states.includes(listing.state))) continue;
     listings.push(listing);
   }
-  return withChildren(listings).sort((a, b) => (b.updatedAt ?? 0) - (a.updatedAt ?? 0));
+  // Children are counted over every run, whichever states are asked for.
+  const states = options.states;
+  return withChildren(listings)
+    .filter((listing) => !states || (listing.state !== null && states.includes(listing.state)))
+    .sort((a, b) => (b.updatedAt ?? 0) - (a.updatedAt ?? 0));
 }

@@ -58,8 +58,11 @@ export interface RunSummary {
   parent: string | null;
   /** For a sub-agent's child run: the run and call that started it. */
   calledBy: CalledBy | null;
-  /** How many runs of the same list its sub-agent calls started. */
-  children: number;
+  /**
+   * How many runs of the same store its sub-agent calls started (their current runs); null where
+   * the runs are not read together (the console reads a folder at a time).
+   */
+  children: number | null;
   /** Moved aside (archive/) when a new run started in its folder, or by --fresh. */
   archived: boolean;
   /** Why the journal cannot be read, when it cannot. */
@@ -114,7 +117,7 @@ export function summaryOfJournal(loaded: LoadedRun, place: JournalPlace): RunSum
     pausedBy: place.pausedBy,
     parent: loaded.header.forkedFrom?.runId ?? null,
     calledBy: loaded.header.calledBy ?? null,
-    children: 0,
+    children: null,
     archived: place.archived,
     problem: null,
   };
@@ -140,13 +143,13 @@ export function unreadableSummary(runId: string, place: Omit<JournalPlace, 'paus
     pausedBy: null,
     parent: null,
     calledBy: null,
-    children: 0,
+    children: null,
     archived: place.archived,
     problem,
   };
 }
 
-/** Each summary's count of the runs of the list its calls started (a child is counted by its current run only). */
+/** Each summary's count of the runs of the list its calls started (a child is counted by its current run only; an archived run has none). */
 export function withChildren<T extends RunSummary>(summaries: T[]): T[] {
   const counts = new Map<string, number>();
   for (const summary of summaries) {

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readFolderRows } from '../../src/console/folder-rows.ts';
 import { listRuns } from '../../src/fleet/list-runs.ts';
+import { unreadableSummary, withChildren } from '../../src/runtime/run-summary.ts';
 import { FileRuns } from '../../src/store/file-runs.ts';
 import { startRun } from '../../src/index.ts';
 import { endTurnReply, scriptedModel, toolUseReply } from '../../src/testing.ts';
@@ -39,10 +40,26 @@ describe('a run summary', () => {
     });
 
     const rows = await readFolderRows({ index: 0, root, folderId: 'waiting-2', dir: path.join(root, 'runs', 'waiting-2') }, new Map());
-    const { key, worker, leaseEpoch, location, ...row } = rows[0]!;
-    const { location: journal, ...summary } = waiting;
+    // The console reads a folder at a time: it does not count a run's children.
+    const { key, worker, leaseEpoch, location, children, ...row } = rows[0]!;
+    const { location: journal, children: counted, ...summary } = waiting;
     expect(row).toEqual(summary);
-    expect([worker, leaseEpoch]).toEqual([null, null]);
+    expect([worker, leaseEpoch, children, counted]).toEqual([null, null, null, 0]);
     expect(path.dirname(journal)).toBe(location);
+  });
+
+  it('counts the current runs started by a run’s calls, not archived ones', () => {
+    const run = (runId: string, calledBy: string | null, archived = false) => ({
+      ...unreadableSummary(runId, { location: runId, archived }, 'no journal'),
+      calledBy: calledBy === null ? null : { runId: calledBy, toolUseId: `toolu_${runId}` },
+    });
+    const counted = withChildren([run('p', null), run('c1', 'p'), run('c2', 'p'), run('old', 'p', true), run('p', null, true)]);
+    expect(counted.map((summary) => [summary.runId, summary.archived, summary.children])).toEqual([
+      ['p', false, 2],
+      ['c1', false, 0],
+      ['c2', false, 0],
+      ['old', true, 0],
+      ['p', true, 0],
+    ]);
   });
 });
