@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startRun } from '../src/runtime/run-api.ts';
 import { FileRuns } from '../src/store/file-runs.ts';
-import { listRuns } from '../src/runtime/list-runs.ts';
+import { listRuns } from '../src/fleet/list-runs.ts';
 import { defineTool } from '../src/tools/tool.ts';
 import { endTurnReply, scriptedModel, toolUseReply } from '../src/testing.ts';
 import { withoutSyncs } from './io-counter.ts';

@@ -89,8 +89,11 @@ export async function mcpTools(
 export { FileStore } from './store/file-store.ts';
 export { FileRuns } from './store/file-runs.ts';
 export type { StoredRunEntry } from './store/file-runs.ts';
-export { listRuns } from './runtime/list-runs.ts';
+// A folder's runs or a fleet's (a database: loads durable-agent/postgres's side then), each as its summary.
+export { listRuns } from './fleet/list-runs.ts';
 export type { ListOptions, RunListing } from './runtime/list-runs.ts';
+export type { RunCategory, RunSummary, RunWaitingOn } from './runtime/run-summary.ts';
+export type { FleetRunSummary } from './fleet/fleet-summary.ts';
 export type { FileStoreOptions } from './store/file-store.ts';
 export type { DecisionInbox, InboxDecision, LockOptions, LockTakeOver, RunLock, RunStore } from './store/store.ts';
 export type { ForkOrigin, JournalHeader, PinnedAnnotations, PinnedDecisionPolicy, PinnedPrice, PinnedRequest, ReconcileNote, ReconcileRule, RunOrigin } from './store/journal/journal-record.ts';

@@ -3,7 +3,10 @@
  * themselves. (A separate entry so that the main one does not load pg.)
  */
 export * from './store/pg/index.ts';
-export { submitRuns, listRuns } from './fleet/run-queue.ts';
+export { submitRuns } from './fleet/run-queue.ts';
+export { listRuns } from './fleet/list-runs.ts';
+export type { FleetRunSummary } from './fleet/fleet-summary.ts';
+export type { RunSummary } from './runtime/run-summary.ts';
 export type { AgentRunSpec, DemoRunSpec, QueuedRun, RunSpec } from './fleet/run-queue.ts';
 export { submitRun } from './fleet/submit-run.ts';
 export type { SubmitRunOptions, SubmittedRun } from './fleet/submit-run.ts';

@@ -15,7 +15,7 @@ import type { JournalHeader } from '../store/journal/journal-record.ts';
 import type { DecisionInbox, RunStore } from '../store/store.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { DecisionRefusedError } from './decision-errors.ts';
-import { FileDecisionInbox, InboxFileError } from '../store/inbox/file-decision-inbox.ts';
+import { InboxFileError } from '../store/inbox/inbox-errors.ts';
 import { waitingCallsOf } from './waiting-calls.ts';
 
 /**
@@ -194,7 +194,7 @@ function inboxOf(store: RunStore): DecisionInbox | null {
 
 /** The decision in the inbox for this call; a damaged inbox file is refused, with its path, rather than taken for none. */
 async function givenFor(inbox: DecisionInbox, id: string): Promise<Decision | null> {
-  if (inbox instanceof FileDecisionInbox) return inbox.get(id);
+  if (inbox.get) return inbox.get(id);
   return (await inbox.read()).find((decision) => decision.tool_use_id === id) ?? null;
 }
 

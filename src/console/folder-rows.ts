@@ -5,17 +5,13 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { totalTokens } from '../../machines/agent-loop.logic.ts';
-import { estimateCost } from '../model/prices.ts';
 import { FileRuns } from '../store/file-runs.ts';
 import { FileStore, JOURNAL_FILE } from '../store/file-store.ts';
-import { foldJournal } from '../store/journal/fold-journal.ts';
 import { CONTROL_DIR } from '../store/inbox/file-control-inbox.ts';
 import { readJournal } from '../store/journal/journal-reader.ts';
 import type { LoadedRun } from '../store/store.ts';
-import { categoryOf, type ConsoleRow, keyOf } from './console-row.ts';
-import type { AgentContext } from '../../machines/agent-loop.types.ts';
-import { waitsForWords } from '../words/wait-words.ts';
+import { type RunSummary, summaryOfJournal, unreadableSummary } from '../runtime/run-summary.ts';
+import { type ConsoleRow, keyOf } from './console-row.ts';
 
 export interface RunFolder {
   /** The place of its state folder in the list the console was given. */
@@ -86,51 +82,14 @@ export function storeOf(folder: RunFolder): FileStore {
 }
 
 async function rowOf(folder: RunFolder, key: string, location: string, archived: boolean, read: () => Promise<{ loaded: LoadedRun; pausedBy: string | null }>): Promise<ConsoleRow> {
+  let summary: RunSummary;
   try {
     const { loaded, pausedBy } = await read();
-    const { state, context } = foldJournal(location, loaded);
-    const counted = typeof context.costUsd === 'number' ? context.costUsd : null;
-    const model = loaded.header.startedBy?.model;
-    return {
-      key,
-      source: 'folder',
-      runId: loaded.header.runId,
-      state,
-      category: categoryOf(state, pausedBy !== null),
-      task: context.task,
-      turn: context.turn,
-      tokens: totalTokens(context.usage),
-      costUsd: counted ?? (model ? estimateCost(model, context.usage) : null),
-      updatedAt: loaded.records[loaded.records.length - 1]!.record.at,
-      archived,
-      problem: null,
-      location,
-      waitsFor: awaitedWords(context),
-      pausedBy,
-      worker: null,
-      leaseEpoch: null,
-    };
+    summary = summaryOfJournal(loaded, { location, archived, pausedBy });
   } catch (error) {
-    return {
-      key,
-      source: 'folder',
-      runId: folder.folderId ?? path.basename(path.dirname(folder.root)),
-      state: null,
-      category: 'unreadable',
-      task: '',
-      turn: 0,
-      tokens: null,
-      costUsd: null,
-      updatedAt: null,
-      archived,
-      problem: (error as Error).message,
-      location,
-      waitsFor: null,
-      pausedBy: null,
-      worker: null,
-      leaseEpoch: null,
-    };
+    summary = unreadableSummary(folder.folderId ?? path.basename(path.dirname(folder.root)), { location, archived }, (error as Error).message);
   }
+  return { ...summary, key, worker: null, leaseEpoch: null };
 }
 
 function readArchived(file: string): LoadedRun {
@@ -146,13 +105,4 @@ export function readDir(dir: string): string[] {
     if (code === 'ENOENT' || code === 'ENOTDIR') return [];
     throw error;
   }
-}
-
-/** The call the run waits on and what for: "toolu_01 write_report: approval", "toolu_02 wait: event deploy-done (until …)". */
-function awaitedWords(context: AgentContext): string | null {
-  const awaiting = context.awaiting;
-  if (!awaiting) return null;
-  const call = context.pending.find((pending) => pending.id === awaiting.tool_use_id);
-  if (!call?.needs) return awaiting.tool_use_id;
-  return `${call.id} ${call.name}: ${waitsForWords({ needs: call.needs, input: call.input, since: awaiting.since })}`;
 }

@@ -9,7 +9,7 @@ import { totalTokens } from '../../machines/agent-loop.logic.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
 import type { PendingDecision } from '../awaits/decide.ts';
 import { waitPlanOf } from '../awaits/wait-tool.ts';
-import { waitsForWords } from '../words/wait-words.ts';
+import { waitsForWords } from '../awaits/wait-words.ts';
 import { estimateCost } from '../model/prices.ts';
 import { readRunStatus, type RunStatus } from '../runtime/run-status.ts';
 import { transcriptOf, type TranscriptEntry } from '../runtime/run-transcript.ts';

@@ -12,7 +12,8 @@
  * or waits for the delete and finds no run. What the demo's tools wrote to the outside world
  * (demo_reports) is not the run's record and stays.
  */
-import { checkPruneOptions, type PruneCandidate, type PruneOptions, selectForPruning } from '../prune/prune-plan.ts';
+import { pruneFrom } from '../prune/prune-flow.ts';
+import type { PruneCandidate, PruneOptions } from '../prune/prune-plan.ts';
 import type { Database } from '../store/pg/pool.ts';
 import { readPruneCandidates, removeFinishedRun } from '../store/pg/prune-rows.ts';
 
@@ -32,28 +33,24 @@ export interface FleetPruneReport {
 
 /** Removes the finished runs of the fleet that the options select (see selectForPruning); ages by the server's clock. */
 export async function pruneFleetRuns(pool: Database, options: PruneOptions): Promise<FleetPruneReport> {
-  checkPruneOptions(options);
-  const dryRun = options.dryRun === true;
-  const rows = await readPruneCandidates(pool);
-  const now = rows[0]?.now.getTime() ?? Date.now();
-  const candidates: PrunedFleetRun[] = rows.map((row) => ({
-    id: row.id,
-    state: row.state,
-    finishedAt: row.finished_at.getTime(),
-    bytes: Number(row.bytes),
-    records: Number(row.records),
-    decisions: Number(row.decisions),
-  }));
-  const selected = selectForPruning(candidates, options, now);
-  const report: FleetPruneReport = { dryRun, removed: [], totalBytes: 0, skipped: [] };
-  if (dryRun) {
-    report.removed = selected;
-  } else {
-    for (const run of selected) {
-      if (await removeFinishedRun(pool, run.id)) report.removed.push(run);
-      else report.skipped.push(run.id);
-    }
-  }
-  report.totalBytes = report.removed.reduce((sum, run) => sum + run.bytes, 0);
-  return report;
+  const outcome = await pruneFrom<PrunedFleetRun, never>(
+    {
+      async candidates() {
+        const rows = await readPruneCandidates(pool);
+        const candidates = rows.map((row) => ({
+          id: row.id,
+          state: row.state,
+          finishedAt: row.finished_at.getTime(),
+          bytes: Number(row.bytes),
+          records: Number(row.records),
+          decisions: Number(row.decisions),
+        }));
+        return { candidates, now: rows[0]?.now.getTime() ?? Date.now() };
+      },
+      remove: async (run) => ((await removeFinishedRun(pool, run.id)) ? 'removed' : 'skipped'),
+    },
+    // The server's clock, not the options': the ages are the database's.
+    { ...options, now: undefined },
+  );
+  return { dryRun: outcome.dryRun, removed: outcome.removed, totalBytes: outcome.totalBytes, skipped: outcome.skipped.map((run) => run.id) };
 }

@@ -104,7 +104,8 @@ export async function submitRuns(pool: Database, spec: DemoRunSpec, count: numbe
   return ids;
 }
 
-export async function listRuns(pool: Database): Promise<QueuedRun[]> {
+/** Every row of da_runs as the fleet reads it (fleet-summary.ts makes each a RunSummary). */
+export async function listQueuedRuns(pool: Database): Promise<QueuedRun[]> {
   return (await readQueueRows(pool)).map((row) => queuedRun(row, row.spec as RunSpec));
 }
 

@@ -5,12 +5,16 @@
  * fork runs nothing: the child's next resume goes on from its last record, and reconciles an
  * open turn as any resume would (the parent's ledger entries after the fork point are not
  * carried, so a side effect the parent did there is the child's unknown, never a silent reuse).
+ * The same for any store: how the child is written is the store's (createForked: a file store
+ * under its lock, the fleet's in one transaction with the run's row); a fork of a fleet run names
+ * its parent's row (fleetRun).
  */
 import path from 'node:path';
 import type { AgentStateName } from '../../machines/agent-loop.types.ts';
 import { checkMessageText } from '../core/continue-run.ts';
-import { openStore } from '../store/open-store.ts';
 import type { ForkOrigin } from '../store/journal/journal-record.ts';
+import { createForked } from '../store/fork-into.ts';
+import { openStore } from '../store/open-store.ts';
 import type { RunStore } from '../store/store.ts';
 import { ForkRefusedError } from './fork-errors.ts';
 import { appendForkNote } from './fork-notes.ts';
@@ -54,21 +58,20 @@ export async function forkRun(options: ForkOptions): Promise<ForkResult> {
   const from = storeOf(options.from);
   const to = storeOf(options.to);
   if (options.message !== undefined) checkMessageText(from.location, options.message);
-  if (sameStore(from, to)) throw new ForkRefusedError(from.location, 'same-run', 'the fork would go where the run is: give another directory (--to DIR). Nothing was written.');
-  if (!to.createWith) throw new ForkRefusedError(from.location, 'target-cannot-fork', `the store ${to.location} cannot take a forked run (it has no createWith). Nothing was written.`);
-  const plan = planFork(from.location, await from.load(), options);
-  const lock = await to.lock();
-  try {
-    if (await to.exists()) {
-      throw new ForkRefusedError(
-        from.location,
-        'target-holds-run',
-        `${to.location} already holds a run: give a directory with none (--to NEWDIR), or move that run away first (a fresh start archives it). Nothing was written.`,
-      );
-    }
-    await to.createWith(plan.header, plan.records);
-  } finally {
-    await lock.release();
+  if (sameStore(from, to)) throw new ForkRefusedError(from.location, 'same-run', `the fork would go where the run is: ${to.fleetRun !== undefined ? 'give another --to-run ID (or none for a new one)' : 'give another directory (--to DIR)'}. Nothing was written.`);
+  if (!to.createFork && !to.createWith) throw new ForkRefusedError(from.location, 'target-cannot-fork', `the store ${to.location} cannot take a forked run (it has no createWith). Nothing was written.`);
+  if (to.fleetRun !== undefined && from.fleetRun === undefined) {
+    throw new ForkRefusedError(from.location, 'target-cannot-fork', `a fleet run takes its spec from the fleet run it is forked from: fork ${from.location} into a directory instead. Nothing was written.`);
+  }
+  const plan = planFork(from.location, await from.load(), options, Date.now(), from.fleetRun);
+  if ((await createForked(to, plan)) === 'exists') {
+    throw new ForkRefusedError(
+      from.location,
+      'target-holds-run',
+      to.fleetRun !== undefined
+        ? `a fleet run ${to.fleetRun} already exists: give another --to-run ID (or none for a new one). Nothing was written.`
+        : `${to.location} already holds a run: give a directory with none (--to NEWDIR), or move that run away first (a fresh start archives it). Nothing was written.`,
+    );
   }
   const forkedFrom = plan.header.forkedFrom!;
   return {
@@ -99,6 +102,6 @@ function storeOf(given: RunStore | string): RunStore {
 }
 
 function sameStore(a: RunStore, b: RunStore): boolean {
-  if (a === b) return true;
+  if (a === b || (a.fleetRun !== undefined && a.fleetRun === b.fleetRun)) return true;
   return a.journalPath !== undefined && b.journalPath !== undefined && path.resolve(a.journalPath) === path.resolve(b.journalPath);
 }

@@ -19,7 +19,8 @@ import { fileBytes } from '../store/file-store.ts';
 import type { FolderRunStore } from '../store/store.ts';
 import { readJournal } from '../store/journal/journal-reader.ts';
 import { fsyncDir } from '../util/durable-file.ts';
-import { checkPruneOptions, type PruneCandidate, type PruneOptions, selectForPruning } from './prune-plan.ts';
+import { pruneFrom } from './prune-flow.ts';
+import { checkPruneOptions, type PruneCandidate, type PruneOptions } from './prune-plan.ts';
 import { type BlobSweep, pruneBlobs } from './prune-blobs.ts';
 
 const JOURNAL_NAME = /^journal-(.+)\.jsonl$/;
@@ -65,37 +66,31 @@ export async function pruneRuns(store: FolderRunStore, options: PruneOptions): P
   checkPruneOptions(options);
   const archive = path.join(store.dir, 'archive');
   const dryRun = options.dryRun === true;
-  const report: PruneReport = { dryRun, removed: [], totalBytes: 0, kept: [], failed: [], leftoversRemoved: [], blobs: { removed: [], bytes: 0, kept: null } };
   const names = fs.existsSync(archive) ? fs.readdirSync(archive).sort() : [];
+  const kept: KeptRun[] = [];
   const candidates: PrunedRun[] = [];
   for (const name of names) {
     const match = JOURNAL_NAME.exec(name);
     if (!match) continue;
     const seen = archivedRun(archive, name, match[1]!);
-    if ('why' in seen) report.kept.push(seen);
+    if ('why' in seen) kept.push(seen);
     else candidates.push(seen);
   }
-  report.removed = selectForPruning(candidates, options, options.now ?? Date.now());
-  report.totalBytes = report.removed.reduce((sum, run) => sum + run.bytes, 0);
+  // What an interrupted prune left goes first, before any run is moved aside.
   const leftovers = leftoversOf(names);
-  if (dryRun) {
-    report.leftoversRemoved = leftovers;
-    report.blobs = await pruneBlobs(store, true, report.removed.map((run) => path.join(archive, run.journal)));
-    return report;
-  }
-  for (const name of leftovers) {
-    if (removeAll([path.join(archive, name)]).length === 0) report.leftoversRemoved.push(name);
-  }
-  const done: PrunedRun[] = [];
-  for (const run of report.removed) {
-    const failure = removeRun(archive, run);
-    if (failure) report.failed.push(failure);
-    else done.push(run);
-  }
-  report.removed = done;
-  report.totalBytes = done.reduce((sum, run) => sum + run.bytes, 0);
-  report.blobs = await pruneBlobs(store, false);
-  return report;
+  const leftoversRemoved = dryRun ? leftovers : leftovers.filter((name) => removeAll([path.join(archive, name)]).length === 0);
+  const outcome = await pruneFrom<PrunedRun, FailedRemoval>(
+    {
+      candidates: async () => ({ candidates, now: Date.now() }),
+      async remove(run) {
+        const failure = removeRun(archive, run);
+        return failure ? { failed: failure } : 'removed';
+      },
+    },
+    options,
+  );
+  const blobs = dryRun ? await pruneBlobs(store, true, outcome.removed.map((run) => path.join(archive, run.journal))) : await pruneBlobs(store, false);
+  return { dryRun, removed: outcome.removed, totalBytes: outcome.totalBytes, kept, failed: outcome.failed, leftoversRemoved, blobs };
 }
 
 /**

@@ -1,27 +1,10 @@
-/** Every run of a folder of runs, with where each stands: what `durable-agent list` prints. */
+/** Every run of a folder of runs, with where each stands: what `durable-agent list` prints (listRuns, src/fleet/list-runs.ts, reads a folder with it). */
 import type { AgentStateName } from '../../machines/agent-loop.types.ts';
-import { foldJournal } from '../store/journal/fold-journal.ts';
 import type { RunsFolder } from '../store/store.ts';
+import { type RunSummary, summaryOfJournal, unreadableSummary, withChildren } from './run-summary.ts';
 
-export interface RunListing {
-  runId: string;
-  /** The state the run rests in ('awaitingDecision': it waits for a person); null when its journal cannot be read. */
-  state: AgentStateName | null;
-  /** Why the journal cannot be read, when it cannot. */
-  problem: string | null;
-  task: string;
-  turn: number;
-  /** Epoch milliseconds of its last record. */
-  updatedAt: number | null;
-  /** The run it was forked from, if it was. */
-  parent: string | null;
-  /** For a sub-agent's child run: the run and call that started it. */
-  calledBy: { runId: string; toolUseId: string } | null;
-  /** Moved aside (archive/) when a new run started in its folder, or by --fresh. */
-  archived: boolean;
-  /** Its journal. */
-  location: string;
-}
+/** @deprecated A run of a folder is a RunSummary, as every run listed is. */
+export type RunListing = RunSummary;
 
 export interface ListOptions {
   /** Only the runs resting in these states. */
@@ -31,32 +14,23 @@ export interface ListOptions {
 }
 
 /** Newest first; a journal that cannot be read is listed with its problem, never skipped. */
-export async function listRuns(runs: RunsFolder, options: ListOptions = {}): Promise<RunListing[]> {
-  const listings: RunListing[] = [];
+export async function listFolderRuns(runs: RunsFolder, options: ListOptions = {}): Promise<RunSummary[]> {
+  const listings: RunSummary[] = [];
   for (const entry of runs.entries()) {
     if (entry.archived && options.archived === false) continue;
-    let listing: RunListing;
+    let listing: RunSummary;
     try {
       const loaded = await entry.read();
-      const view = foldJournal(entry.location, loaded);
-      const last = loaded.records[loaded.records.length - 1]!.record;
-      listing = {
-        runId: loaded.header.runId,
-        state: view.state,
-        problem: null,
-        task: view.context.task,
-        turn: view.context.turn,
-        updatedAt: last.at,
-        parent: loaded.header.forkedFrom?.runId ?? null,
-        calledBy: loaded.header.calledBy ?? null,
-        archived: entry.archived,
-        location: entry.location,
-      };
+      const pause = (await entry.controls()).find((request) => request.kind === 'pause');
+      listing = summaryOfJournal(loaded, { location: entry.location, archived: entry.archived, pausedBy: pause?.by ?? null });
     } catch (error) {
-      listing = { runId: entry.folderId ?? '?', state: null, problem: (error as Error).message, task: '', turn: 0, updatedAt: null, parent: null, calledBy: null, archived: entry.archived, location: entry.location };
+      listing = unreadableSummary(entry.folderId ?? '?', entry, (error as Error).message);
     }
-    if (options.states && (listing.state === null || !options.states.includes(listing.state))) continue;
     listings.push(listing);
   }
-  return listings.sort((a, b) => (b.updatedAt ?? 0) - (a.updatedAt ?? 0));
+  // Children are counted over every run, whichever states are asked for.
+  const states = options.states;
+  return withChildren(listings)
+    .filter((listing) => !states || (listing.state !== null && states.includes(listing.state)))
+    .sort((a, b) => (b.updatedAt ?? 0) - (a.updatedAt ?? 0));
 }

@@ -25,7 +25,7 @@ import type { SnapshotPolicy } from './snapshot-policy.ts';
 import type { Finished } from './tool-scheduler.ts';
 import type { DurableView } from '../store/journal/journal-codec.ts';
 import type { CallTrace, ChildRuns } from '../tools/calling-run.ts';
-import { anyToolCharges, callerFor, turnCharge } from './calling-run.ts';
+import { anyToolCharges, callerFor, turnCharge } from './caller-parts.ts';
 
 export interface DriverParts {
   store: RunStore;

@@ -47,12 +47,12 @@ function runFolderEntries(dir: string, folderId: string | null): StoredRunEntry[
   const entries: StoredRunEntry[] = [];
   if (fs.existsSync(path.join(dir, JOURNAL_FILE))) {
     const store = new FileStore(dir, folderId === null ? {} : { runId: folderId });
-    entries.push({ folderId, location: store.journalPath, archived: false, read: () => store.load({ fromLastSnapshot: true }) });
+    entries.push({ folderId, location: store.journalPath, archived: false, read: () => store.load({ fromLastSnapshot: true }), controls: () => store.control.read() });
   }
   const archive = path.join(dir, 'archive');
   for (const name of listDir(archive).filter((file) => ARCHIVED_JOURNAL.test(file))) {
     const file = path.join(archive, name);
-    entries.push({ folderId, location: file, archived: true, read: async () => readArchived(file) });
+    entries.push({ folderId, location: file, archived: true, read: async () => readArchived(file), controls: async () => [] });
   }
   return entries;
 }

@@ -8,10 +8,11 @@
  *   never returns a state that was not written;
  * - only the holder of the run's lock appends.
  */
-import type { ControlInbox, DecisionInbox } from './inbox/inboxes.ts';
+import type { ControlInbox, ControlRequest, DecisionInbox } from './inbox/inboxes.ts';
 import type { SignalInbox } from './inbox/signal-inbox.ts';
 import type { TornTail } from './journal/framing.ts';
 import type { JournalHeader, JournalRecord } from './journal/journal-record.ts';
+import type { AgentStateName, AwaitedCall } from '../../machines/agent-loop.types.ts';
 
 export interface StoredRecord {
   record: JournalRecord;
@@ -41,6 +42,16 @@ export interface LoadedRun {
   /** Set when the last record had been cut off by a crash and the journal was recovered to the one before. */
   tornTail: RecoveredTornTail | null;
   totalBytes: number;
+}
+
+/** A forked run as it is written: its journal, and where it stands after its last record. */
+export interface ForkedRun {
+  header: JournalHeader;
+  records: readonly JournalRecord[];
+  state: AgentStateName;
+  turn: number;
+  /** The call it waits on (state awaitingDecision), else null. */
+  awaiting: AwaitedCall | null;
 }
 
 export interface AppendReceipt {
@@ -159,6 +170,15 @@ export interface RunStore {
    * records at once, atomically like create(); fails if one exists.
    */
   createWith?(header: JournalHeader, records: readonly JournalRecord[]): Promise<AppendReceipt>;
+  /**
+   * Optional, for a store that writes a forked run in one step of its own (the fleet's: the run's
+   * row beside its records, in one transaction): the run whole, or 'exists' with nothing written
+   * where a run is stored already. Without it a fork is written with createWith under the lock
+   * (createForked, fork-into.ts).
+   */
+  createFork?(fork: ForkedRun): Promise<'created' | 'exists'>;
+  /** A fleet store's run: its id in the fleet's table of runs, which a fork of it names as its parent. */
+  readonly fleetRun?: string | undefined;
   lock(options?: LockOptions): Promise<RunLock>;
   /** Moves the run aside (never deletes it) so a new one can start; returns where it went. */
   archive(): Promise<string>;
@@ -217,6 +237,8 @@ export interface StoredRunEntry {
   readonly archived: boolean;
   /** The journal from its last snapshot on: enough for where the run stands. */
   read(): Promise<LoadedRun>;
+  /** The cancel and pause requests waiting for its writer ([] for an archived run: none can reach it). */
+  controls(): Promise<ControlRequest[]>;
 }
 
 /** A folder of runs, each by its id: opening one reads nothing but that run's own folder. */

@@ -4,7 +4,7 @@ import type { AgentStateName } from '../../machines/agent-loop.types.ts';
 import { requestWords } from '../control/control-request.ts';
 import { characters } from '../words/block-words.ts';
 import { formatElapsed as formatDuration } from '../words/format.ts';
-import { waitsForWords } from '../words/wait-words.ts';
+import { waitsForWords } from '../awaits/wait-words.ts';
 import type { ReconcileOutcomeName } from '../store/journal/journal-record.ts';
 import type { PointName } from '../store/journal/record-points.ts';
 import type { CallLine, RunView, StreamingReply } from './run-view.ts';

@@ -8,7 +8,7 @@ import { type DecidedCall, verdictWords as fullVerdictWords } from '../awaits/de
 import type { RunEvent } from '../core/run-events.ts';
 import { formatElapsed } from './format.ts';
 import { cliCommand, dirWords, shellQuote } from './shell-command.ts';
-import { waitsForWords } from './wait-words.ts';
+import { waitsForWords } from '../awaits/wait-words.ts';
 import { waitPlanOf } from '../awaits/wait-tool.ts';
 
 /** The commands that decide a call of this run, quoted to paste, without the call id. */

@@ -8,7 +8,7 @@ import type { TranscriptEntry } from '../runtime/run-transcript.ts';
 import { isServerToolResult, serverToolResultWords, serverToolUseWords } from './block-words.ts';
 import { cutTo } from './cut-to.ts';
 import { payloadWords } from './payload-words.ts';
-import { needWords } from './wait-words.ts';
+import { needWords } from '../awaits/wait-words.ts';
 
 export interface TranscriptLineOptions {
   /** The terminal's width in characters: each line is cut to it (ignored with full). */

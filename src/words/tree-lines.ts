@@ -12,11 +12,6 @@ export function childRunLines(children: readonly ChildRunStatus[], depth = 0): s
   ]);
 }
 
-/** "its sub-agent run P.toolu_a", "its sub-agent runs P.toolu_a, P.toolu_b": the runs a run waits for. */
-export function awaitedRunsWords(runIds: readonly string[]): string {
-  return `its sub-agent run${runIds.length === 1 ? '' : 's'} ${runIds.join(', ')}`;
-}
-
 export function calledByWords(calledBy: CalledBy): string {
   return `run ${calledBy.runId}, call ${calledBy.toolUseId} (this run is one of its sub-agents)`;
 }

@@ -8,7 +8,8 @@
 import { describe, expect, it } from 'vitest';
 import { defineAgent, defineTool, type ToolDefinition } from '../../src/index.ts';
 import { RunIdTakenError, UnknownAgentError } from '../../src/errors.ts';
-import { listRuns, raiseFleetRun, submitRun, Worker } from '../../src/postgres.ts';
+import { listQueuedRuns as listRuns } from '../../src/fleet/run-queue.ts';
+import { raiseFleetRun, submitRun, Worker } from '../../src/postgres.ts';
 import { migrate } from '../../src/store/pg/schema.ts';
 import { endTurnReply, scriptedModel, toolUseReply } from '../../src/testing.ts';
 import { freshDatabase, postgresAvailable, usePostgres, withDb } from '../helpers/use-postgres.ts';

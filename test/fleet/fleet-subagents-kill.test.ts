@@ -13,7 +13,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { listRuns } from '../../src/fleet/run-queue.ts';
+import { listQueuedRuns as listRuns } from '../../src/fleet/run-queue.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
 import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { REPO, runCliAsync, startCli } from '../helpers/cli.ts';

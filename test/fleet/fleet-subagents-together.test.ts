@@ -9,7 +9,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { openRun, subagentTool } from '../../src/index.ts';
 import { decide } from '../../src/awaits/decide.ts';
 import { submitRun } from '../../src/fleet/submit-run.ts';
-import { listRuns as listRunsOf } from '../../src/fleet/run-queue.ts';
+import { listQueuedRuns as listRunsOf } from '../../src/fleet/run-queue.ts';
 import { Worker } from '../../src/fleet/worker.ts';
 import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { openDatabase } from '../../src/store/pg/pool.ts';

@@ -163,7 +163,6 @@ const NOT_YET_THROUGH_THE_DOOR = new Set([
   'src/console/folder-rows.ts names FileStore',
   'src/console/folder-index.ts imports src/store/file-runs.ts',
   'src/console/folder-index.ts imports src/store/inbox/file-control-inbox.ts',
-  'src/console/fleet-rows.ts imports src/store/pg/run-usage.ts',
   'src/cli/commands/control.ts imports src/store/inbox/file-control-inbox.ts',
   'src/cli/commands/decide.ts imports src/store/inbox/file-decision-inbox.ts',
   'src/cli/commands/demo.ts imports src/store/write-faults.ts',

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RunIdError, RunIdMismatchError, RunIdTakenError, RunLockedError } from '../../src/errors.ts';
 import { FileRuns, FileStore, openRun, resumeRun, startRun } from '../../src/index.ts';
-import { listRuns } from '../../src/runtime/list-runs.ts';
+import { listRuns } from '../../src/fleet/list-runs.ts';
 import { endTurnReply, scriptedModel, SimulatedCrash, toolUseReply } from '../../src/testing.ts';
 import { demoTools } from '../../src/demo/demo-tools.ts';
 import { demoScript, DEMO_TASK } from '../../src/demo/demo-task.ts';

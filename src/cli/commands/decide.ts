@@ -23,7 +23,7 @@ import { DecisionRefusedError } from '../../awaits/decision-errors.ts';
 import { verdictWords } from '../../awaits/decision-trail.ts';
 import type { Decision } from '../../../machines/agent-loop.types.ts';
 import { cliCommand, dirWords } from '../../words/shell-command.ts';
-import { waitsForWords } from '../../words/wait-words.ts';
+import { waitsForWords } from '../../awaits/wait-words.ts';
 import { fileStoreOf } from '../run-store.ts';
 import { userName } from '../user-name.ts';
 

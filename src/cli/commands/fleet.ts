@@ -1,9 +1,11 @@
 /** The fleet commands: migrate the schema, submit runs, run a worker, list runs. */
-import { awaitedRunsWords } from '../../words/tree-lines.ts';
+import { awaitedRunsWords } from '../../awaits/wait-words.ts';
 import type { AgentStateName } from '../../../machines/agent-loop.types.ts';
 import { migrate } from '../../store/pg/schema.ts';
 import { type Database, databaseUrlOf, describeDatabase, openDatabase, openPool } from '../../store/pg/pool.ts';
-import { type DemoRunSpec, listRuns, type QueuedRun, submitRuns } from '../../fleet/run-queue.ts';
+import { type DemoRunSpec, submitRuns } from '../../fleet/run-queue.ts';
+import type { FleetRunSummary } from '../../fleet/fleet-summary.ts';
+import { listRuns } from '../../fleet/list-runs.ts';
 import { checkDecisionPolicy } from '../../awaits/needs-decision.ts';
 import { fleetDemoTools } from '../../fleet/fleet-demo-tools.ts';
 import { SCRIPTED_DEMO_MODEL, scriptedDemoModel, Worker } from '../../fleet/worker.ts';
@@ -144,7 +146,7 @@ function webhookOf(args: WorkerArgs, env: NodeJS.ProcessEnv): { url: string; sec
 }
 
 /** Runs stopped at a limit are stopped, resumable: counted apart from the finished ones, with the way on. */
-function limitWords(runs: readonly QueuedRun[]): string {
+function limitWords(runs: readonly FleetRunSummary[]): string {
   const budget = runs.filter((run) => run.state === 'stoppedAtBudget').length;
   const turns = runs.filter((run) => run.state === 'stoppedAtMaxTurns').length;
   const parts = [...(budget ? [`${budget} stopped at their budget`] : []), ...(turns ? [`${turns} stopped at MAX_TURNS`] : [])];
@@ -152,13 +154,13 @@ function limitWords(runs: readonly QueuedRun[]): string {
 }
 
 /** What the state column adds: a request that waits, or what a run stopped at a limit waits for. */
-function stateNote(run: QueuedRun): string {
-  if (run.cancelAskedBy !== null) return ` (cancel asked by ${run.cancelAskedBy})`;
+function stateNote(run: FleetRunSummary): string {
+  if (run.fleet.cancelAskedBy !== null) return ` (cancel asked by ${run.fleet.cancelAskedBy})`;
   if (run.pausedBy !== null) return ` (paused by ${run.pausedBy})`;
-  if (run.raise !== null) return ` (raised: ${raiseWords(run.raise)}; to be taken up)`;
-  if (run.stoppedAtLimit) return ' (stopped, resumable: raise --run ID)';
-  if (run.waitsForAgent !== null) return ` (waits for ${run.waitsForAgent})`;
-  if (run.waitsForRuns.length) return ` (waits for ${awaitedRunsWords(run.waitsForRuns)})`;
+  if (run.fleet.raise !== null) return ` (raised: ${raiseWords(run.fleet.raise)}; to be taken up)`;
+  if (run.fleet.stoppedAtLimit) return ' (stopped, resumable: raise --run ID)';
+  if (run.fleet.waitsForAgent !== null) return ` (waits for ${run.fleet.waitsForAgent})`;
+  if (run.fleet.waitsForRuns.length) return ` (waits for ${awaitedRunsWords(run.fleet.waitsForRuns)})`;
   return '';
 }
 
@@ -170,34 +172,34 @@ function pausedWords(paused: number): string {
 export async function fleetStatusCommand(args: StatusArgs, env: NodeJS.ProcessEnv, writers: Writers, states: readonly AgentStateName[] | null = null): Promise<number> {
   const url = databaseUrlOf(args.databaseUrl, env, 'status');
   const pool = await openDatabase(url, 1);
-  let runs: QueuedRun[];
+  let runs: FleetRunSummary[];
   try {
-    runs = await listRuns(pool);
+    runs = await listRuns(pool, states === null ? {} : { states });
   } finally {
     await pool.end();
   }
-  if (states !== null) runs = runs.filter((run) => states.includes(run.state as AgentStateName));
   if (args.json) {
-    writers.out(JSON.stringify(runs, null, 2));
+    // The queue's rows, as this command has always printed them.
+    writers.out(JSON.stringify(runs.map((run) => run.fleet), null, 2));
     return EXIT.done;
   }
   const rows = runs.map((run) => [
-    run.id,
+    run.runId,
     `${run.state}${stateNote(run)}`,
     String(run.turn),
-    String(run.records),
-    run.leaseActive ? (run.worker ?? '-') : '-',
-    String(run.leaseEpoch),
-    run.leaseActive ? (run.leaseExpiresAt ?? '-') : '-',
-    run.awaiting === null ? '-' : `${run.awaiting} since ${run.awaitingSince ?? '?'}${run.decisionGiven ? ' (decided, to be taken up)' : ''}`,
-    run.forkedFrom ? `${run.forkedFrom.run ?? '?'} at record ${run.forkedFrom.seq}` : '-',
-    run.agentVersion === null ? run.agent : `${run.agent}@${run.agentVersion}`,
+    String(run.fleet.records),
+    run.fleet.leaseActive ? (run.fleet.worker ?? '-') : '-',
+    String(run.fleet.leaseEpoch),
+    run.fleet.leaseActive ? (run.fleet.leaseExpiresAt ?? '-') : '-',
+    run.fleet.awaiting === null ? '-' : `${run.fleet.awaiting} since ${run.fleet.awaitingSince ?? '?'}${run.fleet.decisionGiven ? ' (decided, to be taken up)' : ''}`,
+    run.fleet.forkedFrom ? `${run.fleet.forkedFrom.run ?? '?'} at record ${run.fleet.forkedFrom.seq}` : '-',
+    run.fleet.agentVersion === null ? run.fleet.agent : `${run.fleet.agent}@${run.fleet.agentVersion}`,
   ]);
   for (const line of tableLines(['run', 'state', 'turn', 'records', 'worker', 'epoch', 'lease until', 'waits for a person', 'forked from', 'agent'], rows)) writers.out(line);
   const done = runs.filter((run) => run.state === 'done').length;
-  const waiting = runs.filter((run) => run.awaiting !== null).length;
+  const waiting = runs.filter((run) => run.fleet.awaiting !== null).length;
   writers.out(
-    `${runs.length} runs: ${done} done, ${runs.filter((r) => !r.finished).length} unfinished, ${runs.filter((r) => r.leaseActive).length} leased, ` +
+    `${runs.length} runs: ${done} done, ${runs.filter((r) => !r.fleet.finished).length} unfinished, ${runs.filter((r) => r.fleet.leaseActive).length} leased, ` +
       `${waiting} waiting for a person${waiting ? ' (pending --run ID lists what; approve, deny or answer --run ID decide)' : ''}` +
       pausedWords(runs.filter((run) => run.pausedBy !== null).length) +
       limitWords(runs),

@@ -1,6 +1,6 @@
 /** `durable-agent list`: the runs of a folder, by id, with where each stands. */
 import path from 'node:path';
-import { listRuns } from '../../runtime/list-runs.ts';
+import { listRuns } from '../../fleet/list-runs.ts';
 import type { ListArgs } from '../args.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';

@@ -1,5 +1,5 @@
 /** `durable-agent status` and `durable-agent history`: read a run's store and print it. */
-import { needWords, waitsForWords } from '../../words/wait-words.ts';
+import { needWords, waitsForWords } from '../../awaits/wait-words.ts';
 import path from 'node:path';
 import { type DecidedCall, verdictWords } from '../../awaits/decision-trail.ts';
 import { decidedText } from '../../words/decision-lines.ts';

@@ -17,6 +17,11 @@ export interface DecisionInbox {
   write(decision: InboxDecision): Promise<'written' | 'exists'>;
   /** The whole decisions (an entry that is not one is left out: see unreadable). */
   read(): Promise<InboxDecision[]>;
+  /**
+   * Optional: the decision for one call, or null, without reading the others; throws
+   * InboxFileError for an entry that is there but is no decision. Without it, read() is searched.
+   */
+  get?(tool_use_id: string): Promise<InboxDecision | null>;
   settle(tool_use_id: string): Promise<void>;
   /** Where the call's entry is there but is no decision: its file and why (an inbox whose entries cannot be damaged has none). */
   unreadable?(tool_use_id: string): { file: string; problem: string } | null;

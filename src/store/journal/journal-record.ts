@@ -30,7 +30,7 @@ export const JOURNAL_FORMAT = 'durable-agent/journal';
  * it unasked, and it refuses any version but 1. Every other run is still written as version 1.
  * Snapshot records need no new version: a snapshot is an ordinary record written in
  * full (every field, every list from 0) plus a `snapshot` field an older release ignores, so it
- * folds it like any record and gets the same state (see encodeSnapshotRecord in src/store/journal-codec.ts).
+ * folds it like any record and gets the same state (see encodeSnapshotRecord in src/store/journal/journal-codec.ts).
  * Version 3: a run started with a budget (maxCostUsd, maxTotalTokens): a release before budgets
  * would ignore it and go on spending, and cannot read the state stoppedAtBudget.
  * Version 4: a run whose calls can wait for the child runs they queue (a fleet run with a

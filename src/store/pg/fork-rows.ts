@@ -1,7 +1,7 @@
 /**
  * Forking a fleet run, in rows: the new run's row (the parent's spec, the fork's header and
  * state) and its records, in one transaction, so a crash leaves the whole child or none. The
- * parent's rows are only read. What to fork is planned by the fleet (src/fleet/fork-fleet.ts).
+ * parent's rows are only read. What to fork is planned by src/fork/ (fork-plan.ts); the store writes it (PgRunStore.createFork).
  */
 import type { Database } from './pool.ts';
 import { inTransaction } from './transaction.ts';

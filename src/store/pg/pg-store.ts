@@ -13,7 +13,9 @@ import type { JournalHeader, JournalRecord } from '../journal/journal-record.ts'
 import { isReadableVersion, JOURNAL_FORMAT, JOURNAL_VERSION } from '../journal/journal-record.ts';
 import { recordProblem } from '../journal/journal-reader.ts';
 import { CommitQueue } from '../commit-queue.ts';
-import type { AppendOptions, AppendReceipt, DatabaseRunStore, LoadedRun, LoadOptions, RunLock, RunStore, StoredRecord } from '../store.ts';
+import type { AppendOptions, AppendReceipt, DatabaseRunStore, ForkedRun, LoadedRun, LoadOptions, RunLock, RunStore, StoredRecord } from '../store.ts';
+import { isFinishedState } from '../../../machines/agent-loop.types.ts';
+import { insertForkedRun } from './fork-rows.ts';
 import { WriteFaultPlan } from '../write-faults.ts';
 import type { AppendOutcome, RunAppend } from './append-statement.ts';
 import { type AppendBatcher, queryFor, rolledBack } from './append-batcher.ts';
@@ -72,6 +74,34 @@ export class PgRunStore implements DatabaseRunStore {
     this.decisions = new PgDecisionInbox(pool, runId, () => this.lease);
     this.control = new PgControlInbox(pool, runId, this.notes);
     this.signals = new PgSignalInbox(pool, runId, () => this.lease);
+  }
+
+  /** Its id in da_runs: a fork of it names it as its parent (and takes its spec). */
+  get fleetRun(): string {
+    return this.runId;
+  }
+
+  /**
+   * The forked run's row (its parent's spec, the fork's header and where it stands) and its
+   * records, in one transaction; 'exists' when a run of this id is there (nothing written). An
+   * unfinished one is claimable at once: a worker resumes it like any run whose worker died.
+   */
+  async createFork(fork: ForkedRun): Promise<'created' | 'exists'> {
+    const parentRun = fork.header.forkedFrom?.fleetRun;
+    if (parentRun === undefined) throw new Error(`${this.location}: a fleet run is forked from a fleet run (its spec is the parent's)`);
+    const written = await insertForkedRun(this.pool, {
+      parentRun,
+      toRun: this.runId,
+      header: fork.header,
+      state: fork.state,
+      turn: fork.turn,
+      // A child forked where its parent stopped at a limit is stopped too, not finished: a raise lets it go on.
+      finished: isFinishedState(fork.state),
+      awaiting: fork.awaiting?.tool_use_id ?? null,
+      awaitingSince: fork.awaiting?.since ?? null,
+      bodies: fork.records.map((record) => documentJson(record)),
+    });
+    return written ? 'created' : 'exists';
   }
 
   async exists(): Promise<boolean> {

@@ -10,7 +10,7 @@ import { Box, Text, useInput } from 'ink';
 import { useRef, useState } from 'react';
 import type { DecideInput } from '../../awaits/decide.ts';
 import type { PromptCall } from '../run-view.ts';
-import { waitsForWords } from '../../words/wait-words.ts';
+import { waitsForWords } from '../../awaits/wait-words.ts';
 
 export type PromptDecide = (input: DecideInput) => Promise<void>;
 

@@ -1,5 +1,6 @@
 /**
- * What the runtime tells a tool of the run that calls it (ToolContext.caller), and what the calls
+ * The runtime's half of src/tools/calling-run.ts (which says what a tool sees of its caller):
+ * what the runtime tells a tool of the run that calls it (ToolContext.caller), and what the calls
  * of a closing turn spent on the run's behalf (ToolBase.charge): a sub-agent's child run is
  * charged to its parent when the turn closes, in the same write as the close, so that a crash
  * can neither lose the charge nor count it twice.

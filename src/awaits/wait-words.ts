@@ -1,9 +1,10 @@
 /**
  * What a call waits for, in words: a person's approval or answer, or a wait's time or event, with
- * its deadline read from the journal (the wait's input and the time it began to wait).
+ * its deadline read from the journal (the wait's input and the time it began to wait), or the sub-agent
+ * runs it queued. Said the same by every reader, the run summary among them (below the words layer).
  */
 import type { DecisionNeed } from '../../machines/agent-loop.types.ts';
-import { waitPlanOf } from '../awaits/wait-tool.ts';
+import { waitPlanOf } from './wait-tool.ts';
 
 export interface WaitsFor {
   needs: DecisionNeed;
@@ -39,4 +40,9 @@ export function waitsForWords(call: WaitsFor): string {
   const until = plan.wakeAt === null ? '' : new Date(plan.wakeAt).toISOString();
   if (plan.event === null) return `the time ${until} (${plan.words})`;
   return plan.wakeAt === null ? `event ${plan.event}` : `event ${plan.event} (until ${until} at the latest)`;
+}
+
+/** "its sub-agent run P.toolu_a", "its sub-agent runs P.toolu_a, P.toolu_b": the runs a run waits for. */
+export function awaitedRunsWords(runIds: readonly string[]): string {
+  return `its sub-agent run${runIds.length === 1 ? '' : 's'} ${runIds.join(', ')}`;
 }

@@ -1,0 +1,89 @@
+/**
+ * The fleet's runs as run summaries: each row of da_runs (run-queue.ts reads them) mapped to a
+ * RunSummary in one function, with its tokens and cost beside it, read from each run's latest
+ * record that carries its usage (run-usage.ts). The row itself stays with it: what only a fleet
+ * has (the lease, the worker, the raise, the records) is shown by the fleet's own status.
+ */
+import { totalTokens } from '../../machines/agent-loop.logic.ts';
+import type { AgentStateName, TokenUsage } from '../../machines/agent-loop.types.ts';
+import { awaitedRunsWords } from '../awaits/wait-words.ts';
+import { DEMO_TASK } from '../demo/demo-task.ts';
+import { estimateCost } from '../model/prices.ts';
+import { categoryOf, type RunSummary, type RunWaitingOn, withChildren } from '../runtime/run-summary.ts';
+import type { Database } from '../store/pg/pool.ts';
+import { readLatestUsage } from '../store/pg/run-usage.ts';
+import { storedUsage } from '../store/journal/record-shape.ts';
+import { listQueuedRuns, type QueuedRun } from './run-queue.ts';
+
+/** Where a fleet run lives, in words. */
+export const FLEET_LOCATION = 'the fleet (PostgreSQL)';
+
+/** A fleet run: its summary, and its row of the queue as the fleet's status shows it. */
+export interface FleetRunSummary extends RunSummary {
+  source: 'fleet';
+  fleet: QueuedRun;
+}
+
+export interface SpentSoFar {
+  usage: TokenUsage;
+  /** Counted under a cost budget; null: estimate it from the model's price. */
+  costUsd: number | null;
+  model: string | null;
+}
+
+/** Every run of da_runs, in the queue's order, each with what it spent. */
+export async function listFleetRuns(pool: Database): Promise<FleetRunSummary[]> {
+  const [runs, usage] = await Promise.all([listQueuedRuns(pool), usageOf(pool)]);
+  return withChildren(runs.map((run) => summaryOfQueuedRun(run, usage.get(run.id) ?? null)));
+}
+
+export function summaryOfQueuedRun(run: QueuedRun, spent: SpentSoFar | null): FleetRunSummary {
+  const state = run.state as AgentStateName;
+  const waitingOn = waitingOnOf(run);
+  return {
+    runId: run.id,
+    source: 'fleet',
+    location: FLEET_LOCATION,
+    state,
+    category: categoryOf(state, run.pausedBy !== null),
+    task: run.spec.kind === 'agent' ? run.spec.task : DEMO_TASK,
+    turn: run.turn,
+    maxTurns: run.spec.maxTurns ?? null,
+    usage: spent?.usage ?? null,
+    tokens: spent ? totalTokens(spent.usage) : null,
+    costUsd: spent ? (spent.costUsd ?? (spent.model ? estimateCost(spent.model, spent.usage) : null)) : null,
+    updatedAt: Date.parse(run.updatedAt),
+    // A run that waits for its children waits in awaitingDecision too: the runs say more than the call.
+    waitsFor: (run.waitsForRuns.length ? awaitedRunsWords(run.waitsForRuns) : null) ?? awaitedWords(run) ?? run.waitsForAgent,
+    waitingOn,
+    pausedBy: run.pausedBy,
+    parent: run.forkedFrom?.run ?? null,
+    calledBy: run.spec.kind === 'agent' ? (run.spec.calledBy ?? null) : null,
+    children: null,
+    archived: false,
+    problem: null,
+    fleet: run,
+  };
+}
+
+function waitingOnOf(run: QueuedRun): RunWaitingOn | null {
+  if (run.waitsForRuns.length) return { kind: 'runs', runIds: run.waitsForRuns };
+  if (run.awaiting !== null) {
+    return { kind: 'call', toolUseId: run.awaiting, name: null, needs: run.awaitingWake ? 'wait' : null, since: run.awaitingSince ? Date.parse(run.awaitingSince) : null };
+  }
+  return run.waitsForAgent !== null ? { kind: 'agent', agent: run.agent } : null;
+}
+
+async function usageOf(pool: Database): Promise<Map<string, SpentSoFar>> {
+  const rows = await readLatestUsage(pool);
+  return new Map(rows.map((row) => [row.id, { usage: storedUsage(row.usage), costUsd: typeof row.cost_usd === 'number' ? row.cost_usd : null, model: row.model }]));
+}
+
+/** The call the run waits on, and for a wait its event or its time (what da_waits knows of it). */
+function awaitedWords(run: QueuedRun): string | null {
+  if (run.awaiting === null) return null;
+  const wake = run.awaitingWake;
+  if (!wake) return run.awaiting;
+  const until = wake.wakeAt ? `until ${wake.wakeAt}` : null;
+  return `${run.awaiting} wait: ${wake.event ? `event ${wake.event}${until ? ` (${until} at the latest)` : ''}` : (until ?? 'its time')}`;
+}
