@@ -15,7 +15,7 @@ import { claimDueEvents, markEventsDelivered, recordFailedAttempt, releaseEventN
 import { addSecrets, redactSecrets } from '../util/redact.ts';
 import { readFleetRun, REST_CHANNEL } from './await-run.ts';
 import { MIN_SECRET_LENGTH, WebhookSettingsError } from './webhook-errors.ts';
-import { signWebhookBody, WEBHOOK_EVENT_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, type WebhookEventBody, type WebhookEventType, type WebhookSettings } from './webhook-signature.ts';
+import { signWebhookRequest, WEBHOOK_EVENT_ID_HEADER, WEBHOOK_EVENT_TYPE_HEADER, WEBHOOK_SIGNATURE_HEADER, type WebhookEventBody, type WebhookEventType, type WebhookSettings } from './webhook-signature.ts';
 
 export { WebhookSettingsError } from './webhook-errors.ts';
 export * from './webhook-signature.ts';
@@ -319,7 +319,8 @@ export class WebhookDelivery {
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       [WEBHOOK_EVENT_ID_HEADER]: event.eventId,
-      [WEBHOOK_SIGNATURE_HEADER]: signWebhookBody(secret, body, Math.floor(Date.now() / 1000)),
+      [WEBHOOK_EVENT_TYPE_HEADER]: event.type,
+      [WEBHOOK_SIGNATURE_HEADER]: signWebhookRequest(secret, { id: event.eventId, type: event.type, body }, Math.floor(Date.now() / 1000)),
       ...(authorization ? { authorization } : {}),
     };
     try {

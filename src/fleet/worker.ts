@@ -82,7 +82,7 @@ interface WorkerSettings {
    * failed, cancelled, waiting for a person, stopped at a limit), whichever worker moved it: at
    * least once, so a receiver deduplicates on the event's id. A delivery never holds up or fails
    * a run; its failures are retried and logged. Holds one more connection of the pool (to LISTEN).
-   * See src/fleet/webhooks.ts for the signature (verifyWebhookSignature checks it).
+   * See src/fleet/webhook-signature.ts for the signature (verifyWebhookSignature checks it).
    */
   webhook?: WebhookSettings | undefined;
 }
