@@ -318,6 +318,82 @@ describe.skipIf(!postgresAvailable())('webhooks for the state changes of fleet r
     }
   }, 120_000);
 
+  it('events belong to the endpoint they were made for: a worker with another URL leaves them, says so, and sends only its own', async () => {
+    const [hooksA, hooksB] = [await receiver(), await receiver()];
+    hooksA.answer = () => 500;
+    const db = await openDatabase(await freshDatabase(), 8);
+    const [logA, logB] = [[] as string[], [] as string[]];
+    let running: Promise<void> = Promise.resolve();
+    try {
+      // A worker sending to A, which is down: the event of its run stays undelivered.
+      const [first] = await submitRuns(db, DEMO, 1);
+      const workerA = demoWorker(db, logA, { webhook: { url: hooksA.url, secret: SECRET } });
+      running = workerA.run();
+      await vi.waitFor(async () => expect((await events(db)).some((e) => e.attempts >= 1), 'a failed attempt to A').toBe(true), { timeout: 60_000, interval: 50 });
+      workerA.stop('test: A is down');
+      await running;
+
+      // A worker sending to B: it sends the events made for B (from its start on), never A's.
+      const workerB = demoWorker(db, logB, { webhook: { url: hooksB.url, secret: SECRET } });
+      running = workerB.run();
+      const [second] = await submitRuns(db, DEMO, 1);
+      await vi.waitFor(() => expect(hooksB.received.length, "B's event of the second run").toBeGreaterThan(0), { timeout: 60_000, interval: 50 });
+      // Time enough for a wrong delivery of the first run's event to show.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      workerB.stop('test over');
+      await running;
+      expect([...hooksB.distinct().values()].map((body) => `${body.run} ${body.type}`)).toEqual([`${second} run.done`]);
+      const origin = new URL(hooksA.url).origin;
+      expect(logB.some((line) => line.includes(`webhook: leaves 1 undelivered event of another endpoint (${origin}: 1) to the workers sending there; sends only the events made for ${new URL(hooksB.url).origin}`)), logB.join('\n')).toBe(true);
+
+      // A up again, and a worker sending to it: the events made for A, the second run's too (A was an endpoint then), and nothing of B's.
+      hooksA.answer = () => 200;
+      const again = demoWorker(db, logA, { webhook: { url: hooksA.url, secret: SECRET } });
+      running = again.run();
+      await vi.waitFor(async () => expect((await events(db)).every((e) => e.delivered), 'every event delivered to its endpoint').toBe(true), { timeout: 60_000, interval: 50 });
+      again.stop('test over');
+      await running;
+      expect([...hooksA.distinct().values()].map((body) => `${body.run} ${body.type}`).sort()).toEqual([`${first} run.done`, `${second} run.done`].sort());
+      expect(hooksB.received.map((r) => r.body.run)).toEqual([second]);
+      const ids = new Set([...hooksA.distinct().keys(), ...hooksB.distinct().keys()]);
+      expect(ids.size).toBe(3);
+    } finally {
+      await running;
+      await db.end();
+    }
+  }, 120_000);
+
+  it('migrates a schema at version 11: the undelivered events made before belong to no endpoint, and a worker says so and sends none of them', async () => {
+    const url = await freshDatabase();
+    const pool11 = openPool(url, 2);
+    try {
+      expect(await migrate(pool11, 11)).toEqual({ from: 0, to: 11 });
+      await pool11.query(`INSERT INTO da_runs (id, spec) VALUES ('old', '{"kind":"api"}')`);
+      await pool11.query(`UPDATE da_runs SET state = 'failed' WHERE id = 'old'`);
+      expect(await events(pool11)).toHaveLength(1);
+    } finally {
+      await pool11.end();
+    }
+    const hooks = await receiver();
+    const db = await openDatabase(url, 8);
+    const log: string[] = [];
+    let running: Promise<void> = Promise.resolve();
+    try {
+      const worker = demoWorker(db, log, { webhook: { url: hooks.url, secret: SECRET } });
+      running = worker.run();
+      const [runId] = await submitRuns(db, DEMO, 1);
+      await vi.waitFor(() => expect(hooks.received.length, 'the new run\'s event').toBeGreaterThan(0), { timeout: 60_000, interval: 50 });
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      worker.stop('test over');
+      await running;
+      expect(hooks.received.map((r) => r.body.run)).toEqual([runId]);
+      expect(log.some((line) => line.includes('webhook: leaves 1 undelivered event made before events named their endpoint (schema 12): sent to no endpoint'))).toBe(true);
+    } finally {
+      await running;
+      await db.end();
+    }
+  }, 120_000);
+
   it('a receiver that answers 500: the event comes again under the same id, and is marked delivered once taken', async () => {
     const hooks = await receiver();
     hooks.answer = (_, index) => (index < 2 ? 500 : 200);
