@@ -24,7 +24,7 @@ export { childRunsOf, treePendingDecisions } from './runtime/run-tree.ts';
 
 // A webhook receiver's check of a fleet's signed requests (pure crypto: no pg, no runtime).
 export { verifyWebhookSignature } from './fleet/webhook-signature.ts';
-export type { VerifyWebhookOptions, WebhookEventBody, WebhookEventType } from './fleet/webhook-signature.ts';
+export type { VerifiedWebhook, VerifyWebhookOptions, WebhookEventBody, WebhookEventType, WebhookHeaders } from './fleet/webhook-signature.ts';
 export type { SubagentInput, SubagentToolOptions } from './subagent/subagent-tool.ts';
 export type { ChildRun, TreePendingDecision } from './runtime/run-tree.ts';
 export type { AgentDefinition, AgentSpec } from './agent/agent-definition.ts';

@@ -5,6 +5,7 @@
  * function that takes the process's secrets out of it; a GET changes nothing.
  */
 import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { streamSSE } from 'hono/streaming';
 import { DurableAgentError } from '../util/durable-agent-error.ts';
 import { redactSecrets } from '../util/redact.ts';
@@ -36,13 +37,20 @@ export const LIST_LIMIT = 1000;
 /** The rows an answer holds when the request says no `limit`: the page's first screenful, whatever the store's size. */
 export const PAGE_ROWS = 100;
 const VERDICTS = new Set(['approved', 'denied', 'answered']);
+/**
+ * The largest body a request may send. The page's largest is a decision with an edited input or a
+ * signal's data, a few kilobytes; a body past this is refused before it is read (by its
+ * Content-Length, or as its chunks come), so that a holder of the token cannot make the console
+ * hold tens of megabytes.
+ */
+export const MAX_BODY_BYTES = 1024 * 1024;
 
 export function consoleApp(options: ConsoleAppOptions): Hono {
   const app = new Hono();
   const { sources, guard } = options;
   const clean = (text: string) => redactSecrets(text, [...options.secrets]);
   const rowJson = new WeakMap<ConsoleRow, string>();
-  const json = (c: Context, body: unknown, status: 200 | 400 | 403 | 404 | 409 | 500 = 200) =>
+  const json = (c: Context, body: unknown, status: 200 | 400 | 403 | 404 | 409 | 413 | 500 = 200) =>
     c.body(clean(JSON.stringify(body)), status, { 'content-type': 'application/json; charset=utf-8' });
 
   app.use('*', async (c, next) => {
@@ -62,6 +70,17 @@ export function consoleApp(options: ConsoleAppOptions): Hono {
     c.header('cache-control', 'no-store');
     c.header('x-frame-options', 'DENY');
   });
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      // The connection is closed with the answer: what is left of the body is not read to keep it open.
+      onError: (c) => {
+        c.header('connection', 'close');
+        return json(c, { error: `Refused: the body is larger than ${MAX_BODY_BYTES / 1024 / 1024} MiB, more than any request of the console sends. Nothing was changed.` }, 413);
+      },
+    }),
+  );
 
   app.onError((error, c) => {
     if (error instanceof ConsoleRunNotFoundError) return json(c, { error: error.message }, 404);

@@ -2,10 +2,18 @@
  * The signature of a webhook request, and its check for a receiver (pure crypto: a receiver
  * loads nothing else of the package). Each request carries
  *   durable-agent-event-id: <the event's id, a UUID>
- *   durable-agent-signature: t=<unix seconds>,v1=<hex HMAC-SHA256, keyed with the secret, of "<t>.<body>">
- * where <body> is the request's body, byte for byte as received. A receiver recomputes the HMAC
- * over the raw body (not over JSON it parsed and serialized again), compares in constant time,
- * and refuses a t too far from its clock (a replay): verifyWebhookSignature does all three.
+ *   durable-agent-event-type: <the event's type, run.done …>
+ *   durable-agent-signature: t=<unix seconds>,v2=<hex HMAC-SHA256, keyed with the secret, of "v2\n<t>\n<id>\n<type>\n<body>">
+ * where <body> is the request's body, byte for byte as received. The id and the type are signed
+ * with the body because a receiver deduplicates on the id: were it not signed, a request captured
+ * and sent again within the tolerance under a new id would pass as a new event. Lines end each
+ * part, and an id or a type never holds one, so no part can be moved into its neighbour.
+ *
+ * A receiver recomputes the HMAC over the raw body (not over JSON it parsed and serialized
+ * again) and the id and type it was given, compares in constant time, and refuses a t too far
+ * from its clock (a replay): verifyWebhookSignature does all of it and returns the id and type it
+ * verified. The scheme's version names the signature (v2=): a later scheme is sent beside it,
+ * and a receiver reads the versions it knows. v1 (the body alone) is no longer sent or accepted.
  * Every attempt is signed anew, so a retry hours later still passes the tolerance.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
@@ -43,11 +51,20 @@ export interface WebhookEventBody {
 }
 
 export const WEBHOOK_EVENT_ID_HEADER = 'durable-agent-event-id';
+export const WEBHOOK_EVENT_TYPE_HEADER = 'durable-agent-event-type';
 export const WEBHOOK_SIGNATURE_HEADER = 'durable-agent-signature';
 
-/** The signature header for `body` at `unixSeconds` (see the top of this file). */
-export function signWebhookBody(secret: string, body: string | Uint8Array, unixSeconds: number): string {
-  return `t=${unixSeconds},v1=${hmacHex(secret, unixSeconds, body)}`;
+/** What one request signs: the event's id and type (its headers) and the body as sent. */
+export interface WebhookRequestParts {
+  id: string;
+  type: string;
+  body: string | Uint8Array;
+}
+
+/** The signature header for `request` at `unixSeconds` (see the top of this file). */
+export function signWebhookRequest(secret: string, request: WebhookRequestParts, unixSeconds: number): string {
+  if (!isPart(request.id) || !isPart(request.type)) throw new TypeError('A webhook event id and type are one line of text each');
+  return `t=${unixSeconds},v2=${hmacHex(secret, unixSeconds, request)}`;
 }
 
 export interface VerifyWebhookOptions {
@@ -57,12 +74,32 @@ export interface VerifyWebhookOptions {
   nowSeconds?: number | undefined;
 }
 
+/** A request's headers: Node's (req.headers) or fetch's (request.headers). */
+export type WebhookHeaders = Headers | Record<string, string | string[] | undefined>;
+
+/** What a verified request says, every part of it signed. */
+export interface VerifiedWebhook {
+  /** The event's id (durable-agent-event-id): what to deduplicate on. */
+  id: string;
+  /** The event's type (durable-agent-event-type). */
+  type: string;
+  /** When it was signed, in unix seconds. */
+  timestamp: number;
+}
+
 /**
- * Whether `header` (durable-agent-signature) signs `body` (the raw body, as received) with
- * `secret`, at a time within the tolerance of now. Constant-time in the signature's bytes.
+ * Checks a request: its signature (durable-agent-signature) signs, with `secret`, its event id and
+ * type (durable-agent-event-id, durable-agent-event-type) and `body` (the raw body, as received),
+ * at a time within the tolerance of now. Returns the verified id and type, or null: not verified
+ * (a header missing, another secret, a changed body, id or type, a time out of the tolerance).
+ * Constant-time in the signature's bytes.
  */
-export function verifyWebhookSignature(secret: string, header: string | null | undefined, body: string | Uint8Array, options: VerifyWebhookOptions = {}): boolean {
-  if (typeof header !== 'string' || typeof secret !== 'string' || secret === '') return false;
+export function verifyWebhookSignature(secret: string, headers: WebhookHeaders, body: string | Uint8Array, options: VerifyWebhookOptions = {}): VerifiedWebhook | null {
+  if (typeof secret !== 'string' || secret === '' || typeof headers !== 'object' || headers === null) return null;
+  const header = headerOf(headers, WEBHOOK_SIGNATURE_HEADER);
+  const id = headerOf(headers, WEBHOOK_EVENT_ID_HEADER);
+  const type = headerOf(headers, WEBHOOK_EVENT_TYPE_HEADER);
+  if (header === null || id === null || type === null || !isPart(id) || !isPart(type)) return null;
   let t: number | null = null;
   const given: Buffer[] = [];
   for (const part of header.split(',')) {
@@ -70,16 +107,29 @@ export function verifyWebhookSignature(secret: string, header: string | null | u
     if (equals < 0) continue;
     const [key, value] = [part.slice(0, equals).trim(), part.slice(equals + 1).trim()];
     if (key === 't' && /^\d{1,12}$/.test(value)) t = Number(value);
-    else if (key === 'v1' && /^[0-9a-fA-F]{64}$/.test(value)) given.push(Buffer.from(value, 'hex'));
+    else if (key === 'v2' && /^[0-9a-fA-F]{64}$/.test(value)) given.push(Buffer.from(value, 'hex'));
   }
-  if (t === null || given.length === 0) return false;
+  if (t === null || given.length === 0) return null;
   const now = options.nowSeconds ?? Math.floor(Date.now() / 1000);
-  if (Math.abs(now - t) > (options.toleranceSeconds ?? 300)) return false;
-  const expected = Buffer.from(hmacHex(secret, t, body), 'hex');
-  return given.some((signature) => timingSafeEqual(signature, expected));
+  if (Math.abs(now - t) > (options.toleranceSeconds ?? 300)) return null;
+  const expected = Buffer.from(hmacHex(secret, t, { id, type, body }), 'hex');
+  return given.some((signature) => timingSafeEqual(signature, expected)) ? { id, type, timestamp: t } : null;
 }
 
-function hmacHex(secret: string, unixSeconds: number, body: string | Uint8Array): string {
-  return createHmac('sha256', secret).update(`${unixSeconds}.`).update(body).digest('hex');
+/** One header's value, named in any case; null when absent or given more than once. */
+function headerOf(headers: WebhookHeaders, name: string): string | null {
+  if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name);
+  const record = headers as Record<string, string | string[] | undefined>;
+  const key = Object.keys(record).find((candidate) => candidate.toLowerCase() === name);
+  const value = key === undefined ? undefined : record[key];
+  return typeof value === 'string' ? value : null;
 }
 
+/** An id or a type: one line, not empty, so that it cannot run into the next part of what is signed. */
+function isPart(text: string): boolean {
+  return typeof text === 'string' && text !== '' && !/[\r\n]/.test(text);
+}
+
+function hmacHex(secret: string, unixSeconds: number, request: WebhookRequestParts): string {
+  return createHmac('sha256', secret).update(`v2\n${unixSeconds}\n${request.id}\n${request.type}\n`).update(request.body).digest('hex');
+}

@@ -7,15 +7,22 @@
  * up a run: a run's progress never waits for a delivery, and a delivery's failure is a log line
  * and a retry. Events are not sent in order (retries, sends side by side): `at` orders them.
  *
+ * Events belong to an endpoint. A worker registers its URL's (da_webhook_endpoints, a hash of
+ * the URL without its credentials) before it takes a run, a run coming to rest writes one event
+ * for each endpoint registered then, and a worker sends only the events of its own: an event
+ * made for one URL is never sent to another, and a worker started with another URL leaves them
+ * and says so. What was made for an URL no worker sends to any more waits in da_events.
+ *
  * The signature, and how a receiver checks it: webhook-signature.ts.
  */
+import { createHash } from 'node:crypto';
 import { ChannelSignal } from '../store/pg/channel-signal.ts';
 import type { Database } from '../store/pg/pool.ts';
-import { claimDueEvents, markEventsDelivered, recordFailedAttempt, releaseEventNow } from '../store/pg/webhook-events.ts';
+import { claimDueEvents, markEventsDelivered, recordFailedAttempt, registerEndpoint, releaseEventNow, undeliveredElsewhere } from '../store/pg/webhook-events.ts';
 import { addSecrets, redactSecrets } from '../util/redact.ts';
 import { readFleetRun, REST_CHANNEL } from './await-run.ts';
 import { MIN_SECRET_LENGTH, WebhookSettingsError } from './webhook-errors.ts';
-import { signWebhookBody, WEBHOOK_EVENT_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, type WebhookEventBody, type WebhookEventType, type WebhookSettings } from './webhook-signature.ts';
+import { signWebhookRequest, WEBHOOK_EVENT_ID_HEADER, WEBHOOK_EVENT_TYPE_HEADER, WEBHOOK_SIGNATURE_HEADER, type WebhookEventBody, type WebhookEventType, type WebhookSettings } from './webhook-signature.ts';
 
 export { WebhookSettingsError } from './webhook-errors.ts';
 export * from './webhook-signature.ts';
@@ -55,6 +62,8 @@ export interface RestedRun {
 /** The settings as a delivery uses them: the URL without its credentials, which go in a header. */
 interface Target {
   url: string;
+  /** What the events made for this URL name: a hash of the URL as sent (credentials out), so that a path that holds a token is not stored. */
+  endpoint: string;
   /** Where requests go, for log lines: scheme, host and port, nothing a path or query may hold. */
   origin: string;
   authorization: string | null;
@@ -88,7 +97,8 @@ function checkWebhookSettings(settings: WebhookSettings): Target {
   const secrets = [secret, password, authorization?.slice('Basic '.length) ?? ''];
   // A path or query may be a credential too (many services put a token there): only the origin is ever shown.
   const pathAndQuery = `${url.pathname}${url.search}`;
-  return { url: url.href, origin: url.origin, authorization, secret, timeoutMs, secrets, unshown: [...secrets, user, pathAndQuery.length >= 12 ? pathAndQuery : ''] };
+  const endpoint = createHash('sha256').update(url.href).digest('hex');
+  return { url: url.href, endpoint, origin: url.origin, authorization, secret, timeoutMs, secrets, unshown: [...secrets, user, pathAndQuery.length >= 12 ? pathAndQuery : ''] };
 }
 
 interface ClaimedEvent {
@@ -115,6 +125,7 @@ export class WebhookDelivery {
   /** Set by such a stop: nothing more is sent. */
   private interrupted = false;
   private running: Promise<void> | null = null;
+  private registered: Promise<void> | null = null;
   private stopping = false;
   private woken = false;
   private wake: (() => void) | null = null;
@@ -142,10 +153,36 @@ export class WebhookDelivery {
     setTimeout(() => this.wakeUp(), OTHERS_EVENT_DELAY_MS).unref();
   }
 
+  /**
+   * Makes this URL an endpoint that runs coming to rest write events for, and says what events
+   * of other endpoints wait undelivered (left to workers of those). A worker calls it before it
+   * takes a run, so that every run it brings to rest has an event for it; start() calls it too.
+   */
+  register(): Promise<void> {
+    this.registered ??= (async () => {
+      const { endpoint, origin } = this.target;
+      await registerEndpoint(this.pool, endpoint, origin);
+      const others = await undeliveredElsewhere(this.pool, endpoint);
+      const unowned = others.filter((row) => row.unowned).reduce((sum, row) => sum + row.count, 0);
+      const owned = others.filter((row) => !row.unowned);
+      if (owned.length > 0) {
+        const total = owned.reduce((sum, row) => sum + row.count, 0);
+        const where = owned.map((row) => `${row.origin ?? 'an endpoint no longer registered'}: ${row.count}`).join(', ');
+        this.log(`leaves ${total} undelivered ${plural(total, 'event')} of ${owned.length === 1 ? 'another endpoint' : 'other endpoints'} (${where}) to the workers sending there; sends only the events made for ${origin}`);
+      }
+      if (unowned > 0) {
+        this.log(
+          `leaves ${unowned} undelivered ${plural(unowned, 'event')} made before events named their endpoint (schema 12): sent to no endpoint, since the URL ${unowned === 1 ? 'it was' : 'they were'} made for was not recorded; to send ${unowned === 1 ? 'it' : 'them'} to ${origin}, set ${unowned === 1 ? 'its' : 'their'} endpoint in da_events to that of ${origin} in da_webhook_endpoints`,
+        );
+      }
+    })();
+    return this.registered;
+  }
+
   start(): void {
     if (this.running) return;
-    this.log(`delivering the events of runs at rest to ${this.target.origin}, signed (header ${WEBHOOK_SIGNATURE_HEADER})`);
-    this.running = this.loop().catch((error: unknown) => this.log(`[ALERT] stopped delivering by an error (${this.words(messageOf(error))}); the events wait in da_events for another worker`));
+    this.log(`delivering the events of runs at rest to ${this.target.origin} (the events made for this URL), signed (header ${WEBHOOK_SIGNATURE_HEADER})`);
+    this.running = Promise.resolve().then(() => this.register()).then(() => this.loop()).catch((error: unknown) => this.log(`[ALERT] stopped delivering by an error (${this.words(messageOf(error))}); the events wait in da_events for another worker`));
   }
 
   /** Claims no more; waits for the sends under way (and a last look for what is due) up to a bound, then leaves the rest to another worker. */
@@ -226,7 +263,7 @@ export class WebhookDelivery {
 
   /** Two workers never send one event at once; one killed mid-send leaves it to another once the claim lapses. */
   private async claim(): Promise<ClaimedEvent[]> {
-    const rows = await claimDueEvents(this.pool, BATCH, this.claimLeaseMs);
+    const rows = await claimDueEvents(this.pool, this.target.endpoint, BATCH, this.claimLeaseMs);
     return rows
       .map((row) => ({ id: row.id, eventId: row.event_id, runId: row.run_id, type: row.type as WebhookEventType, state: row.state, at: row.at, attempts: row.attempts, agent: row.agent, agentVersion: row.agent_version }))
       .sort((a, b) => Number(a.id) - Number(b.id));
@@ -319,7 +356,8 @@ export class WebhookDelivery {
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       [WEBHOOK_EVENT_ID_HEADER]: event.eventId,
-      [WEBHOOK_SIGNATURE_HEADER]: signWebhookBody(secret, body, Math.floor(Date.now() / 1000)),
+      [WEBHOOK_EVENT_TYPE_HEADER]: event.type,
+      [WEBHOOK_SIGNATURE_HEADER]: signWebhookRequest(secret, { id: event.eventId, type: event.type, body }, Math.floor(Date.now() / 1000)),
       ...(authorization ? { authorization } : {}),
     };
     try {
@@ -360,6 +398,10 @@ function decoded(text: string): string {
   } catch {
     return text;
   }
+}
+
+function plural(count: number, word: string): string {
+  return count === 1 ? word : `${word}s`;
 }
 
 function formatSeconds(ms: number): string {

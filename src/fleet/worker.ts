@@ -80,9 +80,10 @@ interface WorkerSettings {
   /**
    * Sends a signed JSON event to this URL each time a run of the fleet comes to rest (done,
    * failed, cancelled, waiting for a person, stopped at a limit), whichever worker moved it: at
-   * least once, so a receiver deduplicates on the event's id. A delivery never holds up or fails
+   * least once, so a receiver deduplicates on the event's id. Only the events made for this URL:
+   * its endpoint is registered before any run is taken. A delivery never holds up or fails
    * a run; its failures are retried and logged. Holds one more connection of the pool (to LISTEN).
-   * See src/fleet/webhooks.ts for the signature (verifyWebhookSignature checks it).
+   * See src/fleet/webhook-signature.ts for the signature (verifyWebhookSignature checks it).
    */
   webhook?: WebhookSettings | undefined;
 }
@@ -158,6 +159,8 @@ export class Worker {
     await registerAgents(this.options.pool, [...this.agents.values()], this.id);
     const drives = [...(this.options.modelFor ? ['demo'] : []), ...[...this.agents.values()].map((agent) => `${agent.name}@${agent.version}`)];
     log(`[worker ${this.id}] started: run concurrency ${this.runConcurrency}, lease ${this.options.leaseMs} ms; drives ${drives.join(', ') || 'nothing (no agents, no demo)'}`);
+    // Before any run is taken: each run this worker brings to rest has an event for its endpoint.
+    await this.webhooks?.register();
     this.webhooks?.start();
     while (!this.stopping) {
       await this.signal.ensure();

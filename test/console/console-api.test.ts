@@ -147,6 +147,36 @@ describe('the console API', () => {
     expect(treeOf(damaged)).toEqual(before);
   });
 
+  it('refuses a body past 1 MiB with 413 before reading it, whether its length is said or it comes in chunks; the console stays up and a decision still goes through', async () => {
+    const key = await keyOf('wait-1');
+    const inbox = path.join(dir, '.durable-agent', 'runs', 'wait-1', 'decisions');
+    const headers = { origin: server.origin, authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+    // A decision as the page sends one, its reason 5 MB long: valid JSON, so only its size can refuse it.
+    const huge = JSON.stringify({ toolUseId: 'toolu_03', verdict: 'denied', reason: 'x'.repeat(5 * 1024 * 1024) });
+    const started = Date.now();
+    const said = await fetch(`${server.origin}/api/runs/${key}/decisions`, { method: 'POST', headers, body: huge });
+    expect(said.status).toBe(413);
+    expect(((await said.json()) as { error: string }).error).toContain('1 MiB');
+    // Sent in chunks with no length said: read up to the limit and no further.
+    const bytes = new TextEncoder().encode(huge);
+    const chunks = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let at = 0; at < bytes.length; at += 64 * 1024) controller.enqueue(bytes.subarray(at, at + 64 * 1024));
+        controller.close();
+      },
+    });
+    const chunked = await fetch(`${server.origin}/api/runs/${key}/decisions`, { method: 'POST', headers, body: chunks, duplex: 'half' } as RequestInit);
+    expect(chunked.status).toBe(413);
+    await chunked.body?.cancel();
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(fs.existsSync(inbox) ? fs.readdirSync(inbox) : []).toEqual([]);
+    // Still up, and a body of the size a decision has is read as before.
+    expect((await call('/api/runs')).status).toBe(200);
+    const small = await call(`/api/runs/${key}/decisions`, { method: 'POST', body: { toolUseId: 'toolu_03', verdict: 'approved', input: { content: 7 } } });
+    expect(small.status).toBe(409);
+    expect(small.json.error).toContain('does not fit the input schema of write_report');
+  });
+
   it('checks an edited input against the tool\'s schema on the server: a wrong one writes nothing, a right one is the decision', async () => {
     const key = await keyOf('wait-1');
     const wrong = await call(`/api/runs/${key}/decisions`, { method: 'POST', body: { toolUseId: 'toolu_03', verdict: 'approved', input: { content: 42 } } });

@@ -15,7 +15,7 @@ import { defineAgent } from '../../src/index.ts';
 import { submitRun, verifyWebhookSignature, Worker, type WebhookEventBody } from '../../src/postgres.ts';
 import { submitRuns, type DemoRunSpec } from '../../src/fleet/run-queue.ts';
 import { FLEET_DONE_TEXT, scriptedDemoModel } from '../../src/fleet/worker.ts';
-import { signWebhookBody, WebhookDelivery, WebhookSettingsError } from '../../src/fleet/webhooks.ts';
+import { signWebhookRequest, WebhookDelivery, WebhookSettingsError } from '../../src/fleet/webhooks.ts';
 import { cancelRun } from '../../src/runtime/cancel-run.ts';
 import { runCli as runCliInProcess } from '../../src/cli/main.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
@@ -30,6 +30,8 @@ const SECRET = 'whsec-test-6f1c0e9a54b2d7e3a8c1';
 const DEMO: DemoRunSpec = { kind: 'demo', model: null, maxTurns: 20, paceMs: 0, jitterMs: 0 };
 
 interface Received {
+  /** Every header as received. */
+  headers: http.IncomingHttpHeaders;
   eventId: string | undefined;
   signature: string | undefined;
   contentType: string | undefined;
@@ -51,6 +53,7 @@ class Receiver {
     req.setEncoding('utf8').on('data', (chunk: string) => (raw += chunk));
     req.on('end', () => {
       const request: Received = {
+        headers: req.headers,
         eventId: req.headers['durable-agent-event-id'] as string | undefined,
         signature: req.headers['durable-agent-signature'] as string | undefined,
         contentType: req.headers['content-type'],
@@ -131,9 +134,10 @@ async function storedText(db: pg.Pool): Promise<string> {
 function expectSigned(request: Received, secret = SECRET): void {
   expect(request.contentType).toBe('application/json');
   expect(request.eventId).toBe(request.body.id);
-  expect(request.signature).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
-  expect(verifyWebhookSignature(secret, request.signature, request.raw, { toleranceSeconds: 600 })).toBe(true);
-  expect(verifyWebhookSignature(`${secret}-other`, request.signature, request.raw, { toleranceSeconds: 600 })).toBe(false);
+  expect(request.headers['durable-agent-event-type']).toBe(request.body.type);
+  expect(request.signature).toMatch(/^t=\d+,v2=[0-9a-f]{64}$/);
+  expect(verifyWebhookSignature(secret, request.headers, request.raw, { toleranceSeconds: 600 })).toMatchObject({ id: request.body.id, type: request.body.type });
+  expect(verifyWebhookSignature(`${secret}-other`, request.headers, request.raw, { toleranceSeconds: 600 })).toBeNull();
 }
 
 function demoWorker(db: pg.Pool, log: string[], extra: Partial<ConstructorParameters<typeof Worker>[0]> = {}): Worker {
@@ -152,20 +156,33 @@ function demoWorker(db: pg.Pool, log: string[], extra: Partial<ConstructorParame
 describe('the signature of a webhook request', () => {
   const body = '{"id":"e1","type":"run.done"}';
 
-  it('is t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">, verified in the tolerance of now', () => {
-    const header = signWebhookBody(SECRET, body, 1_700_000_000);
-    expect(header).toMatch(/^t=1700000000,v1=[0-9a-f]{64}$/);
-    expect(verifyWebhookSignature(SECRET, header, body, { nowSeconds: 1_700_000_100 })).toBe(true);
-    expect(verifyWebhookSignature(SECRET, header, Buffer.from(body), { nowSeconds: 1_700_000_000 })).toBe(true);
-    // A changed body, another secret, a replay beyond the tolerance, a header that is not one.
-    expect(verifyWebhookSignature(SECRET, header, body.replace('done', 'failed'), { nowSeconds: 1_700_000_000 })).toBe(false);
-    expect(verifyWebhookSignature('another-secret-of-length', header, body, { nowSeconds: 1_700_000_000 })).toBe(false);
-    expect(verifyWebhookSignature(SECRET, header, body, { nowSeconds: 1_700_000_301 })).toBe(false);
-    expect(verifyWebhookSignature(SECRET, header, body, { nowSeconds: 1_700_000_100, toleranceSeconds: 60 })).toBe(false);
-    expect(verifyWebhookSignature(SECRET, header.replace('t=1700000000', 't=1700000001'), body, { nowSeconds: 1_700_000_000 })).toBe(false);
-    for (const bad of [undefined, null, '', 'v1=abc', 't=1700000000', `t=1700000000,v1=${'0'.repeat(63)}`, 'garbage']) {
-      expect(verifyWebhookSignature(SECRET, bad, body, { nowSeconds: 1_700_000_000 })).toBe(false);
-    }
+  it('is t=<unix seconds>,v2=<hex HMAC-SHA256 of "v2\\n<t>\\n<id>\\n<type>\\n<body>">: the event id and type are signed with the body, and a verify returns them', () => {
+    const event = { id: 'e1', type: 'run.done', body };
+    const header = signWebhookRequest(SECRET, event, 1_700_000_000);
+    expect(header).toMatch(/^t=1700000000,v2=[0-9a-f]{64}$/);
+    const headers = (signature: string | undefined, id = 'e1', type = 'run.done') => ({ 'durable-agent-signature': signature, 'durable-agent-event-id': id, 'durable-agent-event-type': type });
+    expect(verifyWebhookSignature(SECRET, headers(header), body, { nowSeconds: 1_700_000_100 })).toEqual({ id: 'e1', type: 'run.done', timestamp: 1_700_000_000 });
+    expect(verifyWebhookSignature(SECRET, headers(header), Buffer.from(body), { nowSeconds: 1_700_000_000 })).toMatchObject({ id: 'e1' });
+    // A fetch Headers works as Node's headers do, in any case.
+    expect(verifyWebhookSignature(SECRET, new Headers({ 'Durable-Agent-Signature': header, 'Durable-Agent-Event-Id': 'e1', 'Durable-Agent-Event-Type': 'run.done' }), body, { nowSeconds: 1_700_000_000 })).toMatchObject({ id: 'e1', type: 'run.done' });
+    const refused = (given: Record<string, string | undefined>, raw: string = body, options = { nowSeconds: 1_700_000_000 } as { nowSeconds: number; toleranceSeconds?: number }) => verifyWebhookSignature(SECRET, given, raw, options);
+    // Another event id or type on the same signature and body (a replay under a new id), or none.
+    expect(refused(headers(header, 'e2'))).toBeNull();
+    expect(refused(headers(header, 'e1', 'run.failed'))).toBeNull();
+    expect(refused({ 'durable-agent-signature': header, 'durable-agent-event-type': 'run.done' })).toBeNull();
+    expect(refused({ 'durable-agent-signature': header, 'durable-agent-event-id': 'e1' })).toBeNull();
+    // Where the id ends and the type begins cannot be moved: an id or type with a line break is no id or type.
+    expect(refused(headers(header, 'e1\nrun', 'done'))).toBeNull();
+    // A changed body, another secret, a replay beyond the tolerance, a header that is not one, the old v1 scheme.
+    expect(refused(headers(header), body.replace('done', 'failed'))).toBeNull();
+    expect(verifyWebhookSignature('another-secret-of-length', headers(header), body, { nowSeconds: 1_700_000_000 })).toBeNull();
+    expect(refused(headers(header), body, { nowSeconds: 1_700_000_301 })).toBeNull();
+    expect(refused(headers(header), body, { nowSeconds: 1_700_000_100, toleranceSeconds: 60 })).toBeNull();
+    expect(refused(headers(header.replace('t=1700000000', 't=1700000001')))).toBeNull();
+    expect(refused(headers(header.replace('v2=', 'v1=')))).toBeNull();
+    for (const bad of [undefined, '', 'v2=abc', 't=1700000000', `t=1700000000,v2=${'0'.repeat(63)}`, 'garbage']) expect(refused(headers(bad))).toBeNull();
+    // Called the old way, with the signature header alone: not verified, never verified by accident.
+    expect(verifyWebhookSignature(SECRET, header as never, body, { nowSeconds: 1_700_000_000 })).toBeNull();
   });
 
   it('refuses settings that could not sign or send (WebhookSettingsError), never quoting the secret or the URL', () => {
@@ -269,6 +286,108 @@ describe.skipIf(!postgresAvailable())('webhooks for the state changes of fleet r
       expect(await storedText(db)).not.toContain(SECRET);
       expect(log.join('\n')).not.toContain(SECRET);
       expect(log.some((line) => line.includes('webhook: delivering the events of runs at rest to http://127.0.0.1:'))).toBe(true);
+    } finally {
+      await running;
+      await db.end();
+    }
+  }, 120_000);
+
+  it('a real delivery verifies; the same request replayed within the tolerance under another event id or type is refused', async () => {
+    const hooks = await receiver();
+    const db = await openDatabase(await freshDatabase(), 8);
+    const log: string[] = [];
+    let running: Promise<void> = Promise.resolve();
+    try {
+      await submitRuns(db, DEMO, 1);
+      const worker = demoWorker(db, log, { webhook: { url: hooks.url, secret: SECRET } });
+      running = worker.run();
+      await vi.waitFor(() => expect(hooks.received.length, 'a delivery').toBeGreaterThan(0), { timeout: 60_000, interval: 50 });
+      worker.stop('test over');
+      await running;
+      const [request] = hooks.received;
+      expect(verifyWebhookSignature(SECRET, request!.headers, request!.raw)).toMatchObject({ id: request!.body.id, type: 'run.done' });
+      // Captured and sent again at once, the body and signature as they were, a new id or another type.
+      const replays = [
+        { ...request!.headers, 'durable-agent-event-id': crypto.randomUUID() },
+        { ...request!.headers, 'durable-agent-event-type': 'run.failed' },
+      ];
+      for (const headers of replays) expect(verifyWebhookSignature(SECRET, headers, request!.raw)).toBeNull();
+    } finally {
+      await running;
+      await db.end();
+    }
+  }, 120_000);
+
+  it('events belong to the endpoint they were made for: a worker with another URL leaves them, says so, and sends only its own', async () => {
+    const [hooksA, hooksB] = [await receiver(), await receiver()];
+    hooksA.answer = () => 500;
+    const db = await openDatabase(await freshDatabase(), 8);
+    const [logA, logB] = [[] as string[], [] as string[]];
+    let running: Promise<void> = Promise.resolve();
+    try {
+      // A worker sending to A, which is down: the event of its run stays undelivered.
+      const [first] = await submitRuns(db, DEMO, 1);
+      const workerA = demoWorker(db, logA, { webhook: { url: hooksA.url, secret: SECRET } });
+      running = workerA.run();
+      await vi.waitFor(async () => expect((await events(db)).some((e) => e.attempts >= 1), 'a failed attempt to A').toBe(true), { timeout: 60_000, interval: 50 });
+      workerA.stop('test: A is down');
+      await running;
+
+      // A worker sending to B: it sends the events made for B (from its start on), never A's.
+      const workerB = demoWorker(db, logB, { webhook: { url: hooksB.url, secret: SECRET } });
+      running = workerB.run();
+      const [second] = await submitRuns(db, DEMO, 1);
+      await vi.waitFor(() => expect(hooksB.received.length, "B's event of the second run").toBeGreaterThan(0), { timeout: 60_000, interval: 50 });
+      // Time enough for a wrong delivery of the first run's event to show.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      workerB.stop('test over');
+      await running;
+      expect([...hooksB.distinct().values()].map((body) => `${body.run} ${body.type}`)).toEqual([`${second} run.done`]);
+      const origin = new URL(hooksA.url).origin;
+      expect(logB.some((line) => line.includes(`webhook: leaves 1 undelivered event of another endpoint (${origin}: 1) to the workers sending there; sends only the events made for ${new URL(hooksB.url).origin}`)), logB.join('\n')).toBe(true);
+
+      // A up again, and a worker sending to it: the events made for A, the second run's too (A was an endpoint then), and nothing of B's.
+      hooksA.answer = () => 200;
+      const again = demoWorker(db, logA, { webhook: { url: hooksA.url, secret: SECRET } });
+      running = again.run();
+      await vi.waitFor(async () => expect((await events(db)).every((e) => e.delivered), 'every event delivered to its endpoint').toBe(true), { timeout: 60_000, interval: 50 });
+      again.stop('test over');
+      await running;
+      expect([...hooksA.distinct().values()].map((body) => `${body.run} ${body.type}`).sort()).toEqual([`${first} run.done`, `${second} run.done`].sort());
+      expect(hooksB.received.map((r) => r.body.run)).toEqual([second]);
+      const ids = new Set([...hooksA.distinct().keys(), ...hooksB.distinct().keys()]);
+      expect(ids.size).toBe(3);
+    } finally {
+      await running;
+      await db.end();
+    }
+  }, 120_000);
+
+  it('migrates a schema at version 11: the undelivered events made before belong to no endpoint, and a worker says so and sends none of them', async () => {
+    const url = await freshDatabase();
+    const pool11 = openPool(url, 2);
+    try {
+      expect(await migrate(pool11, 11)).toEqual({ from: 0, to: 11 });
+      await pool11.query(`INSERT INTO da_runs (id, spec) VALUES ('old', '{"kind":"api"}')`);
+      await pool11.query(`UPDATE da_runs SET state = 'failed' WHERE id = 'old'`);
+      expect(await events(pool11)).toHaveLength(1);
+    } finally {
+      await pool11.end();
+    }
+    const hooks = await receiver();
+    const db = await openDatabase(url, 8);
+    const log: string[] = [];
+    let running: Promise<void> = Promise.resolve();
+    try {
+      const worker = demoWorker(db, log, { webhook: { url: hooks.url, secret: SECRET } });
+      running = worker.run();
+      const [runId] = await submitRuns(db, DEMO, 1);
+      await vi.waitFor(() => expect(hooks.received.length, 'the new run\'s event').toBeGreaterThan(0), { timeout: 60_000, interval: 50 });
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      worker.stop('test over');
+      await running;
+      expect(hooks.received.map((r) => r.body.run)).toEqual([runId]);
+      expect(log.some((line) => line.includes('webhook: leaves 1 undelivered event made before events named their endpoint (schema 12): sent to no endpoint'))).toBe(true);
     } finally {
       await running;
       await db.end();

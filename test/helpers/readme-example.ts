@@ -21,5 +21,10 @@ export function readmeQuickStart(): string {
   return firstJsBlockUnder('## Quick start');
 }
 
+/** The webhook receiver (the ```js block after "**Webhooks.**"). */
+export function readmeWebhookReceiver(): string {
+  return firstJsBlockUnder('**Webhooks.**');
+}
+
 /** What the example prints when it finishes a run (on the resume after a crash, or a fresh run). */
 export const EXAMPLE_DONE_OUTPUT = 'done Invoice sent.\n1 ledger entry\n';

@@ -2,11 +2,13 @@
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { cliEnv, REPO } from '../helpers/cli.ts';
-import { EXAMPLE_DONE_OUTPUT, readmeProgrammaticExample } from '../helpers/readme-example.ts';
+import { freePort } from '../helpers/free-port.ts';
+import { EXAMPLE_DONE_OUTPUT, readmeProgrammaticExample, readmeWebhookReceiver } from '../helpers/readme-example.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { defineTool } from '../../src/tools/tool.ts';
+import { signWebhookRequest } from '../../src/fleet/webhook-signature.ts';
 import { startRun } from '../../src/runtime/run-api.ts';
 import { CrashPoints, endTurnReply, MemoryStore, scriptedModel, toolUseReply } from '../../src/testing.ts';
 
@@ -103,6 +105,33 @@ describe('README', () => {
       }
     } finally {
       example.remove();
+    }
+  });
+
+  it('has a webhook receiver that runs as printed: it takes a signed event once, and refuses the same request replayed under another id or type', async () => {
+    const secret = 'readme-receiver-secret-0123456789';
+    const scratch = path.join(REPO, '.tmp');
+    fs.mkdirSync(scratch, { recursive: true });
+    const file = path.join(scratch, `readme-receiver-${process.pid}-${Math.random().toString(36).slice(2)}.mjs`);
+    fs.writeFileSync(file, readmeWebhookReceiver());
+    const port = await freePort();
+    const child = spawn(process.execPath, [file], { env: cliEnv({ DURABLE_AGENT_WEBHOOK_SECRET: secret, PORT: String(port) }) });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    try {
+      const body = JSON.stringify({ id: 'c0a8e5f2-6b1d-4e8a-9f3e-2d7c1b0a9e11', type: 'run.done', run: 'r-1', state: 'done', at: new Date().toISOString() });
+      const signature = signWebhookRequest(secret, { id: 'c0a8e5f2-6b1d-4e8a-9f3e-2d7c1b0a9e11', type: 'run.done', body }, Math.floor(Date.now() / 1000));
+      const headers = { 'content-type': 'application/json', 'durable-agent-event-id': 'c0a8e5f2-6b1d-4e8a-9f3e-2d7c1b0a9e11', 'durable-agent-event-type': 'run.done', 'durable-agent-signature': signature };
+      const send = async (sent: Record<string, string>) => (await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers: sent, body })).status;
+      await vi.waitFor(async () => expect(await send(headers).catch(() => 0), 'the receiver listening, taking the event').toBe(200), { timeout: 10_000, interval: 50 });
+      expect(await send(headers)).toBe(200);
+      expect(await send({ ...headers, 'durable-agent-event-id': '5e0b7a7c-1f4e-4a55-8d0b-3c8b9e2f6a10' })).toBe(401);
+      expect(await send({ ...headers, 'durable-agent-event-type': 'run.failed' })).toBe(401);
+      expect(await send({ ...headers, 'durable-agent-signature': `${signature.slice(0, -1)}${signature.endsWith('0') ? '1' : '0'}` })).toBe(401);
+      await vi.waitFor(() => expect(stdout).toBe('run.done r-1\n'), { timeout: 5_000, interval: 20 });
+    } finally {
+      child.kill('SIGKILL');
+      fs.rmSync(file, { force: true });
     }
   });
 });

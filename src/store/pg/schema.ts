@@ -7,7 +7,7 @@ import type { Pool } from 'pg';
 import { SchemaVersionError } from './pg-errors.ts';
 import { inTransaction } from './transaction.ts';
 
-export const SCHEMA_VERSION = 11;
+export const SCHEMA_VERSION = 12;
 
 /** A row's state changed into one a run rests in: ended, waiting for a person, stopped at a limit. */
 const CAME_TO_REST = `NEW.state IS DISTINCT FROM OLD.state
@@ -206,6 +206,36 @@ const MIGRATIONS: Record<number, string> = {
   // error the model reads while the child goes on, as on one machine. Null: it waits for ever.
   11: `
     ALTER TABLE da_child_waits ADD COLUMN give_up_at timestamptz;
+  `,
+  // Webhook events belong to an endpoint: the endpoints workers were started with (a hash of the
+  // URL without its credentials, and its origin for what an operator reads) are kept, and a run
+  // coming to rest writes one event for each endpoint known then. A worker sends only the events
+  // of its own endpoint: an event made for one URL never goes to another. Events written before
+  // this step name none (endpoint null): no worker sends them, since which URL they were for was
+  // never recorded.
+  12: `
+    CREATE TABLE da_webhook_endpoints (
+      endpoint      text PRIMARY KEY,
+      origin        text NOT NULL,
+      registered_at timestamptz NOT NULL DEFAULT now()
+    );
+    ALTER TABLE da_events ADD COLUMN endpoint text;
+    CREATE INDEX da_events_due_by_endpoint ON da_events (endpoint, next_attempt_at) WHERE delivered_at IS NULL;
+    CREATE OR REPLACE FUNCTION da_event_record() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO da_events (run_id, type, state, endpoint)
+          SELECT NEW.id,
+                 CASE NEW.state
+                   WHEN 'awaitingDecision' THEN 'run.waiting'
+                   WHEN 'stoppedAtBudget' THEN 'run.budget_reached'
+                   WHEN 'stoppedAtMaxTurns' THEN 'run.max_turns_reached'
+                   ELSE 'run.' || NEW.state
+                 END,
+                 NEW.state, w.endpoint
+            FROM da_webhook_endpoints w;
+        RETURN NULL;
+      END
+    $$;
   `,
 };
 
