@@ -63,7 +63,7 @@ export type { JournalDamage, MissingRunAttempt } from './store/errors.ts';
 export { StateFolderOpenError } from './store/state-folder.ts';
 
 // Run ids: a name that cannot be one, an id taken by another task, an id the store was not opened for.
-export { RunIdError, RunIdMismatchError } from './store/run-id.ts';
+export { RunIdError, RunIdMismatchError, StoreHoldsOtherRunError } from './store/run-id.ts';
 export { RunIdTakenError } from './runtime/attach-run.ts';
 
 // The model: no key, or a call that failed (the scripted model's end of script is one).

@@ -9,7 +9,7 @@ import type { RunResult } from '../core/run-events.ts';
 import { RunExistsError } from '../store/errors.ts';
 import { foldJournal } from '../store/journal/fold-journal.ts';
 import type { RunOrigin } from '../store/journal/journal-record.ts';
-import { checkRunId, RunIdMismatchError } from '../store/run-id.ts';
+import { checkRunId, RunIdMismatchError, runIdWasGiven, StoreHoldsOtherRunError } from '../store/run-id.ts';
 import type { LoadedRun, RunStore } from '../store/store.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 import { checkAgentPin } from './agent-run.ts';
@@ -75,13 +75,18 @@ export function runIdOf(options: Pick<StartOptions, 'runId' | 'store'>): string 
 
 /**
  * The stored run of this id, if the store holds one: its result when it ended, or that it is to
- * be resumed. Null when the store holds no run, or a run of another id (a folder of one run
- * written before run ids): that one is cleared as any start clears it. `offered`: what starts it now.
+ * be resumed. Null when the store holds no run, or a run of a random id (started without one, or
+ * before run ids): that one is cleared as any start clears it. A run of another id its user gave
+ * is refused (StoreHoldsOtherRunError): clearing it would make its next start run it again.
+ * `offered`: what starts it now.
  */
 export async function attachToStored(store: RunStore, runId: string, options: StartOptions, offered: RunOrigin): Promise<Attached | null> {
   if (!(await store.exists())) return null;
   const loaded = await store.load({ fromLastSnapshot: true });
-  if (loaded.header.runId !== runId) return null;
+  if (loaded.header.runId !== runId) {
+    if (runIdWasGiven(loaded.header)) throw new StoreHoldsOtherRunError(runId, loaded.header.runId, store.location);
+    return null;
+  }
   checkAgentPin(store.location, loaded.header, options.agent);
   const attached = attachTo(loaded, { runId, location: store.location, task: options.task, system: options.system ?? null, model: options.model.name });
   // An ended run is answered from the store: its tools must still be the ones it ran with, as a resume checks.

@@ -12,6 +12,10 @@
  * what it holds (a failed fsync), the run stops there: a next side effect started on a ledger the
  * disk may not have could run twice after a kill. An outcome the journal cannot encode is recorded
  * as "it ran, its result is lost" instead: the call happened, and a resume must not run it again.
+ *
+ * Every outcome passes here before the ledger and the model see it (a call run, a call a resume
+ * verified), so this is where the secrets the process knows are taken out of what any tool
+ * returned or threw: a file read that held the API key is stored and sent as [redacted].
  */
 import type { AnnouncedEffect } from '../../machines/agent-loop.effects.ts';
 import { effectOfActions } from '../../machines/agent-loop.effects.ts';
@@ -20,6 +24,7 @@ import type { PendingCall } from '../../machines/agent-loop.types.ts';
 import { StoreWriteError } from '../store/errors.ts';
 import { RecordEncodeError } from '../store/journal/framing.ts';
 import { unrecordableOutcome } from '../tools/recordable.ts';
+import { redactSecretsIn, secretsInToolResults } from '../util/redact.ts';
 import type { JournalStep } from './journal-unit.ts';
 import type { JournalWriter } from './journal-writer.ts';
 import { transition } from './machine-step.ts';
@@ -28,7 +33,8 @@ import type { Finished } from './tool-scheduler.ts';
 /** Tells that the ledger write of a call failed (its outcome still goes to the model). */
 type WriteFailed = (call: PendingCall, error: StoreWriteError) => void;
 
-export async function recordOutcomes(writer: JournalWriter, writeFailed: WriteFailed, group: readonly Finished[], othersRunning: boolean, mayReplace = true): Promise<AnnouncedEffect | null> {
+export async function recordOutcomes(writer: JournalWriter, writeFailed: WriteFailed, given: readonly Finished[], othersRunning: boolean, mayReplace = true): Promise<AnnouncedEffect | null> {
+  const group = withoutSecrets(given);
   const before = writer.snapshot;
   const steps: JournalStep[] = [];
   let snapshot = before;
@@ -65,4 +71,14 @@ async function recordEachAlone(writer: JournalWriter, writeFailed: WriteFailed, 
   let effect: AnnouncedEffect | null = null;
   for (const finished of group) effect = await recordOutcomes(writer, writeFailed, [finished], othersRunning);
   return effect;
+}
+
+/** The outcomes with the secrets the process knows taken out of their content; the same list when it knows none. */
+function withoutSecrets(group: readonly Finished[]): readonly Finished[] {
+  const secrets = secretsInToolResults();
+  if (secrets.length === 0) return group;
+  return group.map((finished) => {
+    const content = redactSecretsIn(finished.outcome.content, secrets);
+    return content === finished.outcome.content ? finished : { ...finished, outcome: { ...finished.outcome, content } };
+  });
 }

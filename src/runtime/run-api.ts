@@ -63,7 +63,7 @@ async function start(options: StartOptions, tracing: RunTracing | null): Promise
       note: { started: { pid: process.pid } },
     });
     const trace = tracing?.beginRun(runId, { model: options.model.name, task: options.task, maxTurns: input.maxTurns });
-    const header = headerOf(settings, { runId, createdAt: record.at, startedBy: originOf(options, settings), trace });
+    const header = { ...headerOf(settings, { runId, createdAt: record.at, startedBy: originOf(options, settings), trace }), ...(givenId !== null ? { runIdGiven: true as const } : {}) };
     const receipt = await store.create(header, record);
     const snapshots = new SnapshotPolicy(snapshotEveryOf(options.snapshotEvery), record, record);
     const driver = new RunDriver({ ...parts, snapshots }, runId, snapshot, { state: 'awaitingModel', context: snapshot.context, ledger: new Map() }, 1);

@@ -30,6 +30,40 @@ export class RunIdMismatchError extends DurableAgentError {
   }
 }
 
+/**
+ * A start under one id on a store that holds a run of another id its user gave (a folder of one
+ * run, FileStore(dir)): clearing it would lose that run's id, and a later start of it would run
+ * its effects again. Only a run whose id was made at random is cleared by a start as before.
+ */
+export class StoreHoldsOtherRunError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
+  override readonly name = 'StoreHoldsOtherRunError';
+  constructor(
+    readonly runId: string,
+    readonly storedRunId: string,
+    readonly location: string,
+  ) {
+    super(
+      `The store ${location} holds the run "${storedRunId}", started under that id: starting "${runId}" there would archive it, ` +
+        `and a later start of "${storedRunId}" would run it again. Nothing was written. Keep runs by id in a folder of runs, ` +
+        `each in its own folder (new FileRuns(dir).store("${runId}"); on the command line, --run ${runId}), ` +
+        `or give ifExists: "new" to archive "${storedRunId}" and start "${runId}" here on purpose.`,
+    );
+  }
+}
+
+/** What randomUUID() makes: the id of a run started without one. */
+const RANDOM_RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/**
+ * Whether a stored run's id was given by its user rather than made at random. Journals written
+ * before the header said so tell by the id's shape: a random id is a UUID, and run ids came after.
+ */
+export function runIdWasGiven(header: { runId?: unknown; runIdGiven?: true | undefined }): boolean {
+  if (header.runIdGiven === true) return true;
+  return typeof header.runId === 'string' && !RANDOM_RUN_ID.test(header.runId);
+}
+
 /** The id itself, or RunIdError before anything is read or written. */
 export function checkRunId(runId: unknown): string {
   if (typeof runId !== 'string' || !RUN_ID.test(runId) || runId.includes('..')) throw new RunIdError(String(runId));

@@ -5,9 +5,10 @@
  *
  * What goes: the API key this process was given (ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, or one
  * passed in), every secret the process was handed for a part it connects (an MCP server's env,
- * headers and URL credentials: addSecrets), anything shaped like an Anthropic key, the value of
- * an Authorization or x-api-key header, a bearer token, and the password of a URL
- * (postgresql://user:PASSWORD@host).
+ * headers and URL credentials, a webhook's secret: addSecrets), anything shaped like an Anthropic
+ * key, the value of an Authorization or x-api-key header, a bearer token, and the password of a
+ * URL (postgresql://user:PASSWORD@host). What a tool returned or threw loses the secrets known by
+ * value, the console's token too, before the ledger or the model sees it (secretsInToolResults).
  */
 
 export const REDACTED = '[redacted]';
@@ -15,7 +16,13 @@ export const REDACTED = '[redacted]';
 /** Shorter values are not redacted verbatim: a test key "x" would otherwise erase every x. */
 const MIN_SECRET_LENGTH = 8;
 
-const ENV_SECRETS = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'] as const;
+const ENV_SECRETS = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'DURABLE_AGENT_WEBHOOK_SECRET'] as const;
+
+/**
+ * The console's token (NAME:SECRET) is kept out of tool results only: the console prints its own
+ * address with the token in it, and that line must stay one that opens the console.
+ */
+const CONSOLE_TOKEN_ENV = 'DURABLE_AGENT_CONSOLE_TOKEN';
 
 /** Secrets this process was handed (addSecrets): redacted from everything it stores, prints or exports. */
 const added = new Set<string>();
@@ -33,9 +40,54 @@ export function addSecrets(values: Iterable<string | null | undefined>): void {
  * tool returned, where a pattern (password=…, a URL's credentials) may be what the task is about.
  */
 export function redactKnownSecrets(text: string): string {
-  let out = text;
-  for (const secret of knownSecrets([])) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
-  return out;
+  return redactSecretsIn(text, secretsInToolResults());
+}
+
+/**
+ * The secrets a tool's result must not carry, longest first: empty when the process knows none,
+ * and then nothing needs a scan (the common case, on the path of every call).
+ */
+export function secretsInToolResults(): string[] {
+  const token = process.env[CONSOLE_TOKEN_ENV];
+  if (!token) return knownSecrets([]);
+  const colon = token.indexOf(':');
+  return knownSecrets(colon > 0 ? [token, token.slice(colon + 1)] : [token]);
+}
+
+/**
+ * `value` (text, content blocks, any JSON) with each of `secrets` replaced by [redacted] in every
+ * string it holds, the same value when none was there (nothing is copied). The base64 bytes of an
+ * image or a document are left alone: a key is never in them as text, and a replacement there
+ * would break the payload.
+ */
+export function redactSecretsIn<T>(value: T, secrets: readonly string[]): T {
+  if (secrets.length === 0) return value;
+  return redactedValue(value, secrets) as T;
+}
+
+function redactedValue(value: unknown, secrets: readonly string[]): unknown {
+  if (typeof value === 'string') {
+    let out = value;
+    for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+    return out;
+  }
+  if (Array.isArray(value)) {
+    let copy: unknown[] | null = null;
+    for (let i = 0; i < value.length; i++) {
+      const item = redactedValue(value[i], secrets);
+      if (item !== value[i]) (copy ??= value.slice())[i] = item;
+    }
+    return copy ?? value;
+  }
+  if (value === null || typeof value !== 'object') return value;
+  const record = value as Record<string, unknown>;
+  let copy: Record<string, unknown> | null = null;
+  for (const key of Object.keys(record)) {
+    if (key === 'data' && record.type === 'base64') continue;
+    const item = redactedValue(record[key], secrets);
+    if (item !== record[key]) (copy ??= { ...record })[key] = item;
+  }
+  return copy ?? value;
 }
 
 const PATTERNS: ReadonlyArray<readonly [RegExp, string]> = [

@@ -6,9 +6,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RunIdError, RunIdMismatchError, RunIdTakenError, RunLockedError } from '../../src/errors.ts';
+import { RunIdError, RunIdMismatchError, RunIdTakenError, RunLockedError, StoreHoldsOtherRunError } from '../../src/errors.ts';
 import { FileRuns, FileStore, openRun, resumeRun, startRun } from '../../src/index.ts';
 import { listRuns } from '../../src/fleet/list-runs.ts';
+import { runIdWasGiven } from '../../src/store/run-id.ts';
 import { endTurnReply, scriptedModel, SimulatedCrash, toolUseReply } from '../../src/testing.ts';
 import { demoTools } from '../../src/demo/demo-tools.ts';
 import { demoScript, DEMO_TASK } from '../../src/demo/demo-task.ts';
@@ -97,6 +98,60 @@ describe('start under an id that exists: attach, never start again', () => {
     expect(counter.of('toolu_send')).toBe(1);
     const runs = new FileRuns(tempDir());
     await expect(startRun({ store: runs.store('a'), runId: 'b', model: scriptedModel(invoiceScript()), tools, task: 't' })).rejects.toThrow(RunIdMismatchError);
+  });
+
+  it('never clears a run of another given id from a folder of one run: starts of order-42 among others send its invoice once', async () => {
+    const state = path.join(tempDir(), '.durable-agent');
+    const { tools, counter } = countingTools();
+    const start = (id: string) => startRun({ store: new FileStore(state), runId: id, model: scriptedModel(invoiceScript()), tools, task: `Send invoice ${id}` });
+    const first = await start('order-42');
+    const refused = await start('order-43').catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(StoreHoldsOtherRunError);
+    expect(refused).toMatchObject({ name: 'StoreHoldsOtherRunError', kind: 'refused', runId: 'order-43', storedRunId: 'order-42', location: state });
+    expect((refused as Error).message).toMatch(/FileRuns/);
+    expect((refused as Error).message).toMatch(/ifExists: "new"/);
+    expect(await start('order-42')).toEqual(first);
+    await expect(start('order-44')).rejects.toThrow(StoreHoldsOtherRunError);
+    expect(await start('order-42')).toEqual(first);
+    expect(counter.of('toolu_send')).toBe(1);
+    expect(fs.existsSync(path.join(state, 'archive'))).toBe(false);
+    // Starting over on purpose is still there: the run of order-42 is archived, never deleted.
+    const over = await startRun({ store: new FileStore(state), runId: 'order-43', ifExists: 'new', model: scriptedModel(invoiceScript()), tools, task: 'Send invoice order-43' });
+    expect(over).toMatchObject({ runId: 'order-43', status: 'done' });
+    expect((await listRuns(new FileRuns(state))).map((run) => [run.runId, run.archived]).sort()).toEqual([
+      ['order-42', true],
+      ['order-43', false],
+    ]);
+  });
+
+  it('refuses to clear an unfinished run of another given id too, naming the way out', async () => {
+    const state = path.join(tempDir(), '.durable-agent');
+    const { tools } = countingTools();
+    const start = (id: string, crashAfter?: string) =>
+      startRun({ store: new FileStore(state), runId: id, model: scriptedModel(invoiceScript()), tools, task: `Send invoice ${id}`, ...(crashAfter ? { crashAfter } : {}) });
+    await expect(start('order-42', 'after-save-a:1')).rejects.toThrow(SimulatedCrash);
+    await expect(start('order-43')).rejects.toThrow(StoreHoldsOtherRunError);
+    expect(fs.existsSync(path.join(state, 'archive'))).toBe(false);
+  });
+
+  it('still replaces a finished run started without an id (a random one) when a start gives one', async () => {
+    const state = path.join(tempDir(), '.durable-agent');
+    const { tools, counter } = countingTools();
+    const random = await startRun({ store: new FileStore(state), model: scriptedModel(invoiceScript()), tools, task: 'Send an invoice' });
+    const named = await startRun({ store: new FileStore(state), runId: 'order-42', model: scriptedModel(invoiceScript()), tools, task: 'Send invoice 42' });
+    expect(named).toMatchObject({ runId: 'order-42', status: 'done' });
+    expect(counter.of('toolu_send')).toBe(2);
+    expect((await listRuns(new FileRuns(state))).map((run) => [run.runId, run.archived]).sort()).toEqual([
+      [random.runId, true],
+      ['order-42', false],
+    ]);
+  });
+
+  it('tells a given id from a random one: by the header, else by its shape (journals written before the header said)', () => {
+    const uuid = 'ca547d96-8e77-4658-99a1-f8fcf4055539';
+    expect(runIdWasGiven({ runId: uuid })).toBe(false);
+    expect(runIdWasGiven({ runId: uuid, runIdGiven: true })).toBe(true);
+    expect(runIdWasGiven({ runId: 'order-42' })).toBe(true);
   });
 
   it('refuses an id that is not a safe name before anything is written', async () => {

@@ -12,7 +12,7 @@ import { FileStore } from '../../src/store/file-store.ts';
 import { defineTool } from '../../src/tools/tool.ts';
 import { endingText } from '../../src/tui/format.ts';
 import { initialView, reduceView } from '../../src/tui/run-view.ts';
-import { REDACTED, redactSecrets } from '../../src/util/redact.ts';
+import { REDACTED, redactSecrets, redactSecretsIn } from '../../src/util/redact.ts';
 import { runCliAsync } from '../helpers/cli.ts';
 import { FakeAnthropic } from '../helpers/fake-anthropic.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
@@ -162,5 +162,18 @@ describe('the TUI', () => {
     const drawn = JSON.stringify([view.log, view.reconciled, endingText(view)]);
     expect(drawn).toContain(REDACTED);
     expect(drawn).not.toContain(OTHER_KEY.slice(7));
+  });
+});
+
+describe('secrets out of a tool result (redactSecretsIn)', () => {
+  it('replaces them in every string of the blocks, leaves base64 bytes alone, and copies nothing when none is there', () => {
+    const image = { type: 'image', source: { type: 'base64', media_type: 'image/png', data: `AAAA${'Q7'.repeat(20)}` } };
+    const blocks = [{ type: 'text', text: `key ${KEY}` }, image, { type: 'document', source: { type: 'text', media_type: 'text/plain', data: KEY }, title: 'notes' }];
+    const redacted = redactSecretsIn(blocks, [KEY, 'Q7'.repeat(20)]);
+    expect(redacted).toEqual([{ type: 'text', text: `key ${REDACTED}` }, image, { type: 'document', source: { type: 'text', media_type: 'text/plain', data: REDACTED }, title: 'notes' }]);
+    expect(redacted[1]).toBe(image);
+    const clean = [{ type: 'text', text: 'nothing here' }];
+    expect(redactSecretsIn(clean, [KEY])).toBe(clean);
+    expect(redactSecretsIn(`a ${KEY}`, [])).toBe(`a ${KEY}`);
   });
 });

@@ -60,6 +60,12 @@ export interface JournalHeader {
   format: typeof JOURNAL_FORMAT;
   version: number;
   runId: string;
+  /**
+   * Set when the run's id was given by its user (runId, a folder of runs by id) rather than made
+   * at random: a start under another id never clears such a run. Absent for a random id (an older
+   * reader ignores it: the version stays the same).
+   */
+  runIdGiven?: true;
   createdAt: number;
   /**
    * What started the run, so a resume by something else is noticed. Absent in journals written
