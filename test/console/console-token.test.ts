@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { runCliAsync, startCli } from '../helpers/cli.ts';
+import { type CliRun, runCliAsync, startCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 const SECRET = 'console-token-test-secret-0123456789';
@@ -38,6 +38,16 @@ async function serve(args: string[], env: Record<string, string | undefined> = {
   return { served, origin };
 }
 
+/** The command's end, or 'serving' as soon as the console says where it listens (it never ends by itself then). */
+function endedOrServing(cli: ReturnType<typeof startCli>): Promise<CliRun | 'serving'> {
+  return new Promise((resolve) => {
+    cli.child.stdout.on('data', () => {
+      if (/\[console\] http/.test(cli.output())) resolve('serving');
+    });
+    void cli.done.then(resolve);
+  });
+}
+
 async function listStatus(origin: string, token: string | null): Promise<number> {
   const response = await fetch(`${origin}/api/runs`, { headers: token === null ? {} : { authorization: `Bearer ${token}` } });
   await response.body?.cancel();
@@ -54,7 +64,10 @@ function tokenFile(mode: number): string {
 describe('the console token', () => {
   it('given inline (--token NAME:SECRET) is refused, with where to give it instead', async () => {
     const dir = tempDir();
-    const run = await runCliAsync(['console', '--dir', dir, '--port', '0', '--token', TOKEN], { cwd: dir });
+    const refused = startCli(['console', '--dir', dir, '--port', '0', '--token', TOKEN], { cwd: dir, env: { DURABLE_AGENT_CONSOLE_TOKEN: undefined } });
+    started.push(refused);
+    const run = await endedOrServing(refused);
+    if (run === 'serving') expect.fail(`the console started with the secret on its command line: ${refused.output()}`);
     expect(run.code).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr).toContain('DURABLE_AGENT_CONSOLE_TOKEN');
