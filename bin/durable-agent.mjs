@@ -10,4 +10,6 @@ try {
   process.stderr.write('durable-agent: the compiled CLI (dist/) is missing: run `npm run build` in the package\'s directory.\n');
   process.exit(1);
 }
-process.exit(await cli.runCli(process.argv.slice(2)));
+// Not process.exit straight away: on a pipe, output still queued would be dropped (process-end.ts).
+cli.watchOutput();
+await cli.exitWhenWritten(await cli.runCli(process.argv.slice(2)));

@@ -17,3 +17,46 @@ export class NoSuchDirectoryError extends DurableAgentError {
     );
   }
 }
+
+/**
+ * A secret given as a word of the command line: every user of the machine reads those (ps,
+ * /proc/PID/cmdline), so the flag is refused before anything starts.
+ */
+export class SecretOnCommandLineError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
+  override readonly name = 'SecretOnCommandLineError';
+  constructor(
+    /** The flag, with its dashes. */
+    readonly flag: string,
+    /** Where to give the secret instead. */
+    readonly instead: string,
+  ) {
+    super(`${flag} would put a secret on the command line, where every user of this machine can read it (ps). Nothing was started: ${instead}`);
+  }
+}
+
+/** Why a file meant to hold a secret is refused. */
+export type SecretFileProblem = 'missing' | 'not-a-file' | 'open-to-others' | 'empty';
+
+/** A file meant to hold a secret (--token-file) that cannot be taken: missing, not a file, readable by others, empty. */
+export class SecretFileError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
+  override readonly name = 'SecretFileError';
+  constructor(
+    readonly option: string,
+    readonly file: string,
+    readonly problem: SecretFileProblem,
+    /** The file's permission bits, where it is a file. */
+    readonly mode: number | null = null,
+  ) {
+    super(`${option} ${file}: ${SECRET_FILE_PROBLEMS[problem](file, mode)} Nothing was started.`);
+  }
+}
+
+const SECRET_FILE_PROBLEMS: Record<SecretFileProblem, (file: string, mode: number | null) => string> = {
+  missing: () => 'no such file. Give the file that holds the secret.',
+  'not-a-file': () => 'not a regular file. Give the file that holds the secret.',
+  'open-to-others': (file, mode) =>
+    `other users of this machine can read or change it (mode ${(mode ?? 0).toString(8).padStart(4, '0')}), and it holds a secret. Make it yours alone (chmod 600 ${file}), then run the command again.`,
+  empty: (file) => `${file} holds no token. Write the token in it (NAME:SECRET names who uses it).`,
+};

@@ -8,6 +8,8 @@ import { commandHelp, mainHelp } from './help.ts';
 import type { Writers } from './plain-reporter.ts';
 import { packageVersion } from '../util/package-version.ts';
 
+export { exitWhenWritten, watchOutput } from './process-end.ts';
+
 /** Every line a command prints goes through here: no secret leaves in it (see redactSecrets). */
 export const stdWriters: Writers = {
   out: (line) => process.stdout.write(`${redactSecrets(line)}\n`),

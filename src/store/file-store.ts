@@ -146,8 +146,20 @@ export class FileStore implements FolderRunStore {
     }
   }
 
+  /**
+   * Whether a journal is there. A folder this user may not look into is no answer: "no run here"
+   * would send another user of the machine looking elsewhere, so it is the permission error
+   * `status` gives (StoreAccessError, EACCES), naming the path.
+   */
   async exists(): Promise<boolean> {
-    return fs.existsSync(this.journalPath);
+    try {
+      fs.statSync(this.journalPath);
+      return true;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'EACCES' && code !== 'EPERM') return false;
+      throw environmentProblem(error, `read the journal ${this.journalPath}`, this.journalPath) ?? error;
+    }
   }
 
   /**

@@ -33,7 +33,7 @@ const bodies: Array<{ url: string; body: string }> = [];
 const children: Array<ReturnType<typeof startCli>> = [];
 
 async function startConsole(): Promise<string> {
-  const started = startCli(['console', '--dir', dir, '--port', String(port), '--token', TOKEN], { cwd: dir, env: ENV });
+  const started = startCli(['console', '--dir', dir, '--port', String(port)], { cwd: dir, env: { ...ENV, DURABLE_AGENT_CONSOLE_TOKEN: TOKEN } });
   consoleProcess = started;
   let stderr = '';
   started.child.stderr.on('data', (chunk: Buffer | string) => (stderr += String(chunk)));

@@ -26,7 +26,7 @@ const children: Array<ReturnType<typeof startCli>> = [];
 beforeAll(async () => {
   dir = tempDir('da-console-cancel-');
   const port = await freePort();
-  const started = startCli(['console', '--dir', dir, '--port', String(port), '--token', TOKEN], { cwd: dir, env: ENV });
+  const started = startCli(['console', '--dir', dir, '--port', String(port)], { cwd: dir, env: { ...ENV, DURABLE_AGENT_CONSOLE_TOKEN: TOKEN } });
   children.push(started);
   let stderr = '';
   started.child.stderr.on('data', (chunk: Buffer | string) => (stderr += String(chunk)));

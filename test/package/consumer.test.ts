@@ -161,7 +161,7 @@ describe('the packed package', () => {
     const dir = path.join(consumer, 'console-runs');
     fs.mkdirSync(dir);
     const bin = path.join(consumer, 'node_modules', 'durable-agent', 'bin', 'durable-agent.mjs');
-    const child = spawn(process.execPath, [bin, 'console', '--dir', dir, '--port', '0', '--token', 'ana:package-test-secret'], { cwd: consumer, env: env() });
+    const child = spawn(process.execPath, [bin, 'console', '--dir', dir, '--port', '0'], { cwd: consumer, env: env({ DURABLE_AGENT_CONSOLE_TOKEN: 'ana:package-test-secret' }) });
     let output = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));

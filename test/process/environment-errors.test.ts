@@ -115,6 +115,28 @@ describe('permissions', () => {
     expect(resumed.code, resumed.stderr).toBe(0);
   });
 
+  it("approve and signal on a run another user cannot read: exit 4, the folder is not theirs to read (not 'No run is stored')", () => {
+    const dir = crashedDemo();
+    const state = path.join(dir, STATE);
+    // The folder the run is in may be entered; the state folder is its owner's alone (0700, as made).
+    fs.chmodSync(dir, 0o755);
+    const asRoot = process.getuid?.() === 0;
+    // Not root, the test's own user is the other one: its state folder is made unreadable to it.
+    if (!asRoot) fs.chmodSync(state, 0o000);
+    try {
+      for (const args of [['approve', 'toolu_03'], ['signal', 'go']]) {
+        const refused = runUnprivileged(args, dir);
+        expect(refused.stderr, args[0]).not.toContain('No run is stored');
+        expectEnvironmentExit(refused, 'permission denied', 'EACCES', state);
+      }
+    } finally {
+      if (!asRoot) fs.chmodSync(state, 0o700);
+    }
+    // Its owner still decides as ever: the call is not one that waits, and the run is found.
+    const owner = runCli(['approve', 'toolu_03'], { cwd: dir });
+    expect(owner.stderr).not.toContain('No run is stored');
+  });
+
   it('classifies every environment errno, and leaves the others alone', () => {
     const fail = (code: string, syscall = 'open') => Object.assign(new Error(`${code}: x`), { code, syscall, path: '/data/run/.durable-agent/journal.jsonl' });
     for (const [code, words] of [

@@ -8,6 +8,7 @@ import type { ConsoleArgs } from '../args.ts';
 import { NoSuchDirectoryError } from '../errors.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
+import { readSecretFile } from '../secret-file.ts';
 import { STATE_DIR } from '../state-dir.ts';
 import { userName } from '../user-name.ts';
 
@@ -17,6 +18,8 @@ export async function consoleCommand(args: ConsoleArgs, env: NodeJS.ProcessEnv, 
     const stat = fs.statSync(dir, { throwIfNoEntry: false });
     if (!stat?.isDirectory()) throw new NoSuchDirectoryError('--dir', dir, stat !== undefined);
   }
+  // Read before anything starts: a file refused starts nothing.
+  const token = args.tokenFile !== null ? readSecretFile('--token-file', args.tokenFile) : env.DURABLE_AGENT_CONSOLE_TOKEN || null;
   const url = args.databaseUrl ?? env.DURABLE_AGENT_DATABASE_URL ?? null;
   const pool = url ? await (await import('../../store/pg/pool.ts')).openDatabase(url, 4) : null;
   const { startConsole } = await import('../../console/console-server.ts');
@@ -26,7 +29,7 @@ export async function consoleCommand(args: ConsoleArgs, env: NodeJS.ProcessEnv, 
       pool,
       host: args.host ?? undefined,
       port: args.port,
-      token: args.token ?? env.DURABLE_AGENT_CONSOLE_TOKEN ?? null,
+      token,
       by: args.by,
       user: userName(),
       secrets: [env.ANTHROPIC_API_KEY, env.ANTHROPIC_AUTH_TOKEN].filter((value): value is string => Boolean(value)),

@@ -33,6 +33,11 @@ export interface CommandSpec<Options extends readonly OptionSpec[] = readonly Op
   readonly summary: string;
   readonly description: string;
   readonly options: Options;
+  /**
+   * Flags that once took a secret on the command line, where every user of the machine reads it:
+   * refused by name (not as unknown), each with where to give the secret instead.
+   */
+  readonly secretFlags?: Readonly<Record<string, string>>;
   readonly examples: readonly string[];
   /** The parsed values into the command's arguments; throws UsageError for a combination it refuses. */
   readonly parse: (values: ValuesOf<Options>, context: ParseContext) => Args;

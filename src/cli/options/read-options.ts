@@ -1,9 +1,11 @@
 /**
  * The words after a command into its values: node:util's parseArgs splits them (`--a=b`, `--`),
  * and every rule about what a word may be comes from the command's declarations. Pure: returns
- * data or throws UsageError; a deprecated flag is reported through `onNote`, never printed here.
+ * data or throws UsageError (SecretOnCommandLineError for a secret given as a word); a deprecated
+ * flag is reported through `onNote`, never printed here.
  */
 import { parseArgs as splitArgs } from 'node:util';
+import { SecretOnCommandLineError } from '../errors.ts';
 import { UsageError } from '../usage-error.ts';
 import { formatDuration, parseDuration } from '../duration.ts';
 import type { CommandSpec } from './command.ts';
@@ -54,6 +56,8 @@ export function readOptions(command: CommandSpec, args: readonly string[], onNot
       throw new UsageError(`Unexpected argument "${token.value}" for ${command.name}${expected}. Run ${helpHint(command)} for its options.`);
     }
     const accepted = byFlag.get(token.name);
+    const secretAdvice = accepted ? undefined : command.secretFlags?.[token.name];
+    if (secretAdvice !== undefined) throw new SecretOnCommandLineError(`--${token.name}`, secretAdvice);
     if (!accepted || token.rawName !== `--${token.name}`) {
       throw new UsageError(`Unknown option ${token.rawName} for ${command.name}. Its options: ${command.options.map((o) => `--${flagOf(o)}`).join(' ')} (${helpHint(command)}).`);
     }

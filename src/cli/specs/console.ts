@@ -13,7 +13,8 @@ export interface ConsoleArgs {
   databaseUrl: string | null;
   host: string | null;
   port: number;
-  token: string | null;
+  /** The file the token is read from (else DURABLE_AGENT_CONSOLE_TOKEN's; never a word of the command line). */
+  tokenFile: string | null;
   by: string | null;
 }
 
@@ -29,16 +30,26 @@ export const consoleSpec = command({
     'the machine diagram, its timeline, live as records are written; and approves, denies, answers, sends a\n' +
     "wait's event, cancels, pauses and forks through the same inboxes as the command line. It prints its\n" +
     'address with a token made for this start;\n' +
-    'with --host other than loopback it needs a token of your choosing (--token or DURABLE_AGENT_CONSOLE_TOKEN).',
+    'with --host other than loopback it needs a token of your choosing: DURABLE_AGENT_CONSOLE_TOKEN=NAME:SECRET in\n' +
+    'the environment, or --token-file FILE, a file only you can read (chmod 600). Never on the command line,\n' +
+    'where every user of the machine can read it (ps): --token NAME:SECRET is refused.',
   options: [
     option({ key: 'dir', type: 'string', value: 'DIR', help: `the directories whose runs are shown, separated by "${path.delimiter}"`, defaultText: 'the current directory' }),
     databaseUrl,
     option({ key: 'port', type: 'integer', value: 'N', help: 'the port to listen on (0: any free port)', min: 0, max: 65535, default: DEFAULT_CONSOLE_PORT }),
-    option({ key: 'host', type: 'string', value: 'HOST', help: 'the address to listen on; other than loopback it needs --token', defaultText: '127.0.0.1' }),
-    option({ key: 'token', type: 'string', value: 'TOKEN', help: 'the token the page must send (NAME:SECRET names who uses it)', defaultText: '$DURABLE_AGENT_CONSOLE_TOKEN, else one made for this start' }),
+    option({ key: 'host', type: 'string', value: 'HOST', help: 'the address to listen on; other than loopback it needs a token of your choosing', defaultText: '127.0.0.1' }),
+    option({
+      key: 'tokenFile',
+      type: 'string',
+      value: 'FILE',
+      help: 'a file only you can read (chmod 600) holding the token the page must send (NAME:SECRET names who uses it)',
+      readsFile: true,
+      defaultText: '$DURABLE_AGENT_CONSOLE_TOKEN, else one made for this start',
+    }),
     option({ key: 'by', type: 'string', value: 'NAME', help: 'who decides and controls from the page, as the journal records it', defaultText: "the token's name, else your user name" }),
   ],
-  examples: ['durable-agent console --dir my-project', `durable-agent console --dir app-a${path.delimiter}app-b --database-url postgresql://user@db-host:5432/agents`],
+  secretFlags: { token: 'give the token in the environment (DURABLE_AGENT_CONSOLE_TOKEN=NAME:SECRET) or in a file only you can read (--token-file FILE, chmod 600 FILE).' },
+  examples: ['durable-agent console --dir my-project', 'durable-agent console --host 0.0.0.0 --token-file ~/.config/durable-agent/console-token', `durable-agent console --dir app-a${path.delimiter}app-b --database-url postgresql://user@db-host:5432/agents`],
   parse: (values, { cwd }): ConsoleArgs => {
     const dirs = (values.dir ?? cwd).split(path.delimiter).filter((dir) => dir !== '');
     if (dirs.length === 0) throw new UsageError(`--dir needs at least one directory (several are separated by "${path.delimiter}").`);
@@ -48,7 +59,7 @@ export const consoleSpec = command({
       databaseUrl: values.databaseUrl ?? null,
       host: values.host ?? null,
       port: values.port,
-      token: values.token ?? null,
+      tokenFile: values.tokenFile ?? null,
       by: values.by ?? null,
     };
   },
