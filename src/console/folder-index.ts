@@ -12,8 +12,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { setImmediate as nextTick } from 'node:timers/promises';
-import { RUNS_DIR } from '../store/file-runs.ts';
-import { CONTROL_DIR } from '../store/inbox/file-control-inbox.ts';
+import { CONTROL_DIR, RUNS_DIR } from '../store/open-store.ts';
 import type { ConsoleRow } from './console-row.ts';
 import { type ArchivedRows, folderSignature, readDir, readFolderRows, type RunFolder } from './folder-rows.ts';
 import type { FolderWatches } from './folder-watches.ts';

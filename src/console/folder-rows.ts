@@ -5,11 +5,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { FileRuns } from '../store/file-runs.ts';
-import { FileStore, JOURNAL_FILE } from '../store/file-store.ts';
-import { CONTROL_DIR } from '../store/inbox/file-control-inbox.ts';
+import { CONTROL_DIR, JOURNAL_FILE, openRunsFolder, openStore } from '../store/open-store.ts';
 import { readJournal } from '../store/journal/journal-reader.ts';
-import type { LoadedRun } from '../store/store.ts';
+import type { FolderRunStore, LoadedRun } from '../store/store.ts';
 import { type RunSummary, summaryOfJournal, unreadableSummary } from '../runtime/run-summary.ts';
 import { type ConsoleRow, keyOf } from './console-row.ts';
 
@@ -77,8 +75,8 @@ export async function readFolderRows(folder: RunFolder, archived: ArchivedRows):
 }
 
 /** The folder's store: the state folder's own run, or a run by id (RunIdError for a name that is not a run id). */
-export function storeOf(folder: RunFolder): FileStore {
-  return folder.folderId === null ? new FileStore(folder.root) : new FileRuns(folder.root).store(folder.folderId);
+export function storeOf(folder: RunFolder): FolderRunStore {
+  return folder.folderId === null ? openStore({ dir: folder.root }) : openRunsFolder(folder.root).store(folder.folderId);
 }
 
 async function rowOf(folder: RunFolder, key: string, location: string, archived: boolean, read: () => Promise<{ loaded: LoadedRun; pausedBy: string | null }>): Promise<ConsoleRow> {

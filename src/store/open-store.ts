@@ -14,6 +14,10 @@ import type { DatabaseRunStore, FolderRunStore, RunStore, RunsFolder } from './s
 export type { FileStoreOptions as FolderStoreOptions } from './file-store.ts';
 export type { PgRunStoreOptions as DatabaseStoreOptions } from './pg/pg-store.ts';
 export type { Database } from './pg/pool.ts';
+/** A state folder's layout, for readers that watch it (the console's index): the journal, the runs by id, the control inbox. */
+export { JOURNAL_FILE } from './file-store.ts';
+export { RUNS_DIR } from './file-runs.ts';
+export { CONTROL_DIR } from './inbox/file-control-inbox.ts';
 /** How long a file store's lock from another host may go without a heartbeat (DURABLE_AGENT_LOCK_LEASE_MS). */
 export { DEFAULT_LOCK_LEASE_MS, LOCK_LEASE_RANGE_MS } from './lock-file.ts';
 
