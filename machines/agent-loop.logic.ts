@@ -11,6 +11,7 @@ import type {
   DecisionNeed,
   Message,
   ModelReply,
+  NextCallWorstCase,
   PendingCall,
   RunFailure,
   TextBlock,
@@ -249,17 +250,23 @@ export function totalTokens(usage: TokenUsage): number {
 }
 
 /**
- * The budget the run has reached (spent at or above its limit), or null. Tokens are checked
- * first: they are counted exactly, a cost is an estimate at list prices. A cost budget whose
+ * The budget the run has reached (spent at or above its limit, or, given the worst case of the
+ * next call, spent plus that above it), or null. Tokens are checked first: they are counted exactly, a cost is an estimate at list prices. A cost budget whose
  * spending is not known (costUsd absent) is never reached here: the runtime refuses such a run.
  */
-export function budgetStopOf(context: Pick<AgentContext, 'budget' | 'usage' | 'costUsd'>): BudgetStop | null {
+export function budgetStopOf(context: Pick<AgentContext, 'budget' | 'usage' | 'costUsd'>, nextCall?: NextCallWorstCase): BudgetStop | null {
   const budget = context.budget;
   if (!budget) return null;
   const tokens = totalTokens(context.usage);
   if (budget.maxTotalTokens !== undefined && tokens >= budget.maxTotalTokens) return { budget: 'tokens', spent: tokens, limit: budget.maxTotalTokens };
   const cost = context.costUsd;
   if (budget.maxCostUsd !== undefined && typeof cost === 'number' && cost >= budget.maxCostUsd) return { budget: 'cost', spent: cost, limit: budget.maxCostUsd };
+  if (!nextCall) return null;
+  // Spent is checked before a call, so without this the call's own reply could pass the limit.
+  if (budget.maxTotalTokens !== undefined && tokens + nextCall.tokens > budget.maxTotalTokens) return { budget: 'tokens', spent: tokens, limit: budget.maxTotalTokens, nextCall: nextCall.tokens };
+  if (budget.maxCostUsd !== undefined && typeof cost === 'number' && nextCall.costUsd !== undefined && cost + nextCall.costUsd > budget.maxCostUsd) {
+    return { budget: 'cost', spent: cost, limit: budget.maxCostUsd, nextCall: nextCall.costUsd };
+  }
   return null;
 }
 

@@ -286,7 +286,10 @@ const machineSetup = setup({
       },
     }),
     recordBudgetStop: assign({
-      budgetStop: ({ context }) => budgetStopOf(context),
+      budgetStop: ({ context, event }) => {
+        assertEvent(event, 'BUDGET_REACHED');
+        return budgetStopOf(context, event.nextCall);
+      },
     }),
     reopenRun: assign(({ context, event }) => {
       assertEvent(event, 'REOPEN');
@@ -358,7 +361,10 @@ const machineSetup = setup({
       assertEvent(event, 'CANCEL');
       return cancellationProblem(event.cancellation) === null;
     },
-    budgetReached: ({ context }) => budgetStopOf(context) !== null,
+    budgetReached: ({ context, event }) => {
+      assertEvent(event, 'BUDGET_REACHED');
+      return budgetStopOf(context, event.nextCall) !== null;
+    },
     // A REOPEN with a message continues a done conversation and nothing else.
     continuesConversation: ({ context, event }) => {
       assertEvent(event, 'REOPEN');

@@ -240,11 +240,21 @@ export type BudgetChange = Pick<AgentContext, 'budget' | 'costUsd'>;
 
 export type BudgetName = 'cost' | 'tokens';
 
-/** The budget a run reached: what was spent (dollars or tokens) against its limit. */
+/**
+ * The budget a run reached: what was spent (dollars or tokens) against its limit, and, when the
+ * run stopped because the next call could pass the limit, what that call could spend at most.
+ */
 export interface BudgetStop {
   budget: BudgetName;
   spent: number;
   limit: number;
+  nextCall?: number;
+}
+
+/** The most the next model call could spend: its max_tokens plus its estimated input, and their price when the run has a cost budget. */
+export interface NextCallWorstCase {
+  tokens: number;
+  costUsd?: number;
 }
 
 /** Totals over every compaction of a run, server or client. */
@@ -296,8 +306,11 @@ export type AgentEvent =
   | { type: 'DECISION'; decision: Decision }
   /** A person (or a program) cancelled the run: it ends here, in the final state cancelled. */
   | { type: 'CANCEL'; cancellation: Cancellation }
-  /** The runtime is about to call the model and a budget is reached: stop instead. */
-  | { type: 'BUDGET_REACHED' }
+  /**
+   * The runtime is about to call the model and a budget is reached: stop instead. With
+   * `nextCall`, also when that call's worst case would pass a limit (a sub-agent's share).
+   */
+  | { type: 'BUDGET_REACHED'; nextCall?: NextCallWorstCase }
   /**
    * Client compaction: before a model call, the context measured `estimatedTokens`, at or above
    * `limit` (trigger × window); `keepFrom` is where the recent messages that stay begin.

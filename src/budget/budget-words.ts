@@ -12,11 +12,16 @@ function formatTokens(n: number): string {
   return n.toLocaleString('en-US');
 }
 
-/** "budget reached: $0.0123 of $0.0100" or "budget reached: 1,234 of 1,000 tokens". */
+/**
+ * "budget reached: $0.0123 of $0.0100" or "budget reached: 1,234 of 1,000 tokens"; a stop before
+ * a call that could pass the limit says so: "…: 100 of 190 tokens, and the next model call could
+ * spend up to 150 more".
+ */
 export function budgetReachedWords(stop: BudgetStop): string {
+  const next = stop.nextCall === undefined ? '' : `, and the next model call could spend up to ${stop.budget === 'cost' ? formatUsd(stop.nextCall) : formatTokens(stop.nextCall)} more`;
   return stop.budget === 'cost'
-    ? `budget reached: ${formatUsd(stop.spent)} of ${formatUsd(stop.limit)} (at list prices)`
-    : `budget reached: ${formatTokens(stop.spent)} of ${formatTokens(stop.limit)} tokens`;
+    ? `budget reached: ${formatUsd(stop.spent)} of ${formatUsd(stop.limit)} (at list prices)${next}`
+    : `budget reached: ${formatTokens(stop.spent)} of ${formatTokens(stop.limit)} tokens${next}`;
 }
 
 /** What is spent against each limit, and what is left: "cost $0.0123 of $0.0500 ($0.0377 left) · tokens 1,234 of 10,000 (8,766 left)". */
@@ -33,9 +38,10 @@ export function budgetWords(budget: Budget, usage: TokenUsage, costUsd: number |
   return parts.join(' · ');
 }
 
-/** The flag and a value that goes on after a stop: twice the limit, and above what is spent. */
+/** The flag and a value that goes on after a stop: twice the limit, and above what is spent (with the next call's worst case, when that stopped it). */
 export function largerBudgetWords(stop: BudgetStop): string[] {
-  if (stop.budget === 'tokens') return ['--max-total-tokens', String(Math.max(stop.limit * 2, stop.spent + 1))];
-  const cents = Math.ceil(Math.max(stop.limit * 2, stop.spent * 1.5) * 100);
+  const next = stop.nextCall ?? 0;
+  if (stop.budget === 'tokens') return ['--max-total-tokens', String(Math.max(stop.limit * 2, stop.spent + next + 1))];
+  const cents = Math.ceil(Math.max(stop.limit * 2, stop.spent * 1.5, (stop.spent + next) * 1.5) * 100);
   return ['--max-cost-usd', (cents / 100).toFixed(2)];
 }

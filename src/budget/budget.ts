@@ -6,9 +6,10 @@
  * run (the header is written once and could not follow).
  */
 import { budgetStopOf } from '../../machines/agent-loop.logic.ts';
-import type { AgentContext, Budget, BudgetChange, BudgetStop, TokenUsage } from '../../machines/agent-loop.types.ts';
+import type { AgentContext, Budget, BudgetChange, BudgetStop, NextCallWorstCase, TokenUsage } from '../../machines/agent-loop.types.ts';
 import { needsVersion, type RunSetting } from '../core/run-settings.ts';
-import type { Capability } from '../core/session.ts';
+import type { Capability, RunSession } from '../core/session.ts';
+import { estimateRequestTokens } from '../model/estimate-tokens.ts';
 import type { Model } from '../model/model.ts';
 import { costAt, type ModelPrice, priceOf } from '../model/prices.ts';
 import { JOURNAL_VERSION_BUDGETS } from '../store/journal/journal-record.ts';
@@ -118,11 +119,36 @@ export function budgetViewOf(context: AgentContext): BudgetView {
 
 export { budgetStopOf };
 
-/** Budgets as a capability of the run: before each model call, a budget reached stops the run (resumably) instead of the call. */
-export const budgetCapability: Capability = {
-  name: 'budget',
-  beforeModelCall: (session) => (budgetStopOf(session.context()) ? { type: 'BUDGET_REACHED' } : null),
-};
+/**
+ * Budgets as a capability of the run: before each model call, a budget reached stops the run
+ * (resumably) instead of the call. A sub-agent's run (its budget a share of its parent's, which
+ * children side by side must not together pass) also stops before a call whose worst case, its
+ * max_tokens and its estimated input, would pass the share: a check of what was spent alone
+ * lets the last reply overshoot. A run of its own keeps the plain check: its limit is its
+ * owner's to stretch on resume, and a large max_tokens would otherwise stop it long before it.
+ */
+export function budgetCapabilityOf(nextCallLimited: { maxTokens: number } | null): Capability {
+  return {
+    name: 'budget',
+    beforeModelCall(session) {
+      const context = session.context();
+      if (budgetStopOf(context)) return { type: 'BUDGET_REACHED' };
+      // A reply held at MAX_TURNS is acted on without a call: nothing more is spent.
+      if (!nextCallLimited || !context.budget || context.heldReply) return null;
+      const nextCall = nextCallWorstCase(context, session, nextCallLimited.maxTokens);
+      return budgetStopOf(context, nextCall) ? { type: 'BUDGET_REACHED', nextCall } : null;
+    },
+  };
+}
+
+/** The most the next model call could spend: all of max_tokens written after the request's estimated input, priced when the run keeps a cost. */
+export function nextCallWorstCase(context: AgentContext, session: Pick<RunSession, 'model' | 'registry'>, maxTokens: number): NextCallWorstCase {
+  const input = estimateRequestTokens(context.system, session.registry.specs, context.messages);
+  const worst: NextCallWorstCase = { tokens: input + maxTokens };
+  const price = context.budget?.maxCostUsd !== undefined ? priceFor(session.model) : null;
+  if (price) worst.costUsd = costAt(price, { input, output: maxTokens, cacheRead: 0, cacheWrite: 0 });
+  return worst;
+}
 
 /**
  * Budgets as a setting of the run. They are kept in its context, not its header, so a start

@@ -3,7 +3,7 @@
  * run asks it, the tools) from a start's or a resume's options and the settings it applies.
  */
 import { awaitCapability } from '../awaits/await-capability.ts';
-import { budgetCapability } from '../budget/budget.ts';
+import { budgetCapabilityOf } from '../budget/budget.ts';
 import { withClearToolUses } from '../compaction/clear-tool-uses.ts';
 import { ContextCompaction } from '../compaction/context-compaction.ts';
 import { triggerTokensOf } from '../compaction/compaction-settings.ts';
@@ -43,7 +43,9 @@ export function driverParts(options: RunParts, settings: RunSettings, tracing: R
   const policy = { requireApproval: rule.requireApproval, allowQuestions: rule.allowQuestions === true, queuesChildren: options.childRuns !== undefined };
   const approval = awaitCapability(registry, policy, { onDecision: options.onDecision, wait: options.wait, decisionTimeoutMs: rule.decisionTimeoutMs });
   // Before a model call, in this order: a budget reached stops the run before a compaction is asked for.
-  const capabilities: readonly Capability[] = [budgetCapability, client, approval];
+  // A sub-agent's budget is a share of its parent's: its calls are checked by their worst case too.
+  const budget = budgetCapabilityOf(settings.pinned.calledBy ? { maxTokens } : null);
+  const capabilities: readonly Capability[] = [budget, client, approval];
   return {
     capabilities,
     store: options.store,

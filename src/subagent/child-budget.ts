@@ -1,7 +1,8 @@
 /**
  * A child's budget: its share of what is left of its parent's (the remainder shared evenly by the
  * reply's sub-agent calls, so that children side by side cannot together spend more than the
- * parent has), and no more than its own agent's budget. What it spends is charged to the parent
+ * parent has: the child's run stops before a call whose worst case would pass its share, see
+ * budgetCapabilityOf), and no more than its own agent's budget. What it spends is charged to the parent
  * when the turn closes, so the parent's next model call sees it. The share is the same on every
  * resume of the parent within the turn (the parent's spending does not change until the turn
  * closes), so a child re-attached is given the budget it started with.

@@ -26,6 +26,7 @@ import { withChildRunCall } from '../tools/child-run-call.ts';
 import { childEndDecision } from '../awaits/child-step.ts';
 import { DECISION_POLL_MS, pause } from '../awaits/decision-step.ts';
 import { followParentControl } from './child-control.ts';
+import { budgetReachedWords } from '../budget/budget-words.ts';
 import { childBudgetOf } from './child-budget.ts';
 import { SubagentInputError, SubagentRunsUnknownError } from './subagent-errors.ts';
 
@@ -124,7 +125,7 @@ export function subagentTool(agent: AgentDefinition, options: SubagentToolOption
         if (result.status === 'done') return result.text ?? '(the sub-agent gave no answer)';
         const why =
           result.failure?.message ??
-          (result.budgetStop ? 'its share of the parent run’s budget is spent' : result.waiting?.length ? `it waits for a person's decision on ${result.waiting.map((call) => call.name).join(', ')}` : result.status);
+          (result.budgetStop ? `its share of the parent run’s budget is spent (${budgetReachedWords(result.budgetStop)})` : result.waiting?.length ? `it waits for a person's decision on ${result.waiting.map((call) => call.name).join(', ')}` : result.status);
         throw new Error(`the sub-agent ${agent.name} (run ${runId}) ended ${result.status}: ${why}`);
       } finally {
         follow.stop();
