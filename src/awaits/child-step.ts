@@ -17,7 +17,7 @@ import { type ChildEnd, childRunCallOf } from '../tools/child-run-call.ts';
 import type { ToolContext } from '../tools/tool.ts';
 import type { SignalInbox } from '../store/store.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
-import { awaitedCallOf, DECISION_POLL_MS, type DecisionWait, fromInbox, pause } from './decision-step.ts';
+import { awaitedCallOf, type DecisionWait, fromInbox, lookUntilFound } from './decision-step.ts';
 
 /** Who ends a child await whose time ran out (as a decision deadline does). */
 export const GAVE_UP = 'deadline';
@@ -73,17 +73,7 @@ export async function findChildEnd(wait: ChildWait): Promise<Decision | null> {
     if (ended) return childEndDecision(call.id, queued, 'gaveUp' in ended ? { gaveUp: true, timeoutMs: queued.timeoutMs } : ended, Date.now());
     return Date.now() >= deadline ? childEndDecision(call.id, queued, { gaveUp: true, timeoutMs: queued.timeoutMs }, deadline) : null;
   };
-  const first = await look();
-  if (first) return first;
-  wait.onWait?.();
-  if (wait.options.wait === false) return null;
-  while (!wait.signal?.aborted) {
-    await pause(Math.min(DECISION_POLL_MS, deadline - Date.now()), wait.signal);
-    if (wait.signal?.aborted) break;
-    const found = await look();
-    if (found) return found;
-  }
-  return null;
+  return lookUntilFound(look, deadline, wait);
 }
 
 /**

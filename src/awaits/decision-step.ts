@@ -173,6 +173,25 @@ export function withEditNotice(asked: PendingCall, ran: PendingCall, outcome: To
   return { ...outcome, content };
 }
 
+/**
+ * A wait's look, made at once; when it finds nothing the run says it waits and, if it may wait,
+ * looks again every DECISION_POLL_MS and at the deadline itself, until it finds what ends the wait
+ * or is asked to stop (null).
+ */
+export async function lookUntilFound(look: () => Promise<Decision | null>, deadline: number, wait: Pick<DecisionWait, 'onWait' | 'options' | 'signal'>): Promise<Decision | null> {
+  const first = await look();
+  if (first) return first;
+  wait.onWait?.();
+  if (wait.options.wait === false) return null;
+  while (!wait.signal?.aborted) {
+    await pause(Math.min(DECISION_POLL_MS, deadline - Date.now()), wait.signal);
+    if (wait.signal?.aborted) break;
+    const found = await look();
+    if (found) return found;
+  }
+  return null;
+}
+
 export function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve();

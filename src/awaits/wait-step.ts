@@ -10,7 +10,7 @@
 import type { Decision, PendingCall } from '../../machines/agent-loop.types.ts';
 import type { Signal } from '../store/inbox/signal-inbox.ts';
 import type { SignalInbox } from '../store/store.ts';
-import { awaitedCallOf, DECISION_POLL_MS, type DecisionWait, fromInbox, pause } from './decision-step.ts';
+import { awaitedCallOf, type DecisionWait, fromInbox, lookUntilFound } from './decision-step.ts';
 import { formatSeconds, type WaitPlan, waitPlanOf } from './wait-tool.ts';
 
 /** Who ends a wait whose time came. */
@@ -43,17 +43,7 @@ export async function findWake(wait: WakeWait): Promise<Decision | null> {
     if (taken) return signalDecision(call, taken);
     return Date.now() >= deadline ? clockDecision(call, plan, deadline, Date.now()) : null;
   };
-  const first = await look();
-  if (first) return first;
-  wait.onWait?.();
-  if (wait.options.wait === false) return null;
-  while (!wait.signal?.aborted) {
-    await pause(Math.min(DECISION_POLL_MS, deadline - Date.now()), wait.signal);
-    if (wait.signal?.aborted) break;
-    const found = await look();
-    if (found) return found;
-  }
-  return null;
+  return lookUntilFound(look, deadline, wait);
 }
 
 /** The wait's result once its signal came: the event, who sent it and when, and its data. */
