@@ -18,6 +18,11 @@ export type { Database } from './pg/pool.ts';
 export { JOURNAL_FILE } from './file-store.ts';
 export { RUNS_DIR } from './file-runs.ts';
 export { CONTROL_DIR } from './inbox/file-control-inbox.ts';
+/** The points of a request's or a decision's write into a folder's inbox, for the crash drills of the commands that write them. */
+export { CONTROL_POINTS, type ControlPoint } from './inbox/file-control-inbox.ts';
+export type { InboxPoint } from './inbox/file-decision-inbox.ts';
+/** Storage faults armed from the environment (DURABLE_AGENT_FAIL_WRITE), for the demo's drills. */
+export { WriteFaultPlan } from './write-faults.ts';
 /** How long a file store's lock from another host may go without a heartbeat (DURABLE_AGENT_LOCK_LEASE_MS). */
 export { DEFAULT_LOCK_LEASE_MS, LOCK_LEASE_RANGE_MS } from './lock-file.ts';
 

@@ -6,7 +6,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { cancelRun, type ControlOutcome, pauseRun, unpauseRun } from '../../runtime/cancel-run.ts';
-import { CONTROL_POINTS, type ControlPoint } from '../../store/inbox/file-control-inbox.ts';
+import { CONTROL_POINTS, type ControlPoint } from '../../store/open-store.ts';
 import { requestWords } from '../../control/control-request.ts';
 import type { RunStore } from '../../store/store.ts';
 import { type ControlArgs, type UnpauseArgs, UsageError } from '../args.ts';

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { decide, type DecideInput, type PendingDecision } from '../../awaits/decide.ts';
 import { InboxFileError } from '../../store/inbox/inbox-errors.ts';
-import type { InboxPoint } from '../../store/inbox/file-decision-inbox.ts';
+import type { InboxPoint } from '../../store/open-store.ts';
 import type { FolderRunStore } from '../../store/store.ts';
 import type { JournalHeader, RunOrigin } from '../../store/journal/journal-record.ts';
 import type { ToolDefinition } from '../../tools/tool.ts';

@@ -8,7 +8,7 @@ import type { Model } from '../../model/model.ts';
 import { scriptedModel } from '../../model/scripted-model.ts';
 import { CrashPoints } from '../../runtime/crash-points.ts';
 import { startRun } from '../../runtime/run-api.ts';
-import { WriteFaultPlan } from '../../store/write-faults.ts';
+import { WriteFaultPlan } from '../../store/open-store.ts';
 import type { DemoArgs } from '../args.ts';
 import { driveCliRun } from '../drive-run.ts';
 import { approvalResumeWords } from '../options/approval.ts';

@@ -1,8 +1,8 @@
 /** The fleet commands: migrate the schema, submit runs, run a worker, list runs. */
 import { awaitedRunsWords } from '../../awaits/wait-words.ts';
 import type { AgentStateName } from '../../../machines/agent-loop.types.ts';
-import { migrate } from '../../store/pg/schema.ts';
-import { type Database, databaseUrlOf, describeDatabase, openDatabase, openPool } from '../../store/pg/pool.ts';
+import { type Database, DEFAULT_LEASE_MS, describeDatabase, migrate, openDatabase, openPool } from '../../store/pg/index.ts';
+import { databaseUrlOf } from '../../store/pg/pool.ts';
 import { type DemoRunSpec, submitRuns } from '../../fleet/run-queue.ts';
 import type { FleetRunSummary } from '../../fleet/fleet-summary.ts';
 import { listRuns } from '../../fleet/list-runs.ts';
@@ -11,7 +11,6 @@ import { fleetDemoTools } from '../../fleet/fleet-demo-tools.ts';
 import { SCRIPTED_DEMO_MODEL, scriptedDemoModel, Worker } from '../../fleet/worker.ts';
 import { checkedRunLimits } from '../../fleet/run-limits.ts';
 import { raiseWords } from '../../fleet/raise-run.ts';
-import { DEFAULT_LEASE_MS } from '../../store/pg/pg-store.ts';
 import { DEFAULT_MAX_TURNS } from '../../runtime/run-api.ts';
 import type { DbArgs, StatusArgs, SubmitAgentArgs, SubmitArgs, WorkerArgs } from '../args.ts';
 import { submitRun } from '../../fleet/submit-run.ts';
