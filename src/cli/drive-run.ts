@@ -18,7 +18,6 @@ import { cliInvocation } from '../words/shell-command.ts';
 import { EXIT } from './exit-codes.ts';
 import type { Writers } from './plain-reporter.ts';
 import { openRunReporter } from './run-reporter.ts';
-import { exitWhenWritten } from './process-end.ts';
 import { fileStoreOf, folderStoreAt } from './run-store.ts';
 import { openTraceExport, type TraceExport, traceOptions } from './trace-export.ts';
 
@@ -178,14 +177,12 @@ export function exitOnCrash(mode: CrashMode, writers: Writers, traces: TraceExpo
 export function exitOnInterrupt(writers: Writers, resumeCommand: string, traces: TraceExport | null = null): void {
   const stop = (signal: string) => {
     writers.err(`[interrupted] ${signal}: the run is saved up to its last checkpoint. Resume it with: ${resumeCommand}`);
-    // The output so far leaves whole (a second Ctrl-C, with the handlers gone, ends the process at once).
-    if (!traces) {
-      void exitWhenWritten(EXIT.interrupted);
-      return;
-    }
+    // At once, as a kill would: the live view draws its last frame from the 'exit' hook, which a
+    // wait for the output to drain would leave undrawn.
+    if (!traces) process.exit(EXIT.interrupted);
     // The spans leave first (a few seconds at most); the run may take a step meanwhile, saved as ever.
     const why = { event: 'durable_agent.interrupted', attributes: { 'durable_agent.signal': signal }, description: `interrupted by ${signal}` };
-    void traces.stop(why).finally(() => exitWhenWritten(EXIT.interrupted));
+    void traces.stop(why).finally(() => process.exit(EXIT.interrupted));
   };
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));
