@@ -1,17 +1,17 @@
-/** Prints the README's options table from the command declarations; with --write, puts it in README.md. */
+/** Prints the options table of docs/command-line.md from the command declarations; with --write, puts it there. */
 import fs from 'node:fs';
 import path from 'node:path';
 import { OPTIONS_TABLE_END, OPTIONS_TABLE_START, optionsTable } from '../src/cli/options-table.ts';
 
 const table = optionsTable();
 if (process.argv.includes('--write')) {
-  const file = path.join(import.meta.dirname, '..', 'README.md');
+  const file = path.join(import.meta.dirname, '..', 'docs', 'command-line.md');
   const readme = fs.readFileSync(file, 'utf8');
   const start = readme.indexOf(OPTIONS_TABLE_START);
   const end = readme.indexOf(OPTIONS_TABLE_END);
-  if (start === -1 || end === -1) throw new Error(`README.md has no options table to replace: put ${OPTIONS_TABLE_START} and ${OPTIONS_TABLE_END} where it goes.`);
+  if (start === -1 || end === -1) throw new Error(`docs/command-line.md has no options table to replace: put ${OPTIONS_TABLE_START} and ${OPTIONS_TABLE_END} where it goes.`);
   fs.writeFileSync(file, readme.slice(0, start) + table + readme.slice(end + OPTIONS_TABLE_END.length));
-  console.error('README.md: options table written.');
+  console.error('docs/command-line.md: options table written.');
 } else {
   console.log(table);
 }

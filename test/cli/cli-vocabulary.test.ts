@@ -1,7 +1,7 @@
 /**
  * One vocabulary: every flag follows the naming rule from its API option, every old flag and
  * command name still works with a one-line note, a parse cannot read an option its command does
- * not declare, and the README's options table is the one the declarations print.
+ * not declare, and the options table of docs/command-line.md is the one the declarations print.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -186,12 +186,12 @@ describe('a command reads only the options it declares', () => {
   });
 });
 
-describe('the README options table', () => {
+describe('the options table of docs/command-line.md', () => {
   it('is the table the declarations print (npm run options-table writes it)', () => {
-    const readme = fs.readFileSync(path.join(REPO, 'README.md'), 'utf8');
+    const readme = fs.readFileSync(path.join(REPO, 'docs', 'command-line.md'), 'utf8');
     const start = readme.indexOf(OPTIONS_TABLE_START);
     const end = readme.indexOf(OPTIONS_TABLE_END);
-    expect(start, 'README.md has no options table').toBeGreaterThan(-1);
+    expect(start, 'docs/command-line.md has no options table').toBeGreaterThan(-1);
     expect(readme.slice(start, end + OPTIONS_TABLE_END.length)).toBe(optionsTable());
   });
 
