@@ -76,26 +76,33 @@ describe('the wait tool on the clock', () => {
   });
 
   it('a resume before the deadline waits the rest of it; one after it goes on at once and says how late', async () => {
-    const early = storeIn(tempDir());
-    const waits = [{ id: 'toolu_w1', input: { seconds: 1.2 } }];
-    expect((await startRun({ ...parts(early, waits, false), task: 'wait' })).status).toBe('waiting');
-    const since = await waitingSince(early);
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    const resumed = await resumeRun(parts(early, waits));
-    const endedAt = Date.now();
-    expect(resumed.status).toBe('done');
-    // The clock was not started again by the resume: it ends 1.2 s after the wait began, not after the resume.
-    expect(endedAt - since).toBeGreaterThanOrEqual(1200);
-    expect(endedAt - since).toBeLessThan(1200 + 500);
-    expect((await decisionsOf(early))[0]).toMatchObject({ by: 'clock', at: since + 1200 });
+    // The clock is moved rather than waited for, so no bound on elapsed time is needed: a resume
+    // that started the clock again would wait an hour (or a minute) more and the test would time out.
+    vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+    try {
+      const early = storeIn(tempDir());
+      const hour = [{ id: 'toolu_w1', input: { seconds: 3600 } }];
+      expect((await startRun({ ...parts(early, hour, false), task: 'wait' })).status).toBe('waiting');
+      const since = await waitingSince(early);
+      vi.setSystemTime(since + 3_600_000 - 300);
+      const resumed = await resumeRun(parts(early, hour));
+      expect(resumed.status).toBe('done');
+      // It waited the rest (300 ms), not less, and its result is made at the journal's deadline.
+      expect(Date.now()).toBeGreaterThanOrEqual(since + 3_600_000);
+      expect((await decisionsOf(early))[0]).toMatchObject({ by: 'clock', at: since + 3_600_000 });
+      expect(resumed.text).not.toMatch(/stopped meanwhile/);
 
-    const late = storeIn(tempDir());
-    expect((await startRun({ ...parts(late, [{ id: 'toolu_w1', input: { seconds: 0.2 } }], false), task: 'wait' })).status).toBe('waiting');
-    await new Promise((resolve) => setTimeout(resolve, 1300));
-    const before = Date.now();
-    const after = await resumeRun(parts(late, [{ id: 'toolu_w1', input: { seconds: 0.2 } }]));
-    expect(Date.now() - before).toBeLessThan(500);
-    expect(after.text).toMatch(/The run was stopped meanwhile and goes on 1 s later/);
+      const late = storeIn(tempDir());
+      const minute = [{ id: 'toolu_w1', input: { seconds: 60 } }];
+      expect((await startRun({ ...parts(late, minute, false), task: 'wait' })).status).toBe('waiting');
+      const lateSince = await waitingSince(late);
+      vi.setSystemTime(lateSince + 60_000 + 1_200);
+      const after = await resumeRun(parts(late, minute));
+      expect(after.text).toMatch(/The run was stopped meanwhile and goes on [12] s later/);
+      expect((await decisionsOf(late))[0]).toMatchObject({ by: 'clock', at: lateSince + 60_000 });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('a person can stop a wait with a denial; approving or answering one is refused', async () => {
