@@ -153,7 +153,6 @@ describe('the console API', () => {
     const headers = { origin: server.origin, authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
     // A decision as the page sends one, its reason 5 MB long: valid JSON, so only its size can refuse it.
     const huge = JSON.stringify({ toolUseId: 'toolu_03', verdict: 'denied', reason: 'x'.repeat(5 * 1024 * 1024) });
-    const started = Date.now();
     const said = await fetch(`${server.origin}/api/runs/${key}/decisions`, { method: 'POST', headers, body: huge });
     expect(said.status).toBe(413);
     expect(((await said.json()) as { error: string }).error).toContain('1 MiB');
@@ -168,7 +167,6 @@ describe('the console API', () => {
     const chunked = await fetch(`${server.origin}/api/runs/${key}/decisions`, { method: 'POST', headers, body: chunks, duplex: 'half' } as RequestInit);
     expect(chunked.status).toBe(413);
     await chunked.body?.cancel();
-    expect(Date.now() - started).toBeLessThan(5_000);
     expect(fs.existsSync(inbox) ? fs.readdirSync(inbox) : []).toEqual([]);
     // Still up, and a body of the size a decision has is read as before.
     expect((await call('/api/runs')).status).toBe(200);

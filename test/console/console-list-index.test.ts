@@ -152,6 +152,6 @@ describe('the list of a folder of runs, while other processes write them', () =>
     expect((await runCliAsync(['approve', 'toolu_03', '--run', 'wait-1'], { cwd: dir })).code).toBe(0);
     expect((await demo(dir, '--run', 'wait-1', '--resume')).code).toBe(0);
     expect((await demo(dir, '--run', 'new-1')).code).toBe(0);
-    await expect.poll(categories, { timeout: 5_000, interval: 100 }).toEqual({ 'wait-1': 'done', 'wait-2': 'waiting', 'done-1': 'done', 'new-1': 'done' });
+    await expect.poll(categories, { timeout: 30_000, interval: 100 }).toEqual({ 'wait-1': 'done', 'wait-2': 'waiting', 'done-1': 'done', 'new-1': 'done' });
   }, 60_000);
 });

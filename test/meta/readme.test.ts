@@ -128,7 +128,7 @@ describe('README', () => {
       expect(await send({ ...headers, 'durable-agent-event-id': '5e0b7a7c-1f4e-4a55-8d0b-3c8b9e2f6a10' })).toBe(401);
       expect(await send({ ...headers, 'durable-agent-event-type': 'run.failed' })).toBe(401);
       expect(await send({ ...headers, 'durable-agent-signature': `${signature.slice(0, -1)}${signature.endsWith('0') ? '1' : '0'}` })).toBe(401);
-      await vi.waitFor(() => expect(stdout).toBe('run.done r-1\n'), { timeout: 5_000, interval: 20 });
+      await vi.waitFor(() => expect(stdout).toBe('run.done r-1\n'), { timeout: 30_000, interval: 20 });
     } finally {
       child.kill('SIGKILL');
       fs.rmSync(file, { force: true });

@@ -104,7 +104,7 @@ export async function playAwaits(
       allowQuestions: true,
       wait: kind.waitsInProcess,
       crashPoints,
-      toolTimeoutMs: 30_000,
+      toolTimeoutMs: 600_000, // no tool here hangs: a limit only a loaded disk could reach
       ...(fleet ? { childRuns: fleet.childRuns } : {}),
       observer: (event: RunEvent) => {
         if (event.type === 'waiting') world.waitingSince.push({ call: event.call.id, since: event.since });

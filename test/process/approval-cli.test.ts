@@ -194,7 +194,7 @@ describe('a run that waits (--wait, stdout not a terminal)', () => {
     const approved = await cli(['approve', '--dir', dir, 'toolu_03'], dir);
     const decidedAt = Date.now();
     expectClean(approved);
-    await vi.waitFor(() => expect(waiting.output()).toContain('[decided] toolu_03'), { timeout: 5_000, interval: 10 });
+    await vi.waitFor(() => expect(waiting.output()).toContain('[decided] toolu_03'), { timeout: 30_000, interval: 10 });
     const pickedUpMs = Date.now() - decidedAt;
     console.log(`[approval] a waiting run took up the approve ${pickedUpMs} ms after the approve process exited`);
     expect(pickedUpMs).toBeLessThan(1_000);

@@ -63,13 +63,13 @@ describe('run --mcp-config', () => {
       const crashed = await setup.run(TASK, { CRASH_AFTER: 'after-save-a:1' });
       expect(crashed.code, crashed.stderr).toBe(137);
       const [first] = readEffects(setup.effects).filter((e) => e.event === 'started' && e.pid !== setup.http.child.pid);
-      await vi.waitFor(() => expect(alive(first!.pid), 'the first server process is gone').toBe(false), { timeout: 5_000, interval: 50 });
+      await vi.waitFor(() => expect(alive(first!.pid), 'the first server process is gone').toBe(false), { timeout: 30_000, interval: 50 });
 
       const killed = await setup.run(['run', '--resume'], { CRASH_AFTER: 'after-save-a:2', CRASH_MODE: 'sigkill' });
       expect(killed.signal).toBe('SIGKILL');
       const second = readEffects(setup.effects).filter((e) => e.event === 'started' && e.pid !== setup.http.child.pid && e.pid !== first!.pid);
       expect(second).toHaveLength(1);
-      await vi.waitFor(() => expect(alive(second[0]!.pid), 'the second server process is gone').toBe(false), { timeout: 5_000, interval: 50 });
+      await vi.waitFor(() => expect(alive(second[0]!.pid), 'the second server process is gone').toBe(false), { timeout: 30_000, interval: 50 });
     } finally {
       await setup.stop();
     }

@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Message } from '../../machines/agent-loop.types.ts';
 import { needsDecisionOf } from '../../src/awaits/needs-decision.ts';
 import type { RunEvent } from '../../src/core/run-events.ts';
@@ -355,10 +355,19 @@ describe('bash tool', () => {
 
   it('a command past its time limit is killed with what it started, and the model is told what it wrote', async () => {
     const { dir } = dirs();
-    const started = Date.now();
-    const error = await refusal(bashTool(dir, { timeoutMs: 300 }), { command: 'echo begun; (sleep 30; touch late) & sleep 30' });
-    expect(Date.now() - started).toBeLessThan(5_000);
+    // Ten minutes of sleep: a limit that did not kill would outlast the test's own timeout.
+    const error = await refusal(bashTool(dir, { timeoutMs: 300 }), { command: 'echo begun; (sleep 600; touch late) & echo $! > bg.pid; sleep 600' });
     expect(error).toMatchObject({ name: 'BashTimeoutError', timeoutMs: 300 });
+    const background = Number(fs.readFileSync(path.join(dir, 'bg.pid'), 'utf8'));
+    // Gone, or a zombie waiting for its reaper (it no longer runs).
+    const alive = (pid: number) => {
+      try {
+        return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+      } catch {
+        return false;
+      }
+    };
+    await vi.waitFor(() => expect(alive(background), 'the process the command started in the background').toBe(false), { timeout: 20_000, interval: 50 });
     expect(error.message).toMatch(/^The command did not finish within 300 ms and was killed \(with every process it started\)\./);
     expect(error.message).toMatch(/Its output so far:\nbegun\n$/);
   });
