@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { McpConfigFieldError, McpVerifyToolError } from '../../src/mcp/errors.ts';
 import { mcpTools, type McpToolSet } from '../../src/mcp/mcp-tools.ts';
 import { idempotencyKeyFor, toolContextFor } from '../../src/tools/execute-call.ts';
@@ -97,8 +97,7 @@ describe('the test server over stdio', () => {
     expect(await call(tool(set, 'mcp__local__bump'), {})).toEqual([{ type: 'text', text: 'counter is 1' }]);
     const [started] = readEffects(effects).filter((e) => e.event === 'started');
     await set.close();
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(() => process.kill(started!.pid, 0)).toThrow();
+    await vi.waitFor(() => expect(() => process.kill(started!.pid, 0)).toThrow(), { timeout: 30_000, interval: 50 });
   });
 });
 
@@ -114,7 +113,8 @@ describe('reconcile settings that do not fit the server', () => {
     await expect(mcpTools({ mcpServers: { local: { ...stdioServer(effects), reconcile: { append_line: { verify: 'was_appended' } } } } })).rejects.toThrow(
       McpVerifyToolError,
     );
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    for (const { pid } of readEffects(effects).filter((e) => e.event === 'started')) expect(() => process.kill(pid, 0)).toThrow();
+    await vi.waitFor(() => {
+      for (const { pid } of readEffects(effects).filter((e) => e.event === 'started')) expect(() => process.kill(pid, 0)).toThrow();
+    }, { timeout: 30_000, interval: 50 });
   });
 });

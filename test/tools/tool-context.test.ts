@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { executeCall, idempotencyKeyFor } from '../../src/tools/execute-call.ts';
 import type { ToolContext } from '../../src/tools/tool.ts';
 import { defineTool } from '../../src/tools/tool.ts';
@@ -36,7 +36,7 @@ describe("a tool's context, made as the tool reads it", () => {
     });
     const outcome = await executeCall(new ToolRegistry([slow]), 'run-1', call, 1_000);
     expect(outcome.kind).toBe('timed-out');
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    await vi.waitFor(() => expect(late).not.toBeNull(), { timeout: 30_000, interval: 10 });
     const signal = late as unknown as AbortSignal;
     expect(signal.aborted).toBe(true);
     expect(String(signal.reason)).toContain('timed out after 10 ms');
