@@ -35,6 +35,23 @@ export function dirWords(dir: string, runId: string | null = null): string[] {
   return [...(path.resolve(dir) === process.cwd() ? [] : ['--dir', path.resolve(dir)]), ...(runId === null ? [] : ['--run', runId])];
 }
 
+/**
+ * `--database-url URL` for a command the user pastes: none when the URL came from the environment
+ * (the pasted command finds it there too), else the URL given, its password left out so that no
+ * secret is printed (pg then takes it from PGPASSWORD or ~/.pgpass, as psql does).
+ */
+export function databaseWords(given: string | null | undefined): string[] {
+  if (!given) return [];
+  try {
+    const url = new URL(given);
+    if (!url.password) return ['--database-url', given];
+    url.password = '';
+    return ['--database-url', url.toString()];
+  } catch {
+    return ['--database-url', given];
+  }
+}
+
 function onPath(name: string, env: NodeJS.ProcessEnv): boolean {
   const names = process.platform === 'win32' ? [`${name}.cmd`, `${name}.exe`, name] : [name];
   for (const dir of (env.PATH ?? '').split(path.delimiter)) {

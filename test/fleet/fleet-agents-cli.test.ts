@@ -45,6 +45,10 @@ describe.skipIf(!postgresAvailable())('durable-agent worker --agents, submit --a
     const first = await cli(['submit', '--database-url', url, '--agent', 'billing', '--task', 'Invoice ACME.', '--run', 'inv-00', '--allow-unknown-agent']);
     expect(first.code, first.stderr).toBe(0);
     expect(first.stdout.trim()).toBe('inv-00');
+    // Its next steps name this database, never a placeholder for it.
+    expect(first.stderr).toMatch(/its result: .*durable-agent result --run inv-00 --wait --database-url (\S+)$/m);
+    expect(/--database-url (\S+)$/m.exec(first.stderr)![1]!.replace(/^'|'$/g, '')).toBe(url);
+    expect(first.stderr).not.toContain('--database-url URL');
 
     // A worker drives the first run and registers the agent; the submits after it need no flag.
     const registering = await runCliAsync(['worker', '--database-url', url, '--agents', MODULE, '--exit-when-idle'], { cwd: tempDir(), env });

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cliCommand, cliInvocation, shellQuote } from '../../src/words/shell-command.ts';
+import { cliCommand, cliInvocation, databaseWords, shellQuote } from '../../src/words/shell-command.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 /** The words `sh -c` makes of a command line, each ended by a NUL byte by printf. */
@@ -72,5 +72,15 @@ describe('cliInvocation', () => {
 
   it('joins the invocation and the quoted words', () => {
     expect(cliCommand({ PATH: '' }, ['demo', '--resume', '--dir', '/tmp/a b'])).toBe("npx --no-install durable-agent demo --resume --dir '/tmp/a b'");
+  });
+});
+
+describe('the database a printed command names', () => {
+  it('is none when the environment gave it, else the URL given without its password', () => {
+    expect(databaseWords(null)).toEqual([]);
+    expect(databaseWords(undefined)).toEqual([]);
+    expect(databaseWords('postgresql://ana@db.example:5432/agents')).toEqual(['--database-url', 'postgresql://ana@db.example:5432/agents']);
+    expect(databaseWords('postgresql://ana:s3cret@db.example:5432/agents?sslmode=require')).toEqual(['--database-url', 'postgresql://ana@db.example:5432/agents?sslmode=require']);
+    expect(databaseWords('postgresql://ana:s3cret@db.example/agents').join(' ')).not.toContain('s3cret');
   });
 });

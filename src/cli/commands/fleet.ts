@@ -20,6 +20,7 @@ import { UsageError } from '../usage-error.ts';
 import { tableLines } from '../../words/format.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { realModel } from '../real-model.ts';
+import { cliCommand, databaseWords } from '../../words/shell-command.ts';
 import { openTraceExport, traceOptions } from '../trace-export.ts';
 
 export async function dbCommand(args: DbArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
@@ -47,7 +48,7 @@ export async function submitCommand(args: SubmitArgs, env: NodeJS.ProcessEnv, wr
     Object.assign(spec, checkedRunLimits(model, SCRIPTED_DEMO_MODEL, demoToolNames(pool), { budget, compaction, clearToolUses }));
     const ids = await submitRuns(pool, spec, args.count);
     for (const id of ids) writers.out(id);
-    writers.err(`[submit] ${ids.length} demo run(s) queued in ${describeDatabase(url)}; start workers with: durable-agent worker --database-url URL`);
+    writers.err(`[submit] ${ids.length} demo run(s) queued in ${describeDatabase(url)}; start workers with: ${cliCommand(env, ['worker', ...databaseWords(args.databaseUrl)])}`);
     return EXIT.done;
   } finally {
     await pool.end();
@@ -63,7 +64,7 @@ async function submitAgentCommand(args: SubmitAgentArgs, env: NodeJS.ProcessEnv,
     writers.out(submitted.runId);
     writers.err(
       submitted.created
-        ? `[submit] a run of ${agent} queued in ${describeDatabase(url)}; a worker with it takes it up (durable-agent worker --agents FILE); result: durable-agent status --database-url URL`
+        ? `[submit] a run of ${agent} queued in ${describeDatabase(url)}; a worker with it takes it up (${cliCommand(env, ['worker', '--agents', 'FILE', ...databaseWords(args.databaseUrl)])}); its result: ${cliCommand(env, ['result', '--run', submitted.runId, '--wait', ...databaseWords(args.databaseUrl)])}`
         : `[submit] the run ${submitted.runId} was queued already with this task: nothing new was queued`,
     );
     return EXIT.done;

@@ -10,7 +10,7 @@ import { NoSuchDirectoryError } from '../errors.ts';
 import { EXIT } from '../exit-codes.ts';
 import { tableLines } from '../../words/format.ts';
 import type { Writers } from '../plain-reporter.ts';
-import { cliCommand, dirWords } from '../../words/shell-command.ts';
+import { cliCommand, databaseWords, dirWords } from '../../words/shell-command.ts';
 import { STATE_DIR } from '../state-dir.ts';
 import { fileStoreOf, folderStoreAt, stateFolderOf } from '../run-store.ts';
 
@@ -103,7 +103,7 @@ async function forkFleet(args: ForkArgs, env: NodeJS.ProcessEnv, writers: Writer
         ? `it is finished (${result.state}); fork it again with --message to continue it`
         : isStoppedAtLimit(result.state)
           ? `it is stopped at a limit (${result.state}), as its parent was there: ${cliCommand(env, ['raise', '--run', result.fleetRun])} with a larger limit lets a worker take it up`
-          : 'a worker takes it up (durable-agent worker --database-url URL)',
+          : `a worker takes it up (${cliCommand(env, ['worker', ...databaseWords(args.databaseUrl)])})`,
     );
     return EXIT.done;
   } finally {
