@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { listQueuedRuns as listRuns } from '../../src/fleet/run-queue.ts';
+import { claimRun } from '../../src/store/pg/leases.ts';
 import { REPO, runCliAsync, startCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { freshDatabase, postgresAvailable, usePostgres, withDb } from '../helpers/use-postgres.ts';
@@ -86,6 +87,20 @@ describe.skipIf(!postgresAvailable())('durable-agent worker --agents, submit --a
     const status = await cli(['status', '--database-url', url]);
     expect(status.stdout).toMatch(/^inv-00 +done .* billing@[0-9a-f]{12}$/m);
   }, 180_000);
+
+  it('status tells a run a worker has taken but not yet started from one still in the queue', async () => {
+    const url = await freshDatabase();
+    const cli = (args: string[]) => runCliAsync(args, { cwd: tempDir(), env: {} });
+    for (const id of ['taken-1', 'waiting-1']) expect((await cli(['submit', '--database-url', url, '--agent', 'billing', '--task', `Invoice ${id}.`, '--run', id, '--allow-unknown-agent'])).code).toBe(0);
+    // A worker's claim, before its first record: the lease is held, the state still the queue's.
+    await withDb(url, (db) => claimRun(db, 'taken-1', 'worker-7', 60_000));
+    const status = await cli(['status', '--database-url', url]);
+    expect(status.code, status.stderr).toBe(0);
+    const line = (id: string) => status.stdout.split('\n').find((row) => row.startsWith(`${id} `)) ?? '';
+    expect(line('taken-1')).toMatch(/queued \(taken by worker-7, starting\)/);
+    expect(line('taken-1')).toContain('worker-7');
+    expect(line('waiting-1')).not.toContain('taken by');
+  });
 
   it('a worker with a changed tool schema leaves the runs of the old version waiting, says so, and a worker with it finishes them', async () => {
     const url = await freshDatabase();

@@ -159,6 +159,8 @@ function stateNote(run: FleetRunSummary): string {
   if (run.pausedBy !== null) return ` (paused by ${run.pausedBy})`;
   if (run.fleet.raise !== null) return ` (raised: ${raiseWords(run.fleet.raise)}; to be taken up)`;
   if (run.fleet.stoppedAtLimit) return ' (stopped, resumable: raise --run ID)';
+  // Claimed, its first record not written yet: a worker has it, it no longer waits in the queue.
+  if (run.state === ('queued' as string) && run.fleet.leaseActive) return ` (taken by ${run.fleet.worker ?? 'a worker'}, starting)`;
   if (run.fleet.waitsForAgent !== null) return ` (waits for ${run.fleet.waitsForAgent})`;
   if (run.fleet.waitsForRuns.length) return ` (waits for ${awaitedRunsWords(run.fleet.waitsForRuns)})`;
   return '';
