@@ -3,8 +3,9 @@
  *
  * How long the command takes as a user runs it: whole processes of the built CLI
  * (bin/durable-agent.mjs → dist/), each timed from spawn to exit, interleaved round by round with
- * `node -e 0` so that all of them meet the same machine load. Cases: `--help`; `status` of a
- * finished demo run; the whole demo (scripted model, plain output, a fresh directory each time).
+ * `node -e 0` so that all of them meet the same machine load. Cases: `--help`; `status`, `list`,
+ * `pending` and `history` of a finished demo run; the whole demo (scripted model, plain output, a
+ * fresh directory each time).
  * Prints medians and their ratios to `node -e 0` against the targets, and writes them to
  * bench/results/cli.json. --check exits 1 when a target is missed.
  */
@@ -40,7 +41,11 @@ let demoDirs = 0;
 const CASES: Case[] = [
   { name: 'node -e 0', target: null, args: () => ['-e', '0'] },
   { name: '--help', target: 3, args: () => [BIN, '--help'] },
-  { name: 'status', target: 4, args: () => [BIN, 'status', '--dir', statusDir] },
+  // The commands that read a run: what a user types most, each within 2× a bare node.
+  { name: 'status', target: 2, args: () => [BIN, 'status', '--dir', statusDir] },
+  { name: 'list', target: 2, args: () => [BIN, 'list', '--dir', statusDir] },
+  { name: 'pending', target: 2, args: () => [BIN, 'pending', '--dir', statusDir] },
+  { name: 'history', target: 2, args: () => [BIN, 'history', '--dir', statusDir] },
   { name: 'demo', target: 6, args: () => [BIN, 'demo', '--dir', path.join(scratch, `demo-${demoDirs++}`)] },
 ];
 
