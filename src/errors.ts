@@ -3,6 +3,8 @@
  * or to read the fields of. Each extends DurableAgentError, whose `kind` says what to do about it,
  * so most programs need only that base (in the main entry too). Loading this entry starts
  * nothing and needs no optional package: pg, the MCP SDK and OpenTelemetry stay unloaded.
+ *
+ * @module durable-agent/errors
  */
 
 // The base, and what each kind means.

@@ -3,6 +3,8 @@
  * model. The other entries keep what most programs never load: every error class in
  * durable-agent/errors, the test kit in durable-agent/testing, the PostgreSQL store and the fleet
  * in durable-agent/postgres. A default lives on its option's documentation, not in a constant.
+ *
+ * @module durable-agent
  */
 
 // Start and resume: a run's options, and what it reports while it goes and when it stops.

@@ -1,6 +1,8 @@
 /**
  * durable-agent/postgres: the PostgreSQL store and the fleet, for programs that drive runs
  * themselves. (A separate entry so that the main one does not load pg.)
+ *
+ * @module durable-agent/postgres
  */
 export * from './store/pg/index.ts';
 export { submitRuns } from './fleet/run-queue.ts';

@@ -1,6 +1,8 @@
 /**
  * durable-agent/testing: what a program's own tests drive a run with — a scripted model and its
  * replies, a store in memory, and crash points that stop a run where a kill would.
+ *
+ * @module durable-agent/testing
  */
 export { endTurnReply, scriptedModel, ScriptExhaustedError, stopReply, toolUseReply } from './model/scripted-model.ts';
 export type { ScriptedStep } from './model/scripted-model.ts';

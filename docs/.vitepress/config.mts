@@ -1,0 +1,69 @@
+import fs from 'node:fs';
+import { defineConfig } from 'vitepress';
+
+// The API pages are written from the types by TypeDoc (npm run docs:api) before the site is built.
+const apiSidebar = (() => {
+  const file = new URL('../api/typedoc-sidebar.json', import.meta.url);
+  return fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : [];
+})();
+
+export default defineConfig({
+  title: 'durable-agent',
+  description: 'A durable agent loop: kill it anywhere, resume, nothing lost, nothing done twice.',
+  // Every link between pages must lead somewhere: a dead one fails the build.
+  ignoreDeadLinks: false,
+  cleanUrls: true,
+  lastUpdated: false,
+  themeConfig: {
+    nav: [
+      { text: 'Guide', link: '/getting-started' },
+      { text: 'CLI', link: '/command-line' },
+      { text: 'API', link: '/api/' },
+    ],
+    sidebar: {
+      '/api/': [{ text: 'API reference', link: '/api/' }, ...apiSidebar],
+      '/': [
+        {
+          text: 'Start',
+          items: [
+            { text: 'Getting started', link: '/getting-started' },
+            { text: 'How it works', link: '/how-it-works' },
+          ],
+        },
+        {
+          text: 'Building an agent',
+          items: [
+            { text: 'Tools, reconcile and verify', link: '/programmatic-use' },
+            { text: 'Running with a real model', link: '/real-model' },
+            { text: 'MCP tools', link: '/mcp-tools' },
+            { text: 'A person in the loop', link: '/approvals' },
+            { text: 'Durable waits', link: '/waits' },
+            { text: 'Sub-agents', link: '/sub-agents' },
+            { text: 'Long runs and budgets', link: '/long-runs' },
+            { text: 'Crash-testing your own agent', link: '/crash-testing' },
+          ],
+        },
+        {
+          text: 'Operating',
+          items: [
+            { text: 'Command line', link: '/command-line' },
+            { text: 'The visualizer', link: '/visualizer' },
+            { text: 'The console', link: '/console' },
+            { text: 'Running a fleet', link: '/fleet' },
+            { text: 'Traces (OpenTelemetry)', link: '/traces' },
+          ],
+        },
+        {
+          text: 'Inside',
+          items: [
+            { text: 'How it is proved', link: '/how-it-is-proved' },
+            { text: 'Performance', link: '/performance' },
+            { text: 'Layout', link: '/layout' },
+            { text: 'API reference', link: '/api/' },
+          ],
+        },
+      ],
+    },
+    search: { provider: 'local' },
+  },
+});
