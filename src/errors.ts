@@ -18,6 +18,7 @@ export { ToolConcurrencyError } from './runtime/tool-scheduler.ts';
 export { RunOriginMismatchError } from './runtime/run-origin.ts';
 export { ContinueRefusedError, type ContinueProblem } from './core/continue-run.ts';
 export { InspectedRunSendError } from './runtime/run-inspection.ts';
+export { UnknownLangError } from './lang/lang.ts';
 
 // Agents: a definition that cannot be one, a run pinned to another version of its agent.
 export { AgentDefinitionError } from './agent/agent-definition.ts';

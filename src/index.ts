@@ -10,6 +10,7 @@
 // Start and resume: a run's options, and what it reports while it goes and when it stops.
 export { resumeRun, startRun } from './runtime/run-api.ts';
 export type { ResumeOptions, RunParts, StartOptions } from './runtime/run-api.ts';
+export type { Lang } from './lang/lang.ts';
 export type { RunEvent, RunObserver, RunResult, WaitingCall } from './core/run-events.ts';
 export type { CompactionMode, CompactionOptions } from './compaction/compaction-settings.ts';
 export type { ClearToolUsesOptions } from './compaction/clear-tool-uses.ts';

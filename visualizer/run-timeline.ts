@@ -8,7 +8,7 @@ import { openCalls } from '../machines/agent-loop.logic.ts';
 import type { AgentContext, AgentStateName, ContentBlock, Message, ToolResultContent } from '../machines/agent-loop.types.ts';
 import { isFinishedState, isStoppedAtLimit } from '../machines/agent-loop.types.ts';
 import { type DecidedCall, DecisionTrail, verdictWords } from '../src/awaits/decision-trail.ts';
-import { RECONCILE_PHRASES } from '../src/words/run-lines.ts';
+import { EN } from '../src/lang/en.ts';
 import { isServerToolResult, resultToolName, sealedWords, serverToolResultWords, serverToolUseWords, thinkingWords, withoutSealed } from '../src/words/block-words.ts';
 import { blockWords, resultContentWords } from '../src/words/payload-words.ts';
 import { foldJournal } from '../src/store/journal/fold-journal.ts';
@@ -102,13 +102,13 @@ export function runViewOf(location: string, loaded: LoadedRun, graph: MachineGra
       usage: context.usage,
       process,
       reconcile: note?.reconcile
-        ? { toolUseId: note.reconcile.tool_use_id, name: note.reconcile.name, decision: note.reconcile.decision, phrase: RECONCILE_PHRASES[note.reconcile.decision], seq: record.seq }
+        ? { toolUseId: note.reconcile.tool_use_id, name: note.reconcile.name, decision: note.reconcile.decision, phrase: EN.reconcile[note.reconcile.decision], seq: record.seq }
         : null,
       reused: (note?.reused ?? []).map((reuse) => ({
         toolUseId: reuse.tool_use_id,
         name: reuse.name,
         decision: reuse.decision,
-        phrase: RECONCILE_PHRASES[reuse.decision],
+        phrase: EN.reconcile[reuse.decision],
         seq: null,
       })),
       reopened: note?.reopened ?? null,
@@ -181,7 +181,7 @@ function resumeDecisions(process: ProcessView, steps: readonly StepView[]): Reco
       ours.find((step) => step.reconcile?.toolUseId === call.id)?.reconcile ??
       ours.flatMap((step) => step.reused).find((reuse) => reuse.toolUseId === call.id);
     if (written) decisions.push(written);
-    else if (call.recorded) decisions.push({ toolUseId: call.id, name: call.name, decision: 'reused', phrase: RECONCILE_PHRASES.reused, seq: null });
+    else if (call.recorded) decisions.push({ toolUseId: call.id, name: call.name, decision: 'reused', phrase: EN.reconcile.reused, seq: null });
   }
   return decisions;
 }

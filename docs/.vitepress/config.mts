@@ -27,6 +27,7 @@ export default defineConfig({
           text: 'Start',
           items: [
             { text: 'Getting started', link: '/getting-started' },
+            { text: 'Começando (português)', link: '/pt/comecando' },
             { text: 'How it works', link: '/how-it-works' },
           ],
         },

@@ -4,6 +4,8 @@
  */
 import { RunPausedError } from '../control/run-control.ts';
 import { forkAdviceFor } from '../control/run-end.ts';
+import { type Lang, wordsOf } from '../lang/lang.ts';
+import type { LessonWords } from '../lang/lesson-words.ts';
 import type { Model } from '../model/model.ts';
 import type { CrashHandler } from '../runtime/crash-points.ts';
 import { decide, type DecideInput } from '../awaits/decide.ts';
@@ -45,6 +47,8 @@ export interface CliRun {
   traceContent: boolean;
   /** true: --wait; false: --no-wait; undefined: wait when stdout is a terminal. */
   wait: boolean | undefined;
+  /** The language of the lesson's lines and of what the run tells the model (absent: English). */
+  lang?: Lang | undefined;
 }
 
 /** What a command line sets of a run's parts, as they are. */
@@ -60,12 +64,14 @@ export async function driveCliRun(run: CliRun): Promise<number> {
   const store = fileStoreOf(run.dir, run.runId, { writeFaults: env.DURABLE_AGENT_FAIL_WRITE, lockLeaseMs: lockLeaseOf(env) });
   const crashMode = crashModeOf(env.CRASH_MODE);
   const traces = await openTraceExport(env, run.traceContent);
+  const words = wordsOf(run.lang);
   const reporter = await openRunReporter(run.writers, env, {
     ...run.output,
     task: run.start?.task ?? null,
     resumeHint: run.resumeCommand,
     decisionCommands: decisionCommandsFor(env, run.dir, run.resumeCommand, run.runId),
     decide: waitsForDecisions(run.wait, run.writers) ? promptDecide(store, run.tools) : null,
+    words,
   });
   const parts = {
     store,
@@ -73,8 +79,9 @@ export async function driveCliRun(run: CliRun): Promise<number> {
     tools: run.tools,
     observer: reporter.observer,
     crashAfter: env.CRASH_AFTER,
-    onCrash: exitOnCrash(crashMode, reporter.writers, traces),
+    onCrash: exitOnCrash(crashMode, reporter.writers, traces, words),
     command: run.command,
+    lang: run.lang,
     ...run.options,
     // The run waits for a decision when told to (--wait), never with --no-wait, and otherwise when
     // stdout is a terminal: a person is there to see the [approval] line. A run in a pipe, a
@@ -159,10 +166,10 @@ export function crashModeOf(mode: string | undefined): CrashMode {
  * An armed crash point ends the process on the spot, like a kill: no unwinding, no cleanup
  * (the run's lock stays behind and is taken over by the next process, as after a real kill).
  */
-export function exitOnCrash(mode: CrashMode, writers: Writers, traces: TraceExport | null = null): CrashHandler {
+export function exitOnCrash(mode: CrashMode, writers: Writers, traces: TraceExport | null, words: LessonWords): CrashHandler {
   return (label) => {
     if (mode === 'sigkill') process.kill(process.pid, 'SIGKILL');
-    writers.out(`[kill] simulated kill at ${label}`);
+    writers.out(words.kill(label));
     if (!traces) process.exit(EXIT.simulatedCrash);
     // The run waits on this promise: nothing more happens before the process exits, as after a kill.
     const crash = { 'durable_agent.crash.label': label, 'durable_agent.crash.simulated': true };

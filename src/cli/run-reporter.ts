@@ -4,6 +4,7 @@
  */
 import type { RunObserver } from '../core/run-events.ts';
 import type { DecideInput } from '../awaits/decide.ts';
+import type { LessonWords } from '../lang/lesson-words.ts';
 import type { DecisionCommands } from '../words/decision-lines.ts';
 import { userName } from './user-name.ts';
 import { chooseOutputMode } from './output-mode.ts';
@@ -28,12 +29,14 @@ export interface RunReporterOptions {
   decisionCommands?: DecisionCommands | null;
   /** How the live view's prompt decides a waiting call (only when the run waits); shown only if stdin is a terminal too. */
   decide?: ((input: DecideInput) => Promise<void>) | null;
+  /** The language of the lesson's lines (default: English). */
+  words?: LessonWords | undefined;
 }
 
 export async function openRunReporter(writers: Writers, env: NodeJS.ProcessEnv, options: RunReporterOptions): Promise<RunReporter> {
   const terminal = writers.terminal;
   if (!terminal || chooseOutputMode({ stdoutIsTTY: terminal.isTTY === true, env, plain: options.plain }) === 'plain') {
-    return { observer: plainReporter(writers, options.verbose, options.decisionCommands ?? null), writers, close: () => {} };
+    return { observer: plainReporter(writers, options.verbose, options.decisionCommands ?? null, options.words), writers, close: () => {} };
   }
   // React's development build (chosen when NODE_ENV is unset) costs several times the CPU per frame.
   process.env.NODE_ENV ??= 'production';
@@ -44,6 +47,7 @@ export async function openRunReporter(writers: Writers, env: NodeJS.ProcessEnv, 
     task: options.task,
     resumeHint: options.resumeHint,
     decisionCommands: options.decisionCommands ?? null,
+    words: options.words,
     decider: options.decide && process.stdin.isTTY ? { decide: options.decide, by: userName() } : null,
   });
 }

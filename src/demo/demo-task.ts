@@ -2,13 +2,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ContentBlock, Message, ModelReply, ToolResultBlock } from '../../machines/agent-loop.types.ts';
+import { EN } from '../lang/en.ts';
+import type { LessonWords } from '../lang/lesson-words.ts';
 import { endTurnReply, type ScriptedStep, toolUseReply } from '../model/scripted-model.ts';
 import { inEnvironment } from '../store/fs-problems.ts';
 import type { WriteFaultPlan } from '../store/write-faults.ts';
 import { NOTES_FILE, REPORT_FILE, wordCount } from './demo-tools.ts';
 
 export const DEMO_TASK = 'Turn sales-notes.txt into a short report and write it to report.txt.';
-export const DEMO_DONE_TEXT = 'Report written to report.txt, task complete.';
+
+/** What the scripted model says when the task ends, in the lesson's language (lesson-words.ts). */
+export type DemoWords = LessonWords['demo'];
 
 export const SAMPLE_NOTES = `Q3 sales notes
 - North region closed 14 new accounts; revenue up 12% on Q2.
@@ -47,8 +51,8 @@ export function ensureSampleNotes(dir: string, faults?: WriteFaultPlan): boolean
   });
 }
 
-/** Four replies: read the notes, count their words, write the report, say it is done (in `doneText`). */
-export function demoScript(doneText = DEMO_DONE_TEXT): ScriptedStep[] {
+/** Four replies: read the notes, count their words, write the report, say it is done (its last words in `words`). */
+export function demoScript(words: DemoWords = EN.demo): ScriptedStep[] {
   return [
     () => toolUseReply([{ id: 'toolu_01', name: 'read_notes', input: {} }], `I'll read ${NOTES_FILE} first.`),
     (messages) =>
@@ -64,22 +68,20 @@ export function demoScript(doneText = DEMO_DONE_TEXT): ScriptedStep[] {
     (messages) => {
       const written = resultBlock(messages, 'toolu_03');
       const denial = /^denied by a person: /.test(resultText(messages, 'toolu_03'));
-      if (written?.is_error && denial) return endTurnReply(`I did not write ${REPORT_FILE}: ${resultText(messages, 'toolu_03')}.`);
-      if (written?.is_error) {
-        return endTurnReply(
-          `I could not confirm that ${REPORT_FILE} was written (${resultText(messages, 'toolu_03')}). Please check ${REPORT_FILE} before running the task again.`,
-        );
-      }
-      return endTurnReply(doneText);
+      if (written?.is_error && denial) return endTurnReply(words.notWritten(REPORT_FILE, resultText(messages, 'toolu_03')));
+      if (written?.is_error) return endTurnReply(words.notConfirmed(REPORT_FILE, resultText(messages, 'toolu_03')));
+      return endTurnReply(words.done);
     },
   ];
 }
 
 /** The scripted model's answer to a message that continues the finished demo (`demo --resume --message`). */
-export function demoFollowUp(messages: readonly Message[]): ModelReply {
-  const last = messages[messages.length - 1];
-  const asked = last?.role === 'user' && typeof last.content === 'string' ? last.content : '';
-  return endTurnReply(`You said: ${JSON.stringify(asked)}. ${REPORT_FILE} is written; this scripted model has nothing to add.`);
+export function demoFollowUp(words: DemoWords = EN.demo): (messages: readonly Message[]) => ModelReply {
+  return (messages) => {
+    const last = messages[messages.length - 1];
+    const asked = last?.role === 'user' && typeof last.content === 'string' ? last.content : '';
+    return endTurnReply(words.followUp(REPORT_FILE, JSON.stringify(asked)));
+  };
 }
 
 export function buildReport(notes: string, countText: string): string {

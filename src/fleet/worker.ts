@@ -8,6 +8,7 @@ import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Tracer } from '@opentelemetry/api';
 import { demoFollowUp, demoScript, DEMO_TASK } from '../demo/demo-task.ts';
+import { EN } from '../lang/en.ts';
 import type { Model } from '../model/model.ts';
 import { scriptedModel } from '../model/scripted-model.ts';
 import { resumeRun, startRun } from '../runtime/run-api.ts';
@@ -412,7 +413,7 @@ export const SCRIPTED_DEMO_MODEL = 'scripted-demo';
 /** The model a demo spec names: the scripted demo model, paced as asked. */
 export function scriptedDemoModel(spec: DemoRunSpec): Model {
   // afterScript: a run forked with a message (fork --run ID --message) gets an answer to it.
-  return scriptedModel(demoScript(FLEET_DONE_TEXT), { name: SCRIPTED_DEMO_MODEL, paceMs: spec.paceMs, jitterMs: spec.jitterMs, afterScript: demoFollowUp });
+  return scriptedModel(demoScript({ ...EN.demo, done: FLEET_DONE_TEXT }), { name: SCRIPTED_DEMO_MODEL, paceMs: spec.paceMs, jitterMs: spec.jitterMs, afterScript: demoFollowUp() });
 }
 
 function messageOf(error: unknown): string {

@@ -18,6 +18,7 @@
  */
 import { awaitsDecision } from '../../machines/agent-loop.logic.ts';
 import type { Decision, PendingCall, ToolOutcome } from '../../machines/agent-loop.types.ts';
+import type { LessonWords } from '../lang/lesson-words.ts';
 import type { ReconcileRule } from '../store/journal/journal-record.ts';
 
 export interface ToolTraits {
@@ -41,7 +42,14 @@ export type ReconcileDecision =
   | ({ kind: 'reuse'; call: PendingCall; outcome: ToolOutcome } & Ruling)
   | ({ kind: 'rerun'; call: PendingCall } & Ruling)
   | ({ kind: 'verify'; call: PendingCall } & Ruling)
-  | ({ kind: 'report-unknown'; call: PendingCall; why: string } & Ruling);
+  | ({ kind: 'report-unknown'; call: PendingCall; why: UnknownWhy } & Ruling);
+
+/** Why a call's state is unknown, as facts: said in the run's language when the model is told (unknownStateMessage). */
+export type UnknownWhy =
+  | { kind: 'no-record' }
+  | { kind: 'tool-gone' }
+  | { kind: 'tool-changed'; change: string }
+  | { kind: 'cannot-tell'; what: string };
 
 export function planReconcile(
   pending: readonly PendingCall[],
@@ -57,25 +65,28 @@ export function planReconcile(
     if (recorded) return { kind: 'reuse', call, outcome: recorded, rule: 'ledger-hit', basis: null };
     const traits = traitsOf(call.name, call);
     if (!traits) {
-      return { kind: 'report-unknown', call, why: `the tool ${call.name} is not available in this process`, rule: 'tool-gone', basis: null };
+      return { kind: 'report-unknown', call, why: { kind: 'tool-gone' }, rule: 'tool-gone', basis: null };
     }
-    if (traits.changed) {
-      const why = `the tool ${call.name} changed since this call was made (${traits.changed}), so it was not called again with a different contract`;
-      return { kind: 'report-unknown', call, why, rule: 'tool-changed', basis: null };
-    }
+    if (traits.changed) return { kind: 'report-unknown', call, why: { kind: 'tool-changed', change: traits.changed }, rule: 'tool-changed', basis: null };
     const sources = traits.sources ?? {};
     if (traits.readOnly) return { kind: 'rerun', call, rule: 'read-only', basis: sources.readOnly ?? null };
     if (traits.idempotent) return { kind: 'rerun', call, rule: 'idempotent', basis: sources.idempotent ?? null };
     if (traits.canVerify) return { kind: 'verify', call, rule: 'verify', basis: sources.verify ?? null };
     const basis = [sources.readOnly, sources.idempotent, sources.verify].filter(Boolean).join('; ') || null;
-    return { kind: 'report-unknown', call, why: 'no result was recorded for it', rule: 'no-verify', basis };
+    return { kind: 'report-unknown', call, why: { kind: 'no-record' }, rule: 'no-verify', basis };
   });
 }
 
-/** The is_error tool_result for a call whose effect may or may not have happened. */
-export function unknownStateMessage(call: PendingCall, why: string): string {
-  return (
-    `The state of this ${call.name} call (tool_use_id ${call.id}) from before the process was resumed is unknown: ${why}. ` +
-    `It was not run again, so as not to repeat its side effect. Check whether it took effect before calling it again.`
-  );
+/** Why a call's state is unknown, in words. */
+export function unknownWhyWords(call: PendingCall, why: UnknownWhy, words: LessonWords): string {
+  switch (why.kind) {
+    case 'no-record':
+      return words.unknownWhy.noRecord;
+    case 'tool-gone':
+      return words.unknownWhy.toolGone(call.name);
+    case 'tool-changed':
+      return words.unknownWhy.toolChanged(call.name, why.change);
+    case 'cannot-tell':
+      return words.unknownWhy.cannotTell(why.what);
+  }
 }

@@ -8,7 +8,7 @@
  */
 import { effectiveCall } from '../../machines/agent-loop.logic.ts';
 import type { PendingCall } from '../../machines/agent-loop.types.ts';
-import { planReconcile, type ReconcileDecision, type ToolTraits, unknownStateMessage } from '../reconcile/reconcile.ts';
+import { planReconcile, type ReconcileDecision, type ToolTraits, type UnknownWhy, unknownWhyWords } from '../reconcile/reconcile.ts';
 import type { ReconcileOutcomeName, RecordNote } from '../store/journal/journal-record.ts';
 import { outcome, verifyCall } from '../tools/execute-call.ts';
 import { readOnlyFor } from '../tools/tool.ts';
@@ -70,11 +70,10 @@ async function carryOut(session: DriverSession, decision: ReconcileDecision, rec
     }
     case 'verify': {
       const verdict = await verifyCall(session.registry, session.runId, effectiveCall(session.context(), call), session.parts.toolTimeoutMs);
-      if ('cannotTell' in verdict) return reportUnknown(session, call, `${verdict.cannotTell}, and no result was recorded for it`, ruling);
+      if ('cannotTell' in verdict) return reportUnknown(session, call, { kind: 'cannot-tell', what: verdict.cannotTell }, ruling);
       if (verdict.answer.happened) {
         say('verified-done', null);
-        const content =
-          verdict.answer.result ?? `${call.name} had already taken effect before the resume (confirmed by checking); it was not run again.`;
+        const content = verdict.answer.result ?? session.parts.words.verifiedDone(call.name);
         return { call, outcome: outcome(call, 'verified', content, false), note: noteOf(call, 'verified-done', ruling) };
       }
       say('verified-not-done-ran', null);
@@ -85,9 +84,12 @@ async function carryOut(session: DriverSession, decision: ReconcileDecision, rec
   }
 }
 
-function reportUnknown(session: DriverSession, call: PendingCall, why: string, ruling: Ruling): Finished {
-  report(session, call, 'unknown-reported', why, ruling);
-  return { call, outcome: outcome(call, 'unknown', unknownStateMessage(call, why), true), note: noteOf(call, 'unknown-reported', ruling) };
+/** The model is told the call's state is unknown, in the run's words; the event says why in the same words. */
+function reportUnknown(session: DriverSession, call: PendingCall, why: UnknownWhy, ruling: Ruling): Finished {
+  const { words } = session.parts;
+  const because = unknownWhyWords(call, why, words);
+  report(session, call, 'unknown-reported', because, ruling);
+  return { call, outcome: outcome(call, 'unknown', words.unknownState(call.name, call.id, because), true), note: noteOf(call, 'unknown-reported', ruling) };
 }
 
 function noteOf(call: PendingCall, decision: ReconcileOutcomeName, { rule, basis }: Ruling): RecordNote {

@@ -9,6 +9,7 @@ import type { RequireApproval } from '../awaits/needs-decision.ts';
 import type { ClearToolUsesOptions } from '../compaction/clear-tool-uses.ts';
 import type { CompactionOptions } from '../compaction/compaction-settings.ts';
 import type { RunObserver } from '../core/run-events.ts';
+import type { Lang } from '../lang/lang.ts';
 import type { Model } from '../model/model.ts';
 import type { CalledBy } from '../store/journal/journal-record.ts';
 import type { RunStore } from '../store/store.ts';
@@ -47,6 +48,12 @@ export interface RunParts {
   toolConcurrency?: number | undefined;
   /** The most tokens the model may write in one reply. Default: 4096. */
   maxTokens?: number | undefined;
+  /**
+   * The language of what the run itself tells the model: the error result of a call whose state
+   * a resume cannot know ('en' or 'pt'; another is refused, UnknownLangError). Default: 'en'. Not
+   * kept with the run: each process says it in the language it is given.
+   */
+  lang?: Lang | undefined;
   /** Abort to stop the run at the next step boundary (SIGTERM in a worker, a lost lease). */
   signal?: AbortSignal | undefined;
   /**

@@ -12,6 +12,7 @@ import { withServerCompaction } from '../compaction/server-compaction.ts';
 import { RunControl } from '../control/run-control.ts';
 import type { RunSettings } from '../core/run-settings.ts';
 import type { Capability } from '../core/session.ts';
+import { langOf, wordsOf } from '../lang/lang.ts';
 import type { Model } from '../model/model.ts';
 import type { RunTracing } from '../telemetry/run-tracing.ts';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../tools/execute-call.ts';
@@ -30,6 +31,7 @@ export type PartsOfRun = Omit<DriverParts, 'snapshots'>;
 export function checkPartsOptions(options: RunParts): void {
   snapshotEveryOf(options.snapshotEvery);
   toolConcurrencyOf(options.toolConcurrency);
+  langOf(options.lang);
 }
 
 /** The driver's parts: the run's options, with the settings the start pinned or the resume applies. */
@@ -59,6 +61,7 @@ export function driverParts(options: RunParts, settings: RunSettings, tracing: R
     toolTimeoutMs: options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
     toolConcurrency: toolConcurrencyOf(options.toolConcurrency),
     maxTokens,
+    words: wordsOf(langOf(options.lang)),
     inspect: options.inspect,
     ...(tracing ? { traceCall: (toolUseId: string) => traceOfCall(tracing, toolUseId) } : {}),
     ...(options.childRuns ? { childRuns: options.childRuns } : {}),

@@ -12,6 +12,7 @@ import type { CallView, RunEvent, RunObserver } from '../core/run-events.ts';
 import type { Capability, RunSession } from '../core/session.ts';
 import { RunStoppedError } from '../core/stop-errors.ts';
 import type { RunControl } from '../control/run-control.ts';
+import type { LessonWords } from '../lang/lesson-words.ts';
 import type { Model } from '../model/model.ts';
 import type { RunStore } from '../store/store.ts';
 import { executeCall, LazyAbort, toolContextFor } from '../tools/execute-call.ts';
@@ -39,6 +40,8 @@ export interface DriverParts {
   /** How many calls of one reply may run at once (tool-scheduler.ts). */
   toolConcurrency: number;
   maxTokens: number;
+  /** What the run says to the model itself (a call's unknown state after a resume), in its language. */
+  words: LessonWords;
   inspect: RunInspector | undefined;
   /** Which records are written in full (snapshots), and what the process keeps after one. */
   snapshots: SnapshotPolicy;

@@ -6,6 +6,8 @@
 import type { AgentStateName, Budget, DecisionNeed, OutcomeKind, TokenUsage } from '../../machines/agent-loop.types.ts';
 import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 import type { DecisionCommands } from '../words/decision-lines.ts';
+import { EN } from '../lang/en.ts';
+import type { LessonWords } from '../lang/lesson-words.ts';
 import { commandLines, detailLine, plainLine, replyLines } from '../words/run-lines.ts';
 import type { StreamDelta } from '../model/model.ts';
 import type { CallView, RunEvent, RunResult } from '../core/run-events.ts';
@@ -69,6 +71,8 @@ export interface RunView {
   resumeHint: string;
   /** The commands that decide a waiting call, shown under its line. */
   decisionCommands: DecisionCommands | null;
+  /** The language of the lesson's lines in the log. */
+  words: LessonWords;
   runId: string | null;
   task: string | null;
   model: string | null;
@@ -147,6 +151,8 @@ export interface ViewSettings {
   /** The task, when the command knows it before the run's first event. */
   task: string | null;
   decisionCommands?: DecisionCommands | null | undefined;
+  /** The language of the lesson's lines in the log (default: English). */
+  words?: LessonWords | undefined;
 }
 
 export function initialView(settings: ViewSettings): RunView {
@@ -154,6 +160,7 @@ export function initialView(settings: ViewSettings): RunView {
     verbose: settings.verbose,
     resumeHint: settings.resumeHint,
     decisionCommands: settings.decisionCommands ?? null,
+    words: settings.words ?? EN,
     runId: null,
     task: settings.task,
     model: null,
@@ -359,7 +366,7 @@ function updateCall(calls: readonly CallLine[], target: CallView, change: (call:
 
 function logEvent(view: RunView, event: RunEvent): RunView {
   let next = view;
-  const line = plainLine(event);
+  const line = plainLine(event, view.words);
   if (line !== null) next = appendLog(next, line, toneOf(event));
   // A reply's thinking and server tool calls, one dim line each, as the plain output prints them.
   for (const block of replyLines(event)) next = appendLog(next, block, 'detail');

@@ -3,7 +3,7 @@
  * the closing line. The plain log, the live view and the visualizer all say it this way.
  */
 import { requestWords } from '../control/control-request.ts';
-import type { ReconcileOutcomeName } from '../store/journal/journal-record.ts';
+import type { LessonWords } from '../lang/lesson-words.ts';
 import type { RunEvent, RunResult } from '../core/run-events.ts';
 import { budgetReachedWords, largerBudgetWords } from '../budget/budget-words.ts';
 import { replyBlockLines } from './block-words.ts';
@@ -16,31 +16,21 @@ export interface Writers {
   terminal?: NodeJS.WriteStream;
 }
 
-export const RECONCILE_PHRASES: Record<ReconcileOutcomeName, string> = {
-  reused: 'ledger hit, reusing result, not re-running',
-  're-ran-read-only': 'ledger miss, read-only tool, re-running',
-  're-ran-idempotent': 'ledger miss, idempotent tool, re-running',
-  'unknown-reported': 'ledger miss with side effects, unresolvable, appending is_error',
-  'verified-done': 'ledger miss with side effects, verified as done, not re-running',
-  'verified-not-done-ran': 'ledger miss with side effects, verified as not done, running it now',
-};
-
-/** The stdout line for an event, if it has one. */
-export function plainLine(event: RunEvent): string | null {
+/**
+ * The stdout line for an event, if it has one: the lesson's lines in `words`' language (the
+ * checkpoint lines are tags and names only, the same in every language).
+ */
+export function plainLine(event: RunEvent, words: LessonWords): string | null {
   switch (event.type) {
     case 'saved':
       if (event.point === 'save-a') return `[turn ${event.turn}][save A] pending=${event.pending.map((c) => c.name).join(',')}`;
-      if (event.point === 'save-b') {
-        if (!event.closesResumedTurn) return `[turn ${event.turn}][save B]`;
-        const results = event.recordedIds.length > 1 ? "this turn's tool results" : "this turn's tool result";
-        return `[turn ${event.turn}][save B] filled in ${results} after resume`;
-      }
+      if (event.point === 'save-b') return event.closesResumedTurn ? words.saveBAfterResume(event.turn, event.recordedIds.length) : `[turn ${event.turn}][save B]`;
       if (event.point === 'save-compacted') return `[turn ${event.turn}][compacted] a summary replaced the older turns (context compacted)`;
       return null;
     case 'resumed':
-      return `[resume] read turn=${event.turn} pending=${event.pending.map((c) => c.name).join(',') || 'none'}`;
+      return words.resumed(event.turn, event.pending.map((c) => c.name));
     case 'reconciled':
-      return `[resume][reconcile] tool_use_id=${event.call.id} name=${event.call.name} ${RECONCILE_PHRASES[event.decision]}`;
+      return `[resume][reconcile] tool_use_id=${event.call.id} name=${event.call.name} ${words.reconcile[event.decision]}`;
     case 'waiting':
       return waitingLine(event);
     case 'decided':

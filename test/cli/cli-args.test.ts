@@ -110,6 +110,7 @@ function sampleValue(option: OptionSpec): string {
   if (option.key === 'data') return '{"version":"1.4.2"}';
   if (option.key === 'compact') return 'client';
   if (option.key === 'state') return 'waiting';
+  if (option.key === 'lang') return 'pt';
   if (option.key === 'tools') return 'text-editor,memory';
   if (option.key in CLAUDE_SAMPLES) return CLAUDE_SAMPLES[option.key]!;
   if (option.type === 'ratio') return String(option.min);

@@ -1,6 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { langOfLocale, LOCALE_VARIABLES } from '../../src/lang/lang.ts';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const BIN = path.join(REPO, 'bin', 'durable-agent.mjs');
@@ -12,10 +13,14 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Environment for a child CLI: no inherited crash drills, no key, not a CI terminal quirk. */
+/**
+ * Environment for a child CLI: no inherited crash drills, no key, not a CI terminal quirk, and
+ * no locale that would have the demo speak other than English (a test that wants one sets it).
+ */
 export function cliEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of ['CRASH_AFTER', 'CRASH_MODE', 'DURABLE_AGENT_FAIL_WRITE', 'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL']) delete env[name];
+  for (const name of LOCALE_VARIABLES) if (langOfLocale({ [name]: env[name] }) !== 'en') delete env[name];
   for (const name of Object.keys(env)) if (name.startsWith('OTEL_')) delete env[name];
   for (const [name, value] of Object.entries(extra)) {
     if (value === undefined) delete env[name];

@@ -1,29 +1,46 @@
-/** The runnable examples of the README and the guide (docs/), as printed: the first ```js block under a heading. */
+/**
+ * The runnable examples of the README and the guide (docs/, its subfolders included), as
+ * printed: the first ```js block under a heading, every block of a kind on a page, and the
+ * guide's pages themselves.
+ */
 import fs from 'node:fs';
 import path from 'node:path';
 import { REPO } from './cli.ts';
+import { docFiles } from './doc-blocks.ts';
 
-function firstJsBlockUnder(file: string, heading: string): string {
+/** The first ```FENCE block after `heading` in `file` (a path from the repository's root). */
+export function firstBlockUnder(file: string, heading: string, fence = 'js'): string {
   const text = fs.readFileSync(path.join(REPO, file), 'utf8');
   const at = text.indexOf(heading);
-  const code = at < 0 ? undefined : /```js\n([\s\S]*?)```/.exec(text.slice(at))?.[1];
-  if (!code) throw new Error(`${file}: no \`\`\`js block under "${heading}"`);
+  const code = at < 0 ? undefined : new RegExp(`\`\`\`${fence}\\n([\\s\\S]*?)\`\`\``).exec(text.slice(at))?.[1];
+  if (!code) throw new Error(`${file}: no \`\`\`${fence} block under "${heading}"`);
   return code;
+}
+
+/** Every ```FENCE block of `file`, in order. */
+export function blocksOf(file: string, fence: string): string[] {
+  const text = fs.readFileSync(path.join(REPO, file), 'utf8');
+  return [...text.matchAll(new RegExp(`^\`\`\`${fence}\\n([\\s\\S]*?)^\`\`\``, 'gm'))].map((match) => match[1]!);
+}
+
+/** Every page of the guide (docs/pt/comecando.md too), from the repository's root: not the site's home page, nor the API pages TypeDoc writes. */
+export function guidePages(): string[] {
+  return docFiles().filter((file) => file !== 'README.md' && file !== 'docs/index.md');
 }
 
 /** The programmatic example (the first ```js block of docs/programmatic-use.md). */
 export function readmeProgrammaticExample(): string {
-  return firstJsBlockUnder('docs/programmatic-use.md', '# Programmatic use');
+  return firstBlockUnder('docs/programmatic-use.md', '# Programmatic use');
 }
 
 /** The quick start (the ```js block of "## Quick start"). */
 export function readmeQuickStart(): string {
-  return firstJsBlockUnder('README.md', '## Quick start');
+  return firstBlockUnder('README.md', '## Quick start');
 }
 
 /** The webhook receiver (the ```js block after "**Webhooks.**" in docs/fleet.md). */
 export function readmeWebhookReceiver(): string {
-  return firstJsBlockUnder('docs/fleet.md', '**Webhooks.**');
+  return firstBlockUnder('docs/fleet.md', '**Webhooks.**');
 }
 
 /** What the example prints when it finishes a run (on the resume after a crash, or a fresh run). */

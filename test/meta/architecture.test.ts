@@ -19,6 +19,7 @@ const SOURCES = ['machines', 'src', 'visualizer'];
 const LAYERS: ReadonlyArray<readonly string[]> = [
   ['machines', 'src/util'],
   ['src/store'],
+  ['src/lang'],
   ['src/model'],
   ['src/tools'],
   ['src/core'],
@@ -31,7 +32,7 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ['src/cli'],
   ['src/index.ts', 'src/errors.ts', 'src/postgres.ts', 'src/testing.ts'],
 ];
-const CAPABILITIES = new Set(LAYERS[5]);
+const CAPABILITIES = new Set(LAYERS.find((rooms) => rooms.includes('src/awaits')));
 
 interface Import {
   from: string;

@@ -10,7 +10,7 @@ import { SimulatedCrash } from '../../src/runtime/crash-points.ts';
 import { resumeRun, startRun } from '../../src/runtime/run-api.ts';
 import type { RunEvent } from '../../src/core/run-events.ts';
 import { MemoryStore } from '../../src/store/memory-store.ts';
-import { initialView, reduceView, type RunView } from '../../src/tui/run-view.ts';
+import { initialView, reduceView, type RunView, type ViewSettings } from '../../src/tui/run-view.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 export interface DemoRun {
@@ -59,7 +59,7 @@ export { DEMO_PLAIN_LINES } from '../helpers/demo-lines.ts';
 export const SETTINGS = { verbose: false, resumeHint: 'durable-agent demo --resume', task: DEMO_TASK };
 
 /** The view after the events up to and including the first that matches `until` (all of them without it). */
-export function viewOf(events: readonly RunEvent[], until?: (event: RunEvent) => boolean, settings = SETTINGS): RunView {
+export function viewOf(events: readonly RunEvent[], until?: (event: RunEvent) => boolean, settings: ViewSettings = SETTINGS): RunView {
   let view = initialView(settings);
   for (const event of events) {
     view = reduceView(view, { type: 'event', event, at: atOf(event) });

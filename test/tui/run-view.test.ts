@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { plainReporter } from '../../src/cli/plain-reporter.ts';
 import type { RunEvent } from '../../src/core/run-events.ts';
 import { initialView, reduceView } from '../../src/tui/run-view.ts';
+import { PT } from '../../src/lang/pt.ts';
 import { DEMO_PLAIN_LINES, resumeDemo, runDemo, SETTINGS, viewOf } from './demo-events.ts';
 
 function plainOut(events: readonly RunEvent[], verbose = false): { out: string[]; err: string[] } {
@@ -26,6 +27,23 @@ describe('the permanent log', () => {
       expect(view.log.filter((e) => e.tone === 'detail').map((e) => e.text)).toEqual(err);
     }
     expect(viewOf(events).log.map((e) => e.text)).toEqual(DEMO_PLAIN_LINES);
+  });
+
+  it('says the lesson\'s lines in the language it is given, as the plain output does', async () => {
+    const run = await runDemo({ crashAfter: 'after-effect-write:3' });
+    const events = await resumeDemo(run);
+    const lines = viewOf(events, undefined, { ...SETTINGS, words: PT }).log.map((e) => e.text);
+    const out: string[] = [];
+    const report = plainReporter({ out: (line) => out.push(line), err: () => {} }, false, null, PT);
+    for (const event of events) report(event);
+    expect(lines).toEqual(out);
+    expect(lines).toEqual([
+      '[resume] li turn=3 pending=write_report',
+      '[resume][reconcile] tool_use_id=toolu_03 name=write_report acerto no livro-razão, reusando o resultado, sem reexecutar',
+      '[turn 3][save B] resultado da ferramenta deste turno preenchido após a retomada',
+      // The scripted model here speaks English: the done line is its own words.
+      '[done] Report written to report.txt, task complete.',
+    ]);
   });
 
   it('adds the lines the command prints itself, and numbers every entry', () => {

@@ -2,8 +2,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { demoFollowUp, demoScript, DEMO_TASK, ensureSampleNotes } from '../../demo/demo-task.ts';
+import { demoFollowUp, demoScript, DEMO_TASK, type DemoWords, ensureSampleNotes } from '../../demo/demo-task.ts';
 import { demoTools } from '../../demo/demo-tools.ts';
+import { langOfLocale, wordsOf } from '../../lang/lang.ts';
 import type { Model } from '../../model/model.ts';
 import { scriptedModel } from '../../model/scripted-model.ts';
 import { CrashPoints } from '../../runtime/crash-points.ts';
@@ -23,8 +24,10 @@ import type { ToolDefinition } from '../../tools/tool.ts';
 export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   if (args.listCrashPoints) return listCrashPoints(writers);
   const dir = path.resolve(args.dir);
+  // Chosen for this process only: the journal keeps no language, so a resume may speak another.
+  const lang = args.lang ?? langOfLocale(env);
   const tools = demoTools(dir, { paceMs: args.paceMs, jitterMs: args.jitterMs, verify: args.verify });
-  const { model, resumeWords } = await demoModel(args, env, dir, tools, writers);
+  const { model, resumeWords } = await demoModel(args, env, dir, tools, writers, wordsOf(lang).demo);
   return driveCliRun({
     command: 'demo',
     dir,
@@ -34,7 +37,8 @@ export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writer
     model,
     tools,
     output: { plain: args.plain, verbose: args.verbose },
-    resumeCommand: cliCommand(env, ['demo', '--resume', ...dirWords(dir, args.runId), ...approvalResumeWords(args.approval, args.resume), ...resumeWords]),
+    // A language given is given again: the resume speaks as this process did.
+    resumeCommand: cliCommand(env, ['demo', '--resume', ...dirWords(dir, args.runId), ...approvalResumeWords(args.approval, args.resume), ...resumeWords, ...(args.lang ? ['--lang', args.lang] : [])]),
     resume: args.resume ? { maxTurns: args.maxTurns, acceptLostRecord: args.acceptLostRecord, allowToolChange: args.allowToolChange, replaceDecisionPolicy: args.replaceDecisionPolicy, message: args.message } : null,
     start: args.resume
       ? null
@@ -56,12 +60,23 @@ export async function demoCommand(args: DemoArgs, env: NodeJS.ProcessEnv, writer
     },
     traceContent: args.traceContent,
     wait: args.approval.wait,
+    lang,
   });
 }
 
 /** The scripted model, or with --model a real one asked as the run is pinned to (model-setup.ts). */
-async function demoModel(args: DemoArgs, env: NodeJS.ProcessEnv, dir: string, tools: readonly ToolDefinition[], writers: Writers): Promise<{ model: Model; resumeWords: string[] }> {
-  if (!args.model) return { model: scriptedModel(demoScript(), { name: 'scripted-demo', paceMs: args.paceMs, jitterMs: args.jitterMs, afterScript: demoFollowUp }), resumeWords: [] };
+async function demoModel(
+  args: DemoArgs,
+  env: NodeJS.ProcessEnv,
+  dir: string,
+  tools: readonly ToolDefinition[],
+  writers: Writers,
+  words: DemoWords,
+): Promise<{ model: Model; resumeWords: string[] }> {
+  if (!args.model) {
+    const model = scriptedModel(demoScript(words), { name: 'scripted-demo', paceMs: args.paceMs, jitterMs: args.jitterMs, afterScript: demoFollowUp(words) });
+    return { model, resumeWords: [] };
+  }
   const stored = await storedRunOf(dir, args.runId, args.resume, args.fresh);
   const setup = modelSetupOf(args.model, args.claude, stored, args.maxTokens, tools.map((tool) => tool.name));
   const model = await realModel(args.model, env, args.request, undefined, true, setup.options);

@@ -1,4 +1,5 @@
 /** `durable-agent demo`: its options and their parse. */
+import { isLang, type Lang, LANGS } from '../../lang/lang.ts';
 import { command } from '../options/command.ts';
 import { option } from '../options/option.ts';
 import { approvalOptions, readApproval } from '../options/approval.ts';
@@ -6,6 +7,7 @@ import { budgetOptions, readBudget } from '../options/budget.ts';
 import { compactionOptions, readCompaction } from '../options/compaction.ts';
 import { claudeOptions, maxTokens, model, readClaude, readRequest, requestOptions } from '../options/model.ts';
 import { UsageError } from '../usage-error.ts';
+import { shorten } from '../options/read-options.ts';
 import { outputOptions } from '../options/output.ts';
 import { readStartResume, startResumeOptions } from '../options/start-resume.ts';
 import { fileRun, readFileRun, runDir } from '../options/target.ts';
@@ -34,6 +36,15 @@ export const jitter = option({
   bareMilliseconds: true,
 });
 
+export const lang = option({
+  key: 'lang',
+  type: 'string',
+  value: 'LANG',
+  help: "the lesson's language, en or pt: its lines and what the run tells the model of a call whose state is unknown",
+  defaultText: 'the locale\'s (LC_ALL, LC_MESSAGES or LANG: pt_BR.UTF-8 is pt), else en',
+  api: 'RunParts.lang',
+});
+
 export const demoSpec = command({
   name: 'demo',
   words: [],
@@ -55,6 +66,7 @@ export const demoSpec = command({
     ...compactionOptions,
     pace,
     jitter,
+    lang,
     option({ key: 'noVerify', type: 'boolean', help: 'write_report offers no verify(): a resume reports its unknown state to the model instead' }),
     option({ key: 'listCrashPoints', type: 'boolean', help: 'print every crash label a whole demo run passes, in order, and exit' }),
     ...approvalOptions,
@@ -65,6 +77,7 @@ export const demoSpec = command({
     'CRASH_AFTER=after-effect-write:3 durable-agent demo --dir demo-run     # killed, exit 137',
     'durable-agent demo --dir demo-run --resume                            # picks it up, exit 0',
     'durable-agent demo --dir demo-run --require-approval write_report --no-wait  # exit 7, waits',
+    'durable-agent demo --dir demo-run --lang pt                           # the lesson in Portuguese',
   ],
   parse: (values, { cwd }) => ({
     command: 'demo' as const,
@@ -77,6 +90,7 @@ export const demoSpec = command({
     plain: values.plain,
     verbose: values.verbose,
     listCrashPoints: values.listCrashPoints,
+    lang: readLang(values.lang),
     verify: !values.noVerify,
     paceMs: values.paceMs,
     jitterMs: values.jitterMs,
@@ -89,6 +103,12 @@ export const demoSpec = command({
 });
 
 export type DemoArgs = ReturnType<typeof demoSpec.parse>;
+
+/** --lang as given (undefined: the locale's, chosen where the environment is read). */
+function readLang(text: string | undefined): Lang | undefined {
+  if (text === undefined || isLang(text)) return text;
+  throw new UsageError(`--lang takes ${LANGS.join(' or ')}, not "${shorten(text)}". Without --lang the demo speaks the locale's language (LC_ALL, LC_MESSAGES or LANG: pt_BR.UTF-8 is pt), else en.`);
+}
 
 /** The scripted model is asked nothing of the sort: the Claude options need --model. */
 function claudeOfDemo(values: Parameters<typeof readClaude>[0] & { resume: boolean }, model: string | undefined): ReturnType<typeof readClaude> {
