@@ -1,5 +1,6 @@
 /**
- * npm run pack [DEST]: the package's tarball, as it is published. npm decides what goes in (the
+ * npm run pack [-- DEST]: the package's tarball, as it is published, written into DEST (default:
+ * this checkout), e.g. the project that installs it. npm decides what goes in (the
  * `files` of package.json, the README, the licence); the manifest goes in without `scripts`:
  * `prepare` builds dist/ from the sources in a checkout, which the tarball does not hold, and npm
  * warns about every install script a user's install would meet. Publish the tarball it prints.
@@ -16,8 +17,9 @@ export function packedManifest(manifest: Record<string, unknown>): Record<string
   return rest;
 }
 
-/** Packs ROOT into `dest`; returns the tarball's path and the files npm put in it. */
+/** Packs ROOT into `dest` (made if missing: the project that installs it); returns the tarball's path and the files npm put in it. */
 export function packInto(dest: string): { tarball: string; files: string[] } {
+  fs.mkdirSync(dest, { recursive: true });
   const listed = npm(['pack', '--dry-run', '--json', '--ignore-scripts'], ROOT);
   const files: string[] = JSON.parse(listed)[0].files.map((file: { path: string }) => file.path);
   const stage = fs.mkdtempSync(path.join(os.tmpdir(), 'da-pack-'));

@@ -1,17 +1,16 @@
 /**
  * Where every command gets its store: the one place the command line opens a run's store, each
  * through the store's door (openStore), never naming a store's class. A run in a directory is
- * kept in DIR/.durable-agent (its own run, or a run by id in its folder of runs); a fleet run is
- * a row of the fleet's database.
+ * kept in DIR/.durable-agent (its own run, or a run by id in its folder of runs), where a program
+ * that names DIR keeps it too (stateFolderOf); a fleet run is a row of the fleet's database.
  */
 import path from 'node:path';
-import { type Database, type DatabaseStoreOptions, type FolderStoreOptions, openRunsFolder, openStore } from '../store/open-store.ts';
+import { type Database, type DatabaseStoreOptions, type FolderStoreOptions, openRunsFolder, openStore, stateFolderOf as stateFolderIn } from '../store/open-store.ts';
 import type { DatabaseRunStore, FolderRunStore, RunsFolder } from '../store/store.ts';
-import { STATE_DIR } from './state-dir.ts';
 
-/** DIR/.durable-agent: the state folder of the runs a command line starts in DIR. */
+/** DIR/.durable-agent (or DIR, when it is a state folder itself): the state folder of the runs a command line reads and starts in DIR. */
 export function stateFolderOf(dir: string): string {
-  return path.join(path.resolve(dir), STATE_DIR);
+  return stateFolderIn(path.resolve(dir));
 }
 
 /** The store of a run the command line names: DIR's own run, or the run of that id in DIR's folder of runs. */

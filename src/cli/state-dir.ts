@@ -1,2 +1,2 @@
-/** Where a run keeps its state inside DIR. A module of its own so that readers (status, viz) need not load the runtime. */
-export const STATE_DIR = '.durable-agent';
+/** Where a run keeps its state inside DIR: the store's name for it, the one a program's FileRuns(DIR) uses too. */
+export { STATE_DIR } from '../store/open-store.ts';

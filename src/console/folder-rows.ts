@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { CONTROL_DIR, JOURNAL_FILE, openRunsFolder, openStore } from '../store/open-store.ts';
+import { CONTROL_DIR, folderOfState, JOURNAL_FILE, openRunsFolder, openStore } from '../store/open-store.ts';
 import { readJournal } from '../store/journal/journal-reader.ts';
 import type { FolderRunStore, LoadedRun } from '../store/store.ts';
 import { type RunSummary, summaryOfJournal, unreadableSummary } from '../runtime/run-summary.ts';
@@ -42,7 +42,7 @@ export function folderSignature(dir: string): string {
 /** The folder's rows: its current run first, then its archived runs (read again only when their file changed). */
 export async function readFolderRows(folder: RunFolder, archived: ArchivedRows): Promise<ConsoleRow[]> {
   const rows: ConsoleRow[] = [];
-  const location = folder.folderId === null ? path.dirname(folder.root) : folder.dir;
+  const location = folder.folderId === null ? folderOfState(folder.root) : folder.dir;
   if (fs.existsSync(path.join(folder.dir, JOURNAL_FILE))) {
     rows.push(
       await rowOf(folder, keyOf(folder.index, folder.folderId, null), location, false, async () => {
@@ -85,7 +85,7 @@ async function rowOf(folder: RunFolder, key: string, location: string, archived:
     const { loaded, pausedBy } = await read();
     summary = summaryOfJournal(loaded, { location, archived, pausedBy });
   } catch (error) {
-    summary = unreadableSummary(folder.folderId ?? path.basename(path.dirname(folder.root)), { location, archived }, (error as Error).message);
+    summary = unreadableSummary(folder.folderId ?? path.basename(folderOfState(folder.root)), { location, archived }, (error as Error).message);
   }
   return { ...summary, key, worker: null, leaseEpoch: null };
 }

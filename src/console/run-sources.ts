@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { type Database, openRunsFolder, openStore } from '../store/open-store.ts';
+import { type Database, folderOfState, openRunsFolder, openStore } from '../store/open-store.ts';
 import type { FolderRunStore, RunStore } from '../store/store.ts';
 import { ConsoleRunNotFoundError } from './console-errors.ts';
 import { type ConsoleRow, FLEET_KEY, KEY_SEPARATOR, keyOf, newestFirst, RUN_CATEGORIES, type RunCategory } from './console-row.ts';
@@ -133,7 +133,7 @@ export class RunSources {
       throw new ConsoleRunNotFoundError(key);
     }
     // A run by id works in the same directory as the folder's own run: DIR, whose state folder is root.
-    const runDir = path.dirname(root);
+    const runDir = folderOfState(root);
     const folder = { root, index: Number(index) };
     if (archived !== '') {
       const journal = path.join(store.location, ARCHIVE_DIR, `${archived}.jsonl`);

@@ -14,14 +14,11 @@ import type { AgentStateName } from '../../machines/agent-loop.types.ts';
 import { checkMessageText } from '../core/continue-run.ts';
 import type { ForkOrigin } from '../store/journal/journal-record.ts';
 import { createForked } from '../store/fork-into.ts';
-import { openStore } from '../store/open-store.ts';
+import { openStore, stateFolderOf } from '../store/open-store.ts';
 import type { RunStore } from '../store/store.ts';
 import { ForkRefusedError } from './fork-errors.ts';
 import { appendForkNote } from './fork-notes.ts';
 import { type ParentCallAfterFork, planFork } from './fork-plan.ts';
-
-/** Where a run's state lives inside the directory a run works in (the CLI's --dir). */
-const STATE_DIR = '.durable-agent';
 
 export interface ForkOptions {
   /** The parent: a store, or the directory of a run (its state in DIR/.durable-agent). */
@@ -98,7 +95,7 @@ function noteLineage(from: RunStore, note: Parameters<typeof appendForkNote>[1])
 }
 
 function storeOf(given: RunStore | string): RunStore {
-  return typeof given === 'string' ? openStore({ dir: path.join(path.resolve(given), STATE_DIR) }) : given;
+  return typeof given === 'string' ? openStore({ dir: stateFolderOf(path.resolve(given)) }) : given;
 }
 
 function sameStore(a: RunStore, b: RunStore): boolean {

@@ -15,7 +15,7 @@ import { type CrashAction, CrashPoints, crashHandlerOf } from './crash-points.ts
 import { JournalWriter } from './journal-writer.ts';
 import { RunLockedError } from '../store/errors.ts';
 import { childRunsOf } from './run-tree.ts';
-import { openStore } from '../store/open-store.ts';
+import { openStore, stateFolderOf } from '../store/open-store.ts';
 import { foldJournal } from '../store/journal/fold-journal.ts';
 import { snapshotContextOf } from '../store/journal/journal-codec.ts';
 import type { RunStore } from '../store/store.ts';
@@ -255,7 +255,7 @@ function finishedWords(location: string, found: { state: AgentStateName; turn: n
 /** The run a call names: its store, or the file store of the run that works in `dir` (DIR/.durable-agent). */
 export function runStoreOf(options: Pick<ControlOptions, 'store' | 'dir'>): RunStore {
   if (options.store) return options.store;
-  if (options.dir !== undefined) return openStore({ dir: path.join(path.resolve(options.dir), '.durable-agent') });
+  if (options.dir !== undefined) return openStore({ dir: stateFolderOf(path.resolve(options.dir)) });
   throw new RangeError('give the run: store (a RunStore) or dir (the directory of a run); nothing was written.');
 }
 

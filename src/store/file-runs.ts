@@ -1,14 +1,17 @@
 /**
- * A folder of runs, each by its id: ROOT/runs/<id>/ is one run's folder, laid out as a run
- * folder has always been (its journal, lock, inboxes and archive). A folder written before run
- * ids (its one run at ROOT itself) still opens, resumes and lists: it is one more entry.
- * Opening a run by id reads nothing but that run's own folder, however many runs there are.
+ * A folder of runs, each by its id: in a state folder ROOT, ROOT/runs/<id>/ is one run's folder,
+ * laid out as a run folder has always been (its journal, lock, inboxes and archive). A folder
+ * written before run ids (its one run at ROOT itself) still opens, resumes and lists: it is one
+ * more entry. Opening a run by id reads nothing but that run's own folder, however many runs
+ * there are. FileRuns is the one a program names by its folder DIR (ROOT = DIR/.durable-agent,
+ * where every command looks: state-folder-of.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { FileStore, type FileStoreOptions, JOURNAL_FILE } from './file-store.ts';
+import { type FileStore, type FileStoreOptions, JOURNAL_FILE, RunFolderStore } from './file-store.ts';
 import { readJournal } from './journal/journal-reader.ts';
 import { checkRunId } from './run-id.ts';
+import { stateFolderOf } from './state-folder-of.ts';
 import type { LoadedRun, RunsFolder, StoredRunEntry } from './store.ts';
 
 export type { StoredRunEntry } from './store.ts';
@@ -16,19 +19,31 @@ export type { StoredRunEntry } from './store.ts';
 export const RUNS_DIR = 'runs';
 const ARCHIVED_JOURNAL = /^journal-.*\.jsonl$/;
 
+/**
+ * The runs of the folder `dir`, kept in its state folder dir/.durable-agent (its own run there,
+ * its runs by id in dir/.durable-agent/runs/<id>/): what `--dir dir` lists and opens.
+ */
 export class FileRuns implements RunsFolder {
+  /** The state folder: of the folder given (StateFolderRuns: the folder given). */
+  readonly root: string;
   readonly location: string;
 
   constructor(
-    readonly root: string,
+    given: string,
     private readonly options: FileStoreOptions = {},
   ) {
-    this.location = root;
+    this.root = this.rootOf(given);
+    this.location = this.root;
+  }
+
+  /** Where the runs of the folder given are kept. Called by the constructor, before any field of a subclass is set. */
+  protected rootOf(given: string): string {
+    return stateFolderOf(given);
   }
 
   /** The store of the run with this id (RunIdError for an id that is not a safe name); nothing is read or made. */
   store(runId: string): FileStore {
-    return new FileStore(path.join(this.root, RUNS_DIR, checkRunId(runId)), { ...this.options, runId });
+    return new RunFolderStore(path.join(this.root, RUNS_DIR, checkRunId(runId)), { ...this.options, runId });
   }
 
   /** Every run of the folder, current and archived, in no particular order. */
@@ -42,11 +57,18 @@ export class FileRuns implements RunsFolder {
   }
 }
 
+/** The runs of exactly the state folder given. */
+export class StateFolderRuns extends FileRuns {
+  protected override rootOf(given: string): string {
+    return given;
+  }
+}
+
 /** The current run of one run folder (if its journal is there) and its archived runs. */
 function runFolderEntries(dir: string, folderId: string | null): StoredRunEntry[] {
   const entries: StoredRunEntry[] = [];
   if (fs.existsSync(path.join(dir, JOURNAL_FILE))) {
-    const store = new FileStore(dir, folderId === null ? {} : { runId: folderId });
+    const store = new RunFolderStore(dir, folderId === null ? {} : { runId: folderId });
     entries.push({ folderId, location: store.journalPath, archived: false, read: () => store.load({ fromLastSnapshot: true }), controls: () => store.control.read() });
   }
   const archive = path.join(dir, 'archive');

@@ -29,6 +29,7 @@ import type { AppendOptions, AppendReceipt, LoadedRun, LoadOptions, LockOptions,
 import { WriteFaultPlan } from './write-faults.ts';
 import { openRegularFile } from '../util/regular-file.ts';
 import { checkStateFolder, PRIVATE_DIR, PRIVATE_FILE } from './state-folder.ts';
+import { stateFolderOf } from './state-folder-of.ts';
 
 export interface FileStoreOptions {
   /** The id of the run this folder holds (FileRuns opens a run's folder by its id): see RunStore.runId. */
@@ -95,7 +96,14 @@ interface AppendPosition {
   written: CommitMark;
 }
 
+/**
+ * The store of the run of the folder `dir`, kept in its state folder dir/.durable-agent, where
+ * every command finds it with `--dir dir` (a folder named .durable-agent, or one that already
+ * holds a run as a state folder does, is its own: see state-folder-of.ts).
+ */
 export class FileStore implements FolderRunStore {
+  /** The run's folder: the state folder of the folder given (RunFolderStore: the folder given). */
+  readonly dir: string;
   readonly location: string;
   readonly runId: string | undefined;
   readonly journalPath: string;
@@ -121,10 +129,9 @@ export class FileStore implements FolderRunStore {
   /** Signals for the run's waits from other processes: DIR/signals/ (see file-signal-inbox.ts). */
   readonly signals: FileSignalInbox;
 
-  constructor(
-    readonly dir: string,
-    options: FileStoreOptions = {},
-  ) {
+  constructor(given: string, options: FileStoreOptions = {}) {
+    const dir = this.runFolderOf(given);
+    this.dir = dir;
     this.location = dir;
     this.runId = options.runId;
     this.journalPath = path.join(dir, JOURNAL_FILE);
@@ -144,6 +151,11 @@ export class FileStore implements FolderRunStore {
     if (!Number.isInteger(this.lockLeaseMs) || this.lockLeaseMs < min || this.lockLeaseMs > max) {
       throw new RangeError(`lockLeaseMs must be a whole number of milliseconds from ${min} to ${max}, not ${this.lockLeaseMs}`);
     }
+  }
+
+  /** Where the run of the folder given is kept: its state folder. Called by the constructor, before any field of a subclass is set. */
+  protected runFolderOf(given: string): string {
+    return stateFolderOf(given);
   }
 
   /**
@@ -587,4 +599,11 @@ function stampOf(date: Date): string {
 
 function describeRecord(record: JournalRecord): string {
   return `${describePoint(pointOf(record))} (record ${record.seq}, state ${record.state})`;
+}
+
+/** The store of the run kept in exactly the folder given: a state folder's own run, or one run's folder in a folder of runs. */
+export class RunFolderStore extends FileStore {
+  protected override runFolderOf(given: string): string {
+    return given;
+  }
 }

@@ -5,8 +5,8 @@
  * that keeps its run in a folder adds (FolderRunStore, keptInFolder).
  */
 import path from 'node:path';
-import { FileRuns, RUNS_DIR } from './file-runs.ts';
-import { FileStore, type FileStoreOptions } from './file-store.ts';
+import { RUNS_DIR, StateFolderRuns } from './file-runs.ts';
+import { type FileStoreOptions, RunFolderStore } from './file-store.ts';
 import { PgRunStore, type PgRunStoreOptions } from './pg/pg-store.ts';
 import type { Database } from './pg/pool.ts';
 import type { DatabaseRunStore, FolderRunStore, RunStore, RunsFolder } from './store.ts';
@@ -17,6 +17,8 @@ export type { Database } from './pg/pool.ts';
 /** A state folder's layout, for readers that watch it (the console's index): the journal, the runs by id, the control inbox. */
 export { JOURNAL_FILE } from './file-store.ts';
 export { RUNS_DIR } from './file-runs.ts';
+/** Where a folder's runs are: its state folder (DIR/.durable-agent), the same for a program and every command. */
+export { folderOfState, STATE_DIR, stateFolderOf } from './state-folder-of.ts';
 export { CONTROL_DIR } from './inbox/file-control-inbox.ts';
 /** The points of a request's or a decision's write into a folder's inbox, for the crash drills of the commands that write them. */
 export { CONTROL_POINTS, type ControlPoint } from './inbox/file-control-inbox.ts';
@@ -27,8 +29,8 @@ export { WriteFaultPlan } from './write-faults.ts';
 export { DEFAULT_LOCK_LEASE_MS, LOCK_LEASE_RANGE_MS } from './lock-file.ts';
 
 /**
- * A run kept in files: the run of the state folder `dir` itself, or, with `runId`, the run of
- * that id in `dir`'s folder of runs (dir/runs/<id>/).
+ * A run kept in files: the run of the state folder `dir` itself (stateFolderOf gives a folder's),
+ * or, with `runId`, the run of that id in `dir`'s folder of runs (dir/runs/<id>/).
  */
 export interface FolderTarget {
   dir: string;
@@ -52,17 +54,17 @@ export function openStore(target: StoreTarget): RunStore;
 export function openStore(target: StoreTarget): RunStore {
   if ('database' in target) return new PgRunStore(target.database, target.runId, target.options);
   const { dir, runId, options } = target;
-  return runId === null || runId === undefined ? new FileStore(dir, options) : new FileRuns(dir, options).store(runId);
+  return runId === null || runId === undefined ? new RunFolderStore(dir, options) : new StateFolderRuns(dir, options).store(runId);
 }
 
 /** The folder of runs at `dir` (a state folder: its own run and its runs by id). */
 export function openRunsFolder(dir: string, options?: FileStoreOptions): RunsFolder {
-  return new FileRuns(dir, options);
+  return new StateFolderRuns(dir, options);
 }
 
 /** The folder of runs a store's run is in (ROOT for ROOT/runs/<id>, the folder itself for its root run); null for a store not kept in a folder. */
 export function runsFolderOf(store: RunStore): RunsFolder | null {
   if (store.dir === undefined) return null;
   const parent = path.dirname(store.dir);
-  return path.basename(parent) === RUNS_DIR ? new FileRuns(path.dirname(parent)) : new FileRuns(store.dir);
+  return path.basename(parent) === RUNS_DIR ? new StateFolderRuns(path.dirname(parent)) : new StateFolderRuns(store.dir);
 }

@@ -1,6 +1,6 @@
 /**
  * The runnable examples of the README and the guide (docs/, its subfolders included), as
- * printed: the first ```js block under a heading, every block of a kind on a page, and the
+ * printed: the first ```js block under a heading, the install's ```sh block, every block of a kind on a page, and the
  * guide's pages themselves.
  */
 import fs from 'node:fs';
@@ -31,6 +31,17 @@ export function guidePages(): string[] {
 /** The programmatic example (the first ```js block of docs/programmatic-use.md). */
 export function readmeProgrammaticExample(): string {
   return firstBlockUnder('docs/programmatic-use.md', '# Programmatic use');
+}
+
+/**
+ * The install into a project (the ```sh block of "### In your own project"), a command a line:
+ * the first runs in a checkout of this repository, the rest in the project that installs the tarball.
+ */
+export function readmeInstall(): string[] {
+  return firstBlockUnder('README.md', '### In your own project', 'sh')
+    .trim()
+    .split('\n')
+    .map((line) => line.replace(/\s+#.*$/, ''));
 }
 
 /** The quick start (the ```js block of "## Quick start"). */

@@ -15,6 +15,8 @@ export function tempDir(prefix = 'da-test-'): string {
   return dir;
 }
 
+// A scratch project holds a node_modules of thousands of files: on a busy machine removing it
+// takes more than the default minute of a hook, and a verdict must not depend on how busy it is.
 afterAll(() => {
   for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
-});
+}, 300_000);

@@ -146,7 +146,7 @@ function databaseProblems(sources: ReadonlyMap<string, string>, packages: Readon
 }
 
 /** The store's classes: named only inside src/store/ and by the package's entry files, which export them. */
-const STORE_CLASSES = new Set(['FileStore', 'FileRuns', 'MemoryStore', 'PgRunStore']);
+const STORE_CLASSES = new Set(['FileStore', 'FileRuns', 'RunFolderStore', 'StateFolderRuns', 'MemoryStore', 'PgRunStore']);
 const ENTRY_FILES = new Set(['src/index.ts', 'src/testing.ts', 'src/postgres.ts']);
 /** Where the command line, the console and the live view meet the store: its door, its port, its errors, run ids, the journal's format, and the database's door (pg/index.ts). */
 const STORE_DOOR = /^src\/store\/(open-store|store|errors|fs-problems|run-id)\.ts$|^src\/store\/inbox\/(inboxes|signal-inbox|inbox-errors)\.ts$|^src\/store\/journal\/|^src\/store\/pg\/(pool|index)\.ts$/;

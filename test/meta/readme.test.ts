@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { cliEnv, REPO } from '../helpers/cli.ts';
 import { freePort } from '../helpers/free-port.ts';
-import { EXAMPLE_DONE_OUTPUT, readmeProgrammaticExample, readmeWebhookReceiver } from '../helpers/readme-example.ts';
+import { EXAMPLE_DONE_OUTPUT, readmeInstall, readmeProgrammaticExample, readmeWebhookReceiver } from '../helpers/readme-example.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { defineTool } from '../../src/tools/tool.ts';
 import { signWebhookRequest } from '../../src/fleet/webhook-signature.ts';
@@ -15,9 +15,22 @@ import { CrashPoints, endTurnReply, MemoryStore, scriptedModel, toolUseReply } f
 const readme = fs.readFileSync(path.join(REPO, 'README.md'), 'utf8');
 
 describe('README', () => {
-  it('starts with the install-and-run command and the test command', () => {
-    const firstBlock = /```sh\n([\s\S]*?)```/.exec(readme)![1]!;
-    const commands = firstBlock.trim().split('\n').map((line) => line.split('#')[0]!.trim());
+  it('is short, and its first section is the install (test/package/readme-install.test.ts runs it as printed)', () => {
+    expect(readme.split('\n').length).toBeLessThanOrEqual(300);
+    expect(readme.match(/^## .*$/m)?.[0]).toBe('## Install');
+    const [checkout, project] = readmeInstall();
+    expect(checkout).toBe('npm ci && npm run pack -- ../my-agent');
+    expect(project).toMatch(/^cd \.\.\/my-agent && .*npm install \.\/durable-agent-\d+\.\d+\.\d+\.tgz$/);
+    const pkg = JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8'));
+    expect(project).toContain(`./durable-agent-${pkg.version}.tgz`);
+    // Nothing keeps the package from being published: the tarball is what is published.
+    expect(pkg.private).toBeUndefined();
+  });
+
+  it('starts with the install-and-run command and the test command, for a checkout', () => {
+    // The README's first code block: what a fresh machine with Node and npm runs first.
+    const block = /```sh\n([\s\S]*?)```/.exec(readme)![1]!;
+    const commands = block.trim().split('\n').map((line) => line.split('#')[0]!.trim());
     expect(commands).toEqual(['npm ci && npx durable-agent demo --dir demo-run', 'npm test']);
     const pkg = JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8'));
     // npm ci runs `prepare`, which builds dist/, so the first command runs the compiled CLI.
@@ -43,8 +56,8 @@ describe('README', () => {
       expect(again.stdout).toBe(EXAMPLE_DONE_OUTPUT);
       expect(outbox(cwd)).toHaveLength(1);
       // Attached, not started again: nothing was archived, one run in the folder.
-      expect(fs.readdirSync(path.join(cwd, '.agent-state', 'runs'))).toEqual(['invoice-acme-120']);
-      expect(fs.existsSync(path.join(cwd, '.agent-state', 'runs', 'invoice-acme-120', 'archive'))).toBe(false);
+      expect(fs.readdirSync(path.join(cwd, '.durable-agent', 'runs'))).toEqual(['invoice-acme-120']);
+      expect(fs.existsSync(path.join(cwd, '.durable-agent', 'runs', 'invoice-acme-120', 'archive'))).toBe(false);
     } finally {
       example.remove();
     }

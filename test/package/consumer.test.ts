@@ -12,7 +12,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, REPO } from '../helpers/cli.ts';
 import { DEMO_PLAIN_LINES } from '../helpers/demo-lines.ts';
-import { EXAMPLE_DONE_OUTPUT, readmeProgrammaticExample } from '../helpers/readme-example.ts';
+import { EXAMPLE_DONE_OUTPUT, readmeProgrammaticExample, readmeQuickStart } from '../helpers/readme-example.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { packInto } from '../../scripts/pack.ts';
 
@@ -110,6 +110,8 @@ describe('the packed package', { timeout: 300_000 }, () => {
     const project = path.join(consumer, 'ts');
     fs.mkdirSync(project);
     fs.writeFileSync(path.join(project, 'invoice.ts'), readmeProgrammaticExample());
+    // The README's Quick start, saved as agent.ts, type-checks as it stands (compiled only: it needs a key to run).
+    fs.writeFileSync(path.join(project, 'agent.ts'), readmeQuickStart());
     fs.writeFileSync(path.join(project, 'typed.ts'), TYPED_CONSUMER);
     fs.writeFileSync(path.join(project, 'kit.ts'), TESTING_CONSUMER);
     fs.writeFileSync(path.join(project, 'zod-tool.ts'), ZOD_CONSUMER);
@@ -126,7 +128,7 @@ describe('the packed package', { timeout: 300_000 }, () => {
       types: ['node'],
       outDir: 'out',
     };
-    fs.writeFileSync(path.join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['invoice.ts', 'typed.ts', 'kit.ts', 'zod-tool.ts'] }));
+    fs.writeFileSync(path.join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['invoice.ts', 'agent.ts', 'typed.ts', 'kit.ts', 'zod-tool.ts'] }));
     ok(run(process.execPath, [TSC, '-p', '.'], project));
 
     const typed = run(process.execPath, [path.join('out', 'typed.js')], project);
@@ -269,6 +271,18 @@ describe('the packed package', { timeout: 300_000 }, () => {
   it('passes publint --strict and arethetypeswrong (ESM-only profile)', () => {
     expect(ok(run(process.execPath, [PUBLINT, 'run', tarball, '--strict'], scratch))).toContain('All good');
     ok(run(process.execPath, [ATTW, tarball, '--profile', 'esm-only', '--format', 'ascii'], scratch));
+  });
+
+  it('is ready to publish: npm publish --dry-run takes the tarball as it is; in the checkout it is refused before anything is built', () => {
+    const published = run('npm', ['publish', tarball, '--dry-run'], scratch);
+    expect(published.status, published.stderr).toBe(0);
+    expect(`${published.stdout}${published.stderr}`).toContain(`durable-agent@${pkg.version}`);
+    // npm says what it would change in a manifest it finds wrong (a bin path, a repository): nothing here.
+    expect(published.stderr).not.toMatch(/auto-corrected|EPRIVATE/);
+    expect(JSON.parse(fs.readFileSync(path.join(consumer, 'node_modules', 'durable-agent', 'package.json'), 'utf8')).private).toBeUndefined();
+    const checkout = run('npm', ['publish', '--dry-run'], REPO);
+    expect(checkout.status).not.toBe(0);
+    expect(checkout.stderr).toContain('Nothing was published: this checkout is not the package. Run npm run pack, then publish the tarball it writes');
   });
 });
 

@@ -77,7 +77,7 @@ describe("the README's quick start", () => {
       expect(server.requests.length).toBe(requests);
       expect(outbox(cwd)).toHaveLength(1);
       // The key reached the server and nothing the run keeps.
-      const journal = fs.readFileSync(path.join(cwd, '.agent-state', 'runs', 'invoice-acme', 'journal.jsonl'), 'utf8');
+      const journal = fs.readFileSync(path.join(cwd, '.durable-agent', 'runs', 'invoice-acme', 'journal.jsonl'), 'utf8');
       expect(journal).not.toContain(KEY);
     } finally {
       fs.rmSync(file, { force: true });
@@ -96,7 +96,7 @@ describe("the README's quick start", () => {
       expect(run.code).not.toBe(0);
       expect(run.stderr).toContain('MissingApiKeyError');
       expect(run.stderr).toContain('Pass apiKey to anthropicModel, or set ANTHROPIC_API_KEY');
-      expect(fs.existsSync(path.join(cwd, '.agent-state'))).toBe(false);
+      expect(fs.existsSync(path.join(cwd, '.durable-agent'))).toBe(false);
     } finally {
       fs.rmSync(file, { force: true });
     }

@@ -62,7 +62,8 @@ console.log('not reached');
       expect(run.status).toBe(SIMULATED_CRASH_EXIT_CODE);
       expect(run.stdout).toBe('');
       expect(run.stderr).toMatch(/^durable-agent: simulated kill at after-effect-write:1 .*exiting with code 137.*resumeRun picks it up\.\n$/);
-      expect(fs.readFileSync(path.join(cwd, 'state', 'journal.jsonl'), 'utf8')).toContain('toolu_1');
+      // The folder a program names keeps its runs in its .durable-agent/, where `--dir state` reads them.
+      expect(fs.readFileSync(path.join(cwd, 'state', '.durable-agent', 'journal.jsonl'), 'utf8')).toContain('toolu_1');
     } finally {
       fs.rmSync(file, { force: true });
     }

@@ -199,8 +199,8 @@ describe('many runs in one folder', () => {
     const runs = new FileRuns(root);
     const { tools } = countingTools();
     await startRun({ store: runs.store('fine'), model: scriptedModel(invoiceScript()), tools, task: 'Send invoice 1' });
-    fs.mkdirSync(path.join(root, 'runs', 'broken'), { recursive: true });
-    fs.writeFileSync(path.join(root, 'runs', 'broken', 'journal.jsonl'), 'not a journal\n');
+    fs.mkdirSync(path.join(runs.root, 'runs', 'broken'), { recursive: true });
+    fs.writeFileSync(path.join(runs.root, 'runs', 'broken', 'journal.jsonl'), 'not a journal\n');
     const listed = await listRuns(runs);
     expect(listed.find((run) => run.runId === 'fine')).toMatchObject({ state: 'done', problem: null });
     expect(listed.find((run) => run.runId === 'broken')).toMatchObject({ state: null, problem: expect.stringContaining('journal') });

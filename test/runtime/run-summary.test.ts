@@ -39,7 +39,7 @@ describe('a run summary', () => {
       waitingOn: { kind: 'call', toolUseId: 'toolu_send', name: 'send_email', needs: 'approval' },
     });
 
-    const rows = await readFolderRows({ index: 0, root, folderId: 'waiting-2', dir: path.join(root, 'runs', 'waiting-2') }, new Map());
+    const rows = await readFolderRows({ index: 0, root: runs.root, folderId: 'waiting-2', dir: path.join(runs.root, 'runs', 'waiting-2') }, new Map());
     // The console reads a folder at a time: it does not count a run's children.
     const { key, worker, leaseEpoch, location, children, ...row } = rows[0]!;
     const { location: journal, children: counted, ...summary } = waiting;

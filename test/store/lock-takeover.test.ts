@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { RunLockedError, RunLockLostError } from '../../src/store/errors.ts';
-import { FileStore } from '../../src/store/file-store.ts';
+import { RunFolderStore } from '../../src/store/file-store.ts';
 import { JOURNAL_FORMAT, JOURNAL_VERSION, type JournalRecord } from '../../src/store/journal/journal-record.ts';
 import { type CliRun, runCli, runCliAsync, startCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
@@ -92,7 +92,7 @@ describe('a lock on this host', () => {
     const dir = path.join(tempDir(), 'store');
     fs.mkdirSync(dir, { recursive: true });
     foreignLock(path.join(dir, 'lock'), 120_000, os.hostname(), process.pid);
-    const error = await new FileStore(dir).lock().catch((e: unknown) => e);
+    const error = await new RunFolderStore(dir).lock().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RunLockedError);
     expect((error as Error).message).toContain('heartbeat stopped');
     expect((error as Error).message).toContain(`kill -CONT ${process.pid}`);
@@ -103,16 +103,16 @@ describe('a lock on this host', () => {
     const dir = path.join(tempDir(), 'store');
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(path.join(dir, 'lock'), '');
-    await expect(new FileStore(dir).lock()).rejects.toThrow(/run the command again in a few seconds/i);
+    await expect(new RunFolderStore(dir).lock()).rejects.toThrow(/run the command again in a few seconds/i);
     const old = new Date(Date.now() - 5_000);
     fs.utimesSync(path.join(dir, 'lock'), old, old);
-    const lock = await new FileStore(dir).lock();
+    const lock = await new RunFolderStore(dir).lock();
     await lock.release();
   });
 
   it('is kept fresh by its holder\'s heartbeat', async () => {
     const dir = path.join(tempDir(), 'store');
-    const store = new FileStore(dir, { lockLeaseMs: 1_000 });
+    const store = new RunFolderStore(dir, { lockLeaseMs: 1_000 });
     const lock = await store.lock();
     const old = new Date(Date.now() - 60_000);
     fs.utimesSync(path.join(dir, 'lock'), old, old);
@@ -126,11 +126,11 @@ describe('a lock on this host', () => {
 describe('a holder whose lock was taken over', () => {
   it('writes nothing more: its next append is refused and the journal is left as the new holder found it', async () => {
     const dir = path.join(tempDir(), 'store');
-    const first = new FileStore(dir, { lockLeaseMs: 1_000 });
+    const first = new RunFolderStore(dir, { lockLeaseMs: 1_000 });
     const held = await first.lock();
     await first.create({ format: JOURNAL_FORMAT, version: JOURNAL_VERSION, runId: 'r', createdAt: 1 }, record(0));
     await first.append(record(1));
-    const second = new FileStore(dir, { lockLeaseMs: 1_000 });
+    const second = new RunFolderStore(dir, { lockLeaseMs: 1_000 });
     const started = Date.now();
     const taken = await second.lock({ takeOver: true });
     // The old holder is alive (this very process): the new one gave it the time to notice.

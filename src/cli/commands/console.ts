@@ -9,7 +9,7 @@ import { NoSuchDirectoryError } from '../errors.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { readSecretFile } from '../secret-file.ts';
-import { STATE_DIR } from '../state-dir.ts';
+import { stateFolderOf } from '../run-store.ts';
 import { userName } from '../user-name.ts';
 
 export async function consoleCommand(args: ConsoleArgs, env: NodeJS.ProcessEnv, writers: Writers, stopped: Promise<unknown> = interrupted()): Promise<number> {
@@ -25,7 +25,7 @@ export async function consoleCommand(args: ConsoleArgs, env: NodeJS.ProcessEnv, 
   const { startConsole } = await import('../../console/console-server.ts');
   try {
     const running = await startConsole({
-      roots: dirs.map((dir) => path.join(dir, STATE_DIR)),
+      roots: dirs.map((dir) => stateFolderOf(dir)),
       pool,
       host: args.host ?? undefined,
       port: args.port,

@@ -11,7 +11,6 @@ import { EXIT } from '../exit-codes.ts';
 import { tableLines } from '../../words/format.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { cliCommand, databaseWords, dirWords } from '../../words/shell-command.ts';
-import { STATE_DIR } from '../state-dir.ts';
 import { fileStoreOf, folderStoreAt, stateFolderOf } from '../run-store.ts';
 
 export async function forkCommand(args: ForkArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
@@ -75,7 +74,7 @@ function resumeCommandOf(env: NodeJS.ProcessEnv, startedBy: RunOrigin | undefine
     case 'run':
       return `${cliCommand(env, ['run', '--model', startedBy.model, '--resume', ...dirWords(dir)])} (with the --mcp-config the run was started with, if any)`;
     default:
-      return `resumeRun({ store: new FileStore(${JSON.stringify(path.join(dir, STATE_DIR))}), … }) with the tools of the run it was forked from`;
+      return `resumeRun({ store: new FileStore(${JSON.stringify(dir)}), … }) with the tools of the run it was forked from`;
   }
 }
 

@@ -1,18 +1,17 @@
 /** `durable-agent list`: the runs of a folder, by id, with where each stands. */
-import path from 'node:path';
 import { listRuns } from '../../fleet/list-runs.ts';
 import type { ListArgs } from '../args.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { runsFolderOfDir } from '../run-store.ts';
-import { STATE_DIR } from '../state-dir.ts';
 import { formatAgo, tableLines } from '../../words/format.ts';
 import { treeOrder } from '../../words/tree-lines.ts';
 
 const TASK_WIDTH = 40;
 
 export async function listCommand(args: ListArgs, writers: Writers, now = Date.now()): Promise<number> {
-  const runs = await listRuns(runsFolderOfDir(args.dir), args.states ? { states: args.states } : {});
+  const folder = runsFolderOfDir(args.dir);
+  const runs = await listRuns(folder, args.states ? { states: args.states } : {});
   if (args.json) {
     writers.out(JSON.stringify(runs, null, 2));
     return EXIT.done;
@@ -33,7 +32,7 @@ export async function listCommand(args: ListArgs, writers: Writers, now = Date.n
     run.archived ? 'archived' : '-',
   ]);
   for (const line of tableLines(['run', 'state', 'task', 'turn', 'last save', 'called by', 'forked from', 'archived'], rows)) writers.out(line);
-  writers.out(`${runs.length} ${runs.length === 1 ? 'run' : 'runs'} in ${path.join(path.resolve(args.dir), STATE_DIR)}`);
+  writers.out(`${runs.length} ${runs.length === 1 ? 'run' : 'runs'} in ${folder.root}`);
   return EXIT.done;
 }
 

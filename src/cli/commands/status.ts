@@ -1,6 +1,5 @@
 /** `durable-agent status` and `durable-agent history`: read a run's store and print it. */
 import { needWords, waitsForWords } from '../../awaits/wait-words.ts';
-import path from 'node:path';
 import { type DecidedCall, verdictWords } from '../../awaits/decision-trail.ts';
 import { decidedText } from '../../words/decision-lines.ts';
 import type { WaitingCall } from '../../core/run-events.ts';
@@ -18,8 +17,8 @@ import { calledByWords, chargedWords, childRunLines } from '../../words/tree-lin
 import { EXIT } from '../exit-codes.ts';
 import { formatAgo, formatBytes, formatElapsed, formatUsage, keyValueLines, tableLines } from '../../words/format.ts';
 import type { Writers } from '../plain-reporter.ts';
-import { STATE_DIR } from '../state-dir.ts';
 import { fileStoreOf } from '../run-store.ts';
+import { folderOfState } from '../../store/open-store.ts';
 
 export async function statusCommand(args: StatusArgs, writers: Writers, now = Date.now()): Promise<number> {
   const store = fileStoreOf(args.dir, args.runId);
@@ -53,7 +52,7 @@ export async function statusCommand(args: StatusArgs, writers: Writers, now = Da
   if (status.forkedFrom) rows.splice(2, 0, ['forked from', forkedFromText(status.forkedFrom)]);
   if (status.calledBy) rows.splice(2, 0, ['called by', calledByWords(status.calledBy)]);
   for (const line of childRunLines(status.children)) rows.push(['sub-agent', line]);
-  for (const fork of status.forks) rows.push(['fork', `at record ${fork.seq}: run ${fork.child.runId} in ${runDirOf(fork.child.location)} (${new Date(fork.at).toISOString()})`]);
+  for (const fork of status.forks) rows.push(['fork', `at record ${fork.seq}: run ${fork.child.runId} in ${folderOfState(fork.child.location)} (${new Date(fork.at).toISOString()})`]);
   if (status.finalText !== null) rows.push(['answer', status.finalText]);
   if (status.failure) rows.push(['failure', status.failure.message]);
   if (status.cancellation) rows.push(['cancelled', `${requestWords(status.cancellation)}; a resume is refused (fork it to try again from a step)`]);
@@ -83,13 +82,9 @@ function budgetRows(status: RunStatus): Array<[string, string]> {
 }
 
 function forkedFromText(origin: ForkOrigin): string {
-  return `run ${origin.fleetRun ?? origin.runId} in ${runDirOf(origin.location)}, at its record ${origin.seq} (records 0 to ${origin.seq} here are its own), on ${new Date(origin.at).toISOString()}`;
+  return `run ${origin.fleetRun ?? origin.runId} in ${folderOfState(origin.location)}, at its record ${origin.seq} (records 0 to ${origin.seq} here are its own), on ${new Date(origin.at).toISOString()}`;
 }
 
-/** A file run's directory (the one given to demo or run) rather than its state directory inside. */
-function runDirOf(location: string): string {
-  return path.basename(location) === STATE_DIR ? path.dirname(location) : location;
-}
 
 function continuedText(step: ContinuedStep): string {
   return `after turn ${step.turn}, at ${new Date(step.at).toISOString()} (record ${step.seq}): ${JSON.stringify(step.message)}`;
@@ -174,8 +169,8 @@ function historyNote(step: HistoryStep): string {
   for (const reuse of note?.reused ?? []) parts.push(reconcileWords(reuse));
   if (note?.reconcile) parts.push(reconcileWords(note.reconcile));
   if (note?.reopened) parts.push(`reopened, MAX_TURNS=${note.reopened.maxTurns}`);
-  if (step.forkedFrom) parts.push(`fork point: records 0 to ${step.seq} are those of run ${step.forkedFrom.runId} in ${runDirOf(step.forkedFrom.location)}`);
-  for (const fork of step.forks) parts.push(`forked here into ${runDirOf(fork.child.location)} (run ${fork.child.runId})`);
+  if (step.forkedFrom) parts.push(`fork point: records 0 to ${step.seq} are those of run ${step.forkedFrom.runId} in ${folderOfState(step.forkedFrom.location)}`);
+  for (const fork of step.forks) parts.push(`forked here into ${folderOfState(fork.child.location)} (run ${fork.child.runId})`);
   if (step.continued) parts.push(`continued with the message ${JSON.stringify(step.continued.message)}`);
   if (step.cancellation) parts.push(`cancelled ${requestWords(step.cancellation)}`);
   if (note?.charged) parts.push(`charged for the sub-agent runs of ${note.charged.calls.join(', ')}`);

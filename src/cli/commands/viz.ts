@@ -13,7 +13,6 @@ import type { VizArgs } from '../args.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { folderStoreAt, stateFolderOf } from '../run-store.ts';
-import { STATE_DIR } from '../state-dir.ts';
 import { NoSuchDirectoryError } from '../errors.ts';
 import { cliCommand, dirWords, shellQuote } from '../../words/shell-command.ts';
 
@@ -30,7 +29,7 @@ export async function vizCommand(args: VizArgs, writers: Writers, env: NodeJS.Pr
   // `…fork --dir D --at SEQ --to D-at-SEQ`: a new directory beside the run's, named after the step.
   const forkCommand = { before: cliCommand(env, ['fork', '--dir', dir, '--at']), after: `--to ${shellQuote(`${dir}-at-`)}` };
   const page = await vizPage(store, forkCommand);
-  const out = path.resolve(args.out ?? path.join(dir, STATE_DIR, VIZ_FILE));
+  const out = path.resolve(args.out ?? path.join(store.dir, VIZ_FILE));
   writeFileAtomically(out, page.html);
   const run = page.run;
   if (run) {
