@@ -1,9 +1,10 @@
 /**
- * What the run commands (demo, run) share: the store in DIR/.durable-agent, the plain or live
+ * What the run commands (demo, run, run --agents) share: the store in DIR/.durable-agent, the plain or live
  * reporter, crash and interrupt handling, starting or resuming, and the exit code.
  */
 import { RunPausedError } from '../control/run-control.ts';
 import { forkAdviceFor } from '../control/run-end.ts';
+import type { AgentDefinition } from '../agent/agent-definition.ts';
 import type { Model } from '../model/model.ts';
 import type { CrashHandler } from '../runtime/crash-points.ts';
 import { decide, type DecideInput } from '../awaits/decide.ts';
@@ -41,6 +42,8 @@ export interface CliRun {
   start: (Pick<StartOptions, 'task' | 'system' | 'fresh' | 'maxTurns'> & { prepare?: () => void }) | null;
   /** The run's options as the API takes them, from the command's option groups (undefined: not given). */
   options: RunOptions;
+  /** `run --agents`: the agent the run is driven by (its name and version are pinned), and the module it came from. */
+  agent?: { definition: AgentDefinition; module: string } | undefined;
   /** Exported traces carry messages and tool content. */
   traceContent: boolean;
   /** true: --wait; false: --no-wait; undefined: wait when stdout is a terminal. */
@@ -75,6 +78,7 @@ export async function driveCliRun(run: CliRun): Promise<number> {
     crashAfter: env.CRASH_AFTER,
     onCrash: exitOnCrash(crashMode, reporter.writers, traces),
     command: run.command,
+    ...(run.agent ? { agent: run.agent.definition, agentsModule: run.agent.module } : {}),
     ...run.options,
     // The run waits for a decision when told to (--wait), never with --no-wait, and otherwise when
     // stdout is a terminal: a person is there to see the [approval] line. A run in a pipe, a

@@ -66,6 +66,8 @@ function withOption(command: CommandSpec, option: OptionSpec, value?: string): s
   }
   if (name === 'full' && command.name === 'history') needed.push('--transcript');
   if (name === 'resume' && command.name === 'run') needed.splice(needed.indexOf('--task'), 2);
+  // run --agent picks an agent of the module --agents names.
+  if (name === 'agent' && command.name === 'run') needed.push('--agents', 'agents.mjs');
   if (name === 'reason') needed.splice(needed.indexOf('--reason'), 2);
   if (name === 'keep' && command.name === 'prune') needed.splice(needed.indexOf('--keep'), 2);
   // pending/approve/deny/answer: --database-url goes with --run ID (a fleet run).
