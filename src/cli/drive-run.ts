@@ -9,7 +9,7 @@ import type { Model } from '../model/model.ts';
 import type { CrashHandler } from '../runtime/crash-points.ts';
 import { decide, type DecideInput } from '../awaits/decide.ts';
 import { type ResumeOptions, resumeRun, type RunParts, type StartOptions, startRun } from '../runtime/run-api.ts';
-import type { RunResult } from '../core/run-events.ts';
+import type { RunObserver, RunResult } from '../core/run-events.ts';
 import { DEFAULT_LOCK_LEASE_MS, LOCK_LEASE_RANGE_MS } from '../store/open-store.ts';
 import type { FolderRunStore } from '../store/store.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
@@ -18,7 +18,7 @@ import { decisionCommandsFor } from '../words/decision-lines.ts';
 import { cliInvocation } from '../words/shell-command.ts';
 import { EXIT } from './exit-codes.ts';
 import type { Writers } from './plain-reporter.ts';
-import { openRunReporter } from './run-reporter.ts';
+import { openRunReporter, type RunReporter } from './run-reporter.ts';
 import { fileStoreOf, folderStoreAt } from './run-store.ts';
 import { openTraceExport, type TraceExport, traceOptions } from './trace-export.ts';
 
@@ -37,6 +37,8 @@ export interface CliRun {
   output: { plain: boolean; verbose: boolean };
   /** The command line that picks this run up again, shown when the process stops early. */
   resumeCommand: string;
+  /** A line printed once the run is started (not when it is refused): the id the command made for it, say. */
+  startedLine?: string | undefined;
   /** Exactly one of resume and start is set. */
   resume: Pick<ResumeOptions, 'maxTurns' | 'acceptLostRecord' | 'allowToolChange' | 'replaceDecisionPolicy' | 'message'> | null;
   start: (Pick<StartOptions, 'task' | 'system' | 'fresh' | 'maxTurns'> & { prepare?: () => void }) | null;
@@ -70,11 +72,12 @@ export async function driveCliRun(run: CliRun): Promise<number> {
     decisionCommands: decisionCommandsFor(env, run.dir, run.resumeCommand, run.runId),
     decide: waitsForDecisions(run.wait, run.writers) ? promptDecide(store, run.tools) : null,
   });
+  const { startedLine } = run;
   const parts = {
     store,
     model: run.model,
     tools: run.tools,
-    observer: reporter.observer,
+    observer: startedLine === undefined ? reporter.observer : announcing(reporter, startedLine),
     crashAfter: env.CRASH_AFTER,
     onCrash: exitOnCrash(crashMode, reporter.writers, traces),
     command: run.command,
@@ -106,6 +109,14 @@ export async function driveCliRun(run: CliRun): Promise<number> {
   }
   if (result.status === 'cancelled') run.writers.err(`[cancelled] ${forkAdviceFor(store.location, cliInvocation(run.env))}`);
   return exitCodeOf(result);
+}
+
+/** The reporter's observer, with `line` printed (above the live view) before the run's first line. */
+function announcing(reporter: RunReporter, line: string): RunObserver {
+  return (event) => {
+    if (event.type === 'started') reporter.writers.out(line);
+    reporter.observer(event);
+  };
 }
 
 function waitsForDecisions(wait: boolean | undefined, writers: Writers): boolean {

@@ -149,6 +149,20 @@ describe('run --agents: your own agent from the command line', () => {
     });
   });
 
+  it('--model runs another model than the agent names, for the whole run: its resume, given no --model, goes on with it', async () => {
+    const cwd = tempDir();
+    const server = billingApi();
+    await withApi(server, async (env) => {
+      const killed = await run(['--task', TASK, '--run', 'opus', '--model', 'claude-opus-5-5', '--plain'], cwd, { ...env, CRASH_AFTER: 'after-effect-write:1' });
+      expect(killed.code, killed.stderr).toBe(137);
+      expect(killed.stdout).not.toContain('[run] a new run');
+      const resumed = await run(['--resume', '--run', 'opus', '--plain'], cwd, env);
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(server.requests.map((request) => request.body.model)).toEqual(['claude-opus-5-5', 'claude-opus-5-5']);
+      expect(invoices(cwd)).toHaveLength(1);
+    });
+  });
+
   it('pending with no --run lists the call a run by id waits on, with the commands that decide it; approved and resumed, it is sent once', async () => {
     const cwd = tempDir();
     await withApi(billingApi(), async (env) => {
@@ -224,6 +238,8 @@ describe('run --agents: your own agent from the command line', () => {
     await refused(['run', '--agents', MODULE, '--tools', 'bash', '--task', TASK], "--tools is not for --agents: the agent's definition gives its tools.");
     await refused(['run', '--agents', MODULE, '--resume'], /run --agents --resume needs --run ID/);
     await refused(['run', '--agents', MODULE, '--task', TASK, '--run', 'x'], /The model claude-sonnet-5-5 talks to the Anthropic API and needs ANTHROPIC_API_KEY .* Set it and run the same command again\./);
+    // Refused by the run itself (no tool of that name): no new run is announced. Nothing listens on port 9.
+    await refused(['run', '--agents', MODULE, '--task', TASK, '--require-approval', 'send_mail'], /send_mail/, { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' });
 
     // A run by id the writer agent started (its model is scripted: no key), then others ask for it.
     const writer = await runCliAsync(['run', '--agents', EDITORS, '--agent', 'writer', '--task', 'note A', '--run', 'notes', '--plain'], { cwd, env: { EDITOR_NOTES: path.join(cwd, 'notes') } });

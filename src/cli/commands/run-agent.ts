@@ -53,7 +53,6 @@ export async function runAgentCommand(args: RunArgs & { agents: string }, env: N
     ...resumeWords,
   ]);
   for (const note of notes) writers.err(note);
-  if (args.runId === null && !args.resume) writers.out(`[run] a new run of the agent ${agent.name}: ${runId}; resume it with: ${resumeCommand}`);
   return driveCliRun({
     command: 'run',
     dir,
@@ -65,6 +64,7 @@ export async function runAgentCommand(args: RunArgs & { agents: string }, env: N
     agent: { definition: agent, module },
     output: { plain: args.plain, verbose: args.verbose },
     resumeCommand,
+    startedLine: args.runId === null && !args.resume ? `[run] a new run of the agent ${agent.name}: ${runId}; resume it with: ${resumeCommand}` : undefined,
     resume: args.resume ? { maxTurns: args.maxTurns, acceptLostRecord: args.acceptLostRecord, allowToolChange: args.allowToolChange, replaceDecisionPolicy: args.replaceDecisionPolicy, message: args.message } : null,
     // The system prompt, MAX_TURNS and policies not given here are the agent's (startRun fills them in).
     start: args.resume ? null : { task: args.task!, system: null, fresh: args.fresh, maxTurns: args.maxTurns, prepare: () => fs.mkdirSync(dir, { recursive: true }) },
