@@ -17,7 +17,7 @@ export const runSpec = command({
   name: 'run',
   words: [],
   synopsis: 'run (--model NAME | --agents FILE [--agent NAME]) (--task TEXT | --resume) [options]',
-  summary: 'a real model on your task with the file tools of DIR, or your own agent (--agents FILE)',
+  summary: 'a real model on your task with the file tools, or your own agent (--agents FILE)',
   description:
     'Gives a real Claude model (ANTHROPIC_API_KEY, read from the environment only; ANTHROPIC_BASE_URL points\n' +
     'elsewhere) your task and tools on the files of DIR (--tools; the file tools by default). With --agents FILE it\n' +
