@@ -34,9 +34,11 @@ interface ReadRun {
  * person (none, or only sub-agent runs): then `pending` is about DIR's own run, as ever.
  */
 export async function folderRunsToList(dir: string): Promise<ReadRun[] | null> {
+  const current = runsFolderOfDir(dir).entries().filter((entry) => !entry.archived);
+  // A folder with no run by id is read by the command as it always was: nothing is read here.
+  if (!current.some((entry) => entry.folderId !== null)) return null;
   const runs: ReadRun[] = [];
-  for (const entry of runsFolderOfDir(dir).entries()) {
-    if (entry.archived) continue;
+  for (const entry of current) {
     try {
       runs.push({ entry, loaded: await entry.read(), problem: null });
     } catch (error) {
