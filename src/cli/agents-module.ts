@@ -1,15 +1,16 @@
 /**
- * `worker --agents FILE`: the user's module of agent definitions, loaded by plain node (an ES
- * module, or CommonJS; JavaScript, or TypeScript built to it). Its definitions are its exports
- * made with defineAgent: the default export (one, or an array), and every named export that is
- * one (or an array of them). A module that cannot be loaded, holds none, or two of one name is
- * refused before the worker claims anything.
+ * `--agents FILE` (worker, run, drill, replay): the user's module of agent definitions, loaded by
+ * plain node (an ES module, or CommonJS; JavaScript, or TypeScript built to it). Its definitions
+ * are its exports made with defineAgent: the default export (one, or an array), and every named
+ * export that is one (or an array of them). A module that cannot be loaded, holds none, or two of
+ * one name is refused before anything runs (before a worker claims anything).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type AgentDefinition, isAgentDefinition } from '../agent/agent-definition.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
+import { UsageError } from './usage-error.ts';
 
 export class AgentsModuleError extends DurableAgentError {
   static override readonly kind: ErrorKind = 'refused';
@@ -50,4 +51,15 @@ export async function loadAgentsModule(file: string, cwd: string): Promise<{ age
   const twice = [...names].filter(([, count]) => count > 1).map(([name]) => name);
   if (twice.length > 0) throw new AgentsModuleError(file, `it exports two agents named ${twice.join(', ')}: give each its own name`);
   return { agents, exported };
+}
+
+/** The agent of a module a command is about (run, drill, replay): the one named, or its only one. */
+export function pickAgent(agents: AgentDefinition[], file: string, name: string | undefined): AgentDefinition {
+  if (name !== undefined) {
+    const named = agents.find((agent) => agent.name === name);
+    if (!named) throw new AgentsModuleError(file, `it has no agent named ${name} (its agents: ${agents.map((agent) => agent.name).join(', ')})`);
+    return named;
+  }
+  if (agents.length > 1) throw new UsageError(`${file} exports ${agents.length} agents (${agents.map((agent) => agent.name).join(', ')}): say which with --agent NAME.`);
+  return agents[0]!;
 }

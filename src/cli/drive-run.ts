@@ -1,16 +1,17 @@
 /**
- * What the run commands (demo, run) share: the store in DIR/.durable-agent, the plain or live
+ * What the run commands (demo, run, run --agents) share: the store in DIR/.durable-agent, the plain or live
  * reporter, crash and interrupt handling, starting or resuming, and the exit code.
  */
 import { RunPausedError } from '../control/run-control.ts';
 import { forkAdviceFor } from '../control/run-end.ts';
 import { type Lang, wordsOf } from '../lang/lang.ts';
 import type { LessonWords } from '../lang/lesson-words.ts';
+import type { AgentDefinition } from '../agent/agent-definition.ts';
 import type { Model } from '../model/model.ts';
 import type { CrashHandler } from '../runtime/crash-points.ts';
 import { decide, type DecideInput } from '../awaits/decide.ts';
 import { type ResumeOptions, resumeRun, type RunParts, type StartOptions, startRun } from '../runtime/run-api.ts';
-import type { RunResult } from '../core/run-events.ts';
+import type { RunObserver, RunResult } from '../core/run-events.ts';
 import { DEFAULT_LOCK_LEASE_MS, LOCK_LEASE_RANGE_MS } from '../store/open-store.ts';
 import type { FolderRunStore } from '../store/store.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
@@ -19,7 +20,7 @@ import { decisionCommandsFor } from '../words/decision-lines.ts';
 import { cliInvocation } from '../words/shell-command.ts';
 import { EXIT } from './exit-codes.ts';
 import type { Writers } from './plain-reporter.ts';
-import { openRunReporter } from './run-reporter.ts';
+import { openRunReporter, type RunReporter } from './run-reporter.ts';
 import { fileStoreOf, folderStoreAt } from './run-store.ts';
 import { openTraceExport, type TraceExport, traceOptions } from './trace-export.ts';
 
@@ -38,11 +39,15 @@ export interface CliRun {
   output: { plain: boolean; verbose: boolean };
   /** The command line that picks this run up again, shown when the process stops early. */
   resumeCommand: string;
+  /** A line printed once the run is started (not when it is refused): the id the command made for it, say. */
+  startedLine?: string | undefined;
   /** Exactly one of resume and start is set. */
   resume: Pick<ResumeOptions, 'maxTurns' | 'acceptLostRecord' | 'allowToolChange' | 'replaceDecisionPolicy' | 'message'> | null;
   start: (Pick<StartOptions, 'task' | 'system' | 'fresh' | 'maxTurns'> & { prepare?: () => void }) | null;
   /** The run's options as the API takes them, from the command's option groups (undefined: not given). */
   options: RunOptions;
+  /** `run --agents`: the agent the run is driven by (its name and version are pinned), and the module it came from. */
+  agent?: { definition: AgentDefinition; module: string } | undefined;
   /** Exported traces carry messages and tool content. */
   traceContent: boolean;
   /** true: --wait; false: --no-wait; undefined: wait when stdout is a terminal. */
@@ -73,15 +78,17 @@ export async function driveCliRun(run: CliRun): Promise<number> {
     decide: waitsForDecisions(run.wait, run.writers) ? promptDecide(store, run.tools) : null,
     words,
   });
+  const { startedLine } = run;
   const parts = {
     store,
     model: run.model,
     tools: run.tools,
-    observer: reporter.observer,
+    observer: startedLine === undefined ? reporter.observer : announcing(reporter, startedLine),
     crashAfter: env.CRASH_AFTER,
     onCrash: exitOnCrash(crashMode, reporter.writers, traces, words),
     command: run.command,
     lang: run.lang,
+    ...(run.agent ? { agent: run.agent.definition, agentsModule: run.agent.module } : {}),
     ...run.options,
     // The run waits for a decision when told to (--wait), never with --no-wait, and otherwise when
     // stdout is a terminal: a person is there to see the [approval] line. A run in a pipe, a
@@ -109,6 +116,14 @@ export async function driveCliRun(run: CliRun): Promise<number> {
   }
   if (result.status === 'cancelled') run.writers.err(`[cancelled] ${forkAdviceFor(store.location, cliInvocation(run.env))}`);
   return exitCodeOf(result);
+}
+
+/** The reporter's observer, with `line` printed (above the live view) before the run's first line. */
+function announcing(reporter: RunReporter, line: string): RunObserver {
+  return (event) => {
+    if (event.type === 'started') reporter.writers.out(line);
+    reporter.observer(event);
+  };
 }
 
 function waitsForDecisions(wait: boolean | undefined, writers: Writers): boolean {

@@ -60,3 +60,40 @@ const SECRET_FILE_PROBLEMS: Record<SecretFileProblem, (file: string, mode: numbe
     `other users of this machine can read or change it (mode ${(mode ?? 0).toString(8).padStart(4, '0')}), and it holds a secret. Make it yours alone (chmod 600 ${file}), then run the command again.`,
   empty: (file) => `${file} holds no token. Write the token in it (NAME:SECRET names who uses it).`,
 };
+
+/**
+ * `run --agents` named a run of the folder that no agent started (demo, run with the file tools,
+ * a program without defineAgent): driving it with the agent's tools would be another run's work.
+ */
+export class RunWithoutAgentError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
+  override readonly name = 'RunWithoutAgentError';
+  constructor(
+    readonly location: string,
+    /** The command that started it, as its journal says ('demo', 'run', 'api'…). */
+    readonly startedBy: string,
+    readonly agent: string,
+  ) {
+    super(
+      `The run in ${location} was started by ${startedBy === 'api' ? 'a program' : `\`durable-agent ${startedBy}\``} without an agent, not by the agent ${agent}. ` +
+        'Nothing was run. Give the agent its own run id (--run ID, or none for a new one), or go on with that run the way it was started.',
+    );
+  }
+}
+
+/** A run an agent started, named without its agent (`run --resume` with the file tools): it goes on only with that agent. */
+export class RunNeedsAgentError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
+  override readonly name = 'RunNeedsAgentError';
+  constructor(
+    readonly location: string,
+    readonly agent: string,
+    /** The command that takes it up, when its journal names the module the agent came from. */
+    readonly resumeCommand: string | null,
+  ) {
+    super(
+      `The run in ${location} was started with the agent ${agent}: it goes on only with that agent, loaded from its module. Nothing was run. ` +
+        (resumeCommand ? `Resume it with: ${resumeCommand}` : `Resume it with --agents and the module that exports ${agent}, and --agent ${agent}.`),
+    );
+  }
+}

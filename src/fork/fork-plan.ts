@@ -127,6 +127,8 @@ export function planFork(parentLocation: string, loaded: LoadedRun, request: For
     runId: randomUUID(),
     createdAt: now,
     ...(parent.startedBy ? { startedBy: parent.startedBy } : {}),
+    // The child goes on with the agent the parent was driven by, and only with it (as a resume of the parent would).
+    ...(parent.agent ? { agent: parent.agent } : {}),
     ...(parent.decisionPolicy ? { decisionPolicy: parent.decisionPolicy } : {}),
     // The child's records hold what the parent's compaction made (compaction blocks, summaries): it goes on the same way.
     ...(parent.compaction ? { compaction: parent.compaction } : {}),

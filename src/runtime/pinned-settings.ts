@@ -75,7 +75,7 @@ export function checkResume(header: JournalHeader, options: ResumeOptions): Resu
 
 /** What starts or resumes the run: its command, its model, and the tools it offers. */
 export function originOf(options: StartOptions | ResumeOptions, settings: RunSettings): RunOrigin {
-  return runOriginOf(commandOf(options), options.model.name, settings.tools);
+  return runOriginOf(commandOf(options), options.model.name, settings.tools, options.agentsModule);
 }
 
 /** The command that drives the run: 'api' for a program that does not say. */

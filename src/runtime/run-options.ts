@@ -136,6 +136,12 @@ export interface RunParts {
    * (AgentVersionMismatchError) unless the definition declares that version compatible.
    */
   agent?: AgentDefinition | undefined;
+  /**
+   * The module the agent was loaded from (the CLI's `run --agents FILE`, as an absolute path):
+   * kept with what started the run (RunOrigin.agentsModule) so that the commands that say how to
+   * go on with the run can name it. Not compared on resume.
+   */
+  agentsModule?: string | undefined;
 }
 
 export interface StartOptions extends RunParts {

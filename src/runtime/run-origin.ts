@@ -13,13 +13,15 @@ import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.t
 /** The command recorded for a program that calls startRun / resumeRun itself. */
 export const API_COMMAND = 'api';
 
-export function runOriginOf(command: string, modelName: string, tools: readonly ToolDefinition[]): RunOrigin {
+/** `agentsModule`: the file the run's agent was loaded from, when a command loaded it from one. */
+export function runOriginOf(command: string, modelName: string, tools: readonly ToolDefinition[], agentsModule?: string): RunOrigin {
   return {
     command,
     model: modelName,
     tools: tools.map((tool) => tool.name),
     toolSchemas: Object.fromEntries(tools.map((tool) => [tool.name, toolContractHash(tool)])),
     toolAnnotations: Object.fromEntries(tools.map((tool) => [tool.name, pinnedAnnotationsOf(tool)])),
+    ...(agentsModule !== undefined ? { agentsModule } : {}),
   };
 }
 
@@ -130,6 +132,7 @@ function howToResume(origin: RunOrigin): string {
     case 'demo':
       return '`durable-agent demo --resume` (with the same --dir)';
     case 'run':
+      if (origin.agentsModule !== undefined) return `\`durable-agent run --resume --agents ${origin.agentsModule}\` (with the same --agent, --dir and --run)`;
       return `\`durable-agent run --resume --model ${origin.model}\` (with the same --dir${origin.tools.some((name) => name.startsWith('mcp__')) ? ' and --mcp-config' : ''})`;
     case 'worker':
       return 'a fleet worker (`durable-agent worker`)';

@@ -101,6 +101,11 @@ async function candidatesOf(store: RunStore, runId: string): Promise<Array<{ sto
   return (await store.awaitedRuns()).map((child) => ({ store: child, read: () => child.load({ fromLastSnapshot: true }) }));
 }
 
+/** Whether a run resting in this state may hold calls that wait for a person: it waits, or runs the calls of its turn before them. */
+export function mayHaveWaitingCalls(state: string): boolean {
+  return state === 'awaitingDecision' || state === 'pendingTool' || state === 'effectRecorded';
+}
+
 /** A call that waits for a person, in the run itself or in a run under it (`run`: that run's id). */
 export interface TreePendingDecision extends PendingDecision {
   /** The sub-agent run that waits on the call; absent for the run's own calls. */
@@ -116,7 +121,7 @@ export async function treePendingDecisions(store: RunStore): Promise<TreePending
   const under: TreePendingDecision[] = [];
   const walk = async (children: readonly ChildRun[]) => {
     for (const child of children) {
-      if (child.state === 'awaitingDecision' || child.state === 'pendingTool' || child.state === 'effectRecorded') {
+      if (mayHaveWaitingCalls(child.state)) {
         for (const call of await pendingDecisions(child.store)) under.push({ ...call, run: child.runId, store: child.store });
       }
       await walk(child.children);

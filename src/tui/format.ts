@@ -29,6 +29,15 @@ export function loopStatesShown(state: AgentStateName | null, asked: boolean): R
   return LOOP_STATES.filter((step) => !step.whenAsked || asked || state === step.state);
 }
 
+const RANDOM_RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const RUN_ID_SHOWN = 48;
+
+/** A random run id (a UUID) by its first 8 digits; an id someone gave (`--run invoice-acme`) as it is, cut only when very long. */
+export function runIdText(runId: string): string {
+  if (RANDOM_RUN_ID.test(runId)) return runId.slice(0, 8);
+  return runId.length > RUN_ID_SHOWN ? `${runId.slice(0, RUN_ID_SHOWN - 1)}…` : runId;
+}
+
 export function spinnerFrame(elapsedMs: number): string {
   return SPINNER[Math.floor(Math.max(0, elapsedMs) / SPINNER_STEP_MS) % SPINNER.length]!;
 }

@@ -66,6 +66,8 @@ function withOption(command: CommandSpec, option: OptionSpec, value?: string): s
   }
   if (name === 'full' && command.name === 'history') needed.push('--transcript');
   if (name === 'resume' && command.name === 'run') needed.splice(needed.indexOf('--task'), 2);
+  // run --agent picks an agent of the module --agents names.
+  if (name === 'agent' && command.name === 'run') needed.push('--agents', 'agents.mjs');
   if (name === 'reason') needed.splice(needed.indexOf('--reason'), 2);
   if (name === 'keep' && command.name === 'prune') needed.splice(needed.indexOf('--keep'), 2);
   // pending/approve/deny/answer: --database-url goes with --run ID (a fleet run).
@@ -371,6 +373,23 @@ describe('demo and run', () => {
       dir: 'd',
       systemFile: 's.txt',
     });
+  });
+
+  it('takes your own agent with --agents FILE [--agent NAME]: no --model needed, the prompt and tools are the definition\'s', () => {
+    expect(parse('run', '--agents', 'agents.mjs', '--task', 't')).toMatchObject({ command: 'run', agents: 'agents.mjs', agent: undefined, model: undefined, task: 't', runId: null });
+    expect(parse('run', '--agents', 'agents.mjs', '--agent', 'billing', '--task', 't', '--run', 'acme', '--model', 'claude-sonnet-5-5')).toMatchObject({
+      agents: 'agents.mjs',
+      agent: 'billing',
+      runId: 'acme',
+      model: 'claude-sonnet-5-5',
+    });
+    expect(parse('run', '--agents', 'agents.mjs', '--resume', '--run', 'acme')).toMatchObject({ agents: 'agents.mjs', resume: true, task: undefined });
+    expect(refusal('run', '--agents', 'agents.mjs')).toContain('run needs --task');
+    expect(refusal('run', '--agent', 'billing', '--task', 't')).toBe('--agent NAME picks an agent of the module --agents FILE names: give --agents FILE too.');
+    for (const [flag, value, what] of [['--system-file', 's.txt', 'system prompt'], ['--tools', 'bash', 'tools'], ['--mcp-config-file', '.mcp.json', 'tools']] as const) {
+      expect(refusal('run', '--agents', 'agents.mjs', '--task', 't', flag, value)).toBe(`${flag} is not for --agents: the agent's definition gives its ${what}. Change the definition in the module, or drop ${flag}.`);
+    }
+    expect(refusal('run', '--task', 't')).toContain('or --agents FILE for your own agent');
   });
 });
 

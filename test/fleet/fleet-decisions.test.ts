@@ -141,10 +141,41 @@ describe.skipIf(!postgresAvailable())('a person in the loop in a fleet', () => {
     });
   });
 
+  it('pending --database-url without --run lists the waiting calls of every run of the fleet, each with its run; so does the variable without --dir', async () => {
+    const url = await freshDatabase();
+    const nothing = await cli(['pending', '--database-url', url]);
+    expect(nothing.code, nothing.stderr).toBe(0);
+    expect(nothing.stdout.trim()).toBe('Nothing waits for a decision in the runs of the fleet.');
+    const first = await waitingRun(url);
+    const second = await waitingRun(url);
+    const [a, b] = [first, second].sort() as [string, string];
+
+    const pending = await cli(['pending', '--database-url', url]);
+    expect(pending.code, pending.stderr).toBe(0);
+    const lines = pending.stdout.split('\n');
+    expect(lines[0]).toMatch(/^run +call +tool +waits for +since +state +input$/);
+    expect(lines[1]).toMatch(new RegExp(`^${a} +toolu_03 +write_report +approval +\\S+ \\(.+ ago\\) +the run waits on it `));
+    expect(lines[2]).toMatch(new RegExp(`^${b} +toolu_03 +write_report +approval `));
+    expect(pending.stdout).toMatch(new RegExp(`^ {2}approve: .*durable-agent approve --run ${a} toolu_03$`, 'm'));
+    const json = JSON.parse((await cli(['pending', '--json'], { DURABLE_AGENT_DATABASE_URL: url })).stdout);
+    expect(json).toMatchObject([
+      { run: a, tool_use_id: 'toolu_03', name: 'write_report', needs: 'approval', given: null },
+      { run: b, tool_use_id: 'toolu_03', name: 'write_report', needs: 'approval', given: null },
+    ]);
+
+    // Decided, the call shows as given until a worker takes it up; then it waits no more.
+    expect((await cli(['approve', '--database-url', url, '--run', a, 'toolu_03', '--by', 'ana'])).code).toBe(0);
+    expect((await cli(['pending', '--database-url', url])).stdout).toMatch(new RegExp(`^${a} +toolu_03 +write_report +approval .* approved by ana, not taken up yet `, 'm'));
+    expect((await worker(url)).code).toBe(0);
+    const after = await cli(['pending', '--database-url', url, '--json']);
+    expect(JSON.parse(after.stdout)).toMatchObject([{ run: b, tool_use_id: 'toolu_03' }]);
+  }, 120_000);
+
   it('refuses --dir with --database-url, --database-url without --run, and a tool the demo lacks at submit', async () => {
     const url = await freshDatabase();
     expect((await cli(['approve', '--dir', '.', '--database-url', url, '--run', 'x', 'toolu_03'])).stderr).toContain('not both');
-    expect((await cli(['pending', '--database-url', url])).stderr).toContain('needs --run ID');
+    // A decision is for one call of one run (pending without --run lists the whole fleet: below).
+    expect((await cli(['approve', '--database-url', url, 'toolu_03'])).stderr).toContain('approve --database-url needs --run ID');
     const bad = await cli(['submit', 'demo', '--database-url', url, '--require-approval', 'write_repot']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('write_repot');

@@ -56,3 +56,8 @@ export function readmeWebhookReceiver(): string {
 
 /** What the example prints when it finishes a run (on the resume after a crash, or a fresh run). */
 export const EXAMPLE_DONE_OUTPUT = 'done Invoice sent.\n1 ledger entry\n';
+
+/** The agents module of "Your agent from the command line" in docs/programmatic-use.md, as printed. */
+export function docsAgentsModule(): string {
+  return firstBlockUnder('docs/programmatic-use.md', '### Your agent from the command line');
+}

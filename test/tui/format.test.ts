@@ -10,6 +10,7 @@ import {
   formatDuration,
   progressBar,
   RECONCILE_LABELS,
+  runIdText,
   showsResumeHint,
   spinnerFrame,
 } from '../../src/tui/format.ts';
@@ -151,5 +152,14 @@ describe('the ending', () => {
     expect(showsResumeHint(killed)).toBe(true);
     expect(endingText({ ...killed, ending: { kind: 'exited', code: 130 } })?.parts[0]).toBe('✖ interrupted (exit 130)');
     expect(endingText({ ...killed, ending: { kind: 'ended-early' } })?.parts[0]).toBe('✖ stopped before the end (see below)');
+  });
+});
+
+describe('runIdText', () => {
+  it('shows a random id by its first 8 digits and an id someone gave whole, cut only past 48 characters', () => {
+    expect(runIdText('92bf2062-5c1e-4d0b-9a8e-1f2d3c4b5a69')).toBe('92bf2062');
+    expect(runIdText('invoice-acme')).toBe('invoice-acme');
+    expect(runIdText('billing-3f9a1c2e')).toBe('billing-3f9a1c2e');
+    expect(runIdText('x'.repeat(60))).toBe(`${'x'.repeat(47)}…`);
   });
 });

@@ -26,6 +26,30 @@ describe('durable-agent viz', () => {
     expect(run.stderr).toContain('redirect it');
   });
 
+  it.concurrent('--run ID draws that run of the folder beside its others; a folder of runs by id points at them; an id with no run is refused', async () => {
+    const dir = tempDir();
+    for (const id of ['report-2', 'report-1']) expect((await runCliAsync(['demo', '--run', id], { cwd: dir })).code).toBe(0);
+    const drawn = await runCliAsync(['viz', '--run', 'report-1'], { cwd: dir });
+    expect(drawn.code, drawn.stderr).toBe(0);
+    const file = path.join(dir, '.durable-agent', 'viz-report-1.html');
+    expect(drawn.stdout).toMatch(new RegExp(`^\\[viz\\] wrote ${file}: \\d+ records of run report-1 \\(done, 1 process, 0 stopped and resumed\\)\n$`));
+    const html = fs.readFileSync(file, 'utf8');
+    expect(html).toContain('durable-agent · run report-1');
+    // Its fork command names the run, and a new directory named after it.
+    expect(html).toContain(`fork --dir ${dir} --run report-1 --at`);
+    expect(html).toContain(`--to ${dir}-report-1-at-`);
+
+    const own = await runCliAsync(['viz'], { cwd: dir });
+    expect(own.code).toBe(0);
+    expect(own.stderr).toMatch(/the folder holds runs by id \(report-1, report-2\): draw one with .*durable-agent viz --run report-1\./);
+    expect(own.stderr).not.toContain('demo');
+
+    const missing = await runCliAsync(['viz', '--run', 'report-3'], { cwd: dir });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(`No run is stored at ${path.join(dir, '.durable-agent', 'runs', 'report-3')}`);
+    expect(fs.existsSync(path.join(dir, '.durable-agent', 'viz-report-3.html'))).toBe(false);
+  });
+
   it.concurrent('draws the machine alone where there is no run, and says so', async () => {
     const dir = tempDir();
     const run = await runCliAsync(['viz', '--dir', dir], { cwd: dir });

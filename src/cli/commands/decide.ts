@@ -5,16 +5,16 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { decide, type DecideInput, type PendingDecision } from '../../awaits/decide.ts';
+import { decide, type DecideInput } from '../../awaits/decide.ts';
 import { InboxFileError } from '../../store/inbox/inbox-errors.ts';
 import type { InboxPoint } from '../../store/open-store.ts';
 import type { FolderRunStore } from '../../store/store.ts';
-import type { JournalHeader, RunOrigin } from '../../store/journal/journal-record.ts';
+import type { JournalHeader } from '../../store/journal/journal-record.ts';
 import type { ToolDefinition } from '../../tools/tool.ts';
 import { type DecideArgs, type PendingArgs, UsageError } from '../args.ts';
 import { NoSuchDirectoryError } from '../errors.ts';
 import { EXIT } from '../exit-codes.ts';
-import { formatAgo, tableLines } from '../../words/format.ts';
+import { pendingTable } from '../../words/pending-table.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { decidedText, decisionCommandsFor, decisionHintLines } from '../../words/decision-lines.ts';
 import { readRunStatus } from '../../runtime/run-status.ts';
@@ -22,8 +22,7 @@ import { deciderOf, treePendingDecisions } from '../../runtime/run-tree.ts';
 import { DecisionRefusedError } from '../../awaits/decision-errors.ts';
 import { verdictWords } from '../../awaits/decision-trail.ts';
 import type { Decision } from '../../../machines/agent-loop.types.ts';
-import { cliCommand, dirWords } from '../../words/shell-command.ts';
-import { waitsForWords } from '../../awaits/wait-words.ts';
+import { resumeCommandOf } from '../resume-command.ts';
 import { fileStoreOf } from '../run-store.ts';
 import { userName } from '../user-name.ts';
 
@@ -31,6 +30,12 @@ const VERDICT: Record<DecideArgs['command'], DecideInput['verdict']> = { approve
 
 export async function pendingCommand(args: PendingArgs, env: NodeJS.ProcessEnv, writers: Writers, now = Date.now()): Promise<number> {
   const dir = runDirOf(args.dir);
+  // Without --run, a folder of runs by id is listed whole: the waiting calls of each of its runs.
+  if (args.fileRun === null) {
+    const { folderPendingCommand, folderRunsToList } = await import('./folder-pending.ts');
+    const runs = await folderRunsToList(dir);
+    if (runs) return folderPendingCommand(dir, runs, { json: args.json, env, now }, writers);
+  }
   const store = fileStoreOf(dir, args.fileRun);
   // The run's own calls, then those its sub-agent runs wait on (a decision given here reaches them).
   const waiting = await treePendingDecisions(store);
@@ -53,7 +58,7 @@ export async function pendingCommand(args: PendingArgs, env: NodeJS.ProcessEnv, 
   const next = waiting.find((call) => !call.given && !call.unreadable);
   if (next) {
     const header = (await store.load()).header;
-    for (const line of decisionHintLines(decisionCommandsFor(env, dir, resumeCommandOf(env, dir, header.startedBy, args.fileRun), args.fileRun), next)) writers.out(line);
+    for (const line of decisionHintLines(decisionCommandsFor(env, dir, resumeCommandOf(env, dir, header, args.fileRun), args.fileRun), next)) writers.out(line);
   }
   for (const line of decidedLines) writers.out(line);
   return EXIT.done;
@@ -97,27 +102,6 @@ export async function decideCommand(args: DecideArgs, env: NodeJS.ProcessEnv, wr
   return EXIT.done;
 }
 
-/** The table `pending` prints (shared with the fleet's pending --run). */
-export function pendingTable(waiting: Array<PendingDecision & { run?: string | undefined }>, now: number): string[] {
-  const inRuns = waiting.some((call) => call.run !== undefined);
-  const rows = waiting.map((call) => [
-    ...(inRuns ? [call.run ?? '(this run)'] : []),
-    call.tool_use_id,
-    call.name,
-    waitsForWords(call),
-    call.since === null ? '-' : `${new Date(call.since).toISOString()} (${formatAgo(call.since, now)})`,
-    call.unreadable
-      ? 'its decision file cannot be read (below)'
-      : call.given
-        ? `${call.given.verdict} by ${call.given.by}, not taken up yet`
-        : call.awaited
-          ? 'the run waits on it'
-          : 'comes after the one above',
-    inputText(call),
-  ]);
-  return tableLines([...(inRuns ? ['run'] : []), 'call', 'tool', 'waits for', 'since', 'state', 'input'], rows);
-}
-
 /** The decision asked for on the command line, for decide() (shared with the fleet's commands). */
 export function decideInputOf(args: DecideArgs): DecideInput {
   const request: DecideInput = { tool_use_id: args.callId, verdict: VERDICT[args.command], by: args.by ?? userName() };
@@ -135,28 +119,27 @@ export function givenLine(decision: Decision, name: string): string {
 
 /** The command that resumes a stopped run; a run whose decision policy is not pinned needs its flags again. */
 function resumeHintOf(env: NodeJS.ProcessEnv, dir: string, header: JournalHeader, runId: string | null): string {
-  return `${resumeCommandOf(env, dir, header.startedBy, runId)}${header.decisionPolicy ? '' : ' plus the --require-approval it was given'}`;
+  return `${resumeCommandOf(env, dir, header, runId)}${header.decisionPolicy ? '' : ' plus the --require-approval it was given'}`;
 }
 
 function sameDecision(recorded: Decision, given: Decision): boolean {
   return recorded.verdict === given.verdict && recorded.by === given.by && recorded.at === given.at;
 }
 
-function resumeCommandOf(env: NodeJS.ProcessEnv, dir: string, origin: RunOrigin | undefined, runId: string | null): string {
-  if (origin?.command === 'run') {
-    const questions = origin.tools.includes('ask_user') ? ['--allow-questions'] : [];
-    return cliCommand(env, ['run', '--resume', '--model', origin.model, ...dirWords(dir, runId), ...questions]);
-  }
-  if (origin?.command === 'demo' || origin === undefined) return cliCommand(env, ['demo', '--resume', ...dirWords(dir, runId)]);
-  return 'the program or worker that drives it';
-}
 
 /**
  * The tools of a run this command line started, for the check of an edited input (the journal
  * pins their schemas; a tool whose schema differs is not used).
  */
 async function toolsOf(store: FolderRunStore, dir: string): Promise<ToolDefinition[] | undefined> {
-  const origin = (await store.load()).header.startedBy;
+  const { header } = await store.load();
+  const origin = header.startedBy;
+  // An agent's tools are in the module it was loaded from (its journal names it).
+  if (header.agent && origin?.agentsModule !== undefined) {
+    const { loadAgents } = await import('../agents-module.ts');
+    const agents = await loadAgents(origin.agentsModule, process.cwd());
+    return agents.find((agent) => agent.name === header.agent!.name)?.tools.slice();
+  }
   if (origin?.command === 'demo') return (await import('../../demo/demo-tools.ts')).demoTools(dir);
   if (origin?.command === 'run') {
     const { toolSetsOfRun, toolsOfSets } = await import('../run-tools.ts');
@@ -172,10 +155,6 @@ function runDirOf(dir: string): string {
   return resolved;
 }
 
-function inputText(call: PendingDecision): string {
-  const text = JSON.stringify(call.input) ?? '';
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
-}
 
 const INBOX_POINTS: readonly InboxPoint[] = ['decision-temp', 'decision-link'];
 

@@ -1,17 +1,15 @@
 /** `durable-agent drill`: the user's agent crash-tested at every crash point of a path. */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { AgentDefinition } from '../../agent/agent-definition.ts';
 import { type DrillOptions, type DrillScratch, drillAgent } from '../../drill/drill.ts';
 import { drillLines, drillMarkdown } from '../../drill/drill-report.ts';
 import { samplePoints, sigkillSample } from '../../drill/sigkill-sample.ts';
 import { DrillScriptError, recordedReplies, scriptReplies } from '../../drill/drill-script.ts';
 import { foldJournal } from '../../store/journal/fold-journal.ts';
-import { AgentsModuleError, loadAgentsModule } from '../agents-module.ts';
+import { AgentsModuleError, loadAgentsModule, pickAgent } from '../agents-module.ts';
 import type { DrillArgs } from '../specs/drill.ts';
 import { fileStoreOf } from '../run-store.ts';
 import type { Writers } from '../plain-reporter.ts';
-import { UsageError } from '../usage-error.ts';
 
 export async function drillCommand(args: DrillArgs, writers: Writers, cwd = process.cwd()): Promise<number> {
   const { agents, exported } = await loadAgentsModule(args.agents, cwd);
@@ -57,17 +55,6 @@ export async function drillCommand(args: DrillArgs, writers: Writers, cwd = proc
     writers.out(failedForReal && drilled.exitCode === 0 ? 'FAILED: a play killed by a real SIGKILL did not go as simulated (exit 1)' : drillLines(report).at(-1)!);
   }
   return report.exitCode;
-}
-
-/** The agent of a module a drill or a replay is about: the one named, or its only one. */
-export function pickAgent(agents: AgentDefinition[], file: string, name: string | undefined): AgentDefinition {
-  if (name !== undefined) {
-    const named = agents.find((agent) => agent.name === name);
-    if (!named) throw new AgentsModuleError(file, `it has no agent named ${name} (its agents: ${agents.map((agent) => agent.name).join(', ')})`);
-    return named;
-  }
-  if (agents.length > 1) throw new UsageError(`${file} exports ${agents.length} agents (${agents.map((agent) => agent.name).join(', ')}): say which with --agent NAME.`);
-  return agents[0]!;
 }
 
 async function repliesOf(args: DrillArgs, cwd: string) {

@@ -1,10 +1,12 @@
 /**
- * `pending`, `approve`, `deny` and `answer` for a fleet run (`--run ID`): the same checks as for
- * a run in a directory, read from the run's journal in PostgreSQL; the decision goes into
- * da_decisions, where the claim query sees it: the run becomes claimable and a worker applies it.
+ * `pending`, `approve`, `deny` and `answer` for a fleet run (`--run ID`), and `pending` for every
+ * run of the fleet (`--database-url` alone): the same checks as for a run in a directory, read
+ * from the run's journal in PostgreSQL; the decision goes into da_decisions, where the claim
+ * query sees it: the run becomes claimable and a worker applies it.
  */
-import { decide, pendingDecisions } from '../../awaits/decide.ts';
-import { deciderOf, treePendingDecisions } from '../../runtime/run-tree.ts';
+import { decide, type PendingDecision, pendingDecisions } from '../../awaits/decide.ts';
+import { listQueuedRuns } from '../../fleet/run-queue.ts';
+import { deciderOf, mayHaveWaitingCalls, treePendingDecisions } from '../../runtime/run-tree.ts';
 import { fleetDemoTools } from '../../fleet/fleet-demo-tools.ts';
 import type { DatabaseRunStore } from '../../store/store.ts';
 import { type Database, databaseUrlOf, openDatabase } from '../../store/pg/pool.ts';
@@ -14,10 +16,12 @@ import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { cliCommand } from '../../words/shell-command.ts';
 import { fleetStoreOf } from '../run-store.ts';
-import { decideInputOf, givenLine, pendingTable } from './decide.ts';
+import { pendingTable } from '../../words/pending-table.ts';
+import { decideInputOf, givenLine } from './decide.ts';
 
 export async function fleetPendingCommand(args: PendingArgs, env: NodeJS.ProcessEnv, writers: Writers, now = Date.now()): Promise<number> {
-  const runId = args.fleetRun!;
+  const runId = args.fleetRun;
+  if (runId === null) return withPool(databaseUrlOf(args.databaseUrl, env, 'pending'), (pool) => wholeFleetPending(pool, args, env, writers, now));
   return withPool(databaseUrlOf(args.databaseUrl, env, 'pending --run'), async (pool) => {
     // The run's own calls, then those its sub-agent runs wait on (a decision given here reaches them).
     const waiting = await treePendingDecisions(fleetStoreOf(pool, runId));
@@ -32,13 +36,44 @@ export async function fleetPendingCommand(args: PendingArgs, env: NodeJS.Process
     for (const line of pendingTable(waiting, now)) writers.out(line);
     const next = waiting.find((call) => !call.given);
     if (next) {
-      const where = ['--run', runId];
-      const commands = { approve: cliCommand(env, ['approve', ...where]), deny: cliCommand(env, ['deny', ...where]), answer: cliCommand(env, ['answer', ...where]), signal: cliCommand(env, ['signal', ...where]), resume: '' };
-      for (const line of decisionHintLines(commands, next)) writers.out(line);
+      for (const line of decisionHintLines(fleetDecisionCommands(env, runId), next)) writers.out(line);
       writers.out('  (with --database-url URL, or DURABLE_AGENT_DATABASE_URL set; a worker takes the run up once decided)');
     }
     return EXIT.done;
   });
+}
+
+/**
+ * The waiting calls of every run of the fleet, each under its own run's id (a sub-agent run's
+ * under its own): read from the journals of the runs whose state may hold one.
+ */
+async function wholeFleetPending(pool: Database, args: PendingArgs, env: NodeJS.ProcessEnv, writers: Writers, now: number): Promise<number> {
+  const runs = (await listQueuedRuns(pool)).filter((run) => !run.finished && mayHaveWaitingCalls(run.state));
+  const waiting: Array<PendingDecision & { run: string }> = [];
+  for (const run of runs.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))) {
+    for (const call of await pendingDecisions(fleetStoreOf(pool, run.id))) waiting.push({ ...call, run: run.id });
+  }
+  if (args.json) {
+    writers.out(JSON.stringify(waiting, null, 2));
+    return EXIT.done;
+  }
+  if (waiting.length === 0) {
+    writers.out('Nothing waits for a decision in the runs of the fleet.');
+    return EXIT.done;
+  }
+  for (const line of pendingTable(waiting, now)) writers.out(line);
+  const next = waiting.find((call) => !call.given);
+  if (next) {
+    for (const line of decisionHintLines(fleetDecisionCommands(env, next.run), next)) writers.out(line);
+    writers.out('  (with --database-url URL, or DURABLE_AGENT_DATABASE_URL set; a worker takes the run up once decided)');
+  }
+  return EXIT.done;
+}
+
+/** The commands that decide a call of a fleet run (a worker resumes it: there is no resume command). */
+function fleetDecisionCommands(env: NodeJS.ProcessEnv, runId: string) {
+  const where = ['--run', runId];
+  return { approve: cliCommand(env, ['approve', ...where]), deny: cliCommand(env, ['deny', ...where]), answer: cliCommand(env, ['answer', ...where]), signal: cliCommand(env, ['signal', ...where]), resume: '' };
 }
 
 export async function fleetDecideCommand(args: DecideArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {

@@ -11,6 +11,7 @@ import { EXIT } from '../exit-codes.ts';
 import { tableLines } from '../../words/format.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { cliCommand, databaseWords, dirWords } from '../../words/shell-command.ts';
+import { agentResumeCommand } from '../resume-command.ts';
 import { fileStoreOf, folderStoreAt, stateFolderOf } from '../run-store.ts';
 
 export async function forkCommand(args: ForkArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
@@ -31,13 +32,14 @@ export async function forkCommand(args: ForkArgs, env: NodeJS.ProcessEnv, writer
     writers.out(JSON.stringify(result, null, 2));
     return EXIT.done;
   }
-  const startedBy = (await folderStoreAt(stateFolderOf(to)).load()).header.startedBy;
+  const { header } = await folderStoreAt(stateFolderOf(to)).load();
   writers.out(`forked run ${result.forkedFrom.runId} (${dir}) at record ${result.forkedFrom.seq} of 0-${result.parentLastSeq} into ${to}`);
   writers.out(`new run ${result.runId}: ${result.records} records, state ${result.state}; the run in ${dir} was not changed`);
   printForkDetails(writers, result);
   if (result.lineageNoteProblem) writers.err(`[fork] the fork could not be noted beside the parent (${result.lineageNoteProblem}); the new run names its parent all the same`);
-  writers.out(`its tools work on the files of ${to}: the files of ${dir} were not copied`);
-  writers.out(`resume the new run: ${resumeCommandOf(env, startedBy, to)}`);
+  // An agent's tools work where its module has them work (the current directory, unless it says otherwise).
+  if (!header.agent) writers.out(`its tools work on the files of ${to}: the files of ${dir} were not copied`);
+  writers.out(`resume the new run: ${agentResumeCommand(env, to, null, header) ?? resumeCommandOf(env, header.startedBy, to)}`);
   return EXIT.done;
 }
 

@@ -1,11 +1,10 @@
 /** `durable-agent replay`: a stored run put to the agent's current code. */
 import { DrillScriptError } from '../../drill/drill-script.ts';
 import { replayLines, replayRun } from '../../drill/replay.ts';
-import { loadAgentsModule } from '../agents-module.ts';
+import { loadAgentsModule, pickAgent } from '../agents-module.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { fileStoreOf } from '../run-store.ts';
 import type { ReplayArgs } from '../specs/replay.ts';
-import { pickAgent } from './drill.ts';
 
 export async function replayCommand(args: ReplayArgs, writers: Writers, cwd = process.cwd()): Promise<number> {
   const { agents } = await loadAgentsModule(args.agents, cwd);

@@ -1,4 +1,4 @@
-/** `durable-agent run`: a real model on the user's task, with the tools --tools names (the file tools by default) in a directory. */
+/** `durable-agent run`: a real model on the user's task, with the tools --tools names (the file tools by default) in a directory; with --agents, the user's own agent (run-agent.ts). */
 import fs from 'node:fs';
 import path from 'node:path';
 import { checkToolsFor, modelSetupOf, type StoredRun, storedRunOf } from '../model-setup.ts';
@@ -6,7 +6,9 @@ import { type RunArgs, UsageError } from '../args.ts';
 import { driveCliRun } from '../drive-run.ts';
 import { approvalResumeWords } from '../options/approval.ts';
 import type { Writers } from '../plain-reporter.ts';
+import { RunNeedsAgentError } from '../errors.ts';
 import { realModel } from '../real-model.ts';
+import { agentResumeCommand } from '../resume-command.ts';
 import { DEFAULT_TOOL_SETS, toolSetsOfRun, toolsOfSets } from '../run-tools.ts';
 import { cliCommand, dirWords } from '../../words/shell-command.ts';
 
@@ -14,9 +16,11 @@ import { cliCommand, dirWords } from '../../words/shell-command.ts';
 const RUN_WITHOUT_KEY = 'Set the key and run the same command again; `durable-agent demo` shows the loop with a scripted model that needs none.';
 
 export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
+  if (args.agents !== undefined) return (await import('./run-agent.ts')).runAgentCommand({ ...args, agents: args.agents }, env, writers);
   const dir = path.resolve(args.dir);
   const system = args.systemFile === undefined ? null : readSystemPrompt(args.systemFile);
   const stored = await storedRunOf(dir, args.runId, args.resume, args.fresh);
+  if (stored?.header.agent) throw new RunNeedsAgentError(stored.location, stored.header.agent.name, agentResumeCommand(env, dir, args.runId, stored.header));
   const modelName = args.model ?? startingModelOf(stored);
   // The request options are the run's own (pinned when it started): a resume asks the same way.
   const setup = modelSetupOf(modelName, args.claude, stored, args.maxTokens, null);

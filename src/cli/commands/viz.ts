@@ -1,6 +1,6 @@
 /**
- * `durable-agent viz`: writes the visualizer page for the run in DIR (or prints the machine for
- * Stately Studio with --stately).
+ * `durable-agent viz`: writes the visualizer page for the run in DIR, or for a run of its folder
+ * by id (or prints the machine for Stately Studio with --stately).
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -12,7 +12,8 @@ import { vizPage } from '../../../visualizer/viz-page.ts';
 import type { VizArgs } from '../args.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
-import { folderStoreAt, stateFolderOf } from '../run-store.ts';
+import { StoreMissingError } from '../../store/errors.ts';
+import { fileStoreOf, runsFolderOfDir, stateFolderOf } from '../run-store.ts';
 import { NoSuchDirectoryError } from '../errors.ts';
 import { cliCommand, dirWords, shellQuote } from '../../words/shell-command.ts';
 
@@ -25,11 +26,17 @@ export async function vizCommand(args: VizArgs, writers: Writers, env: NodeJS.Pr
   }
   const dir = path.resolve(args.dir);
   mustBeDirectory(dir);
-  const store = folderStoreAt(stateFolderOf(dir));
-  // `…fork --dir D --at SEQ --to D-at-SEQ`: a new directory beside the run's, named after the step.
-  const forkCommand = { before: cliCommand(env, ['fork', '--dir', dir, '--at']), after: `--to ${shellQuote(`${dir}-at-`)}` };
+  const { runId } = args;
+  const store = fileStoreOf(dir, runId);
+  // A run asked for by its id is drawn or refused: a page of the machine alone would hide the typo.
+  if (runId !== null && !(await store.exists())) throw new StoreMissingError(store.location, 'read');
+  // `…fork --dir D [--run ID] --at SEQ --to D[-ID]-at-SEQ`: a new directory beside the run's, named after the run and the step.
+  const forkCommand = {
+    before: cliCommand(env, ['fork', '--dir', dir, ...(runId === null ? [] : ['--run', runId]), '--at']),
+    after: `--to ${shellQuote(`${dir}${runId === null ? '' : `-${runId}`}-at-`)}`,
+  };
   const page = await vizPage(store, forkCommand);
-  const out = path.resolve(args.out ?? path.join(store.dir, VIZ_FILE));
+  const out = path.resolve(args.out ?? path.join(stateFolderOf(dir), runId === null ? VIZ_FILE : `viz-${runId}.html`));
   writeFileAtomically(out, page.html);
   const run = page.run;
   if (run) {
@@ -38,12 +45,21 @@ export async function vizCommand(args: VizArgs, writers: Writers, env: NodeJS.Pr
     writers.out(`[viz] wrote ${out}: ${run.steps.length} records of run ${run.runId} (${run.state}, ${processes}, ${stops} stopped and resumed)`);
   } else {
     writers.out(`[viz] wrote ${out}: the machine only`);
-    const demo = cliCommand(env, ['demo', ...dirWords(dir)]);
-    writers.err(`[viz] no run in ${store.location}: run ${demo} first to see a run's history on the diagram.`);
+    writers.err(`[viz] no run in ${store.location}: ${noRunAdvice(dir, env)}`);
   }
   if (args.open) await openInBrowser(out, writers, env);
   return EXIT.done;
 }
+
+/** What to draw instead: a run of the folder by its id, or a run to start. */
+function noRunAdvice(dir: string, env: NodeJS.ProcessEnv): string {
+  const ids = [...new Set(runsFolderOfDir(dir).entries().flatMap((entry) => (entry.archived || entry.folderId === null ? [] : [entry.folderId])))].sort();
+  if (ids.length === 0) return `run ${cliCommand(env, ['demo', ...dirWords(dir)])} first to see a run's history on the diagram.`;
+  const shown = ids.length > RUN_IDS_SHOWN ? `${ids.slice(0, RUN_IDS_SHOWN).join(', ')} and ${ids.length - RUN_IDS_SHOWN} more` : ids.join(', ');
+  return `the folder holds runs by id (${shown}): draw one with ${cliCommand(env, ['viz', ...dirWords(dir), '--run', ids[0]!])}.`;
+}
+
+const RUN_IDS_SHOWN = 5;
 
 /** Reading a directory that is not there would write a page into a new, empty one. */
 function mustBeDirectory(dir: string): void {

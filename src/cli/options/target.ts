@@ -40,13 +40,14 @@ export interface FleetTarget {
  * DURABLE_AGENT_DATABASE_URL set and no --dir (placeRun decides, knowing the environment);
  * otherwise of DIR's folder of runs. Parsed as a fleet run; placeRun moves it.
  */
-export function readFleetTarget(command: string, values: ValuesOf<typeof fleetTargetOptions>, cwd: string): FleetTarget {
+export function readFleetTarget(command: string, values: ValuesOf<typeof fleetTargetOptions>, cwd: string, options: { wholeFleet?: boolean } = {}): FleetTarget {
   const run = values.run === undefined ? null : checkRunId(values.run);
   const databaseUrl = values.databaseUrl ?? null;
   if (values.dir !== undefined && databaseUrl !== null) {
     throw new UsageError(`${command} acts on a run in --dir or on a run of the fleet at --database-url, not both: give one of them.`);
   }
-  if (run === null && databaseUrl !== null) {
+  // A command that reads every run of the fleet (wholeFleet) takes --database-url alone.
+  if (run === null && databaseUrl !== null && !options.wholeFleet) {
     throw new UsageError(`${command} --database-url needs --run ID: the fleet run (its id, as submit printed it; durable-agent status --database-url lists them).`);
   }
   return { dir: values.dir ?? cwd, dirGiven: values.dir !== undefined, fleetRun: run, fileRun: null, databaseUrl };

@@ -35,13 +35,20 @@ export interface DecideArgs extends FleetTarget {
 export const pendingSpec = command({
   name: 'pending',
   words: [],
-  summary: 'the calls of a run that wait for a person: approval or an answer, since when',
+  summary: 'the calls that wait for a person (approval, an answer) in a run, a folder of runs or a fleet, since when',
   description:
-    'Lists the calls of the run in DIR that wait for a decision: approve or deny them, answer a question. It reads the\n' +
-    'journal without a lock, so it works while the run waits in another process and after it stopped (exit 7).',
+    'Lists the calls of the run in DIR that wait for a decision: approve or deny them, answer a question. Without --run,\n' +
+    'in a folder of runs by id, it lists those of every run of the folder, each with its run; with --database-url (or\n' +
+    'DURABLE_AGENT_DATABASE_URL set and no --dir), those of every run of the fleet. It reads the journal without a lock,\n' +
+    'so it works while the run waits in another process and after it stopped (exit 7).',
   options: [...fleetTargetOptions, json],
-  examples: ['durable-agent pending --dir demo-run', 'durable-agent pending --database-url postgresql://user@db-host:5432/agents --run RUN_ID'],
-  parse: (values, { cwd }): PendingArgs => ({ command: 'pending', ...readFleetTarget('pending', values, cwd), json: values.json }),
+  examples: [
+    'durable-agent pending --dir demo-run',
+    'durable-agent pending --run invoice-acme',
+    'durable-agent pending --database-url postgresql://user@db-host:5432/agents',
+    'durable-agent pending --database-url postgresql://user@db-host:5432/agents --run RUN_ID',
+  ],
+  parse: (values, { cwd }): PendingArgs => ({ command: 'pending', ...readFleetTarget('pending', values, cwd, { wholeFleet: true }), json: values.json }),
 });
 
 export const approveSpec = command({

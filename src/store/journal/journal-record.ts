@@ -218,6 +218,8 @@ export interface RunOrigin {
    * Absent in journals written before they were recorded (then not compared).
    */
   toolAnnotations?: Record<string, PinnedAnnotations>;
+  /** The module of agent definitions the run's agent was loaded from (`run --agents FILE`), absolute; absent otherwise. */
+  agentsModule?: string;
 }
 
 /** What a resume may do with a call of this tool left open; a change makes its open calls "unknown". */

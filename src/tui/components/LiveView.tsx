@@ -1,7 +1,7 @@
 /** @jsxRuntime automatic @jsxImportSource react */
 /** The live area under the permanent log: redrawn in place while the run goes on. */
 import { Box, Text } from 'ink';
-import { activityText, endingText, replyLines, replyThinkingLine, showsResumeHint, spinnerFrame } from '../format.ts';
+import { activityText, endingText, replyLines, replyThinkingLine, runIdText, showsResumeHint, spinnerFrame } from '../format.ts';
 import type { RunView } from '../run-view.ts';
 import { CallList } from './CallList.tsx';
 import { Field, LABEL_WIDTH } from './Field.tsx';
@@ -28,7 +28,7 @@ export function LiveView({ view, now, columns }: LiveViewProps) {
             durable-agent
           </Text>,
           view.model ? <Text dimColor>{view.model}</Text> : null,
-          view.runId ? <Text dimColor>run {view.runId.slice(0, 8)}</Text> : null,
+          view.runId ? <Text dimColor>run {runIdText(view.runId)}</Text> : null,
         ]}
       />
       {view.task ? <Field label="task">{<Text>{view.task}</Text>}</Field> : null}
