@@ -38,7 +38,7 @@ export async function reconcileOpenTurn(session: DriverSession, changedTools: Re
   // open: recording the others can close the turn before the loop reaches them.
   const recorded = new Set(session.context().results.map((outcome) => outcome.tool_use_id));
   const jobs = planReconcile(pending, session.writer.durable.ledger, traitsOf, decisions).map((decision) => jobOf(session, decision, recorded));
-  await runInOrder(jobs, { limit: session.parts.toolConcurrency, record: (group, othersRunning) => session.record(group, othersRunning) }, null);
+  await runInOrder(jobs, { limit: session.toolConcurrency, record: (group, othersRunning) => session.record(group, othersRunning) }, null);
 }
 
 /** How a call was settled, as the events say it. */
@@ -69,7 +69,7 @@ async function carryOut(session: DriverSession, decision: ReconcileDecision, rec
       return { call, outcome: await session.runCall(call), note: noteOf(call, rerun, ruling) };
     }
     case 'verify': {
-      const verdict = await verifyCall(session.registry, session.runId, effectiveCall(session.context(), call), session.parts.toolTimeoutMs);
+      const verdict = await verifyCall(session.registry, session.runId, effectiveCall(session.context(), call), session.toolTimeoutMs);
       if ('cannotTell' in verdict) return reportUnknown(session, call, `${verdict.cannotTell}, and no result was recorded for it`, ruling);
       if (verdict.answer.happened) {
         say('verified-done', null);

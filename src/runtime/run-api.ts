@@ -110,7 +110,7 @@ async function resume(pieces: ResumePieces, tracing: RunTracing | null, held: Ru
     const view = foldJournal(store.location, loaded);
     refuseCancelled(store.location, view.state, view.context);
     const snapshot = agentLoopMachine.resolveState({ value: view.state, context: snapshotContextOf(view) });
-    parts.budgetChange = resumedBudget(snapshot.context, pieces.budget, pieces.model);
+    const budgetChange = resumedBudget(snapshot.context, pieces.budget, pieces.model);
     // Again under the lock: another process may have gone on since the check above.
     if (message !== undefined) checkContinue(store.location, message, view.state, snapshot.context, maxTurns);
     const [first, last] = [loaded.records[0]!.record, loaded.records[loaded.records.length - 1]!.record];
@@ -126,7 +126,7 @@ async function resume(pieces: ResumePieces, tracing: RunTracing | null, held: Ru
       return await settleControl(store, await driver.drive(announcedEffectOf(view.state, snapshot.context)));
     }
     const lastStored = loaded.records[loaded.records.length - 1]!;
-    return await settleControl(store, await driver.resume({ maxTurns, tornTail: loaded.tornTail, lastStored, origin, message }));
+    return await settleControl(store, await driver.resume({ maxTurns, tornTail: loaded.tornTail, lastStored, origin, message, budgetChange }));
   } finally {
     if (!held) await lock.release();
   }
