@@ -37,14 +37,13 @@ async function start(pieces: StartPieces, tracing: RunTracing | null): Promise<R
   const { store, model, task } = pieces;
   const givenId = runIdOf(pieces.runId, store);
   const settings = await pinStart(store.location, pieces.tools, pieces.settings);
-  const origin = originOf(pieces.command, model, settings);
   const parts = driverParts(pieces.driver, settings, tracing);
   const budgeted = startingBudget(pieces.budget, model);
   const lock = await lockRun(store, pieces.takeOver, parts.observer);
   try {
     if (givenId !== null && !pieces.startOver) {
       const asked = { runId: givenId, task: task.task, system: task.system ?? null, model: model.name };
-      const attached = await attachToStored(store, asked, pieces.settings.agent, origin);
+      const attached = await attachToStored(store, asked, pieces.settings.agent, originOf(pieces.command, model, settings));
       if (attached && 'result' in attached) {
         parts.observer({ type: 'attached', runId: givenId, status: attached.result.status, location: store.location });
         parts.observer({ type: 'finished', result: attached.result });
@@ -66,7 +65,7 @@ async function start(pieces: StartPieces, tracing: RunTracing | null): Promise<R
       note: { started: { pid: process.pid } },
     });
     const trace = tracing?.beginRun(runId, { model: model.name, task: task.task, maxTurns: input.maxTurns });
-    const header = { ...headerOf(settings, { runId, createdAt: record.at, startedBy: origin, trace }), ...(givenId !== null ? { runIdGiven: true as const } : {}) };
+    const header = { ...headerOf(settings, { runId, createdAt: record.at, startedBy: originOf(pieces.command, model, settings), trace }), ...(givenId !== null ? { runIdGiven: true as const } : {}) };
     const receipt = await store.create(header, record);
     const snapshots = new SnapshotPolicy(snapshotEveryOf(pieces.driver.snapshotEvery), record, record);
     const driver = new RunDriver({ ...parts, snapshots }, runId, snapshot, { state: 'awaitingModel', context: snapshot.context, ledger: new Map() }, 1);
