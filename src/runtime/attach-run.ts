@@ -5,6 +5,7 @@
  * that was started with another task, system prompt or model is refused, with what differs.
  */
 import type { AgentStateName } from '../../machines/agent-loop.types.ts';
+import type { AgentDefinition } from '../agent/agent-definition.ts';
 import type { RunResult } from '../core/run-events.ts';
 import { RunExistsError } from '../store/errors.ts';
 import { foldJournal } from '../store/journal/fold-journal.ts';
@@ -14,7 +15,6 @@ import type { LoadedRun, RunStore } from '../store/store.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 import { checkAgentPin } from './agent-run.ts';
 import { checkOrigin } from './run-origin.ts';
-import type { StartOptions } from './run-options.ts';
 import { runResultOf } from './run-result.ts';
 
 /** The ends from which nothing goes on by itself: attaching answers with what is stored. */
@@ -66,10 +66,10 @@ function quoted(text: string | null): string {
 }
 
 /** The id a start gives its run: the one asked for, the store's, or none (a new random one). */
-export function runIdOf(options: Pick<StartOptions, 'runId' | 'store'>): string | null {
-  const asked = options.runId === undefined ? undefined : checkRunId(options.runId);
-  const stores = options.store.runId;
-  if (asked !== undefined && stores !== undefined && asked !== stores) throw new RunIdMismatchError(asked, stores, options.store.location);
+export function runIdOf(runId: string | undefined, store: RunStore): string | null {
+  const asked = runId === undefined ? undefined : checkRunId(runId);
+  const stores = store.runId;
+  if (asked !== undefined && stores !== undefined && asked !== stores) throw new RunIdMismatchError(asked, stores, store.location);
   return asked ?? stores ?? null;
 }
 
@@ -78,17 +78,18 @@ export function runIdOf(options: Pick<StartOptions, 'runId' | 'store'>): string 
  * be resumed. Null when the store holds no run, or a run of a random id (started without one, or
  * before run ids): that one is cleared as any start clears it. A run of another id its user gave
  * is refused (StoreHoldsOtherRunError): clearing it would make its next start run it again.
- * `offered`: what starts it now.
+ * `agent` and `offered`: the definition and the origin that start it now.
  */
-export async function attachToStored(store: RunStore, runId: string, options: StartOptions, offered: RunOrigin): Promise<Attached | null> {
+export async function attachToStored(store: RunStore, asked: Omit<AttachRequest, 'location'>, agent: AgentDefinition | undefined, offered: RunOrigin): Promise<Attached | null> {
   if (!(await store.exists())) return null;
   const loaded = await store.load({ fromLastSnapshot: true });
+  const { runId } = asked;
   if (loaded.header.runId !== runId) {
     if (runIdWasGiven(loaded.header)) throw new StoreHoldsOtherRunError(runId, loaded.header.runId, store.location);
     return null;
   }
-  checkAgentPin(store.location, loaded.header, options.agent);
-  const attached = attachTo(loaded, { runId, location: store.location, task: options.task, system: options.system ?? null, model: options.model.name });
+  checkAgentPin(store.location, loaded.header, agent);
+  const attached = attachTo(loaded, { ...asked, location: store.location });
   // An ended run is answered from the store: its tools must still be the ones it ran with, as a resume checks.
   if ('result' in attached) checkOrigin(store.location, loaded.header, offered, false);
   return attached;

@@ -78,6 +78,19 @@ export function crashHandlerOf(action: CrashAction | undefined): CrashHandler {
   return action;
 }
 
+/** How a run's crash points are armed: by a spec and what an armed one does, or made by the caller. */
+export interface CrashSpec {
+  crashAfter?: string | undefined;
+  onCrash?: CrashAction | undefined;
+  /** Made by the caller (to read which were passed); replaces crashAfter and onCrash. */
+  crashPoints?: CrashPoints | undefined;
+}
+
+/** The run's crash points. Nobody reads the labels passed of points made here: not kept (a long run would hold one per record). */
+export function crashPointsOf(spec: CrashSpec): CrashPoints {
+  return spec.crashPoints ?? new CrashPoints(spec.crashAfter, crashHandlerOf(spec.onCrash), false);
+}
+
 export class CrashPoints {
   private readonly armed = new Set<string>();
   private readonly counts = new Map<string, number>();

@@ -38,7 +38,7 @@ export class ModelCall {
       // The reply that met MAX_TURNS, reopened with more turns: act on it (its tokens were counted).
       reply = { ...context.heldReply, usage: ZERO_USAGE };
     } else {
-      const { model, maxTokens, registry } = session.parts;
+      const { model, maxTokens, registry } = session;
       const { system, messages } = context;
       session.emit({ type: 'model-call', turn: context.turn, model: model.name, provider: model.provider ?? null, maxTokens, system, messages });
       const onStream = (delta: StreamDelta) => session.emit({ type: 'model-stream', delta });
@@ -69,7 +69,7 @@ export class ModelCall {
 
   private async decisionNeeds(reply: ModelReply): Promise<Record<string, DecisionNeed> | undefined> {
     let needs: Record<string, DecisionNeed> | undefined;
-    for (const capability of this.session.parts.capabilities) {
+    for (const capability of this.session.capabilities) {
       const found = await capability.decisionNeeds?.(reply);
       if (found) needs = { ...needs, ...found };
     }

@@ -10,10 +10,12 @@ import { decisionPolicySetting } from '../awaits/pinned-policy.ts';
 import { budgetSetting } from '../budget/budget.ts';
 import { contextSetting } from '../compaction/context-settings.ts';
 import { checkSettings, needsVersion, pinSettings, type RunSetting, type RunSettings } from '../core/run-settings.ts';
+import type { Model } from '../model/model.ts';
 import { JOURNAL_FORMAT, type JournalHeader, JOURNAL_VERSION_CHILD_AWAITS, JOURNAL_VERSION_PLAIN, type RunOrigin, type RunTraceContext } from '../store/journal/journal-record.ts';
 import { childRunCallOf } from '../tools/child-run-call.ts';
+import type { ToolDefinition } from '../tools/tool.ts';
 import { agentSetting, declaresCompatible } from './agent-run.ts';
-import { API_COMMAND, checkOrigin, type OriginCheck, runOriginOf } from './run-origin.ts';
+import { checkOrigin, type OriginCheck, runOriginOf } from './run-origin.ts';
 import type { ResumeOptions, RunParts, StartOptions } from './run-options.ts';
 
 /**
@@ -44,14 +46,16 @@ const childAwaitsSetting: RunSetting<Pick<RunParts, 'childRuns'>> = {
   pin: (run, { childRuns }) => (childRuns && run.tools.some((tool) => childRunCallOf(tool)) ? needsVersion(run, JOURNAL_VERSION_CHILD_AWAITS) : run),
 };
 
-/** What the settings read of a start's or a resume's options. */
-type Given = RunParts & Pick<StartOptions, 'calledBy'> & Pick<ResumeOptions, 'replaceDecisionPolicy'>;
+/** What the settings read of a start's or a resume's options: each setting its own fields, and no more. */
+export type SettingsGiven = Pick<RunParts, 'agent' | 'model' | 'requireApproval' | 'allowQuestions' | 'decisionTimeoutMs' | 'budget' | 'compaction' | 'clearToolUses' | 'childRuns'> &
+  Pick<StartOptions, 'calledBy'> &
+  Pick<ResumeOptions, 'replaceDecisionPolicy'>;
 
-const RUN_SETTINGS: ReadonlyArray<RunSetting<Given>> = [agentSetting, decisionPolicySetting, contextSetting, budgetSetting, childAwaitsSetting, calledBySetting, modelSetting];
+const RUN_SETTINGS: ReadonlyArray<RunSetting<SettingsGiven>> = [agentSetting, decisionPolicySetting, contextSetting, budgetSetting, childAwaitsSetting, calledBySetting, modelSetting];
 
-/** A new run's settings; refused (with the setting's own error) before anything is written. */
-export function pinStart(options: StartOptions): Promise<RunSettings> {
-  return pinSettings(RUN_SETTINGS, { location: options.store.location, tools: options.tools, pinned: {}, version: JOURNAL_VERSION_PLAIN }, options);
+/** A new run's settings, from the tools it was given; refused (with the setting's own error) before anything is written. */
+export function pinStart(location: string, tools: readonly ToolDefinition[], given: SettingsGiven): Promise<RunSettings> {
+  return pinSettings(RUN_SETTINGS, { location, tools, pinned: {}, version: JOURNAL_VERSION_PLAIN }, given);
 }
 
 /** The journal's own fields, what started the run and its trace, then what the settings pinned. */
@@ -66,19 +70,25 @@ export interface ResumeCheck {
   origin: OriginCheck;
 }
 
+/** What a resume offers, to be held against what started the run. */
+export interface Resuming {
+  location: string;
+  /** The tools given: the settings add theirs before they are compared. */
+  tools: readonly ToolDefinition[];
+  command: string;
+  agentsModule: string | undefined;
+  /** Go on although the command or the tools differ from those that started the run. */
+  allowToolChange: boolean;
+}
+
 /** Holds a resume against the run's header: each setting, then the origin; throws the first refusal. */
-export function checkResume(header: JournalHeader, options: ResumeOptions): ResumeCheck {
-  const settings = checkSettings(RUN_SETTINGS, { location: options.store.location, tools: options.tools, pinned: header, version: header.version }, options);
-  const allowChange = options.allowToolChange === true || declaresCompatible(header, options.agent);
-  return { settings, origin: checkOrigin(settings.location, header, originOf(options, settings), allowChange) };
+export function checkResume(header: JournalHeader, resuming: Resuming, given: SettingsGiven): ResumeCheck {
+  const settings = checkSettings(RUN_SETTINGS, { location: resuming.location, tools: resuming.tools, pinned: header, version: header.version }, given);
+  const allowChange = resuming.allowToolChange || declaresCompatible(header, given.agent);
+  return { settings, origin: checkOrigin(settings.location, header, originOf(resuming.command, given.model, settings, resuming.agentsModule), allowChange) };
 }
 
 /** What starts or resumes the run: its command, its model, and the tools it offers. */
-export function originOf(options: StartOptions | ResumeOptions, settings: RunSettings): RunOrigin {
-  return runOriginOf(commandOf(options), options.model.name, settings.tools, options.agentsModule);
-}
-
-/** The command that drives the run: 'api' for a program that does not say. */
-export function commandOf(options: Pick<RunParts, 'command'>): string {
-  return options.command ?? API_COMMAND;
+export function originOf(command: string, model: Model, settings: RunSettings, agentsModule?: string): RunOrigin {
+  return runOriginOf(command, model.name, settings.tools, agentsModule);
 }

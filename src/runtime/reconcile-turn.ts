@@ -38,7 +38,7 @@ export async function reconcileOpenTurn(session: DriverSession, changedTools: Re
   // open: recording the others can close the turn before the loop reaches them.
   const recorded = new Set(session.context().results.map((outcome) => outcome.tool_use_id));
   const jobs = planReconcile(pending, session.writer.durable.ledger, traitsOf, decisions).map((decision) => jobOf(session, decision, recorded));
-  await runInOrder(jobs, { limit: session.parts.toolConcurrency, record: (group, othersRunning) => session.record(group, othersRunning) }, null);
+  await runInOrder(jobs, { limit: session.toolConcurrency, record: (group, othersRunning) => session.record(group, othersRunning) }, null);
 }
 
 /** How a call was settled, as the events say it. */
@@ -69,11 +69,11 @@ async function carryOut(session: DriverSession, decision: ReconcileDecision, rec
       return { call, outcome: await session.runCall(call), note: noteOf(call, rerun, ruling) };
     }
     case 'verify': {
-      const verdict = await verifyCall(session.registry, session.runId, effectiveCall(session.context(), call), session.parts.toolTimeoutMs);
+      const verdict = await verifyCall(session.registry, session.runId, effectiveCall(session.context(), call), session.toolTimeoutMs);
       if ('cannotTell' in verdict) return reportUnknown(session, call, { kind: 'cannot-tell', what: verdict.cannotTell }, ruling);
       if (verdict.answer.happened) {
         say('verified-done', null);
-        const content = verdict.answer.result ?? session.parts.words.verifiedDone(call.name);
+        const content = verdict.answer.result ?? session.words.verifiedDone(call.name);
         return { call, outcome: outcome(call, 'verified', content, false), note: noteOf(call, 'verified-done', ruling) };
       }
       say('verified-not-done-ran', null);
@@ -86,7 +86,7 @@ async function carryOut(session: DriverSession, decision: ReconcileDecision, rec
 
 /** The model is told the call's state is unknown, in the run's words; the event says why in the same words. */
 function reportUnknown(session: DriverSession, call: PendingCall, why: UnknownWhy, ruling: Ruling): Finished {
-  const { words } = session.parts;
+  const { words } = session;
   const because = unknownWhyWords(call, why, words);
   report(session, call, 'unknown-reported', because, ruling);
   return { call, outcome: outcome(call, 'unknown', words.unknownState(call.name, call.id, because), true), note: noteOf(call, 'unknown-reported', ruling) };

@@ -1,5 +1,6 @@
 /**
- * The programmatic entry points: start a run, resume it. The CLI goes through these too. What
+ * The programmatic entry points: start a run, resume it. The CLI goes through these too. The
+ * options are taken apart here, once (run-pieces.ts), and each piece goes to what uses it: what
  * a run pins and how a resume is held against it are the settings' own (pinned-settings.ts);
  * what plugs into the driver is wired in run-parts.ts.
  */
@@ -14,45 +15,46 @@ import type { RunObserver, RunResult } from '../core/run-events.ts';
 import { foldJournal } from '../store/journal/fold-journal.ts';
 import { encodeRecord, snapshotContextOf } from '../store/journal/journal-codec.ts';
 import type { RunLock, RunStore } from '../store/store.ts';
+import type { RunTracing } from '../telemetry/run-tracing.ts';
 import { attachToStored, clearFinishedRun, runIdOf } from './attach-run.ts';
-import { checkResume, commandOf, headerOf, originOf, pinStart, type ResumeCheck } from './pinned-settings.ts';
+import { checkResume, headerOf, originOf, pinStart, type ResumeCheck } from './pinned-settings.ts';
 import { RunDriver } from './run-driver.ts';
-import { type AgentResumeOptions, type AgentStartOptions, machineInputOf, type ResumeOptions, resumeOptionsOf, type RunParts, type StartOptions, startOptionsOf } from './run-options.ts';
+import { type AgentResumeOptions, type AgentStartOptions, machineInputOf, type ResumeOptions, resumeOptionsOf, type StartOptions, startOptionsOf } from './run-options.ts';
 import { checkPartsOptions, driverParts } from './run-parts.ts';
+import { attachedResume, type ResumePieces, resumePiecesOf, type StartPieces, startPiecesOf } from './run-pieces.ts';
 import { SnapshotPolicy, snapshotEveryOf } from './snapshot-policy.ts';
 import { tracedRun, withTracing } from './traced-run.ts';
-import type { RunTracing } from '../telemetry/run-tracing.ts';
 
 export { type AgentResumeOptions, type AgentStartOptions, DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS, type ResumeOptions, type RunParts, type StartOptions } from './run-options.ts';
 
 /** With `agent` (defineAgent), the model, tools and policies come from it unless given, and its version is pinned. */
 export async function startRun(given: StartOptions | AgentStartOptions): Promise<RunResult> {
-  const options = await startOptionsOf(given);
-  return tracedRun(options, 'start', commandOf(options), (tracing) => start(options, tracing));
+  const pieces = startPiecesOf(await startOptionsOf(given));
+  return tracedRun(pieces.tracing, 'start', pieces.command, (tracing) => start(pieces, tracing));
 }
 
-async function start(options: StartOptions, tracing: RunTracing | null): Promise<RunResult> {
-  const { store } = options;
-  const givenId = runIdOf(options);
-  const settings = await pinStart(options);
-  const parts = driverParts(options, settings, tracing);
-  const budgeted = startingBudget(options.budget, options.model);
-  const lock = await lockRun(options, parts.observer);
+async function start(pieces: StartPieces, tracing: RunTracing | null): Promise<RunResult> {
+  const { store, model, task } = pieces;
+  const givenId = runIdOf(pieces.runId, store);
+  const settings = await pinStart(store.location, pieces.tools, pieces.settings);
+  const parts = driverParts(pieces.driver, settings, tracing);
+  const budgeted = startingBudget(pieces.budget, model);
+  const lock = await lockRun(store, pieces.takeOver, parts.observer);
   try {
-    const startOver = options.fresh === true || options.ifExists === 'new';
-    if (givenId !== null && !startOver) {
-      const attached = await attachToStored(store, givenId, options, originOf(options, settings));
+    if (givenId !== null && !pieces.startOver) {
+      const asked = { runId: givenId, task: task.task, system: task.system ?? null, model: model.name };
+      const attached = await attachToStored(store, asked, pieces.settings.agent, originOf(pieces.command, model, settings, pieces.agentsModule));
       if (attached && 'result' in attached) {
         parts.observer({ type: 'attached', runId: givenId, status: attached.result.status, location: store.location });
         parts.observer({ type: 'finished', result: attached.result });
         return attached.result;
       }
       // Under the lock taken here: no other process can start or drive it in between.
-      if (attached) return await resume(options, tracing, lock);
+      if (attached) return await resume(attachedResume(pieces), tracing, lock);
     }
-    const archivedPrevious = await clearFinishedRun(store, startOver);
+    const archivedPrevious = await clearFinishedRun(store, pieces.startOver);
     const runId = givenId ?? randomUUID();
-    const input = machineInputOf(options, budgeted);
+    const input = machineInputOf(task, budgeted);
     const [snapshot, actions] = initialTransition(agentLoopMachine, input);
     const record = encodeRecord(null, {
       seq: 0,
@@ -62,12 +64,12 @@ async function start(options: StartOptions, tracing: RunTracing | null): Promise
       context: snapshot.context,
       note: { started: { pid: process.pid } },
     });
-    const trace = tracing?.beginRun(runId, { model: options.model.name, task: options.task, maxTurns: input.maxTurns });
-    const header = { ...headerOf(settings, { runId, createdAt: record.at, startedBy: originOf(options, settings), trace }), ...(givenId !== null ? { runIdGiven: true as const } : {}) };
+    const trace = tracing?.beginRun(runId, { model: model.name, task: task.task, maxTurns: input.maxTurns });
+    const header = { ...headerOf(settings, { runId, createdAt: record.at, startedBy: originOf(pieces.command, model, settings, pieces.agentsModule), trace }), ...(givenId !== null ? { runIdGiven: true as const } : {}) };
     const receipt = await store.create(header, record);
-    const snapshots = new SnapshotPolicy(snapshotEveryOf(options.snapshotEvery), record, record);
+    const snapshots = new SnapshotPolicy(snapshotEveryOf(pieces.driver.snapshotEvery), record, record);
     const driver = new RunDriver({ ...parts, snapshots }, runId, snapshot, { state: 'awaitingModel', context: snapshot.context, ledger: new Map() }, 1);
-    parts.observer({ type: 'started', runId, task: options.task, model: options.model.name, maxTurns: input.maxTurns, location: store.location, archivedPrevious });
+    parts.observer({ type: 'started', runId, task: task.task, model: model.name, maxTurns: input.maxTurns, location: store.location, archivedPrevious });
     await driver.announceCreated(record, receipt);
     return await settleControl(store, await driver.drive(effectOfActions(actions)));
   } finally {
@@ -77,52 +79,53 @@ async function start(options: StartOptions, tracing: RunTracing | null): Promise
 
 /** With `agent`, the model and tools come from it unless given; a run pinned to another version of it is refused. */
 export async function resumeRun(given: ResumeOptions | AgentResumeOptions): Promise<RunResult> {
-  const options = await resumeOptionsOf(given);
-  return tracedRun(options, 'resume', commandOf(options), (tracing) => resume(options, tracing));
+  const pieces = resumePiecesOf(await resumeOptionsOf(given));
+  return tracedRun(pieces.tracing, 'resume', pieces.command, (tracing) => resume(pieces, tracing));
 }
 
 /** `held`: the lock a start that attaches to a stored run already holds (and releases). */
-async function resume(options: ResumeOptions, tracing: RunTracing | null, held: RunLock | null = null): Promise<RunResult> {
-  const { store, message } = options;
+async function resume(pieces: ResumePieces, tracing: RunTracing | null, held: RunLock | null = null): Promise<RunResult> {
+  const { store, message, maxTurns } = pieces;
   // Checked on a read that takes no lock and repairs nothing: a refused message writes nothing.
-  if (message !== undefined) await checkContinuable(store, message, options.maxTurns);
-  checkPartsOptions(options);
-  const lock = held ?? (await lockRun(options, withTracing(options.observer, tracing)));
+  if (message !== undefined) await checkContinuable(store, message, maxTurns);
+  checkPartsOptions(pieces.driver);
+  const lock = held ?? (await lockRun(store, pieces.takeOver, withTracing(pieces.driver.observer, tracing)));
   try {
+    const resuming = { location: store.location, tools: pieces.tools, command: pieces.command, agentsModule: pieces.agentsModule, allowToolChange: pieces.allowToolChange };
     let checked: ResumeCheck | null = null;
     const loaded = await store.load({
       repair: true,
       fromLastSnapshot: true,
-      acceptLostRecord: options.acceptLostRecord === true,
+      acceptLostRecord: pieces.acceptLostRecord,
       // Before the store repairs anything: a resume refused for its settings or its origin changes nothing.
       checkHeader: (header) => {
-        checked = checkResume(header, options);
+        checked = checkResume(header, resuming, pieces.settings);
       },
     });
     // A store that does not offer the header before it repairs (a benchmark's) is checked once it has loaded.
-    const { settings, origin } = checked ?? checkResume(loaded.header, options);
-    const parts = driverParts(options, settings, tracing);
+    const { settings, origin } = checked ?? checkResume(loaded.header, resuming, pieces.settings);
+    const parts = driverParts(pieces.driver, settings, tracing);
     tracing?.joinRun(loaded.header);
     const view = foldJournal(store.location, loaded);
     refuseCancelled(store.location, view.state, view.context);
     const snapshot = agentLoopMachine.resolveState({ value: view.state, context: snapshotContextOf(view) });
-    parts.budgetChange = resumedBudget(snapshot.context, options.budget, options.model);
+    const budgetChange = resumedBudget(snapshot.context, pieces.budget, pieces.model);
     // Again under the lock: another process may have gone on since the check above.
-    if (message !== undefined) checkContinue(store.location, message, view.state, snapshot.context, options.maxTurns);
+    if (message !== undefined) checkContinue(store.location, message, view.state, snapshot.context, maxTurns);
     const [first, last] = [loaded.records[0]!.record, loaded.records[loaded.records.length - 1]!.record];
     const driver = new RunDriver(
-      { ...parts, snapshots: new SnapshotPolicy(snapshotEveryOf(options.snapshotEvery), first, last) },
+      { ...parts, snapshots: new SnapshotPolicy(snapshotEveryOf(pieces.driver.snapshotEvery), first, last) },
       loaded.header.runId,
       snapshot,
       { state: view.state, context: snapshot.context, ledger: view.ledger },
       last.seq + 1,
     );
     // A cancel asked while no process drove the run applies at once: nothing of the open turn is run again.
-    if (await controlAtResume(store, view.state, options.keepPause === true)) {
+    if (await controlAtResume(store, view.state, pieces.keepPause)) {
       return await settleControl(store, await driver.drive(announcedEffectOf(view.state, snapshot.context)));
     }
     const lastStored = loaded.records[loaded.records.length - 1]!;
-    return await settleControl(store, await driver.resume({ maxTurns: options.maxTurns, tornTail: loaded.tornTail, lastStored, origin, message }));
+    return await settleControl(store, await driver.resume({ maxTurns, tornTail: loaded.tornTail, lastStored, origin, message, budgetChange }));
   } finally {
     if (!held) await lock.release();
   }
@@ -136,8 +139,8 @@ async function checkContinuable(store: RunStore, message: string, maxTurns: numb
 }
 
 /** Takes the run's lock; a holder taken over is reported, since it may still be alive. */
-async function lockRun(options: RunParts, observer: RunObserver): Promise<RunLock> {
-  const lock = await options.store.lock(options.takeOver ? { takeOver: true } : undefined);
+async function lockRun(store: RunStore, takeOver: boolean, observer: RunObserver): Promise<RunLock> {
+  const lock = await store.lock(takeOver ? { takeOver: true } : undefined);
   if (lock.takenOver) observer({ type: 'lock-taken-over', ...lock.takenOver });
   return lock;
 }

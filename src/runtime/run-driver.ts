@@ -98,7 +98,7 @@ export class RunDriver {
 
   /** The first step a capability takes instead of the model call, if any. */
   private beforeModelCall(): Promise<AnnouncedEffect | null> | null {
-    for (const capability of this.session.parts.capabilities) {
+    for (const capability of this.session.capabilities) {
       const event = capability.beforeModelCall?.(this.session);
       if (event) return this.session.step(event);
     }

@@ -247,14 +247,16 @@ export async function resumeOptionsOf(given: ResumeOptions | AgentResumeOptions)
   };
 }
 
+/** What a new run's machine starts from: the task, and the limits it runs under. */
+export type TaskOptions = Pick<StartOptions, 'task' | 'system' | 'maxTurns' | 'maxPausesInARow'>;
 
 /** The machine's input for a new run: its task and limits, with its budget (budget.ts: startingBudget). */
-export function machineInputOf<Budgeted extends object>(options: StartOptions, budgeted: Budgeted) {
-  return { task: options.task, system: options.system ?? null, maxTurns: options.maxTurns ?? DEFAULT_MAX_TURNS, maxPausesInARow: pauseLimitOf(options), ...budgeted };
+export function machineInputOf<Budgeted extends object>(given: TaskOptions, budgeted: Budgeted) {
+  return { task: given.task, system: given.system ?? null, maxTurns: given.maxTurns ?? DEFAULT_MAX_TURNS, maxPausesInARow: pauseLimitOf(given.maxPausesInARow), ...budgeted };
 }
 
-function pauseLimitOf(options: StartOptions): number {
-  const limit = options.maxPausesInARow ?? MAX_PAUSES_IN_A_ROW;
+function pauseLimitOf(given: number | undefined): number {
+  const limit = given ?? MAX_PAUSES_IN_A_ROW;
   if (!Number.isSafeInteger(limit) || limit < 0) {
     throw new RangeError(`maxPausesInARow must be a whole number of 0 or more (got ${String(limit)}); nothing was started.`);
   }

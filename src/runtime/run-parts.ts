@@ -1,6 +1,7 @@
 /**
  * What plugs into a run, in one place: the driver's parts (the capabilities, the model as the
- * run asks it, the tools) from a start's or a resume's options and the settings it applies.
+ * run asks it, the tools) from the driver's piece of a start's or a resume's options and the
+ * settings it applies. Each part is handed only what it uses.
  */
 import { awaitCapability } from '../awaits/await-capability.ts';
 import { budgetCapabilityOf } from '../budget/budget.ts';
@@ -17,7 +18,7 @@ import type { Model } from '../model/model.ts';
 import type { RunTracing } from '../telemetry/run-tracing.ts';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../tools/execute-call.ts';
 import { ToolRegistry } from '../tools/tool-registry.ts';
-import { CrashPoints, crashHandlerOf } from './crash-points.ts';
+import { type CrashSpec, crashPointsOf } from './crash-points.ts';
 import type { DriverParts } from './run-driver.ts';
 import { DEFAULT_MAX_TOKENS, type RunParts } from './run-options.ts';
 import { snapshotEveryOf } from './snapshot-policy.ts';
@@ -27,44 +28,51 @@ import { withTracing } from './traced-run.ts';
 /** What the driver needs, but the snapshot policy, which needs the journal's records. */
 export type PartsOfRun = Omit<DriverParts, 'snapshots'>;
 
+/**
+ * What the driver's parts are made of: the options a process gives for itself, none of them
+ * pinned (a resume may give others), with the store and the model as given.
+ */
+export type DriverOptions = Pick<RunParts, 'store' | 'model' | 'signal' | 'observer' | 'inspect' | 'toolTimeoutMs' | 'toolConcurrency' | 'maxTokens' | 'snapshotEvery' | 'onDecision' | 'wait' | 'childRuns' | 'lang'> & {
+  crash: CrashSpec;
+};
+
 /** Refuses what the process was given for itself (not pinned), before it takes the run's lock. */
-export function checkPartsOptions(options: RunParts): void {
-  snapshotEveryOf(options.snapshotEvery);
-  toolConcurrencyOf(options.toolConcurrency);
-  langOf(options.lang);
+export function checkPartsOptions(given: Pick<DriverOptions, 'snapshotEvery' | 'toolConcurrency' | 'lang'>): void {
+  snapshotEveryOf(given.snapshotEvery);
+  toolConcurrencyOf(given.toolConcurrency);
+  langOf(given.lang);
 }
 
-/** The driver's parts: the run's options, with the settings the start pinned or the resume applies. */
-export function driverParts(options: RunParts, settings: RunSettings, tracing: RunTracing | null): PartsOfRun {
-  checkPartsOptions(options);
+/** The driver's parts: its options, with the settings the start pinned or the resume applies. */
+export function driverParts(given: DriverOptions, settings: RunSettings, tracing: RunTracing | null): PartsOfRun {
+  checkPartsOptions(given);
   const registry = new ToolRegistry(settings.tools);
-  const maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
+  const maxTokens = given.maxTokens ?? DEFAULT_MAX_TOKENS;
   const context = contextSettingsOf(settings.pinned);
-  const client = new ContextCompaction(context.compaction?.mode === 'client' ? context.compaction : null, { model: options.model, tools: registry.specs, maxTokens });
+  const client = new ContextCompaction(context.compaction?.mode === 'client' ? context.compaction : null, { model: given.model, tools: registry.specs, maxTokens });
   const rule = settings.pinned.decisionPolicy ?? {};
-  const policy = { requireApproval: rule.requireApproval, allowQuestions: rule.allowQuestions === true, queuesChildren: options.childRuns !== undefined };
-  const approval = awaitCapability(registry, policy, { onDecision: options.onDecision, wait: options.wait, decisionTimeoutMs: rule.decisionTimeoutMs });
+  const policy = { requireApproval: rule.requireApproval, allowQuestions: rule.allowQuestions === true, queuesChildren: given.childRuns !== undefined };
+  const approval = awaitCapability(registry, policy, { onDecision: given.onDecision, wait: given.wait, decisionTimeoutMs: rule.decisionTimeoutMs });
   // Before a model call, in this order: a budget reached stops the run before a compaction is asked for.
   // A sub-agent's budget is a share of its parent's: its calls are checked by their worst case too.
   const budget = budgetCapabilityOf(settings.pinned.calledBy ? { maxTokens } : null);
   const capabilities: readonly Capability[] = [budget, client, approval];
   return {
     capabilities,
-    store: options.store,
-    signal: options.signal,
-    control: new RunControl(options.store.control),
-    model: withContextEdits(options.model, context),
+    store: given.store,
+    signal: given.signal,
+    control: new RunControl(given.store.control),
+    model: withContextEdits(given.model, context),
     registry,
-    // Nobody reads the labels passed of points made here: not kept (a long run would hold one per record).
-    crash: options.crashPoints ?? new CrashPoints(options.crashAfter, crashHandlerOf(options.onCrash), false),
-    observer: capabilities.reduce((next, capability) => capability.observe?.(next) ?? next, withTracing(options.observer, tracing)),
-    toolTimeoutMs: options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
-    toolConcurrency: toolConcurrencyOf(options.toolConcurrency),
+    crash: crashPointsOf(given.crash),
+    observer: capabilities.reduce((next, capability) => capability.observe?.(next) ?? next, withTracing(given.observer, tracing)),
+    toolTimeoutMs: given.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
+    toolConcurrency: toolConcurrencyOf(given.toolConcurrency),
     maxTokens,
-    words: wordsOf(langOf(options.lang)),
-    inspect: options.inspect,
+    words: wordsOf(langOf(given.lang)),
+    inspect: given.inspect,
     ...(tracing ? { traceCall: (toolUseId: string) => traceOfCall(tracing, toolUseId) } : {}),
-    ...(options.childRuns ? { childRuns: options.childRuns } : {}),
+    ...(given.childRuns ? { childRuns: given.childRuns } : {}),
   };
 }
 

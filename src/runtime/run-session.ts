@@ -5,7 +5,7 @@
  */
 import { effectiveCall } from '../../machines/agent-loop.logic.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
-import type { AgentContext, AgentEvent, BudgetChange, AgentStateName, PendingCall, TokenUsage, ToolOutcome } from '../../machines/agent-loop.types.ts';
+import type { AgentContext, AgentEvent, AgentStateName, PendingCall, TokenUsage, ToolOutcome } from '../../machines/agent-loop.types.ts';
 import { withEditNotice } from '../awaits/decision-step.ts';
 import { budgetViewOf, replyCostUsd } from '../budget/budget.ts';
 import type { CallView, RunEvent, RunObserver } from '../core/run-events.ts';
@@ -48,8 +48,6 @@ export interface DriverParts {
   control: RunControl; // cancel and pause asked by other processes, honoured at each step boundary
   /** What plugs into the run: approval, compaction, budgets (each a module of its own). */
   capabilities: readonly Capability[];
-  /** On resume: the run's budget as the one given changes it (null: unchanged; src/budget/). */
-  budgetChange?: BudgetChange | null | undefined;
   /** With a tracer: how a run a call makes is traced under the call's execute_tool span (ToolContext.caller). */
   traceCall?: ((toolUseId: string) => CallTrace | undefined) | undefined;
   /** Where runs made by calls are queued for any worker (a fleet's; ToolContext.caller). */
@@ -62,7 +60,7 @@ export class DriverSession implements RunSession {
   private readonly callViews = new WeakMap<PendingCall, CallView>();
 
   constructor(
-    readonly parts: DriverParts,
+    private readonly parts: DriverParts,
     readonly runId: string,
     snapshot: AgentSnapshot,
     durable: DurableView,
@@ -93,6 +91,31 @@ export class DriverSession implements RunSession {
 
   get control(): RunControl {
     return this.parts.control;
+  }
+
+  /** What plugs into the run, in its order. */
+  get capabilities(): readonly Capability[] {
+    return this.parts.capabilities;
+  }
+
+  /** The most tokens the model may write in one reply. */
+  get maxTokens(): number {
+    return this.parts.maxTokens;
+  }
+
+  /** The run's words for what it tells the model itself (an unknown state, a verified call). */
+  get words(): LessonWords {
+    return this.parts.words;
+  }
+
+  /** How many calls of one reply may run at once (tool-scheduler.ts). */
+  get toolConcurrency(): number {
+    return this.parts.toolConcurrency;
+  }
+
+  /** How long one call may run before it becomes an error result. */
+  get toolTimeoutMs(): number {
+    return this.parts.toolTimeoutMs;
   }
 
   context(): AgentContext {

@@ -6,7 +6,7 @@
  * the calls of a turn it finds open by the reconcile rules. The
  * driver then goes on with the effect the snapshot announces.
  */
-import type { AgentEvent } from '../../machines/agent-loop.types.ts';
+import type { AgentEvent, BudgetChange } from '../../machines/agent-loop.types.ts';
 import { pointOf } from '../store/journal/record-points.ts';
 import type { RecoveredTornTail, StoredRecord } from '../store/store.ts';
 import { reconcileOpenTurn } from './reconcile-turn.ts';
@@ -21,9 +21,11 @@ export interface TakeUp {
   origin: OriginCheck;
   /** The user's next message for a done conversation (checked by checkContinue). */
   message?: string | undefined;
+  /** The run's budget as the one given changes it (null: unchanged; src/budget/). */
+  budgetChange: BudgetChange | null;
 }
 
-export async function takeUp(session: DriverSession, { maxTurns, tornTail, lastStored, origin, message }: TakeUp): Promise<void> {
+export async function takeUp(session: DriverSession, { maxTurns, tornTail, lastStored, origin, message, budgetChange }: TakeUp): Promise<void> {
   const { writer } = session;
   const context = session.context();
   session.inspection.started(undefined);
@@ -50,7 +52,7 @@ export async function takeUp(session: DriverSession, { maxTurns, tornTail, lastS
     acceptedChanges: origin.acceptedChanges,
   });
   await settleRecordedDecisions(session);
-  await reopen(session, maxTurns ?? context.maxTurns, message);
+  await reopen(session, { maxTurns: maxTurns ?? context.maxTurns, message, budget: budgetChange });
   const state = session.state();
   if (state === 'pendingTool' || state === 'effectRecorded') await reconcileOpenTurn(session, origin.changedTools);
 }
@@ -74,10 +76,9 @@ async function settleRecordedDecisions(session: DriverSession): Promise<void> {
  * lacked it) or changes its settings (a live one): where it takes REOPEN, the record is durable
  * before anything else happens, with a message in it before the model is asked.
  */
-async function reopen(session: DriverSession, maxTurns: number, message: string | undefined): Promise<void> {
+async function reopen(session: DriverSession, { maxTurns, message, budget }: { maxTurns: number; message: string | undefined; budget: BudgetChange | null }): Promise<void> {
   const { writer } = session;
   const previousState = session.state();
-  const budget = session.parts.budgetChange ?? null;
   const event: AgentEvent = { type: 'REOPEN', maxTurns, ...(budget ? { budget } : {}), ...(message === undefined ? {} : { message }) };
   if (!writer.snapshot.can(event)) return;
   const turn = session.context().turn;

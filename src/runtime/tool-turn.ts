@@ -12,7 +12,7 @@ import { type Job, mayOverlap, runInOrder } from './tool-scheduler.ts';
 export async function runToolTurn(session: DriverSession): Promise<AnnouncedEffect | null> {
   const queue = openCalls(session.context());
   if (queue.length === 0) throw new Error('runPendingTools announced with no open call');
-  const { registry, toolConcurrency, signal } = session.parts;
+  const { registry, toolConcurrency, signal } = session;
   const jobs = queue.map((call): Job => ({ call, overlaps: mayOverlap(registry, call), finish: async () => ({ call, outcome: await session.runCall(call) }) }));
   return runInOrder(jobs, {
     limit: toolConcurrency,

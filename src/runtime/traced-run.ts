@@ -6,24 +6,24 @@ import type { Context, Tracer } from '@opentelemetry/api';
 import type { RunTracing } from '../telemetry/run-tracing.ts';
 import type { RunEvent, RunObserver } from '../core/run-events.ts';
 
+/** The tracer the run is traced into, whether it exports content, and the Context it hangs under. */
 export interface TracingOptions {
   tracer?: Tracer | undefined;
   traceContent?: boolean | undefined;
-  command?: string | undefined;
   /** The OpenTelemetry Context the run hangs under instead of the active one. */
   traceParent?: Context | undefined;
 }
 
 export async function tracedRun<T>(
-  options: TracingOptions,
+  given: TracingOptions,
   session: 'start' | 'resume',
   command: string,
   body: (tracing: RunTracing | null) => Promise<T>,
 ): Promise<T> {
-  if (!options.tracer) return body(null);
+  if (!given.tracer) return body(null);
   const { RunTracing } = await import('../telemetry/run-tracing.ts');
-  const parent = options.traceParent;
-  const tracing = new RunTracing(options.tracer, { content: options.traceContent === true, command, session, ...(parent ? { parent } : {}) });
+  const parent = given.traceParent;
+  const tracing = new RunTracing(given.tracer, { content: given.traceContent === true, command, session, ...(parent ? { parent } : {}) });
   let result: T;
   try {
     result = await body(tracing);

@@ -1,0 +1,97 @@
+/**
+ * A start's or a resume's options taken apart, once, where they come in: each part of the run is
+ * handed its own piece and none the whole. The settings get what they read (each setting its own
+ * fields), the tracing its tracer, the driver's parts the options a process gives for itself, the
+ * machine its task; the store, the model and the tools as given go to those that name them.
+ */
+import type { Budget } from '../../machines/agent-loop.types.ts';
+import type { Model } from '../model/model.ts';
+import type { RunStore } from '../store/store.ts';
+import type { ToolDefinition } from '../tools/tool.ts';
+import type { SettingsGiven } from './pinned-settings.ts';
+import { API_COMMAND } from './run-origin.ts';
+import type { ResumeOptions, RunParts, StartOptions, TaskOptions } from './run-options.ts';
+import type { DriverOptions } from './run-parts.ts';
+import type { TracingOptions } from './traced-run.ts';
+
+/** What the pieces of a start and of a resume share. */
+export interface RunPieces {
+  store: RunStore;
+  /** As given: the driver asks it with the context edits the run pinned (run-parts.ts). */
+  model: Model;
+  /** As given: the settings add theirs (ask_user) to the tools the run offers. */
+  tools: readonly ToolDefinition[];
+  /** What drives the run ('api' for a program that does not say): kept in the header with the model and the tools. */
+  command: string;
+  /** The file the run's agent was loaded from, when a command loaded it from one: kept in the header with the command. */
+  agentsModule: string | undefined;
+  /** As given: a new run's own, or what a resume changes in the run's (budget.ts). */
+  budget: Budget | undefined;
+  settings: SettingsGiven;
+  tracing: TracingOptions;
+  driver: DriverOptions;
+  /** Take the run's lock at once, whoever holds it. */
+  takeOver: boolean;
+}
+
+export interface StartPieces extends RunPieces {
+  task: TaskOptions;
+  /** The id asked for, if any (attach-run.ts: runIdOf). */
+  runId: string | undefined;
+  /** Archive what the store holds and start anew (fresh, or ifExists 'new'), instead of attaching or refusing. */
+  startOver: boolean;
+}
+
+/** What a resume asks beyond the run's own (ResumeOptions says what each does). */
+export interface ResumeAsked {
+  maxTurns: number | undefined;
+  message: string | undefined;
+  acceptLostRecord: boolean;
+  allowToolChange: boolean;
+  keepPause: boolean;
+}
+
+export interface ResumePieces extends RunPieces, ResumeAsked {}
+
+export function startPiecesOf(options: StartOptions): StartPieces {
+  const { task, system, maxTurns, maxPausesInARow } = options;
+  return {
+    ...runPiecesOf(options, { calledBy: options.calledBy }),
+    task: { task, system, maxTurns, maxPausesInARow },
+    runId: options.runId,
+    startOver: options.fresh === true || options.ifExists === 'new',
+  };
+}
+
+export function resumePiecesOf(options: ResumeOptions): ResumePieces {
+  return {
+    ...runPiecesOf(options, { replaceDecisionPolicy: options.replaceDecisionPolicy }),
+    maxTurns: options.maxTurns,
+    message: options.message,
+    acceptLostRecord: options.acceptLostRecord === true,
+    allowToolChange: options.allowToolChange === true,
+    keepPause: options.keepPause === true,
+  };
+}
+
+/** A start that finds its run unfinished resumes it as a plain resume would, with the turns it was given. */
+export function attachedResume(start: StartPieces): ResumePieces {
+  return { ...start, maxTurns: start.task.maxTurns, message: undefined, acceptLostRecord: false, allowToolChange: false, keepPause: false };
+}
+
+function runPiecesOf(options: RunParts, own: Pick<SettingsGiven, 'calledBy' | 'replaceDecisionPolicy'>): RunPieces {
+  const { store, model, agent, requireApproval, allowQuestions, decisionTimeoutMs, budget, compaction, clearToolUses, childRuns } = options;
+  const { signal, observer, inspect, toolTimeoutMs, toolConcurrency, maxTokens, snapshotEvery, onDecision, wait, crashAfter, onCrash, crashPoints, lang } = options;
+  return {
+    store,
+    model,
+    tools: options.tools,
+    command: options.command ?? API_COMMAND,
+    agentsModule: options.agentsModule,
+    budget,
+    settings: { agent, model, requireApproval, allowQuestions, decisionTimeoutMs, budget, compaction, clearToolUses, childRuns, ...own },
+    tracing: { tracer: options.tracer, traceContent: options.traceContent, traceParent: options.traceParent },
+    driver: { store, model, signal, observer, inspect, toolTimeoutMs, toolConcurrency, maxTokens, snapshotEvery, onDecision, wait, childRuns, lang, crash: { crashAfter, onCrash, crashPoints } },
+    takeOver: options.takeOver === true,
+  };
+}
