@@ -7,6 +7,7 @@ import { RunOriginMismatchError } from '../runtime/run-origin.ts';
 import { environmentProblem } from '../store/fs-problems.ts';
 import { DurableAgentError } from '../util/durable-agent-error.ts';
 import { EXIT } from './exit-codes.ts';
+import { runsByIdAdvice } from './runs-by-id-advice.ts';
 import type { Writers } from './plain-reporter.ts';
 
 function isDatabaseUnreachable(error: unknown): boolean {
@@ -19,7 +20,7 @@ export function reportError(error: unknown, writers: Writers, verbose: boolean):
   // The package's own errors say what they are: the exit code follows from their kind.
   if (error instanceof DurableAgentError && error.kind !== 'internal' && error.kind !== 'tool') {
     writers.err(`durable-agent: ${message}`);
-    const advice = error instanceof RunOriginMismatchError ? questionsAdvice(error.startedBy, error.offered) : null;
+    const advice = error instanceof RunOriginMismatchError ? questionsAdvice(error.startedBy, error.offered) : runsByIdAdvice(error);
     if (advice) writers.err(`durable-agent: ${advice}`);
     return error.exitCode;
   }
