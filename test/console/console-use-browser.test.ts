@@ -258,12 +258,20 @@ describe('the console at 1280 px in chromium', () => {
     expect(await zoom()).toBeLessThan(100);
     expect(await inView('awaitingModel')).toBe(true);
     expect(await inView('done')).toBe(true);
-    // The wheel zooms in where the pointer is.
+    // Ctrl and the wheel zoom in where the pointer is.
     const box = (await diagram.boundingBox())!;
     await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
     const before = await zoom();
+    await page.keyboard.down('Control');
     await page.mouse.wheel(0, -200);
+    await page.keyboard.up('Control');
     await expect.poll(zoom).toBeGreaterThan(before);
+    // The wheel alone moves the window over the drawing, not the page.
+    const scrolled = async () => page.evaluate(() => document.scrollingElement!.scrollTop);
+    const [atWheel, pageAtWheel] = [await viewBox(), await scrolled()];
+    await page.mouse.wheel(0, 120);
+    await expect.poll(viewBox).not.toBe(atWheel);
+    expect(await scrolled()).toBe(pageAtWheel);
     // A drag moves the window over the drawing.
     const moved = await viewBox();
     await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);

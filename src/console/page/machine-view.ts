@@ -1,8 +1,8 @@
 /**
  * The machine's diagram on a run's page, drawn at a size its labels can be read at (1:1, the
- * arrows' labels 11 px, the states' names 14 px) in a window that pans and zooms: drag to move,
- * the wheel to zoom at the pointer, buttons for both, the whole machine, and the state the run
- * rests in. The window follows the run's state until the person moves it; the arrows' labels can
+ * arrows' labels 11 px, the states' names 14 px) in a window that pans and zooms: drag or the
+ * wheel to move, ctrl and the wheel (or a pinch) to zoom at the pointer, buttons to zoom, to see
+ * the whole machine and to come back to the state the run rests in. The window follows the run's state until the person moves it; the arrows' labels can
  * be hidden to see the shape.
  */
 import { el } from './dom.ts';
@@ -14,6 +14,8 @@ export interface MachineView {
   draw(svgMarkup: string): void;
   /** Marks the state the run rests in, and brings it into view while the person has not moved the view. */
   mark(state: string): void;
+  /** Stops watching the window's size (the page shows another view). */
+  stop(): void;
 }
 
 const MIN_SCALE = 0.25;
@@ -28,7 +30,7 @@ interface Box {
 }
 
 export function machineView(): MachineView {
-  const canvas = el('div', { class: 'diagram-view', id: 'diagram', title: 'drag to move, the wheel to zoom' });
+  const canvas = el('div', { class: 'diagram-view', id: 'diagram', title: 'drag or the wheel to move, ctrl + the wheel to zoom' });
   const zoomLevel = el('span', { class: 'dim', id: 'diagram-zoom' });
   const labels = el('input', { type: 'checkbox', id: 'diagram-labels', checked: 'checked' });
   let svg: SVGSVGElement | null = null;
@@ -94,16 +96,29 @@ export function machineView(): MachineView {
     });
   };
 
+  // The wheel moves the window over the drawing, and the page once the window is at the drawing's
+  // edge (as a box that scrolls does); with ctrl or ⌘ (a trackpad's pinch) it zooms at the pointer.
   canvas.addEventListener(
     'wheel',
     (event) => {
       if (!svg) return;
+      // A wheel that counts in lines or pages is taken as 40 pixels a step.
+      const step = event.deltaMode === 0 ? 1 : 40;
+      if (event.ctrlKey || event.metaKey) {
+        event.preventDefault();
+        moved();
+        const at = canvas.getBoundingClientRect();
+        // One turn zooms at most about 1.6 times.
+        zoomTo(scale * Math.exp(-clamp(event.deltaY * step, -200, 200) / 400), event.clientX - at.left, event.clientY - at.top);
+        return;
+      }
+      const from = [left, top];
+      left += (event.deltaX * step) / scale;
+      top += (event.deltaY * step) / scale;
+      apply();
+      if (left === from[0] && top === from[1]) return;
       event.preventDefault();
       moved();
-      const at = canvas.getBoundingClientRect();
-      // A wheel that counts in lines or pages is taken as 40 pixels a step; one turn zooms at most about 1.6 times.
-      const pixels = clamp(event.deltaMode === 0 ? event.deltaY : event.deltaY * 40, -200, 200);
-      zoomTo(scale * Math.exp(-pixels / 400), event.clientX - at.left, event.clientY - at.top);
     },
     { passive: false },
   );
@@ -130,13 +145,14 @@ export function machineView(): MachineView {
   canvas.addEventListener('pointerup', endDrag);
   canvas.addEventListener('pointercancel', endDrag);
   // The window keeps its corner when the page's width changes; the first size it gets places the drawing.
-  new ResizeObserver(() => {
+  const resized = new ResizeObserver(() => {
     if (!svg) return;
     if (!placed && canvas.clientWidth > 0) {
       placed = true;
       showCurrent();
     } else apply();
-  }).observe(canvas);
+  });
+  resized.observe(canvas);
 
   const button = (action: string, text: string, title: string, onclick: () => void) => el('button', { type: 'button', 'data-diagram': action, title, text, onclick });
   const zoomAtCentre = (factor: number) => {
@@ -180,6 +196,9 @@ export function machineView(): MachineView {
       current = state;
       paint();
       if (changed && following && placed) showCurrent();
+    },
+    stop() {
+      resized.disconnect();
     },
   };
 }

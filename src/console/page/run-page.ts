@@ -111,6 +111,7 @@ export function showRun({ main, api }: ViewContext, key: string): StopView {
   void refresh();
   return () => {
     alive = false;
+    machine.stop();
     if (stopLive) stopLive();
   };
 }
