@@ -1,8 +1,9 @@
 /**
- * node --import tsx scripts/console-screenshots.ts: the README's pictures of the web console,
- * docs/console-list.png (the list of runs) and docs/console-run.png (a run that waits for an
- * approval), taken in Debian's chromium through playwright-core from two real demo runs made by
- * the built CLI (npm run build first) in a scratch folder: one finished, one waiting.
+ * npm run docs:screenshots (the build, then node --import tsx scripts/console-screenshots.ts): the
+ * pictures of the web console in docs/console.md, docs/console-list.png (the list of runs) and
+ * docs/console-run.png (a run that waits for an approval), taken at 1280 px in Debian's chromium
+ * through playwright-core from three real demo runs made by the built CLI in a scratch folder:
+ * one finished, one stopped at its turn limit, one waiting.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -21,15 +22,16 @@ fs.rmSync(scratch, { recursive: true, force: true });
 const dir = path.join(scratch, 'reports');
 fs.mkdirSync(dir, { recursive: true });
 
-function demo(...args: string[]): number | null {
+/** A demo run that must end with `exit` (0 done, 5 stopped at its turn limit, 7 waiting). */
+function demo(exit: number, ...args: string[]): void {
   const made = spawnSync(process.execPath, [path.join(REPO, 'bin', 'durable-agent.mjs'), 'demo', ...args], { cwd: dir, encoding: 'utf8' });
-  if (made.status === null || (made.status !== 0 && made.status !== 7)) throw new Error(`demo ${args.join(' ')} failed: ${made.stdout}${made.stderr}`);
-  return made.status;
+  if (made.status !== exit) throw new Error(`demo ${args.join(' ')} exited ${made.status}, not ${exit}: ${made.stdout}${made.stderr}`);
 }
 
 try {
-  demo('--run', 'weekly-report');
-  demo('--run', 'q3-summary', '--require-approval', 'write_report', '--no-wait');
+  demo(0, '--run', 'weekly-report');
+  demo(5, '--run', 'draft-notes', '--max-turns', '1');
+  demo(7, '--run', 'q3-summary', '--require-approval', 'write_report', '--no-wait');
   const running = await startConsole({ roots: [path.join(dir, '.durable-agent')], port: 0, user: 'ana' });
   const browser = await launchChromium();
   try {
@@ -37,13 +39,19 @@ try {
     await page.goto(running.url);
     await page.locator('tr.run-row[data-run="q3-summary"]').waitFor();
     await page.locator('tr.run-row[data-run="weekly-report"]').waitFor();
+    await page.locator('tr.run-row[data-run="draft-notes"]').waitFor();
     fs.mkdirSync(DOCS, { recursive: true });
-    await page.screenshot({ path: path.join(DOCS, 'console-list.png'), clip: { x: 0, y: 0, width: VIEWPORT.width, height: 300 } });
+    // The list down to the end of its box.
+    const list = (await page.locator('main section.box').boundingBox())!;
+    await page.screenshot({ path: path.join(DOCS, 'console-list.png'), clip: { x: 0, y: 0, width: VIEWPORT.width, height: Math.ceil(list.y + list.height + 12) } });
     await page.locator('tr.run-row[data-run="q3-summary"] a').click();
     await page.locator('#live-status', { hasText: 'live' }).waitFor();
     await page.locator('.decision[data-call="toolu_03"]').waitFor();
+    await page.locator('#diagram [data-state="awaitingDecision"].current').waitFor();
+    // Down to the machine's diagram, centred on the state the run waits in.
     await page.setViewportSize({ width: VIEWPORT.width, height: 1000 });
-    await page.screenshot({ path: path.join(DOCS, 'console-run.png') });
+    const diagram = (await page.locator('.diagram-box').boundingBox())!;
+    await page.screenshot({ path: path.join(DOCS, 'console-run.png'), fullPage: true, clip: { x: 0, y: 0, width: VIEWPORT.width, height: Math.ceil(diagram.y + diagram.height + 22) } });
     await page.close();
   } finally {
     await browser.close();

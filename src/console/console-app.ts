@@ -11,7 +11,7 @@ import { DurableAgentError } from '../util/durable-agent-error.ts';
 import { redactSecrets } from '../util/redact.ts';
 import { ConsoleRunNotFoundError } from './console-errors.ts';
 import type { ConsoleGuard } from './console-guard.ts';
-import { CONSOLE_PAGE } from './page-html.ts';
+import { CONSOLE_PAGE, ICON_SVG } from './page-html.ts';
 import { type ControlAsked, controlFor, type DecisionAsked, decideFor, forkFor, signalFor } from './run-actions.ts';
 import { machineSvg, runDetail } from './run-detail.ts';
 import { RecordTail } from './record-tail.ts';
@@ -97,6 +97,7 @@ export function consoleApp(options: ConsoleAppOptions): Hono {
   app.get('/runs/:key', page);
   app.get('/console.js', (c) => c.body(options.script, 200, { 'content-type': 'text/javascript; charset=utf-8' }));
   app.get('/console.css', (c) => c.body(options.style, 200, { 'content-type': 'text/css; charset=utf-8' }));
+  app.get('/favicon.ico', (c) => c.body(ICON_SVG, 200, { 'content-type': 'image/svg+xml' }));
 
   app.get('/api/runs', async (c) => {
     const limit = Math.min(LIST_LIMIT, Math.max(1, Number.parseInt(c.req.query('limit') ?? '', 10) || PAGE_ROWS));

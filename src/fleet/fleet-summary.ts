@@ -11,6 +11,7 @@ import { DEMO_TASK } from '../demo/demo-task.ts';
 import { estimateCost } from '../model/prices.ts';
 import { categoryOf, type RunSummary, type RunWaitingOn, withChildren } from '../runtime/run-summary.ts';
 import type { Database } from '../store/pg/pool.ts';
+import { readLatestCalls } from '../store/pg/run-latest-calls.ts';
 import { readLatestUsage } from '../store/pg/run-usage.ts';
 import { storedUsage } from '../store/journal/record-shape.ts';
 import { listQueuedRuns, type QueuedRun } from './run-queue.ts';
@@ -31,13 +32,19 @@ export interface SpentSoFar {
   model: string | null;
 }
 
-/** Every run of da_runs, in the queue's order, each with what it spent. */
+/** Every run of da_runs, in the queue's order, each with what it spent and the calls of its latest turn that used tools. */
 export async function listFleetRuns(pool: Database): Promise<FleetRunSummary[]> {
-  const [runs, usage] = await Promise.all([listQueuedRuns(pool), usageOf(pool)]);
-  return withChildren(runs.map((run) => summaryOfQueuedRun(run, usage.get(run.id) ?? null)));
+  const [runs, usage, calls] = await Promise.all([listQueuedRuns(pool), usageOf(pool), callsOf(pool)]);
+  return withChildren(runs.map((run) => summaryOfQueuedRun(run, usage.get(run.id) ?? null, calls.get(run.id) ?? [])));
 }
 
-export function summaryOfQueuedRun(run: QueuedRun, spent: SpentSoFar | null): FleetRunSummary {
+/** A call of a run's latest turn that used tools. */
+export interface LatestCall {
+  id: string;
+  name: string;
+}
+
+export function summaryOfQueuedRun(run: QueuedRun, spent: SpentSoFar | null, latestCalls: readonly LatestCall[]): FleetRunSummary {
   const state = run.state as AgentStateName;
   const waitingOn = waitingOnOf(run);
   return {
@@ -56,6 +63,9 @@ export function summaryOfQueuedRun(run: QueuedRun, spent: SpentSoFar | null): Fl
     // A run that waits for its children waits in awaitingDecision too: the runs say more than the call.
     waitsFor: (run.waitsForRuns.length ? awaitedRunsWords(run.waitsForRuns) : null) ?? awaitedWords(run) ?? run.waitsForAgent,
     waitingOn,
+    agent: { name: run.agent, version: run.agentVersion },
+    // The call it waits on is one of its latest turn's; else that turn's last call is the last it made.
+    tool: (latestCalls.find((call) => call.id === run.awaiting) ?? latestCalls[latestCalls.length - 1])?.name ?? null,
     pausedBy: run.pausedBy,
     parent: run.forkedFrom?.run ?? null,
     calledBy: run.spec.kind === 'agent' ? (run.spec.calledBy ?? null) : null,
@@ -77,6 +87,15 @@ function waitingOnOf(run: QueuedRun): RunWaitingOn | null {
 async function usageOf(pool: Database): Promise<Map<string, SpentSoFar>> {
   const rows = await readLatestUsage(pool);
   return new Map(rows.map((row) => [row.id, { usage: storedUsage(row.usage), costUsd: typeof row.cost_usd === 'number' ? row.cost_usd : null, model: row.model }]));
+}
+
+async function callsOf(pool: Database): Promise<Map<string, LatestCall[]>> {
+  const rows = await readLatestCalls(pool);
+  return new Map(rows.map((row) => [row.id, Array.isArray(row.pending) ? row.pending.filter(isCall) : []]));
+}
+
+function isCall(value: unknown): value is LatestCall {
+  return typeof value === 'object' && value !== null && typeof (value as LatestCall).id === 'string' && typeof (value as LatestCall).name === 'string';
 }
 
 /** The call the run waits on, and for a wait its event or its time (what da_waits knows of it). */

@@ -27,6 +27,12 @@ export type RunWaitingOn =
 
 type WaitedCall = Extract<RunWaitingOn, { kind: 'call' }>;
 
+/** The agent definition that drives a run (defineAgent), or 'demo' for the lesson's demo; version null where none is pinned. */
+export interface RunAgent {
+  name: string;
+  version: string | null;
+}
+
 export interface RunSummary {
   runId: string;
   /** Where it lives: a folder of runs (a journal file) or the fleet's database. */
@@ -52,6 +58,10 @@ export interface RunSummary {
   waitsFor: string | null;
   /** The same as data. */
   waitingOn: RunWaitingOn | null;
+  /** What drives it: its agent's name and version; null for a run started from parts (a model and tools). */
+  agent: RunAgent | null;
+  /** The tool it waits on, else the tool it called last; null before its first call (or where it is not known). */
+  tool: string | null;
   /** Who paused it (it stays where it is until unpaused), else null. */
   pausedBy: string | null;
   /** The run it was forked from, if it was. */
@@ -114,6 +124,8 @@ export function summaryOfJournal(loaded: LoadedRun, place: JournalPlace): RunSum
     updatedAt: loaded.records[loaded.records.length - 1]!.record.at,
     waitsFor: waitingOn ? callWords(waitingOn, context) : null,
     waitingOn,
+    agent: agentOf(loaded),
+    tool: waitingOn?.name ?? lastToolOf(context),
     pausedBy: place.pausedBy,
     parent: loaded.header.forkedFrom?.runId ?? null,
     calledBy: loaded.header.calledBy ?? null,
@@ -140,6 +152,8 @@ export function unreadableSummary(runId: string, place: Omit<JournalPlace, 'paus
     updatedAt: null,
     waitsFor: null,
     waitingOn: null,
+    agent: null,
+    tool: null,
     pausedBy: null,
     parent: null,
     calledBy: null,
@@ -157,6 +171,29 @@ export function withChildren<T extends RunSummary>(summaries: T[]): T[] {
   }
   for (const summary of summaries) summary.children = summary.archived ? 0 : (counts.get(summary.runId) ?? 0);
   return summaries;
+}
+
+/** The agent pinned in the header; the demo's runs are the demo's, as a fleet names them. */
+function agentOf(loaded: LoadedRun): RunAgent | null {
+  const pinned = loaded.header.agent;
+  if (pinned) return { name: pinned.name, version: pinned.version };
+  return loaded.header.startedBy?.command === 'demo' ? { name: 'demo', version: null } : null;
+}
+
+/** The call in flight, else the last tool_use of the conversation (read from its end: a turn or two back). */
+function lastToolOf(context: AgentContext): string | null {
+  const open = context.pending[context.pending.length - 1];
+  if (open) return open.name;
+  for (let m = context.messages.length - 1; m >= 0; m--) {
+    const { role, content } = context.messages[m]!;
+    if (role !== 'assistant' || typeof content === 'string') continue;
+    for (let b = content.length - 1; b >= 0; b--) {
+      const block = content[b]!;
+      // A server tool's call (web search…) is a call the run made as much as its own tools'.
+      if ((block.type === 'tool_use' || block.type === 'server_tool_use') && typeof block.name === 'string') return block.name;
+    }
+  }
+  return null;
 }
 
 function callWaitedOn(context: AgentContext): WaitedCall | null {

@@ -1,7 +1,8 @@
 /**
  * The console over a fleet on a real PostgreSQL and two file runs: twenty submitted runs driven
  * by a real worker process, some waiting for approval, all listed with the right states beside
- * the folder's runs; one approved through the console, which a worker then finishes.
+ * the folder's runs, each with its agent and its tool; one approved through the console, which a
+ * worker then finishes.
  */
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -45,7 +46,7 @@ describe.skipIf(!postgresAvailable())('the console over a fleet', () => {
     pools.push(pool);
     server = await startConsole({ roots: [path.join(dir, '.durable-agent')], pool, port: 0, token: TOKEN, user: 'nobody' });
     const headers = { authorization: `Bearer ${TOKEN}`, origin: server.origin, 'content-type': 'application/json' };
-    const list = (await (await fetch(`${server.origin}/api/runs`, { headers })).json()) as { rows: Array<{ key: string; runId: string; source: string; category: string; state: string; waitsFor: string | null; leaseEpoch: number | null; worker: string | null; turn: number; tokens: number | null }>; counts: Record<string, number> };
+    const list = (await (await fetch(`${server.origin}/api/runs`, { headers })).json()) as { rows: Array<{ key: string; runId: string; source: string; category: string; state: string; waitsFor: string | null; leaseEpoch: number | null; worker: string | null; turn: number; tokens: number | null; agent: { name: string; version: string | null } | null; tool: string | null }>; counts: Record<string, number> };
     expect(list.rows).toHaveLength(22);
     const fleet = list.rows.filter((row) => row.source === 'fleet');
     expect(fleet).toHaveLength(20);
@@ -53,6 +54,9 @@ describe.skipIf(!postgresAvailable())('the console over a fleet', () => {
     expect(fleet.filter((row) => row.category === 'done')).toHaveLength(16);
     for (const row of fleet.filter((r) => r.category === 'waiting')) expect(row).toMatchObject({ state: 'awaitingDecision', waitsFor: 'toolu_03', worker: null, turn: 3 });
     for (const row of fleet) expect(row.leaseEpoch).toBeGreaterThan(0);
+    // The agent that drives each run, and the tool it waits on or called last (from its latest turn that called one).
+    for (const row of fleet) expect(row).toMatchObject({ agent: { name: 'demo', version: null }, tool: 'write_report' });
+    expect(list.rows.find((row) => row.runId === 'file-wait')).toMatchObject({ agent: { name: 'demo', version: null }, tool: 'write_report' });
     // Tokens from each run's latest record that carries its usage, the same as the folder run's.
     const fileTokens = list.rows.find((row) => row.runId === 'file-done')!.tokens;
     for (const row of fleet.filter((r) => r.category === 'done')) expect(row.tokens).toBe(fileTokens);

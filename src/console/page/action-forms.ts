@@ -20,21 +20,48 @@ export interface RunActionContext {
 }
 
 const FINISHED = ['done', 'failed', 'cancelled'];
+/** Stopped at a limit: no process drives it, so there is nothing to pause; a resume with more goes on. */
+const STOPPED = ['stoppedAtMaxTurns', 'stoppedAtBudget'];
 
-export function renderActions(box: HTMLElement, data: RunDetail, context: RunActionContext): void {
+/** Whether the run has ended (done, failed, cancelled): nothing is decided or controlled any more. */
+export function isFinished(data: RunDetail): boolean {
+  return data.summary !== null && FINISHED.includes(data.summary.state);
+}
+
+/**
+ * The controls that apply to the run as it stands: none once it ended; cancel until a cancel was
+ * asked; unpause only while it is paused, pause only while it is not (nor stopped at a limit).
+ */
+export function controlsFor(data: RunDetail): ControlKind[] {
+  if (data.readOnly || !data.summary || isFinished(data)) return [];
+  const asked = data.status?.controls ?? [];
+  const paused = asked.some((request) => request.kind === 'pause');
+  const cancelAsked = asked.some((request) => request.kind === 'cancel');
+  const kinds: ControlKind[] = [];
+  if (!cancelAsked) kinds.push('cancel');
+  if (paused) kinds.push('unpause');
+  else if (!cancelAsked && !STOPPED.includes(data.summary.state)) kinds.push('pause');
+  return kinds;
+}
+
+/** Fills the box with what may be done to the run now; false when nothing may (the box is then left empty). */
+export function renderActions(box: HTMLElement, data: RunDetail, context: RunActionContext): boolean {
   box.textContent = '';
   if (data.readOnly) {
     box.appendChild(el('p', { class: 'dim', text: `Read-only: ${data.readOnly}.` }));
-    return;
+    return true;
   }
-  box.appendChild(el('h2', { text: 'Waiting for a person or an event' }));
   const waiting = data.pending.filter((call) => !call.given);
+  const kinds = controlsFor(data);
+  // An ended run has nothing left to decide or control: no empty form is shown for it.
+  if (isFinished(data) && !waiting.length) return false;
+  box.appendChild(el('h2', { text: 'Waiting for a person or an event' }));
   if (!waiting.length) box.appendChild(el('p', { class: 'dim', id: 'nothing-waits', text: data.pending.length ? 'Decided, not yet taken up by the run.' : 'Nothing waits for a decision or an event.' }));
   for (const call of waiting) box.appendChild(decisionForm(call, context));
-  const finished = data.summary && FINISHED.includes(data.summary.state);
-  if (finished) return;
+  if (!kinds.length) return true;
   box.appendChild(el('h2', { text: 'Controls' }));
-  box.appendChild(controls(context));
+  box.appendChild(controls(kinds, context));
+  return true;
 }
 
 /** The form of one call that waits: what it asks, and the buttons its kind of wait takes. */
@@ -124,9 +151,8 @@ function decisionForm(call: PendingCall, { api, key, message, refresh }: RunActi
   ]);
 }
 
-/** Cancel (with a reason or none), pause and unpause. */
-function controls({ api, key, message, refresh }: RunActionContext): HTMLElement {
-  const cancelReason = el('input', { type: 'text', placeholder: 'why cancel (optional)', id: 'cancel-reason' });
+/** Cancel (with a reason or none), pause and unpause: those of `kinds`. */
+function controls(kinds: readonly ControlKind[], { api, key, message, refresh }: RunActionContext): HTMLElement {
   const control = (kind: ControlKind, body: { reason?: string } = {}) => {
     api.control(key, kind, body).then(
       (result) => {
@@ -136,12 +162,14 @@ function controls({ api, key, message, refresh }: RunActionContext): HTMLElement
       (error: Error) => say(message, false, error.message),
     );
   };
-  return el('div', { class: 'controls' }, [
-    cancelReason,
-    el('button', { type: 'button', 'data-action': 'cancel', text: 'Cancel the run', onclick: () => control('cancel', { reason: cancelReason.value }) }),
-    el('button', { type: 'button', 'data-action': 'pause', text: 'Pause', onclick: () => control('pause') }),
-    el('button', { type: 'button', 'data-action': 'unpause', text: 'Unpause', onclick: () => control('unpause') }),
-  ]);
+  const parts: HTMLElement[] = [];
+  if (kinds.includes('cancel')) {
+    const cancelReason = el('input', { type: 'text', placeholder: 'why cancel (optional)', id: 'cancel-reason' });
+    parts.push(cancelReason, el('button', { type: 'button', 'data-action': 'cancel', text: 'Cancel the run', onclick: () => control('cancel', { reason: cancelReason.value }) }));
+  }
+  if (kinds.includes('pause')) parts.push(el('button', { type: 'button', 'data-action': 'pause', text: 'Pause', onclick: () => control('pause') }));
+  if (kinds.includes('unpause')) parts.push(el('button', { type: 'button', 'data-action': 'unpause', text: 'Unpause', onclick: () => control('unpause') }));
+  return el('div', { class: 'controls' }, parts);
 }
 
 /** A fork goes into the run's own folder as a new run by id; the message links to it. */

@@ -2,6 +2,7 @@
  * The list of runs: filtered by state and searched by id and task, newest first, a page of 100
  * rows and 100 more at each "more"; every row shown is read again every 2 s.
  */
+import type { RunAgent } from '../../runtime/run-summary.ts';
 import type { ConsoleRow, RunCategory } from '../run-sources.ts';
 import type { RunListPage } from './api.ts';
 import { el, headerRow } from './dom.ts';
@@ -33,7 +34,7 @@ export function showList({ main, api, route }: ViewContext): StopView {
   const table = el('table', { id: 'runs' });
   const total = el('p', { class: 'dim', id: 'total' });
   const more = el('button', { type: 'button', id: 'more', hidden: 'hidden', text: `show ${PAGE_ROWS} more` });
-  main.appendChild(el('section', { class: 'box' }, [filters, table, total, more]));
+  main.appendChild(el('section', { class: 'box' }, [filters, el('div', { class: 'table-scroll' }, [table]), total, more]));
   let alive = true;
   let shown = PAGE_ROWS;
   let asked = 0;
@@ -99,22 +100,42 @@ function renderFilters(filters: HTMLElement, search: HTMLInputElement, data: Run
 
 function renderRows(table: HTMLTableElement, rows: readonly ConsoleRow[]): void {
   table.textContent = '';
-  table.appendChild(headerRow(['run', 'state', 'task', 'turn', 'tokens', 'cost', 'last save', 'worker', 'epoch', 'waits for']));
+  // A worker and a lease are the fleet's: the columns are there when a fleet run is.
+  const fleet = rows.some((row) => row.source === 'fleet');
+  table.appendChild(headerRow(['run', 'state', 'agent', 'tool', 'task', 'turn', 'tokens', 'cost', 'last save', ...(fleet ? ['worker', 'epoch'] : []), 'waits for']));
   for (const row of rows) {
     const link = el('a', { href: `/runs/${encodeURIComponent(row.key)}`, 'data-nav': '', text: row.runId + (row.archived ? ' (archived)' : '') });
     table.appendChild(
       el('tr', { class: 'run-row', 'data-run': row.runId, 'data-category': row.category }, [
-        el('td', null, [link]),
-        el('td', null, [el('span', { class: `cat cat-${row.category}`, text: row.state === null ? 'unreadable' : row.state }), row.problem ? el('div', { class: 'dim', text: row.problem }) : null]),
+        el('td', { class: 'run' }, [link]),
+        el('td', null, [el('span', { class: `cat cat-${row.category}`, text: row.state === null ? 'unreadable' : row.state }), row.problem ? el('div', { class: 'dim problem', text: row.problem }) : null]),
+        agentCell(row.agent),
+        el('td', { class: 'tool', text: row.tool ?? '-' }),
         el('td', { class: 'task', title: row.task, text: row.task }),
         el('td', { text: String(row.turn) }),
         el('td', { text: row.tokens === null ? '-' : String(row.tokens) }),
         el('td', { text: usd(row.costUsd) }),
-        el('td', { text: when(row.updatedAt) }),
-        el('td', { text: row.worker || '-' }),
-        el('td', { text: row.leaseEpoch === null ? '-' : String(row.leaseEpoch) }),
-        el('td', { text: row.waitsFor || (row.pausedBy ? `paused by ${row.pausedBy}` : '-') }),
+        lastSaveCell(row.updatedAt),
+        fleet ? el('td', { class: 'worker', text: row.worker || '-' }) : null,
+        fleet ? el('td', { text: row.leaseEpoch === null ? '-' : String(row.leaseEpoch) }) : null,
+        el('td', { class: 'waits', text: row.waitsFor || (row.pausedBy ? `paused by ${row.pausedBy}` : '-') }),
       ]),
     );
   }
+}
+
+/** Today's saves by their time, older ones by their day and time (each whole in the tooltip): the column stays narrow. */
+function lastSaveCell(at: number | null): HTMLTableCellElement {
+  const words = when(at);
+  const [day, time] = words.split(' ');
+  if (at === null || time === undefined) return el('td', { class: 'when', text: words });
+  const today = day === when(Date.now()).split(' ')[0];
+  return el('td', { class: 'when', title: words }, [today ? null : el('span', { text: day! }), today ? null : ' ', el('span', { text: time })]);
+}
+
+/** The agent's name, its version under it (as `name@version` in the tooltip, the fleet's own words). */
+function agentCell(agent: RunAgent | null): HTMLTableCellElement {
+  if (!agent) return el('td', { class: 'agent', text: '-' });
+  const words = agent.version === null ? agent.name : `${agent.name}@${agent.version}`;
+  return el('td', { class: 'agent', title: words }, [agent.name, agent.version === null ? null : el('span', { class: 'version', text: `@${agent.version}` })]);
 }
