@@ -11,7 +11,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningConsole, startConsole } from '../../src/console/console-server.ts';
 import { endTurnReply, toolUseReply } from '../../src/model/scripted-model.ts';
-import { FileStore } from '../../src/store/file-store.ts';
+import { FileRuns } from '../../src/store/file-runs.ts';
 import { launchChromium } from '../helpers/chromium.ts';
 import { runCliAsync, startCli } from '../helpers/cli.ts';
 import { assistantTurns, FakeAnthropic } from '../helpers/fake-anthropic.ts';
@@ -48,7 +48,7 @@ describe('a wait ended from the page', () => {
     const env = { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: modelUrl };
     const waiting = startCli(['run', '--run', 'wait-1', '--model', 'claude-test-model', '--task', 'Wait for the deploy', '--tools', 'wait', '--wait'], { cwd: dir, env });
     children.push(waiting);
-    const store = new FileStore(path.join(dir, '.durable-agent', 'runs', 'wait-1'));
+    const store = new FileRuns(dir).store('wait-1');
     for (const deadline = Date.now() + 30_000; !(await store.exists()) || !(await store.load()).records.some((stored) => stored.record.event === 'DECISION_NEEDED'); ) {
       if (Date.now() > deadline || waiting.child.exitCode !== null) throw new Error(`wait-1 did not come to wait: ${waiting.output()}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
