@@ -20,6 +20,7 @@ import { modelSetupOf, type StoredRun, storedRunOf } from '../model-setup.ts';
 import type { ClaudeArgs } from '../options/model.ts';
 import { approvalResumeWords } from '../options/approval.ts';
 import type { Writers } from '../plain-reporter.ts';
+import { resumeAskedOf, runOptionsOf } from '../run-flags.ts';
 import { realModel } from '../real-model.ts';
 import { fileStoreOf } from '../run-store.ts';
 import { UsageError } from '../usage-error.ts';
@@ -65,21 +66,10 @@ export async function runAgentCommand(args: RunArgs & { agents: string }, env: N
     output: { plain: args.plain, verbose: args.verbose },
     resumeCommand,
     startedLine: args.runId === null && !args.resume ? `[run] a new run of the agent ${agent.name}: ${runId}; resume it with: ${resumeCommand}` : undefined,
-    resume: args.resume ? { maxTurns: args.maxTurns, acceptLostRecord: args.acceptLostRecord, allowToolChange: args.allowToolChange, replaceDecisionPolicy: args.replaceDecisionPolicy, message: args.message } : null,
+    resume: resumeAskedOf(args),
     // The system prompt, MAX_TURNS and policies not given here are the agent's (startRun fills them in).
     start: args.resume ? null : { task: args.task!, system: null, fresh: args.fresh, maxTurns: args.maxTurns, prepare: () => fs.mkdirSync(dir, { recursive: true }) },
-    options: {
-      maxTokens: args.maxTokens,
-      takeOver: args.takeOver,
-      toolConcurrency: args.toolConcurrency,
-      toolTimeoutMs: args.toolTimeoutMs,
-      budget: args.budget,
-      compaction: args.compaction,
-      clearToolUses: args.clearToolUses,
-      requireApproval: approval.requireApproval,
-      allowQuestions: approval.allowQuestions || undefined,
-      decisionTimeoutMs: approval.decisionTimeoutMs,
-    },
+    options: runOptionsOf(args),
     traceContent: args.traceContent,
     wait: approval.wait,
   });

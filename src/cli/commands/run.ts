@@ -6,6 +6,7 @@ import { type RunArgs, UsageError } from '../args.ts';
 import { driveCliRun } from '../drive-run.ts';
 import { approvalResumeWords } from '../options/approval.ts';
 import type { Writers } from '../plain-reporter.ts';
+import { resumeAskedOf, runOptionsOf } from '../run-flags.ts';
 import { RunNeedsAgentError } from '../errors.ts';
 import { realModel } from '../real-model.ts';
 import { agentResumeCommand } from '../resume-command.ts';
@@ -61,22 +62,11 @@ export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers:
     tools,
     output: { plain: args.plain, verbose: args.verbose },
     resumeCommand,
-    resume: args.resume ? { maxTurns: args.maxTurns, acceptLostRecord: args.acceptLostRecord, allowToolChange: args.allowToolChange, replaceDecisionPolicy: args.replaceDecisionPolicy, message: args.message } : null,
+    resume: resumeAskedOf(args),
     start: args.resume
       ? null
       : { task: args.task!, system, fresh: args.fresh, maxTurns: args.maxTurns, prepare: () => fs.mkdirSync(dir, { recursive: true }) },
-    options: {
-      maxTokens: args.maxTokens,
-      takeOver: args.takeOver,
-      toolConcurrency: args.toolConcurrency,
-      toolTimeoutMs: args.toolTimeoutMs,
-      budget: args.budget,
-      compaction: args.compaction,
-      clearToolUses: args.clearToolUses,
-      requireApproval: approval.requireApproval,
-      allowQuestions: approval.allowQuestions,
-      decisionTimeoutMs: approval.decisionTimeoutMs,
-    },
+    options: runOptionsOf(args),
     traceContent: args.traceContent,
     wait: approval.wait,
   }).finally(() => mcp?.close());
