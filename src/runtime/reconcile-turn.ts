@@ -13,21 +13,18 @@ import type { LessonWords } from '../lang/lesson-words.ts';
 import { planReconcile, type ReconcileDecision, type ToolTraits, type UnknownWhy, unknownWhyWords } from '../reconcile/reconcile.ts';
 import type { DurableView } from '../store/journal/journal-codec.ts';
 import type { ReconcileNote, ReconcileOutcomeName, RecordNote } from '../store/journal/journal-record.ts';
-import { outcome, verifyCall } from '../tools/execute-call.ts';
+import { outcome, type Verdict } from '../tools/execute-call.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 import { readOnlyFor } from '../tools/tool.ts';
 import { type Finished, type Job, mayOverlap, type RecordGroup, runInOrder } from './tool-scheduler.ts';
 
-/** What the reconcile of an open turn uses of the run: its tools, its ledger, its words, and a way to run a call and record outcomes. */
+/** What the reconcile of an open turn uses of the run: its tools, its ledger, its words, and ways to run or verify a call and record outcomes. */
 export interface ReconcileParts {
-  readonly runId: string;
   readonly registry: ToolRegistry;
   /** What the run says to the model itself (an unknown state, a verified call), in its language. */
   readonly words: LessonWords;
   /** How many read-only re-runs may run at once. */
   readonly toolConcurrency: number;
-  /** How long a verify may run. */
-  readonly toolTimeoutMs: number;
   /** The run's context as it stands now (each recorded outcome changes it). */
   context(): AgentContext;
   /** The ledger the journal holds. */
@@ -36,6 +33,8 @@ export interface ReconcileParts {
   callView(call: PendingCall): CallView;
   /** Runs a call (the tool's effect) as the tool turn would. */
   runCall(call: PendingCall): Promise<ToolOutcome>;
+  /** Asks the call's tool whether the call took effect (its `verify`), with the run's timeout. */
+  verifyCall(call: PendingCall): Promise<Verdict>;
   readonly record: RecordGroup;
   /** Notes a call reused whose outcome the turn's results hold already (it goes in the next record's note). */
   noteReuse(note: ReconcileNote): void;
@@ -96,7 +95,7 @@ async function carryOut(parts: ReconcileParts, decision: ReconcileDecision, reco
       return { call, outcome: await parts.runCall(call), note: noteOf(call, rerun, ruling) };
     }
     case 'verify': {
-      const verdict = await verifyCall(parts.registry, parts.runId, effectiveCall(parts.context(), call), parts.toolTimeoutMs);
+      const verdict = await parts.verifyCall(effectiveCall(parts.context(), call));
       if ('cannotTell' in verdict) return reportUnknown(parts, call, { kind: 'cannot-tell', what: verdict.cannotTell }, ruling);
       if (verdict.answer.happened) {
         say('verified-done', null);

@@ -15,7 +15,7 @@ import type { RunControl } from '../control/run-control.ts';
 import type { LessonWords } from '../lang/lesson-words.ts';
 import type { Model } from '../model/model.ts';
 import type { RunStore } from '../store/store.ts';
-import { executeCall, LazyAbort, toolContextFor } from '../tools/execute-call.ts';
+import { executeCall, LazyAbort, toolContextFor, verifyCall } from '../tools/execute-call.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 import { readOnlyFor, type ToolContext } from '../tools/tool.ts';
 import type { CrashPoints } from './crash-points.ts';
@@ -208,16 +208,15 @@ export class DriverSession implements RunSession {
   private reconcileParts(): ReconcileParts {
     const { parts, writer } = this;
     return {
-      runId: this.runId,
       registry: parts.registry,
       words: parts.words,
       toolConcurrency: parts.toolConcurrency,
-      toolTimeoutMs: parts.toolTimeoutMs,
       context: () => this.context(),
       durable: () => writer.durable,
       emit: (event) => this.emit(event),
       callView: (call) => this.callView(call),
       runCall: (call) => this.runCall(call),
+      verifyCall: (call) => verifyCall(parts.registry, this.runId, call, parts.toolTimeoutMs),
       record: (group, othersRunning) => this.record(group, othersRunning),
       noteReuse: (note) => writer.noteReuse(note),
       closesResumedTurn: () => {
