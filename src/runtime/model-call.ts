@@ -5,13 +5,29 @@
  * or MODEL_REPLY_INVALID. Nothing of a reply is recorded before it is whole.
  */
 import type { AnnouncedEffect } from '../../machines/agent-loop.effects.ts';
-import type { ContainerMark, DecisionNeed, ModelReply } from '../../machines/agent-loop.types.ts';
+import type { AgentContext, AgentEvent, AgentStateName, ContainerMark, DecisionNeed, ModelReply, TokenUsage } from '../../machines/agent-loop.types.ts';
 import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
-import type { StreamDelta } from '../model/model.ts';
+import type { RunEvent } from '../core/run-events.ts';
+import type { Capability } from '../core/session.ts';
+import type { Model, StreamDelta, ToolSpec } from '../model/model.ts';
 import { receiveReply, replyProblem } from '../model/reply-check.ts';
 import { RecordEncodeError } from '../store/journal/framing.ts';
 import { LiveToolUseIds } from './live-tool-use-ids.ts';
-import type { DriverSession } from './run-session.ts';
+
+/** What the model call uses of the run: the model and what it is asked with, the context, and the machine's steps. */
+export interface ModelCallParts {
+  readonly model: Model;
+  /** The most tokens the model may write in one reply. */
+  readonly maxTokens: number;
+  readonly registry: { readonly specs: readonly ToolSpec[] };
+  /** Asked which calls of a reply need a person's decision. */
+  readonly capabilities: readonly Pick<Capability, 'decisionNeeds'>[];
+  context(): AgentContext;
+  state(): AgentStateName;
+  emit(event: RunEvent): void;
+  countUsage(usage: TokenUsage, usageNote: string | null, answeredBy?: string): Promise<void>;
+  step(event: AgentEvent): Promise<AnnouncedEffect | null>;
+}
 
 /**
  * The container id to send, or null: the one the run's last reply named, until it expires (an
@@ -27,7 +43,7 @@ export class ModelCall {
   /** The tool_use ids the run has used (a reply that reuses one is refused). */
   private readonly usedIds = new LiveToolUseIds();
 
-  constructor(private readonly session: DriverSession) {}
+  constructor(private readonly session: ModelCallParts) {}
 
   async ask(): Promise<AnnouncedEffect | null> {
     const { session } = this;

@@ -70,7 +70,7 @@ export class RunDriver {
    * goes on. With `message` (checked by checkContinue), a done run takes it as the user's next message.
    */
   async resume(takingUp: TakeUp): Promise<RunResult> {
-    await takeUp(this.session, takingUp);
+    await takeUp(this.session.takeUpParts(), takingUp);
     return this.drive(announcedEffect(this.session.writer.snapshot));
   }
 

@@ -13,7 +13,7 @@ import { withServerCompaction } from '../compaction/server-compaction.ts';
 import { RunControl } from '../control/run-control.ts';
 import type { RunSettings } from '../core/run-settings.ts';
 import type { Capability } from '../core/session.ts';
-import { langOf, wordsOf } from '../lang/lang.ts';
+import { type Lang, langOf, wordsOf } from '../lang/lang.ts';
 import type { Model } from '../model/model.ts';
 import type { RunTracing } from '../telemetry/run-tracing.ts';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../tools/execute-call.ts';
@@ -36,16 +36,15 @@ export type DriverOptions = Pick<RunParts, 'store' | 'model' | 'signal' | 'obser
   crash: CrashSpec;
 };
 
-/** Refuses what the process was given for itself (not pinned), before it takes the run's lock. */
-export function checkPartsOptions(given: Pick<DriverOptions, 'snapshotEvery' | 'toolConcurrency' | 'lang'>): void {
+/** Refuses what the process was given for itself (not pinned), before it takes the run's lock; what it takes, checked. */
+export function checkPartsOptions(given: Pick<DriverOptions, 'snapshotEvery' | 'toolConcurrency' | 'lang'>): { toolConcurrency: number; lang: Lang } {
   snapshotEveryOf(given.snapshotEvery);
-  toolConcurrencyOf(given.toolConcurrency);
-  langOf(given.lang);
+  return { toolConcurrency: toolConcurrencyOf(given.toolConcurrency), lang: langOf(given.lang) };
 }
 
 /** The driver's parts: its options, with the settings the start pinned or the resume applies. */
 export function driverParts(given: DriverOptions, settings: RunSettings, tracing: RunTracing | null): PartsOfRun {
-  checkPartsOptions(given);
+  const checked = checkPartsOptions(given);
   const registry = new ToolRegistry(settings.tools);
   const maxTokens = given.maxTokens ?? DEFAULT_MAX_TOKENS;
   const context = contextSettingsOf(settings.pinned);
@@ -67,9 +66,9 @@ export function driverParts(given: DriverOptions, settings: RunSettings, tracing
     crash: crashPointsOf(given.crash),
     observer: capabilities.reduce((next, capability) => capability.observe?.(next) ?? next, withTracing(given.observer, tracing)),
     toolTimeoutMs: given.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
-    toolConcurrency: toolConcurrencyOf(given.toolConcurrency),
+    toolConcurrency: checked.toolConcurrency,
     maxTokens,
-    words: wordsOf(langOf(given.lang)),
+    words: wordsOf(checked.lang),
     inspect: given.inspect,
     ...(tracing ? { traceCall: (toolUseId: string) => traceOfCall(tracing, toolUseId) } : {}),
     ...(given.childRuns ? { childRuns: given.childRuns } : {}),

@@ -15,7 +15,7 @@ import type { RunControl } from '../control/run-control.ts';
 import type { LessonWords } from '../lang/lesson-words.ts';
 import type { Model } from '../model/model.ts';
 import type { RunStore } from '../store/store.ts';
-import { executeCall, LazyAbort, toolContextFor } from '../tools/execute-call.ts';
+import { executeCall, LazyAbort, toolContextFor, verifyCall } from '../tools/execute-call.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
 import { readOnlyFor, type ToolContext } from '../tools/tool.ts';
 import type { CrashPoints } from './crash-points.ts';
@@ -23,6 +23,8 @@ import { type AgentSnapshot, JournalWriter, type SavedRecord } from './journal-w
 import { recordOutcomes } from './record-outcomes.ts';
 import { RunInspection, type RunInspector } from './run-inspection.ts';
 import type { SnapshotPolicy } from './snapshot-policy.ts';
+import type { ReconcileParts } from './reconcile-turn.ts';
+import type { TakeUpParts } from './take-up.ts';
 import type { Finished } from './tool-scheduler.ts';
 import type { DurableView } from '../store/journal/journal-codec.ts';
 import type { CallTrace, ChildRuns } from '../tools/calling-run.ts';
@@ -185,6 +187,42 @@ export class DriverSession implements RunSession {
   private callerParts() {
     const { store, registry, model, traceCall, childRuns } = this.parts;
     return { runId: this.runId, store, registry, model, traceCall, childRuns };
+  }
+
+  /** What taking the run up uses of it (take-up.ts). */
+  takeUpParts(): TakeUpParts {
+    return {
+      runId: this.runId,
+      modelName: this.parts.model.name,
+      location: this.parts.store.location,
+      decisions: this.parts.store.decisions,
+      writer: this.writer,
+      started: () => this.inspection.started(undefined),
+      emit: (event) => this.emit(event),
+      callView: (call) => this.callView(call),
+      reconcile: this.reconcileParts(),
+    };
+  }
+
+  /** What the reconcile of an open turn uses of the run (reconcile-turn.ts). */
+  private reconcileParts(): ReconcileParts {
+    const { parts, writer } = this;
+    return {
+      registry: parts.registry,
+      words: parts.words,
+      toolConcurrency: parts.toolConcurrency,
+      context: () => this.context(),
+      durable: () => writer.durable,
+      emit: (event) => this.emit(event),
+      callView: (call) => this.callView(call),
+      runCall: (call) => this.runCall(call),
+      verifyCall: (call) => verifyCall(parts.registry, this.runId, call, parts.toolTimeoutMs),
+      record: (group, othersRunning) => this.record(group, othersRunning),
+      noteReuse: (note) => writer.noteReuse(note),
+      closesResumedTurn: () => {
+        writer.closingResumedTurn = true;
+      },
+    };
   }
 
   /** Records outcomes that finished together (the ledger write: record-outcomes.ts). */

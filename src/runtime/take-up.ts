@@ -6,12 +6,29 @@
  * the calls of a turn it finds open by the reconcile rules. The
  * driver then goes on with the effect the snapshot announces.
  */
-import type { AgentEvent, BudgetChange } from '../../machines/agent-loop.types.ts';
+import type { AgentEvent, BudgetChange, PendingCall } from '../../machines/agent-loop.types.ts';
+import type { CallView, RunEvent } from '../core/run-events.ts';
 import { pointOf } from '../store/journal/record-points.ts';
-import type { RecoveredTornTail, StoredRecord } from '../store/store.ts';
-import { reconcileOpenTurn } from './reconcile-turn.ts';
+import type { DecisionInbox, RecoveredTornTail, StoredRecord } from '../store/store.ts';
+import type { JournalWriter } from './journal-writer.ts';
+import { type ReconcileParts, reconcileOpenTurn } from './reconcile-turn.ts';
 import type { OriginCheck } from './run-origin.ts';
-import type { DriverSession } from './run-session.ts';
+
+/** What taking a run up uses of it: its journal writer, where it is kept, how it reports, and the reconcile's parts. */
+export interface TakeUpParts {
+  readonly runId: string;
+  /** The model's name and the store's location, as the `resumed` event tells them. */
+  readonly modelName: string;
+  readonly location: string;
+  /** Where decisions about waiting calls arrive, if the store has such an inbox. */
+  readonly decisions: DecisionInbox | undefined;
+  readonly writer: Pick<JournalWriter, 'snapshot' | 'state' | 'durable' | 'lastSeq' | 'noteResume' | 'step'>;
+  /** Tells the run's inspector that a process took the run up. */
+  started(): void;
+  emit(event: RunEvent): void;
+  callView(call: PendingCall): CallView;
+  readonly reconcile: ReconcileParts;
+}
 
 export interface TakeUp {
   /** A new MAX_TURNS, if given. */
@@ -25,24 +42,24 @@ export interface TakeUp {
   budgetChange: BudgetChange | null;
 }
 
-export async function takeUp(session: DriverSession, { maxTurns, tornTail, lastStored, origin, message, budgetChange }: TakeUp): Promise<void> {
-  const { writer } = session;
-  const context = session.context();
-  session.inspection.started(undefined);
+export async function takeUp(parts: TakeUpParts, { maxTurns, tornTail, lastStored, origin, message, budgetChange }: TakeUp): Promise<void> {
+  const { writer } = parts;
+  const context = writer.snapshot.context;
+  parts.started();
   writer.noteResume({
     pid: process.pid,
     fromSeq: writer.lastSeq,
     cutEnd: tornTail && { offset: tornTail.offset, bytes: tornTail.bytes, lostCommittedRecord: tornTail.lostCommittedRecord },
   });
-  session.emit({
+  parts.emit({
     type: 'resumed',
-    runId: session.runId,
-    state: session.state(),
+    runId: parts.runId,
+    state: writer.state,
     turn: context.turn,
     maxTurns: context.maxTurns,
-    pending: context.pending.map((call) => session.callView(call)),
-    model: session.model.name,
-    location: session.store.location,
+    pending: context.pending.map((call) => parts.callView(call)),
+    model: parts.modelName,
+    location: parts.location,
     tornTail,
     task: context.task,
     usage: context.usage,
@@ -51,10 +68,10 @@ export async function takeUp(session: DriverSession, { maxTurns, tornTail, lastS
     startedBy: origin.startedBy,
     acceptedChanges: origin.acceptedChanges,
   });
-  await settleRecordedDecisions(session);
-  await reopen(session, { maxTurns: maxTurns ?? context.maxTurns, message, budget: budgetChange });
-  const state = session.state();
-  if (state === 'pendingTool' || state === 'effectRecorded') await reconcileOpenTurn(session, origin.changedTools);
+  await settleRecordedDecisions(parts);
+  await reopen(parts, { maxTurns: maxTurns ?? context.maxTurns, message, budget: budgetChange });
+  const state = writer.state;
+  if (state === 'pendingTool' || state === 'effectRecorded') await reconcileOpenTurn(parts.reconcile, origin.changedTools);
 }
 
 /**
@@ -62,9 +79,9 @@ export async function takeUp(session: DriverSession, { maxTurns, tornTail, lastS
  * behind: the journal holds the decision, so the entry is settled now (it is only the way the
  * decision came; a call is decided once whatever the inbox says).
  */
-async function settleRecordedDecisions(session: DriverSession): Promise<void> {
-  const inbox = session.store.decisions;
-  const { decisions } = session.context();
+async function settleRecordedDecisions(parts: TakeUpParts): Promise<void> {
+  const inbox = parts.decisions;
+  const { decisions } = parts.writer.snapshot.context;
   if (!inbox || decisions.length === 0) return;
   for (const entry of await inbox.read()) {
     if (decisions.some((decision) => decision.tool_use_id === entry.tool_use_id)) await inbox.settle(entry.tool_use_id);
@@ -76,13 +93,13 @@ async function settleRecordedDecisions(session: DriverSession): Promise<void> {
  * lacked it) or changes its settings (a live one): where it takes REOPEN, the record is durable
  * before anything else happens, with a message in it before the model is asked.
  */
-async function reopen(session: DriverSession, { maxTurns, message, budget }: { maxTurns: number; message: string | undefined; budget: BudgetChange | null }): Promise<void> {
-  const { writer } = session;
-  const previousState = session.state();
+async function reopen(parts: TakeUpParts, { maxTurns, message, budget }: { maxTurns: number; message: string | undefined; budget: BudgetChange | null }): Promise<void> {
+  const { writer } = parts;
+  const previousState = writer.state;
   const event: AgentEvent = { type: 'REOPEN', maxTurns, ...(budget ? { budget } : {}), ...(message === undefined ? {} : { message }) };
   if (!writer.snapshot.can(event)) return;
-  const turn = session.context().turn;
+  const turn = writer.snapshot.context.turn;
   const continued = message === undefined ? {} : { continued: { turn } };
   await writer.step(event, { note: { reopened: { maxTurns, previousState }, ...continued } });
-  session.emit({ type: 'reopened', previousState, maxTurns, ...(message === undefined ? {} : { message }) });
+  parts.emit({ type: 'reopened', previousState, maxTurns, ...(message === undefined ? {} : { message }) });
 }

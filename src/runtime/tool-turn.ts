@@ -5,11 +5,27 @@
  */
 import type { AnnouncedEffect } from '../../machines/agent-loop.effects.ts';
 import { awaitsDecision, openCalls } from '../../machines/agent-loop.logic.ts';
-import type { DriverSession } from './run-session.ts';
-import { type Job, mayOverlap, runInOrder } from './tool-scheduler.ts';
+import type { AgentContext, AgentEvent, PendingCall, ToolOutcome } from '../../machines/agent-loop.types.ts';
+import type { SessionControl } from '../core/session.ts';
+import type { ToolRegistry } from '../tools/tool-registry.ts';
+import { type Finished, type Job, mayOverlap, runInOrder } from './tool-scheduler.ts';
+
+/** What the tool turn uses of the run: its tools and how many may run at once, a way to run a call and record outcomes, and the stops. */
+export interface ToolTurnParts {
+  readonly registry: ToolRegistry;
+  /** How many calls of one reply may run at once. */
+  readonly toolConcurrency: number;
+  readonly signal: AbortSignal | undefined;
+  readonly control: Pick<SessionControl, 'asked'>;
+  context(): AgentContext;
+  runCall(call: PendingCall): Promise<ToolOutcome>;
+  /** Records outcomes that finished together (tool-scheduler.ts: RecordGroup). */
+  record(group: readonly Finished[], othersRunning: boolean): Promise<AnnouncedEffect | null>;
+  step(event: AgentEvent): Promise<AnnouncedEffect | null>;
+}
 
 /** Runs until each call is recorded (the turn's close comes next), one waits for a decision, or a stop was asked for. */
-export async function runToolTurn(session: DriverSession): Promise<AnnouncedEffect | null> {
+export async function runToolTurn(session: ToolTurnParts): Promise<AnnouncedEffect | null> {
   const queue = openCalls(session.context());
   if (queue.length === 0) throw new Error('runPendingTools announced with no open call');
   const { registry, toolConcurrency, signal } = session;

@@ -100,12 +100,15 @@ export interface VerifiedAnswer {
 }
 
 /** Asks a tool whether a call's effect already happened; undefined when it cannot tell. */
+/** What a tool's `verify` said of a call: whether it took effect, or that it cannot tell (and why). */
+export type Verdict = { answer: VerifiedAnswer } | { cannotTell: string };
+
 export async function verifyCall(
   registry: ToolRegistry,
   runId: string,
   call: PendingCall,
   defaultTimeoutMs = DEFAULT_TOOL_TIMEOUT_MS,
-): Promise<{ answer: VerifiedAnswer } | { cannotTell: string }> {
+): Promise<Verdict> {
   const tool = registry.get(call.name);
   if (!tool?.verify) return { cannotTell: 'the tool offers no verify()' };
   const typed = await registry.typedInput(call.name, call.input);
