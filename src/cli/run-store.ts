@@ -5,8 +5,8 @@
  * that names DIR keeps it too (stateFolderOf); a fleet run is a row of the fleet's database.
  */
 import path from 'node:path';
-import { type Database, type DatabaseStoreOptions, type FolderStoreOptions, openRunsFolder, openStore, stateFolderOf as stateFolderIn } from '../store/open-store.ts';
-import type { DatabaseRunStore, FolderRunStore, RunsFolder } from '../store/store.ts';
+import { type FolderStoreOptions, openRunsFolder, openStore, stateFolderOf as stateFolderIn } from '../store/open-store.ts';
+import type { FolderRunStore, RunsFolder } from '../store/store.ts';
 
 /** DIR/.durable-agent (or DIR, when it is a state folder itself): the state folder of the runs a command line reads and starts in DIR. */
 export function stateFolderOf(dir: string): string {
@@ -26,9 +26,4 @@ export function folderStoreAt(stateFolder: string, options: FolderStoreOptions =
 /** DIR's folder of runs: its own run and its runs by id. */
 export function runsFolderOfDir(dir: string): RunsFolder {
   return openRunsFolder(stateFolderOf(dir));
-}
-
-/** The store of a fleet run, in the database the command opened. */
-export function fleetStoreOf(database: Database, runId: string, options: DatabaseStoreOptions = {}): DatabaseRunStore {
-  return openStore({ database, runId, options });
 }

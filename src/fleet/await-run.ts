@@ -9,10 +9,10 @@ import { AwaitRunTimeoutError, FleetRunMissingError, type FleetRunState } from '
 import { type AgentStateName, isFinishedState, type TokenUsage, ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 import { runResultOf } from '../runtime/run-result.ts';
 import { foldJournal } from '../store/journal/fold-journal.ts';
-import { openStore } from '../store/open-store.ts';
 import type { Database } from '../store/pg/pool.ts';
 import { RestListener } from '../store/pg/rest-listener.ts';
 import { readRestRow, type RestRow } from '../store/pg/run-rest.ts';
+import { openDatabaseStore } from '../store/pg/open-database-store.ts';
 
 export { REST_CHANNEL } from '../store/pg/run-rest.ts';
 
@@ -73,7 +73,7 @@ export async function awaitRun(pool: Database, runId: string, options: AwaitRunO
 
 /** The run as it is now, at rest or not. */
 export async function readFleetRun(pool: Database, runId: string): Promise<FleetRunResult> {
-  const store = openStore({ database: pool, runId: runId });
+  const store = openDatabaseStore(pool, runId);
   for (;;) {
     const row = await readRestRow(pool, runId);
     if (!row) throw new FleetRunMissingError(runId);

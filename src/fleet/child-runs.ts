@@ -8,13 +8,13 @@
 import { STOPPED_AT_LIMIT_STATES } from '../../machines/agent-loop.types.ts';
 import { foldJournal } from '../store/journal/fold-journal.ts';
 import { childStanding, noteChildWait } from '../store/pg/child-waits.ts';
-import { openStore } from '../store/open-store.ts';
 import type { Database } from '../store/pg/pool.ts';
 import type { ChildRuns, QueuedChild } from '../tools/calling-run.ts';
 import { submitRun } from './submit-run.ts';
 import { childEndDecision } from '../awaits/child-step.ts';
 import { FINAL_STATES } from '../../machines/agent-loop.types.ts';
 import type { RunResult } from '../core/run-events.ts';
+import { openDatabaseStore } from '../store/pg/open-database-store.ts';
 
 const ENDED_AT_LIMIT: readonly string[] = STOPPED_AT_LIMIT_STATES;
 
@@ -29,11 +29,11 @@ export function fleetChildRuns(pool: Database, parentRunId: string): ChildRuns {
       const child = await childStanding(pool, parentRunId, childRunId);
       const ended = child.state !== null && child.records > 0 && (child.finished || ENDED_AT_LIMIT.includes(child.state));
       if (!ended) return child.gaveUp ? { gaveUp: true as const } : null;
-      const store = openStore({ database: pool, runId: childRunId });
+      const store = openDatabaseStore(pool, childRunId);
       const { state, context } = foldJournal(store.location, await store.load({ fromLastSnapshot: true }));
       return { state, text: context.finalText, failure: context.failure?.message ?? null };
     },
-    store: (childRunId) => openStore({ database: pool, runId: childRunId }),
+    store: (childRunId) => openDatabaseStore(pool, childRunId),
   };
 }
 
@@ -47,6 +47,6 @@ export async function deliverChildEnd(pool: Database, child: { runId: string; ag
   if (!FINAL_STATES.includes(result.status as never)) return false;
   const end = { state: result.status, text: result.text ?? null, failure: result.failure?.message ?? null };
   const decision = childEndDecision(child.calledBy.toolUseId, child, end, Date.now());
-  const inbox = openStore({ database: pool, runId: child.calledBy.runId }).decisions;
+  const inbox = openDatabaseStore(pool, child.calledBy.runId).decisions;
   return (await inbox?.write(decision)) === 'written';
 }

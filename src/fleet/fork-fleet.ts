@@ -8,8 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import { isFinishedState } from '../../machines/agent-loop.types.ts';
 import { type ForkResult, forkRun } from '../fork/fork-run.ts';
-import { openStore } from '../store/open-store.ts';
 import type { Database } from '../store/pg/pool.ts';
+import { openDatabaseStore } from '../store/pg/open-database-store.ts';
 
 export interface FleetForkOptions {
   /** The parent: a fleet run's id. */
@@ -31,8 +31,8 @@ export interface FleetForkResult extends Omit<ForkResult, 'lineageNoteProblem'> 
 export async function forkFleetRun(pool: Database, options: FleetForkOptions): Promise<FleetForkResult> {
   const toRun = options.toRun ?? randomUUID();
   const { lineageNoteProblem: _none, ...forked } = await forkRun({
-    from: openStore({ database: pool, runId: options.run }),
-    to: openStore({ database: pool, runId: toRun }),
+    from: openDatabaseStore(pool, options.run),
+    to: openDatabaseStore(pool, toRun),
     at: options.at,
     message: options.message,
     maxTurns: options.maxTurns,

@@ -16,10 +16,10 @@ import { type AgentContext, type AgentStateName, type Budget, isStoppedAtLimit }
 import { checkBudget } from '../budget/budget.ts';
 import { foldJournal } from '../store/journal/fold-journal.ts';
 import { snapshotContextOf } from '../store/journal/journal-codec.ts';
-import { openStore } from '../store/open-store.ts';
 import type { Database } from '../store/pg/pool.ts';
 import { insertRaiseRequest, readRaiseRequest } from '../store/pg/raises.ts';
 import { type LimitName, LimitNotRaisedError, RaiseRefusedError, type RaiseRequest } from './raise-errors.ts';
+import { openDatabaseStore } from '../store/pg/open-database-store.ts';
 
 export { LimitNotRaisedError, RaiseRefusedError, raiseWords } from './raise-errors.ts';
 export type { LimitName, RaiseProblem, RaiseRequest } from './raise-errors.ts';
@@ -62,7 +62,7 @@ export async function raiseFleetRun(pool: Database, options: FleetRaiseOptions):
   const by = options.by ?? 'api';
   if (typeof by !== 'string' || by.trim() === '') throw new RangeError('by must name who asks (a user name, a program); nothing was written.');
   if (maxTurns === undefined && budget === undefined) throw new RaiseRefusedError(run, 'nothing-given', null, 0);
-  const store = openStore({ database: pool, runId: run });
+  const store = openDatabaseStore(pool, run);
   if (await store.queued()) throw new RaiseRefusedError(run, 'not-stopped', null, 0);
   const loaded = await store.load({ fromLastSnapshot: true });
   const view = foldJournal(store.location, loaded);

@@ -18,7 +18,6 @@ import { requestWords } from '../control/control-request.ts';
 import { RunPausedError } from '../control/run-control.ts';
 import { claimNextRuns, type Lease, LeaseKeeper, releaseLeases } from '../store/pg/leases.ts';
 import { LeaseLostError } from '../store/pg/pg-errors.ts';
-import { openStore } from '../store/open-store.ts';
 import { AppendBatcher } from '../store/pg/append-batcher.ts';
 import type { Database } from '../store/pg/pool.ts';
 import { readRunSpec } from '../store/pg/queue.ts';
@@ -37,6 +36,7 @@ import { DurableAgentError } from '../util/durable-agent-error.ts';
 import { drivableRuns, registerAgents } from './agent-registry.ts';
 import type { ClaimCondition } from '../store/pg/leases.ts';
 import { type RestedRun, WebhookDelivery, type WebhookSettings } from './webhooks.ts';
+import { openDatabaseStore } from '../store/pg/open-database-store.ts';
 
 /** How many runs brought to rest a worker remembers the answers of, for their webhook events. */
 const RESTED_KEPT = 1_000;
@@ -252,7 +252,7 @@ export class Worker {
     const keeper = new LeaseKeeper(pool, lease, leaseMs, (error) => controller.abort(error)).start();
     let lost = false;
     try {
-      const store = openStore({ database: pool, runId: lease.runId, options: { lease, batcher: this.batcher } });
+      const store = openDatabaseStore(pool, lease.runId, { lease, batcher: this.batcher });
       const spec = await this.specOf(lease);
       const agent = spec.kind === 'agent' ? this.agents.get(spec.agent)! : undefined;
       const raise = this.raiseOf(tag, lease);

@@ -7,9 +7,7 @@
 import path from 'node:path';
 import { RUNS_DIR, StateFolderRuns } from './file-runs.ts';
 import { type FileStoreOptions, RunFolderStore } from './file-store.ts';
-import { PgRunStore, type PgRunStoreOptions } from './pg/pg-store.ts';
-import type { Database } from './pg/pool.ts';
-import type { DatabaseRunStore, FolderRunStore, RunStore, RunsFolder } from './store.ts';
+import type { FolderRunStore, RunStore, RunsFolder } from './store.ts';
 
 export type { FileStoreOptions as FolderStoreOptions } from './file-store.ts';
 export type { PgRunStoreOptions as DatabaseStoreOptions } from './pg/pg-store.ts';
@@ -38,21 +36,8 @@ export interface FolderTarget {
   options?: FileStoreOptions | undefined;
 }
 
-/** A run of a fleet's database, by its id (a worker passes the lease it holds in `options`). */
-export interface DatabaseTarget {
-  database: Database;
-  runId: string;
-  options?: PgRunStoreOptions | undefined;
-}
-
-export type StoreTarget = FolderTarget | DatabaseTarget;
-
-/** The store of the run at `target`; nothing is read or made until it is used. */
-export function openStore(target: FolderTarget): FolderRunStore;
-export function openStore(target: DatabaseTarget): DatabaseRunStore;
-export function openStore(target: StoreTarget): RunStore;
-export function openStore(target: StoreTarget): RunStore {
-  if ('database' in target) return new PgRunStore(target.database, target.runId, target.options);
+/** The store of the run at `target`; nothing is read or made until it is used. (A fleet run's: openDatabaseStore, from the database's door, pg/index.ts, which loads nothing of the fleet's until a command needs it.) */
+export function openStore(target: FolderTarget): FolderRunStore {
   const { dir, runId, options } = target;
   return runId === null || runId === undefined ? new RunFolderStore(dir, options) : new StateFolderRuns(dir, options).store(runId);
 }

@@ -14,7 +14,8 @@ import { NoSuchDirectoryError } from '../errors.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { cliCommand, dirWords } from '../../words/shell-command.ts';
-import { fileStoreOf, fleetStoreOf } from '../run-store.ts';
+import { fileStoreOf } from '../run-store.ts';
+import { fleetStoreOf } from '../fleet-store.ts';
 import { userName } from '../user-name.ts';
 import fs from 'node:fs';
 

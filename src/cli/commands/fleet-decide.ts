@@ -15,7 +15,7 @@ import { decisionHintLines } from '../../words/decision-lines.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { cliCommand } from '../../words/shell-command.ts';
-import { fleetStoreOf } from '../run-store.ts';
+import { fleetStoreOf } from '../fleet-store.ts';
 import { pendingTable } from '../../words/pending-table.ts';
 import { decideInputOf, givenLine } from './decide.ts';
 

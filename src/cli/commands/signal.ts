@@ -12,7 +12,8 @@ import type { SignalArgs } from '../specs/signal.ts';
 import { NoSuchDirectoryError } from '../errors.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
-import { fileStoreOf, fleetStoreOf } from '../run-store.ts';
+import { fileStoreOf } from '../run-store.ts';
+import { fleetStoreOf } from '../fleet-store.ts';
 import { userName } from '../user-name.ts';
 
 export async function signalCommand(args: SignalArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {

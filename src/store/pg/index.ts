@@ -3,6 +3,7 @@
  * the fleet beside it.
  */
 export { PgRunStore, DEFAULT_LEASE_MS } from './pg-store.ts';
+export { openDatabaseStore } from './open-database-store.ts';
 export { PgControlInbox } from './pg-control-inbox.ts';
 export type { PgRunStoreOptions } from './pg-store.ts';
 export { openDatabase, openPool, describeDatabase } from './pool.ts';
