@@ -14,7 +14,6 @@ import { FolderIndex } from './folder-index.ts';
 import { ARCHIVE_DIR } from './folder-rows.ts';
 import { FolderWatches, type WatchFolder, watchFolder } from './folder-watches.ts';
 import { SortedRows } from './sorted-rows.ts';
-import { openDatabaseStore } from '../store/pg/index.ts';
 
 export { categoryOf, type ConsoleRow, keyOf, RUN_CATEGORIES, type RunCategory } from './console-row.ts';
 
@@ -119,6 +118,8 @@ export class RunSources {
   async run(key: string): Promise<ConsoleRun> {
     const parts = key.split(KEY_SEPARATOR);
     if (parts[0] === FLEET_KEY && parts.length === 2 && this.pool) {
+      // Loaded here: a console of folders alone runs without pg installed.
+      const { openDatabaseStore } = await import('../store/pg/index.ts');
       const store = openDatabaseStore(this.pool, parts[1]!);
       if (!(await store.exists())) throw new ConsoleRunNotFoundError(key);
       return { key, source: 'fleet', store, archivedJournal: null, runDir: null, folder: null };

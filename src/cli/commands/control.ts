@@ -25,7 +25,7 @@ export async function controlCommand(args: ControlArgs, env: NodeJS.ProcessEnv, 
     const { openDatabase, databaseUrlOf } = await import('../../store/pg/pool.ts');
     const pool = await openDatabase(databaseUrlOf(args.databaseUrl, env, `${args.command} --run`), 2);
     try {
-      const store = fleetStoreOf(pool, args.fleetRun, { writeFaults: env.DURABLE_AGENT_FAIL_WRITE });
+      const store = await fleetStoreOf(pool, args.fleetRun, { writeFaults: env.DURABLE_AGENT_FAIL_WRITE });
       return report(args, await ask(args, store, by), env, writers, `fleet run ${args.fleetRun}`);
     } finally {
       await pool.end();
@@ -46,7 +46,7 @@ export async function unpauseCommand(args: UnpauseArgs, env: NodeJS.ProcessEnv, 
   const { openDatabase, databaseUrlOf } = await import('../../store/pg/pool.ts');
   const pool = await openDatabase(databaseUrlOf(args.databaseUrl, env, 'unpause --run'), 2);
   try {
-    const store = fleetStoreOf(pool, args.fleetRun);
+    const store = await fleetStoreOf(pool, args.fleetRun);
     // A queued run has no journal yet: its pause is cleared all the same.
     if (!(await store.queued())) await store.load();
     const pause = await unpauseRun({ store });

@@ -24,7 +24,7 @@ export async function fleetPendingCommand(args: PendingArgs, env: NodeJS.Process
   if (runId === null) return withPool(databaseUrlOf(args.databaseUrl, env, 'pending'), (pool) => wholeFleetPending(pool, args, env, writers, now));
   return withPool(databaseUrlOf(args.databaseUrl, env, 'pending --run'), async (pool) => {
     // The run's own calls, then those its sub-agent runs wait on (a decision given here reaches them).
-    const waiting = await treePendingDecisions(fleetStoreOf(pool, runId));
+    const waiting = await treePendingDecisions(await fleetStoreOf(pool, runId));
     if (args.json) {
       writers.out(JSON.stringify(waiting.map(({ store: _store, ...call }) => call), null, 2));
       return EXIT.done;
@@ -51,7 +51,7 @@ async function wholeFleetPending(pool: Database, args: PendingArgs, env: NodeJS.
   const runs = (await listQueuedRuns(pool)).filter((run) => !run.finished && mayHaveWaitingCalls(run.state));
   const waiting: Array<PendingDecision & { run: string }> = [];
   for (const run of runs.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))) {
-    for (const call of await pendingDecisions(fleetStoreOf(pool, run.id))) waiting.push({ ...call, run: run.id });
+    for (const call of await pendingDecisions(await fleetStoreOf(pool, run.id))) waiting.push({ ...call, run: run.id });
   }
   if (args.json) {
     writers.out(JSON.stringify(waiting, null, 2));
@@ -79,7 +79,7 @@ function fleetDecisionCommands(env: NodeJS.ProcessEnv, runId: string) {
 export async function fleetDecideCommand(args: DecideArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   const runId = args.fleetRun!;
   return withPool(databaseUrlOf(args.databaseUrl, env, `${args.command} --run`), async (pool) => {
-    const parent = fleetStoreOf(pool, runId);
+    const parent = await fleetStoreOf(pool, runId);
     // A call one of its sub-agent runs waits on is decided in that run's inbox.
     const store = await deciderOf(parent, { tool_use_id: args.callId });
     const owner = store === parent ? runId : (store.runId ?? runId);

@@ -21,7 +21,7 @@ export async function signalCommand(args: SignalArgs, env: NodeJS.ProcessEnv, wr
     const { databaseUrlOf, openDatabase } = await import('../../store/pg/pool.ts');
     const pool = await openDatabase(databaseUrlOf(args.databaseUrl, env, 'signal --run'), 2);
     try {
-      return await send(fleetStoreOf(pool, args.fleetRun), `fleet run ${args.fleetRun}`, args, writers);
+      return await send(await fleetStoreOf(pool, args.fleetRun), `fleet run ${args.fleetRun}`, args, writers);
     } finally {
       await pool.end();
     }
