@@ -13,7 +13,8 @@ import type { VizArgs } from '../args.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { StoreMissingError } from '../../store/errors.ts';
-import { fileStoreOf, runsFolderOfDir, stateFolderOf } from '../run-store.ts';
+import { fileStoreOf, stateFolderOf } from '../run-store.ts';
+import { runIdsIn, shownIds } from '../runs-by-id-advice.ts';
 import { NoSuchDirectoryError } from '../errors.ts';
 import { cliCommand, dirWords, shellQuote } from '../../words/shell-command.ts';
 
@@ -53,13 +54,10 @@ export async function vizCommand(args: VizArgs, writers: Writers, env: NodeJS.Pr
 
 /** What to draw instead: a run of the folder by its id, or a run to start. */
 function noRunAdvice(dir: string, env: NodeJS.ProcessEnv): string {
-  const ids = [...new Set(runsFolderOfDir(dir).entries().flatMap((entry) => (entry.archived || entry.folderId === null ? [] : [entry.folderId])))].sort();
+  const ids = runIdsIn(stateFolderOf(dir));
   if (ids.length === 0) return `run ${cliCommand(env, ['demo', ...dirWords(dir)])} first to see a run's history on the diagram.`;
-  const shown = ids.length > RUN_IDS_SHOWN ? `${ids.slice(0, RUN_IDS_SHOWN).join(', ')} and ${ids.length - RUN_IDS_SHOWN} more` : ids.join(', ');
-  return `the folder holds runs by id (${shown}): draw one with ${cliCommand(env, ['viz', ...dirWords(dir), '--run', ids[0]!])}.`;
+  return `the folder holds runs by id (${shownIds(ids)}): draw one with ${cliCommand(env, ['viz', ...dirWords(dir), '--run', ids[0]!])}.`;
 }
-
-const RUN_IDS_SHOWN = 5;
 
 /** Reading a directory that is not there would write a page into a new, empty one. */
 function mustBeDirectory(dir: string): void {
