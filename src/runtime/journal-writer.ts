@@ -18,7 +18,6 @@ import type { CrashPoints } from './crash-points.ts';
 import { appendUnit, encodeSteps, type JournalStep } from './journal-unit.ts';
 import { transition, withStatusOfState } from './machine-step.ts';
 import type { SnapshotPolicy } from './snapshot-policy.ts';
-import { usageCountedInPlace } from './usage-step.ts';
 
 export type AgentSnapshot = SnapshotFrom<typeof agentLoopMachine>;
 
@@ -106,8 +105,7 @@ export class JournalWriter {
       const charge = await this.parts.closingCharge(this.snapshot.context);
       if (charge) return this.closeCharged(event, charge);
     }
-    const counted = event.type === 'MODEL_USAGE' ? usageCountedInPlace(this.snapshot, event) : null;
-    const [taken, actions] = counted ? [counted, []] : transition(agentLoopMachine, this.snapshot, event);
+    const [taken, actions] = transition(agentLoopMachine, this.snapshot, event);
     // xstate keeps `done` on a snapshot that leaves a final state (REOPEN does): the status is its state's.
     const next = withStatusOfState(agentLoopMachine, taken);
     if (next === this.snapshot) throw new Error(`the machine did not take ${event.type} in ${this.state}`);
@@ -133,7 +131,7 @@ export class JournalWriter {
     const [closed, actions] = transition(agentLoopMachine, this.snapshot, event);
     if (closed === this.snapshot) throw new Error(`the machine did not take ${event.type} in ${this.state}`);
     const usageEvent: AgentEvent = { type: 'MODEL_USAGE', usage: charge.usage, ...(charge.costUsd !== undefined ? { costUsd: charge.costUsd } : {}) };
-    const counted = usageCountedInPlace(closed, usageEvent as Extract<AgentEvent, { type: 'MODEL_USAGE' }>) ?? transition(agentLoopMachine, closed, usageEvent)[0];
+    const [counted] = transition(agentLoopMachine, closed, usageEvent);
     const at = Date.now();
     await this.persistSteps([
       { snapshot: closed, event: event.type, note: undefined, at },

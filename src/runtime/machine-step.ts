@@ -1,13 +1,34 @@
 /**
- * xstate's pure `transition()`, without the throwaway actor it builds on every call: that
- * actor computes the machine's initial state each time (about a third of a step's cost). One
- * inert scope per machine is built once and reused; the machine invokes and spawns no actors
- * (a rule of machines/), so nothing is ever registered in it. Same snapshot, same actions:
- * test/runtime/machine-step.test.ts holds it to xstate's own on every path of the crash suite.
+ * The driver's machine step: the snapshot and the actions xstate's pure `transition()` gives,
+ * computed from the machine's transition table (transition-table.ts) — the candidates of each
+ * state and event read off the machine once — instead of interpreting the machine on every event.
+ * A machine the table does not model is stepped by xstate itself, without the throwaway actor
+ * `transition()` builds on every call (it computes the machine's initial state each time).
+ * test/runtime/transition-table.test.ts holds the step equal to xstate's own.
  */
-import { type AnyActorScope, type AnyMachineSnapshot, type AnyStateMachine, createActor, type EventFromLogic, type ExecutableActionsFrom, type SnapshotFrom } from 'xstate';
+import { type AnyActorScope, type AnyMachineSnapshot, type AnyStateMachine, createActor, type EventFromLogic, type EventObject, type SnapshotFrom } from 'xstate';
+import { compileTransitions, type TableAction, TableUnfitError, type TransitionTable } from './transition-table.ts';
 
+/** An action a step returns: the runtime reads its name (the effect it announces). */
+export type StepAction = { type: string; params?: unknown };
+
+const tables = new WeakMap<AnyStateMachine, TransitionTable | TableUnfitError>();
 const scopes = new WeakMap<AnyStateMachine, AnyActorScope>();
+
+/** The machine's table, or why it has none (a machine built with what the table does not model). */
+export function tableOf(machine: AnyStateMachine): TransitionTable | TableUnfitError {
+  let table = tables.get(machine);
+  if (!table) {
+    try {
+      table = compileTransitions(machine);
+    } catch (error) {
+      if (!(error instanceof TableUnfitError)) throw error;
+      table = error;
+    }
+    tables.set(machine, table);
+  }
+  return table;
+}
 
 /** Where the transition under way collects its actions (one executor for all: no closure per step). */
 let collected: unknown[] | null = null;
@@ -33,26 +54,23 @@ function scopeOf(machine: AnyStateMachine): AnyActorScope {
   return scope;
 }
 
-/** The next snapshot and the actions to carry out, as xstate's `transition(machine, snapshot, event)` returns them. */
-export function transition<M extends AnyStateMachine>(machine: M, snapshot: SnapshotFrom<M>, event: EventFromLogic<M>): [SnapshotFrom<M>, ExecutableActionsFrom<M>[]] {
-  const actions: ExecutableActionsFrom<M>[] = [];
-  const scope = scopeOf(machine);
+/** xstate's own step, through one inert scope per machine (the machine invokes and spawns nothing, so nothing is registered in it). */
+function interpreted<M extends AnyStateMachine>(machine: M, snapshot: SnapshotFrom<M>, event: EventFromLogic<M>): [SnapshotFrom<M>, StepAction[]] {
+  const actions: StepAction[] = [];
   const outer = collected;
   collected = actions;
   try {
-    return [machine.transition(snapshot, event, scope) as SnapshotFrom<M>, actions];
+    return [machine.transition(snapshot, event, scopeOf(machine)) as SnapshotFrom<M>, actions];
   } finally {
     collected = outer;
   }
 }
 
-/**
- * The snapshot with another context, in the same state: what xstate's own `assign` makes
- * (`cloneMachineSnapshot`), without recomputing the state value, nodes and tags, which a new
- * context does not change (`resolveState` recomputes them: a fifth of the cost of the turn's three transitions).
- */
-export function withContext<S extends { context: unknown }>(snapshot: S, context: S['context']): S {
-  return { ...snapshot, context };
+/** The next snapshot and the actions to carry out, as xstate's `transition(machine, snapshot, event)` returns them. */
+export function transition<M extends AnyStateMachine>(machine: M, snapshot: SnapshotFrom<M>, event: EventFromLogic<M>): [SnapshotFrom<M>, StepAction[]] {
+  const table = tableOf(machine);
+  if (table instanceof TableUnfitError) return interpreted(machine, snapshot, event);
+  return table.step(snapshot as AnyMachineSnapshot, event as EventObject) as [SnapshotFrom<M>, TableAction[]];
 }
 
 /**
