@@ -24,6 +24,13 @@ const ENV_SECRETS = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'DURABLE_AGENT
  */
 const CONSOLE_TOKEN_ENV = 'DURABLE_AGENT_CONSOLE_TOKEN';
 
+/** The secrets of tool results as last read, until the event loop turns or a secret is added. */
+let toolResultSecrets: readonly string[] | null = null;
+
+function forgetToolResultSecrets(): void {
+  toolResultSecrets = null;
+}
+
 /** Secrets this process was handed (addSecrets): redacted from everything it stores, prints or exports. */
 const added = new Set<string>();
 
@@ -33,6 +40,7 @@ export function addSecrets(values: Iterable<string | null | undefined>): void {
     const trimmed = value?.trim();
     if (trimmed && trimmed.length >= MIN_SECRET_LENGTH) added.add(trimmed);
   }
+  forgetToolResultSecrets();
 }
 
 /**
@@ -47,12 +55,17 @@ export function redactKnownSecrets(text: string): string {
  * The secrets a tool's result must not carry, longest first: empty when the process knows none,
  * and then nothing needs a scan (the common case, on the path of every call).
  */
-export function secretsInToolResults(): string[] {
+export function secretsInToolResults(): readonly string[] {
+  if (toolResultSecrets) return toolResultSecrets;
   const token = process.env[CONSOLE_TOKEN_ENV];
-  if (!token) return knownSecrets([]);
-  const colon = token.indexOf(':');
-  return knownSecrets(colon > 0 ? [token, token.slice(colon + 1)] : [token]);
+  const colon = token ? token.indexOf(':') : -1;
+  toolResultSecrets = knownSecrets(!token ? [] : colon > 0 ? [token, token.slice(colon + 1)] : [token]);
+  // Read again at the next turn of the event loop: a read of the environment costs about a
+  // microsecond each, and a run in memory steps many tool calls in one turn of it.
+  setImmediate(forgetToolResultSecrets).unref();
+  return toolResultSecrets;
 }
+
 
 /**
  * `value` (text, content blocks, any JSON) with each of `secrets` replaced by [redacted] in every
