@@ -5,6 +5,7 @@
  */
 import type { Notification, PoolClient } from 'pg';
 import type { Database } from './pool.ts';
+import { isThroughPooler } from './pooler.ts';
 
 /**
  * A LISTEN on one channel, on one connection of a pool, calling `onSignal` for each notification;
@@ -17,6 +18,8 @@ export class ChannelSignal {
   private giveBack: (() => Promise<void>) | null = null;
   private opening: Promise<void> | null = null;
   private stopped = false;
+  /** Through a pooler in transaction mode nobody listens (pooler.ts): said once, then the caller's polls are all there is. */
+  private polling = false;
 
   constructor(
     private readonly pool: Database,
@@ -34,7 +37,12 @@ export class ChannelSignal {
 
   /** Listens, unless it already does; a failure is logged once per attempt and retried at the next call. */
   ensure(): Promise<void> {
-    if (this.client || this.stopped) return Promise.resolve();
+    if (this.client || this.stopped || this.polling) return Promise.resolve();
+    if (isThroughPooler(this.pool)) {
+      this.polling = true;
+      this.log(`not listening for ${this.options.what}: the database is reached through a pooler in transaction mode (pgbouncer=true); looking every poll interval`);
+      return Promise.resolve();
+    }
     this.opening ??= this.open().finally(() => (this.opening = null));
     return this.opening;
   }

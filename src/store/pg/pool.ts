@@ -1,6 +1,7 @@
 /** Opening the database: one pool per process, that survives the server restarting. */
 import type pg from 'pg';
 import { loadPg } from './load-pg.ts';
+import { markThroughPooler, poolerUrlOf, unnamedStatementClient } from './pooler.ts';
 import { migrate } from './schema.ts';
 export { databaseUrlOf, DatabaseUrlMissingError } from './database-url.ts';
 
@@ -18,10 +19,13 @@ export function describeDatabase(url: string): string {
 }
 
 /** Loaded when durable-agent/postgres is imported: a missing pg is reported then, by name. */
-const { Pool } = loadPg();
+const { Pool, Client } = loadPg();
 
+/** A pool on the database; a URL with pgbouncer=true reaches it through a pooler in transaction mode (pooler.ts). */
 export function openPool(url: string, max = 10): Database {
-  const pool = new Pool({ connectionString: url, max, connectionTimeoutMillis: 10_000 });
+  const target = poolerUrlOf(url);
+  const pool = new Pool({ connectionString: target.url, max, connectionTimeoutMillis: 10_000, ...(target.throughPooler ? { Client: unnamedStatementClient(Client) } : {}) });
+  if (target.throughPooler) markThroughPooler(pool);
   // An idle connection dropped by a server restart must not bring the process down: the pool
   // opens a new one on the next query.
   pool.on('error', () => {});

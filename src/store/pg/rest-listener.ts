@@ -1,11 +1,18 @@
 /** Waiting for one fleet run's rest on a connection of its own that LISTENs on da_rest (src/fleet/await-run.ts uses it). */
 import type { Notification, PoolClient } from 'pg';
 import type { Database } from './pool.ts';
+import { isThroughPooler } from './pooler.ts';
 import { readRestRow, REST_CHANNEL, type RestRow, type RestRowState } from './run-rest.ts';
+
+/** The first look again of a wait that cannot listen (through a pooler); each next one waits twice as long, up to POLL_MAX_MS. */
+const POLL_FIRST_MS = 100;
+const POLL_MAX_MS = 2_000;
 
 /**
  * One connection of the pool, LISTENing on da_rest, woken by a notification for this run or by
  * the connection breaking (after which the next read connects and LISTENs again before reading).
+ * Through a pooler in transaction mode (pooler.ts) nobody listens: the run's row is read again
+ * after 100 ms, then twice as long each time, up to every 2 s.
  */
 export class RestListener {
   private client: PoolClient | null = null;
@@ -16,14 +23,25 @@ export class RestListener {
   /** Whether a LISTEN ever succeeded: only after one is a lost connection retried. */
   listened = false;
   lastState: RestRowState | null = null;
+  private readonly polled: boolean;
+  private pollMs = POLL_FIRST_MS;
 
   constructor(
     private readonly pool: Database,
     private readonly runId: string,
-  ) {}
+  ) {
+    this.polled = isThroughPooler(pool);
+  }
 
   /** LISTENs first if it does not, then reads the run's row. */
   async read(): Promise<RestRow | null> {
+    if (this.polled) {
+      const row = await readRestRow(this.pool, this.runId, true);
+      // Its first read answered: a lost connection from now on is retried, as after a LISTEN.
+      this.listened = true;
+      if (row) this.lastState = row.state;
+      return row;
+    }
     const client = this.client ?? (await this.listen());
     // What woke us is answered by this read; whatever comes during it wakes the next wait.
     this.woken = false;
@@ -35,6 +53,11 @@ export class RestListener {
   /** Until a notification for the run, a broken connection, `ms` or the signal. */
   next(ms: number, signal: AbortSignal | undefined): Promise<void> {
     if (this.woken) return Promise.resolve();
+    if (this.polled) {
+      const pollMs = this.pollMs;
+      this.pollMs = Math.min(pollMs * 2, POLL_MAX_MS);
+      return this.pause(Math.min(pollMs, ms), signal);
+    }
     return this.pause(ms, signal, true);
   }
 
