@@ -59,6 +59,11 @@ export const QUICK_PLAN: ComparePlan = {
 const CHILD = fileURLToPath(new URL('./resume-child.ts', import.meta.url));
 const TSX = import.meta.resolve('tsx');
 const WARM_UP_CHUNK = 500;
+/**
+ * Turns in one CPU sample at least: a 50-turn run takes ~5 ms of CPU, about what one young
+ * collection can add, so a sample at small T is several runs of T turns back to back.
+ */
+const MIN_TURNS_PER_SAMPLE = 1000;
 
 /** This tree first on even repetitions, REF first on odd ones. */
 export function orderOf<T>(sides: readonly [T, T], rep: number): [T, T] {
@@ -114,17 +119,18 @@ export async function measureTurnCpu(sides: readonly [Side, Side], root: string,
   log(`  turn: warm-up done (${plan.warmUp.memory.toLocaleString('en-US')} turns in memory on each tree)`);
   const samples: Samples[] = [];
   for (const turns of plan.turnTurns) {
+    const runs = Math.ceil(MIN_TURNS_PER_SAMPLE / turns);
     const cpu = { ours: [] as number[], ref: [] as number[] };
     for (let rep = 0; rep < plan.turnReps[turns]!; rep++) {
       for (const side of orderOf(sides, rep)) {
-        const store = new side.parts.MemoryStore('compare');
+        const stores = Array.from({ length: runs }, () => new side.parts.MemoryStore('compare'));
         collectGarbage();
         const cpu0 = process.cpuUsage();
-        await runTurns(side, store, turns);
-        cpu[side.key].push(cpuMsSince(cpu0) / turns);
+        for (const store of stores) await runTurns(side, store, turns);
+        cpu[side.key].push(cpuMsSince(cpu0) / (turns * runs));
       }
     }
-    log(`  turn: T=${turns} done`);
+    log(`  turn: T=${turns} done (${runs} run(s) a sample)`);
     samples.push({ benchmark: 'turn', name: `CPU per turn, memory store, T=${turns}`, unit: 'ms', ...cpu });
   }
   return samples;
