@@ -6,7 +6,9 @@
  *
  * The baseline is another commit of this repository (default: the main before several runs'
  * records went to one statement), checked out into a temporary worktree, built there and given
- * the same agents module. Both sides drive the same workload on a fresh database each: the
+ * the same agents module. Each build has a database of its own at its own schema, made by its own
+ * code (its migrations, its submit): an older worker refuses a newer schema, and a newer schema
+ * is not what the older build ran on. Both sides drive the same workload on a fresh database each: the
  * workers are started and warmed up on runs of their own, then the timed runs are queued at
  * once (one transaction); the clock is the server's, from the timed runs' first commit to their last, and the CPU
  * is the worker processes' (utime + stime from /proc) over that span.
@@ -16,9 +18,10 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type pg from 'pg';
-import { submitRun } from '../src/fleet/submit-run.ts';
 import { openPool } from '../src/store/pg/pool.ts';
+import { checkoutTree } from './git-tree.ts';
 
 /** The main before one statement carried several runs' records. */
 export const DEFAULT_BASELINE = '6098bbc';
@@ -48,6 +51,35 @@ export interface Build {
   commit: string;
 }
 
+/** A build's own code for its database: its migrations and its submit. */
+export interface BuildDatabase {
+  /** Brings the schema of the database at `url` to this build's version. */
+  migrate(url: string): Promise<void>;
+  submitRun(pool: pg.Pool | pg.PoolClient, options: { agent: string; task: string; runId: string; allowUnknownAgent: boolean; maxTurns: number }): Promise<unknown>;
+}
+
+/** The build's database code, loaded from its own source; or what it lacks, to run a user's agent in a fleet. */
+export async function databaseOf(build: Build): Promise<{ ok: true; database: BuildDatabase } | { ok: false; missing: string }> {
+  const load = async (file: string, name: string): Promise<unknown> => {
+    const full = path.join(build.repo, file);
+    if (!fs.existsSync(full)) return `${build.name} (${build.commit}) has no ${file}`;
+    const value = ((await import(pathToFileURL(full).href)) as Record<string, unknown>)[name];
+    return typeof value === 'function' ? value : `${build.name} (${build.commit})'s ${file} exports no ${name}`;
+  };
+  const openDatabase = await load('src/store/pg/pool.ts', 'openDatabase');
+  const submitRun = await load('src/fleet/submit-run.ts', 'submitRun');
+  if (typeof openDatabase === 'string') return { ok: false, missing: openDatabase };
+  if (typeof submitRun === 'string') return { ok: false, missing: submitRun };
+  const open = openDatabase as (url: string, max: number) => Promise<pg.Pool>;
+  return {
+    ok: true,
+    database: {
+      migrate: async (url) => (await open(url, 2)).end(),
+      submitRun: submitRun as BuildDatabase['submitRun'],
+    },
+  };
+}
+
 interface WorkerProcess {
   stop(): Promise<number | null>;
   started: Promise<void>;
@@ -56,24 +88,18 @@ interface WorkerProcess {
 
 type StartWorker = (repo: string, url: string, concurrency: number, env: Record<string, string>, extra: string[]) => WorkerProcess;
 
-/** A worktree of `commit` with this checkout's node_modules, built; removed by the returned cleanup. */
+/** A worktree of `commit` with this checkout's node_modules, built; removed by the returned cleanup (and on any way out). */
 export function baselineBuild(repo: string, commit: string, log: (line: string) => void): { build: Build; remove: () => void } {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'da-baseline-'));
-  const full = execFileSync('git', ['-C', repo, 'rev-parse', '--verify', `${commit}^{commit}`], { encoding: 'utf8' }).trim();
-  execFileSync('git', ['-C', repo, 'worktree', 'add', '--detach', dir, full], { stdio: 'ignore' });
-  const remove = () => {
-    execFileSync('git', ['-C', repo, 'worktree', 'remove', '--force', dir], { stdio: 'ignore' });
-  };
+  const tree = checkoutTree(repo, commit, 'da-baseline-');
   try {
-    fs.symlinkSync(path.join(repo, 'node_modules'), path.join(dir, 'node_modules'));
-    fs.copyFileSync(path.join(repo, AGENTS_MODULE), path.join(dir, AGENTS_MODULE));
-    log(`baseline ${full.slice(0, 7)}: building in ${dir}`);
-    execFileSync(process.execPath, ['--import', 'tsx', 'scripts/build.ts'], { cwd: dir, stdio: 'ignore' });
+    fs.copyFileSync(path.join(repo, AGENTS_MODULE), path.join(tree.dir, AGENTS_MODULE));
+    log(`baseline ${tree.commit}: building in ${tree.dir}`);
+    execFileSync(process.execPath, ['--import', 'tsx', 'scripts/build.ts'], { cwd: tree.dir, stdio: 'ignore' });
   } catch (error) {
-    remove();
+    tree.remove();
     throw error;
   }
-  return { build: { name: 'baseline', repo: dir, commit: full.slice(0, 7) }, remove };
+  return { build: { name: 'baseline', repo: tree.dir, commit: tree.commit }, remove: tree.remove };
 }
 
 /** A receiver that answers every request at once, counting them. */
@@ -96,7 +122,7 @@ async function webhookReceiver(): Promise<{ url: string; count: () => number; cl
  * finds a queue that built up. What is timed is the fleet draining it, not the pace of the
  * submitter (one at a time, each wakes the workers for a claim of its own).
  */
-async function submitAll(pool: pg.Pool, prefix: string, runs: number): Promise<string[]> {
+async function submitAll(database: BuildDatabase, pool: pg.Pool, prefix: string, runs: number): Promise<string[]> {
   const ids: string[] = [];
   const client = await pool.connect();
   try {
@@ -104,7 +130,7 @@ async function submitAll(pool: pg.Pool, prefix: string, runs: number): Promise<s
     for (let i = 0; i < runs; i++) {
       const runId = `${prefix}-${i}`;
       // submitRun asks only with query(): a client inside a transaction does it as a pool would.
-      await submitRun(client as unknown as pg.Pool, { agent: 'shipping', task: `Handle order ${prefix.toUpperCase()}-${i}.`, runId, allowUnknownAgent: true, maxTurns: 20 });
+      await database.submitRun(client, { agent: 'shipping', task: `Handle order ${prefix.toUpperCase()}-${i}.`, runId, allowUnknownAgent: true, maxTurns: 20 });
       ids.push(runId);
     }
     await client.query('COMMIT');
@@ -131,6 +157,7 @@ async function untilFinished(pool: pg.Pool, ids: readonly string[]): Promise<voi
  */
 export async function measureAgentRuns(
   build: Build,
+  database: BuildDatabase,
   url: string,
   config: { workers: number; webhooks: boolean; runs: number; warmUpRuns: number },
   startWorker: StartWorker,
@@ -143,10 +170,10 @@ export async function measureAgentRuns(
   const workers = Array.from({ length: config.workers }, () => startWorker(build.repo, url, RUN_CONCURRENCY, env, extra));
   try {
     await Promise.all(workers.map((w) => w.started));
-    await untilFinished(pool, await submitAll(pool, 'warm', config.warmUpRuns * config.workers));
+    await untilFinished(pool, await submitAll(database, pool, 'warm', config.warmUpRuns * config.workers));
     const cpuBefore = workers.reduce((sum, w) => sum + w.cpuSeconds(), 0);
     const requestsBefore = receiver?.count() ?? 0;
-    const ids = await submitAll(pool, 'timed', config.runs);
+    const ids = await submitAll(database, pool, 'timed', config.runs);
     await untilFinished(pool, ids);
     // The CPU sampler reads /proc every 50 ms: let it take one reading after the last commit.
     await new Promise((resolve) => setTimeout(resolve, 120));

@@ -12,9 +12,11 @@
  * Round trips per transition are counted on a worker in this process (pg's Client#query calls).
  * Then the claim latency of a freed run: a run whose lease is released, taken up by an idle worker.
  * Starts its own temporary cluster (PostgreSQL binaries from /usr/lib/postgresql/<v>/bin, or
- * DURABLE_AGENT_PG_BIN). Prints the figures and writes them to bench/results/fleet.json.
+ * DURABLE_AGENT_PG_BIN), and takes it down, with the baseline's worktree and every worker, on
+ * every way out (the end, a failure, SIGINT: exit-cleanup.ts). Prints the figures and writes them
+ * to bench/results/fleet.json.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,7 +28,9 @@ import { releaseLease } from '../src/store/pg/leases.ts';
 import { openDatabase, openPool } from '../src/store/pg/pool.ts';
 import { startPostgres } from '../test/helpers/postgres-server.ts';
 import { STOPPED_AT_LIMIT_STATES } from '../machines/agent-loop.types.ts';
-import { type AgentThroughput, agentThroughputLines, baselineBuild, type Build, DEFAULT_BASELINE, measureAgentRuns } from './fleet-agent-throughput.ts';
+import { onExit } from './exit-cleanup.ts';
+import { type AgentThroughput, agentThroughputLines, baselineBuild, type Build, type BuildDatabase, DEFAULT_BASELINE, databaseOf, measureAgentRuns } from './fleet-agent-throughput.ts';
+import { describeCheckout } from './git-tree.ts';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const SPEC: DemoRunSpec = { kind: 'demo', model: null, maxTurns: 20, paceMs: 0, jitterMs: 0 };
@@ -94,33 +98,51 @@ function startWorker(url: string, concurrency: number, exitWhenIdle: boolean, po
   return startWorkerOf(REPO, url, concurrency, {}, ['--poll-interval', `${pollMs}ms`, ...(exitWhenIdle ? ['--exit-when-idle'] : [])]);
 }
 
+export class WorkerStartError extends Error {
+  override readonly name = 'WorkerStartError';
+  constructor(
+    readonly repo: string,
+    readonly code: number | null,
+    readonly signal: string | null,
+  ) {
+    super(`the worker of ${repo} exited (${signal ?? `code ${code}`}) before it started: its own message is above`);
+  }
+}
+
 /** A worker process of the build in `repo`, with `extra` arguments and `env` over this one's. */
 function startWorkerOf(repo: string, url: string, concurrency: number, env: Record<string, string>, extra: string[]): StartedWorker {
   const args = [path.join(repo, 'bin', 'durable-agent.mjs'), 'worker', '--database-url', url, '--run-concurrency', String(concurrency), ...(extra.includes('--poll-interval') ? [] : ['--poll-interval', `${POLL_MS}ms`]), ...extra];
   const child = spawn(process.execPath, [...WORKER_NODE_ARGS, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  // Killed with the bench, whichever way it ends: a worker left behind would hold the cluster open.
+  const forget = onExit(`worker ${child.pid}`, () => child.kill('SIGKILL'));
   let cpu = 0;
   const sampler = setInterval(() => (cpu = cpuOf(child.pid!) ?? cpu), 50);
-  const started = new Promise<void>((resolve) => {
+  const done = new Promise<number | null>((resolve) =>
+    child.on('exit', (code) => {
+      clearInterval(sampler);
+      forget();
+      resolve(code);
+    }),
+  );
+  // A worker that refuses to start (a schema it does not know, an option it lacks) fails the bench instead of leaving it waiting.
+  const started = new Promise<void>((resolve, reject) => {
     let seen = '';
     child.stdout!.on('data', (chunk: Buffer) => {
       seen += chunk.toString();
       if (seen.includes('] started:')) resolve();
     });
+    child.on('exit', (code, signal) => reject(new WorkerStartError(repo, code, signal)));
   });
-  const done = new Promise<number | null>((resolve) =>
-    child.on('exit', (code) => {
-      clearInterval(sampler);
-      resolve(code);
-    }),
-  );
+  started.catch(() => {});
   return { child, done, started, cpuSeconds: () => cpu, stop: () => (child.kill('SIGTERM'), done) };
 }
 
-async function freshDatabase(admin: pg.Pool, baseUrl: string, name: string): Promise<string> {
+/** A new database `name`, its schema made by `migrate` (default: this build's migrations). */
+async function freshDatabase(admin: pg.Pool, baseUrl: string, name: string, migrate = async (url: string) => (await openDatabase(url, 2)).end()): Promise<string> {
   await admin.query(`DROP DATABASE IF EXISTS ${name}`);
   await admin.query(`CREATE DATABASE ${name}`);
   const url = baseUrl.replace(/\/postgres$/, `/${name}`);
-  await (await openDatabase(url, 2)).end();
+  await migrate(url);
   return url;
 }
 
@@ -302,28 +324,35 @@ async function countRoundTrips(url: string, runs: number, concurrency: number): 
  */
 const AGENT_WARM_UP_RECORDS_PER_WORKER = 8000;
 
-/** The recorded commit of this checkout, "+" when it has changes not committed. */
-function ourCommit(): string {
-  const head = execFileSync('git', ['-C', REPO, 'rev-parse', '--short=7', 'HEAD'], { encoding: 'utf8' }).trim();
-  const dirty = execFileSync('git', ['-C', REPO, 'status', '--porcelain', '--untracked-files=no', '--', 'src', 'machines'], { encoding: 'utf8' }).trim() !== '';
-  return dirty ? `${head}+changes` : head;
-}
-
-/** The user's agent on both builds, configuration by configuration, the rounds alternating. */
+/**
+ * The user's agent on both builds, configuration by configuration, the rounds alternating. Each
+ * build gets databases at its own schema, made and submitted to by its own code. A baseline that
+ * cannot run a user's agent in a fleet (older than registered agents) is said so, not measured.
+ */
 async function agentSection(admin: pg.Pool, serverUrl: string, quick: boolean, baselineRev: string): Promise<{ results: AgentThroughput[]; lines: string[] }> {
-  const ours: Build = { name: 'ours', repo: REPO, commit: ourCommit() };
+  const ours: Build = { name: 'ours', repo: REPO, commit: describeCheckout(REPO) };
   const { build: baseline, remove } = baselineBuild(REPO, baselineRev, log);
   const runs = quick ? 60 : 200;
   const rounds = quick ? 1 : 2;
   const warmUpRuns = quick ? 20 : Math.ceil(AGENT_WARM_UP_RECORDS_PER_WORKER / 39);
   const best = new Map<string, AgentThroughput>();
   try {
+    const databases = new Map<Build, BuildDatabase>();
+    for (const build of [ours, baseline]) {
+      const loaded = await databaseOf(build);
+      if (!loaded.ok) {
+        log(`  agent runs: not measured, ${loaded.missing}`);
+        return { results: [], lines: [`A user's agent: not measured, ${loaded.missing} (it cannot run a user's agent in a fleet: give --baseline a later commit).`] };
+      }
+      databases.set(build, loaded.database);
+    }
     for (const workers of [1, 2, 4]) {
       for (const webhooks of [false, true]) {
         for (let round = 0; round < rounds; round++) {
           for (const build of round % 2 === 0 ? [baseline, ours] : [ours, baseline]) {
-            const url = await freshDatabase(admin, serverUrl, `agents_${build.name}_${workers}_${webhooks ? 'hooks' : 'plain'}`);
-            const result = await measureAgentRuns(build, url, { workers, webhooks, runs, warmUpRuns }, (repo, u, c, env, extra) => startWorkerOf(repo, u, c, env, extra));
+            const database = databases.get(build)!;
+            const url = await freshDatabase(admin, serverUrl, `agents_${build.name}_${workers}_${webhooks ? 'hooks' : 'plain'}`, database.migrate);
+            const result = await measureAgentRuns(build, database, url, { workers, webhooks, runs, warmUpRuns }, (repo, u, c, env, extra) => startWorkerOf(repo, u, c, env, extra));
             log(`  agent runs, ${build.name}, ${workers} worker(s)${webhooks ? ', webhooks' : ''}, round ${round + 1}: ${result.recordsPerSecond.toFixed(0)} records/s, ${result.recordsPerCpuSecond.toFixed(0)} records per CPU s`);
             const key = `${build.name}:${workers}:${webhooks}`;
             const before = best.get(key);
@@ -347,6 +376,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   const loadAtStart = os.loadavg()[0]!;
   const server = await startPostgres();
+  const stopServer = onExit('the PostgreSQL cluster', () => server.stop());
   const admin = openPool(server.url, 2);
   let agents: { results: AgentThroughput[]; lines: string[] } = { results: [], lines: [] };
   const results: Throughput[] = [];
@@ -395,7 +425,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await admin.end();
-    server.stop();
+    stopServer();
   }
   const loadAtEnd = os.loadavg()[0]!;
   const heading = `durable-agent bench:fleet${quick ? ' (quick)' : ''}: PostgreSQL ${version}, workers as processes; ` +
