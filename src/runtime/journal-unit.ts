@@ -25,24 +25,23 @@ export interface JournalStep {
 
 /** The records of the steps, numbered from `seq`, each against the one before it (the first against `durable`). */
 export function encodeSteps(policy: SnapshotPolicy, durable: DurableView, seq: number, steps: readonly JournalStep[], options: AppendOptions | undefined): JournalRecord[] {
-  const transitionOf = (step: JournalStep, index: number): TransitionToEncode => ({
-    seq: seq + index,
-    at: step.at,
-    event: step.event,
-    state: step.snapshot.value as AgentStateName,
-    context: step.snapshot.context,
-    ...(step.note ? { note: step.note } : {}),
-  });
-  if (steps.length === 1) return [policy.encode(durable, transitionOf(steps[0]!, 0), options)];
+  if (steps.length === 1) return [policy.encode(durable, transitionOf(steps[0]!, seq), options)];
   let prev = durable;
   return steps.map((step, index) => {
-    const next = transitionOf(step, index);
+    const next = transitionOf(step, seq + index);
     const record = encodeRecord(prev, next);
     const added = ledgerEntriesOf(record);
     const ledger = added.length ? new Map([...prev.ledger, ...added.map((entry) => [entry.tool_use_id, entry] as const)]) : prev.ledger;
     prev = { state: next.state, context: next.context, ledger };
     return record;
   });
+}
+
+/** A step as the codec takes it, numbered `seq`. */
+function transitionOf(step: JournalStep, seq: number): TransitionToEncode {
+  const transition: TransitionToEncode = { seq, at: step.at, event: step.event, state: step.snapshot.value as AgentStateName, context: step.snapshot.context };
+  if (step.note) transition.note = step.note;
+  return transition;
 }
 
 /** Appends the records as one unit (one fsync); the receipt of each, the wait for the disk on the last. */
