@@ -163,3 +163,11 @@ export type RunEvent =
   | { type: 'finished'; result: RunResult };
 
 export type RunObserver = (event: RunEvent) => void;
+
+/** The observer of a run nobody watches: the events it would be given are not even made (isWatched). */
+export const UNWATCHED: RunObserver = () => {};
+
+/** Whether anyone takes the run's events: building one (a record's `saved` lists the open calls) is then worth it. */
+export function isWatched(observer: RunObserver): boolean {
+  return observer !== UNWATCHED;
+}

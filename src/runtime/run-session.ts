@@ -8,7 +8,7 @@ import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
 import type { AgentContext, AgentEvent, AgentStateName, PendingCall, TokenUsage, ToolOutcome } from '../../machines/agent-loop.types.ts';
 import { withEditNotice } from '../awaits/decision-step.ts';
 import { budgetViewOf, replyCostUsd } from '../budget/budget.ts';
-import type { CallView, RunEvent, RunObserver } from '../core/run-events.ts';
+import { type CallView, isWatched, type RunEvent, type RunObserver } from '../core/run-events.ts';
 import type { Capability, RunSession } from '../core/session.ts';
 import { RunStoppedError } from '../core/stop-errors.ts';
 import type { RunControl } from '../control/run-control.ts';
@@ -231,6 +231,8 @@ export class DriverSession implements RunSession {
   }
 
   private reportSaved({ record, receipt, point, label, durable, closesResumedTurn }: SavedRecord): void {
+    // Several records a turn: the event, its lists of calls and its budget view only when someone takes it.
+    if (!isWatched(this.parts.observer)) return;
     const context = this.context();
     this.emit({
       type: 'saved',

@@ -4,7 +4,7 @@
  */
 import type { Context, Tracer } from '@opentelemetry/api';
 import type { RunTracing } from '../telemetry/run-tracing.ts';
-import type { RunEvent, RunObserver } from '../core/run-events.ts';
+import { type RunEvent, type RunObserver, UNWATCHED } from '../core/run-events.ts';
 
 /** The tracer the run is traced into, whether it exports content, and the Context it hangs under. */
 export interface TracingOptions {
@@ -37,7 +37,7 @@ export async function tracedRun<T>(
 
 /** The caller's observer, then the tracing's. */
 export function withTracing(observer: RunObserver | undefined, tracing: RunTracing | null): RunObserver {
-  if (!tracing) return observer ?? (() => {});
+  if (!tracing) return observer ?? UNWATCHED;
   if (!observer) return tracing.observer;
   return (event: RunEvent) => {
     observer(event);
