@@ -369,13 +369,14 @@ function checkEdit(seq: number, field: string, edit: ListEdit<unknown>, currentL
 
 /** Ledger lookups while encoding one record: the durable ledger plus what this record adds. */
 class LedgerOverlay {
-  private readonly added = new Map<string, ToolOutcome>();
+  /** Made by the first add: most records add no ledger entry. */
+  private added: Map<string, ToolOutcome> | null = null;
   constructor(private readonly base: Map<string, ToolOutcome>) {}
   add(outcome: ToolOutcome): void {
-    this.added.set(outcome.tool_use_id, outcome);
+    (this.added ??= new Map()).set(outcome.tool_use_id, outcome);
   }
   get(id: string): ToolOutcome | undefined {
-    return this.added.get(id) ?? this.base.get(id);
+    return this.added?.get(id) ?? this.base.get(id);
   }
 }
 
