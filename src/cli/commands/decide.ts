@@ -19,7 +19,7 @@ import { pendingTable } from '../../words/pending-table.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { decidedText, decisionCommandsFor, decisionHintLines } from '../../words/decision-lines.ts';
 import { readRunStatus } from '../../runtime/run-status.ts';
-import { deciderOf, treePendingDecisions } from '../../runtime/run-tree.ts';
+import { deciderOf, treePendingDecisions } from '../../runtime/tree-decisions.ts';
 import { DecisionRefusedError } from '../../awaits/decision-errors.ts';
 import { verdictWords } from '../../awaits/decision-trail.ts';
 import type { Decision } from '../../../machines/agent-loop.types.ts';
