@@ -31,7 +31,7 @@ export { WebhookSettingsError } from './fleet/webhook-errors.ts';
 
 // Sub-agents: a child run with no folder to be kept in, or no budget left; a decision for a call two runs of a tree wait on.
 export { SubagentBudgetSpentError, SubagentInputError, SubagentRunsUnknownError } from './subagent/subagent-errors.ts';
-export { TreeCallAmbiguousError } from './runtime/run-tree.ts';
+export { TreeCallAmbiguousError } from './runtime/tree-decisions.ts';
 
 // Tools: a definition whose input schema cannot be one.
 export { ToolInputSchemaError, type ToolInputSchemaProblem } from './tools/standard-input.ts';

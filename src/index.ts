@@ -23,13 +23,15 @@ export type { InspectedRun, RunInspector } from './runtime/run-inspection.ts';
 // An agent defined once (model, instructions, tools, policies), versioned: startRun({ agent, task, store }), and a fleet's workers.
 export { defineAgent } from './agent/agent-definition.ts';
 export { childRunIdOf, subagentTool } from './subagent/subagent-tool.ts';
-export { childRunsOf, treePendingDecisions } from './runtime/run-tree.ts';
+export { childRunsOf } from './runtime/run-tree.ts';
+export { treePendingDecisions } from './runtime/tree-decisions.ts';
 
 // A webhook receiver's check of a fleet's signed requests (pure crypto: no pg, no runtime).
 export { verifyWebhookSignature } from './fleet/webhook-signature.ts';
 export type { VerifiedWebhook, VerifyWebhookOptions, WebhookEventBody, WebhookEventType, WebhookHeaders } from './fleet/webhook-signature.ts';
 export type { SubagentInput, SubagentToolOptions } from './subagent/subagent-tool.ts';
-export type { ChildRun, TreePendingDecision } from './runtime/run-tree.ts';
+export type { ChildRun } from './runtime/run-tree.ts';
+export type { TreePendingDecision } from './runtime/tree-decisions.ts';
 export type { AgentDefinition, AgentSpec } from './agent/agent-definition.ts';
 export type { AgentResumeOptions, AgentStartOptions } from './runtime/run-api.ts';
 export type { PinnedAgent } from './store/journal/journal-record.ts';

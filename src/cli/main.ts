@@ -1,10 +1,9 @@
 /** The command line: parse, run the command, turn its outcome or error into an exit code. */
 import { redactSecrets } from '../util/redact.ts';
-import { type CliArgs, parseArgs } from './args.ts';
-import { commandSpec } from './command-table.ts';
+import { commandsFor } from './command-index.ts';
 import { EXIT } from './exit-codes.ts';
+import { type CliArgs, parseCommandLine } from './parse-command-line.ts';
 import { placeRun, readsFleet } from './reads-fleet.ts';
-import { commandHelp, mainHelp } from './help.ts';
 import type { Writers } from './plain-reporter.ts';
 import { packageVersion } from '../util/package-version.ts';
 
@@ -20,10 +19,13 @@ export const stdWriters: Writers = {
 export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, writers: Writers = stdWriters): Promise<number> {
   const verbose = argv.includes('--verbose');
   try {
-    const args = placed(parseArgs(argv, process.cwd(), (note) => writers.err(note)), env);
+    const commands = await commandsFor(argv);
+    const args = placed(parseCommandLine(argv, commands, process.cwd(), (note) => writers.err(note)), env);
     switch (args.command) {
       case 'help': {
-        const command = args.topic === null ? undefined : commandSpec(args.topic);
+        const command = args.topic === null ? undefined : commands.find(args.topic);
+        // The list of commands loads every command's declaration: only the help needs them all.
+        const { commandHelp, mainHelp } = await import('./help.ts');
         writers.out(command ? commandHelp(command) : mainHelp(packageVersion()));
         return EXIT.done;
       }
@@ -91,8 +93,9 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
 }
 
 /**
- * Each command's module is loaded only when that command runs: `--help` and `status` do not
- * pay for the runtime, the TUI, the visualizer or pg.
+ * Each command's module is loaded only when that command runs, as is its declaration
+ * (command-index.ts): `--help` and `status` do not pay for the runtime, the TUI, the visualizer
+ * or pg, and `status` not for the options of `run`.
  */
 const fleet = () => import('./commands/fleet.ts');
 const decisions = () => import('./commands/decide.ts');

@@ -6,7 +6,7 @@
  */
 import type { Decision } from '../../machines/agent-loop.types.ts';
 import { decide, type DecideInput } from '../awaits/decide.ts';
-import { deciderOf } from '../runtime/run-tree.ts';
+import { deciderOf } from '../runtime/tree-decisions.ts';
 import { type SentSignal, sendSignal } from '../awaits/send-signal.ts';
 import type { ControlRequest } from '../control/control-request.ts';
 import { cancelRun, type ControlOutcome, pauseRun, unpauseRun } from '../runtime/cancel-run.ts';

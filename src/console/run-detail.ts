@@ -28,7 +28,8 @@ import { readablePrefix } from './readable-prefix.ts';
 import { readForkNotes } from '../fork/fork-notes.ts';
 import { type ConsoleRun, keyOf } from './run-sources.ts';
 import { FLEET_KEY, KEY_SEPARATOR } from './console-row.ts';
-import { type ChildRun, childRunsOf, runsFolderOf, type TreePendingDecision, treePendingDecisions } from '../runtime/run-tree.ts';
+import { type ChildRun, childRunsOf, runsFolderOf } from '../runtime/run-tree.ts';
+import { type TreePendingDecision, treePendingDecisions } from '../runtime/tree-decisions.ts';
 
 export interface RunSummary {
   runId: string;

@@ -13,7 +13,7 @@ import type { PruneOptions } from '../prune/prune-plan.ts';
 import { keptInFolder, type RunStore } from '../store/store.ts';
 import { cancelRun, type ControlOptions, type ControlOutcome, pauseRun, runStoreOf, unpauseRun } from './cancel-run.ts';
 import { type HistoryStep, readRunHistory, readRunStatus, type RunStatus } from './run-status.ts';
-import { deciderOf, type TreePendingDecision, treePendingDecisions } from './run-tree.ts';
+import { deciderOf, type TreePendingDecision, treePendingDecisions } from './tree-decisions.ts';
 
 /**
  * Which run: `dir`, the directory it works in (its state in DIR/.durable-agent, the CLI's --dir),

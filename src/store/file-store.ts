@@ -23,7 +23,8 @@ import { readWhileWritten } from './live-read.ts';
 import { CONTROL_KINDS } from './inbox/inboxes.ts';
 import { type ControlPoint, FileControlInbox } from './inbox/file-control-inbox.ts';
 import { FileSignalInbox } from './inbox/file-signal-inbox.ts';
-import { acquireLockFile, DEFAULT_LOCK_LEASE_MS, type HeldLockFile, LOCK_LEASE_RANGE_MS } from './lock-file.ts';
+import type { HeldLockFile } from './lock-file.ts';
+import { DEFAULT_LOCK_LEASE_MS, LOCK_LEASE_RANGE_MS } from './lock-lease.ts';
 import { describePoint, pointOf } from './journal/record-points.ts';
 import type { AppendOptions, AppendReceipt, LoadedRun, LoadOptions, LockOptions, RecoveredTornTail, FolderRunStore, RunLock } from './store.ts';
 import { WriteFaultPlan } from './write-faults.ts';
@@ -430,6 +431,8 @@ export class FileStore implements FolderRunStore {
 
   async lock(options: LockOptions = {}): Promise<RunLock> {
     this.makeDir();
+    // Loaded here: a store opened to be read (status, history, a viewer) takes no lock.
+    const { acquireLockFile } = await import('./lock-file.ts');
     const held = await acquireLockFile(path.join(this.dir, 'lock'), this.dir, { ...options, leaseMs: this.lockLeaseMs, faults: this.faults });
     this.held = held;
     return {

@@ -26,14 +26,13 @@ import type { LockOptions, LockTakeOver, RunLock } from './store.ts';
 import type { WriteFaultPlan } from './write-faults.ts';
 import { readRegularFile } from '../util/regular-file.ts';
 import { PRIVATE_FILE } from './state-folder.ts';
+import { DEFAULT_LOCK_LEASE_MS } from './lock-lease.ts';
+
+export { DEFAULT_LOCK_LEASE_MS, LOCK_LEASE_RANGE_MS } from './lock-lease.ts';
 
 /** A lock names a process and a time: a larger file is no lock. */
 const MAX_LOCK_BYTES = 64 * 1024;
 
-/** How long a lock from another host may go without a heartbeat before it is taken over. */
-export const DEFAULT_LOCK_LEASE_MS = 30_000;
-/** The shortest and longest lease accepted (DURABLE_AGENT_LOCK_LEASE_MS). */
-export const LOCK_LEASE_RANGE_MS = { min: 500, max: 86_400_000 } as const;
 /** The heartbeat's longest period; a short lease (tests) beats faster. */
 const MAX_HEARTBEAT_MS = 2_000;
 /** A lock that cannot be parsed, younger than this, may be an old release writing it this moment. */

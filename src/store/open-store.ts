@@ -24,7 +24,7 @@ export type { InboxPoint } from './inbox/file-decision-inbox.ts';
 /** Storage faults armed from the environment (DURABLE_AGENT_FAIL_WRITE), for the demo's drills. */
 export { WriteFaultPlan } from './write-faults.ts';
 /** How long a file store's lock from another host may go without a heartbeat (DURABLE_AGENT_LOCK_LEASE_MS). */
-export { DEFAULT_LOCK_LEASE_MS, LOCK_LEASE_RANGE_MS } from './lock-file.ts';
+export { DEFAULT_LOCK_LEASE_MS, LOCK_LEASE_RANGE_MS } from './lock-lease.ts';
 
 /**
  * A run kept in files: the run of the state folder `dir` itself (stateFolderOf gives a folder's),

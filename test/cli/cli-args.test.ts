@@ -9,6 +9,8 @@ import { flagOf } from '../../src/cli/options/option.ts';
 import { claudeOptions } from '../../src/cli/options/model.ts';
 import { formatDuration } from '../../src/cli/duration.ts';
 import { commandHelp, mainHelp } from '../../src/cli/help.ts';
+import { COMMAND_INDEX, commandsFor } from '../../src/cli/command-index.ts';
+import { parseCommandLine } from '../../src/cli/parse-command-line.ts';
 import { readsFleet } from '../../src/cli/reads-fleet.ts';
 import { DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS } from '../../src/model/anthropic-model.ts';
 import { DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS } from '../../src/runtime/run-api.ts';
@@ -164,6 +166,61 @@ describe('help and parser come from one table', () => {
     expect(shown('run', 'request-timeout')).toBe(formatDuration(DEFAULT_TIMEOUT_MS));
     expect(shown('worker', 'lease')).toBe(formatDuration(DEFAULT_LEASE_MS));
     expect(shown('run', 'tool-timeout')).toBe(formatDuration(DEFAULT_TOOL_TIMEOUT_MS));
+  });
+});
+
+describe('the command index: the CLI loads the declaration of the command it runs, and only that one', () => {
+  it('names every command of the table, in its order, with its old names', () => {
+    expect(COMMAND_INDEX.map((entry) => [entry.name, entry.aliases ?? []])).toEqual(COMMANDS.map((command) => [command.name, command.aliases ?? []]));
+  });
+
+  it.each(COMMAND_INDEX.map((entry) => [entry.name, entry] as const))('`%s` loads the very declaration of the table', async (name, entry) => {
+    expect(await entry.load()).toBe(COMMANDS.find((command) => command.name === name));
+  });
+
+  it('finds the command a line runs, or the one `help` is asked about, by its name or an old one; no other', async () => {
+    const status = await commandsFor(['status', '--json']);
+    expect(status.find('status')?.name).toBe('status');
+    expect(status.find('history')).toBeUndefined();
+    expect((await commandsFor(['help', 'list'])).find('list')?.name).toBe('list');
+    expect((await commandsFor(['resume', '--run', 'run-1'])).find('resume')?.name).toBe('unpause');
+    const none = await commandsFor(['stauts']);
+    expect(none.find('stauts')).toBeUndefined();
+    expect(none.names).toEqual(COMMANDS.map((command) => command.name));
+  });
+
+  const lines: string[][] = [
+    [],
+    ['--help'],
+    ['--version'],
+    ['help', 'history'],
+    ['status', '--dir', 'runs/a', '--json'],
+    ['history', '--transcript', '--full'],
+    ['list', '--state', 'done'],
+    ['pending', '--json'],
+    ['resume', '--run', 'run-1'],
+    ['deny', 'toolu_01', '--reason', 'not now'],
+    ...COMMANDS.map((command) => [command.name, '--help']),
+  ];
+  it.each(lines.map((argv) => [argv.join(' '), argv] as const))('`%s` parses as with every command loaded', async (_, argv) => {
+    const notes: string[] = [];
+    const everyNote: string[] = [];
+    expect(parseCommandLine(argv, await commandsFor(argv), CWD, (note) => notes.push(note))).toEqual(parseArgs(argv, CWD, (note) => everyNote.push(note)));
+    expect(notes).toEqual(everyNote);
+  });
+
+  it.each([['stauts'], ['help', 'stauts'], ['--dir', 'x']])('`%s` is refused in the same words', async (...argv) => {
+    const words = (parse: () => unknown) => {
+      try {
+        parse();
+      } catch (error) {
+        return error instanceof UsageError ? error.message : `not a usage error: ${String(error)}`;
+      }
+      return 'no error';
+    };
+    const lazy = await commandsFor(argv);
+    expect(words(() => parseCommandLine(argv, lazy, CWD))).toBe(words(() => parseArgs(argv, CWD)));
+    expect(words(() => parseArgs(argv, CWD))).toMatch(/durable-agent --help|help takes one command name/);
   });
 });
 

@@ -1,6 +1,7 @@
 /**
  * The command line loads only what a command needs: `--help` and `status` start without the
- * runtime's machine library, the model SDK, the TUI, the visualizer or pg.
+ * runtime's machine library, the model SDK, the TUI, the visualizer or pg, and a command without
+ * the declarations of the others.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -40,6 +41,18 @@ it('`status` reads a run without the machine library, the SDK, the TUI, the visu
   expect(loaded.some((url) => url.includes('/cli/commands/status.')), 'the hook sees the command').toBe(true);
   expect(loaded.filter((url) => HEAVY_PACKAGES.test(url))).toEqual([]);
   expect(loaded.filter((url) => /\/(tui|visualizer)\/|\/runtime\/run-(api|driver)\./.test(url))).toEqual([]);
+});
+
+it('`status`, `history`, `list` and `pending` load their own declaration and no other, and read the run without its lock', async () => {
+  const dir = tempDir();
+  expect((await runCliAsync(['demo'], { cwd: dir })).code).toBe(0);
+  const declares = { status: 'status', history: 'status', list: 'list', pending: 'decide' };
+  for (const [command, spec] of Object.entries(declares)) {
+    const loaded = await loadedBy([command], dir);
+    expect(loaded.some((url) => url.includes('/cli/commands/')), `${command}: the hook sees the command`).toBe(true);
+    expect(loaded.filter((url) => /\/cli\/specs\//.test(url)).map((url) => path.basename(url).replace(/\.[jt]s$/, '')), command).toEqual([spec]);
+    expect(loaded.filter((url) => /\/cli\/(command-table|help)\.|\/store\/lock-file\./.test(url)), command).toEqual([]);
+  }
 });
 
 it('`demo` without the OpenTelemetry variables loads no OpenTelemetry package and none of the tracing', async () => {

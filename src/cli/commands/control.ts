@@ -9,7 +9,8 @@ import { cancelRun, type ControlOutcome, pauseRun, unpauseRun } from '../../runt
 import { CONTROL_POINTS, type ControlPoint } from '../../store/open-store.ts';
 import { requestWords } from '../../control/control-request.ts';
 import type { RunStore } from '../../store/store.ts';
-import { type ControlArgs, type UnpauseArgs, UsageError } from '../args.ts';
+import type { ControlArgs, UnpauseArgs } from '../args.ts';
+import { UsageError } from '../usage-error.ts';
 import { NoSuchDirectoryError } from '../errors.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';

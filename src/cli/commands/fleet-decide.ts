@@ -6,7 +6,7 @@
  */
 import { decide, type PendingDecision, pendingDecisions } from '../../awaits/decide.ts';
 import { listQueuedRuns } from '../../fleet/run-queue.ts';
-import { deciderOf, mayHaveWaitingCalls, treePendingDecisions } from '../../runtime/run-tree.ts';
+import { deciderOf, mayHaveWaitingCalls, treePendingDecisions } from '../../runtime/tree-decisions.ts';
 import { fleetDemoTools } from '../../fleet/fleet-demo-tools.ts';
 import type { DatabaseRunStore } from '../../store/store.ts';
 import { type Database, databaseUrlOf, openDatabase } from '../../store/pg/pool.ts';

@@ -2,7 +2,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { checkToolsFor, modelSetupOf, type StoredRun, storedRunOf } from '../model-setup.ts';
-import { type RunArgs, UsageError } from '../args.ts';
+import type { RunArgs } from '../args.ts';
+import { UsageError } from '../usage-error.ts';
 import { driveCliRun } from '../drive-run.ts';
 import { approvalResumeWords } from '../options/approval.ts';
 import type { Writers } from '../plain-reporter.ts';

@@ -9,9 +9,6 @@ import { type ControlRequest, requestWords } from '../../control/control-request
 import type { FolderRunStore } from '../../store/store.ts';
 import type { ForkOrigin, ReconcileNote } from '../../store/journal/journal-record.ts';
 import type { HistoryArgs, StatusArgs } from '../args.ts';
-import { readRunTranscript } from '../../runtime/run-transcript.ts';
-import { transcriptLines } from '../../words/transcript-lines.ts';
-import { withoutSealed } from '../../words/block-words.ts';
 import { payloadWords } from '../../words/payload-words.ts';
 import { calledByWords, chargedWords, childRunLines } from '../../words/tree-lines.ts';
 import { EXIT } from '../exit-codes.ts';
@@ -145,6 +142,12 @@ export async function historyCommand(args: HistoryArgs, writers: Writers): Promi
 const NO_TERMINAL_WIDTH = 80;
 
 async function transcriptCommand(store: FolderRunStore, args: HistoryArgs, writers: Writers): Promise<number> {
+  // Loaded here: status and history without --transcript print no conversation.
+  const [{ readRunTranscript }, { transcriptLines }, { withoutSealed }] = await Promise.all([
+    import('../../runtime/run-transcript.ts'),
+    import('../../words/transcript-lines.ts'),
+    import('../../words/block-words.ts'),
+  ]);
   const transcript = await readRunTranscript(store);
   if (args.json) {
     // A server tool's encrypted content and signatures are named by their size, as on every screen.
