@@ -1,8 +1,9 @@
 /**
  * The programmatic entry points: start a run, resume it. The CLI goes through these too. The
- * options are taken apart here, once (run-pieces.ts), and each piece goes to what uses it: what
- * a run pins and how a resume is held against it are the settings' own (pinned-settings.ts);
- * what plugs into the driver is wired in run-parts.ts.
+ * options are taken apart once (run-pieces.ts), and each piece goes to what uses it: what a run
+ * pins, how a resume is held against it and what each capability plugs into the run are the
+ * settings' own (pinned-settings.ts), each made from its own fields; the driver's parts are
+ * wired in run-parts.ts.
  */
 import { randomUUID } from 'node:crypto';
 import { initialTransition } from 'xstate';
@@ -37,13 +38,15 @@ async function start(pieces: StartPieces, tracing: RunTracing | null): Promise<R
   const { store, model, task } = pieces;
   const givenId = runIdOf(pieces.runId, store);
   const settings = await pinStart(store.location, pieces.tools, pieces.settings);
-  const parts = driverParts(pieces.driver, settings, tracing);
-  const budgeted = startingBudget(pieces.budget, model);
+  const parts = driverParts(pieces.driver, settings, pieces.settings, tracing);
+  const budgeted = startingBudget(pieces.budget);
+  // What starts the run: held against a stored run's origin, or kept in a new run's header.
+  const startedBy = originOf(pieces.command, model, settings, pieces.agentsModule);
   const lock = await lockRun(store, pieces.takeOver, parts.observer);
   try {
     if (givenId !== null && !pieces.startOver) {
       const asked = { runId: givenId, task: task.task, system: task.system ?? null, model: model.name };
-      const attached = await attachToStored(store, asked, pieces.settings.agent, originOf(pieces.command, model, settings, pieces.agentsModule));
+      const attached = await attachToStored(store, asked, pieces.settings.agent, startedBy);
       if (attached && 'result' in attached) {
         parts.observer({ type: 'attached', runId: givenId, status: attached.result.status, location: store.location });
         parts.observer({ type: 'finished', result: attached.result });
@@ -65,7 +68,7 @@ async function start(pieces: StartPieces, tracing: RunTracing | null): Promise<R
       note: { started: { pid: process.pid } },
     });
     const trace = tracing?.beginRun(runId, { model: model.name, task: task.task, maxTurns: input.maxTurns });
-    const header = { ...headerOf(settings, { runId, createdAt: record.at, startedBy: originOf(pieces.command, model, settings, pieces.agentsModule), trace }), ...(givenId !== null ? { runIdGiven: true as const } : {}) };
+    const header = { ...headerOf(settings, { runId, createdAt: record.at, startedBy, trace }), ...(givenId !== null ? { runIdGiven: true as const } : {}) };
     const receipt = await store.create(header, record);
     const snapshots = new SnapshotPolicy(snapshotEveryOf(pieces.driver.snapshotEvery), record, record);
     const driver = new RunDriver({ ...parts, snapshots }, runId, snapshot, { state: 'awaitingModel', context: snapshot.context, ledger: new Map() }, 1);
@@ -104,12 +107,12 @@ async function resume(pieces: ResumePieces, tracing: RunTracing | null, held: Ru
     });
     // A store that does not offer the header before it repairs (a benchmark's) is checked once it has loaded.
     const { settings, origin } = checked ?? checkResume(loaded.header, resuming, pieces.settings);
-    const parts = driverParts(pieces.driver, settings, tracing);
+    const parts = driverParts(pieces.driver, settings, pieces.settings, tracing);
     tracing?.joinRun(loaded.header);
     const view = foldJournal(store.location, loaded);
     refuseCancelled(store.location, view.state, view.context);
     const snapshot = agentLoopMachine.resolveState({ value: view.state, context: snapshotContextOf(view) });
-    const budgetChange = resumedBudget(snapshot.context, pieces.budget, pieces.model);
+    const budgetChange = resumedBudget(snapshot.context, pieces.budget);
     // Again under the lock: another process may have gone on since the check above.
     if (message !== undefined) checkContinue(store.location, message, view.state, snapshot.context, maxTurns);
     const [first, last] = [loaded.records[0]!.record, loaded.records[loaded.records.length - 1]!.record];
