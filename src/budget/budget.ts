@@ -152,12 +152,19 @@ export function nextCallWorstCase(context: AgentContext, session: Pick<RunSessio
 
 /**
  * Budgets as a setting of the run. They are kept in its context, not its header, so a start
- * only checks them (a cost budget needs a price: BudgetPriceError) and writes the journal as
- * version 3, which a release before budgets refuses instead of spending on; what a resume gives
- * is applied by the machine (REOPEN: resumedBudget).
+ * checks them (a cost budget needs a price: BudgetPriceError), puts them in the machine's input
+ * and writes the journal as version 3, which a release before budgets refuses instead of
+ * spending on; what a resume gives is applied by the machine (REOPEN: resumedBudget).
  */
 export const budgetSetting: RunSetting<BudgetGiven> = {
-  pin: (run, given) => (startingBudget(given).budget ? needsVersion(run, JOURNAL_VERSION_BUDGETS) : run),
+  pin(run, given) {
+    const input = startingBudget(given);
+    return input.budget ? needsVersion({ ...run, input: { ...run.input, ...input } }, JOURNAL_VERSION_BUDGETS) : run;
+  },
+  reopen: (context, given) => {
+    const budget = resumedBudget(context, given);
+    return budget ? { budget } : null;
+  },
   // A sub-agent's budget is a share of its parent's: its calls are checked by their worst case too.
   plug: (run, _given, parts) => ({ capability: budgetCapabilityOf(run.pinned.calledBy ? { maxTokens: parts.maxTokens } : null) }),
 };

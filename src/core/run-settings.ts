@@ -9,6 +9,7 @@
  * worker's plug-ins each configure it in turn: each sees what the ones before it made (the tools
  * approval adds, the header fields pinned so far, the model as the run asks it), and hands it on.
  */
+import type { AgentContext, AgentEvent, AgentInput } from '../../machines/agent-loop.types.ts';
 import type { Model } from '../model/model.ts';
 import type { JournalHeader } from '../store/journal/journal-record.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
@@ -31,7 +32,18 @@ export interface RunSettings {
    * before it would misread the run, so the version makes it refuse the run instead).
    */
   readonly version: number;
+  /**
+   * At a start: what the settings keep in the run's context instead of its header (the budget:
+   * the header is written once, and a resume may change it), for the machine's input.
+   */
+  readonly input?: InContext | undefined;
 }
+
+/** What a setting may keep in the run's context: the machine's input fields that are no task's. */
+export type InContext = Pick<AgentInput, 'budget' | 'costUsd'>;
+
+/** What a setting may change in the run's context when a resume reopens it: the REOPEN event's fields that are its. */
+export type ContextChange = Pick<Extract<AgentEvent, { type: 'REOPEN' }>, 'budget'>;
 
 /** What the runtime offers a setting that plugs into the run: the run's tools, the model, the size of a reply. */
 export interface PlugParts {
@@ -61,6 +73,8 @@ export interface RunSetting<Given> {
   check?(run: RunSettings, given: Given): RunSettings;
   /** The process that drives the run: what the setting plugs into it, from what the run applies. */
   plug?(run: RunSettings, given: Given, parts: PlugParts): Plugged;
+  /** A resume, once the run is loaded: what it changes of what it keeps in the run's context (nothing: null). */
+  reopen?(context: AgentContext, given: Given): ContextChange | null;
 }
 
 /**
@@ -109,6 +123,16 @@ export function plugSettings<Given>(settings: RunSettingsOf<Given>, run: RunSett
 
 function plugOne<Given, Name extends keyof Given>(settings: RunSettingsOf<Given>, name: Name, run: RunSettings, given: Given, parts: PlugParts): Plugged | undefined {
   return settings[name].plug?.(run, given[name], parts);
+}
+
+/** What a resume changes in the run's context, every setting's change together; null when none changes anything. */
+export function reopenSettings<Given>(settings: RunSettingsOf<Given>, context: AgentContext, given: Given): ContextChange | null {
+  const changes = namesOf(settings).flatMap((name) => reopenOne(settings, name, context, given) ?? []);
+  return changes.length > 0 ? Object.assign({}, ...changes) : null;
+}
+
+function reopenOne<Given, Name extends keyof Given>(settings: RunSettingsOf<Given>, name: Name, context: AgentContext, given: Given): ContextChange | null {
+  return settings[name].reopen?.(context, given[name]) ?? null;
 }
 
 /** Raises the version the run needs to `version` (never lowers it). */

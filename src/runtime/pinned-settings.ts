@@ -11,7 +11,8 @@ import type { AgentDefinition } from '../agent/agent-definition.ts';
 import { decisionPolicySetting, type GivenAwaits } from '../awaits/pinned-policy.ts';
 import { type BudgetGiven, budgetSetting } from '../budget/budget.ts';
 import { type ContextGiven, contextSetting } from '../compaction/context-settings.ts';
-import { checkSettings, needsVersion, pinSettings, plugSettings, type PlugParts, type RunSetting, type RunSettings, type RunSettingsOf } from '../core/run-settings.ts';
+import type { AgentContext } from '../../machines/agent-loop.types.ts';
+import { checkSettings, type ContextChange, needsVersion, pinSettings, plugSettings, type PlugParts, reopenSettings, type RunSetting, type RunSettings, type RunSettingsOf } from '../core/run-settings.ts';
 import type { Capability } from '../core/session.ts';
 import type { Model } from '../model/model.ts';
 import { type CalledBy, JOURNAL_FORMAT, type JournalHeader, JOURNAL_VERSION_CHILD_AWAITS, JOURNAL_VERSION_PLAIN, type RunOrigin, type RunTraceContext } from '../store/journal/journal-record.ts';
@@ -75,6 +76,11 @@ export function pinStart(location: string, tools: readonly ToolDefinition[], giv
 /** What the settings plug into the process that drives the run: the capabilities, in their order, and the model as the run asks it. */
 export function pluggedIn(settings: RunSettings, given: SettingsGiven, parts: PlugParts): { capabilities: Capability[]; model: Model } {
   return plugSettings(RUN_SETTINGS, settings, given, parts);
+}
+
+/** What a resume changes in what the settings keep in the run's context (its budget), from the context loaded. */
+export function reopenedSettings(context: AgentContext, given: SettingsGiven): ContextChange | null {
+  return reopenSettings(RUN_SETTINGS, context, given);
 }
 
 /** The journal's own fields, what started the run and its trace, then what the settings pinned. */

@@ -9,7 +9,6 @@ import { randomUUID } from 'node:crypto';
 import { initialTransition } from 'xstate';
 import { announcedEffectOf, effectOfActions } from '../../machines/agent-loop.effects.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
-import { resumedBudget, startingBudget } from '../budget/budget.ts';
 import { controlAtResume, refuseCancelled, settleControl } from '../control/run-end.ts';
 import { checkContinue, checkMessageText } from '../core/continue-run.ts';
 import type { RunObserver, RunResult } from '../core/run-events.ts';
@@ -18,7 +17,7 @@ import { encodeRecord, snapshotContextOf } from '../store/journal/journal-codec.
 import type { RunLock, RunStore } from '../store/store.ts';
 import type { RunTracing } from '../telemetry/run-tracing.ts';
 import { attachToStored, clearFinishedRun, runIdOf } from './attach-run.ts';
-import { checkResume, headerOf, originOf, pinStart, type ResumeCheck } from './pinned-settings.ts';
+import { checkResume, headerOf, originOf, pinStart, reopenedSettings, type ResumeCheck } from './pinned-settings.ts';
 import { RunDriver } from './run-driver.ts';
 import { type AgentResumeOptions, type AgentStartOptions, machineInputOf, type ResumeOptions, resumeOptionsOf, type StartOptions, startOptionsOf } from './run-options.ts';
 import { checkPartsOptions, driverParts } from './run-parts.ts';
@@ -39,7 +38,6 @@ async function start(pieces: StartPieces, tracing: RunTracing | null): Promise<R
   const givenId = runIdOf(pieces.runId, store);
   const settings = await pinStart(store.location, pieces.tools, pieces.settings);
   const parts = driverParts(pieces.driver, settings, pieces.settings, tracing);
-  const budgeted = startingBudget(pieces.budget);
   // What starts the run: held against a stored run's origin, or kept in a new run's header.
   const startedBy = originOf(pieces.command, model, settings, pieces.agentsModule);
   const lock = await lockRun(store, pieces.takeOver, parts.observer);
@@ -57,7 +55,7 @@ async function start(pieces: StartPieces, tracing: RunTracing | null): Promise<R
     }
     const archivedPrevious = await clearFinishedRun(store, pieces.startOver);
     const runId = givenId ?? randomUUID();
-    const input = machineInputOf(task, budgeted);
+    const input = machineInputOf(task, settings.input);
     const [snapshot, actions] = initialTransition(agentLoopMachine, input);
     const record = encodeRecord(null, {
       seq: 0,
@@ -112,7 +110,7 @@ async function resume(pieces: ResumePieces, tracing: RunTracing | null, held: Ru
     const view = foldJournal(store.location, loaded);
     refuseCancelled(store.location, view.state, view.context);
     const snapshot = agentLoopMachine.resolveState({ value: view.state, context: snapshotContextOf(view) });
-    const budgetChange = resumedBudget(snapshot.context, pieces.budget);
+    const reopened = reopenedSettings(snapshot.context, pieces.settings);
     // Again under the lock: another process may have gone on since the check above.
     if (message !== undefined) checkContinue(store.location, message, view.state, snapshot.context, maxTurns);
     const [first, last] = [loaded.records[0]!.record, loaded.records[loaded.records.length - 1]!.record];
@@ -128,7 +126,7 @@ async function resume(pieces: ResumePieces, tracing: RunTracing | null, held: Ru
       return await settleControl(store, await driver.drive(announcedEffectOf(view.state, snapshot.context)));
     }
     const lastStored = loaded.records[loaded.records.length - 1]!;
-    return await settleControl(store, await driver.resume({ maxTurns, tornTail: loaded.tornTail, lastStored, origin, message, budgetChange }));
+    return await settleControl(store, await driver.resume({ maxTurns, tornTail: loaded.tornTail, lastStored, origin, message, budgetChange: reopened?.budget ?? null }));
   } finally {
     if (!held) await lock.release();
   }

@@ -5,7 +5,6 @@
  * agent...), the tracing its tracer, the driver's parts the options a process gives for itself,
  * the machine its task; the store, the model and the tools as given go to those that name them.
  */
-import type { BudgetGiven } from '../budget/budget.ts';
 import type { Model } from '../model/model.ts';
 import type { CalledBy } from '../store/journal/journal-record.ts';
 import type { RunStore } from '../store/store.ts';
@@ -27,8 +26,6 @@ export interface RunPieces {
   command: string;
   /** The file the run's agent was loaded from, when a command loaded it from one: kept in the header with the command. */
   agentsModule: string | undefined;
-  /** As given: a new run's own, or what a resume changes in the run's (budget.ts). */
-  budget: BudgetGiven;
   /** Each setting's own piece, under its name (pinned-settings.ts). */
   settings: SettingsGiven;
   tracing: TracingOptions;
@@ -86,7 +83,6 @@ export function attachedResume(start: StartPieces): ResumePieces {
 function runPiecesOf(options: RunParts, calledBy: CalledBy | undefined, replaceDecisionPolicy: boolean | undefined): RunPieces {
   const { store, model, agent, requireApproval, allowQuestions, decisionTimeoutMs, onDecision, wait, compaction, clearToolUses, childRuns } = options;
   const { signal, observer, inspect, toolTimeoutMs, toolConcurrency, maxTokens, snapshotEvery, crashAfter, onCrash, crashPoints, lang } = options;
-  const budget = { budget: options.budget, model };
   const awaits = { requireApproval, allowQuestions, decisionTimeoutMs, replaceDecisionPolicy, onDecision, wait, queuesChildren: childRuns !== undefined };
   return {
     store,
@@ -94,8 +90,7 @@ function runPiecesOf(options: RunParts, calledBy: CalledBy | undefined, replaceD
     tools: options.tools,
     command: options.command ?? API_COMMAND,
     agentsModule: options.agentsModule,
-    budget,
-    settings: { agent, awaits, budget, context: { compaction, clearToolUses, model }, childAwaits: childRuns !== undefined, calledBy, model },
+    settings: { agent, awaits, budget: { budget: options.budget, model }, context: { compaction, clearToolUses, model }, childAwaits: childRuns !== undefined, calledBy, model },
     tracing: { tracer: options.tracer, traceContent: options.traceContent, traceParent: options.traceParent },
     driver: { store, model, signal, observer, inspect, toolTimeoutMs, toolConcurrency, maxTokens, snapshotEvery, childRuns, lang, crash: { crashAfter, onCrash, crashPoints } },
     takeOver: options.takeOver === true,

@@ -7,9 +7,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
+import type { AgentContext } from '../../machines/agent-loop.types.ts';
 import { PolicyLoosenedError } from '../../src/awaits/decision-errors.ts';
 import { CompactionSettingsError } from '../../src/compaction/compaction-settings.ts';
-import { checkSettings, pinSettings, plugSettings, type RunSettings, type RunSettingsOf } from '../../src/core/run-settings.ts';
+import { checkSettings, pinSettings, plugSettings, reopenSettings, type RunSettings, type RunSettingsOf } from '../../src/core/run-settings.ts';
 import { endTurnReply, scriptedModel, toolUseReply } from '../../src/model/scripted-model.ts';
 import { SimulatedCrash } from '../../src/runtime/crash-points.ts';
 import * as origin from '../../src/runtime/run-origin.ts';
@@ -123,6 +124,7 @@ describe('the runtime hands each setting the piece of the options under its name
         return run;
       },
       plug: (_run, given, parts) => ({ capability: { name: `${parts.model.name} x${given}` } }),
+      reopen: (context, given) => (context.turn === 0 ? null : { budget: { budget: { maxTotalTokens: given * 1000 } } }),
     },
   };
   const given: Given = { first: { tag: 'a' }, second: 2 };
@@ -140,5 +142,11 @@ describe('the runtime hands each setting the piece of the options under its name
     const plugged = plugSettings(SETTINGS, run, given, { registry: new ToolRegistry([]), model, maxTokens: 100 });
     expect(plugged.model.name).toBe(`${model.name}+a`);
     expect(plugged.capabilities.map((capability) => capability.name)).toEqual([`${model.name}+a x2`]);
+  });
+
+  it("reopens: what a resume changes in the run's context, from the context loaded; null when no setting changes it", () => {
+    const context = { turn: 1 } as AgentContext;
+    expect(reopenSettings(SETTINGS, context, given)).toEqual({ budget: { budget: { maxTotalTokens: 2000 } } });
+    expect(reopenSettings(SETTINGS, { ...context, turn: 0 }, given)).toBeNull();
   });
 });
