@@ -37,17 +37,18 @@ async function start(pieces: StartPieces, tracing: RunTracing | null): Promise<R
   const { store, model, task } = pieces;
   const givenId = runIdOf(pieces.runId, store);
   const settings = await pinStart(store.location, pieces.tools, pieces.settings);
-  const parts = driverParts(pieces.driver, settings, pieces.settings, tracing);
+  const options = checkPartsOptions(pieces.driver);
   // What starts the run: held against a stored run's origin, or kept in a new run's header.
   const startedBy = originOf(pieces.command, model, settings, pieces.agentsModule);
-  const lock = await lockRun(store, pieces.takeOver, parts.observer);
+  const observer = withTracing(pieces.driver.observer, tracing);
+  const lock = await lockRun(store, pieces.takeOver, observer);
   try {
     if (givenId !== null && !pieces.startOver) {
       const asked = { runId: givenId, task: task.task, system: task.system ?? null, model: model.name };
       const attached = await attachToStored(store, asked, pieces.settings.agent, startedBy);
       if (attached && 'result' in attached) {
-        parts.observer({ type: 'attached', runId: givenId, status: attached.result.status, location: store.location });
-        parts.observer({ type: 'finished', result: attached.result });
+        observer({ type: 'attached', runId: givenId, status: attached.result.status, location: store.location });
+        observer({ type: 'finished', result: attached.result });
         return attached.result;
       }
       // Under the lock taken here: no other process can start or drive it in between.
@@ -67,6 +68,8 @@ async function start(pieces: StartPieces, tracing: RunTracing | null): Promise<R
     });
     const trace = tracing?.beginRun(runId, { model: model.name, task: task.task, maxTurns: input.maxTurns });
     const header = { ...headerOf(settings, { runId, createdAt: record.at, startedBy, trace }), ...(givenId !== null ? { runIdGiven: true as const } : {}) };
+    // The driver's parts only for a run that is started here: one attached to is resumed with the settings it applies.
+    const parts = driverParts(pieces.driver, options, settings, pieces.settings, tracing);
     const receipt = await store.create(header, record);
     const snapshots = new SnapshotPolicy(snapshotEveryOf(pieces.driver.snapshotEvery), record, record);
     const driver = new RunDriver({ ...parts, snapshots }, runId, snapshot, { state: 'awaitingModel', context: snapshot.context, ledger: new Map() }, 1);
@@ -89,7 +92,7 @@ async function resume(pieces: ResumePieces, tracing: RunTracing | null, held: Ru
   const { store, message, maxTurns } = pieces;
   // Checked on a read that takes no lock and repairs nothing: a refused message writes nothing.
   if (message !== undefined) await checkContinuable(store, message, maxTurns);
-  checkPartsOptions(pieces.driver);
+  const options = checkPartsOptions(pieces.driver);
   const lock = held ?? (await lockRun(store, pieces.takeOver, withTracing(pieces.driver.observer, tracing)));
   try {
     const resuming = { location: store.location, tools: pieces.tools, command: pieces.command, agentsModule: pieces.agentsModule, allowToolChange: pieces.allowToolChange };
@@ -105,7 +108,7 @@ async function resume(pieces: ResumePieces, tracing: RunTracing | null, held: Ru
     });
     // A store that does not offer the header before it repairs (a benchmark's) is checked once it has loaded.
     const { settings, origin } = checked ?? checkResume(loaded.header, resuming, pieces.settings);
-    const parts = driverParts(pieces.driver, settings, pieces.settings, tracing);
+    const parts = driverParts(pieces.driver, options, settings, pieces.settings, tracing);
     tracing?.joinRun(loaded.header);
     const view = foldJournal(store.location, loaded);
     refuseCancelled(store.location, view.state, view.context);

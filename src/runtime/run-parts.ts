@@ -10,7 +10,7 @@ import { type Lang, langOf, wordsOf } from '../lang/lang.ts';
 import type { RunTracing } from '../telemetry/run-tracing.ts';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../tools/execute-call.ts';
 import { ToolRegistry } from '../tools/tool-registry.ts';
-import { type CrashSpec, crashPointsOf } from './crash-points.ts';
+import { type CrashPoints, type CrashSpec, crashPointsOf } from './crash-points.ts';
 import { pluggedIn, type SettingsGiven } from './pinned-settings.ts';
 import type { DriverParts } from './run-driver.ts';
 import { DEFAULT_MAX_TOKENS, type RunParts } from './run-options.ts';
@@ -29,15 +29,21 @@ export type DriverOptions = Pick<RunParts, 'store' | 'model' | 'signal' | 'obser
   crash: CrashSpec;
 };
 
-/** Refuses what the process was given for itself (not pinned), before it takes the run's lock; what it takes, checked. */
-export function checkPartsOptions(given: Pick<DriverOptions, 'snapshotEvery' | 'toolConcurrency' | 'lang'>): { toolConcurrency: number; lang: Lang } {
-  snapshotEveryOf(given.snapshotEvery);
-  return { toolConcurrency: toolConcurrencyOf(given.toolConcurrency), lang: langOf(given.lang) };
+/** What the process was given for itself, checked: what the driver's parts take of it. */
+export interface CheckedOptions {
+  toolConcurrency: number;
+  lang: Lang;
+  crash: CrashPoints;
 }
 
-/** The driver's parts: its options, with the settings the start pinned or the resume applies, and what those plug in. */
-export function driverParts(given: DriverOptions, settings: RunSettings, settingsGiven: SettingsGiven, tracing: RunTracing | null): PartsOfRun {
-  const checked = checkPartsOptions(given);
+/** Refuses what the process was given for itself (not pinned), before it takes the run's lock; what it takes, checked. */
+export function checkPartsOptions(given: Pick<DriverOptions, 'snapshotEvery' | 'toolConcurrency' | 'lang' | 'crash'>): CheckedOptions {
+  snapshotEveryOf(given.snapshotEvery);
+  return { toolConcurrency: toolConcurrencyOf(given.toolConcurrency), lang: langOf(given.lang), crash: crashPointsOf(given.crash) };
+}
+
+/** The driver's parts: its options (and what their check returned), with the settings the start pinned or the resume applies, and what those plug in. */
+export function driverParts(given: DriverOptions, checked: CheckedOptions, settings: RunSettings, settingsGiven: SettingsGiven, tracing: RunTracing | null): PartsOfRun {
   const registry = new ToolRegistry(settings.tools);
   const maxTokens = given.maxTokens ?? DEFAULT_MAX_TOKENS;
   const plugs = pluggedIn(settings, settingsGiven, { registry, model: given.model, maxTokens });
@@ -48,7 +54,7 @@ export function driverParts(given: DriverOptions, settings: RunSettings, setting
     control: new RunControl(given.store.control),
     model: plugs.model,
     registry,
-    crash: crashPointsOf(given.crash),
+    crash: checked.crash,
     observer: plugs.capabilities.reduce((next, capability) => capability.observe?.(next) ?? next, withTracing(given.observer, tracing)),
     toolTimeoutMs: given.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
     toolConcurrency: checked.toolConcurrency,
