@@ -1,6 +1,7 @@
 /**
- * The port through which a capability pins its settings in a run's journal header and checks a
- * resume against them. A setting that changes what the run does (the rule for decisions, the
+ * The port through which a capability pins its settings in a run's journal header (or its
+ * context), checks a resume against them, and plugs itself into the process that drives the
+ * run. A setting that changes what the run does (the rule for decisions, the
  * compaction, the agent) belongs to the run, not to the process that happens to drive it: the
  * start writes it once, and every resume is held against it before anything is repaired.
  *
