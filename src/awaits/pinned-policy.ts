@@ -4,12 +4,14 @@
  * `--resume`, or a fleet worker, would otherwise let the next calls run unasked. A resume may
  * add to it (more tools to approve, a shorter deadline) for the time it drives the run; taking
  * anything away needs the person to say so (replaceDecisionPolicy, --replace-decision-policy).
+ * The process that drives the run plugs every kind of await in with the rule it applies.
  */
 import { needsVersion, type RunSetting, type RunSettings } from '../core/run-settings.ts';
 import { JOURNAL_VERSION_DECISIONS, type PinnedDecisionPolicy } from '../store/journal/journal-record.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { askUserTool } from './ask-user.ts';
-import { formatDecisionTimeout } from './decision-step.ts';
+import { awaitCapability } from './await-capability.ts';
+import { type DecisionOptions, formatDecisionTimeout } from './decision-step.ts';
 import { PolicyLoosenedError } from './decision-errors.ts';
 import { checkDecisionPolicy, type RequireApproval } from './needs-decision.ts';
 import { isWaitTool } from './wait-tool.ts';
@@ -26,13 +28,18 @@ export interface GivenOnResume extends GivenDecisionPolicy {
   replaceDecisionPolicy?: boolean | undefined;
 }
 
+/** What the awaits are given: the rule, and how this process takes a decision (not pinned: each process gives its own). */
+export interface GivenAwaits extends GivenOnResume, Pick<DecisionOptions, 'onDecision' | 'wait'> {
+  /** The run queues the runs its calls make for any process to drive: a call that queues its child waits for it. */
+  queuesChildren: boolean;
+}
+
 /**
  * The rule for decisions as a setting of the run: pinned when it starts (its journal then says
  * that a call may wait: version 2), joined with what each resume gives. Questions allowed offer
  * the model ask_user, so the settings after this one see the tools the run offers.
  */
-export const decisionPolicySetting: RunSetting<GivenOnResume> = {
-  name: 'approval',
+export const decisionPolicySetting: RunSetting<GivenAwaits> = {
   pin(run, given) {
     checkDecisionTimeout(given.decisionTimeoutMs);
     const decisionPolicy = pinnedPolicyOf(given);
@@ -44,6 +51,12 @@ export const decisionPolicySetting: RunSetting<GivenOnResume> = {
     checkDecisionTimeout(given.decisionTimeoutMs);
     const applied = effectivePolicy(run.location, run.pinned.decisionPolicy, given, run.tools, given.replaceDecisionPolicy === true);
     return { ...withRule(run, applied), pinned: { ...run.pinned, decisionPolicy: pinnedPolicyOf(applied) } };
+  },
+  // Waits and child awaits need no rule: the awaits are plugged into every run.
+  plug(run, given, parts) {
+    const rule = run.pinned.decisionPolicy ?? {};
+    const policy = { requireApproval: rule.requireApproval, allowQuestions: rule.allowQuestions === true, queuesChildren: given.queuesChildren };
+    return { capability: awaitCapability(parts.registry, policy, { onDecision: given.onDecision, wait: given.wait, decisionTimeoutMs: rule.decisionTimeoutMs }) };
   },
 };
 

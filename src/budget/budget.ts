@@ -63,10 +63,10 @@ export function priceFor(model: Model, answeredBy?: string | null): ModelPrice |
 }
 
 /** A new run's budget, for the machine's input. */
-export function startingBudget(given: Budget | undefined, model: Model): { budget?: Budget; costUsd?: number } {
-  const budget = checkBudget(given);
+export function startingBudget(given: BudgetGiven): { budget?: Budget; costUsd?: number } {
+  const budget = checkBudget(given.budget);
   if (!budget) return {};
-  if (budget.maxCostUsd !== undefined && !priceFor(model)) throw new BudgetPriceError(model.name, budget.maxCostUsd);
+  if (budget.maxCostUsd !== undefined && !priceFor(given.model)) throw new BudgetPriceError(given.model.name, budget.maxCostUsd);
   return { budget, ...(budget.maxCostUsd !== undefined ? { costUsd: 0 } : {}) };
 }
 
@@ -76,11 +76,11 @@ export function startingBudget(given: Budget | undefined, model: Model): { budge
  * starts from what the run has used so far, priced at this model's list price. Throws
  * BudgetPriceError when the run's cost budget (its own or the one given) cannot be priced.
  */
-export function resumedBudget(context: AgentContext, given: Budget | undefined, model: Model): BudgetChange | null {
-  const asked = checkBudget(given);
+export function resumedBudget(context: AgentContext, given: BudgetGiven): BudgetChange | null {
+  const asked = checkBudget(given.budget);
   const budget: Budget | null = asked ? { ...context.budget, ...asked } : (context.budget ?? null);
-  const price = priceFor(model);
-  if (budget?.maxCostUsd !== undefined && !price) throw new BudgetPriceError(model.name, budget.maxCostUsd);
+  const price = priceFor(given.model);
+  if (budget?.maxCostUsd !== undefined && !price) throw new BudgetPriceError(given.model.name, budget.maxCostUsd);
   if (!asked || sameBudget(context.budget ?? null, budget)) return null;
   const costUsd = budget?.maxCostUsd === undefined ? undefined : typeof context.costUsd === 'number' ? context.costUsd : costAt(price!, context.usage);
   return { budget, costUsd };
@@ -152,11 +152,25 @@ export function nextCallWorstCase(context: AgentContext, session: Pick<RunSessio
 
 /**
  * Budgets as a setting of the run. They are kept in its context, not its header, so a start
- * only checks them (a cost budget needs a price: BudgetPriceError) and writes the journal as
- * version 3, which a release before budgets refuses instead of spending on; what a resume gives
- * is applied by the machine (REOPEN: resumedBudget).
+ * checks them (a cost budget needs a price: BudgetPriceError), puts them in the machine's input
+ * and writes the journal as version 3, which a release before budgets refuses instead of
+ * spending on; what a resume gives is applied by the machine (REOPEN: resumedBudget).
  */
-export const budgetSetting: RunSetting<{ budget?: Budget | undefined; model: Model }> = {
-  name: 'budget',
-  pin: (run, given) => (startingBudget(given.budget, given.model).budget ? needsVersion(run, JOURNAL_VERSION_BUDGETS) : run),
+export const budgetSetting: RunSetting<BudgetGiven> = {
+  pin(run, given) {
+    const input = startingBudget(given);
+    return input.budget ? needsVersion({ ...run, input: { ...run.input, ...input } }, JOURNAL_VERSION_BUDGETS) : run;
+  },
+  reopen: (context, given) => {
+    const budget = resumedBudget(context, given);
+    return budget ? { budget } : null;
+  },
+  // A sub-agent's budget is a share of its parent's: its calls are checked by their worst case too.
+  plug: (run, _given, parts) => ({ capability: budgetCapabilityOf(run.pinned.calledBy ? { maxTokens: parts.maxTokens } : null) }),
 };
+
+/** What the budget is given: the limits asked for, and the model whose price a cost budget needs. */
+export interface BudgetGiven {
+  budget: Budget | undefined;
+  model: Model;
+}

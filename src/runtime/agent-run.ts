@@ -37,10 +37,9 @@ export function pinOf(agent: AgentDefinition): PinnedAgent {
 }
 
 /** The agent as a setting of the run: its name and version pinned, and a resume by another refused. */
-export const agentSetting: RunSetting<{ agent?: AgentDefinition | undefined }> = {
-  name: 'agent',
-  pin: (run, { agent }) => (agent ? { ...run, pinned: { ...run.pinned, agent: pinOf(agent) } } : run),
-  check(run, { agent }) {
+export const agentSetting: RunSetting<AgentDefinition | undefined> = {
+  pin: (run, agent) => (agent ? { ...run, pinned: { ...run.pinned, agent: pinOf(agent) } } : run),
+  check(run, agent) {
     checkAgentPin(run.location, run.pinned, agent);
     return run;
   },

@@ -4,58 +4,83 @@
  * before the store repairs anything, so a refused resume changes nothing.
  *
  * The order matters: the agent first (another agent's run is refused before its details are
- * compared), then the rule for decisions (it adds ask_user to the tools the later ones see).
+ * compared), then the rule for decisions (it adds ask_user to the tools the later ones see); the
+ * budget before the context, so that a budget reached stops the run before a compaction is asked.
  */
-import { decisionPolicySetting } from '../awaits/pinned-policy.ts';
-import { budgetSetting } from '../budget/budget.ts';
-import { contextSetting } from '../compaction/context-settings.ts';
-import { checkSettings, needsVersion, pinSettings, type RunSetting, type RunSettings } from '../core/run-settings.ts';
+import type { AgentDefinition } from '../agent/agent-definition.ts';
+import { decisionPolicySetting, type GivenAwaits } from '../awaits/pinned-policy.ts';
+import { type BudgetGiven, budgetSetting } from '../budget/budget.ts';
+import { type ContextGiven, contextSetting } from '../compaction/context-settings.ts';
+import type { AgentContext } from '../../machines/agent-loop.types.ts';
+import { checkSettings, type ContextChange, needsVersion, pinSettings, plugSettings, type PlugParts, reopenSettings, type RunSetting, type RunSettings, type RunSettingsOf } from '../core/run-settings.ts';
+import type { Capability } from '../core/session.ts';
 import type { Model } from '../model/model.ts';
-import { JOURNAL_FORMAT, type JournalHeader, JOURNAL_VERSION_CHILD_AWAITS, JOURNAL_VERSION_PLAIN, type RunOrigin, type RunTraceContext } from '../store/journal/journal-record.ts';
+import { type CalledBy, JOURNAL_FORMAT, type JournalHeader, JOURNAL_VERSION_CHILD_AWAITS, JOURNAL_VERSION_PLAIN, type RunOrigin, type RunTraceContext } from '../store/journal/journal-record.ts';
 import { childRunCallOf } from '../tools/child-run-call.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { agentSetting, declaresCompatible } from './agent-run.ts';
 import { checkOrigin, type OriginCheck, runOriginOf } from './run-origin.ts';
-import type { ResumeOptions, RunParts, StartOptions } from './run-options.ts';
 
 /**
  * How the model is asked, and its price when it was given: pinned so that a resume asks and
  * counts the same way (secrets never: Model.request holds none). A program's resume gives its
  * model as it is; the CLI rebuilds it from these (cli/model-setup.ts checks a change there).
  */
-const modelSetting: RunSetting<Pick<StartOptions, 'model'>> = {
-  name: 'model',
-  pin(run, { model }) {
+const modelSetting: RunSetting<Model> = {
+  pin(run, model) {
     if (!model.request && !model.price) return run;
     return { ...run, pinned: { ...run.pinned, ...(model.request ? { request: model.request } : {}), ...(model.price ? { price: { ...model.price } } : {}) } };
   },
 };
 
 /** The run and call that start a sub-agent's child run, so that status, list and pending show the tree. */
-const calledBySetting: RunSetting<Pick<StartOptions, 'calledBy'>> = {
-  name: 'calledBy',
-  pin: (run, { calledBy }) => (calledBy ? { ...run, pinned: { ...run.pinned, calledBy: { runId: calledBy.runId, toolUseId: calledBy.toolUseId } } } : run),
+const calledBySetting: RunSetting<CalledBy | undefined> = {
+  pin: (run, calledBy) => (calledBy ? { ...run, pinned: { ...run.pinned, calledBy: { runId: calledBy.runId, toolUseId: calledBy.toolUseId } } } : run),
 };
 
 /**
  * A run whose sub-agent calls queue their children for a fleet waits for them (needs 'child'):
  * a release before child awaits would run such a call instead of waiting, so its journal is version 4.
+ * `queuesChildren`: the run queues the runs its calls make (a fleet's childRuns).
  */
-const childAwaitsSetting: RunSetting<Pick<RunParts, 'childRuns'>> = {
-  name: 'childAwaits',
-  pin: (run, { childRuns }) => (childRuns && run.tools.some((tool) => childRunCallOf(tool)) ? needsVersion(run, JOURNAL_VERSION_CHILD_AWAITS) : run),
+const childAwaitsSetting: RunSetting<boolean> = {
+  pin: (run, queuesChildren) => (queuesChildren && run.tools.some((tool) => childRunCallOf(tool)) ? needsVersion(run, JOURNAL_VERSION_CHILD_AWAITS) : run),
 };
 
-/** What the settings read of a start's or a resume's options: each setting its own fields, and no more. */
-export type SettingsGiven = Pick<RunParts, 'agent' | 'model' | 'requireApproval' | 'allowQuestions' | 'decisionTimeoutMs' | 'budget' | 'compaction' | 'clearToolUses' | 'childRuns'> &
-  Pick<StartOptions, 'calledBy'> &
-  Pick<ResumeOptions, 'replaceDecisionPolicy'>;
+/** What each setting is given of a start's or a resume's options, under its name: its own fields, and no more. */
+export interface SettingsGiven {
+  agent: AgentDefinition | undefined;
+  awaits: GivenAwaits;
+  budget: BudgetGiven;
+  context: ContextGiven;
+  childAwaits: boolean;
+  calledBy: CalledBy | undefined;
+  model: Model;
+}
 
-const RUN_SETTINGS: ReadonlyArray<RunSetting<SettingsGiven>> = [agentSetting, decisionPolicySetting, contextSetting, budgetSetting, childAwaitsSetting, calledBySetting, modelSetting];
+const RUN_SETTINGS: RunSettingsOf<SettingsGiven> = {
+  agent: agentSetting,
+  awaits: decisionPolicySetting,
+  budget: budgetSetting,
+  context: contextSetting,
+  childAwaits: childAwaitsSetting,
+  calledBy: calledBySetting,
+  model: modelSetting,
+};
 
 /** A new run's settings, from the tools it was given; refused (with the setting's own error) before anything is written. */
 export function pinStart(location: string, tools: readonly ToolDefinition[], given: SettingsGiven): Promise<RunSettings> {
   return pinSettings(RUN_SETTINGS, { location, tools, pinned: {}, version: JOURNAL_VERSION_PLAIN }, given);
+}
+
+/** What the settings plug into the process that drives the run: the capabilities, in their order, and the model as the run asks it. */
+export function pluggedIn(settings: RunSettings, given: SettingsGiven, parts: PlugParts): { capabilities: Capability[]; model: Model } {
+  return plugSettings(RUN_SETTINGS, settings, given, parts);
+}
+
+/** What a resume changes in what the settings keep in the run's context (its budget), from the context loaded. */
+export function reopenedSettings(context: AgentContext, given: SettingsGiven): ContextChange | null {
+  return reopenSettings(RUN_SETTINGS, context, given);
 }
 
 /** The journal's own fields, what started the run and its trace, then what the settings pinned. */

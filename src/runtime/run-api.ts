@@ -1,14 +1,14 @@
 /**
  * The programmatic entry points: start a run, resume it. The CLI goes through these too. The
- * options are taken apart here, once (run-pieces.ts), and each piece goes to what uses it: what
- * a run pins and how a resume is held against it are the settings' own (pinned-settings.ts);
- * what plugs into the driver is wired in run-parts.ts.
+ * options are taken apart once (run-pieces.ts), and each piece goes to what uses it: what a run
+ * pins, how a resume is held against it and what each capability plugs into the run are the
+ * settings' own (pinned-settings.ts), each made from its own fields; the driver's parts are
+ * wired in run-parts.ts.
  */
 import { randomUUID } from 'node:crypto';
 import { initialTransition } from 'xstate';
 import { announcedEffectOf, effectOfActions } from '../../machines/agent-loop.effects.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
-import { resumedBudget, startingBudget } from '../budget/budget.ts';
 import { controlAtResume, refuseCancelled, settleControl } from '../control/run-end.ts';
 import { checkContinue, checkMessageText } from '../core/continue-run.ts';
 import type { RunObserver, RunResult } from '../core/run-events.ts';
@@ -17,7 +17,7 @@ import { encodeRecord, snapshotContextOf } from '../store/journal/journal-codec.
 import type { RunLock, RunStore } from '../store/store.ts';
 import type { RunTracing } from '../telemetry/run-tracing.ts';
 import { attachToStored, clearFinishedRun, runIdOf } from './attach-run.ts';
-import { checkResume, headerOf, originOf, pinStart, type ResumeCheck } from './pinned-settings.ts';
+import { checkResume, headerOf, originOf, pinStart, reopenedSettings, type ResumeCheck } from './pinned-settings.ts';
 import { RunDriver } from './run-driver.ts';
 import { type AgentResumeOptions, type AgentStartOptions, machineInputOf, type ResumeOptions, resumeOptionsOf, type StartOptions, startOptionsOf } from './run-options.ts';
 import { checkPartsOptions, driverParts } from './run-parts.ts';
@@ -37,16 +37,18 @@ async function start(pieces: StartPieces, tracing: RunTracing | null): Promise<R
   const { store, model, task } = pieces;
   const givenId = runIdOf(pieces.runId, store);
   const settings = await pinStart(store.location, pieces.tools, pieces.settings);
-  const parts = driverParts(pieces.driver, settings, tracing);
-  const budgeted = startingBudget(pieces.budget, model);
-  const lock = await lockRun(store, pieces.takeOver, parts.observer);
+  const options = checkPartsOptions(pieces.driver);
+  // What starts the run: held against a stored run's origin, or kept in a new run's header.
+  const startedBy = originOf(pieces.command, model, settings, pieces.agentsModule);
+  const observer = withTracing(pieces.driver.observer, tracing);
+  const lock = await lockRun(store, pieces.takeOver, observer);
   try {
     if (givenId !== null && !pieces.startOver) {
       const asked = { runId: givenId, task: task.task, system: task.system ?? null, model: model.name };
-      const attached = await attachToStored(store, asked, pieces.settings.agent, originOf(pieces.command, model, settings, pieces.agentsModule));
+      const attached = await attachToStored(store, asked, pieces.settings.agent, startedBy);
       if (attached && 'result' in attached) {
-        parts.observer({ type: 'attached', runId: givenId, status: attached.result.status, location: store.location });
-        parts.observer({ type: 'finished', result: attached.result });
+        observer({ type: 'attached', runId: givenId, status: attached.result.status, location: store.location });
+        observer({ type: 'finished', result: attached.result });
         return attached.result;
       }
       // Under the lock taken here: no other process can start or drive it in between.
@@ -54,7 +56,7 @@ async function start(pieces: StartPieces, tracing: RunTracing | null): Promise<R
     }
     const archivedPrevious = await clearFinishedRun(store, pieces.startOver);
     const runId = givenId ?? randomUUID();
-    const input = machineInputOf(task, budgeted);
+    const input = machineInputOf(task, settings.input);
     const [snapshot, actions] = initialTransition(agentLoopMachine, input);
     const record = encodeRecord(null, {
       seq: 0,
@@ -65,7 +67,9 @@ async function start(pieces: StartPieces, tracing: RunTracing | null): Promise<R
       note: { started: { pid: process.pid } },
     });
     const trace = tracing?.beginRun(runId, { model: model.name, task: task.task, maxTurns: input.maxTurns });
-    const header = { ...headerOf(settings, { runId, createdAt: record.at, startedBy: originOf(pieces.command, model, settings, pieces.agentsModule), trace }), ...(givenId !== null ? { runIdGiven: true as const } : {}) };
+    const header = { ...headerOf(settings, { runId, createdAt: record.at, startedBy, trace }), ...(givenId !== null ? { runIdGiven: true as const } : {}) };
+    // The driver's parts only for a run that is started here: one attached to is resumed with the settings it applies.
+    const parts = driverParts(pieces.driver, options, settings, pieces.settings, tracing);
     const receipt = await store.create(header, record);
     const snapshots = new SnapshotPolicy(snapshotEveryOf(pieces.driver.snapshotEvery), record, record);
     const driver = new RunDriver({ ...parts, snapshots }, runId, snapshot, { state: 'awaitingModel', context: snapshot.context, ledger: new Map() }, 1);
@@ -88,7 +92,7 @@ async function resume(pieces: ResumePieces, tracing: RunTracing | null, held: Ru
   const { store, message, maxTurns } = pieces;
   // Checked on a read that takes no lock and repairs nothing: a refused message writes nothing.
   if (message !== undefined) await checkContinuable(store, message, maxTurns);
-  checkPartsOptions(pieces.driver);
+  const options = checkPartsOptions(pieces.driver);
   const lock = held ?? (await lockRun(store, pieces.takeOver, withTracing(pieces.driver.observer, tracing)));
   try {
     const resuming = { location: store.location, tools: pieces.tools, command: pieces.command, agentsModule: pieces.agentsModule, allowToolChange: pieces.allowToolChange };
@@ -104,12 +108,12 @@ async function resume(pieces: ResumePieces, tracing: RunTracing | null, held: Ru
     });
     // A store that does not offer the header before it repairs (a benchmark's) is checked once it has loaded.
     const { settings, origin } = checked ?? checkResume(loaded.header, resuming, pieces.settings);
-    const parts = driverParts(pieces.driver, settings, tracing);
+    const parts = driverParts(pieces.driver, options, settings, pieces.settings, tracing);
     tracing?.joinRun(loaded.header);
     const view = foldJournal(store.location, loaded);
     refuseCancelled(store.location, view.state, view.context);
     const snapshot = agentLoopMachine.resolveState({ value: view.state, context: snapshotContextOf(view) });
-    const budgetChange = resumedBudget(snapshot.context, pieces.budget, pieces.model);
+    const reopened = reopenedSettings(snapshot.context, pieces.settings);
     // Again under the lock: another process may have gone on since the check above.
     if (message !== undefined) checkContinue(store.location, message, view.state, snapshot.context, maxTurns);
     const [first, last] = [loaded.records[0]!.record, loaded.records[loaded.records.length - 1]!.record];
@@ -125,7 +129,7 @@ async function resume(pieces: ResumePieces, tracing: RunTracing | null, held: Ru
       return await settleControl(store, await driver.drive(announcedEffectOf(view.state, snapshot.context)));
     }
     const lastStored = loaded.records[loaded.records.length - 1]!;
-    return await settleControl(store, await driver.resume({ maxTurns, tornTail: loaded.tornTail, lastStored, origin, message, budgetChange }));
+    return await settleControl(store, await driver.resume({ maxTurns, tornTail: loaded.tornTail, lastStored, origin, message, budgetChange: reopened?.budget ?? null }));
   } finally {
     if (!held) await lock.release();
   }

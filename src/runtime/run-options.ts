@@ -3,12 +3,13 @@
  * definition fills in what the call leaves out.
  */
 import type { Context, Tracer } from '@opentelemetry/api';
-import { type Budget, MAX_PAUSES_IN_A_ROW } from '../../machines/agent-loop.types.ts';
+import { type AgentInput, type Budget, MAX_PAUSES_IN_A_ROW } from '../../machines/agent-loop.types.ts';
 import type { DecisionHandler } from '../awaits/decision-step.ts';
 import type { RequireApproval } from '../awaits/needs-decision.ts';
 import type { ClearToolUsesOptions } from '../compaction/clear-tool-uses.ts';
 import type { CompactionOptions } from '../compaction/compaction-settings.ts';
 import type { RunObserver } from '../core/run-events.ts';
+import type { InContext } from '../core/run-settings.ts';
 import type { Lang } from '../lang/lang.ts';
 import type { Model } from '../model/model.ts';
 import type { CalledBy } from '../store/journal/journal-record.ts';
@@ -250,9 +251,9 @@ export async function resumeOptionsOf(given: ResumeOptions | AgentResumeOptions)
 /** What a new run's machine starts from: the task, and the limits it runs under. */
 export type TaskOptions = Pick<StartOptions, 'task' | 'system' | 'maxTurns' | 'maxPausesInARow'>;
 
-/** The machine's input for a new run: its task and limits, with its budget (budget.ts: startingBudget). */
-export function machineInputOf<Budgeted extends object>(given: TaskOptions, budgeted: Budgeted) {
-  return { task: given.task, system: given.system ?? null, maxTurns: given.maxTurns ?? DEFAULT_MAX_TURNS, maxPausesInARow: pauseLimitOf(given.maxPausesInARow), ...budgeted };
+/** The machine's input for a new run: its task and limits, with what its settings keep in its context (its budget). */
+export function machineInputOf(given: TaskOptions, kept: InContext | undefined): AgentInput & { maxPausesInARow: number } {
+  return { task: given.task, system: given.system ?? null, maxTurns: given.maxTurns ?? DEFAULT_MAX_TURNS, maxPausesInARow: pauseLimitOf(given.maxPausesInARow), ...kept };
 }
 
 function pauseLimitOf(given: number | undefined): number {

@@ -1,24 +1,17 @@
 /**
  * What plugs into a run, in one place: the driver's parts (the capabilities, the model as the
- * run asks it, the tools) from the driver's piece of a start's or a resume's options and the
- * settings it applies. Each part is handed only what it uses.
+ * run asks it, the tools) from the driver's piece of a start's or a resume's options, and what
+ * the run's settings plug in (each setting its own capability; run-settings.ts). Each part is
+ * handed only what it uses; the capabilities' own fields are their settings' alone.
  */
-import { awaitCapability } from '../awaits/await-capability.ts';
-import { budgetCapabilityOf } from '../budget/budget.ts';
-import { withClearToolUses } from '../compaction/clear-tool-uses.ts';
-import { ContextCompaction } from '../compaction/context-compaction.ts';
-import { triggerTokensOf } from '../compaction/compaction-settings.ts';
-import { type ContextSettings, contextSettingsOf } from '../compaction/context-settings.ts';
-import { withServerCompaction } from '../compaction/server-compaction.ts';
-import { RunControl } from '../control/run-control.ts';
 import type { RunSettings } from '../core/run-settings.ts';
-import type { Capability } from '../core/session.ts';
+import { RunControl } from '../control/run-control.ts';
 import { type Lang, langOf, wordsOf } from '../lang/lang.ts';
-import type { Model } from '../model/model.ts';
 import type { RunTracing } from '../telemetry/run-tracing.ts';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../tools/execute-call.ts';
 import { ToolRegistry } from '../tools/tool-registry.ts';
-import { type CrashSpec, crashPointsOf } from './crash-points.ts';
+import { type CrashPoints, type CrashSpec, crashPointsOf } from './crash-points.ts';
+import { pluggedIn, type SettingsGiven } from './pinned-settings.ts';
 import type { DriverParts } from './run-driver.ts';
 import { DEFAULT_MAX_TOKENS, type RunParts } from './run-options.ts';
 import { snapshotEveryOf } from './snapshot-policy.ts';
@@ -32,39 +25,37 @@ export type PartsOfRun = Omit<DriverParts, 'snapshots'>;
  * What the driver's parts are made of: the options a process gives for itself, none of them
  * pinned (a resume may give others), with the store and the model as given.
  */
-export type DriverOptions = Pick<RunParts, 'store' | 'model' | 'signal' | 'observer' | 'inspect' | 'toolTimeoutMs' | 'toolConcurrency' | 'maxTokens' | 'snapshotEvery' | 'onDecision' | 'wait' | 'childRuns' | 'lang'> & {
+export type DriverOptions = Pick<RunParts, 'store' | 'model' | 'signal' | 'observer' | 'inspect' | 'toolTimeoutMs' | 'toolConcurrency' | 'maxTokens' | 'snapshotEvery' | 'childRuns' | 'lang'> & {
   crash: CrashSpec;
 };
 
-/** Refuses what the process was given for itself (not pinned), before it takes the run's lock; what it takes, checked. */
-export function checkPartsOptions(given: Pick<DriverOptions, 'snapshotEvery' | 'toolConcurrency' | 'lang'>): { toolConcurrency: number; lang: Lang } {
-  snapshotEveryOf(given.snapshotEvery);
-  return { toolConcurrency: toolConcurrencyOf(given.toolConcurrency), lang: langOf(given.lang) };
+/** What the process was given for itself, checked: what the driver's parts take of it. */
+export interface CheckedOptions {
+  toolConcurrency: number;
+  lang: Lang;
+  crash: CrashPoints;
 }
 
-/** The driver's parts: its options, with the settings the start pinned or the resume applies. */
-export function driverParts(given: DriverOptions, settings: RunSettings, tracing: RunTracing | null): PartsOfRun {
-  const checked = checkPartsOptions(given);
+/** Refuses what the process was given for itself (not pinned), before it takes the run's lock; what it takes, checked. */
+export function checkPartsOptions(given: Pick<DriverOptions, 'snapshotEvery' | 'toolConcurrency' | 'lang' | 'crash'>): CheckedOptions {
+  snapshotEveryOf(given.snapshotEvery);
+  return { toolConcurrency: toolConcurrencyOf(given.toolConcurrency), lang: langOf(given.lang), crash: crashPointsOf(given.crash) };
+}
+
+/** The driver's parts: its options (and what their check returned), with the settings the start pinned or the resume applies, and what those plug in. */
+export function driverParts(given: DriverOptions, checked: CheckedOptions, settings: RunSettings, settingsGiven: SettingsGiven, tracing: RunTracing | null): PartsOfRun {
   const registry = new ToolRegistry(settings.tools);
   const maxTokens = given.maxTokens ?? DEFAULT_MAX_TOKENS;
-  const context = contextSettingsOf(settings.pinned);
-  const client = new ContextCompaction(context.compaction?.mode === 'client' ? context.compaction : null, { model: given.model, tools: registry.specs, maxTokens });
-  const rule = settings.pinned.decisionPolicy ?? {};
-  const policy = { requireApproval: rule.requireApproval, allowQuestions: rule.allowQuestions === true, queuesChildren: given.childRuns !== undefined };
-  const approval = awaitCapability(registry, policy, { onDecision: given.onDecision, wait: given.wait, decisionTimeoutMs: rule.decisionTimeoutMs });
-  // Before a model call, in this order: a budget reached stops the run before a compaction is asked for.
-  // A sub-agent's budget is a share of its parent's: its calls are checked by their worst case too.
-  const budget = budgetCapabilityOf(settings.pinned.calledBy ? { maxTokens } : null);
-  const capabilities: readonly Capability[] = [budget, client, approval];
+  const plugs = pluggedIn(settings, settingsGiven, { registry, model: given.model, maxTokens });
   return {
-    capabilities,
+    capabilities: plugs.capabilities,
     store: given.store,
     signal: given.signal,
     control: new RunControl(given.store.control),
-    model: withContextEdits(given.model, context),
+    model: plugs.model,
     registry,
-    crash: crashPointsOf(given.crash),
-    observer: capabilities.reduce((next, capability) => capability.observe?.(next) ?? next, withTracing(given.observer, tracing)),
+    crash: checked.crash,
+    observer: plugs.capabilities.reduce((next, capability) => capability.observe?.(next) ?? next, withTracing(given.observer, tracing)),
     toolTimeoutMs: given.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
     toolConcurrency: checked.toolConcurrency,
     maxTokens,
@@ -79,10 +70,4 @@ export function driverParts(given: DriverOptions, settings: RunSettings, tracing
 function traceOfCall(tracing: RunTracing, toolUseId: string) {
   const parent = tracing.callContext(toolUseId);
   return parent ? { tracer: tracing.usedTracer, content: tracing.exportsContent, parent } : undefined;
-}
-
-/** The model as the run asks it: with the server's context edits the run pinned, if any. */
-function withContextEdits(model: Model, { compaction, clearing }: ContextSettings): Model {
-  const compacting = compaction?.mode === 'server' ? withServerCompaction(model, triggerTokensOf(compaction)) : model;
-  return clearing ? withClearToolUses(compacting, clearing) : compacting;
 }

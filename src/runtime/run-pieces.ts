@@ -1,11 +1,12 @@
 /**
  * A start's or a resume's options taken apart, once, where they come in: each part of the run is
- * handed its own piece and none the whole. The settings get what they read (each setting its own
- * fields), the tracing its tracer, the driver's parts the options a process gives for itself, the
- * machine its task; the store, the model and the tools as given go to those that name them.
+ * handed its own piece and none the whole. Each setting gets its own fields under its name (the
+ * rule for decisions with how this process takes a decision, the budget, the context, the
+ * agent...), the tracing its tracer, the driver's parts the options a process gives for itself,
+ * the machine its task; the store, the model and the tools as given go to those that name them.
  */
-import type { Budget } from '../../machines/agent-loop.types.ts';
 import type { Model } from '../model/model.ts';
+import type { CalledBy } from '../store/journal/journal-record.ts';
 import type { RunStore } from '../store/store.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import type { SettingsGiven } from './pinned-settings.ts';
@@ -25,8 +26,7 @@ export interface RunPieces {
   command: string;
   /** The file the run's agent was loaded from, when a command loaded it from one: kept in the header with the command. */
   agentsModule: string | undefined;
-  /** As given: a new run's own, or what a resume changes in the run's (budget.ts). */
-  budget: Budget | undefined;
+  /** Each setting's own piece, under its name (pinned-settings.ts). */
   settings: SettingsGiven;
   tracing: TracingOptions;
   driver: DriverOptions;
@@ -56,7 +56,7 @@ export interface ResumePieces extends RunPieces, ResumeAsked {}
 export function startPiecesOf(options: StartOptions): StartPieces {
   const { task, system, maxTurns, maxPausesInARow } = options;
   return {
-    ...runPiecesOf(options, { calledBy: options.calledBy }),
+    ...runPiecesOf(options, options.calledBy, undefined),
     task: { task, system, maxTurns, maxPausesInARow },
     runId: options.runId,
     startOver: options.fresh === true || options.ifExists === 'new',
@@ -65,7 +65,7 @@ export function startPiecesOf(options: StartOptions): StartPieces {
 
 export function resumePiecesOf(options: ResumeOptions): ResumePieces {
   return {
-    ...runPiecesOf(options, { replaceDecisionPolicy: options.replaceDecisionPolicy }),
+    ...runPiecesOf(options, undefined, options.replaceDecisionPolicy),
     maxTurns: options.maxTurns,
     message: options.message,
     acceptLostRecord: options.acceptLostRecord === true,
@@ -79,19 +79,20 @@ export function attachedResume(start: StartPieces): ResumePieces {
   return { ...start, maxTurns: start.task.maxTurns, message: undefined, acceptLostRecord: false, allowToolChange: false, keepPause: false };
 }
 
-function runPiecesOf(options: RunParts, own: Pick<SettingsGiven, 'calledBy' | 'replaceDecisionPolicy'>): RunPieces {
-  const { store, model, agent, requireApproval, allowQuestions, decisionTimeoutMs, budget, compaction, clearToolUses, childRuns } = options;
-  const { signal, observer, inspect, toolTimeoutMs, toolConcurrency, maxTokens, snapshotEvery, onDecision, wait, crashAfter, onCrash, crashPoints, lang } = options;
+/** `calledBy`: a start's own (a child run's); `replaceDecisionPolicy`: a resume's own. */
+function runPiecesOf(options: RunParts, calledBy: CalledBy | undefined, replaceDecisionPolicy: boolean | undefined): RunPieces {
+  const { store, model, agent, requireApproval, allowQuestions, decisionTimeoutMs, onDecision, wait, compaction, clearToolUses, childRuns } = options;
+  const { signal, observer, inspect, toolTimeoutMs, toolConcurrency, maxTokens, snapshotEvery, crashAfter, onCrash, crashPoints, lang } = options;
+  const awaits = { requireApproval, allowQuestions, decisionTimeoutMs, replaceDecisionPolicy, onDecision, wait, queuesChildren: childRuns !== undefined };
   return {
     store,
     model,
     tools: options.tools,
     command: options.command ?? API_COMMAND,
     agentsModule: options.agentsModule,
-    budget,
-    settings: { agent, model, requireApproval, allowQuestions, decisionTimeoutMs, budget, compaction, clearToolUses, childRuns, ...own },
+    settings: { agent, awaits, budget: { budget: options.budget, model }, context: { compaction, clearToolUses, model }, childAwaits: childRuns !== undefined, calledBy, model },
     tracing: { tracer: options.tracer, traceContent: options.traceContent, traceParent: options.traceParent },
-    driver: { store, model, signal, observer, inspect, toolTimeoutMs, toolConcurrency, maxTokens, snapshotEvery, onDecision, wait, childRuns, lang, crash: { crashAfter, onCrash, crashPoints } },
+    driver: { store, model, signal, observer, inspect, toolTimeoutMs, toolConcurrency, maxTokens, snapshotEvery, childRuns, lang, crash: { crashAfter, onCrash, crashPoints } },
     takeOver: options.takeOver === true,
   };
 }

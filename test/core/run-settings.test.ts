@@ -7,14 +7,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
+import type { AgentContext } from '../../machines/agent-loop.types.ts';
 import { PolicyLoosenedError } from '../../src/awaits/decision-errors.ts';
 import { CompactionSettingsError } from '../../src/compaction/compaction-settings.ts';
+import { checkSettings, pinSettings, plugSettings, reopenSettings, type RunSettings, type RunSettingsOf } from '../../src/core/run-settings.ts';
 import { endTurnReply, scriptedModel, toolUseReply } from '../../src/model/scripted-model.ts';
 import { SimulatedCrash } from '../../src/runtime/crash-points.ts';
 import * as origin from '../../src/runtime/run-origin.ts';
 import { resumeRun, type RunParts, startRun, type StartOptions } from '../../src/runtime/run-api.ts';
 import { FileStore, JOURNAL_FILE } from '../../src/store/file-store.ts';
 import { MemoryStore } from '../../src/store/memory-store.ts';
+import { ToolRegistry } from '../../src/tools/tool-registry.ts';
 import type { LoadOptions, RunStore } from '../../src/store/store.ts';
 import { countingTools } from '../helpers/counting-tools.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
@@ -94,5 +97,56 @@ describe('a resume holds the run against its origin', () => {
     vi.mocked(origin.checkOrigin).mockClear();
     await expect(resumeWith(store, { command: 'demo' })).rejects.toThrow(origin.RunOriginMismatchError);
     expect(origin.checkOrigin).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('the runtime hands each setting the piece of the options under its name, in the order they are written', () => {
+  interface Given {
+    first: { tag: string };
+    second: number;
+  }
+  const seen: unknown[] = [];
+  const SETTINGS: RunSettingsOf<Given> = {
+    first: {
+      pin(run, given) {
+        seen.push(['pin first', given]);
+        return { ...run, pinned: { ...run.pinned, agent: { name: given.tag, version: '1' } } };
+      },
+      check(run, given) {
+        seen.push(['check first', given]);
+        return run;
+      },
+      plug: (_run, given, parts) => ({ model: { ...parts.model, name: `${parts.model.name}+${given.tag}` } }),
+    },
+    second: {
+      pin(run, given) {
+        seen.push(['pin second', given, run.pinned.agent?.name]);
+        return run;
+      },
+      plug: (_run, given, parts) => ({ capability: { name: `${parts.model.name} x${given}` } }),
+      reopen: (context, given) => (context.turn === 0 ? null : { budget: { budget: { maxTotalTokens: given * 1000 } } }),
+    },
+  };
+  const given: Given = { first: { tag: 'a' }, second: 2 };
+  const run: RunSettings = { location: 'here', tools: [], pinned: {}, version: 1 };
+
+  it('pins and checks: each sees its own piece and what the ones before it made', async () => {
+    seen.length = 0;
+    await pinSettings(SETTINGS, run, given);
+    checkSettings(SETTINGS, run, given);
+    expect(seen).toEqual([['pin first', { tag: 'a' }], ['pin second', 2, 'a'], ['check first', { tag: 'a' }]]);
+  });
+
+  it('plugs in: the capabilities in their order, the model as the settings before each one left it', () => {
+    const model = scriptedModel([]);
+    const plugged = plugSettings(SETTINGS, run, given, { registry: new ToolRegistry([]), model, maxTokens: 100 });
+    expect(plugged.model.name).toBe(`${model.name}+a`);
+    expect(plugged.capabilities.map((capability) => capability.name)).toEqual([`${model.name}+a x2`]);
+  });
+
+  it("reopens: what a resume changes in the run's context, from the context loaded; null when no setting changes it", () => {
+    const context = { turn: 1 } as AgentContext;
+    expect(reopenSettings(SETTINGS, context, given)).toEqual({ budget: { budget: { maxTotalTokens: 2000 } } });
+    expect(reopenSettings(SETTINGS, { ...context, turn: 0 }, given)).toBeNull();
   });
 });
