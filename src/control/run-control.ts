@@ -40,9 +40,14 @@ export class RunControl {
 
   /**
    * At a step boundary: the CANCEL event to take when a cancel waits; throws RunPausedError when
-   * a pause waits; null to go on.
+   * a pause waits; null to go on. Null at once, not a promise of it, for a run nobody can cancel
+   * or pause (no inbox): a boundary comes several times a turn.
    */
-  async atBoundary(): Promise<Extract<AgentEvent, { type: 'CANCEL' }> | null> {
+  atBoundary(): Promise<Extract<AgentEvent, { type: 'CANCEL' }> | null> | null {
+    return this.inbox ? this.lookAtBoundary() : null;
+  }
+
+  private async lookAtBoundary(): Promise<Extract<AgentEvent, { type: 'CANCEL' }> | null> {
     const request = await this.look();
     if (!request) return null;
     if (request.kind === 'pause') throw new RunPausedError(request);

@@ -56,7 +56,8 @@ export class RunDriver {
     let effect = first;
     while (effect) {
       session.stopIfAsked();
-      const cancel = await session.control.atBoundary();
+      const looking = session.control.atBoundary();
+      const cancel = looking && (await looking);
       effect = cancel ? await session.step(cancel) : await this.carryOut(effect);
     }
     if (!FINAL_STATES.includes(this.state) && this.state !== 'awaitingDecision') {
