@@ -169,13 +169,14 @@ export class DriverSession implements RunSession {
   async runCall(call: PendingCall): Promise<ToolOutcome> {
     const { parts } = this;
     await parts.store.assertOwnership?.();
-    const view = this.callView(call);
+    // The call's view and its two events only for someone who watches the run.
+    const view = isWatched(parts.observer) ? this.callView(call) : null;
     const startedAt = Date.now();
-    this.emit({ type: 'tool-started', call: view, at: startedAt });
+    if (view) this.emit({ type: 'tool-started', call: view, at: startedAt });
     const ran = effectiveCall(this.context(), call);
     const caller = callerFor(this.callerParts(), this.context(), call);
     const result = withEditNotice(call, ran, await parts.control.watch((stop) => executeCall(parts.registry, this.runId, ran, parts.toolTimeoutMs, parts.control.abortable(stop), caller), undefined, 'cancel'));
-    this.emit({ type: 'tool-finished', call: view, outcome: result, ms: Date.now() - startedAt });
+    if (view) this.emit({ type: 'tool-finished', call: view, outcome: result, ms: Date.now() - startedAt });
     await parts.crash.pass('tool-return');
     return result;
   }
