@@ -50,7 +50,7 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
         // Without --run: every run of the fleet with --database-url (or its variable and no --dir), else of DIR.
         return args.fleetRun !== null || (args.fileRun === null && readsFleet(args, env))
           ? await (await import('./commands/fleet-decide.ts')).fleetPendingCommand(args, env, writers)
-          : await (await decisions()).pendingCommand(args, env, writers);
+          : await (await import('./commands/pending.ts')).pendingCommand(args, env, writers);
       case 'approve':
       case 'deny':
       case 'answer':

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import { totalTokens } from '../../machines/agent-loop.logic.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
-import type { PendingDecision } from '../awaits/decide.ts';
+import type { PendingDecision } from '../awaits/pending-decisions.ts';
 import { waitPlanOf } from '../awaits/wait-tool.ts';
 import { waitsForWords } from '../awaits/wait-words.ts';
 import { estimateCost } from '../model/prices.ts';

@@ -3,7 +3,8 @@
  * decision about one of them goes. Apart from the tree itself: status and history read the tree
  * and decide nothing.
  */
-import { type DecideInput, type PendingDecision, pendingDecisions } from '../awaits/decide.ts';
+import type { DecideInput } from '../awaits/decide.ts';
+import { type PendingDecision, pendingDecisions } from '../awaits/pending-decisions.ts';
 import type { RunStore } from '../store/store.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 import { type ChildRun, childRunsOf } from './run-tree.ts';

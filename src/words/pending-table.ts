@@ -1,5 +1,5 @@
 /** The table `pending` prints: one row a waiting call (with its run, where the calls are of several runs). Pure. */
-import type { PendingDecision } from '../awaits/decide.ts';
+import type { PendingDecision } from '../awaits/pending-decisions.ts';
 import { waitsForWords } from '../awaits/wait-words.ts';
 import { formatAgo, tableLines } from './format.ts';
 

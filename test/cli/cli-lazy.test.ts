@@ -64,10 +64,16 @@ it('`demo` without the OpenTelemetry variables loads no OpenTelemetry package an
 it('`pending`, `approve` and `deny` read and decide without the machine library, the SDK, the TUI, ajv or pg', async () => {
   const dir = tempDir();
   expect((await runCliAsync(['demo', '--require-approval', 'write_report', '--no-wait'], { cwd: dir })).code).toBe(7);
-  for (const args of [['pending'], ['deny', 'toolu_03', '--reason', 'not now']]) {
-    const loaded = await loadedBy(args, dir);
-    expect(loaded.some((url) => url.includes('/cli/commands/decide.')), 'the hook sees the command').toBe(true);
+  for (const [args, command] of [
+    [['pending'], 'pending'],
+    [['deny', 'toolu_03', '--reason', 'not now'], 'decide'],
+  ] as const) {
+    const loaded = await loadedBy([...args], dir);
+    expect(loaded.some((url) => url.includes(`/cli/commands/${command}.`)), 'the hook sees the command').toBe(true);
     expect(loaded.filter((url) => HEAVY_PACKAGES.test(url))).toEqual([]);
     expect(loaded.filter((url) => /\/(tui|visualizer)\/|\/runtime\/run-(api|driver)\./.test(url))).toEqual([]);
   }
+  // `pending` reads and never decides: the commands and checks of a decision are not loaded.
+  const pending = await loadedBy(['pending'], dir);
+  expect(pending.filter((url) => /\/cli\/commands\/decide\.|\/awaits\/(decide|decision-errors)\.|\/tools\/tool-contract\./.test(url))).toEqual([]);
 });

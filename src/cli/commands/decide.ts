@@ -1,25 +1,20 @@
 /**
- * `durable-agent pending`, `approve`, `deny` and `answer`: what waits for a person in the run of
- * DIR, and a decision for one call. They read the journal without a lock and write only the
- * decision's inbox file, so they work while the run waits in another process.
+ * `durable-agent approve`, `deny` and `answer`: a decision for one call of the run of DIR (or of
+ * a run under it). They read the journal without a lock and write only the decision's inbox
+ * file, so they work while the run waits in another process. (`pending` is commands/pending.ts.)
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import { decide, type DecideInput } from '../../awaits/decide.ts';
-import { InboxFileError } from '../../store/inbox/inbox-errors.ts';
 import type { InboxPoint } from '../../store/open-store.ts';
 import type { FolderRunStore } from '../../store/store.ts';
 import type { JournalHeader } from '../../store/journal/journal-record.ts';
 import type { ToolDefinition } from '../../tools/tool.ts';
-import type { DecideArgs, PendingArgs } from '../args.ts';
+import type { DecideArgs } from '../args.ts';
 import { UsageError } from '../usage-error.ts';
-import { NoSuchDirectoryError } from '../errors.ts';
+import { runDirOf } from '../run-dir.ts';
 import { EXIT } from '../exit-codes.ts';
-import { pendingTable } from '../../words/pending-table.ts';
 import type { Writers } from '../plain-reporter.ts';
-import { decidedText, decisionCommandsFor, decisionHintLines } from '../../words/decision-lines.ts';
 import { readRunStatus } from '../../runtime/run-status.ts';
-import { deciderOf, treePendingDecisions } from '../../runtime/tree-decisions.ts';
+import { deciderOf } from '../../runtime/tree-decisions.ts';
 import { DecisionRefusedError } from '../../awaits/decision-errors.ts';
 import { verdictWords } from '../../awaits/decision-trail.ts';
 import type { Decision } from '../../../machines/agent-loop.types.ts';
@@ -28,44 +23,6 @@ import { fileStoreOf } from '../run-store.ts';
 import { userName } from '../user-name.ts';
 
 const VERDICT: Record<DecideArgs['command'], DecideInput['verdict']> = { approve: 'approved', deny: 'denied', answer: 'answered' };
-
-export async function pendingCommand(args: PendingArgs, env: NodeJS.ProcessEnv, writers: Writers, now = Date.now()): Promise<number> {
-  const dir = runDirOf(args.dir);
-  // Without --run, a folder of runs by id is listed whole: the waiting calls of each of its runs.
-  if (args.fileRun === null) {
-    const { folderPendingCommand, folderRunsToList } = await import('./folder-pending.ts');
-    const runs = await folderRunsToList(dir);
-    if (runs) return folderPendingCommand(dir, runs, { json: args.json, env, now }, writers);
-  }
-  const store = fileStoreOf(dir, args.fileRun);
-  // The run's own calls, then those its sub-agent runs wait on (a decision given here reaches them).
-  const waiting = await treePendingDecisions(store);
-  if (args.json) {
-    writers.out(JSON.stringify(waiting.map(({ store: _store, ...call }) => call), null, 2));
-    return EXIT.done;
-  }
-  // What the run recorded last: a decision given here may have been overtaken (a deadline).
-  const decided = (await readRunStatus(store)).decided.slice(-LAST_DECISIONS);
-  const decidedLines = decided.length ? [`Decided last (${decided.length === 1 ? 'the run’s last decision' : `the run’s last ${decided.length}`}):`, ...decided.map((call) => `  ${decidedText(call)}`)] : [];
-  if (waiting.length === 0) {
-    writers.out(`Nothing waits for a decision in ${dir}.`);
-    for (const line of decidedLines) writers.out(line);
-    return EXIT.done;
-  }
-  for (const line of pendingTable(waiting, now)) writers.out(line);
-  for (const { tool_use_id, unreadable } of waiting) {
-    if (unreadable) writers.err(`durable-agent: ${tool_use_id}: ${new InboxFileError(unreadable.file, unreadable.problem).message}`);
-  }
-  const next = waiting.find((call) => !call.given && !call.unreadable);
-  if (next) {
-    const header = (await store.load()).header;
-    for (const line of decisionHintLines(decisionCommandsFor(env, dir, resumeCommandOf(env, dir, header, args.fileRun), args.fileRun), next)) writers.out(line);
-  }
-  for (const line of decidedLines) writers.out(line);
-  return EXIT.done;
-}
-
-const LAST_DECISIONS = 3;
 
 /** `store`: the run's store (tests pass one whose inbox write they interleave with a run). */
 export async function decideCommand(args: DecideArgs, env: NodeJS.ProcessEnv, writers: Writers, given?: FolderRunStore): Promise<number> {
@@ -149,12 +106,6 @@ async function toolsOf(store: FolderRunStore, dir: string): Promise<ToolDefiniti
   return undefined;
 }
 
-function runDirOf(dir: string): string {
-  const resolved = path.resolve(dir);
-  const stat = fs.statSync(resolved, { throwIfNoEntry: false });
-  if (!stat?.isDirectory()) throw new NoSuchDirectoryError('--dir', resolved, stat !== undefined);
-  return resolved;
-}
 
 
 const INBOX_POINTS: readonly InboxPoint[] = ['decision-temp', 'decision-link'];

@@ -3,7 +3,7 @@
  * person in every run of the folder, each under the id of the run it waits in (a sub-agent run's
  * under its own), with the commands that decide the first. Read without a lock, as `pending` reads.
  */
-import { type PendingDecision, pendingDecisions } from '../../awaits/decide.ts';
+import { type PendingDecision, pendingDecisions } from '../../awaits/pending-decisions.ts';
 import { waitingCallsOf } from '../../awaits/waiting-calls.ts';
 import { foldJournal } from '../../store/journal/fold-journal.ts';
 import type { JournalHeader } from '../../store/journal/journal-record.ts';
@@ -12,7 +12,6 @@ import { decisionCommandsFor, decisionHintLines } from '../../words/decision-lin
 import { pendingTable } from '../../words/pending-table.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
-import { resumeCommandOf } from '../resume-command.ts';
 import { fileStoreOf, runsFolderOfDir } from '../run-store.ts';
 
 /** A waiting call of a run of the folder: `run` is its id there, null for the folder's own run. */
@@ -73,6 +72,8 @@ export async function folderPendingCommand(dir: string, runs: readonly ReadRun[]
   for (const line of pendingTable(waiting.map((call) => ({ ...call, run: call.run ?? OWN_RUN })), options.now)) writers.out(line);
   const next = waiting.find((call) => !call.given && !call.unreadable);
   if (next) {
+    // Only when a call waits: the commands that decide it, and the one that resumes its run.
+    const { resumeCommandOf } = await import('../resume-command.ts');
     const commands = decisionCommandsFor(options.env, dir, resumeCommandOf(options.env, dir, headers.get(next.run)!, next.run), next.run);
     for (const line of decisionHintLines(commands, next)) writers.out(line);
   }
