@@ -1,7 +1,7 @@
 /**
  * The machine's transitions read off the machine once, as a table: for each state and event
  * type, the candidates in the order xstate tries them (the state's own, then the root's), each
- * with its guard, its target and the actions it runs (exit, transition, entry). A step then
+ * with its guard, its target and the actions it runs (its own, then the target's entry). A step then
  * picks the first candidate whose guard passes and applies its assigns, instead of interpreting
  * the state nodes on every event (exit and entry sets, domains, a new snapshot per assign).
  *
@@ -46,11 +46,12 @@ interface Row {
   assigns: boolean;
 }
 
-/** The same built-in guard helpers xstate's own `and`, `or` and `not` are: known by their check function. */
+/** xstate's own `and`, `or` and `not` guards, known by the check function each kind shares. */
 const AND_CHECK = (and([]) as unknown as { check: unknown }).check;
 const OR_CHECK = (or([]) as unknown as { check: unknown }).check;
 const NOT_CHECK = (not(() => true) as unknown as { check: unknown }).check;
 
+/** Why a machine gets no table (never shown to a user: its runs are stepped by xstate instead). */
 export class TableUnfitError extends Error {
   override readonly name = 'TableUnfitError';
 }
