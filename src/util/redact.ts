@@ -66,7 +66,6 @@ export function secretsInToolResults(): readonly string[] {
   return toolResultSecrets;
 }
 
-
 /**
  * `value` (text, content blocks, any JSON) with each of `secrets` replaced by [redacted] in every
  * string it holds, the same value when none was there (nothing is copied). The base64 bytes of an

@@ -2,10 +2,8 @@
  * `durable-agent console`: serves the web console until Ctrl-C. Its server and routing library
  * load only here: no other command pays for them.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import type { ConsoleArgs } from '../args.ts';
-import { NoSuchDirectoryError } from '../errors.ts';
+import { runDirOf } from '../run-dir.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { readSecretFile } from '../secret-file.ts';
@@ -13,11 +11,7 @@ import { stateFolderOf } from '../run-store.ts';
 import { userName } from '../user-name.ts';
 
 export async function consoleCommand(args: ConsoleArgs, env: NodeJS.ProcessEnv, writers: Writers, stopped: Promise<unknown> = interrupted()): Promise<number> {
-  const dirs = args.dirs.map((dir) => path.resolve(dir));
-  for (const dir of dirs) {
-    const stat = fs.statSync(dir, { throwIfNoEntry: false });
-    if (!stat?.isDirectory()) throw new NoSuchDirectoryError('--dir', dir, stat !== undefined);
-  }
+  const dirs = args.dirs.map(runDirOf);
   // Read before anything starts: a file refused starts nothing.
   const token = args.tokenFile !== null ? readSecretFile('--token-file', args.tokenFile) : env.DURABLE_AGENT_CONSOLE_TOKEN || null;
   const url = args.databaseUrl ?? env.DURABLE_AGENT_DATABASE_URL ?? null;

@@ -11,14 +11,13 @@ import { requestWords } from '../../control/control-request.ts';
 import type { RunStore } from '../../store/store.ts';
 import type { ControlArgs, UnpauseArgs } from '../args.ts';
 import { UsageError } from '../usage-error.ts';
-import { NoSuchDirectoryError } from '../errors.ts';
+import { runDirOf } from '../run-dir.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { cliCommand, dirWords } from '../../words/shell-command.ts';
 import { fileStoreOf } from '../run-store.ts';
 import { fleetStoreOf } from '../fleet-store.ts';
 import { userName } from '../user-name.ts';
-import fs from 'node:fs';
 
 export async function controlCommand(args: ControlArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   const by = args.by ?? `${userName()}@${os.hostname()} (pid ${process.pid})`;
@@ -32,9 +31,7 @@ export async function controlCommand(args: ControlArgs, env: NodeJS.ProcessEnv, 
       await pool.end();
     }
   }
-  const dir = path.resolve(args.dir);
-  const stat = fs.statSync(dir, { throwIfNoEntry: false });
-  if (!stat?.isDirectory()) throw new NoSuchDirectoryError('--dir', dir, stat !== undefined);
+  const dir = runDirOf(args.dir);
   const store = fileStoreOf(dir, args.fileRun, { writeFaults: env.DURABLE_AGENT_FAIL_WRITE, onControlPoint: crashPointsOf(env.CRASH_AFTER) });
   try {
     return report(args, await ask(args, store, by), env, writers, dir);

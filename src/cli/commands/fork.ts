@@ -1,12 +1,11 @@
 /** `durable-agent fork`: a new run from a record of a run (in a directory, or in a fleet), and what the parent did after it. */
-import fs from 'node:fs';
 import path from 'node:path';
 import type { ParentCallAfterFork } from '../../fork/fork-plan.ts';
 import { type ForkResult, forkRun } from '../../fork/fork-run.ts';
 import type { RunOrigin } from '../../store/journal/journal-record.ts';
 import { isStoppedAtLimit } from '../../../machines/agent-loop.types.ts';
 import type { ForkArgs } from '../args.ts';
-import { NoSuchDirectoryError } from '../errors.ts';
+import { runDirOf } from '../run-dir.ts';
 import { EXIT } from '../exit-codes.ts';
 import { tableLines } from '../../words/format.ts';
 import type { Writers } from '../plain-reporter.ts';
@@ -16,9 +15,7 @@ import { fileStoreOf, folderStoreAt, stateFolderOf } from '../run-store.ts';
 
 export async function forkCommand(args: ForkArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   if (args.fleetRun !== null) return forkFleet(args, env, writers);
-  const dir = path.resolve(args.dir);
-  const stat = fs.statSync(dir, { throwIfNoEntry: false });
-  if (!stat?.isDirectory()) throw new NoSuchDirectoryError('--dir', dir, stat !== undefined);
+  const dir = runDirOf(args.dir);
   const to = path.resolve(args.to!);
   const parent = fileStoreOf(dir, args.fileRun);
   const result = await forkRun({

@@ -1,10 +1,8 @@
 /** `durable-agent prune`: removes finished runs, archived ones in DIR or a fleet's in PostgreSQL, and says what went. */
-import fs from 'node:fs';
-import path from 'node:path';
 import { pruneRuns } from '../../prune/prune-archive.ts';
 import type { PruneCandidate } from '../../prune/prune-plan.ts';
 import type { PruneArgs } from '../args.ts';
-import { NoSuchDirectoryError } from '../errors.ts';
+import { runDirOf } from '../run-dir.ts';
 import { EXIT } from '../exit-codes.ts';
 import { formatBytes, tableLines } from '../../words/format.ts';
 import { readsFleet } from '../reads-fleet.ts';
@@ -13,9 +11,7 @@ import { folderStoreAt, stateFolderOf } from '../run-store.ts';
 
 export async function pruneCommand(args: PruneArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   if (readsFleet(args, env)) return pruneFleet(args, env, writers);
-  const dir = path.resolve(args.dir);
-  const stat = fs.statSync(dir, { throwIfNoEntry: false });
-  if (!stat?.isDirectory()) throw new NoSuchDirectoryError('--dir', dir, stat !== undefined);
+  const dir = runDirOf(args.dir);
   const report = await pruneRuns(folderStoreAt(stateFolderOf(dir)), { olderThanMs: args.olderThanMs, keep: args.keep, dryRun: args.dryRun });
   printRemoved(writers, report.removed, report.dryRun, (run) => run.journal);
   for (const name of report.leftoversRemoved) writers.out(`${report.dryRun ? 'would delete' : 'deleted'} ${name}, left by an interrupted prune`);

@@ -4,12 +4,10 @@
  * waits for the event now) and writes only the signal's inbox entry, a file beside the journal
  * or a row of da_signals; the run's wait takes it once.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import { type SentSignal, sendSignal } from '../../awaits/send-signal.ts';
 import type { RunStore } from '../../store/store.ts';
 import type { SignalArgs } from '../specs/signal.ts';
-import { NoSuchDirectoryError } from '../errors.ts';
+import { runDirOf } from '../run-dir.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { fileStoreOf } from '../run-store.ts';
@@ -26,9 +24,7 @@ export async function signalCommand(args: SignalArgs, env: NodeJS.ProcessEnv, wr
       await pool.end();
     }
   }
-  const dir = path.resolve(args.dir);
-  const stat = fs.statSync(dir, { throwIfNoEntry: false });
-  if (!stat?.isDirectory()) throw new NoSuchDirectoryError('--dir', dir, stat !== undefined);
+  const dir = runDirOf(args.dir);
   return send(fileStoreOf(dir, args.fileRun), args.fileRun === null ? `the run in ${dir}` : `run ${args.fileRun} in ${dir}`, args, writers);
 }
 

@@ -20,11 +20,13 @@ export function describeDatabase(url: string): string {
 
 /** Loaded when durable-agent/postgres is imported: a missing pg is reported then, by name. */
 const { Pool, Client } = loadPg();
+/** pg's Client sending statements unnamed, for the pools that reach the database through a pooler. */
+const UnnamedStatementClient = unnamedStatementClient(Client);
 
 /** A pool on the database; a URL with pgbouncer=true reaches it through a pooler in transaction mode (pooler.ts). */
 export function openPool(url: string, max = 10): Database {
   const target = poolerUrlOf(url);
-  const pool = new Pool({ connectionString: target.url, max, connectionTimeoutMillis: 10_000, ...(target.throughPooler ? { Client: unnamedStatementClient(Client) } : {}) });
+  const pool = new Pool({ connectionString: target.url, max, connectionTimeoutMillis: 10_000, ...(target.throughPooler ? { Client: UnnamedStatementClient } : {}) });
   if (target.throughPooler) markThroughPooler(pool);
   // An idle connection dropped by a server restart must not bring the process down: the pool
   // opens a new one on the next query.
