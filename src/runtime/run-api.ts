@@ -20,9 +20,9 @@ import { attachToStored, clearFinishedRun, runIdOf } from './attach-run.ts';
 import { checkResume, headerOf, originOf, pinStart, reopenedSettings, type ResumeCheck } from './pinned-settings.ts';
 import { RunDriver } from './run-driver.ts';
 import { type AgentResumeOptions, type AgentStartOptions, machineInputOf, type ResumeOptions, resumeOptionsOf, type StartOptions, startOptionsOf } from './run-options.ts';
-import { checkPartsOptions, driverParts } from './run-parts.ts';
+import { type CheckedOptions, checkPartsOptions, driverParts } from './run-parts.ts';
 import { attachedResume, type ResumePieces, resumePiecesOf, type StartPieces, startPiecesOf } from './run-pieces.ts';
-import { SnapshotPolicy, snapshotEveryOf } from './snapshot-policy.ts';
+import { SnapshotPolicy } from './snapshot-policy.ts';
 import { tracedRun, withTracing } from './traced-run.ts';
 
 export { type AgentResumeOptions, type AgentStartOptions, DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS, type ResumeOptions, type RunParts, type StartOptions } from './run-options.ts';
@@ -52,7 +52,7 @@ async function start(pieces: StartPieces, tracing: RunTracing | null): Promise<R
         return attached.result;
       }
       // Under the lock taken here: no other process can start or drive it in between.
-      if (attached) return await resume(attachedResume(pieces), tracing, lock);
+      if (attached) return await resume(attachedResume(pieces), tracing, { lock, options, observer });
     }
     const archivedPrevious = await clearFinishedRun(store, pieces.startOver);
     const runId = givenId ?? randomUUID();
@@ -69,9 +69,9 @@ async function start(pieces: StartPieces, tracing: RunTracing | null): Promise<R
     const trace = tracing?.beginRun(runId, { model: model.name, task: task.task, maxTurns: input.maxTurns });
     const header = { ...headerOf(settings, { runId, createdAt: record.at, startedBy, trace }), ...(givenId !== null ? { runIdGiven: true as const } : {}) };
     // The driver's parts only for a run that is started here: one attached to is resumed with the settings it applies.
-    const parts = driverParts(pieces.driver, options, settings, pieces.settings, tracing);
+    const parts = driverParts(pieces.driver, options, settings, pieces.settings, observer, tracing);
     const receipt = await store.create(header, record);
-    const snapshots = new SnapshotPolicy(snapshotEveryOf(pieces.driver.snapshotEvery), record, record);
+    const snapshots = new SnapshotPolicy(options.snapshotEvery, record, record);
     const driver = new RunDriver({ ...parts, snapshots }, runId, snapshot, { state: 'awaitingModel', context: snapshot.context, ledger: new Map() }, 1);
     parts.observer({ type: 'started', runId, task: task.task, model: model.name, maxTurns: input.maxTurns, location: store.location, archivedPrevious });
     await driver.announceCreated(record, receipt);
@@ -87,13 +87,20 @@ export async function resumeRun(given: ResumeOptions | AgentResumeOptions): Prom
   return tracedRun(pieces.tracing, 'resume', pieces.command, (tracing) => resume(pieces, tracing));
 }
 
-/** `held`: the lock a start that attaches to a stored run already holds (and releases). */
-async function resume(pieces: ResumePieces, tracing: RunTracing | null, held: RunLock | null = null): Promise<RunResult> {
+/** What a start that attaches to a stored run already holds: the lock (it releases it), its options checked, its observer traced. */
+interface Held {
+  lock: RunLock;
+  options: CheckedOptions;
+  observer: RunObserver;
+}
+
+async function resume(pieces: ResumePieces, tracing: RunTracing | null, held: Held | null = null): Promise<RunResult> {
   const { store, message, maxTurns } = pieces;
   // Checked on a read that takes no lock and repairs nothing: a refused message writes nothing.
   if (message !== undefined) await checkContinuable(store, message, maxTurns);
-  const options = checkPartsOptions(pieces.driver);
-  const lock = held ?? (await lockRun(store, pieces.takeOver, withTracing(pieces.driver.observer, tracing)));
+  const options = held?.options ?? checkPartsOptions(pieces.driver);
+  const observer = held?.observer ?? withTracing(pieces.driver.observer, tracing);
+  const lock = held?.lock ?? (await lockRun(store, pieces.takeOver, observer));
   try {
     const resuming = { location: store.location, tools: pieces.tools, command: pieces.command, agentsModule: pieces.agentsModule, allowToolChange: pieces.allowToolChange };
     let checked: ResumeCheck | null = null;
@@ -108,7 +115,7 @@ async function resume(pieces: ResumePieces, tracing: RunTracing | null, held: Ru
     });
     // A store that does not offer the header before it repairs (a benchmark's) is checked once it has loaded.
     const { settings, origin } = checked ?? checkResume(loaded.header, resuming, pieces.settings);
-    const parts = driverParts(pieces.driver, options, settings, pieces.settings, tracing);
+    const parts = driverParts(pieces.driver, options, settings, pieces.settings, observer, tracing);
     tracing?.joinRun(loaded.header);
     const view = foldJournal(store.location, loaded);
     refuseCancelled(store.location, view.state, view.context);
@@ -118,7 +125,7 @@ async function resume(pieces: ResumePieces, tracing: RunTracing | null, held: Ru
     if (message !== undefined) checkContinue(store.location, message, view.state, snapshot.context, maxTurns);
     const [first, last] = [loaded.records[0]!.record, loaded.records[loaded.records.length - 1]!.record];
     const driver = new RunDriver(
-      { ...parts, snapshots: new SnapshotPolicy(snapshotEveryOf(pieces.driver.snapshotEvery), first, last) },
+      { ...parts, snapshots: new SnapshotPolicy(options.snapshotEvery, first, last) },
       loaded.header.runId,
       snapshot,
       { state: view.state, context: snapshot.context, ledger: view.ledger },

@@ -4,6 +4,7 @@
  * the run's settings plug in (each setting its own capability; run-settings.ts). Each part is
  * handed only what it uses; the capabilities' own fields are their settings' alone.
  */
+import type { RunObserver } from '../core/run-events.ts';
 import type { RunSettings } from '../core/run-settings.ts';
 import { RunControl } from '../control/run-control.ts';
 import { type Lang, langOf, wordsOf } from '../lang/lang.ts';
@@ -16,7 +17,6 @@ import type { DriverParts } from './run-driver.ts';
 import { DEFAULT_MAX_TOKENS, type RunParts } from './run-options.ts';
 import { snapshotEveryOf } from './snapshot-policy.ts';
 import { toolConcurrencyOf } from './tool-scheduler.ts';
-import { withTracing } from './traced-run.ts';
 
 /** What the driver needs, but the snapshot policy, which needs the journal's records. */
 export type PartsOfRun = Omit<DriverParts, 'snapshots'>;
@@ -31,6 +31,8 @@ export type DriverOptions = Pick<RunParts, 'store' | 'model' | 'signal' | 'obser
 
 /** What the process was given for itself, checked: what the driver's parts take of it. */
 export interface CheckedOptions {
+  /** Records between two snapshots (snapshot-policy.ts). */
+  snapshotEvery: number;
   toolConcurrency: number;
   lang: Lang;
   crash: CrashPoints;
@@ -38,12 +40,14 @@ export interface CheckedOptions {
 
 /** Refuses what the process was given for itself (not pinned), before it takes the run's lock; what it takes, checked. */
 export function checkPartsOptions(given: Pick<DriverOptions, 'snapshotEvery' | 'toolConcurrency' | 'lang' | 'crash'>): CheckedOptions {
-  snapshotEveryOf(given.snapshotEvery);
-  return { toolConcurrency: toolConcurrencyOf(given.toolConcurrency), lang: langOf(given.lang), crash: crashPointsOf(given.crash) };
+  return { snapshotEvery: snapshotEveryOf(given.snapshotEvery), toolConcurrency: toolConcurrencyOf(given.toolConcurrency), lang: langOf(given.lang), crash: crashPointsOf(given.crash) };
 }
 
-/** The driver's parts: its options (and what their check returned), with the settings the start pinned or the resume applies, and what those plug in. */
-export function driverParts(given: DriverOptions, checked: CheckedOptions, settings: RunSettings, settingsGiven: SettingsGiven, tracing: RunTracing | null): PartsOfRun {
+/**
+ * The driver's parts: its options (and what their check returned), with the settings the start
+ * pinned or the resume applies, and what those plug in. `observer`: the caller's, traced.
+ */
+export function driverParts(given: DriverOptions, checked: CheckedOptions, settings: RunSettings, settingsGiven: SettingsGiven, observer: RunObserver, tracing: RunTracing | null): PartsOfRun {
   const registry = new ToolRegistry(settings.tools);
   const maxTokens = given.maxTokens ?? DEFAULT_MAX_TOKENS;
   const plugs = pluggedIn(settings, settingsGiven, { registry, model: given.model, maxTokens });
@@ -55,7 +59,7 @@ export function driverParts(given: DriverOptions, checked: CheckedOptions, setti
     model: plugs.model,
     registry,
     crash: checked.crash,
-    observer: plugs.capabilities.reduce((next, capability) => capability.observe?.(next) ?? next, withTracing(given.observer, tracing)),
+    observer: plugs.capabilities.reduce((next, capability) => capability.observe?.(next) ?? next, observer),
     toolTimeoutMs: given.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
     toolConcurrency: checked.toolConcurrency,
     maxTokens,
