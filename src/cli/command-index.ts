@@ -38,6 +38,7 @@ export const COMMAND_INDEX: readonly IndexEntry[] = [
   { name: 'db', load: async () => declared((await import('./specs/fleet.ts')).dbSpec) },
   { name: 'submit', load: async () => declared((await import('./specs/fleet.ts')).submitSpec) },
   { name: 'worker', load: async () => declared((await import('./specs/fleet.ts')).workerSpec) },
+  { name: 'schedule', load: async () => declared((await import('./specs/schedule.ts')).scheduleSpec) },
   { name: 'result', load: async () => declared((await import('./specs/result.ts')).resultSpec) },
   { name: 'drill', load: async () => declared((await import('./specs/drill.ts')).drillSpec) },
   { name: 'replay', load: async () => declared((await import('./specs/replay.ts')).replaySpec) },

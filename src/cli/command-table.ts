@@ -18,6 +18,7 @@ import { pruneSpec } from './specs/prune.ts';
 import { raiseSpec } from './specs/raise.ts';
 import { resultSpec } from './specs/result.ts';
 import { runSpec } from './specs/run.ts';
+import { scheduleSpec } from './specs/schedule.ts';
 import { signalSpec } from './specs/signal.ts';
 import { historySpec, statusSpec } from './specs/status.ts';
 import { vizSpec } from './specs/viz.ts';
@@ -50,6 +51,7 @@ export const COMMAND_SPECS = [
   dbSpec,
   submitSpec,
   workerSpec,
+  scheduleSpec,
   resultSpec,
   drillSpec,
   replaySpec,

@@ -50,6 +50,8 @@ export interface AgentRunSpec {
   calledBy?: { runId: string; toolUseId: string };
   /** The W3C traceparent its trace hangs under (the queueing call's execute_tool span). */
   traceParent?: string;
+  /** The schedule whose tick started it, and the tick (an ISO time). */
+  schedule?: { name: string; tick: string };
 }
 
 export interface QueuedRun {

@@ -65,11 +65,26 @@ export class SubmitRefusedError extends DurableAgentError {
 }
 
 export async function submitRun(pool: Database, options: SubmitRunOptions): Promise<SubmittedRun> {
+  const spec = agentRunSpecOf(options);
+  const runId = options.runId === undefined ? randomUUID() : checkRunId(options.runId);
+  // With the definition at hand, a rule that names a tool it lacks is refused here, not by every worker.
+  if (isAgentDefinition(options.agent)) checkDecisionPolicy({ requireApproval: options.requireApproval, allowQuestions: false }, options.agent.tools);
+  if (!options.allowUnknownAgent && !isAgentDefinition(options.agent) && !(await agentRegistered(pool, spec.agent))) throw new UnknownAgentError(spec.agent);
+  if (await insertQueuedRun(pool, runId, spec)) return { runId, created: true, spec };
+  const stored = (await readRunSpec(pool, runId)) as Record<string, unknown> | undefined;
+  // Deleted (pruned) between the insert and this read: the retry is then a new submit.
+  if (!stored) return submitRun(pool, options);
+  const differences = specDifferences(stored, spec);
+  if (differences.length > 0) throw new RunIdTakenError(runId, `the fleet (da_runs)`, differences);
+  return { runId, created: false, spec };
+}
+
+/** The spec a run of an agent is queued with: its task and what it was given over the agent's own; SubmitRefusedError for a run that names no agent or no task. */
+export function agentRunSpecOf(options: Omit<SubmitRunOptions, 'runId' | 'allowUnknownAgent'>): AgentRunSpec {
   const agent = isAgentDefinition(options.agent) ? options.agent.name : options.agent;
   if (typeof agent !== 'string' || agent === '') throw new SubmitRefusedError('it names no agent');
   if (typeof options.task !== 'string' || options.task.trim() === '') throw new SubmitRefusedError('its task is empty');
-  const runId = options.runId === undefined ? randomUUID() : checkRunId(options.runId);
-  const spec: AgentRunSpec = {
+  return {
     kind: 'agent',
     agent,
     task: options.task,
@@ -80,16 +95,6 @@ export async function submitRun(pool: Database, options: SubmitRunOptions): Prom
     ...(options.calledBy !== undefined ? { calledBy: { runId: options.calledBy.runId, toolUseId: options.calledBy.toolUseId } } : {}),
     ...(options.traceParent !== undefined ? { traceParent: options.traceParent } : {}),
   };
-  // With the definition at hand, a rule that names a tool it lacks is refused here, not by every worker.
-  if (isAgentDefinition(options.agent)) checkDecisionPolicy({ requireApproval: options.requireApproval, allowQuestions: false }, options.agent.tools);
-  if (!options.allowUnknownAgent && !isAgentDefinition(options.agent) && !(await agentRegistered(pool, agent))) throw new UnknownAgentError(agent);
-  if (await insertQueuedRun(pool, runId, spec)) return { runId, created: true, spec };
-  const stored = (await readRunSpec(pool, runId)) as Record<string, unknown> | undefined;
-  // Deleted (pruned) between the insert and this read: the retry is then a new submit.
-  if (!stored) return submitRun(pool, options);
-  const differences = specDifferences(stored, spec);
-  if (differences.length > 0) throw new RunIdTakenError(runId, `the fleet (da_runs)`, differences);
-  return { runId, created: false, spec };
 }
 
 function specDifferences(stored: Record<string, unknown>, given: AgentRunSpec): string[] {

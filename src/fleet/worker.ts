@@ -31,6 +31,7 @@ import type { DemoRunSpec, RunSpec } from './run-queue.ts';
 import { unfinishedRunCount } from './run-queue.ts';
 import { type AgentDefinition, AgentDefinitionError, agentModel, delegatedAgentsOf } from '../agent/agent-definition.ts';
 import { deliverChildEnd, fleetChildRuns } from './child-runs.ts';
+import { fireDueSchedules } from './schedules.ts';
 import { childRunIdOf } from '../runtime/run-tree.ts';
 import { DurableAgentError } from '../util/durable-agent-error.ts';
 import { drivableRuns, registerAgents } from './agent-registry.ts';
@@ -40,6 +41,9 @@ import { openDatabaseStore } from '../store/pg/open-database-store.ts';
 
 /** How many runs brought to rest a worker remembers the answers of, for their webhook events. */
 const RESTED_KEPT = 1_000;
+
+/** The least time between two firings of the schedules by one worker. */
+const SCHEDULES_GAP_MS = 100;
 
 /** How long a worker leaves a run it was refused to drive before it tries it again. */
 const REFUSED_RUN_PAUSE_MS = 60_000;
@@ -108,6 +112,8 @@ export class Worker {
   private wake: (() => void) | null = null;
   /** Set by a wake that came while no nap was under way: the next nap does not wait. */
   private woken = false;
+  /** When this worker next looks for due schedule ticks (epoch ms): at the earliest tick due, or a poll interval on. */
+  private schedulesAt = 0;
   private readonly signal: WorkSignal;
   private readonly webhooks: WebhookDelivery | null;
   /** The runs driven here write through it: several runs' records to a statement. */
@@ -166,6 +172,7 @@ export class Worker {
     while (!this.stopping) {
       await this.signal.ensure();
       this.woken = false;
+      await this.fireSchedules();
       let claimed = false;
       while (!this.stopping && this.active.size < this.runConcurrency) {
         const leases = await this.tryClaim(this.runConcurrency - this.active.size);
@@ -224,11 +231,31 @@ export class Worker {
     return { where: (first) => `${drivable.where(first)} AND NOT (da_runs.id = ANY($${first + drivable.params.length}::text[]))`, params: [...drivable.params, excluded] };
   }
 
-  /** Waits --poll-ms, or less: until a run here ends, work is announced (work-signal.ts) or stop(). */
+  /**
+   * Queues the runs of the schedules' due ticks: every worker does, and each tick starts one run
+   * whichever worker fires it (fleet/schedules.ts). A failure is said and tried again a poll later.
+   */
+  private async fireSchedules(): Promise<void> {
+    if (Date.now() < this.schedulesAt) return;
+    const { log, pool } = this.options;
+    let nextDueAt: Date | null = null;
+    try {
+      const fired = await fireDueSchedules(pool);
+      for (const runId of fired.started) log(`[worker ${this.id}] schedule tick: queued run ${runId}`);
+      if (fired.skipped > 0) log(`[worker ${this.id}] schedule ticks skipped: ${fired.skipped} (missed past their catch-up, or their schedule's last run still going on)`);
+      nextDueAt = fired.nextDueAt;
+    } catch (error) {
+      log(`[worker ${this.id}] cannot fire schedules right now (${messageOf(error)}); retrying`);
+    }
+    // A tick due already is another worker's firing (its schedule locked) or the rest of a full one: looked at again shortly, not in a loop.
+    this.schedulesAt = Math.max(Date.now() + SCHEDULES_GAP_MS, Math.min(Date.now() + this.pollIntervalMs, nextDueAt?.getTime() ?? Number.POSITIVE_INFINITY));
+  }
+
+  /** Waits --poll-ms, or less: until a run here ends, work is announced (work-signal.ts), a schedule's tick is due, or stop(). */
   private nap(): Promise<void> {
     if (this.woken) return Promise.resolve();
     return new Promise((resolve) => {
-      const timer = setTimeout(done, this.pollIntervalMs);
+      const timer = setTimeout(done, Math.max(0, Math.min(this.pollIntervalMs, this.schedulesAt - Date.now())));
       function done() {
         clearTimeout(timer);
         resolve();

@@ -35,6 +35,7 @@ const REQUIRED: Record<string, string[]> = {
   drill: ['--agents', 'agents.mjs', '--replies-file', 'replies.json'],
   replay: ['--agents', 'agents.mjs', '--from-run', 'run-1'],
   fork: ['--to', 'new-dir'],
+  schedule: ['add', '--agent', 'billing', '--cron', '0 9 * * 1-5', '--task', 'do it'],
 };
 
 function parse(...argv: string[]): CliArgs {
@@ -89,6 +90,8 @@ function withOption(command: CommandSpec, option: OptionSpec, value?: string): s
   if (command.name === 'submit' && ['agent', 'task', 'run', 'allow-unknown-agent'].includes(name)) {
     needed.splice(0, needed.length, ...['--agent', 'billing', '--task', 'do it'].filter((_, at, all) => all[at - (at % 2)] !== `--${name}`));
   }
+  // schedule add: the option under test in place of the one it needs of the same name.
+  if (command.name === 'schedule' && needed.includes(`--${name}`)) needed.splice(needed.indexOf(`--${name}`), 2);
   const given = option.type === 'boolean' ? [`--${name}`] : [`--${name}`, value ?? sampleValue(option)];
   return [command.name, ...needed, ...given];
 }
@@ -116,6 +119,7 @@ function sampleValue(option: OptionSpec): string {
   if (option.key === 'state') return 'waiting';
   if (option.key === 'lang') return 'pt';
   if (option.key === 'tools') return 'text-editor,memory';
+  if (option.key === 'overlap') return 'allow';
   if (option.key in CLAUDE_SAMPLES) return CLAUDE_SAMPLES[option.key]!;
   if (option.type === 'ratio') return String(option.min);
   return option.type === 'integer' || option.type === 'decimal' ? String(option.min) : 'some-value';

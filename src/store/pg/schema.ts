@@ -7,7 +7,7 @@ import type { Pool } from 'pg';
 import { SchemaVersionError } from './pg-errors.ts';
 import { inTransaction } from './transaction.ts';
 
-export const SCHEMA_VERSION = 12;
+export const SCHEMA_VERSION = 13;
 
 /** A row's state changed into one a run rests in: ended, waiting for a person, stopped at a limit. */
 const CAME_TO_REST = `NEW.state IS DISTINCT FROM OLD.state
@@ -236,6 +236,30 @@ const MIGRATIONS: Record<number, string> = {
         RETURN NULL;
       END
     $$;
+  `,
+  // Schedules: each tick starts one run whose id is made of the schedule's name and the tick, so
+  // that however many workers fire it, and whatever is killed when, a tick starts one run. The
+  // next tick moves on in the transaction that queues the tick's runs.
+  13: `
+    CREATE TABLE da_schedules (
+      name         text PRIMARY KEY,
+      agent        text NOT NULL,
+      task         text NOT NULL,
+      cron         text NOT NULL,
+      timezone     text NOT NULL,
+      catch_up     integer NOT NULL,
+      overlap      boolean NOT NULL,
+      run_options  jsonb NOT NULL DEFAULT '{}',
+      paused       boolean NOT NULL DEFAULT false,
+      next_tick_at timestamptz,
+      last_tick_at timestamptz,
+      last_run_id  text,
+      started      bigint NOT NULL DEFAULT 0,
+      skipped      bigint NOT NULL DEFAULT 0,
+      created_at   timestamptz NOT NULL DEFAULT now(),
+      updated_at   timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE INDEX da_schedules_due ON da_schedules (next_tick_at) WHERE NOT paused;
   `,
 };
 

@@ -1,0 +1,257 @@
+/**
+ * Schedules: an agent's task started at each tick of a cron expression, in a time zone, by
+ * whichever workers of the fleet run then. Each tick starts exactly one run: its id is the
+ * schedule's name and the tick (morning-report.20261207T080000Z), queued in the transaction that
+ * moves the schedule's next tick on, so a second worker firing at once, a retry, or a worker
+ * killed mid-way never starts a second one. Ticks missed while no worker ran are caught up (at
+ * most `catchUp` of them, the latest) or skipped; with `overlap: 'skip'`, a tick while the
+ * schedule's last run has not come to rest starts nothing.
+ */
+import { isAgentDefinition } from '../agent/agent-definition.ts';
+import { checkDecisionPolicy } from '../awaits/needs-decision.ts';
+import type { Database } from '../store/pg/pool.ts';
+import { databaseNow, deleteSchedule, fireSchedules, insertSchedule, nextDueTick, readSchedule, readSchedules, type ScheduleRow, setSchedulePaused } from '../store/pg/schedules.ts';
+import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
+import { agentRegistered } from './agent-registry.ts';
+import type { AgentRunSpec } from './run-queue.ts';
+import { checkTickRule, dueTicks, nextTickAfter, tickRunId } from './schedule-ticks.ts';
+import { agentRunSpecOf, SubmitRefusedError, type SubmitRunOptions, UnknownAgentError } from './submit-run.ts';
+import { canonicalJson } from '../tools/schema-hash.ts';
+
+export { MISSED_AFTER_MS, ScheduleCronError } from './schedule-ticks.ts';
+
+/** What overlapping runs of one schedule do: 'skip' starts nothing while its last run is not at rest. */
+export type ScheduleOverlap = 'allow' | 'skip';
+
+export const DEFAULT_CATCH_UP = 1;
+export const MAX_CATCH_UP = 1_000;
+export const DEFAULT_TIMEZONE = 'UTC';
+
+/** A schedule's name: its runs' ids begin with it, then a dot and the tick. */
+const SCHEDULE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,79}$/;
+
+export interface ScheduleOptions extends Pick<SubmitRunOptions, 'agent' | 'task' | 'maxTurns' | 'requireApproval' | 'decisionTimeoutMs' | 'budget' | 'allowUnknownAgent'> {
+  /** Default: the agent's name. Letters, digits, "_" and "-", at most 80. */
+  name?: string | undefined;
+  /** Five fields (minute hour day-of-month month day-of-week), or six with the seconds first. */
+  cron: string;
+  /** An IANA time zone the expression is read in (default UTC). */
+  timezone?: string | undefined;
+  /** How many ticks missed while no worker ran are started late, the latest first (default 1; 0 skips them all). */
+  catchUp?: number | undefined;
+  /** Default 'skip': a tick while the schedule's last run is not at rest starts nothing. */
+  overlap?: ScheduleOverlap | undefined;
+}
+
+/** A schedule as the fleet holds it. */
+export interface Schedule {
+  name: string;
+  agent: string;
+  task: string;
+  cron: string;
+  timezone: string;
+  catchUp: number;
+  overlap: ScheduleOverlap;
+  paused: boolean;
+  /** Null when the expression never ticks again. */
+  nextTickAt: Date | null;
+  lastTickAt: Date | null;
+  lastRunId: string | null;
+  /** Runs its ticks started. */
+  started: number;
+  /** Ticks that started nothing (missed past the catch-up, or while its last run went on). */
+  skipped: number;
+  createdAt: Date;
+}
+
+export class ScheduleRefusedError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
+  override readonly name = 'ScheduleRefusedError';
+  constructor(readonly problem: string) {
+    super(`The schedule cannot be added: ${problem}. Nothing was changed.`);
+  }
+}
+
+export class ScheduleNameTakenError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
+  override readonly name = 'ScheduleNameTakenError';
+  constructor(
+    readonly scheduleName: string,
+    readonly differences: readonly string[],
+  ) {
+    super(
+      `A schedule named ${scheduleName} exists already with another ${differences.join('; ')}. Nothing was changed. ` +
+        `Give the new one another name (--name), or remove the old one first (durable-agent schedule remove --name ${scheduleName}).`,
+    );
+  }
+}
+
+export class ScheduleNotFoundError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
+  override readonly name = 'ScheduleNotFoundError';
+  constructor(readonly scheduleName: string) {
+    super(`The fleet has no schedule named ${scheduleName}. durable-agent schedule list shows those it has.`);
+  }
+}
+
+export interface ScheduledRun {
+  schedule: Schedule;
+  /** False: a schedule of that name was there already, the same; nothing was written. */
+  created: boolean;
+}
+
+/** Adds a schedule; adding the same one again changes nothing (a retry), another one under its name is refused. */
+export async function scheduleRun(pool: Database, options: ScheduleOptions): Promise<ScheduledRun> {
+  const spec = specOf(options);
+  const name = options.name ?? spec.agent;
+  if (typeof name !== 'string' || !SCHEDULE_NAME.test(name)) {
+    throw new ScheduleRefusedError(`its name ${JSON.stringify(name)} must be 1 to 80 letters, digits, "_" or "-", beginning with a letter or digit (its runs' ids are the name, a dot and the tick)`);
+  }
+  const timezone = options.timezone ?? DEFAULT_TIMEZONE;
+  const catchUp = options.catchUp ?? DEFAULT_CATCH_UP;
+  if (!Number.isSafeInteger(catchUp) || catchUp < 0 || catchUp > MAX_CATCH_UP) throw new ScheduleRefusedError(`catchUp must be a whole number from 0 to ${MAX_CATCH_UP}, not ${String(options.catchUp)}`);
+  const overlap = options.overlap ?? 'skip';
+  if (overlap !== 'allow' && overlap !== 'skip') throw new ScheduleRefusedError(`overlap must be 'allow' or 'skip', not ${JSON.stringify(overlap)}`);
+  if (isAgentDefinition(options.agent)) checkDecisionPolicy({ requireApproval: options.requireApproval, allowQuestions: false }, options.agent.tools);
+  if (!options.allowUnknownAgent && !isAgentDefinition(options.agent) && !(await agentRegistered(pool, spec.agent))) throw new UnknownAgentError(spec.agent);
+  const rule = { cron: options.cron, timezone };
+  const next = checkTickRule(rule, await databaseNow(pool));
+  const runOptions = runOptionsOf(spec);
+  const row = { name, agent: spec.agent, task: spec.task, cron: options.cron, timezone, catch_up: catchUp, overlap: overlap === 'allow', run_options: runOptions, next_tick_at: next };
+  const created = await insertSchedule(pool, row);
+  const stored = await readSchedule(pool, name);
+  // Removed between the insert and this read: the retry is then a new add.
+  if (!stored) return scheduleRun(pool, options);
+  if (!created) {
+    const differences = differencesOf(stored, row);
+    if (differences.length > 0) throw new ScheduleNameTakenError(name, differences);
+  }
+  return { schedule: scheduleOf(stored), created };
+}
+
+export async function listSchedules(pool: Database): Promise<Schedule[]> {
+  return (await readSchedules(pool)).map(scheduleOf);
+}
+
+/** Its ticks start nothing until it is resumed. */
+export async function pauseSchedule(pool: Database, name: string): Promise<Schedule> {
+  if (!(await setSchedulePaused(pool, name, true, null))) throw new ScheduleNotFoundError(name);
+  return scheduleOf((await readSchedule(pool, name))!);
+}
+
+/** Goes on from its next tick after now: the ticks that fell while it was paused start nothing. */
+export async function resumeSchedule(pool: Database, name: string): Promise<Schedule> {
+  const stored = await readSchedule(pool, name);
+  if (!stored) throw new ScheduleNotFoundError(name);
+  const next = nextTickAfter({ cron: stored.cron, timezone: stored.timezone }, await databaseNow(pool));
+  if (!(await setSchedulePaused(pool, name, false, next))) throw new ScheduleNotFoundError(name);
+  return scheduleOf((await readSchedule(pool, name))!);
+}
+
+/** No tick of it starts anything after this; the runs it started stay. */
+export async function removeSchedule(pool: Database, name: string): Promise<void> {
+  if (!(await deleteSchedule(pool, name))) throw new ScheduleNotFoundError(name);
+}
+
+/** What one firing did: the runs it queued, the ticks it skipped, and when the next tick of any schedule is due. */
+export interface FiredSchedules {
+  started: string[];
+  skipped: number;
+  nextDueAt: Date | null;
+}
+
+/** Schedules taken in one firing: the rest wait for the next one (a worker fires again at once while some were due). */
+const FIRED_AT_ONCE = 50;
+
+/**
+ * Starts the runs of every tick due, once: what each worker of a fleet does between claims. A
+ * schedule another firing holds is left to it; a schedule whose expression can no longer be
+ * read (an upgrade of the cron library that refuses it) stops ticking rather than stopping the
+ * firing of the others.
+ */
+export async function fireDueSchedules(pool: Database): Promise<FiredSchedules> {
+  const fired = await fireSchedules(pool, FIRED_AT_ONCE, async (firing) => {
+    const started: string[] = [];
+    let skipped = 0;
+    for (const row of firing.due) {
+      const rule = { cron: row.cron, timezone: row.timezone, catchUp: row.catch_up, overlap: row.overlap };
+      let due: ReturnType<typeof dueTicks>;
+      try {
+        due = dueTicks(rule, row.next_tick_at!, firing.now);
+      } catch {
+        await firing.record({ name: row.name, nextTickAt: null, lastTickAt: null, lastRunId: null, started: 0, skipped: 0 });
+        continue;
+      }
+      let ticks = due.start;
+      let skippedHere = due.skipped;
+      if (!row.overlap && ticks.length > 0 && row.last_run_id !== null && (await firing.runAtRest(row.last_run_id)) === false) {
+        skippedHere += ticks.length;
+        ticks = [];
+      }
+      let lastRunId: string | null = null;
+      let startedHere = 0;
+      for (const tick of ticks) {
+        lastRunId = tickRunId(row.name, tick);
+        if (await firing.queueRun(lastRunId, tickSpecOf(row, tick))) {
+          started.push(lastRunId);
+          startedHere++;
+        }
+      }
+      skipped += skippedHere;
+      await firing.record({ name: row.name, nextTickAt: due.next, lastTickAt: ticks.at(-1) ?? null, lastRunId, started: startedHere, skipped: skippedHere });
+    }
+    return { started, skipped, full: firing.due.length === FIRED_AT_ONCE };
+  });
+  // A full firing left some due: the next one is due now.
+  const nextDueAt = fired.full ? new Date(0) : await nextDueTick(pool);
+  return { started: fired.started, skipped: fired.skipped, nextDueAt };
+}
+
+function specOf(options: ScheduleOptions): AgentRunSpec {
+  try {
+    return agentRunSpecOf(options);
+  } catch (error) {
+    if (error instanceof SubmitRefusedError) throw new ScheduleRefusedError(error.problem);
+    throw error;
+  }
+}
+
+/** What a schedule gives each of its runs over the agent's own. */
+function runOptionsOf(spec: AgentRunSpec): Record<string, unknown> {
+  const { kind: _kind, agent: _agent, task: _task, ...given } = spec;
+  return given;
+}
+
+function tickSpecOf(row: ScheduleRow, tick: Date): AgentRunSpec {
+  return { ...(row.run_options as Partial<AgentRunSpec>), kind: 'agent', agent: row.agent, task: row.task, schedule: { name: row.name, tick: tick.toISOString() } };
+}
+
+function differencesOf(stored: ScheduleRow, given: Omit<ScheduleRow, 'paused' | 'last_tick_at' | 'last_run_id' | 'started' | 'skipped' | 'created_at' | 'updated_at'>): string[] {
+  const fields = ['agent', 'task', 'cron', 'timezone', 'catch_up', 'overlap', 'run_options'] as const;
+  return fields.flatMap((field) => {
+    // jsonb keeps its keys in an order of its own.
+    const before = canonicalJson(stored[field]);
+    const now = canonicalJson(given[field]);
+    return before === now ? [] : [`${field.replace('_', ' ')}: stored ${before}, given ${now}`];
+  });
+}
+
+function scheduleOf(row: ScheduleRow): Schedule {
+  return {
+    name: row.name,
+    agent: row.agent,
+    task: row.task,
+    cron: row.cron,
+    timezone: row.timezone,
+    catchUp: row.catch_up,
+    overlap: row.overlap ? 'allow' : 'skip',
+    paused: row.paused,
+    nextTickAt: row.next_tick_at,
+    lastTickAt: row.last_tick_at,
+    lastRunId: row.last_run_id,
+    started: Number(row.started),
+    skipped: Number(row.skipped),
+    createdAt: row.created_at,
+  };
+}
+
