@@ -51,6 +51,7 @@ export default defineConfig({
             { text: 'The visualizer', link: '/visualizer' },
             { text: 'The console', link: '/console' },
             { text: 'Running a fleet', link: '/fleet' },
+            { text: 'Schedules', link: '/schedules' },
             { text: 'Traces (OpenTelemetry)', link: '/traces' },
           ],
         },

@@ -5,7 +5,7 @@
  * differ agree on what is due.
  */
 import { Cron } from 'croner';
-import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
+import { ScheduleCronError } from './schedule-errors.ts';
 
 /** A tick fired later than this after its time was missed (no worker ran then): it starts a run only as a catch-up. */
 export const MISSED_AFTER_MS = 60_000;
@@ -17,21 +17,6 @@ export const MISSED_AFTER_MS = 60_000;
  */
 const TICKS_SEEN = 1_500;
 const FIRST_WINDOW_MS = 600_000;
-
-export class ScheduleCronError extends DurableAgentError {
-  static override readonly kind: ErrorKind = 'refused';
-  override readonly name = 'ScheduleCronError';
-  constructor(
-    readonly cron: string,
-    readonly timezone: string,
-    readonly problem: string,
-  ) {
-    super(
-      `The schedule's cron expression ${JSON.stringify(cron)} in time zone ${JSON.stringify(timezone)} cannot be used: ${problem}. ` +
-        "Give five fields (minute hour day-of-month month day-of-week, e.g. '0 9 * * 1-5') or six with the seconds first ('*/10 * * * * *'), and an IANA time zone (e.g. Europe/Paris, UTC). Nothing was changed.",
-    );
-  }
-}
 
 const UTC_ZONES = new Set(['UTC', 'Etc/UTC', 'Etc/GMT', 'GMT']);
 

@@ -11,14 +11,15 @@ import { isAgentDefinition } from '../agent/agent-definition.ts';
 import { checkDecisionPolicy } from '../awaits/needs-decision.ts';
 import type { Database } from '../store/pg/pool.ts';
 import { databaseNow, deleteSchedule, fireSchedules, insertSchedule, nextDueTick, readSchedule, readSchedules, type ScheduleRow, setSchedulePaused } from '../store/pg/schedules.ts';
-import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
+import { ScheduleNameTakenError, ScheduleNotFoundError, ScheduleRefusedError } from './schedule-errors.ts';
 import { agentRegistered } from './agent-registry.ts';
 import type { AgentRunSpec } from './run-queue.ts';
 import { checkTickRule, dueTicks, nextTickAfter, tickRunId } from './schedule-ticks.ts';
 import { agentRunSpecOf, SubmitRefusedError, type SubmitRunOptions, UnknownAgentError } from './submit-run.ts';
 import { canonicalJson } from '../tools/schema-hash.ts';
 
-export { MISSED_AFTER_MS, ScheduleCronError } from './schedule-ticks.ts';
+export { MISSED_AFTER_MS } from './schedule-ticks.ts';
+export { ScheduleCronError, ScheduleNameTakenError, ScheduleNotFoundError, ScheduleRefusedError } from './schedule-errors.ts';
 
 /** What overlapping runs of one schedule do: 'skip' starts nothing while its last run is not at rest. */
 export type ScheduleOverlap = 'allow' | 'skip';
@@ -62,36 +63,6 @@ export interface Schedule {
   /** Ticks that started nothing (missed past the catch-up, or while its last run went on). */
   skipped: number;
   createdAt: Date;
-}
-
-export class ScheduleRefusedError extends DurableAgentError {
-  static override readonly kind: ErrorKind = 'refused';
-  override readonly name = 'ScheduleRefusedError';
-  constructor(readonly problem: string) {
-    super(`The schedule cannot be added: ${problem}. Nothing was changed.`);
-  }
-}
-
-export class ScheduleNameTakenError extends DurableAgentError {
-  static override readonly kind: ErrorKind = 'refused';
-  override readonly name = 'ScheduleNameTakenError';
-  constructor(
-    readonly scheduleName: string,
-    readonly differences: readonly string[],
-  ) {
-    super(
-      `A schedule named ${scheduleName} exists already with another ${differences.join('; ')}. Nothing was changed. ` +
-        `Give the new one another name (--name), or remove the old one first (durable-agent schedule remove --name ${scheduleName}).`,
-    );
-  }
-}
-
-export class ScheduleNotFoundError extends DurableAgentError {
-  static override readonly kind: ErrorKind = 'refused';
-  override readonly name = 'ScheduleNotFoundError';
-  constructor(readonly scheduleName: string) {
-    super(`The fleet has no schedule named ${scheduleName}. durable-agent schedule list shows those it has.`);
-  }
 }
 
 export interface ScheduledRun {

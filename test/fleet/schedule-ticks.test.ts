@@ -4,7 +4,8 @@
  * tick runs (valid run ids, one per tick).
  */
 import { describe, expect, it } from 'vitest';
-import { checkTickRule, dueTicks, MISSED_AFTER_MS, nextTickAfter, ScheduleCronError, tickRunId } from '../../src/fleet/schedule-ticks.ts';
+import { ScheduleCronError } from '../../src/fleet/schedule-errors.ts';
+import { checkTickRule, dueTicks, MISSED_AFTER_MS, nextTickAfter, tickRunId } from '../../src/fleet/schedule-ticks.ts';
 import { checkRunId } from '../../src/store/run-id.ts';
 
 const at = (iso: string) => new Date(iso);
