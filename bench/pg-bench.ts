@@ -54,18 +54,18 @@ interface RunPlan {
   records: JournalRecord[];
 }
 
-/** The records of each durable point: a synced commit with the commits made without waiting since the last one. */
-function durablePointsOf(commits: readonly Commit[]): string[][] {
-  const points: string[][] = [];
+/** Our run's durable points, each one synced commit of the records committed since the last one (with or without waiting). */
+function durablePointsOf(commits: readonly Commit[]): Commit[] {
+  const points: Commit[] = [];
   let open: string[] = [];
   for (const commit of commits) {
     open.push(...commit.bodies);
     if (commit.synced) {
-      points.push(open);
+      points.push({ bodies: open, synced: true });
       open = [];
     }
   }
-  if (open.length > 0) points.push(open);
+  if (open.length > 0) points.push({ bodies: open, synced: true });
   return points;
 }
 
@@ -123,19 +123,24 @@ async function measureOurs(cluster: BenchCluster, pool: pg.Pool, turns: number):
   return { sample, plan: { commits, records: rows.map((row) => JSON.parse(row.body) as JournalRecord) }, byStatement };
 }
 
-/** The floor: the plan's rows, one INSERT and one commit (that waits for the WAL flush) for each durable point, no logic. */
-async function measureFloor(cluster: BenchCluster, pool: pg.Pool, points: readonly string[][]): Promise<PgSample> {
+/**
+ * The floor: the plan's rows, one INSERT and one commit for each durable point (its commit waits
+ * for the WAL flush), no logic. Given our commits instead (the diagnostic floor), one for each
+ * of ours, synchronous_commit as ours had it: what is left of our cost beside it is our own.
+ */
+async function measureFloor(cluster: BenchCluster, pool: pg.Pool, commits: readonly Commit[]): Promise<PgSample> {
   const runId = `floor-${++runs}`;
   const client = await pool.connect();
   try {
     const done = await cluster.begin('bench_floor');
     let seq = 0;
-    for (const bodies of points) {
+    for (const { bodies, synced } of commits) {
       const seqs = bodies.map(() => seq++);
       await client.query(
         `INSERT INTO floor_records (run_id, seq, epoch, body, bytes)
-         SELECT $1, r.seq, 1, r.body, r.bytes FROM unnest($2::integer[], $3::text[], $4::integer[]) AS r(seq, body, bytes)`,
-        [runId, seqs, bodies, bodies.map((body) => Buffer.byteLength(body))],
+         SELECT $1, r.seq, 1, r.body, r.bytes FROM unnest($2::integer[], $3::text[], $4::integer[]) AS r(seq, body, bytes)
+          WHERE set_config('synchronous_commit', $5, true) IS NOT NULL`,
+        [runId, seqs, bodies, bodies.map((body) => Buffer.byteLength(body)), synced ? 'on' : 'off'],
       );
     }
     return await done();
@@ -186,12 +191,13 @@ async function main(): Promise<void> {
     const warm = await measureOurs(cluster, oursPool, args.turns);
     const plan = warm.plan;
     const points = durablePointsOf(plan.commits);
-    const payloads = { dbos: payloadsOf(plan, args.turns), dbosPoints: points.map((bodies) => bodies.join('\n')) };
+    const payloads = { dbos: payloadsOf(plan, args.turns), dbosPoints: points.map((point) => point.bodies.join('\n')) };
     await measureFloor(cluster, floorPool, points);
     if (dbos) for (const variant of ['dbos', 'dbosPoints'] as const) await measureDbos(cluster, dbos, payloads[variant]);
-    const samples: Record<PgContender, PgSample[]> = { floor: [], ours: [], dbos: [], dbosPoints: [] };
+    await measureFloor(cluster, floorPool, plan.commits);
+    const samples: Record<PgContender, PgSample[]> = { floor: [], floorCommits: [], ours: [], dbos: [], dbosPoints: [] };
     let byStatement = warm.byStatement;
-    const order: PgContender[] = dbos ? ['floor', 'ours', 'dbos', 'dbosPoints'] : ['floor', 'ours'];
+    const order: PgContender[] = ['floor', 'floorCommits', 'ours', ...(dbos ? (['dbos', 'dbosPoints'] as const) : [])];
     for (let round = 0; round < args.rounds; round++) {
       for (let i = 0; i < order.length; i++) {
         const contender = order[(round + i) % order.length]!;
@@ -199,8 +205,8 @@ async function main(): Promise<void> {
           const measured = await measureOurs(cluster, oursPool, args.turns);
           samples.ours.push(measured.sample);
           byStatement = measured.byStatement;
-        } else if (contender === 'floor') {
-          samples.floor.push(await measureFloor(cluster, floorPool, points));
+        } else if (contender === 'floor' || contender === 'floorCommits') {
+          samples[contender].push(await measureFloor(cluster, floorPool, contender === 'floor' ? points : plan.commits));
         } else {
           samples[contender].push(await measureDbos(cluster, dbos!, payloads[contender]));
         }

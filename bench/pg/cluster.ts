@@ -80,21 +80,23 @@ export class BenchCluster {
   /**
    * Starts a contender's span from a checkpoint (each starts with no page already in the WAL
    * since one) with no statement counted yet; the function it returns ends the span: its time,
-   * the WAL made since, and the statements executed in `database`.
+   * this process's CPU time, the WAL made since, and the statements executed in `database`.
    */
   async begin(database: string): Promise<() => Promise<PgSample>> {
     await this.admin.query('CHECKPOINT');
     await this.admin.query('SELECT pg_stat_statements_reset()');
     const { rows } = await this.admin.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn');
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     return async () => {
       const ms = performance.now() - t0;
+      const cpu = process.cpuUsage(cpu0);
       const wal = await this.admin.query<{ bytes: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1)::bigint::text AS bytes', [rows[0]!.lsn]);
       const calls = await this.admin.query<{ n: string }>(
         'SELECT coalesce(sum(s.calls), 0)::text AS n FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1',
         [database],
       );
-      return { ms, walBytes: Number(wal.rows[0]!.bytes), statements: Number(calls.rows[0]!.n) };
+      return { ms, cpuMs: (cpu.user + cpu.system) / 1000, walBytes: Number(wal.rows[0]!.bytes), statements: Number(calls.rows[0]!.n) };
     };
   }
 }
