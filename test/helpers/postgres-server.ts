@@ -15,6 +15,8 @@ import { freePort } from './free-port.ts';
 export interface PostgresServer {
   url: string;
   port: number;
+  /** The cluster's folder (its data in data/, its socket, its log), removed by stop(). */
+  dir: string;
   restart(): void;
   stop(): void;
 }
@@ -52,6 +54,7 @@ export async function startPostgres(): Promise<PostgresServer> {
   return {
     url: `postgresql://da@127.0.0.1:${port}/postgres`,
     port,
+    dir,
     restart() {
       run('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
       start();
