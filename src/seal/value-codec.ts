@@ -16,7 +16,7 @@
  * A string of this shape tells a sealed value from a plain one only where a value is known to be
  * sealed (a sealed record: see record-content.ts); a plain text may happen to start the same way.
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomFillSync } from 'node:crypto';
 import type { RunKey } from './envelope.ts';
 import { KeyNotGivenError, SealedValueError } from './seal-errors.ts';
 
@@ -29,6 +29,22 @@ const IV_CHARS = 16;
 const KEY_ID = /^[A-Za-z0-9][A-Za-z0-9_.@+=-]{0,63}$/;
 const BASE64URL = /^[A-Za-z0-9_-]*$/;
 
+/**
+ * IVs are drawn from the system's random source a batch at a time: a call to it per value cost
+ * as much as the cipher itself. Each IV is still 96 random bits, used once (the pool is refilled,
+ * never reread). An IV is no secret: it is written beside the value.
+ */
+const ivPool = Buffer.alloc(IV_BYTES * 256);
+let ivAt = ivPool.length;
+
+function nextIv(): Buffer {
+  if (ivAt + IV_BYTES > ivPool.length) {
+    randomFillSync(ivPool);
+    ivAt = 0;
+  }
+  return ivPool.subarray(ivAt, (ivAt += IV_BYTES));
+}
+
 /** Where a value belongs: sealed for this run and this field, it opens only there. */
 export interface SealContext {
   runId: string;
@@ -39,7 +55,7 @@ export interface SealContext {
 export function sealValue(value: unknown, runKey: RunKey, context: SealContext): string {
   const json = JSON.stringify(value);
   if (json === undefined) throw new TypeError(`The value of ${context.field} has no JSON form: it cannot be sealed.`);
-  const iv = randomBytes(IV_BYTES);
+  const iv = nextIv();
   const cipher = createCipheriv('aes-256-gcm', runKey.secretKey(), iv);
   cipher.setAAD(aadOf(context, runKey.id));
   const data = Buffer.concat([cipher.update(json, 'utf8'), cipher.final(), cipher.getAuthTag()]);

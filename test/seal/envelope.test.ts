@@ -73,7 +73,7 @@ describe('a run key', () => {
   it('without its master key is a KeyNotGivenError naming that key, never a guess', async () => {
     const { wrapped } = await createRunKey(ringK1);
     for (const keys of [ringK2, null]) {
-      const error = await unwrapRunKey(wrapped, keys, 'run-9').catch((e: unknown) => e as KeyNotGivenError);
+      const error = (await unwrapRunKey(wrapped, keys, 'run-9').catch((e: unknown) => e)) as KeyNotGivenError;
       expect(error).toBeInstanceOf(KeyNotGivenError);
       expect(error.name).toBe('KeyNotGivenError');
       expect(error.keyId).toBe('k1');
@@ -102,7 +102,7 @@ describe('a run key', () => {
     // The master id swapped for another the ring holds: the tag binds the id.
     await expect(unwrapRunKey({ ...w, master: 'k2' }, ringK2K1)).rejects.toThrow(SealedValueError);
     const impostor = KeyRing.of([{ id: 'k1', key: randomBytes(32) }]);
-    const error = await unwrapRunKey(w, impostor).catch((e: unknown) => e as SealedValueError);
+    const error = (await unwrapRunKey(w, impostor).catch((e: unknown) => e)) as SealedValueError;
     expect(error).toBeInstanceOf(SealedValueError);
     expect(error.message).toContain('the key given as k1 is not the one it was sealed with');
   });
@@ -153,7 +153,7 @@ describe('a keys hook (a KMS holds the master key)', () => {
         throw new Error(secretish);
       },
     };
-    const error = await createRunKey(throwing).catch((e: unknown) => e as KeyHookError);
+    const error = (await createRunKey(throwing).catch((e: unknown) => e)) as KeyHookError;
     expect(error).toBeInstanceOf(KeyHookError);
     expect(error.operation).toBe('seal');
     expect(error.message).not.toContain(secretish);

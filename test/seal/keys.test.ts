@@ -121,7 +121,7 @@ describe('a key ring from a key file', () => {
   it.skipIf(process.platform === 'win32')('refuses a file its group or others can read or write, naming the mode and chmod 600', async () => {
     for (const mode of [0o644, 0o640, 0o604, 0o620, 0o666]) {
       const file = keyFile(`k1:${k1.toString('base64')}\n`, mode);
-      const error = await keyRingFromFile(file).catch((e: unknown) => e as Error);
+      const error = (await keyRingFromFile(file).catch((e: unknown) => e)) as Error;
       expect(error).toBeInstanceOf(KeyFileTooOpenError);
       expect(error.name).toBe('KeyFileTooOpenError');
       expect((error as KeyFileTooOpenError).mode & 0o777).toBe(mode);
@@ -134,13 +134,13 @@ describe('a key ring from a key file', () => {
 
   it('says which line is wrong without echoing it, and names a missing file or a folder', async () => {
     const file = keyFile(`k2:${k2.toString('base64')}\n${k1.toString('base64')}\n`, 0o600);
-    const error = await keyRingFromFile(file).catch((e: unknown) => e as Error);
+    const error = (await keyRingFromFile(file).catch((e: unknown) => e)) as Error;
     expect(error).toBeInstanceOf(KeyListError);
     expect(error.message).toContain(`the key file ${file}`);
     expect(error.message).toContain('entry 2 is not ID:BASE64');
     expectNoKeyIn(error.message, k1, k2);
 
-    const missing = await keyRingFromFile(path.join(tempDir('da-seal-'), 'none')).catch((e: unknown) => e as Error);
+    const missing = (await keyRingFromFile(path.join(tempDir('da-seal-'), 'none')).catch((e: unknown) => e)) as Error;
     expect(missing).toBeInstanceOf(KeyFileUnreadableError);
     expect(missing.message).toContain('there is no such file');
     const folder = tempDir('da-seal-');

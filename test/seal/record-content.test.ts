@@ -251,7 +251,9 @@ describe('sealRecordContent over real records', () => {
   it('keeps readable what finds and operates a run: ids, states, turns, times, tool names and call ids, usage, what it waits for', () => {
     for (const journal of journals) {
       const sealedRecords = sealed(journal);
-      journal.records.forEach((record, i) => expect(readablePart(sealedRecords[i]!), `${journal.name}, record ${record.seq}`).toEqual(readablePart(asStored(record))));
+      journal.records.forEach((record, i) => {
+        expect(readablePart(sealedRecords[i]!), `${journal.name}, record ${record.seq}`).toEqual(readablePart(asStored(record)));
+      });
     }
     const [record] = sealed(journals[4]!);
     expect(isSealedValue(record!.task)).toBe(true);
