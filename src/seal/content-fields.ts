@@ -74,6 +74,20 @@ export const READABLE_BLOCK_KEYS: ReadonlySet<string> = new Set([
   '$ledger',
 ]);
 
+/**
+ * A block's `content`, when it is a list, holds blocks (a tool result's, a document's, a web
+ * search's results): each is mapped as a block, so the references below stay readable in them.
+ * A string `content` is content whole.
+ */
+export const NESTED_BLOCKS_KEY = 'content';
+
+/**
+ * An image's or document's `source` that refers to a blob (its hash name, media type and
+ * length) is readable, so the blobs a run refers to are found without a key (a prune must not
+ * take a referenced blob for a stray one). Any other source (the bytes inline, a URL) is content.
+ */
+export const SOURCE_KEY = 'source';
+
 /** A pending call: which call of which tool, and whether it waits for someone; its input is content. */
 export const PENDING_CALL_FIELDS = {
   id: 'readable',
@@ -88,7 +102,8 @@ export const LEDGER_ENTRY_FIELDS = {
   name: 'readable',
   kind: 'readable',
   is_error: 'readable',
-  content: 'content',
+  // A string whole; a list of blocks block by block, as a message's.
+  content: 'parts',
 } as const satisfies Record<keyof ToolOutcome, FieldClass>;
 
 /**

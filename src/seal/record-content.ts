@@ -22,12 +22,15 @@ import {
   HELD_REPLY_FIELDS,
   LEDGER_ENTRY_FIELDS,
   MESSAGE_FIELDS,
+  NESTED_BLOCKS_KEY,
   PENDING_CALL_FIELDS,
   READABLE_BLOCK_KEYS,
   RECORD_FIELDS,
   SNAPSHOT_FIELDS,
+  SOURCE_KEY,
   classOf,
 } from './content-fields.ts';
+import { isBlobSource } from '../util/rich-blocks.ts';
 import { SealedValueError } from './seal-errors.ts';
 import type { ValueOpener, ValueSealer } from './value-codec.ts';
 
@@ -160,28 +163,61 @@ function mapMessage(message: unknown, place: string, slot: Slot): unknown {
   );
 }
 
-/** Content blocks, each keeping its readable keys (type, call id, tool name) and each other key sealed on its own. */
+/**
+ * Content blocks, each keeping its readable keys (type, call id, tool name, a blob's reference)
+ * and each other key sealed on its own; blocks nested in a block's `content` list the same way.
+ */
 function mapBlocks(blocks: unknown, place: string, slot: Slot): unknown {
   if (!Array.isArray(blocks)) return whole(blocks, place, slot);
-  return blocks.map((block, b) => {
-    const at = `${place}/${b}`;
-    if (!isObject(block)) return whole(block, at, slot);
-    const out: Fields = {};
-    for (const key of Object.keys(block)) {
-      const value = block[key];
-      out[key] = READABLE_BLOCK_KEYS.has(key) ? value : whole(value, `${at}.${key}`, slot);
-    }
-    return out;
-  });
+  return blocks.map((block, b) => mapBlock(block, `${place}/${b}`, slot));
+}
+
+function mapBlock(block: unknown, at: string, slot: Slot): unknown {
+  if (!isObject(block)) return whole(block, at, slot);
+  const out: Fields = {};
+  for (const key of Object.keys(block)) {
+    const value = block[key];
+    const field = `${at}.${key}`;
+    if (READABLE_BLOCK_KEYS.has(key)) out[key] = value;
+    else if (key === NESTED_BLOCKS_KEY && Array.isArray(value)) out[key] = mapBlocks(value, field, slot);
+    else if (key === SOURCE_KEY && isObject(value)) out[key] = mapSource(value, field, slot);
+    else out[key] = whole(value, field, slot);
+  }
+  return out;
+}
+
+/** A blob's reference stays; a document whose source is a list of blocks maps them; any other source is content whole. */
+function mapSource(source: Fields, field: string, slot: Slot): unknown {
+  if (isBlobSource(source)) return source;
+  if (!Array.isArray(source[NESTED_BLOCKS_KEY])) return whole(source, field, slot);
+  const out: Fields = {};
+  for (const key of Object.keys(source)) {
+    const value = source[key];
+    out[key] = key === 'type' ? value : key === NESTED_BLOCKS_KEY ? mapBlocks(value, `${field}.${key}`, slot) : whole(value, `${field}.${key}`, slot);
+  }
+  return out;
+}
+
+/** A tool result's content: a string whole, a list of blocks block by block. */
+function mapResultContent(content: unknown, place: string, slot: Slot): unknown {
+  return Array.isArray(content) ? mapBlocks(content, place, slot) : whole(content, place, slot);
 }
 
 /** A ledger entry, bound to its call: the same entry in a turn's results and in a snapshot's ledger is one place. */
 function mapLedgerEntry(entry: unknown, slot: Slot): unknown {
-  return mapCall(entry, 'tool_use_id', LEDGER_ENTRY_FIELDS, 'ledger', slot);
+  return mapCall(entry, 'tool_use_id', LEDGER_ENTRY_FIELDS, 'ledger', slot, (place, content) => mapResultContent(content, place, slot));
 }
 
 /** An object about one call (a pending call, a ledger entry, a decision), its place named by the call's id. */
-function mapCall(value: unknown, idKey: string, table: Readonly<Record<string, FieldClass>>, kind: string, slot: Slot): unknown {
+function mapCall(
+  value: unknown,
+  idKey: string,
+  table: Readonly<Record<string, FieldClass>>,
+  kind: string,
+  slot: Slot,
+  parts?: (place: string, value: unknown) => unknown,
+): unknown {
   if (!isObject(value)) return whole(value, kind, slot);
-  return mapFields(value, table, `${kind}/${String(value[idKey])}`, slot);
+  const prefix = `${kind}/${String(value[idKey])}`;
+  return mapFields(value, table, prefix, slot, parts && ((key, part) => parts(`${prefix}.${key}`, part)));
 }

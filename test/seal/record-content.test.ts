@@ -18,6 +18,7 @@ import { endTurnReply, scriptedModel, toolUseReply } from '../../src/model/scrip
 import { cancelRun } from '../../src/runtime/cancel-run.ts';
 import { resumeRun, startRun } from '../../src/runtime/run-api.ts';
 import { FileStore } from '../../src/store/file-store.ts';
+import { blobNamesIn } from '../../src/store/blobs.ts';
 import { type DurableView, applyRecord, encodeRecord } from '../../src/store/journal/journal-codec.ts';
 import type { JournalRecord } from '../../src/store/journal/journal-record.ts';
 import { type RunKey, createRunKey } from '../../src/seal/envelope.ts';
@@ -117,9 +118,27 @@ async function cancelledJournal(): Promise<Journal> {
   return { name: 'a cancellation', runId, records, secrets: ['Write to the Initech board', 'legal hold on their data', 'board@example.com'] };
 }
 
-/** Encoded by the codec from a context: a compaction summary, thinking, a wait ended by a signal with its data. */
+const BLOB_A = `sha256-${'a'.repeat(64)}`;
+const BLOB_B = `sha256-${'b'.repeat(64)}`;
+
+/**
+ * Encoded by the codec from a context: a compaction summary, thinking, a wait ended by a signal
+ * with its data, a tool result of text and images (one kept in a blob, one inline), a document
+ * whose source is a list of blocks.
+ */
 function encodedJournal(): Journal {
   const input = { event: 'payment.settled', orderId: 'ord-5521' };
+  const screenshot = {
+    tool_use_id: 'toolu_s',
+    name: 'screenshot',
+    kind: 'ran' as const,
+    is_error: false,
+    content: [
+      { type: 'text', text: 'The screenshot of the Initech invoice page.' },
+      { type: 'image', source: { type: 'base64', media_type: 'image/png', $blob: BLOB_A, bytes: 48213 } },
+      { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgoSECRETPIXELS' } },
+    ],
+  };
   const blocks: ContentBlock[] = [
     { type: 'thinking', thinking: 'Ana is anxious about the chargeback', signature: 'c2lnbmF0dXJl' },
     { type: 'text', text: 'Waiting for the payment of order 5521.', citations: null },
@@ -133,10 +152,21 @@ function encodedJournal(): Journal {
     usage: { ...ZERO_USAGE, input: 900, output: 120 },
     messages: [
       { role: 'user', content: 'Summary of the conversation so far: Ana disputed a charge of 42.00 EUR.' },
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'document',
+            title: 'Initech contract',
+            source: { type: 'content', content: [{ type: 'text', text: 'Clause 7: refunds within 30 days.' }, { type: 'image', source: { type: 'base64', media_type: 'image/jpeg', $blob: BLOB_B, bytes: 9120 } }] },
+          },
+          { type: 'tool_result', tool_use_id: 'toolu_s', content: screenshot.content },
+        ],
+      },
       { role: 'assistant', content: blocks },
     ],
     pending: [{ id: 'toolu_w', name: 'wait', input, needs: 'wait' }],
-    results: [],
+    results: [screenshot],
     decisions: [
       {
         tool_use_id: 'toolu_w',
@@ -160,7 +190,21 @@ function encodedJournal(): Journal {
     name: 'a record encoded with a signal, thinking and a summary',
     runId: 'order-5521',
     records: [record],
-    secrets: ['Settle order 5521', 'billing agent of Initech', 'disputed a charge', 'anxious about the chargeback', 'c2lnbmF0dXJl', 'Waiting for the payment', 'ord-5521', '4242', 'payment.settled arrived'],
+    secrets: [
+      'Settle order 5521',
+      'billing agent of Initech',
+      'disputed a charge',
+      'anxious about the chargeback',
+      'c2lnbmF0dXJl',
+      'Waiting for the payment',
+      'ord-5521',
+      '4242',
+      'payment.settled arrived',
+      'Initech invoice page',
+      'SECRETPIXELS',
+      'Initech contract',
+      'Clause 7',
+    ],
   };
 }
 
@@ -263,11 +307,29 @@ describe('sealRecordContent over real records', () => {
     const decision = record!.decisions!.add[0]!;
     expect(decision.signal).toEqual({ name: 'payment.settled', id: 'evt_9', sentAt: 1_800_000_000_000 });
     expect(isSealedValue(decision.text)).toBe(true);
-    const blocks = record!.messages!.add[1]!.content as ContentBlock[];
+    const blocks = record!.messages!.add[2]!.content as ContentBlock[];
     expect(blocks.map((b) => b.type)).toEqual(['thinking', 'text', 'tool_use']);
     expect(blocks[1]!['citations']).toBeNull();
     expect(blocks[2]).toMatchObject({ id: 'toolu_w', name: 'wait' });
     expect(isSealedValue(blocks[2]!['input'])).toBe(true);
+  });
+
+  it("keeps a blob's reference readable, in messages, documents and ledger entries: the blobs a run uses are found without a key", () => {
+    for (const journal of journals) expect(blobNamesIn(sealed(journal))).toEqual(blobNamesIn(journal.records));
+    expect([...blobNamesIn(sealed(journals[4]!))].sort()).toEqual([BLOB_A, BLOB_B]);
+    const [record] = sealed(journals[4]!);
+    const [text, inBlob, inline] = record!.results!.add[0]!.content as ContentBlock[];
+    expect(isSealedValue(text!['text'])).toBe(true);
+    expect(inBlob!['source']).toEqual({ type: 'base64', media_type: 'image/png', $blob: BLOB_A, bytes: 48213 });
+    expect(isSealedValue(inline!['source'])).toBe(true);
+    // The message that repeats the ledger entry refers to it; the document's blocks are sealed one by one.
+    const [document, reference] = record!.messages!.add[1]!.content as ContentBlock[];
+    expect(reference).toEqual({ $ledger: 'toolu_s' });
+    expect(isSealedValue(document!['title'])).toBe(true);
+    const source = document!['source'] as { type: string; content: ContentBlock[] };
+    expect(source.type).toBe('content');
+    expect(isSealedValue(source.content[0]!['text'])).toBe(true);
+    expect(source.content[1]!['source']).toMatchObject({ $blob: BLOB_B });
   });
 
   it('folds without a key to the same state, turn, usage, calls, ledger and decisions', () => {
