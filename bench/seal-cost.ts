@@ -6,7 +6,7 @@
  * interleaved rounds), with the ratio, and beside them the same turn with one fdatasync'd append
  * per record, the floor of what a durable save costs on this disk.
  *
- *     node --import tsx bench/seal-cost.ts [--turns N] [--rounds N] [--result-bytes N]
+ *     npm run bench:seal -- [--turns N] [--rounds N] [--result-bytes N] [--syncs N]
  *
  * The target when the codec sits at the store's door: a turn with encryption at most 1.15x
  * the same turn without. The CPU-only ratio printed here is the part the codec adds; the
