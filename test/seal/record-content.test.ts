@@ -20,7 +20,7 @@ import { resumeRun, startRun } from '../../src/runtime/run-api.ts';
 import { FileStore } from '../../src/store/file-store.ts';
 import { blobNamesIn } from '../../src/store/blobs.ts';
 import { type DurableView, applyRecord, encodeRecord } from '../../src/store/journal/journal-codec.ts';
-import type { JournalRecord } from '../../src/store/journal/journal-record.ts';
+import type { JournalHeader, JournalRecord } from '../../src/store/journal/journal-record.ts';
 import { type RunKey, createRunKey } from '../../src/seal/envelope.ts';
 import { KeyRing } from '../../src/seal/keys.ts';
 import { isSealedRecord, openRecordContent, sealRecordContent, sealedRecordKeyId } from '../../src/seal/record-content.ts';
@@ -34,6 +34,8 @@ const FIXTURE = fileURLToPath(new URL('../fixtures/one-run-folder/state-by-previ
 interface Journal {
   name: string;
   runId: string;
+  /** The journal's header, for the runs written by a file store. */
+  header?: JournalHeader;
   records: JournalRecord[];
   /** Words of the run's content: none may be found in its sealed records. */
   secrets: string[];
@@ -50,9 +52,9 @@ function fixtureJournal(): Journal {
   };
 }
 
-async function recordsOf(store: FileStore): Promise<{ runId: string; records: JournalRecord[] }> {
+async function recordsOf(store: FileStore): Promise<{ runId: string; header: JournalHeader; records: JournalRecord[] }> {
   const loaded = await store.load();
-  return { runId: loaded.header.runId, records: loaded.records.map((stored) => stored.record) };
+  return { runId: loaded.header.runId, header: loaded.header, records: loaded.records.map((stored) => stored.record) };
 }
 
 const mailScript = () => [
@@ -76,12 +78,13 @@ async function decisionsJournal(): Promise<Journal> {
   await decide(store, { tool_use_id: 'toolu_c', verdict: 'denied', reason: 'the board must not see customer balances', by: 'ana' });
   await decide(store, { tool_use_id: 'toolu_b', verdict: 'approved', input: { to: 'ana.private@example.org' }, note: 'use her private address' }, { tools });
   expect((await resumeRun({ ...parts, store: new FileStore(store.dir), model: scriptedModel(mailScript()) })).status).toBe('done');
-  const { runId, records } = await recordsOf(new FileStore(store.dir));
+  const { runId, header, records } = await recordsOf(new FileStore(store.dir));
   expect(records.some((record) => record.snapshot)).toBe(true);
   expect(records.some((record) => record.decisions?.add.length)).toBe(true);
   return {
     name: 'a run with decisions and snapshots',
     runId,
+    header,
     records,
     secrets: ['Ana Ortega her balance', 'the balance of Ana Ortega', 'ana.ortega@example.com', 'board@example.com', 'the board must not see', 'ana.private@example.org', 'use her private address', 'answer to the balance', 'Looking up the balance', 'was told her balance'],
   };
@@ -96,11 +99,12 @@ async function heldJournal(): Promise<Journal> {
     toolUseReply([{ id: 'toolu_2', name: 'lookup', input: { q: 'the contract of Globex' } }], 'Now the Globex contract.'),
   ];
   expect((await startRun({ store, tools, model: scriptedModel(script), task: 'Audit the Globex account', maxTurns: 1 })).status).toBe('stoppedAtMaxTurns');
-  const { runId, records } = await recordsOf(new FileStore(store.dir));
+  const { runId, header, records } = await recordsOf(new FileStore(store.dir));
   expect(records.some((record) => record.heldReply)).toBe(true);
   return {
     name: 'a reply held at the turn limit',
     runId,
+    header,
     records,
     secrets: ['Audit the Globex account', 'invoice 7731 of Globex', 'the contract of Globex', 'Now the Globex contract', 'answer to invoice 7731'],
   };
@@ -113,9 +117,9 @@ async function cancelledJournal(): Promise<Journal> {
   expect((await startRun({ store, tools, requireApproval: ['send_email'], wait: false, model: scriptedModel(mailScript()), task: 'Write to the Initech board' })).status).toBe('waiting');
   const outcome = await cancelRun({ store: new FileStore(store.dir), by: 'ana', reason: 'Initech left: legal hold on their data' });
   expect(outcome.outcome).toBe('cancelled');
-  const { runId, records } = await recordsOf(new FileStore(store.dir));
+  const { runId, header, records } = await recordsOf(new FileStore(store.dir));
   expect(records.some((record) => record.cancellation)).toBe(true);
-  return { name: 'a cancellation', runId, records, secrets: ['Write to the Initech board', 'legal hold on their data', 'board@example.com'] };
+  return { name: 'a cancellation', runId, header, records, secrets: ['Write to the Initech board', 'legal hold on their data', 'board@example.com'] };
 }
 
 const BLOB_A = `sha256-${'a'.repeat(64)}`;
@@ -379,6 +383,24 @@ describe('sealRecordContent over real records', () => {
     expect(error).toBeInstanceOf(KeyNotGivenError);
     expect((error as KeyNotGivenError).keyId).toBe(runKey.id);
     expect(() => sealRecordContent(sealed(journal)[0]!, sealerFor(runKey, journal.runId))).toThrow(/sealed already/);
+  });
+
+  it("written by a file store's own appends, the state folder holds none of the content, and what it loads opens to the run", async () => {
+    for (const journal of journals.filter((j) => j.header)) {
+      const dir = path.join(tempDir('da-seal-'), '.durable-agent');
+      const store = new FileStore(dir);
+      const [first, ...rest] = sealed(journal);
+      await store.create(journal.header!, first!);
+      for (const record of rest) await store.append(record);
+      store.close();
+      const files = fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((name) => fs.statSync(path.join(dir, name)).isFile());
+      expect(files).toContain('journal.jsonl');
+      const onDisk = files.map((name) => fs.readFileSync(path.join(dir, name), 'utf8')).join('\n');
+      for (const secret of journal.secrets) expect(onDisk, `${journal.name}: "${secret}" on disk`).not.toContain(secret);
+      const loaded = (await new FileStore(dir).load()).records.map((stored) => stored.record);
+      const opener = openerFor(runKey, journal.runId);
+      expect(loaded.map((record) => openRecordContent(record, opener))).toEqual(asStored(journal.records));
+    }
   });
 
   it('a field a later release adds is sealed, as content, until it is placed in the tables', () => {
