@@ -13,6 +13,10 @@
  * its index in the conversation, a ledger entry, a pending call's input and a decision by their
  * call's id. So a snapshot that restates them seals them for the same place, and a value moved
  * to another message, call or field fails its check.
+ *
+ * Sealing is the outermost layer of a record: a store seals after it has taken payloads out into
+ * blobs (their references stay readable) and before it frames the line, whose checksum is then
+ * the sealed bytes'; it opens a parsed record before it puts blob payloads back.
  */
 import type { JournalRecord } from '../store/journal/journal-record.ts';
 import {
