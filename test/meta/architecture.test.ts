@@ -18,7 +18,7 @@ const SOURCES = ['machines', 'src', 'visualizer'];
 /** Bottom first. A folder of src/ or a top file is a room; each room is in one layer. */
 const LAYERS: ReadonlyArray<readonly string[]> = [
   ['machines', 'src/util'],
-  ['src/store'],
+  ['src/store', 'src/seal'],
   ['src/lang'],
   ['src/model'],
   ['src/tools'],
