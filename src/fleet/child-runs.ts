@@ -22,7 +22,7 @@ export function fleetChildRuns(pool: Database, parentRunId: string): ChildRuns {
   return {
     async submit(child: QueuedChild) {
       // The parent's worker drives its agent's sub-agents: the child's agent is registered by it.
-      await submitRun(pool, { agent: child.agent, task: child.task, runId: child.runId, calledBy: child.calledBy, ...(child.budget ? { budget: child.budget } : {}), ...(child.traceParent ? { traceParent: child.traceParent } : {}), allowUnknownAgent: true });
+      await submitRun(pool, { agent: child.agent, task: child.task, runId: child.runId, calledBy: child.calledBy, tenant: child.tenant, ...(child.budget ? { budget: child.budget } : {}), ...(child.traceParent ? { traceParent: child.traceParent } : {}), allowUnknownAgent: true });
       await noteChildWait(pool, parentRunId, child.runId, child.timeoutMs ?? null);
     },
     async outcome(childRunId: string) {

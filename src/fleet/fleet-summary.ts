@@ -7,6 +7,7 @@
 import { totalTokens } from '../../machines/agent-loop.logic.ts';
 import type { AgentStateName, TokenUsage } from '../../machines/agent-loop.types.ts';
 import { awaitedRunsWords } from '../awaits/wait-words.ts';
+import { DEFAULT_TENANT } from '../core/tenant.ts';
 import { DEMO_TASK } from '../demo/demo-task.ts';
 import { estimateCost } from '../model/prices.ts';
 import { categoryOf, type RunSummary, type RunWaitingOn, withChildren } from '../runtime/run-summary.ts';
@@ -69,6 +70,7 @@ export function summaryOfQueuedRun(run: QueuedRun, spent: SpentSoFar | null, lat
     pausedBy: run.pausedBy,
     parent: run.forkedFrom?.run ?? null,
     calledBy: run.spec.kind === 'agent' ? (run.spec.calledBy ?? null) : null,
+    tenant: run.spec.kind === 'agent' ? (run.spec.tenant ?? DEFAULT_TENANT) : DEFAULT_TENANT,
     children: null,
     archived: false,
     problem: null,

@@ -18,7 +18,7 @@ export async function listRuns(where: RunsFolder | Database, options: ListOption
   const { listFleetRuns } = await import('./fleet-summary.ts');
   const states = options.states;
   // A fleet keeps no archived runs in its list: archived: false leaves it as it is.
-  return (await listFleetRuns(where)).filter((run) => !states || (run.state !== null && states.includes(run.state)));
+  return (await listFleetRuns(where)).filter((run) => (!states || (run.state !== null && states.includes(run.state))) && (options.tenant === undefined || run.tenant === options.tenant));
 }
 
 /** A folder of runs opens runs by id from a root; a database pool has neither. */

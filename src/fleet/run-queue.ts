@@ -52,6 +52,8 @@ export interface AgentRunSpec {
   traceParent?: string;
   /** The schedule whose tick started it, and the tick (an ISO time). */
   schedule?: { name: string; tick: string };
+  /** Whose the run is, when not the default tenant's (core/tenant.ts). */
+  tenant?: string;
 }
 
 export interface QueuedRun {

@@ -31,7 +31,7 @@ export const DEFAULT_TIMEZONE = 'UTC';
 /** A schedule's name: its runs' ids begin with it, then a dot and the tick. */
 const SCHEDULE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,79}$/;
 
-export interface ScheduleOptions extends Pick<SubmitRunOptions, 'agent' | 'task' | 'maxTurns' | 'requireApproval' | 'decisionTimeoutMs' | 'budget' | 'allowUnknownAgent'> {
+export interface ScheduleOptions extends Pick<SubmitRunOptions, 'agent' | 'task' | 'tenant' | 'maxTurns' | 'requireApproval' | 'decisionTimeoutMs' | 'budget' | 'allowUnknownAgent'> {
   /** Default: the agent's name. Letters, digits, "_" and "-", at most 80. */
   name?: string | undefined;
   /** Five fields (minute hour day-of-month month day-of-week), or six with the seconds first. */

@@ -11,6 +11,7 @@ import { RunIdTakenError } from '../runtime/attach-run.ts';
 import type { Database } from '../store/pg/pool.ts';
 import { insertQueuedRun, readRunSpec } from '../store/pg/queue.ts';
 import { checkRunId } from '../store/run-id.ts';
+import { checkTenant, DEFAULT_TENANT } from '../core/tenant.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 import { agentRegistered } from './agent-registry.ts';
 import type { AgentRunSpec } from './run-queue.ts';
@@ -28,6 +29,8 @@ export interface SubmitRunOptions {
   budget?: Budget | undefined;
   /** The run and call that queued it (a sub-agent's child): kept in its header when a worker starts it. */
   calledBy?: { runId: string; toolUseId: string } | undefined;
+  /** Whose the run is (core/tenant.ts): pinned in its header when a worker starts it. Default: the default tenant's. */
+  tenant?: string | undefined;
   /** The W3C traceparent of the span the run's trace hangs under (a sub-agent call's execute_tool span). Not part of what the run is: a second submit with another one is the same run. */
   traceParent?: string | undefined;
   /**
@@ -94,7 +97,14 @@ export function agentRunSpecOf(options: Omit<SubmitRunOptions, 'runId' | 'allowU
     ...(options.budget !== undefined ? { budget: options.budget } : {}),
     ...(options.calledBy !== undefined ? { calledBy: { runId: options.calledBy.runId, toolUseId: options.calledBy.toolUseId } } : {}),
     ...(options.traceParent !== undefined ? { traceParent: options.traceParent } : {}),
+    ...tenantField(options.tenant),
   };
+}
+
+/** A tenant other than the default one is kept in the spec; TenantError for a name that cannot be one. */
+function tenantField(tenant: string | undefined): { tenant?: string } {
+  const checked = checkTenant(tenant);
+  return checked === undefined || checked === DEFAULT_TENANT ? {} : { tenant: checked };
 }
 
 function specDifferences(stored: Record<string, unknown>, given: AgentRunSpec): string[] {

@@ -312,7 +312,7 @@ export class Worker {
       const raised = raise ? { ...(raise.maxTurns !== undefined ? { maxTurns: raise.maxTurns } : {}), ...(raise.budget ? { budget: raise.budget } : {}) } : {};
       const result = resuming
         ? await resumeRun({ ...parts, keepPause: true, ...raised })
-        : await startRun({ ...parts, task: spec.kind === 'agent' ? spec.task : DEMO_TASK, maxTurns: spec.maxTurns, ...policyOf(spec), ...(spec.kind === 'agent' && spec.calledBy ? { calledBy: spec.calledBy } : {}) });
+        : await startRun({ ...parts, task: spec.kind === 'agent' ? spec.task : DEMO_TASK, maxTurns: spec.maxTurns, ...policyOf(spec), ...(spec.kind === 'agent' && spec.calledBy ? { calledBy: spec.calledBy } : {}), ...(spec.kind === 'agent' && spec.tenant ? { tenant: spec.tenant } : {}) });
       this.failuresInARow.delete(lease.runId);
       // A child's end goes to the run that waits for it, through that run's decisions.
       if (spec.kind === 'agent' && spec.calledBy) await deliverChildEnd(pool, { runId: lease.runId, agent: spec.agent, calledBy: spec.calledBy }, result);

@@ -16,6 +16,7 @@ import type { ToolRegistry } from '../tools/tool-registry.ts';
 
 export interface CallerParts {
   readonly runId: string;
+  readonly tenant: string;
   readonly store: RunStore;
   readonly registry: ToolRegistry;
   readonly model: Model;
@@ -40,6 +41,7 @@ export function callerFor(parts: CallerParts, context: AgentContext, call: Pendi
 class CallerView implements CallingRun {
   readonly store: RunStore;
   readonly childRuns: ChildRuns | undefined;
+  readonly tenant: string;
 
   constructor(
     private readonly parts: CallerParts,
@@ -48,6 +50,7 @@ class CallerView implements CallingRun {
   ) {
     this.store = parts.store;
     this.childRuns = parts.childRuns;
+    this.tenant = parts.tenant;
   }
 
   get budgetShare(): Budget | null {

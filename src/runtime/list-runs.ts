@@ -11,6 +11,8 @@ export interface ListOptions {
   states?: readonly AgentStateName[] | undefined;
   /** Archived runs too (default true). */
   archived?: boolean | undefined;
+  /** Only the runs of this tenant ('default': those started without one). */
+  tenant?: string | undefined;
 }
 
 /** Newest first; a journal that cannot be read is listed with its problem, never skipped. */
@@ -32,5 +34,6 @@ export async function listFolderRuns(runs: RunsFolder, options: ListOptions = {}
   const states = options.states;
   return withChildren(listings)
     .filter((listing) => !states || (listing.state !== null && states.includes(listing.state)))
+    .filter((listing) => options.tenant === undefined || listing.tenant === options.tenant)
     .sort((a, b) => (b.updatedAt ?? 0) - (a.updatedAt ?? 0));
 }

@@ -14,6 +14,7 @@ import { type ContextGiven, contextSetting } from '../compaction/context-setting
 import type { AgentContext } from '../../machines/agent-loop.types.ts';
 import { checkSettings, type ContextChange, needsVersion, pinSettings, plugSettings, type PlugParts, reopenSettings, type RunSetting, type RunSettings, type RunSettingsOf } from '../core/run-settings.ts';
 import type { Capability } from '../core/session.ts';
+import { checkTenant, DEFAULT_TENANT } from '../core/tenant.ts';
 import type { Model } from '../model/model.ts';
 import { type CalledBy, JOURNAL_FORMAT, type JournalHeader, JOURNAL_VERSION_CHILD_AWAITS, JOURNAL_VERSION_PLAIN, type RunOrigin, type RunTraceContext } from '../store/journal/journal-record.ts';
 import { childRunCallOf } from '../tools/child-run-call.ts';
@@ -38,6 +39,14 @@ const calledBySetting: RunSetting<CalledBy | undefined> = {
   pin: (run, calledBy) => (calledBy ? { ...run, pinned: { ...run.pinned, calledBy: { runId: calledBy.runId, toolUseId: calledBy.toolUseId } } } : run),
 };
 
+/** Whose the run is: kept in its header when it is not the default tenant's; a resume keeps it. */
+const tenantSetting: RunSetting<string | undefined> = {
+  pin: (run, tenant) => {
+    const checked = checkTenant(tenant);
+    return checked === undefined || checked === DEFAULT_TENANT ? run : { ...run, pinned: { ...run.pinned, tenant: checked } };
+  },
+};
+
 /**
  * A run whose sub-agent calls queue their children for a fleet waits for them (needs 'child'):
  * a release before child awaits would run such a call instead of waiting, so its journal is version 4.
@@ -55,6 +64,7 @@ export interface SettingsGiven {
   context: ContextGiven;
   childAwaits: boolean;
   calledBy: CalledBy | undefined;
+  tenant: string | undefined;
   model: Model;
 }
 
@@ -65,6 +75,7 @@ const RUN_SETTINGS: RunSettingsOf<SettingsGiven> = {
   context: contextSetting,
   childAwaits: childAwaitsSetting,
   calledBy: calledBySetting,
+  tenant: tenantSetting,
   model: modelSetting,
 };
 

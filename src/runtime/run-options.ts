@@ -170,6 +170,12 @@ export interface StartOptions extends RunParts {
   ifExists?: 'attach' | 'new' | undefined;
   /** The run and call that start this run (a sub-agent's child run), kept in its header: status, list and pending show the tree. */
   calledBy?: CalledBy | undefined;
+  /**
+   * Whose the run is (1 to 64 letters, digits, ".", "_" or "-"): pinned in its header, shown and
+   * filtered by list, status and the console, and inherited by the runs its sub-agent calls
+   * start. Default: the default tenant's.
+   */
+  tenant?: string | undefined;
 }
 
 export interface ResumeOptions extends RunParts {

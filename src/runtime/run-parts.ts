@@ -7,6 +7,7 @@
 import type { RunObserver } from '../core/run-events.ts';
 import type { RunSettings } from '../core/run-settings.ts';
 import { RunControl } from '../control/run-control.ts';
+import { tenantOf } from '../core/tenant.ts';
 import { type Lang, langOf, wordsOf } from '../lang/lang.ts';
 import type { RunTracing } from '../telemetry/run-tracing.ts';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../tools/execute-call.ts';
@@ -67,6 +68,7 @@ export function driverParts(given: DriverOptions, checked: CheckedOptions, setti
     inspect: given.inspect,
     ...(tracing ? { traceCall: (toolUseId: string) => traceOfCall(tracing, toolUseId) } : {}),
     ...(given.childRuns ? { childRuns: given.childRuns } : {}),
+    tenant: tenantOf(settings.pinned),
   };
 }
 

@@ -56,7 +56,7 @@ export interface ResumePieces extends RunPieces, ResumeAsked {}
 export function startPiecesOf(options: StartOptions): StartPieces {
   const { task, system, maxTurns, maxPausesInARow } = options;
   return {
-    ...runPiecesOf(options, options.calledBy, undefined),
+    ...runPiecesOf(options, { calledBy: options.calledBy, tenant: options.tenant }, undefined),
     task: { task, system, maxTurns, maxPausesInARow },
     runId: options.runId,
     startOver: options.fresh === true || options.ifExists === 'new',
@@ -65,7 +65,7 @@ export function startPiecesOf(options: StartOptions): StartPieces {
 
 export function resumePiecesOf(options: ResumeOptions): ResumePieces {
   return {
-    ...runPiecesOf(options, undefined, options.replaceDecisionPolicy),
+    ...runPiecesOf(options, { calledBy: undefined, tenant: undefined }, options.replaceDecisionPolicy),
     maxTurns: options.maxTurns,
     message: options.message,
     acceptLostRecord: options.acceptLostRecord === true,
@@ -79,8 +79,9 @@ export function attachedResume(start: StartPieces): ResumePieces {
   return { ...start, maxTurns: start.task.maxTurns, message: undefined, acceptLostRecord: false, allowToolChange: false, keepPause: false };
 }
 
-/** `calledBy`: a start's own (a child run's); `replaceDecisionPolicy`: a resume's own. */
-function runPiecesOf(options: RunParts, calledBy: CalledBy | undefined, replaceDecisionPolicy: boolean | undefined): RunPieces {
+/** `started`: a start's own (whose the run is, and the call that started a child run); `replaceDecisionPolicy`: a resume's own. */
+function runPiecesOf(options: RunParts, started: { calledBy: CalledBy | undefined; tenant: string | undefined }, replaceDecisionPolicy: boolean | undefined): RunPieces {
+  const { calledBy, tenant } = started;
   const { store, model, agent, requireApproval, allowQuestions, decisionTimeoutMs, onDecision, wait, compaction, clearToolUses, childRuns } = options;
   const { signal, observer, inspect, toolTimeoutMs, toolConcurrency, maxTokens, snapshotEvery, crashAfter, onCrash, crashPoints, lang } = options;
   const awaits = { requireApproval, allowQuestions, decisionTimeoutMs, replaceDecisionPolicy, onDecision, wait, queuesChildren: childRuns !== undefined };
@@ -90,7 +91,7 @@ function runPiecesOf(options: RunParts, calledBy: CalledBy | undefined, replaceD
     tools: options.tools,
     command: options.command ?? API_COMMAND,
     agentsModule: options.agentsModule,
-    settings: { agent, awaits, budget: { budget: options.budget, model }, context: { compaction, clearToolUses, model }, childAwaits: childRuns !== undefined, calledBy, model },
+    settings: { agent, awaits, budget: { budget: options.budget, model }, context: { compaction, clearToolUses, model }, childAwaits: childRuns !== undefined, calledBy, tenant, model },
     tracing: { tracer: options.tracer, traceContent: options.traceContent, traceParent: options.traceParent },
     driver: { store, model, signal, observer, inspect, toolTimeoutMs, toolConcurrency, maxTokens, snapshotEvery, childRuns, lang, crash: { crashAfter, onCrash, crashPoints } },
     takeOver: options.takeOver === true,

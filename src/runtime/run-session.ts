@@ -54,6 +54,8 @@ export interface DriverParts {
   traceCall?: ((toolUseId: string) => CallTrace | undefined) | undefined;
   /** Where runs made by calls are queued for any worker (a fleet's; ToolContext.caller). */
   childRuns?: ChildRuns | undefined;
+  /** Whose the run is (core/tenant.ts): the runs its calls start are the same tenant's (ToolContext.caller). */
+  tenant: string;
 }
 
 export class DriverSession implements RunSession {
@@ -186,8 +188,8 @@ export class DriverSession implements RunSession {
   }
 
   private callerParts() {
-    const { store, registry, model, traceCall, childRuns } = this.parts;
-    return { runId: this.runId, store, registry, model, traceCall, childRuns };
+    const { store, registry, model, traceCall, childRuns, tenant } = this.parts;
+    return { runId: this.runId, tenant, store, registry, model, traceCall, childRuns };
   }
 
   /** What taking the run up uses of it (take-up.ts). */

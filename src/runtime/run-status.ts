@@ -16,6 +16,7 @@ import type { PointName } from '../store/journal/record-points.ts';
 import { pointOf } from '../store/journal/record-points.ts';
 import type { RecoveredTornTail, RunStore } from '../store/store.ts';
 import type { WaitingCall } from '../core/run-events.ts';
+import { tenantOf } from '../core/tenant.ts';
 import { type Payload, payloadsIn } from '../util/rich-blocks.ts';
 
 export interface PendingCallStatus {
@@ -74,6 +75,8 @@ export interface RunStatus {
   forks: ForkNote[];
   /** For a sub-agent's child run: the run and call that started it; else null. */
   calledBy: CalledBy | null;
+  /** Whose the run is (core/tenant.ts): 'default' for a run started without one. */
+  tenant: string;
   /** The sub-agent runs its calls started (and theirs), by call (a file run's folder; none elsewhere). */
   children: ChildRunStatus[];
   /** What of `usage` was charged for its sub-agent runs when their turns closed (null: nothing); the rest is its own model's. */
@@ -179,6 +182,7 @@ export async function readRunStatus(store: RunStore): Promise<RunStatus> {
     forkedFrom: loaded.header.forkedFrom ?? null,
     forks: forksOf(store, loaded.header.runId),
     calledBy: loaded.header.calledBy ?? null,
+    tenant: tenantOf(loaded.header),
     children: children.map(childStatusOf),
     chargedUsage: charged,
   };

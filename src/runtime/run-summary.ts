@@ -7,6 +7,7 @@
 import { totalTokens } from '../../machines/agent-loop.logic.ts';
 import type { AgentContext, AgentStateName, DecisionNeed, TokenUsage } from '../../machines/agent-loop.types.ts';
 import { waitsForWords } from '../awaits/wait-words.ts';
+import { DEFAULT_TENANT, tenantOf } from '../core/tenant.ts';
 import { estimateCost } from '../model/prices.ts';
 import { foldJournal } from '../store/journal/fold-journal.ts';
 import type { CalledBy } from '../store/journal/journal-record.ts';
@@ -68,6 +69,8 @@ export interface RunSummary {
   parent: string | null;
   /** For a sub-agent's child run: the run and call that started it. */
   calledBy: CalledBy | null;
+  /** Whose the run is (core/tenant.ts): 'default' for a run started without one. */
+  tenant: string;
   /**
    * How many runs of the same store its sub-agent calls started (their current runs); null where
    * the runs are not read together (the console reads a folder at a time).
@@ -129,6 +132,7 @@ export function summaryOfJournal(loaded: LoadedRun, place: JournalPlace): RunSum
     pausedBy: place.pausedBy,
     parent: loaded.header.forkedFrom?.runId ?? null,
     calledBy: loaded.header.calledBy ?? null,
+    tenant: tenantOf(loaded.header),
     children: null,
     archived: place.archived,
     problem: null,
@@ -157,6 +161,8 @@ export function unreadableSummary(runId: string, place: Omit<JournalPlace, 'paus
     pausedBy: null,
     parent: null,
     calledBy: null,
+    // Whose it is cannot be read with the rest: listed under the default tenant's, and so under no other tenant's filter.
+    tenant: DEFAULT_TENANT,
     children: null,
     archived: place.archived,
     problem,

@@ -14,6 +14,7 @@
  * calls of one reply run side by side (concurrencySafe).
  */
 import { type AgentDefinition, markDelegation } from '../agent/agent-definition.ts';
+import { DEFAULT_TENANT } from '../core/tenant.ts';
 import type { CrashAction } from '../runtime/crash-points.ts';
 import { startRun } from '../runtime/run-api.ts';
 import { childRunIdOf, runsFolderOf } from '../runtime/run-tree.ts';
@@ -117,6 +118,7 @@ export function subagentTool(agent: AgentDefinition, options: SubagentToolOption
             runId,
             command: 'subagent',
             calledBy: { runId: ctx.runId, toolUseId: ctx.toolUseId },
+            ...(ctx.caller ? { tenant: ctx.caller.tenant } : {}),
             ...(budget ? { budget } : {}),
             ...(trace ? { tracer: trace.tracer as never, traceContent: trace.content, traceParent: trace.parent as never } : {}),
             ...(options.crashAfter ? { crashAfter: options.crashAfter, ...(options.onCrash ? { onCrash: options.onCrash } : {}) } : {}),
@@ -141,7 +143,7 @@ export function subagentTool(agent: AgentDefinition, options: SubagentToolOption
     const budget = await childBudgetOf(agent, ctx.caller, storeOf(ctx), ctx.runId);
     const traceParent = ctx.caller?.trace ? (await import('../telemetry/trace-parent.ts')).traceParentOf(ctx.caller.trace.parent as never) : null;
     const task = taskOf(input as SubagentInput);
-    return { runId, agent: agent.name, task, calledBy: { runId: ctx.runId, toolUseId: ctx.toolUseId }, timeoutMs, ...(budget ? { budget } : {}), ...(traceParent ? { traceParent } : {}) };
+    return { runId, tenant: ctx.caller?.tenant ?? DEFAULT_TENANT, agent: agent.name, task, calledBy: { runId: ctx.runId, toolUseId: ctx.toolUseId }, timeoutMs, ...(budget ? { budget } : {}), ...(traceParent ? { traceParent } : {}) };
   };
   // In a fleet a call is not run but awaited: the run rests while any worker drives the child.
   withChildRunCall(tool, { runIdOf: (ctx) => childRunIdOf(ctx.runId, ctx.toolUseId), childOf, queueOf });

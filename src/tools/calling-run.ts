@@ -9,6 +9,8 @@ import type { RunStore } from '../store/store.ts';
 export interface CallingRun {
   /** The store of the calling run: its control inbox says when the run is paused. */
   readonly store: RunStore;
+  /** Whose the calling run is: a run the call starts is the same tenant's. */
+  readonly tenant: string;
   /**
    * What this call may spend of the calling run's budget: what is left of it, shared evenly by
    * the calls of the reply whose tools charge the run (ToolBase.charge). Null: the run has no budget.
@@ -41,6 +43,8 @@ export interface ChildRuns {
 
 export interface QueuedChild {
   runId: string;
+  /** Whose the calling run is, and so the child's. */
+  tenant: string;
   /** The agent's name, as a worker registered it. */
   agent: string;
   task: string;

@@ -87,7 +87,7 @@ function withOption(command: CommandSpec, option: OptionSpec, value?: string): s
   if (command.name === 'drill' && ['agents', 'replies-file'].includes(name)) needed.splice(needed.indexOf(`--${name}`), 2);
   if (command.name === 'drill' && name === 'from-run') needed.splice(needed.indexOf('--replies-file'), 2);
   // submit: an agent's run (--agent NAME --task TEXT) in place of demo runs, for the options only it takes.
-  if (command.name === 'submit' && ['agent', 'task', 'run', 'allow-unknown-agent'].includes(name)) {
+  if (command.name === 'submit' && ['agent', 'task', 'run', 'tenant', 'allow-unknown-agent'].includes(name)) {
     needed.splice(0, needed.length, ...['--agent', 'billing', '--task', 'do it'].filter((_, at, all) => all[at - (at % 2)] !== `--${name}`));
   }
   // schedule add: the option under test in place of the one it needs of the same name.

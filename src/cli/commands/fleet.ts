@@ -18,6 +18,7 @@ import { loadAgents } from '../agents-module.ts';
 import { EXIT } from '../exit-codes.ts';
 import { UsageError } from '../usage-error.ts';
 import { tableLines } from '../../words/format.ts';
+import { withTenants } from '../../words/tenant-column.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { realModel } from '../real-model.ts';
 import { cliCommand, databaseWords } from '../../words/shell-command.ts';
@@ -59,8 +60,8 @@ async function submitAgentCommand(args: SubmitAgentArgs, env: NodeJS.ProcessEnv,
   const url = databaseUrlOf(args.databaseUrl, env, 'submit');
   const pool = await openDatabase(url, 2);
   try {
-    const { agent, task, runId, allowUnknownAgent, maxTurns, requireApproval, decisionTimeoutMs, budget } = args;
-    const submitted = await submitRun(pool, { agent, task, runId, allowUnknownAgent, maxTurns, requireApproval, decisionTimeoutMs, budget });
+    const { agent, task, runId, tenant, allowUnknownAgent, maxTurns, requireApproval, decisionTimeoutMs, budget } = args;
+    const submitted = await submitRun(pool, { agent, task, runId, tenant, allowUnknownAgent, maxTurns, requireApproval, decisionTimeoutMs, budget });
     writers.out(submitted.runId);
     writers.err(
       submitted.created
@@ -171,12 +172,12 @@ function pausedWords(paused: number): string {
 }
 
 /** `states`: only the runs resting in these (list --state); null: every run. */
-export async function fleetStatusCommand(args: StatusArgs, env: NodeJS.ProcessEnv, writers: Writers, states: readonly AgentStateName[] | null = null): Promise<number> {
+export async function fleetStatusCommand(args: StatusArgs, env: NodeJS.ProcessEnv, writers: Writers, states: readonly AgentStateName[] | null = null, tenant: string | null = null): Promise<number> {
   const url = databaseUrlOf(args.databaseUrl, env, 'status');
   const pool = await openDatabase(url, 1);
   let runs: FleetRunSummary[];
   try {
-    runs = await listRuns(pool, states === null ? {} : { states });
+    runs = await listRuns(pool, { ...(states === null ? {} : { states }), ...(tenant === null ? {} : { tenant }) });
   } finally {
     await pool.end();
   }
@@ -197,7 +198,9 @@ export async function fleetStatusCommand(args: StatusArgs, env: NodeJS.ProcessEn
     run.fleet.forkedFrom ? `${run.fleet.forkedFrom.run ?? '?'} at record ${run.fleet.forkedFrom.seq}` : '-',
     run.fleet.agentVersion === null ? run.fleet.agent : `${run.fleet.agent}@${run.fleet.agentVersion}`,
   ]);
-  for (const line of tableLines(['run', 'state', 'turn', 'records', 'worker', 'epoch', 'lease until', 'waits for a person', 'forked from', 'agent'], rows)) writers.out(line);
+  // Whose each run is, once some run is not the default tenant's.
+  const tenants = withTenants(runs, rows);
+  for (const line of tableLines(['run', 'state', 'turn', 'records', 'worker', 'epoch', 'lease until', 'waits for a person', 'forked from', 'agent', ...(tenants ? ['tenant'] : [])], rows)) writers.out(line);
   const done = runs.filter((run) => run.state === 'done').length;
   const waiting = runs.filter((run) => run.fleet.awaiting !== null).length;
   writers.out(

@@ -6,12 +6,13 @@ import type { Writers } from '../plain-reporter.ts';
 import { runsFolderOfDir } from '../run-store.ts';
 import { formatAgo, tableLines } from '../../words/format.ts';
 import { treeOrder } from '../../words/tree-lines.ts';
+import { withTenants } from '../../words/tenant-column.ts';
 
 const TASK_WIDTH = 40;
 
 export async function listCommand(args: ListArgs, writers: Writers, now = Date.now()): Promise<number> {
   const folder = runsFolderOfDir(args.dir);
-  const runs = await listRuns(folder, args.states ? { states: args.states } : {});
+  const runs = await listRuns(folder, { ...(args.states ? { states: args.states } : {}), ...(args.tenant !== null ? { tenant: args.tenant } : {}) });
   if (args.json) {
     writers.out(JSON.stringify(runs, null, 2));
     return EXIT.done;
@@ -31,7 +32,8 @@ export async function listCommand(args: ListArgs, writers: Writers, now = Date.n
     run.parent ?? '-',
     run.archived ? 'archived' : '-',
   ]);
-  for (const line of tableLines(['run', 'state', 'task', 'turn', 'last save', 'called by', 'forked from', 'archived'], rows)) writers.out(line);
+  const tenants = withTenants(ordered.map(({ row }) => row), rows);
+  for (const line of tableLines(['run', 'state', 'task', 'turn', 'last save', 'called by', 'forked from', 'archived', ...(tenants ? ['tenant'] : [])], rows)) writers.out(line);
   writers.out(`${runs.length} ${runs.length === 1 ? 'run' : 'runs'} in ${folder.root}`);
   return EXIT.done;
 }

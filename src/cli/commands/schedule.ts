@@ -14,8 +14,8 @@ export async function scheduleCommand(args: ScheduleArgs, env: NodeJS.ProcessEnv
   try {
     switch (args.action) {
       case 'add': {
-        const { name, agent, task, cron, timezone, catchUp, overlap, allowUnknownAgent, maxTurns, requireApproval, decisionTimeoutMs, budget } = args;
-        const { schedule, created } = await scheduleRun(pool, { name, agent, task, cron, timezone, catchUp, overlap, allowUnknownAgent, maxTurns, requireApproval, decisionTimeoutMs, budget });
+        const { name, agent, task, tenant, cron, timezone, catchUp, overlap, allowUnknownAgent, maxTurns, requireApproval, decisionTimeoutMs, budget } = args;
+        const { schedule, created } = await scheduleRun(pool, { name, agent, task, tenant, cron, timezone, catchUp, overlap, allowUnknownAgent, maxTurns, requireApproval, decisionTimeoutMs, budget });
         writers.out(schedule.name);
         writers.err(
           created

@@ -11,6 +11,7 @@ import type { ForkOrigin, ReconcileNote } from '../../store/journal/journal-reco
 import type { HistoryArgs, StatusArgs } from '../args.ts';
 import { payloadWords } from '../../words/payload-words.ts';
 import { calledByWords, chargedWords, childRunLines } from '../../words/tree-lines.ts';
+import { DEFAULT_TENANT } from '../../core/tenant.ts';
 import { EXIT } from '../exit-codes.ts';
 import { formatAgo, formatBytes, formatElapsed, formatUsage, keyValueLines, tableLines } from '../../words/format.ts';
 import type { Writers } from '../plain-reporter.ts';
@@ -48,6 +49,7 @@ export async function statusCommand(args: StatusArgs, writers: Writers, now = Da
   ];
   if (status.forkedFrom) rows.splice(2, 0, ['forked from', forkedFromText(status.forkedFrom)]);
   if (status.calledBy) rows.splice(2, 0, ['called by', calledByWords(status.calledBy)]);
+  if (status.tenant !== DEFAULT_TENANT) rows.splice(2, 0, ['tenant', status.tenant]);
   for (const line of childRunLines(status.children)) rows.push(['sub-agent', line]);
   for (const fork of status.forks) rows.push(['fork', `at record ${fork.seq}: run ${fork.child.runId} in ${folderOfState(fork.child.location)} (${new Date(fork.at).toISOString()})`]);
   if (status.finalText !== null) rows.push(['answer', status.finalText]);

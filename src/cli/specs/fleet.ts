@@ -13,6 +13,7 @@ import { databaseUrl } from '../options/target.ts';
 import { traceContent } from '../options/tracing.ts';
 import { UsageError } from '../usage-error.ts';
 import { agentsModule } from '../options/agents.ts';
+import { tenant } from '../options/tenant.ts';
 import { jitter, pace } from './demo.ts';
 
 const TEN_MINUTES_MS = 600_000;
@@ -33,6 +34,7 @@ export interface SubmitAgentArgs {
   agent: string;
   task: string;
   runId: string | undefined;
+  tenant: string | undefined;
   allowUnknownAgent: boolean;
   maxTurns: number | undefined;
   requireApproval: string[] | 'side-effects' | undefined;
@@ -83,7 +85,7 @@ export const dbSpec = command({
 });
 
 /** What `submit` for an agent gives its run, over the agent's own. */
-const agentOnly = new Set(['agent', 'task', 'run', 'allowUnknownAgent']);
+const agentOnly = new Set(['agent', 'task', 'run', 'tenant', 'allowUnknownAgent']);
 const demoOnly = new Set(['count', 'model', 'paceMs', 'jitterMs', 'compact', 'contextWindow', 'compactTriggerRatio', 'clearToolUses', 'clearTriggerTokens', 'clearKeep', 'clearAtLeast', 'clearExcludeTools', 'clearToolInputs']);
 
 export const submitSpec = command({
@@ -102,6 +104,7 @@ export const submitSpec = command({
     option({ key: 'agent', type: 'string', value: 'NAME', help: 'the agent that runs the task (as its definition names it)', api: 'SubmitRunOptions.agent' }),
     option({ key: 'task', type: 'string', value: 'TEXT', help: "the run's task (its first user message)", api: 'SubmitRunOptions.task' }),
     option({ key: 'run', type: 'string', value: 'ID', help: "the run's id: a submit under an id that is queued already creates nothing (default: a new one)", api: 'SubmitRunOptions.runId' }),
+    { ...tenant, api: 'SubmitRunOptions.tenant' },
     option({ key: 'allowUnknownAgent', type: 'boolean', help: 'queue it although no worker has registered that agent yet', api: 'SubmitRunOptions.allowUnknownAgent' }),
     option({ key: 'count', type: 'integer', value: 'N', help: 'how many demo runs to queue', min: 1, max: 10_000, default: 1 }),
     model('a real Claude model for demo runs instead of the scripted one (the workers need ANTHROPIC_API_KEY)'),
@@ -137,6 +140,7 @@ export const submitSpec = command({
         agent: values.agent,
         task: values.task,
         runId: values.run,
+        tenant: values.tenant,
         allowUnknownAgent: values.allowUnknownAgent,
         maxTurns: values.maxTurns,
         requireApproval: requiredApprovals(values.requireApproval),
@@ -146,7 +150,7 @@ export const submitSpec = command({
     }
     if (words.length === 0) throw new UsageError('submit needs --agent NAME --task TEXT (a task for an agent) or demo (demo runs). Run durable-agent submit --help for usage.');
     const agentFlags = given(agentOnly);
-    if (agentFlags.length > 0) throw new UsageError(`--task, --run and --allow-unknown-agent are for a run of an agent (submit --agent NAME), not for demo runs.`);
+    if (agentFlags.length > 0) throw new UsageError(`--task, --run, --tenant and --allow-unknown-agent are for a run of an agent (submit --agent NAME), not for demo runs.`);
     return {
       command: 'submit',
       kind: 'demo',

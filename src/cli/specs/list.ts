@@ -6,6 +6,7 @@ import { option } from '../options/option.ts';
 import { json } from '../options/output.ts';
 import { shorten } from '../options/read-options.ts';
 import { databaseUrl, readDir } from '../options/target.ts';
+import { tenantFilter } from '../options/tenant.ts';
 
 /** What --state takes: the machine's resting states, and the words status prints for them. */
 const STATES: Record<string, readonly AgentStateName[]> = {
@@ -24,13 +25,15 @@ export interface ListArgs {
   databaseUrl: string | null;
   /** The states asked for; null: all. */
   states: readonly AgentStateName[] | null;
+  /** The tenant asked for; null: every tenant's runs. */
+  tenant: string | null;
   json: boolean;
 }
 
 export const listSpec = command({
   name: 'list',
   words: [],
-  synopsis: 'list [--dir DIR | --database-url URL] [--state STATE] [--json]',
+  synopsis: 'list [--dir DIR | --database-url URL] [--state STATE] [--tenant NAME] [--json]',
   summary: 'every run of a folder (current, by id, archived) or of a fleet: id, state, task, turn, last save',
   description:
     'Lists the runs kept in DIR/.durable-agent/: the run of the folder itself, the runs started by id (--run ID), and\n' +
@@ -45,14 +48,15 @@ export const listSpec = command({
       value: 'STATE',
       help: `only the runs in this state: ${Object.keys(STATES).join(', ')} (or a machine state, e.g. awaitingDecision)`,
     }),
+    tenantFilter,
     json,
   ],
-  examples: ['durable-agent list --dir my-project', 'durable-agent list --dir my-project --state waiting --json'],
+  examples: ['durable-agent list --dir my-project', 'durable-agent list --dir my-project --state waiting --json', 'durable-agent list --tenant acme'],
   parse: (values, { cwd }): ListArgs => {
     if (values.dir !== undefined && values.databaseUrl !== undefined) {
       throw new UsageError('list reads either the runs in --dir or the fleet at --database-url, not both: give one of them.');
     }
-    return { command: 'list', dir: values.dir ?? cwd, dirGiven: values.dir !== undefined, databaseUrl: values.databaseUrl ?? null, states: statesOf(values.state), json: values.json };
+    return { command: 'list', dir: values.dir ?? cwd, dirGiven: values.dir !== undefined, databaseUrl: values.databaseUrl ?? null, states: statesOf(values.state), tenant: values.tenant ?? null, json: values.json };
   },
 });
 

@@ -7,6 +7,7 @@ import { maxCostUsd, maxTotalTokens, readBudget } from '../options/budget.ts';
 import { json } from '../options/output.ts';
 import { maxTurns } from '../options/start-resume.ts';
 import { databaseUrl } from '../options/target.ts';
+import { tenant } from '../options/tenant.ts';
 import { UsageError } from '../usage-error.ts';
 
 export const SCHEDULE_ACTIONS = ['add', 'list', 'pause', 'resume', 'remove'] as const;
@@ -24,6 +25,7 @@ export interface ScheduleAddArgs extends ScheduleTarget {
   name: string | undefined;
   agent: string;
   task: string;
+  tenant: string | undefined;
   cron: string;
   timezone: string | undefined;
   catchUp: number | undefined;
@@ -46,7 +48,7 @@ export interface ScheduleNamedArgs extends ScheduleTarget {
 }
 
 /** The options only `add` takes. */
-const ADD_ONLY = ['agent', 'task', 'cron', 'timezone', 'catchUp', 'overlap', 'allowUnknownAgent', 'maxTurns', 'requireApproval', 'decisionTimeoutMs', 'maxCostUsd', 'maxTotalTokens'] as const;
+const ADD_ONLY = ['agent', 'task', 'tenant', 'cron', 'timezone', 'catchUp', 'overlap', 'allowUnknownAgent', 'maxTurns', 'requireApproval', 'decisionTimeoutMs', 'maxCostUsd', 'maxTotalTokens'] as const;
 
 export const scheduleSpec = command({
   name: 'schedule',
@@ -67,6 +69,7 @@ export const scheduleSpec = command({
     option({ key: 'name', type: 'string', value: 'NAME', help: "the schedule's name: its runs' ids begin with it (default for add: the agent's name)", api: 'ScheduleOptions.name' }),
     option({ key: 'agent', type: 'string', value: 'NAME', help: 'the agent that runs the task at each tick (as its definition names it)', api: 'ScheduleOptions.agent' }),
     option({ key: 'task', type: 'string', value: 'TEXT', help: "each run's task (its first user message)", api: 'ScheduleOptions.task' }),
+    { ...tenant, help: "whose its runs are: pinned in each, shown by list and status", api: 'ScheduleOptions.tenant' },
     option({ key: 'cron', type: 'string', value: 'EXPR', help: "when it ticks: '0 9 * * 1-5' (minute hour day month weekday), or six fields with the seconds first", api: 'ScheduleOptions.cron' }),
     option({ key: 'timezone', type: 'string', value: 'ZONE', help: 'the IANA time zone the expression is read in (Europe/Paris)', defaultText: 'UTC', api: 'ScheduleOptions.timezone' }),
     option({ key: 'catchUp', type: 'integer', value: 'N', help: 'how many ticks missed while no worker ran are started late, the latest ones (0: none)', min: 0, max: 1_000, defaultText: '1', api: 'ScheduleOptions.catchUp' }),
@@ -100,6 +103,7 @@ export const scheduleSpec = command({
         name: values.name,
         agent: values.agent,
         task: values.task,
+        tenant: values.tenant,
         cron: values.cron,
         timezone: values.timezone,
         catchUp: values.catchUp,

@@ -115,6 +115,11 @@ export interface JournalHeader {
    * otherwise (an older reader ignores it: the version stays the same).
    */
   calledBy?: CalledBy;
+  /**
+   * Whose the run is (core/tenant.ts): absent for the default tenant's. An older reader ignores
+   * it: the version stays the same.
+   */
+  tenant?: string;
 }
 
 /** See JournalHeader.calledBy. */
