@@ -63,6 +63,7 @@ export async function measureFleet(sides: readonly [Side, Side], _root: string, 
           const url = await freshDatabase(admin, server.url, `compare_${side.key}`, found.databases[at]!.migrate);
           const result = await measureAgentRuns(builds[at]!, found.databases[at]!, url, { workers, webhooks: false, runs, warmUpRuns }, startWorkerOf);
           perCpu[side.key].push(result.recordsPerCpuSecond);
+          log(`  fleet: ${workers} worker(s), repetition ${rep + 1}, ${side.key === 'ours' ? 'this tree' : 'REF'}: ${result.recordsPerCpuSecond.toFixed(0)} records per worker CPU second`);
         }
       }
       log(`  fleet: ${workers} worker(s) done (${plan.fleet.reps} repetitions of ${runs} runs each, after ${warmUpRuns} a worker untimed)`);
