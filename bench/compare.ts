@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Benchmark, CompareUsageError, parseCompareArgs } from './compare/args.ts';
-import { writeDocsTables } from './compare/docs-table.ts';
+import { DocsRegionError, docsTablePages, writeDocsTables } from './compare/docs-table.ts';
 import { measureFleet } from './compare/fleet.ts';
 import { type ComparePlan, FULL_PLAN, measureFileTurn, measureResume, measureTurnCpu, QUICK_PLAN, type Side } from './compare/measure.ts';
 import { type CompareRun, compareReport, comparedRow, type Samples, type Skipped } from './compare/report.ts';
@@ -49,6 +49,16 @@ async function main(): Promise<void> {
     log(error.message);
     process.exitCode = 2;
     return;
+  }
+  if (args.writeDocs) {
+    try {
+      log(`--write-docs: the table of ${docsTablePages(REPO).join(' and ')} will be rewritten`);
+    } catch (error) {
+      if (!(error instanceof DocsRegionError)) throw error;
+      log(error.message);
+      process.exitCode = 2;
+      return;
+    }
   }
   const plan = args.quick ? QUICK_PLAN : FULL_PLAN;
   const started = Date.now();

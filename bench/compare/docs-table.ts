@@ -43,15 +43,26 @@ export function rewriteRegion(page: string, text: string, report: string): strin
   return [...lines.slice(0, start + 1), '```text', ...report.split('\n'), '```', ...lines.slice(end)].join('\n');
 }
 
-/** Writes `report` into every page of DOC_PAGES under `repo` that has the region; returns those pages. */
-export function writeDocsTables(repo: string, report: string): string[] {
+/** Every page of DOC_PAGES under `repo` that has the region, with its text, the region checked (thrown if wrong, or if none has it). */
+function pagesWithRegion(repo: string): Array<{ page: string; file: string; text: string }> {
   const pages = DOC_PAGES.map((page) => ({ page, file: path.join(repo, page) }))
     .filter(({ file }) => fs.existsSync(file))
     .map(({ page, file }) => ({ page, file, text: fs.readFileSync(file, 'utf8') }))
     .filter(({ text }) => hasRegion(text));
   if (pages.length === 0) throw new DocsRegionError(DOC_PAGES.join(' or '), "no page has the table's region");
+  for (const { page, text } of pages) rewriteRegion(page, text, '');
+  return pages;
+}
+
+/** The pages --write-docs will rewrite: checked before the benchmarks run, not after. */
+export function docsTablePages(repo: string): string[] {
+  return pagesWithRegion(repo).map(({ page }) => page);
+}
+
+/** Writes `report` into every page of DOC_PAGES under `repo` that has the region; returns those pages. */
+export function writeDocsTables(repo: string, report: string): string[] {
   // Every page's new text first: a page whose markers are wrong leaves all of them as they were.
-  const rewritten = pages.map(({ page, file, text }) => ({ page, file, text: rewriteRegion(page, text, report) }));
+  const rewritten = pagesWithRegion(repo).map(({ page, file, text }) => ({ page, file, text: rewriteRegion(page, text, report) }));
   for (const { file, text } of rewritten) {
     fs.writeFileSync(`${file}.tmp`, text);
     fs.renameSync(`${file}.tmp`, file);

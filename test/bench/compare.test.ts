@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CompareUsageError, parseCompareArgs } from '../../bench/compare/args.ts';
-import { DocsRegionError, REGION_END, REGION_START, rewriteRegion, writeDocsTables } from '../../bench/compare/docs-table.ts';
+import { DocsRegionError, docsTablePages, REGION_END, REGION_START, rewriteRegion, writeDocsTables } from '../../bench/compare/docs-table.ts';
 import { fleetDatabases } from '../../bench/compare/fleet.ts';
 import { type CompareRun, compareReport, compareTable, comparedRow, formatRatio, formatValue, median } from '../../bench/compare/report.ts';
 import { loadParts } from '../../bench/compare/tree-parts.ts';
@@ -167,9 +167,19 @@ describe('bench:compare report and the docs\' table', () => {
     expect(fs.readdirSync(path.join(repo, 'docs'))).toEqual(['performance.md']);
   });
 
-  it('finds the region on the real performance page, once', () => {
-    const page = fs.readFileSync(path.join(REPO, 'docs', 'performance.md'), 'utf8');
-    expect(() => rewriteRegion('docs/performance.md', page, 'figures')).not.toThrow();
+  it('refuses before writing anything when a page with the region has its markers wrong, or no page has it', () => {
+    const repo = tempDir();
+    fs.mkdirSync(path.join(repo, 'docs'));
+    fs.writeFileSync(path.join(repo, 'docs', 'performance.md'), PAGE);
+    fs.writeFileSync(path.join(repo, 'README.md'), `${REGION_START}\n`);
+    expect(() => docsTablePages(repo)).toThrow('README.md: found 1 start and 0 end marker(s)');
+    expect(() => writeDocsTables(repo, 'the new figures')).toThrow(DocsRegionError);
+    expect(fs.readFileSync(path.join(repo, 'docs', 'performance.md'), 'utf8')).toBe(PAGE);
+    expect(() => docsTablePages(tempDir())).toThrow("docs/performance.md or README.md: no page has the table's region");
+  });
+
+  it('finds the region on the real performance page, once, and none in the README (it has no figures)', () => {
+    expect(docsTablePages(REPO)).toEqual(['docs/performance.md']);
   });
 });
 
