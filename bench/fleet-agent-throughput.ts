@@ -26,7 +26,7 @@ import { checkoutTree } from './git-tree.ts';
 /** The main before one statement carried several runs' records. */
 export const DEFAULT_BASELINE = '6098bbc';
 const AGENTS_MODULE = 'bench/fleet-agents.mjs';
-const RUN_CONCURRENCY = 16;
+export const RUN_CONCURRENCY = 16;
 const WEBHOOK_SECRET = 'bench-secret-of-at-least-16-characters';
 
 export interface AgentThroughput {
@@ -88,13 +88,26 @@ interface WorkerProcess {
 
 type StartWorker = (repo: string, url: string, concurrency: number, env: Record<string, string>, extra: string[]) => WorkerProcess;
 
+/**
+ * Makes another commit's worktree at `dir` ready to run this workload: given this checkout's
+ * agents module (the same workload on both sides) and built (its workers run its dist/).
+ */
+export function readyForAgentRuns(repo: string, dir: string): void {
+  fs.copyFileSync(path.join(repo, AGENTS_MODULE), path.join(dir, AGENTS_MODULE));
+  buildTree(dir);
+}
+
+/** `npm run build` in the tree at `dir`, by its own build script: its dist/, which its `durable-agent` command runs. */
+export function buildTree(dir: string): void {
+  execFileSync(process.execPath, ['--import', 'tsx', 'scripts/build.ts'], { cwd: dir, stdio: 'ignore' });
+}
+
 /** A worktree of `commit` with this checkout's node_modules, built; removed by the returned cleanup (and on any way out). */
 export function baselineBuild(repo: string, commit: string, log: (line: string) => void): { build: Build; remove: () => void } {
   const tree = checkoutTree(repo, commit, 'da-baseline-');
   try {
-    fs.copyFileSync(path.join(repo, AGENTS_MODULE), path.join(tree.dir, AGENTS_MODULE));
     log(`baseline ${tree.commit}: building in ${tree.dir}`);
-    execFileSync(process.execPath, ['--import', 'tsx', 'scripts/build.ts'], { cwd: tree.dir, stdio: 'ignore' });
+    readyForAgentRuns(repo, tree.dir);
   } catch (error) {
     tree.remove();
     throw error;

@@ -1,9 +1,9 @@
 /**
- * The arguments of `npm run bench:compare -- --against REF [--quick] [--only turn|file|resume]`:
- * parsed into data, never printed nor exited on (compare.ts does that).
+ * The arguments of `npm run bench:compare -- --against REF [--quick] [--only turn|file|resume|fleet]
+ * [--write-docs]`: parsed into data, never printed nor exited on (compare.ts does that).
  */
 
-export const BENCHMARKS = ['turn', 'file', 'resume'] as const;
+export const BENCHMARKS = ['turn', 'file', 'resume', 'fleet'] as const;
 export type Benchmark = (typeof BENCHMARKS)[number];
 
 export interface CompareArgs {
@@ -12,9 +12,11 @@ export interface CompareArgs {
   quick: boolean;
   /** The benchmarks to run, in the order they run. */
   only: Benchmark[];
+  /** Whether the figures replace the table of the docs' performance page (every benchmark run). */
+  writeDocs: boolean;
 }
 
-export const COMPARE_USAGE = 'usage: npm run bench:compare -- --against REF [--quick] [--only turn|file|resume[,…]]';
+export const COMPARE_USAGE = 'usage: npm run bench:compare -- --against REF [--quick] [--only turn|file|resume|fleet[,…]] [--write-docs]';
 
 export class CompareUsageError extends Error {
   override readonly name = 'CompareUsageError';
@@ -30,6 +32,7 @@ function isBenchmark(word: string): word is Benchmark {
 export function parseCompareArgs(argv: readonly string[]): CompareArgs {
   let against: string | undefined;
   let quick = false;
+  let writeDocs = false;
   const only = new Set<Benchmark>();
   for (let at = 0; at < argv.length; at++) {
     const word = argv[at]!;
@@ -48,6 +51,10 @@ export function parseCompareArgs(argv: readonly string[]): CompareArgs {
         if (inline !== undefined) throw new CompareUsageError('--quick takes no value');
         quick = true;
         break;
+      case '--write-docs':
+        if (inline !== undefined) throw new CompareUsageError('--write-docs takes no value');
+        writeDocs = true;
+        break;
       case '--only':
         for (const name of value().split(',')) {
           if (!isBenchmark(name)) throw new CompareUsageError(`--only ${name}: not a benchmark (${BENCHMARKS.join(', ')})`);
@@ -59,5 +66,7 @@ export function parseCompareArgs(argv: readonly string[]): CompareArgs {
     }
   }
   if (against === undefined) throw new CompareUsageError('--against REF is required: the commit, tag or branch to compare this tree with');
-  return { against, quick, only: BENCHMARKS.filter((name) => only.size === 0 || only.has(name)) };
+  // The page's table holds every benchmark's rows: a run of some would drop the others'.
+  if (writeDocs && only.size > 0 && only.size < BENCHMARKS.length) throw new CompareUsageError('--write-docs writes the table of every benchmark: give it without --only');
+  return { against, quick, only: BENCHMARKS.filter((name) => only.size === 0 || only.has(name)), writeDocs };
 }

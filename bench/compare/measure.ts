@@ -1,8 +1,9 @@
 /**
- * bench:compare's three benchmarks, each running this tree and REF in turn, repetition after
- * repetition (the order swapped every repetition, so that neither always runs right after the
- * other's garbage or always finds the disk fresh): CPU per turn on the memory store, the file
- * store's turn (real files, fsync on), and the resume of a finished run in fresh processes.
+ * bench:compare's benchmarks run from this process (the fleet's, of worker processes, is
+ * fleet.ts), each running this tree and REF in turn, repetition after repetition (the order
+ * swapped every repetition, so that neither always runs right after the other's garbage or always
+ * finds the disk fresh): CPU per turn on the memory store, the file store's turn (real files,
+ * fsync on), and the resume of a finished run in fresh processes.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -32,6 +33,8 @@ export interface ComparePlan {
   resumeReps: number;
   /** Turns each tree runs untimed before its first timed run, on the memory store and on files. */
   warmUp: { memory: number; file: number };
+  /** Fleets of `workers` worker processes; each repetition drives `runs` runs after `warmUpRuns` a worker. */
+  fleet: { workers: number[]; reps: number; runs: number; warmUpRuns: number };
 }
 
 export const FULL_PLAN: ComparePlan = {
@@ -43,6 +46,8 @@ export const FULL_PLAN: ComparePlan = {
   resumeTurns: 800,
   resumeReps: 15,
   warmUp: { memory: 5000, file: 1000 },
+  // ~8,000 records a worker before the clock: a fresh worker on this workload is still getting faster past 3,000.
+  fleet: { workers: [1, 2], reps: 5, runs: 200, warmUpRuns: 205 },
 };
 
 export const QUICK_PLAN: ComparePlan = {
@@ -54,6 +59,7 @@ export const QUICK_PLAN: ComparePlan = {
   resumeTurns: 800,
   resumeReps: 5,
   warmUp: { memory: 3000, file: 500 },
+  fleet: { workers: [2], reps: 2, runs: 60, warmUpRuns: 40 },
 };
 
 const CHILD = fileURLToPath(new URL('./resume-child.ts', import.meta.url));

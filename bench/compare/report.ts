@@ -101,3 +101,33 @@ export function compareTable(rows: readonly ComparedRow[], heads: TableHeads): s
   const lines = new Map(measured.map((row, at) => [row, line(body[at]!)]));
   return [line(header), ...rows.map((row) => lines.get(row) ?? `${row.name.padEnd(widths[0]!)}  skipped: ${row.skipped}`)].join('\n');
 }
+
+/** One run of bench:compare, as its report shows it. */
+export interface CompareRun {
+  /** When it ran (ISO 8601). */
+  date: string;
+  plan: 'full' | 'quick';
+  /** This tree's commit, "+changes" when its code had changes not committed. */
+  ours: string;
+  ref: { given: string; commit: string };
+  node: string;
+  cores: number;
+  seconds: number;
+  /** The 1-minute load average at the start and at the end. */
+  load: { start: number; end: number };
+  rows: ComparedRow[];
+}
+
+/** The report printed and written into the docs: what ran where and when, how to read it, the table. */
+export function compareReport(run: CompareRun): string {
+  const when = `${run.date.slice(0, 10)} ${run.date.slice(11, 16)} UTC`;
+  return [
+    `durable-agent bench:compare (${run.plan}): this tree (${run.ours}) against REF ${run.ref.given} (${run.ref.commit}); ${when}; ` +
+      `node ${run.node}, ${run.cores} cores; ${run.seconds.toFixed(0)} s; load average ${run.load.start.toFixed(1)} at the start, ${run.load.end.toFixed(1)} at the end`,
+    'Medians; the trees take turns every repetition (the order swapped each time); in-process runs after an untimed warm-up of each tree, resumes each in a fresh process,',
+    'fleets each on a fresh database of their own, workers warmed up first.',
+    'this ÷ REF below 1: this tree takes less (but records per CPU second: above 1, this tree does more with the CPU). pairs: the ratio within one repetition, lowest and highest.',
+    '',
+    compareTable(run.rows, { ours: `this tree (${run.ours})`, ref: `REF ${run.ref.commit}` }),
+  ].join('\n');
+}

@@ -36,6 +36,8 @@ export const PARTS_NEEDED: Record<Benchmark, Array<keyof TreeParts>> = {
   turn: ['benchScript', 'benchRunOptions', 'startRun', 'MemoryStore'],
   file: ['benchScript', 'benchRunOptions', 'startRun', 'FileStore'],
   resume: ['benchScript', 'benchRunOptions', 'fetchPage', 'startRun', 'resumeRun', 'FileStore'],
+  // Run by worker processes of each tree's build, not from this process: fleet.ts checks its own parts.
+  fleet: [],
 };
 
 export type Loaded = { ok: true; parts: TreeParts } | { ok: false; missing: string };
