@@ -7,7 +7,11 @@
 import { Cron } from 'croner';
 import { ScheduleCronError } from './schedule-errors.ts';
 
-/** A tick fired later than this after its time was missed (no worker ran then): it starts a run only as a catch-up. */
+/**
+ * A tick is missed when it is fired more than this after its time, or when a later tick is due
+ * too (no worker ran between them): it starts a run only as a catch-up. So at most one tick is
+ * on time at a firing, whatever the schedule's period.
+ */
 export const MISSED_AFTER_MS = 60_000;
 
 /**
@@ -75,9 +79,9 @@ export interface DueTicks {
 }
 
 /**
- * The ticks from `from` (the first one not fired) to `now` that start a run: those on time (due
- * less than MISSED_AFTER_MS ago), and of the missed ones the latest `catchUp`. With `overlap`
- * false, one run at most (the latest tick): two started together would overlap.
+ * The ticks from `from` (the first one not fired) to `now` that start a run: the latest, when it
+ * is on time (due less than MISSED_AFTER_MS ago), and of the missed ones the latest `catchUp`.
+ * With `overlap` false, one run at most (the latest tick): two started together would overlap.
  */
 export function dueTicks(rule: TickRule & { catchUp: number; overlap: boolean }, from: Date, now: Date): DueTicks {
   const cron = cronOf(rule);
@@ -94,11 +98,12 @@ export function dueTicks(rule: TickRule & { catchUp: number; overlap: boolean },
       const seen = ticksIn(cron, from, now.getTime(), TICKS_SEEN);
       if (!seen) break;
       ticks = seen;
-      if (from === start || seen.filter((tick) => tick.getTime() <= late).length >= rule.catchUp) break;
+      if (from === start || seen.length > rule.catchUp) break;
     }
   }
-  const missed = ticks.filter((tick) => tick.getTime() <= late);
-  const onTime = ticks.filter((tick) => tick.getTime() > late);
+  const latest = ticks.at(-1);
+  const onTime = latest !== undefined && latest.getTime() > late ? [latest] : [];
+  const missed = onTime.length > 0 ? ticks.slice(0, -1) : ticks;
   const caughtUp = rule.catchUp > 0 ? missed.slice(-rule.catchUp) : [];
   let starting = [...caughtUp, ...onTime];
   if (!rule.overlap && starting.length > 1) starting = starting.slice(-1);

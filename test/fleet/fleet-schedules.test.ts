@@ -80,11 +80,12 @@ describe.skipIf(!postgresAvailable())('schedules', () => {
       const firings = await Promise.all(pools.flatMap((pool) => [fireDueSchedules(pool), fireDueSchedules(pool)]));
       const started = firings.flatMap((fired) => fired.started);
       const runs = await runsOf(db, 'hourly');
-      // Three missed ticks caught up (or two and the one on time, in the first minute of an hour): each once.
-      expect(runs).toHaveLength(3);
+      // Three missed ticks caught up, and in the first minute of an hour the one on time too: each once.
+      const firedAt = (await db.query<{ now: Date }>('SELECT now()')).rows[0]!.now;
+      expect(runs).toHaveLength(firedAt.getUTCMinutes() === 0 ? 4 : 3);
       expect([...started].sort()).toEqual(runs);
       const [schedule] = await listSchedules(db);
-      expect(schedule).toMatchObject({ started: 3, lastRunId: runs[2] });
+      expect(schedule).toMatchObject({ started: runs.length, lastRunId: runs.at(-1) });
       expect(schedule!.skipped).toBeGreaterThan(3);
       const { rows } = await db.query<{ now: Date }>('SELECT now()');
       expect(schedule!.nextTickAt!.getTime()).toBeGreaterThan(rows[0]!.now.getTime());
@@ -92,7 +93,7 @@ describe.skipIf(!postgresAvailable())('schedules', () => {
       // The runs are those of the latest hours, an hour apart, each named after its tick.
       const ticks = runs.map((id) => Date.parse(id.replace(/^hourly\.(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z')));
       expect(ticks[1]! - ticks[0]!).toBe(3_600_000);
-      expect(ticks[2]! - ticks[1]!).toBe(3_600_000);
+      expect(ticks.at(-1)! - ticks.at(-2)!).toBe(3_600_000);
       const [run] = await listQueuedRuns(db);
       expect(run!.spec).toMatchObject({ kind: 'agent', agent: 'billing', task: 'Invoice ACME.', schedule: { name: 'hourly' } });
       // Nothing is due any more: firing again starts nothing.

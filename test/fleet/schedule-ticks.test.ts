@@ -58,6 +58,19 @@ describe('schedule ticks', () => {
     expect(dueTicks({ ...minutely, catchUp: 100 }, from, now).start).toHaveLength(6);
     // Missed by exactly MISSED_AFTER_MS: missed.
     expect(dueTicks({ ...minutely, catchUp: 0 }, at('2026-12-07T10:00:00Z'), new Date(at('2026-12-07T10:00:00Z').getTime() + MISSED_AFTER_MS)).start).toEqual([at('2026-12-07T10:01:00Z')]);
+    // The latest tick alone, fired over a minute late: missed, started only as a catch-up.
+    const hourly = { cron: '0 0 * * * *', timezone: 'UTC', overlap: true };
+    expect(dueTicks({ ...hourly, catchUp: 0 }, at('2026-12-07T10:00:00Z'), at('2026-12-07T10:01:30Z')).start).toEqual([]);
+    expect(dueTicks({ ...hourly, catchUp: 1 }, at('2026-12-07T10:00:00Z'), at('2026-12-07T10:01:30Z')).start).toEqual([at('2026-12-07T10:00:00Z')]);
+    expect(dueTicks({ ...hourly, catchUp: 0 }, at('2026-12-07T10:00:00Z'), at('2026-12-07T10:00:59Z')).start).toEqual([at('2026-12-07T10:00:00Z')]);
+  });
+
+  it('every ten seconds, no worker for three minutes, catch up 1: one run for the missed ticks, and the tick on time', () => {
+    const due = dueTicks({ cron: '*/10 * * * * *', timezone: 'UTC', overlap: true, catchUp: 1 }, at('2026-12-07T10:00:00Z'), at('2026-12-07T10:03:04Z'));
+    // 10:00:00 … 10:02:50 missed (a later tick was due too); 10:03:00 on time.
+    expect(iso(due.start)).toEqual(['2026-12-07T10:02:50.000Z', '2026-12-07T10:03:00.000Z']);
+    expect(due.skipped).toBe(17);
+    expect(dueTicks({ cron: '*/10 * * * * *', timezone: 'UTC', overlap: true, catchUp: 0 }, at('2026-12-07T10:00:00Z'), at('2026-12-07T10:03:04Z')).start).toEqual([at('2026-12-07T10:03:00Z')]);
   });
 
   it('without overlap, starts one run at most: the latest tick', () => {
@@ -72,9 +85,8 @@ describe('schedule ticks', () => {
 
   it('after a month without workers, a per-second schedule looks at a window before the firing only, and still catches up', () => {
     const due = dueTicks({ cron: '* * * * * *', timezone: 'UTC', overlap: true, catchUp: 3 }, at('2026-11-07T10:00:00Z'), at('2026-12-07T10:00:00Z'));
-    // The three latest missed (a minute and more ago), then the on-time ones of the last minute.
-    expect(iso(due.start.slice(0, 3))).toEqual(['2026-12-07T09:58:58.000Z', '2026-12-07T09:58:59.000Z', '2026-12-07T09:59:00.000Z']);
-    expect(due.start).toHaveLength(3 + 60);
+    // The three latest missed (each with a later tick due), then the one on time.
+    expect(iso(due.start)).toEqual(['2026-12-07T09:59:57.000Z', '2026-12-07T09:59:58.000Z', '2026-12-07T09:59:59.000Z', '2026-12-07T10:00:00.000Z']);
     // At least the missed ticks of the window, and one for those before it (a count from below).
     expect(due.skipped).toBeGreaterThanOrEqual(10 * 60 - 3 + 1);
   });
