@@ -24,6 +24,8 @@ export { UnknownLangError } from './lang/lang.ts';
 export { AgentDefinitionError } from './agent/agent-definition.ts';
 export { AgentVersionMismatchError } from './runtime/agent-run.ts';
 export { SubmitRefusedError, UnknownAgentError } from './fleet/submit-run.ts';
+export { TenantError } from './core/tenant.ts';
+export { TenantSettingsError } from './fleet/tenants.ts';
 export { ScheduleCronError, ScheduleNameTakenError, ScheduleNotFoundError, ScheduleRefusedError } from './fleet/schedule-errors.ts';
 export { DrillPathError, SideEffectTwiceError } from './drill/drill-errors.ts';
 export { DrillScriptError } from './drill/drill-script.ts';

@@ -11,6 +11,8 @@ export type { FleetRunSummary } from './fleet/fleet-summary.ts';
 export type { RunSummary } from './runtime/run-summary.ts';
 export type { AgentRunSpec, DemoRunSpec, QueuedRun, RunSpec } from './fleet/run-queue.ts';
 export { submitRun } from './fleet/submit-run.ts';
+export { listTenants, setTenant } from './fleet/tenants.ts';
+export type { Tenant, TenantSettings } from './fleet/tenants.ts';
 export { fireDueSchedules, listSchedules, pauseSchedule, removeSchedule, resumeSchedule, scheduleRun } from './fleet/schedules.ts';
 export type { FiredSchedules, Schedule, ScheduleOptions, ScheduleOverlap, ScheduledRun } from './fleet/schedules.ts';
 export type { SubmitRunOptions, SubmittedRun } from './fleet/submit-run.ts';

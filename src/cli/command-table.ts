@@ -19,6 +19,7 @@ import { raiseSpec } from './specs/raise.ts';
 import { resultSpec } from './specs/result.ts';
 import { runSpec } from './specs/run.ts';
 import { scheduleSpec } from './specs/schedule.ts';
+import { tenantSpec } from './specs/tenant.ts';
 import { signalSpec } from './specs/signal.ts';
 import { historySpec, statusSpec } from './specs/status.ts';
 import { vizSpec } from './specs/viz.ts';
@@ -52,6 +53,7 @@ export const COMMAND_SPECS = [
   submitSpec,
   workerSpec,
   scheduleSpec,
+  tenantSpec,
   resultSpec,
   drillSpec,
   replaySpec,

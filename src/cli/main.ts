@@ -48,6 +48,8 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
         return await (await fleet()).workerCommand(args, env, writers);
       case 'schedule':
         return await (await import('./commands/schedule.ts')).scheduleCommand(args, env, writers);
+      case 'tenant':
+        return await (await import('./commands/tenant.ts')).tenantCommand(args, env, writers);
       case 'pending':
         // Without --run: every run of the fleet with --database-url (or its variable and no --dir), else of DIR.
         return args.fleetRun !== null || (args.fileRun === null && readsFleet(args, env))

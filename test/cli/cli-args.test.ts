@@ -36,6 +36,7 @@ const REQUIRED: Record<string, string[]> = {
   replay: ['--agents', 'agents.mjs', '--from-run', 'run-1'],
   fork: ['--to', 'new-dir'],
   schedule: ['add', '--agent', 'billing', '--cron', '0 9 * * 1-5', '--task', 'do it'],
+  tenant: ['set', 'acme', '--weight', '2'],
 };
 
 function parse(...argv: string[]): CliArgs {
@@ -91,7 +92,7 @@ function withOption(command: CommandSpec, option: OptionSpec, value?: string): s
     needed.splice(0, needed.length, ...['--agent', 'billing', '--task', 'do it'].filter((_, at, all) => all[at - (at % 2)] !== `--${name}`));
   }
   // schedule add: the option under test in place of the one it needs of the same name.
-  if (command.name === 'schedule' && needed.includes(`--${name}`)) needed.splice(needed.indexOf(`--${name}`), 2);
+  if (['schedule', 'tenant'].includes(command.name) && needed.includes(`--${name}`)) needed.splice(needed.indexOf(`--${name}`), 2);
   const given = option.type === 'boolean' ? [`--${name}`] : [`--${name}`, value ?? sampleValue(option)];
   return [command.name, ...needed, ...given];
 }

@@ -4,6 +4,7 @@
  * exists (fencing), so a worker that was frozen past its lease cannot write a thing.
  */
 import type { Pool } from 'pg';
+import { inTransaction } from './transaction.ts';
 import { STOPPED_AT_LIMIT_STATES } from '../../../machines/agent-loop.types.ts';
 import { LeaseLostError } from './pg-errors.ts';
 import { WAKE_DUE } from './pg-signal-inbox.ts';
@@ -68,28 +69,86 @@ export async function claimNextRun(pool: Pool, owner: string, leaseMs: number, o
   return (await claimNextRuns(pool, owner, leaseMs, 1, only))[0] ?? null;
 }
 
-/** Claims up to `limit` such runs, the oldest first, in one statement: a worker with several free slots fills them at once. */
+/**
+ * Claims up to `limit` such runs in one statement (a worker with several free slots fills them at
+ * once), shared among the tenants with work by their weight: each tenant's runs in the queue's
+ * order, a tenant's next run ranked by the runs it drives and has been given so far over its
+ * weight (weighted round robin), so a tenant with ten thousand queued runs delays another's
+ * first by a claim or two. A tenant at its most runs driven at once (da_tenants.max_running) is
+ * given none; where any tenant has such a limit, claims take turns (a lock for the claim's
+ * transaction), so that two workers claiming at once cannot both take its last slot.
+ */
 export async function claimNextRuns(pool: Pool, owner: string, leaseMs: number, limit: number, only?: ClaimCondition): Promise<Lease[]> {
-  // A released lease has no owner: an owner left on a claimable run is a holder whose lease expired.
-  const { rows } = await pool.query<{ id: string; lease_epoch: string; records: number; spec: unknown; raise: unknown; previous_owner: string | null; previous_expiry: Date | null }>(
-    `UPDATE da_runs SET lease_owner = $1, lease_epoch = da_runs.lease_epoch + 1,
-            lease_expires_at = now() + $2 * interval '1 millisecond', updated_at = now()
-       FROM (
-        SELECT id, lease_owner AS previous_owner, lease_expires_at AS previous_expiry FROM da_runs
-         WHERE NOT finished AND (lease_expires_at IS NULL OR lease_expires_at < now()) AND ${WORKABLE}${only ? ` AND ${only.where(4)}` : ''}
-         ORDER BY created_at, id
-         FOR UPDATE SKIP LOCKED
-         LIMIT $3) AS previous
-      WHERE da_runs.id = previous.id
-      RETURNING da_runs.id, da_runs.lease_epoch, da_runs.records, da_runs.spec,
-                (SELECT c.request FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'raise') AS raise,
-                previous.previous_owner, previous.previous_expiry`,
-    only ? [owner, leaseMs, limit, ...only.params] : [owner, leaseMs, limit],
-  );
+  const params = only ? [owner, leaseMs, limit, ...only.params] : [owner, leaseMs, limit];
+  const { rows } = (await tenantLimitsSet(pool))
+    ? await inTransaction(pool, async (client) => {
+        await client.query("SELECT pg_advisory_xact_lock(hashtext('durable-agent claim'))");
+        return client.query<ClaimedRow>(claimStatement(only), params);
+      })
+    : await pool.query<ClaimedRow>(claimStatement(only), params);
   return rows.map((row) => {
     const takenFrom = row.previous_owner ? { owner: row.previous_owner, expiredAt: row.previous_expiry?.toISOString() ?? '?' } : null;
     return { runId: row.id, owner, epoch: Number(row.lease_epoch), takenFrom, records: row.records, spec: row.spec, raise: row.raise };
   });
+}
+
+interface ClaimedRow {
+  id: string;
+  lease_epoch: string;
+  records: number;
+  spec: unknown;
+  raise: unknown;
+  previous_owner: string | null;
+  previous_expiry: Date | null;
+}
+
+function claimStatement(only: ClaimCondition | undefined): string {
+  // A released lease has no owner: an owner left on a claimable run is a holder whose lease expired.
+  // The statement begins with its UPDATE (what an operator sees of it in pg_stat_activity, cut at 1 kB).
+  return `UPDATE da_runs SET lease_owner = $1, lease_epoch = da_runs.lease_epoch + 1,
+            lease_expires_at = now() + $2 * interval '1 millisecond', updated_at = now()
+       FROM (
+        SELECT r.id, r.lease_owner AS previous_owner, r.lease_expires_at AS previous_expiry
+          FROM (
+            SELECT id, tenant, created_at, row_number() OVER (PARTITION BY tenant ORDER BY created_at, id) AS place FROM da_runs
+             WHERE NOT finished AND (lease_expires_at IS NULL OR lease_expires_at < now()) AND ${WORKABLE}${only ? ` AND ${only.where(4)}` : ''}
+          ) AS c
+          JOIN da_runs r ON r.id = c.id
+          LEFT JOIN (SELECT tenant, count(*) AS runs FROM da_runs WHERE NOT finished AND lease_expires_at > now() GROUP BY tenant) AS d ON d.tenant = c.tenant
+          LEFT JOIN da_tenants t ON t.name = c.tenant
+         WHERE c.place <= $3 AND (t.max_running IS NULL OR coalesce(d.runs, 0) + c.place <= t.max_running)
+         ORDER BY (coalesce(d.runs, 0) + c.place)::float8 / coalesce(t.weight, 1), c.created_at, c.id
+         FOR UPDATE OF r SKIP LOCKED
+         LIMIT $3) AS previous
+      WHERE da_runs.id = previous.id
+      RETURNING da_runs.id, da_runs.lease_epoch, da_runs.records, da_runs.spec,
+                (SELECT c.request FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'raise') AS raise,
+                previous.previous_owner, previous.previous_expiry`;
+}
+
+/** How long a pool trusts what it read of the tenants' limits: a limit set takes hold within this. */
+const LIMITS_READ_FOR_MS = 2_000;
+const limitsRead = new WeakMap<Pool, { at: number; set: Promise<boolean> }>();
+
+/** Whether some tenant has a most of runs driven at once (read again every LIMITS_READ_FOR_MS). */
+function tenantLimitsSet(pool: Pool): Promise<boolean> {
+  const read = limitsRead.get(pool);
+  if (read && Date.now() - read.at < LIMITS_READ_FOR_MS) return read.set;
+  const set = pool.query<{ set: boolean }>('SELECT EXISTS (SELECT 1 FROM da_tenants WHERE max_running IS NOT NULL) AS set').then(
+    ({ rows }) => rows[0]?.set === true,
+    // Read again at the next claim rather than remember a failure.
+    (error: unknown) => {
+      limitsRead.delete(pool);
+      throw error;
+    },
+  );
+  limitsRead.set(pool, { at: Date.now(), set });
+  return set;
+}
+
+/** Forgets what a pool read of the tenants' limits: the next claim reads them again (a limit just set). */
+export function forgetTenantLimits(pool: Pool): void {
+  limitsRead.delete(pool);
 }
 
 /** Claims one given run if its lease is free or expired; null when someone else holds it. */

@@ -7,7 +7,7 @@ import type { Pool } from 'pg';
 import { SchemaVersionError } from './pg-errors.ts';
 import { inTransaction } from './transaction.ts';
 
-export const SCHEMA_VERSION = 13;
+export const SCHEMA_VERSION = 14;
 
 /** A row's state changed into one a run rests in: ended, waiting for a person, stopped at a limit. */
 const CAME_TO_REST = `NEW.state IS DISTINCT FROM OLD.state
@@ -260,6 +260,19 @@ const MIGRATIONS: Record<number, string> = {
       updated_at   timestamptz NOT NULL DEFAULT now()
     );
     CREATE INDEX da_schedules_due ON da_schedules (next_tick_at) WHERE NOT paused;
+  `,
+  // Tenants: whose each run is (its spec's, else 'default'), kept in a column of its own so that
+  // a claim shares the fleet among the tenants with work; and each tenant's share (its weight)
+  // and the most of its runs driven at once, set at run time.
+  14: `
+    ALTER TABLE da_runs ADD COLUMN tenant text GENERATED ALWAYS AS (coalesce(spec ->> 'tenant', 'default')) STORED;
+    CREATE INDEX da_runs_unfinished_by_tenant ON da_runs (tenant, created_at, id) WHERE NOT finished;
+    CREATE TABLE da_tenants (
+      name        text PRIMARY KEY,
+      weight      integer NOT NULL DEFAULT 1 CHECK (weight BETWEEN 1 AND 1000),
+      max_running integer CHECK (max_running >= 1),
+      updated_at  timestamptz NOT NULL DEFAULT now()
+    );
   `,
 };
 
