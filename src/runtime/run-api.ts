@@ -130,7 +130,7 @@ async function resume(pieces: ResumePieces, tracing: RunTracing | null, held: Ru
       { ...parts, snapshots: new SnapshotPolicy(snapshotEveryOf(pieces.driver.snapshotEvery), first, last) },
       loaded.header.runId,
       snapshot,
-      { state: view.state, context: snapshot.context, ledger: view.ledger },
+      { state: view.state, context: snapshot.context, ledger: view.ledger, fromFinalRecord: view.fromFinalRecord },
       last.seq + 1,
     );
     // A cancel asked while no process drove the run applies at once: nothing of the open turn is run again.

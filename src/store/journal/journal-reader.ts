@@ -72,6 +72,8 @@ export interface ReadOptions {
 
 /** Pieces large enough that reading them costs nothing next to parsing them. */
 export const PIECE_BYTES = 1 << 20;
+/** What is read first for the header line. */
+const HEADER_PIECE_BYTES = 16 * 1024;
 
 export function readJournal(location: string, bytes: Buffer | JournalBytes, options: ReadOptions = {}): ReadJournal {
   const source: JournalBytes = Buffer.isBuffer(bytes)
@@ -96,7 +98,8 @@ interface JournalStart {
 }
 
 function readStart(location: string, bytes: JournalBytes, pieceBytes: number): JournalStart {
-  const headerEnd = firstNewline(bytes, pieceBytes);
+  // A header is a few hundred bytes: a long one is found by reading twice as much each time.
+  const headerEnd = firstNewline(bytes, Math.min(pieceBytes, HEADER_PIECE_BYTES));
   if (headerEnd === -1) throw new StoreCorruptError(location, 1, 0, 'the journal has no complete header line', 'start');
   const markOffset = headerEnd + 1;
   const head = bytes.read(0, markOffset + COMMIT_MARK_BYTES);
