@@ -13,7 +13,7 @@ import type { AgentStateName } from '../../machines/agent-loop.types.ts';
 import { type DurableView, encodeRecord, ledgerEntriesOf, type TransitionToEncode } from '../store/journal/journal-codec.ts';
 import type { JournalRecord, RecordEvent, RecordNote } from '../store/journal/journal-record.ts';
 import type { AppendOptions, AppendReceipt, RunStore } from '../store/store.ts';
-import type { SnapshotPolicy } from './snapshot-policy.ts';
+import { type SnapshotPolicy, withFinalMark } from './snapshot-policy.ts';
 
 /** One transition to write: the snapshot it led to, the event that took it there. */
 export interface JournalStep {
@@ -29,7 +29,9 @@ export function encodeSteps(policy: SnapshotPolicy, durable: DurableView, seq: n
   let prev = durable;
   return steps.map((step, index) => {
     const next = transitionOf(step, seq + index);
-    const record = encodeRecord(prev, next);
+    const delta = encodeRecord(prev, next);
+    // Only the last record of a unit is the run's last: the one that may end it.
+    const record = index === steps.length - 1 ? withFinalMark(delta, prev, next.context, options) : delta;
     const added = ledgerEntriesOf(record);
     const ledger = added.length ? new Map([...prev.ledger, ...added.map((entry) => [entry.tool_use_id, entry] as const)]) : prev.ledger;
     prev = { state: next.state, context: next.context, ledger };

@@ -150,6 +150,8 @@ export class JournalWriter {
 
   /** Appends transitions as one unit (journal-unit.ts), each its own record; resolves once they are durable. */
   async persistSteps(steps: readonly JournalStep[], options?: AppendOptions): Promise<void> {
+    // A record encoded against a view without its messages would cut the conversation short.
+    if (this.durableView.fromFinalRecord) throw new Error('a run loaded from its final record alone was about to be written to; it must be loaded whole first');
     const resumed = this.resumeNote;
     const reused = this.reuses.length ? this.reuses : null;
     const first = steps[0]!;

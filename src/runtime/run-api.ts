@@ -14,7 +14,7 @@ import { checkContinue, checkMessageText } from '../core/continue-run.ts';
 import type { RunObserver, RunResult } from '../core/run-events.ts';
 import { foldJournal } from '../store/journal/fold-journal.ts';
 import { encodeRecord, snapshotContextOf } from '../store/journal/journal-codec.ts';
-import type { RunLock, RunStore } from '../store/store.ts';
+import type { LoadOptions, RunLock, RunStore } from '../store/store.ts';
 import type { RunTracing } from '../telemetry/run-tracing.ts';
 import { attachToStored, clearFinishedRun, runIdOf } from './attach-run.ts';
 import { checkResume, headerOf, originOf, pinStart, reopenedSettings, type ResumeCheck } from './pinned-settings.ts';
@@ -23,6 +23,7 @@ import { type AgentResumeOptions, type AgentStartOptions, machineInputOf, type R
 import { type CheckedOptions, checkPartsOptions, driverParts } from './run-parts.ts';
 import { attachedResume, type ResumePieces, resumePiecesOf, type StartPieces, startPiecesOf } from './run-pieces.ts';
 import { SnapshotPolicy } from './snapshot-policy.ts';
+import { reopenEventOf } from './take-up.ts';
 import { tracedRun, withTracing } from './traced-run.ts';
 
 export { type AgentResumeOptions, type AgentStartOptions, DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS, type ResumeOptions, type RunParts, type StartOptions } from './run-options.ts';
@@ -104,7 +105,7 @@ async function resume(pieces: ResumePieces, tracing: RunTracing | null, held: He
   try {
     const resuming = { location: store.location, tools: pieces.tools, command: pieces.command, agentsModule: pieces.agentsModule, allowToolChange: pieces.allowToolChange };
     let checked: ResumeCheck | null = null;
-    const loaded = await store.load({
+    const loadOptions: LoadOptions = {
       repair: true,
       fromLastSnapshot: true,
       acceptLostRecord: pieces.acceptLostRecord,
@@ -112,15 +113,23 @@ async function resume(pieces: ResumePieces, tracing: RunTracing | null, held: He
       checkHeader: (header) => {
         checked = checkResume(header, resuming, pieces.settings);
       },
-    });
+    };
+    // A finished run that nothing here reopens answers from its final record alone.
+    let loaded = await store.load({ ...loadOptions, finalRecord: message === undefined });
     // A store that does not offer the header before it repairs (a benchmark's) is checked once it has loaded.
     const { settings, origin } = checked ?? checkResume(loaded.header, resuming, pieces.settings);
     const parts = driverParts(pieces.driver, options, settings, pieces.settings, observer, tracing);
     tracing?.joinRun(loaded.header);
-    const view = foldJournal(store.location, loaded);
+    let view = foldJournal(store.location, loaded);
     refuseCancelled(store.location, view.state, view.context);
-    const snapshot = agentLoopMachine.resolveState({ value: view.state, context: snapshotContextOf(view) });
+    let snapshot = agentLoopMachine.resolveState({ value: view.state, context: snapshotContextOf(view) });
     const reopened = reopenedSettings(snapshot.context, pieces.settings);
+    if (view.fromFinalRecord && snapshot.can(reopenEventOf({ maxTurns: maxTurns ?? snapshot.context.maxTurns, message, budget: reopened?.budget ?? null }))) {
+      // It goes on: its records are written against the whole state, messages and all.
+      loaded = await store.load(loadOptions);
+      view = foldJournal(store.location, loaded);
+      snapshot = agentLoopMachine.resolveState({ value: view.state, context: snapshotContextOf(view) });
+    }
     // Again under the lock: another process may have gone on since the check above.
     if (message !== undefined) checkContinue(store.location, message, view.state, snapshot.context, maxTurns);
     const [first, last] = [loaded.records[0]!.record, loaded.records[loaded.records.length - 1]!.record];
@@ -128,7 +137,7 @@ async function resume(pieces: ResumePieces, tracing: RunTracing | null, held: He
       { ...parts, snapshots: new SnapshotPolicy(options.snapshotEvery, first, last) },
       loaded.header.runId,
       snapshot,
-      { state: view.state, context: snapshot.context, ledger: view.ledger },
+      { state: view.state, context: snapshot.context, ledger: view.ledger, fromFinalRecord: view.fromFinalRecord },
       last.seq + 1,
     );
     // A cancel asked while no process drove the run applies at once: nothing of the open turn is run again.

@@ -16,7 +16,8 @@
  */
 import { checksumOf, documentJson } from '../store/journal/framing.ts';
 import type { DurableView, TransitionToEncode } from '../store/journal/journal-codec.ts';
-import { encodeRecord, encodeSnapshotRecord, ledgerEntriesOf, ledgerOfSnapshot } from '../store/journal/journal-codec.ts';
+import { type AgentContext, FINAL_STATES } from '../../machines/agent-loop.types.ts';
+import { encodeFinalMark, encodeRecord, encodeSnapshotRecord, ledgerEntriesOf, ledgerOfSnapshot } from '../store/journal/journal-codec.ts';
 import type { JournalRecord } from '../store/journal/journal-record.ts';
 import type { AppendOptions } from '../store/store.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
@@ -56,6 +57,25 @@ export function snapshotEveryOf(option: number | undefined, env: NodeJS.ProcessE
   return value;
 }
 
+/**
+ * The record with its final mark (see FinalMark) when it leaves the run in a final state and the
+ * disk is waited for: a resume that only answers then reads this record alone. One the machine
+ * could lose with the disk is left as it is (the record before it would answer for a state that
+ * is not the last). `prev` is the view before the record.
+ */
+export function withFinalMark(record: JournalRecord, prev: DurableView, context: AgentContext, options: AppendOptions | undefined): JournalRecord {
+  if (options?.sync === false || !FINAL_STATES.includes(record.state)) return record;
+  return { ...record, final: encodeFinalMark(context, ledgerEntriesAfter(record, prev)) };
+}
+
+/** How many ledger entries a load from the last snapshot holds once `record` is written. */
+function ledgerEntriesAfter(record: JournalRecord, prev: DurableView): number {
+  if (record.snapshot) return ledgerOfSnapshot(record).size;
+  let count = prev.ledger.size;
+  for (const entry of ledgerEntriesOf(record)) if (!prev.ledger.has(entry.tool_use_id)) count++;
+  return count;
+}
+
 export class SnapshotPolicy {
   /** The record the next one follows (a snapshot names it). */
   private last: JournalRecord;
@@ -77,8 +97,8 @@ export class SnapshotPolicy {
   /** The record for this transition: written in full when a snapshot is due. */
   encode(prev: DurableView, next: TransitionToEncode, options?: AppendOptions): JournalRecord {
     const delta = encodeRecord(prev, next);
-    if (!this.isDue(prev, delta, options)) return delta;
-    return encodeSnapshotRecord(prev, next, { seq: this.last.seq, crc: checksumOf(documentJson(this.last)) });
+    if (!this.isDue(prev, delta, options)) return withFinalMark(delta, prev, next.context, options);
+    return withFinalMark(encodeSnapshotRecord(prev, next, { seq: this.last.seq, crc: checksumOf(documentJson(this.last)) }), prev, next.context, options);
   }
 
   /**

@@ -63,7 +63,7 @@ export async function takeUp(parts: TakeUpParts, { maxTurns, tornTail, lastStore
     tornTail,
     task: context.task,
     usage: context.usage,
-    ledgerEntries: writer.durable.ledger.size,
+    ledgerEntries: writer.durable.fromFinalRecord?.ledgerEntries ?? writer.durable.ledger.size,
     lastSave: { seq: lastStored.record.seq, point: pointOf(lastStored.record), at: lastStored.record.at, bytes: lastStored.bytes },
     startedBy: origin.startedBy,
     acceptedChanges: origin.acceptedChanges,
@@ -88,6 +88,11 @@ async function settleRecordedDecisions(parts: TakeUpParts): Promise<void> {
   }
 }
 
+/** The REOPEN event of what a process brings: the machine decides whether it reopens the run or changes its settings. */
+export function reopenEventOf({ maxTurns, message, budget }: { maxTurns: number; message: string | undefined; budget: BudgetChange | null }): AgentEvent {
+  return { type: 'REOPEN', maxTurns, ...(budget ? { budget } : {}), ...(message === undefined ? {} : { message }) };
+}
+
 /**
  * The machine decides whether what this process brings reopens the run (a final state that
  * lacked it) or changes its settings (a live one): where it takes REOPEN, the record is durable
@@ -96,7 +101,7 @@ async function settleRecordedDecisions(parts: TakeUpParts): Promise<void> {
 async function reopen(parts: TakeUpParts, { maxTurns, message, budget }: { maxTurns: number; message: string | undefined; budget: BudgetChange | null }): Promise<void> {
   const { writer } = parts;
   const previousState = writer.state;
-  const event: AgentEvent = { type: 'REOPEN', maxTurns, ...(budget ? { budget } : {}), ...(message === undefined ? {} : { message }) };
+  const event = reopenEventOf({ maxTurns, message, budget });
   if (!writer.snapshot.can(event)) return;
   const turn = writer.snapshot.context.turn;
   const continued = message === undefined ? {} : { continued: { turn } };

@@ -50,6 +50,10 @@ export const RECORD_FIELDS = {
   costUsd: 'readable',
   budgetStop: 'readable',
   more: 'readable',
+  // A finished run's whole state but its messages (what a resume that only answers reads): it
+  // restates the task, the answer and the calls' inputs, so it is sealed whole; a reader without
+  // the key folds the record's own readable fields instead.
+  final: 'content',
 } as const satisfies Record<keyof JournalRecord, FieldClass>;
 
 /** A message: who spoke is readable, what was said is content (a string whole, a list block by block). */

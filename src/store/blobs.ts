@@ -145,6 +145,14 @@ export class BlobReferences {
 export class FileBlobs implements BlobKeeper {
   readonly dir: string;
   private readonly references = new BlobReferences(this);
+
+  /**
+   * Whether the run has kept any blob (its folder is there). A run that has is loaded with every
+   * record that refers to one, each blob checked, rather than answered from its final record.
+   */
+  any(): boolean {
+    return fs.existsSync(this.dir);
+  }
   /** Blobs known to be on disk whole. */
   private readonly onDisk = new Set<string>();
 
@@ -256,6 +264,14 @@ export function mapRecordBlocks(record: JournalRecord, map: (block: Block) => Bl
   if (held && Array.isArray(held.content)) {
     const content = mapPayloadBlocks(held.content, map);
     if (content !== held.content) out = { ...out, heldReply: { ...held, content: content as typeof held.content } };
+  }
+  const final = record.final?.context;
+  if (final && typeof final === 'object' && Array.isArray(final.results) && (final.results.length > 0 || final.heldReply)) {
+    // The final mark restates the turn's results and the held reply: their payloads are kept once too.
+    const { results: finalResults, heldReply } = mapRecordBlocks({ results: { from: 0, add: final.results }, heldReply: final.heldReply } as JournalRecord, map);
+    if (finalResults!.add !== final.results || heldReply !== final.heldReply) {
+      out = { ...out, final: { ...record.final!, context: { ...final, results: finalResults!.add, heldReply: heldReply ?? null } } };
+    }
   }
   return out;
 }

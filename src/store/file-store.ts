@@ -203,7 +203,7 @@ export class FileStore implements FolderRunStore {
     let tornTail: RecoveredTornTail | null = null;
     try {
       const bytes = fileBytes(fd);
-      const read = () => readJournal(this.journalPath, bytes, { acceptLostRecord: options.acceptLostRecord === true, fromLastSnapshot: options.fromLastSnapshot === true });
+      const read = () => readJournal(this.journalPath, bytes, { acceptLostRecord: options.acceptLostRecord === true, fromLastSnapshot: options.fromLastSnapshot === true, finalRecord: options.finalRecord === true && !this.blobs.any() });
       journal = options.repair ? read() : await readWhileWritten(read, () => snapshotOf(fd));
       options.checkHeader?.(journal.header);
       if (journal.cutEnd) {

@@ -50,7 +50,8 @@ export class MemoryStore implements RunStore {
   async load(options: LoadOptions = {}): Promise<LoadedRun> {
     if (!this.header) throw new StoreMissingError(this.location, options.repair ? 'resume' : 'read');
     options.checkHeader?.(this.header);
-    const from = options.fromLastSnapshot ? lastSnapshotIndex(this.records) : 0;
+    const last = this.records.length - 1;
+    const from = !options.fromLastSnapshot ? 0 : options.finalRecord && last > 0 && this.records[last]!.record.final ? last : lastSnapshotIndex(this.records);
     return { header: this.header, records: this.records.slice(from), tornTail: null, totalBytes: 0 };
   }
 

@@ -121,6 +121,13 @@ export interface LoadOptions {
    * before it checked. Readers of the whole story (status, history, viz) leave it off.
    */
   fromLastSnapshot?: boolean | undefined;
+  /**
+   * With fromLastSnapshot: a run whose last record is a final one (it carries a final mark, and
+   * nothing follows it) is loaded as that record alone, which folds into its state without the
+   * messages (DurableView.fromFinalRecord): what a resume that only answers needs, read in time
+   * that does not grow with the run. Any other run loads as fromLastSnapshot alone loads it.
+   */
+  finalRecord?: boolean | undefined;
 }
 
 export type { ControlInbox, DecisionInbox, InboxDecision } from './inbox/inboxes.ts';

@@ -177,6 +177,20 @@ function conformance(contender: Contender): void {
     expect(loaded.records.map((stored) => stored.record)).toEqual([storeRecord(0, { turn: 7 })]);
   });
 
+  it('a run whose last record is a final one loads as that record alone with finalRecord; any other as from its last snapshot', async () => {
+    const { store, runId } = await createdRun(contender);
+    await store.append(storeRecord(1));
+    await store.append(storeRecord(2));
+    expect(seqs((await contender.open(runId).load({ fromLastSnapshot: true, finalRecord: true })).records)).toEqual([0, 1, 2]);
+    const context = { task: 't', system: null, maxTurns: 10, turn: 1, usage: { input: 3, output: 3, cacheRead: 0, cacheWrite: 0 }, pending: [], results: [], decisions: [], awaiting: null, pausesInARow: 0, maxPausesInARow: 8, heldReply: null, finalText: 'ok', failure: null };
+    const final = storeRecord(3, { state: 'done', event: 'MODEL_REPLY', finalText: 'ok', final: { context, ledgerEntries: 0 } });
+    await store.append(final);
+    for (const reader of [store, contender.open(runId)]) {
+      expect((await reader.load({ fromLastSnapshot: true, finalRecord: true })).records.map((stored) => stored.record)).toEqual([final]);
+      expect(seqs((await reader.load({ fromLastSnapshot: true })).records)).toEqual([0, 1, 2, 3]);
+    }
+  });
+
   // Only a file can hold half a record: the memory store keeps whole objects and PostgreSQL commits each record in one statement.
   it.skipIf(!contender.tearTail)('a torn tail is refused for writing, and a repairing load cuts it off and says where', async () => {
     const { store, runId } = await createdRun(contender);

@@ -25,6 +25,7 @@ import type {
   JournalRecord,
   ListEdit,
   RecordEvent,
+  FinalMark,
   RecordNote,
   SnapshotMark,
 } from './journal-record.ts';
@@ -41,6 +42,12 @@ export interface DurableView {
   state: AgentStateName;
   context: AgentContext;
   ledger: Map<string, ToolOutcome>;
+  /**
+   * Set on a view read from a final record alone (see FinalMark): its context holds no messages
+   * and its ledger no entries, so nothing may be written from it; `ledgerEntries` is how many a
+   * load from the last snapshot holds.
+   */
+  fromFinalRecord?: { ledgerEntries: number } | undefined;
 }
 
 export interface TransitionToEncode {
@@ -205,7 +212,10 @@ export function applyRecord(into: DurableView | null, record: JournalRecord): Du
     ledger: new Map(),
   };
   const ctx = view.context;
-  if (record.seq !== 0 && into === null && !record.snapshot) throw new JournalDecodeError(record.seq, 'the first record of a run must be record 0');
+  if (record.seq !== 0 && into === null && !record.snapshot) {
+    if (record.final !== undefined) return finalRecordView(record);
+    throw new JournalDecodeError(record.seq, 'the first record of a run must be record 0');
+  }
   if (record.snapshot) applySnapshotLedger(view, record);
   view.state = record.state;
   if (record.turn !== undefined) ctx.turn = record.turn;
@@ -271,6 +281,49 @@ export function applyRecord(into: DurableView | null, record: JournalRecord): Du
   }
   return view;
 }
+
+/** The mark a record that leaves the run in a final state carries: its state but the messages. */
+export function encodeFinalMark(context: AgentContext, ledgerEntries: number): FinalMark {
+  const kept: Partial<AgentContext> = {};
+  for (const key of Object.keys(context) as (keyof AgentContext)[]) if (key !== 'messages') (kept as Record<string, unknown>)[key] = context[key];
+  return { context: kept as FinalMark['context'], ledgerEntries };
+}
+
+/**
+ * The view a final record gives read alone (a resume that only answers): its mark checked like
+ * any record's fields, since a fold that starts from it has nothing else.
+ */
+function finalRecordView(record: JournalRecord): DurableView {
+  const mark = record.final as Partial<FinalMark> | null;
+  const given = mark?.context as Partial<AgentContext> | undefined;
+  if (!mark || typeof mark !== 'object' || !given || typeof given !== 'object' || !Number.isInteger(mark.ledgerEntries)) {
+    throw new JournalDecodeError(record.seq, 'the final mark is malformed');
+  }
+  for (const field of FINAL_FIELDS) {
+    if (given[field] === undefined) throw new JournalDecodeError(record.seq, `the final mark lacks its ${field}`);
+  }
+  if (typeof given.turn !== 'number' || typeof given.maxTurns !== 'number' || typeof given.task !== 'string') {
+    throw new JournalDecodeError(record.seq, 'the final mark\'s turn, max turns or task is not of its kind');
+  }
+  for (const list of [given.pending, given.results, given.decisions]) {
+    if (!Array.isArray(list)) throw new JournalDecodeError(record.seq, 'a list of the final mark is not a list');
+  }
+  for (const outcome of given.results!) {
+    const problem = outcomeProblem(outcome);
+    if (problem) throw new JournalDecodeError(record.seq, problem);
+  }
+  for (const decision of given.decisions!) {
+    const problem = decisionProblem(decision);
+    if (problem) throw new JournalDecodeError(record.seq, problem);
+  }
+  const context: AgentContext = { ...emptyContext(), ...given, usage: storedUsage(given.usage), messages: [] };
+  if (given.budget !== undefined) context.budget = storedBudget(record.seq, given.budget);
+  if (given.costUsd !== undefined) context.costUsd = storedFigure(record.seq, 'costUsd', given.costUsd);
+  return { state: record.state, context, ledger: new Map(), fromFinalRecord: { ledgerEntries: mark.ledgerEntries! } };
+}
+
+/** The fields a final mark always holds (the others are left out while a run has none). */
+const FINAL_FIELDS = ['turn', 'maxTurns', 'usage', 'task', 'system', 'pausesInARow', 'maxPausesInARow', 'pending', 'results', 'decisions', 'awaiting', 'heldReply', 'finalText', 'failure'] as const;
 
 /**
  * A snapshot's own entries join the ledger first (its messages refer to them). A snapshot must be

@@ -63,16 +63,27 @@ export interface ReadOptions {
    * Whatever that scan finds unusual, the whole journal is read instead, as without this option.
    */
   fromLastSnapshot?: boolean;
+  /**
+   * With fromLastSnapshot: a journal whose last record is a final one (it carries a final mark)
+   * and ends, committed, right after it is read as that record alone (see readFinalRecord).
+   */
+  finalRecord?: boolean;
 }
 
 /** Pieces large enough that reading them costs nothing next to parsing them. */
 export const PIECE_BYTES = 1 << 20;
+/** What is read first for the header line. */
+const HEADER_PIECE_BYTES = 16 * 1024;
 
 export function readJournal(location: string, bytes: Buffer | JournalBytes, options: ReadOptions = {}): ReadJournal {
   const source: JournalBytes = Buffer.isBuffer(bytes)
     ? { length: bytes.length, read: (start, length) => bytes.subarray(start, start + length) }
     : bytes;
   const pieceBytes = options.pieceBytes ?? PIECE_BYTES;
+  if (options.fromLastSnapshot && options.finalRecord) {
+    const final = readFinalRecord(location, source, pieceBytes);
+    if (final) return final;
+  }
   if (options.fromLastSnapshot) {
     const tail = readFromLastSnapshot(location, source, pieceBytes);
     if (tail) return tail;
@@ -87,7 +98,8 @@ interface JournalStart {
 }
 
 function readStart(location: string, bytes: JournalBytes, pieceBytes: number): JournalStart {
-  const headerEnd = firstNewline(bytes, pieceBytes);
+  // A header is a few hundred bytes: a long one is found by reading twice as much each time.
+  const headerEnd = firstNewline(bytes, Math.min(pieceBytes, HEADER_PIECE_BYTES));
   if (headerEnd === -1) throw new StoreCorruptError(location, 1, 0, 'the journal has no complete header line', 'start');
   const markOffset = headerEnd + 1;
   const head = bytes.read(0, markOffset + COMMIT_MARK_BYTES);
@@ -188,6 +200,36 @@ function readFromLastSnapshot(location: string, bytes: JournalBytes, pieceBytes:
   const cutEnd = goodLength < length ? { offset: goodLength, bytes: length - goodLength, lostCommittedRecord: null } : null;
   return { header, mark, markOffset, records: found, cutEnd, goodLength };
 }
+
+/**
+ * The last record alone, when it is a final record (final mark) that the commit mark counts as
+ * the last one committed, and the file ends right after it (nothing torn, nothing uncommitted):
+ * what a resume that only answers needs, read in time that does not grow with the run. The
+ * line before it is read and checked too (it parses, its checksum holds, its number is the one
+ * before), as a snapshot's link is.
+ *
+ * Null when anything is not the plain case: the caller reads from the last snapshot instead,
+ * which refuses damage or recovers a cut-off end as it always did.
+ */
+function readFinalRecord(location: string, bytes: JournalBytes, pieceBytes: number): ReadJournal | null {
+  const { header, mark, markOffset } = readStart(location, bytes, pieceBytes);
+  const length = bytes.length;
+  if (mark.bytes !== length || mark.records < 2) return null;
+  const recordsStart = markOffset + COMMIT_MARK_BYTES;
+  // A final record is small: a piece of a few lines' size, not the default megabyte.
+  const back = new BackwardLines(bytes, recordsStart, length, Math.min(pieceBytes, FINAL_PIECE_BYTES));
+  const lastNewline = back.newlineBefore(length);
+  if (lastNewline !== length - 1) return null;
+  const line = back.lineEndingAt(lastNewline);
+  const record = line?.record as Partial<JournalRecord> | undefined;
+  if (!line || record?.final === undefined || record.more !== undefined || record.seq !== mark.records - 1 || recordProblem(record, mark.records - 1)) return null;
+  const before = back.lineEndingAt(line.offset - 1);
+  if (!before || recordProblem(before.record, mark.records - 2)) return null;
+  return { header, mark, markOffset, records: [line as StoredRecord], cutEnd: null, goodLength: length };
+}
+
+/** What readFinalRecord reads at a time from the end. */
+const FINAL_PIECE_BYTES = 16 * 1024;
 
 /** A line read back from the end: a stored record once its document passes recordProblem. */
 interface BackLine {

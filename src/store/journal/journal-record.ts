@@ -5,6 +5,7 @@
  * machine's snapshot.
  */
 import type {
+  AgentContext,
   AgentStateName,
   AwaitedCall,
   Cancellation,
@@ -412,6 +413,23 @@ export interface JournalRecord {
    * a resume may start reading here. Absent on every other record.
    */
   snapshot?: SnapshotMark;
+  /**
+   * Set on a record that leaves the run in a final state (done, failed, cancelled, stopped at a
+   * limit), written with the disk waited for: the state without its conversation, so that a
+   * resume that only answers reads this one record (see FinalMark). An older reader ignores it
+   * and folds the record as any other: the version stays the same.
+   */
+  final?: FinalMark;
+}
+
+/**
+ * What a run ended with, whole: every field of the state but `messages`, and how many ledger
+ * entries a resume from the last snapshot holds (the `resumed` event reports it). A resume that
+ * takes the run no further (no message, nothing that reopens it) answers from this alone.
+ */
+export interface FinalMark {
+  context: Omit<AgentContext, 'messages'>;
+  ledgerEntries: number;
 }
 
 /** What makes a full record a snapshot a resume can start from, and check. */

@@ -14,7 +14,7 @@ import { isReadableVersion, JOURNAL_FORMAT, JOURNAL_VERSION } from '../journal/j
 import { recordProblem } from '../journal/journal-reader.ts';
 import { CommitQueue } from '../commit-queue.ts';
 import type { AppendOptions, AppendReceipt, DatabaseRunStore, ForkedRun, LoadedRun, LoadOptions, RunLock, RunStore, StoredRecord } from '../store.ts';
-import { isFinishedState } from '../../../machines/agent-loop.types.ts';
+import { FINAL_STATES, isFinishedState } from '../../../machines/agent-loop.types.ts';
 import { insertForkedRun } from './fork-rows.ts';
 import { WriteFaultPlan } from '../write-faults.ts';
 import type { AppendOutcome, RunAppend } from './append-statement.ts';
@@ -127,8 +127,8 @@ export class PgRunStore implements DatabaseRunStore {
    * crash leaves one missing: a missing record is refused, whatever `acceptLostRecord` says.
    */
   async load(options: LoadOptions = {}): Promise<LoadedRun> {
-    const run = await this.pool.query<{ header: JournalHeader | null; records: number; snapshot_seq: number }>(
-      'SELECT header, records, snapshot_seq FROM da_runs WHERE id = $1',
+    const run = await this.pool.query<{ header: JournalHeader | null; records: number; snapshot_seq: number; state: string }>(
+      'SELECT header, records, snapshot_seq, state FROM da_runs WHERE id = $1',
       [this.runId],
     );
     const row = run.rows[0];
@@ -137,11 +137,27 @@ export class PgRunStore implements DatabaseRunStore {
     if (header.format !== JOURNAL_FORMAT) throw new StoreCorruptError(this.location, 0, 0, `the run's header is not a ${JOURNAL_FORMAT} header`, 'start');
     if (!isReadableVersion(header.version)) throw new StoreVersionError(this.location, header.version, JOURNAL_VERSION);
     options.checkHeader?.(header);
+    // A run at rest in a final state: its last record alone, when it carries a final mark (else, a
+    // run written before the mark, the records are read from the last snapshot as below).
+    if (options.fromLastSnapshot && options.finalRecord && row.records > 1 && (FINAL_STATES as readonly string[]).includes(row.state)) {
+      const last = (await this.recordsFrom(row.records - 1, row.records))[0]!;
+      if (last.record.final !== undefined) return { header, records: [last], tornTail: null, totalBytes: last.bytes };
+    }
     // From the last snapshot: the record before it too, whose checksum the snapshot names.
     const from = options.fromLastSnapshot && row.snapshot_seq > 0 && row.snapshot_seq < row.records ? row.snapshot_seq - 1 : 0;
+    const read = await this.recordsFrom(from, row.records);
+    // The record before the snapshot is read only to check the snapshot's link to it.
+    if (from > 0) checkSnapshotLink(this.location, read[0]!, read[1]!);
+    const records = from > 0 ? read.slice(1) : read;
+    const totalBytes = records.reduce((sum, r) => sum + r.bytes, 0);
+    return { header, records, tornTail: null, totalBytes };
+  }
+
+  /** Records from..count-1, each checked; refused when any the run counts is not stored. */
+  private async recordsFrom(from: number, count: number): Promise<StoredRecord[]> {
     const { rows } = await this.pool.query<{ seq: number; body: string; bytes: number }>(
       'SELECT seq, body, bytes FROM da_records WHERE run_id = $1 AND seq >= $3 AND seq < $2 ORDER BY seq',
-      [this.runId, row.records, from],
+      [this.runId, count, from],
     );
     const read: StoredRecord[] = rows.map((r, position) => {
       const index = from + position;
@@ -156,22 +172,18 @@ export class PgRunStore implements DatabaseRunStore {
       if (problem) throw new StoreCorruptError(this.location, index, r.seq, problem, damage);
       return { record: document as JournalRecord, bytes: r.bytes, offset: r.seq, crc: checksumOf(r.body) };
     });
-    if (from + read.length !== row.records) {
+    if (from + read.length !== count) {
       const stored = from + read.length;
       throw new StoreCorruptError(
         this.location,
         stored,
         stored,
-        `the run counts ${row.records} records but ${stored} are stored: records ${stored} to ${row.records - 1} are missing`,
+        `the run counts ${count} records but ${stored} are stored: records ${stored} to ${count - 1} are missing`,
         'rows-missing',
         'Restore the database from a backup; nothing was changed.',
       );
     }
-    // The record before the snapshot is read only to check the snapshot's link to it.
-    if (from > 0) checkSnapshotLink(this.location, read[0]!, read[1]!);
-    const records = from > 0 ? read.slice(1) : read;
-    const totalBytes = records.reduce((sum, r) => sum + r.bytes, 0);
-    return { header, records, tornTail: null, totalBytes };
+    return read;
   }
 
   /** One statement (one round trip), fenced like an append: the row of record 0 and the run's header. */
