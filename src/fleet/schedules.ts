@@ -9,6 +9,7 @@
  */
 import { isAgentDefinition } from '../agent/agent-definition.ts';
 import { checkDecisionPolicy } from '../awaits/needs-decision.ts';
+import { type FleetLook, lookAtFleet } from '../store/pg/fleet-look.ts';
 import type { Database } from '../store/pg/pool.ts';
 import { databaseNow, deleteSchedule, fireSchedules, insertSchedule, nextDueTick, readSchedule, readSchedules, type ScheduleRow, setSchedulePaused } from '../store/pg/schedules.ts';
 import { ScheduleNameTakenError, ScheduleNotFoundError, ScheduleRefusedError } from './schedule-errors.ts';
@@ -135,12 +136,16 @@ export interface FiredSchedules {
 const FIRED_AT_ONCE = 50;
 
 /**
- * Starts the runs of every tick due, once: what each worker of a fleet does between claims. A
+ * Starts the runs of every tick due, once: what each worker of a fleet does between claims
+ * (`looked`: what the worker's look at the fleet just found, so as not to ask again). A
  * schedule another firing holds is left to it; a schedule whose expression can no longer be
  * read (an upgrade of the cron library that refuses it) stops ticking rather than stopping the
  * firing of the others.
  */
-export async function fireDueSchedules(pool: Database): Promise<FiredSchedules> {
+export async function fireDueSchedules(pool: Database, looked?: FleetLook): Promise<FiredSchedules> {
+  // Nothing due (the most common answer): one statement, no transaction.
+  const look = looked ?? (await lookAtFleet(pool));
+  if (!look.schedulesDue) return { started: [], skipped: 0, nextDueAt: look.nextTick };
   const fired = await fireSchedules(pool, FIRED_AT_ONCE, async (firing) => {
     const started: string[] = [];
     let skipped = 0;

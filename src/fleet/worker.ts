@@ -32,6 +32,7 @@ import { unfinishedRunCount } from './run-queue.ts';
 import { type AgentDefinition, AgentDefinitionError, agentModel, delegatedAgentsOf } from '../agent/agent-definition.ts';
 import { deliverChildEnd, fleetChildRuns } from './child-runs.ts';
 import { fireDueSchedules } from './schedules.ts';
+import { lookAtFleet } from '../store/pg/fleet-look.ts';
 import { childRunIdOf } from '../runtime/run-tree.ts';
 import { DurableAgentError } from '../util/durable-agent-error.ts';
 import { drivableRuns, registerAgents } from './agent-registry.ts';
@@ -44,6 +45,13 @@ const RESTED_KEPT = 1_000;
 
 /** The least time between two firings of the schedules by one worker. */
 const SCHEDULES_GAP_MS = 100;
+
+/**
+ * How often a worker looks for schedules it does not know the next tick of (one added since):
+ * between two looks it wakes for the next tick it knows. Not at every claim: a busy worker's
+ * claims would each cost the schedules a query.
+ */
+const SCHEDULES_LOOK_MS = 1_000;
 
 /** How long a worker leaves a run it was refused to drive before it tries it again. */
 const REFUSED_RUN_PAUSE_MS = 60_000;
@@ -114,6 +122,8 @@ export class Worker {
   private woken = false;
   /** When this worker next looks for due schedule ticks (epoch ms): at the earliest tick due, or a poll interval on. */
   private schedulesAt = 0;
+  /** Whether some tenant has a most of runs driven at once, as this worker last looked: its claims then take turns. */
+  private tenantLimits: boolean | undefined = undefined;
   private readonly signal: WorkSignal;
   private readonly webhooks: WebhookDelivery | null;
   /** The runs driven here write through it: several runs' records to a statement. */
@@ -207,7 +217,7 @@ export class Worker {
   /** Up to `slots` runs, in one statement. */
   private async tryClaim(slots: number): Promise<Lease[]> {
     try {
-      return await claimNextRuns(this.options.pool, this.id, this.options.leaseMs, slots, this.claimable());
+      return await claimNextRuns(this.options.pool, this.id, this.options.leaseMs, slots, this.claimable(), this.tenantLimits);
     } catch (error) {
       this.options.log(`[worker ${this.id}] cannot claim runs right now (${messageOf(error)}); retrying`);
       return [];
@@ -232,15 +242,19 @@ export class Worker {
   }
 
   /**
-   * Queues the runs of the schedules' due ticks: every worker does, and each tick starts one run
-   * whichever worker fires it (fleet/schedules.ts). A failure is said and tried again a poll later.
+   * Looks at the fleet (fleet-look.ts) and queues the runs of the schedules' due ticks: every
+   * worker does, and each tick starts one run whichever worker fires it (fleet/schedules.ts). The
+   * look also says whether claims must take turns (a tenant's limit). A failure is said and tried
+   * again a poll later.
    */
   private async fireSchedules(): Promise<void> {
     if (Date.now() < this.schedulesAt) return;
     const { log, pool } = this.options;
     let nextDueAt: Date | null = null;
     try {
-      const fired = await fireDueSchedules(pool);
+      const look = await lookAtFleet(pool);
+      this.tenantLimits = look.tenantLimits;
+      const fired = await fireDueSchedules(pool, look);
       for (const runId of fired.started) log(`[worker ${this.id}] schedule tick: queued run ${runId}`);
       if (fired.skipped > 0) log(`[worker ${this.id}] schedule ticks skipped: ${fired.skipped} (missed past their catch-up, or their schedule's last run still going on)`);
       nextDueAt = fired.nextDueAt;
@@ -248,7 +262,8 @@ export class Worker {
       log(`[worker ${this.id}] cannot fire schedules right now (${messageOf(error)}); retrying`);
     }
     // A tick due already is another worker's firing (its schedule locked) or the rest of a full one: looked at again shortly, not in a loop.
-    this.schedulesAt = Math.max(Date.now() + SCHEDULES_GAP_MS, Math.min(Date.now() + this.pollIntervalMs, nextDueAt?.getTime() ?? Number.POSITIVE_INFINITY));
+    const looked = Date.now() + Math.max(this.pollIntervalMs, SCHEDULES_LOOK_MS);
+    this.schedulesAt = Math.max(Date.now() + SCHEDULES_GAP_MS, Math.min(looked, nextDueAt?.getTime() ?? Number.POSITIVE_INFINITY));
   }
 
   /** Waits --poll-ms, or less: until a run here ends, work is announced (work-signal.ts), a schedule's tick is due, or stop(). */

@@ -77,10 +77,12 @@ export async function claimNextRun(pool: Pool, owner: string, leaseMs: number, o
  * first by a claim or two. A tenant at its most runs driven at once (da_tenants.max_running) is
  * given none; where any tenant has such a limit, claims take turns (a lock for the claim's
  * transaction), so that two workers claiming at once cannot both take its last slot.
+ * `takeTurns`: whether they must, as the caller last looked (a worker's look at the fleet);
+ * absent, read here (and remembered for a while).
  */
-export async function claimNextRuns(pool: Pool, owner: string, leaseMs: number, limit: number, only?: ClaimCondition): Promise<Lease[]> {
+export async function claimNextRuns(pool: Pool, owner: string, leaseMs: number, limit: number, only?: ClaimCondition, takeTurns?: boolean): Promise<Lease[]> {
   const params = only ? [owner, leaseMs, limit, ...only.params] : [owner, leaseMs, limit];
-  const { rows } = (await tenantLimitsSet(pool))
+  const { rows } = (takeTurns ?? (await tenantLimitsSet(pool)))
     ? await inTransaction(pool, async (client) => {
         await client.query("SELECT pg_advisory_xact_lock(hashtext('durable-agent claim'))");
         return client.query<ClaimedRow>(claimStatement(only), params);
