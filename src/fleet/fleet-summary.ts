@@ -9,8 +9,9 @@ import type { AgentStateName, TokenUsage } from '../../machines/agent-loop.types
 import { awaitedRunsWords } from '../awaits/wait-words.ts';
 import { DEMO_TASK } from '../demo/demo-task.ts';
 import { estimateCost } from '../model/prices.ts';
-import { categoryOf, type RunSummary, type RunWaitingOn, withChildren } from '../runtime/run-summary.ts';
+import { categoryOf, type RunSummary, type RunWaitingOn } from '../runtime/run-summary.ts';
 import type { Database } from '../store/pg/pool.ts';
+import type { QueueQuery } from '../store/pg/queue.ts';
 import { readLatestCalls } from '../store/pg/run-latest-calls.ts';
 import { readLatestUsage } from '../store/pg/run-usage.ts';
 import { storedUsage } from '../store/journal/record-shape.ts';
@@ -32,10 +33,15 @@ export interface SpentSoFar {
   model: string | null;
 }
 
-/** Every run of da_runs, in the queue's order, each with what it spent and the calls of its latest turn that used tools. */
-export async function listFleetRuns(pool: Database): Promise<FleetRunSummary[]> {
-  const [runs, usage, calls] = await Promise.all([listQueuedRuns(pool), usageOf(pool), callsOf(pool)]);
-  return withChildren(runs.map((run) => summaryOfQueuedRun(run, usage.get(run.id) ?? null, calls.get(run.id) ?? [])));
+/**
+ * The runs of da_runs a query asks for (default: every one, in the queue's order), each with what
+ * it spent and the calls of its latest turn that used tools, read for those runs only.
+ */
+export async function listFleetRuns(pool: Database, query: QueueQuery = {}): Promise<FleetRunSummary[]> {
+  const runs = await listQueuedRuns(pool, query);
+  const ids = runs.map((run) => run.id);
+  const [usage, calls] = await Promise.all([usageOf(pool, ids), callsOf(pool, ids)]);
+  return runs.map((run) => summaryOfQueuedRun(run, usage.get(run.id) ?? null, calls.get(run.id) ?? []));
 }
 
 /** A call of a run's latest turn that used tools. */
@@ -69,7 +75,7 @@ export function summaryOfQueuedRun(run: QueuedRun, spent: SpentSoFar | null, lat
     pausedBy: run.pausedBy,
     parent: run.forkedFrom?.run ?? null,
     calledBy: run.spec.kind === 'agent' ? (run.spec.calledBy ?? null) : null,
-    children: null,
+    children: run.children,
     archived: false,
     problem: null,
     fleet: run,
@@ -84,13 +90,13 @@ function waitingOnOf(run: QueuedRun): RunWaitingOn | null {
   return run.waitsForAgent !== null ? { kind: 'agent', agent: run.agent } : null;
 }
 
-async function usageOf(pool: Database): Promise<Map<string, SpentSoFar>> {
-  const rows = await readLatestUsage(pool);
+async function usageOf(pool: Database, ids: readonly string[]): Promise<Map<string, SpentSoFar>> {
+  const rows = await readLatestUsage(pool, ids);
   return new Map(rows.map((row) => [row.id, { usage: storedUsage(row.usage), costUsd: typeof row.cost_usd === 'number' ? row.cost_usd : null, model: row.model }]));
 }
 
-async function callsOf(pool: Database): Promise<Map<string, LatestCall[]>> {
-  const rows = await readLatestCalls(pool);
+async function callsOf(pool: Database, ids: readonly string[]): Promise<Map<string, LatestCall[]>> {
+  const rows = await readLatestCalls(pool, ids);
   return new Map(rows.map((row) => [row.id, Array.isArray(row.pending) ? row.pending.filter(isCall) : []]));
 }
 

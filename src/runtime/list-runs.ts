@@ -1,6 +1,7 @@
 /** Every run of a folder of runs, with where each stands: what `durable-agent list` prints (listRuns, src/fleet/list-runs.ts, reads a folder with it). */
 import type { AgentStateName } from '../../machines/agent-loop.types.ts';
 import type { RunsFolder } from '../store/store.ts';
+import { ListCursorError } from './list-errors.ts';
 import { type RunSummary, summaryOfJournal, unreadableSummary, withChildren } from './run-summary.ts';
 
 /** @deprecated A run of a folder is a RunSummary, as every run listed is. */
@@ -11,6 +12,10 @@ export interface ListOptions {
   states?: readonly AgentStateName[] | undefined;
   /** Archived runs too (default true). */
   archived?: boolean | undefined;
+  /** At most this many runs: a page. */
+  limit?: number | undefined;
+  /** The runs after this one in the list's order (the id of the last run of the page before): the next page. */
+  after?: string | undefined;
 }
 
 /** Newest first; a journal that cannot be read is listed with its problem, never skipped. */
@@ -30,7 +35,10 @@ export async function listFolderRuns(runs: RunsFolder, options: ListOptions = {}
   }
   // Children are counted over every run, whichever states are asked for.
   const states = options.states;
-  return withChildren(listings)
+  const listed = withChildren(listings)
     .filter((listing) => !states || (listing.state !== null && states.includes(listing.state)))
-    .sort((a, b) => (b.updatedAt ?? 0) - (a.updatedAt ?? 0));
+    .sort((a, b) => (b.updatedAt ?? 0) - (a.updatedAt ?? 0) || (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0));
+  const from = options.after === undefined ? 0 : listed.findIndex((listing) => listing.runId === options.after && !listing.archived) + 1;
+  if (from === 0 && options.after !== undefined) throw new ListCursorError(options.after);
+  return listed.slice(from, options.limit === undefined ? undefined : from + options.limit);
 }
