@@ -6,6 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { fleetCounts } from '../../src/console/fleet-rows.ts';
+import { pruneFleetInBatches } from '../../src/fleet/prune-fleet.ts';
+import { removeFinishedBatch } from '../../src/store/pg/prune-rows.ts';
 import { RunSources } from '../../src/console/run-sources.ts';
 import { ListCursorError } from '../../src/runtime/list-errors.ts';
 import { listRuns, submitRuns } from '../../src/postgres.ts';
@@ -103,6 +105,38 @@ describe.skipIf(!postgresAvailable())('a fleet read a page at a time', () => {
       expect(first.counts.running).toBe(31);
     } finally {
       await sources.close();
+      await pool.end();
+    }
+  });
+
+  it('retention removes the finished runs older than an age in batches, oldest first, and a prune stopped after a batch goes on when run again', async () => {
+    const pool = await openDatabase(await freshDatabase('pages_retention'), 4);
+    try {
+      await pool.query(
+        `INSERT INTO da_runs (id, spec, state, finished, updated_at)
+         SELECT 'old-' || lpad(n::text, 2, '0'), '{"kind":"demo"}', CASE WHEN n % 3 = 0 THEN 'failed' ELSE 'done' END, true, now() - interval '40 days' + n * interval '1 hour'
+           FROM generate_series(1, 12) AS n`,
+      );
+      await pool.query(
+        `INSERT INTO da_runs (id, spec, state, finished, updated_at) VALUES
+           ('recent', '{"kind":"demo"}', 'done', true, now() - interval '1 day'),
+           ('stopped-old', '{"kind":"demo"}', 'stoppedAtMaxTurns', false, now() - interval '60 days'),
+           ('queued-old', '{"kind":"demo"}', 'queued', false, now() - interval '60 days'),
+           ('leased-old', '{"kind":"demo"}', 'done', true, now() - interval '60 days')`,
+      );
+      await pool.query(`UPDATE da_runs SET lease_owner = 'w', lease_expires_at = now() + interval '1 hour' WHERE id = 'leased-old'`);
+      await pool.query(`INSERT INTO da_records (run_id, seq, epoch, body, bytes) SELECT id, 0, 1, '{}', 2 FROM da_runs`);
+      const month = 30 * 24 * 3600 * 1000;
+      // A prune killed after its first batch: that batch is gone whole, the rest is there.
+      expect(await removeFinishedBatch(pool, month, 5)).toEqual(['old-01', 'old-02', 'old-03', 'old-04', 'old-05']);
+      const batches: string[][] = [];
+      expect(await pruneFleetInBatches(pool, month, { batch: 5, onBatch: (ids) => batches.push([...ids]) })).toBe(7);
+      expect(batches.map((ids) => ids.length)).toEqual([5, 2]);
+      const { rows } = await pool.query<{ id: string }>('SELECT id FROM da_runs ORDER BY id');
+      expect(rows.map((row) => row.id)).toEqual(['leased-old', 'queued-old', 'recent', 'stopped-old']);
+      expect((await pool.query('SELECT DISTINCT run_id FROM da_records')).rowCount).toBe(4);
+      expect(await fleetCounts(pool)).toMatchObject({ done: 2, failed: 0 });
+    } finally {
       await pool.end();
     }
   });
