@@ -51,7 +51,7 @@ export const listSpec = command({
       value: 'STATE',
       help: `only the runs in this state: ${Object.keys(STATES).join(', ')} (or a machine state, e.g. awaitingDecision)`,
     }),
-    option({ key: 'limit', type: 'integer', value: 'N', min: 1, help: 'at most N runs: a page' }),
+    option({ key: 'limit', type: 'integer', value: 'N', min: 1, max: 1_000_000, help: 'at most N runs: a page' }),
     option({ key: 'after', type: 'string', value: 'ID', help: 'the runs after the run ID in the list (the last one a page printed): the next page' }),
     json,
   ],
