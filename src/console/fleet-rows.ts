@@ -7,7 +7,7 @@ import { STOPPED_AT_LIMIT_STATES } from '../../machines/agent-loop.types.ts';
 import type { AgentStateName } from '../../machines/agent-loop.types.ts';
 import type { FleetRunSummary } from '../fleet/fleet-summary.ts';
 import type { Database } from '../store/pg/pool.ts';
-import type { QueueQuery } from '../store/pg/queue.ts';
+import type { QueueQuery } from '../fleet/run-queue.ts';
 import { categoryOf, type ConsoleRow, FLEET_KEY, KEY_SEPARATOR, newestFirst, RUN_CATEGORIES, type RunCategory } from './console-row.ts';
 
 /** Where a page starts: after this row (its save's time and its key), in the list's order. */
@@ -51,8 +51,8 @@ export async function fleetRows(pool: Database, asked: FleetPageAsked = {}): Pro
 
 /** How many runs of the fleet are in each category. */
 export async function fleetCounts(pool: Database): Promise<Record<RunCategory, number>> {
-  const { countFinishedRuns, countUnfinishedByState } = await import('../store/pg/queue.ts');
-  const [finished, unfinished] = await Promise.all([countFinishedRuns(pool), countUnfinishedByState(pool)]);
+  const { countRunsByState } = await import('../fleet/run-queue.ts');
+  const { finished, unfinished } = await countRunsByState(pool);
   const counts = Object.fromEntries(RUN_CATEGORIES.map((name) => [name, 0])) as Record<RunCategory, number>;
   for (const [state, runs] of finished) counts[categoryOf(state as AgentStateName, false)] += runs;
   for (const { state, paused, runs } of unfinished) counts[categoryOf(state as AgentStateName, paused)] += runs;

@@ -6,7 +6,9 @@ import type { CompactionOptions } from '../compaction/compaction-settings.ts';
 import type { ClaimCondition } from '../store/pg/leases.ts';
 import { ensureDemoTables } from '../store/pg/demo-tables.ts';
 import type { Database } from '../store/pg/pool.ts';
-import { countUnfinishedRuns, insertQueuedRuns, type QueueQuery, type QueueRow, readQueueRows } from '../store/pg/queue.ts';
+import { countFinishedRuns, countUnfinishedByState, countUnfinishedRuns, insertQueuedRuns, type QueueQuery, type QueueRow, readQueueRows } from '../store/pg/queue.ts';
+
+export type { QueueQuery } from '../store/pg/queue.ts';
 import { isStoppedAtLimit, type AgentStateName } from '../../machines/agent-loop.types.ts';
 import { type RaiseRequest, raiseProblem } from './raise-run.ts';
 
@@ -161,4 +163,10 @@ function waitsForAgent(spec: RunSpec, version: string | null, agentKnown: boolea
  */
 export async function unfinishedRunCount(pool: Database, only?: ClaimCondition): Promise<number> {
   return countUnfinishedRuns(pool, only);
+}
+
+/** How many runs rest in each state: the finished ones from the counts kept as they finish, the unfinished ones counted, paused or not. */
+export async function countRunsByState(pool: Database): Promise<{ finished: Map<string, number>; unfinished: Array<{ state: string; paused: boolean; runs: number }> }> {
+  const [finished, unfinished] = await Promise.all([countFinishedRuns(pool), countUnfinishedByState(pool)]);
+  return { finished, unfinished };
 }
