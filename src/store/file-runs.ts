@@ -47,10 +47,12 @@ export class FileRuns implements RunsFolder {
   }
 
   /** Every run of the folder, current and archived, in no particular order. */
-  entries(): StoredRunEntry[] {
-    const entries = runFolderEntries(this.root, null);
+  entries(only?: { idPrefix: string }): StoredRunEntry[] {
+    // Named by a prefix, the runs are found among the names: a folder of ten thousand runs is not looked into for a run's few children.
+    const entries = only ? [] : runFolderEntries(this.root, null);
     const byId = path.join(this.root, RUNS_DIR);
     for (const name of listDir(byId)) {
+      if (only && !name.startsWith(only.idPrefix)) continue;
       if (fs.statSync(path.join(byId, name), { throwIfNoEntry: false })?.isDirectory()) entries.push(...runFolderEntries(path.join(byId, name), name));
     }
     return entries;
