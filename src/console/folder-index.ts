@@ -15,7 +15,7 @@ import { setImmediate as nextTick } from 'node:timers/promises';
 import { CONTROL_DIR, RUNS_DIR } from '../store/open-store.ts';
 import type { ConsoleRow } from './console-row.ts';
 import { RunsIndex } from '../runtime/runs-index.ts';
-import { type ArchivedRows, archivedJournalOf, folderSignature, indexedRows, readDir, readFolderRows, type RunFolder } from './folder-rows.ts';
+import { type ArchivedRows, folderSignature, indexedRows, readDir, readFolderRows, type RunFolder } from './folder-rows.ts';
 import type { FolderWatches } from './folder-watches.ts';
 import type { SortedRows } from './sorted-rows.ts';
 
@@ -50,7 +50,10 @@ export class FolderIndex {
   /** runs/ has no watch (the limit, or not there yet): read in full at every answer. */
   private runsUnwatched = true;
   private sweeping = false;
-  /** The folder's index on disk (runs-index.json): a run folder whose signature it holds is not read at the first answer. */
+  /**
+   * The folder's index on disk (runs-index.json, which list writes): a run folder whose signature
+   * it holds is not read at the first answer. Read, never written: the console's GETs change no file.
+   */
   private persisted: RunsIndex | null = null;
 
   constructor(
@@ -83,11 +86,6 @@ export class FolderIndex {
     for (const folder of due) {
       this.dirty.delete(folder);
       await this.read(folder);
-    }
-    if (due.size) {
-      this.persisted ??= RunsIndex.load(this.root);
-      this.persisted.keepOnly(new Set(this.folders.keys()));
-      this.persisted.save();
     }
   }
 
@@ -206,7 +204,6 @@ export class FolderIndex {
     const id = folder.folderId ?? '';
     const indexed = this.persisted.get(id, signature);
     const rows = indexed ? indexedRows(folder, indexed) : await readFolderRows(folder, folder.archived);
-    if (!indexed) this.persisted.set(id, signature, rows.map(({ key: _key, worker: _worker, leaseEpoch: _epoch, location: _location, ...summary }, n) => ({ archivedJournal: archivedJournalOf(rows[n]!), summary })));
     if (this.folders.get(folder.folderId ?? '') !== folder) return;
     for (const row of folder.rows) this.sorted.remove(row);
     folder.rows = rows;

@@ -9,7 +9,7 @@ import { folderOfState, JOURNAL_FILE, openRunsFolder, openStore } from '../store
 import { readJournal } from '../store/journal/journal-reader.ts';
 import type { FolderRunStore, LoadedRun } from '../store/store.ts';
 import { type RunSummary, summaryOfJournal, unreadableSummary } from '../runtime/run-summary.ts';
-import { type ConsoleRow, KEY_SEPARATOR, keyOf } from './console-row.ts';
+import { type ConsoleRow, keyOf } from './console-row.ts';
 import { ARCHIVE_DIR, type IndexedRun, runFolderSignature } from '../runtime/runs-index.ts';
 
 export interface RunFolder {
@@ -43,12 +43,6 @@ export function indexedRows(folder: RunFolder, indexed: readonly IndexedRun[]): 
     worker: null,
     leaseEpoch: null,
   }));
-}
-
-/** The file name of a row's archived journal (the third part of its key); null for a folder's current run. */
-export function archivedJournalOf(row: ConsoleRow): string | null {
-  const name = row.key.split(KEY_SEPARATOR)[2];
-  return name ? `${name}.jsonl` : null;
 }
 
 /** The folder's rows: its current run first, then its archived runs (read again only when their file changed). */

@@ -45,7 +45,8 @@ export async function listFolderRuns(runs: RunsFolder, options: ListOptions = {}
     const read: IndexedRun[] = [];
     for (const entry of entries) {
       const listing = await summaryOf(entry);
-      read.push({ archivedJournal: entry.archived ? path.basename(entry.location) : null, summary: listing });
+      const { location: _location, ...summary } = listing;
+      read.push({ archivedJournal: entry.archived ? path.basename(entry.location) : null, summary });
       if (!entry.archived || options.archived !== false) listings.push(listing);
     }
     index.set(id, signature, read);
