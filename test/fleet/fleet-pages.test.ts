@@ -128,14 +128,19 @@ describe.skipIf(!postgresAvailable())('a fleet read a page at a time', () => {
       await pool.query(`INSERT INTO da_records (run_id, seq, epoch, body, bytes) SELECT id, 0, 1, '{}', 2 FROM da_runs`);
       const month = 30 * 24 * 3600 * 1000;
       // A prune killed after its first batch: that batch is gone whole, the rest is there.
-      expect(await removeFinishedBatch(pool, month, 5)).toEqual(['old-01', 'old-02', 'old-03', 'old-04', 'old-05']);
+      expect(await removeFinishedBatch(pool, { olderThanMs: month, keep: null }, 5)).toEqual(['old-01', 'old-02', 'old-03', 'old-04', 'old-05']);
       const batches: string[][] = [];
-      expect(await pruneFleetInBatches(pool, month, { batch: 5, onBatch: (ids) => batches.push([...ids]) })).toBe(7);
+      expect(await pruneFleetInBatches(pool, { olderThanMs: month }, { batch: 5, onBatch: (ids) => batches.push([...ids]) })).toBe(7);
       expect(batches.map((ids) => ids.length)).toEqual([5, 2]);
       const { rows } = await pool.query<{ id: string }>('SELECT id FROM da_runs ORDER BY id');
       expect(rows.map((row) => row.id)).toEqual(['leased-old', 'queued-old', 'recent', 'stopped-old']);
       expect((await pool.query('SELECT DISTINCT run_id FROM da_records')).rowCount).toBe(4);
       expect(await fleetCounts(pool)).toMatchObject({ done: 2, failed: 0 });
+      // --keep in batches: the newest finished run stays, whatever its age.
+      expect(await pruneFleetInBatches(pool, { keep: 1 }, { batch: 1 })).toBe(0);
+      await pool.query(`UPDATE da_runs SET lease_owner = NULL, lease_expires_at = NULL WHERE id = 'leased-old'`);
+      expect(await pruneFleetInBatches(pool, { keep: 1 }, { batch: 1 })).toBe(1);
+      expect((await pool.query<{ id: string }>('SELECT id FROM da_runs WHERE finished')).rows.map((row) => row.id)).toEqual(['recent']);
     } finally {
       await pool.end();
     }

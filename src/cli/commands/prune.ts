@@ -31,10 +31,10 @@ async function pruneFleet(args: PruneArgs, env: NodeJS.ProcessEnv, writers: Writ
   const { pruneFleetRuns } = await import('../../fleet/prune-fleet.ts');
   const pool = await openDatabase(databaseUrlOf(args.databaseUrl, env, 'prune'), 2);
   try {
-    if (args.batch !== null && args.olderThanMs !== null) {
+    if (args.batch !== null) {
       const { pruneFleetInBatches } = await import('../../fleet/prune-fleet.ts');
       let batches = 0;
-      const removed = await pruneFleetInBatches(pool, args.olderThanMs, { batch: args.batch, onBatch: (ids) => writers.out(`[prune] batch ${++batches}: removed ${ids.length} finished ${ids.length === 1 ? 'run' : 'runs'}`) });
+      const removed = await pruneFleetInBatches(pool, { olderThanMs: args.olderThanMs, keep: args.keep }, { batch: args.batch, onBatch: (ids) => writers.out(`[prune] batch ${++batches}: removed ${ids.length} finished ${ids.length === 1 ? 'run' : 'runs'}`) });
       writers.out(`removed ${removed} finished ${removed === 1 ? 'run' : 'runs'} in ${batches} ${batches === 1 ? 'batch' : 'batches'}`);
       return EXIT.done;
     }
