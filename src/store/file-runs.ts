@@ -69,9 +69,12 @@ export class StateFolderRuns extends FileRuns {
 /** The current run of one run folder (if its journal is there) and its archived runs. */
 function runFolderEntries(dir: string, folderId: string | null): StoredRunEntry[] {
   const entries: StoredRunEntry[] = [];
-  if (fs.existsSync(path.join(dir, JOURNAL_FILE))) {
-    const store = new RunFolderStore(dir, folderId === null ? {} : { runId: folderId });
-    entries.push({ folderId, location: store.journalPath, archived: false, read: () => store.load({ fromLastSnapshot: true }), controls: () => store.control.read() });
+  const journal = path.join(dir, JOURNAL_FILE);
+  if (fs.existsSync(journal)) {
+    // Made when the entry is read: a listing that takes the run from the folder's index makes none.
+    let store: RunFolderStore | null = null;
+    const storeOf = () => (store ??= new RunFolderStore(dir, folderId === null ? {} : { runId: folderId }));
+    entries.push({ folderId, location: journal, archived: false, read: () => storeOf().load({ fromLastSnapshot: true }), controls: () => storeOf().control.read() });
   }
   const archive = path.join(dir, 'archive');
   for (const name of listDir(archive).filter((file) => ARCHIVED_JOURNAL.test(file))) {
