@@ -260,19 +260,37 @@ const MIGRATIONS: Record<number, string> = {
       SELECT state, hashtext(id) & 15, count(*) FROM da_runs WHERE finished AND id NOT LIKE '%~archived~%' GROUP BY 1, 2;
     CREATE FUNCTION da_finished_count() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
-        IF TG_OP <> 'INSERT' AND OLD.finished AND OLD.id NOT LIKE '%~archived~%' THEN
+        IF OLD.finished AND OLD.id NOT LIKE '%~archived~%' THEN
           INSERT INTO da_finished_counts AS f (state, shard, runs) VALUES (OLD.state, hashtext(OLD.id) & 15, -1)
             ON CONFLICT (state, shard) DO UPDATE SET runs = f.runs - 1;
         END IF;
-        IF TG_OP <> 'DELETE' AND NEW.finished AND NEW.id NOT LIKE '%~archived~%' THEN
+        IF NEW.finished AND NEW.id NOT LIKE '%~archived~%' THEN
           INSERT INTO da_finished_counts AS f (state, shard, runs) VALUES (NEW.state, hashtext(NEW.id) & 15, 1)
             ON CONFLICT (state, shard) DO UPDATE SET runs = f.runs + 1;
         END IF;
         RETURN NULL;
       END
     $$;
-    CREATE TRIGGER da_runs_finished_inserted AFTER INSERT ON da_runs FOR EACH ROW WHEN (NEW.finished) EXECUTE FUNCTION da_finished_count();
-    CREATE TRIGGER da_runs_finished_deleted AFTER DELETE ON da_runs FOR EACH ROW WHEN (OLD.finished) EXECUTE FUNCTION da_finished_count();
+    -- Rows inserted or deleted together (a prune's batch, a fork) are counted once a statement,
+    -- each (state, shard) once: a row updated many times in one transaction leaves as many versions.
+    CREATE FUNCTION da_finished_count_rows() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF TG_OP = 'INSERT' THEN
+          INSERT INTO da_finished_counts AS f (state, shard, runs)
+            SELECT state, hashtext(id) & 15, count(*) FROM changed WHERE finished AND id NOT LIKE '%~archived~%' GROUP BY 1, 2
+            ON CONFLICT (state, shard) DO UPDATE SET runs = f.runs + EXCLUDED.runs;
+        ELSE
+          INSERT INTO da_finished_counts AS f (state, shard, runs)
+            SELECT state, hashtext(id) & 15, -count(*) FROM changed WHERE finished AND id NOT LIKE '%~archived~%' GROUP BY 1, 2
+            ON CONFLICT (state, shard) DO UPDATE SET runs = f.runs + EXCLUDED.runs;
+        END IF;
+        RETURN NULL;
+      END
+    $$;
+    CREATE TRIGGER da_runs_finished_inserted AFTER INSERT ON da_runs REFERENCING NEW TABLE AS changed
+      FOR EACH STATEMENT EXECUTE FUNCTION da_finished_count_rows();
+    CREATE TRIGGER da_runs_finished_deleted AFTER DELETE ON da_runs REFERENCING OLD TABLE AS changed
+      FOR EACH STATEMENT EXECUTE FUNCTION da_finished_count_rows();
     CREATE TRIGGER da_runs_finished_changed AFTER UPDATE OF finished, state, id ON da_runs FOR EACH ROW
       WHEN ((OLD.finished OR NEW.finished) AND (OLD.finished, OLD.state, OLD.id) IS DISTINCT FROM (NEW.finished, NEW.state, NEW.id))
       EXECUTE FUNCTION da_finished_count();
