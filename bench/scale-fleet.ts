@@ -36,7 +36,8 @@ async function templateRun(pool: pg.Pool): Promise<string> {
 /**
  * `count` runs copied from the template: most finished (done, a few failed or cancelled), with
  * saves spread over the last 90 days, their records the template's; then the queued and the
- * waiting ones, the newest. Ids are uuids made from the run's number, as submit makes uuids.
+ * waiting ones, saved before them all, so that the console's first page is the newest finished
+ * runs at every size (the same work a page: each run's records read for what it spent). Ids are uuids made from the run's number, as submit makes uuids.
  */
 async function fill(pool: pg.Pool, template: string, count: number): Promise<void> {
   const finished = count - QUEUED - WAITING;
@@ -59,14 +60,14 @@ async function fill(pool: pg.Pool, template: string, count: number): Promise<voi
   );
   await pool.query(
     `INSERT INTO da_runs (id, spec, created_at, updated_at)
-     SELECT md5('queued' || n)::uuid::text, t.spec, now() - interval '1 hour' + n * interval '1 second', now() - interval '1 hour' + n * interval '1 second'
+     SELECT md5('queued' || n)::uuid::text, t.spec, now() - interval '100 days' + n * interval '1 second', now() - interval '100 days' + n * interval '1 second'
        FROM template t, generate_series(1, $1::int) AS n`,
     [QUEUED],
   );
   await pool.query(
     `INSERT INTO da_runs (id, spec, header, state, turn, records, lease_epoch, awaiting, awaiting_since, created_at, updated_at)
      SELECT md5('waiting' || n)::uuid::text, t.spec, t.header, 'awaitingDecision', 1, t.records, 1, 'toolu_waiting_' || n, now(),
-            now() - interval '30 minutes' + n * interval '1 second', now() - interval '30 minutes' + n * interval '1 second'
+            now() - interval '99 days' + n * interval '1 second', now() - interval '99 days' + n * interval '1 second'
        FROM template t, generate_series(1, $1::int) AS n`,
     [WAITING],
   );
