@@ -68,6 +68,9 @@ export {
 export type { JournalDamage, MissingRunAttempt } from './store/errors.ts';
 export { StateFolderOpenError } from './store/state-folder.ts';
 
+// A list's page asked for after a run the list does not hold.
+export { ListCursorError } from './runtime/list-errors.ts';
+
 // Run ids: a name that cannot be one, an id taken by another task, an id the store was not opened for.
 export { RunIdError, RunIdMismatchError, StoreHoldsOtherRunError } from './store/run-id.ts';
 export { RunIdTakenError } from './runtime/attach-run.ts';

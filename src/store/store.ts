@@ -254,6 +254,9 @@ export interface RunsFolder {
   readonly location: string;
   /** The store of the run with this id (RunIdError for an id that is not a safe name); nothing is read or made. */
   store(runId: string): FolderRunStore;
-  /** Every run of the folder, current and archived, in no particular order. */
-  entries(): StoredRunEntry[];
+  /**
+   * Every run of the folder, current and archived, in no particular order; with `idPrefix`, only
+   * the runs by id whose id starts so (a run's children), found by their names alone.
+   */
+  entries(only?: { idPrefix: string }): StoredRunEntry[];
 }

@@ -12,7 +12,7 @@ const TASK_WIDTH = 40;
 
 export async function listCommand(args: ListArgs, writers: Writers, now = Date.now()): Promise<number> {
   const folder = runsFolderOfDir(args.dir);
-  const runs = await listRuns(folder, { ...(args.states ? { states: args.states } : {}), ...(args.tenant !== null ? { tenant: args.tenant } : {}) });
+  const runs = await listRuns(folder, { states: args.states ?? undefined, limit: args.limit ?? undefined, after: args.after ?? undefined, tenant: args.tenant ?? undefined });
   if (args.json) {
     writers.out(JSON.stringify(runs, null, 2));
     return EXIT.done;

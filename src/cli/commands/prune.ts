@@ -31,6 +31,13 @@ async function pruneFleet(args: PruneArgs, env: NodeJS.ProcessEnv, writers: Writ
   const { pruneFleetRuns } = await import('../../fleet/prune-fleet.ts');
   const pool = await openDatabase(databaseUrlOf(args.databaseUrl, env, 'prune'), 2);
   try {
+    if (args.batch !== null) {
+      const { pruneFleetInBatches } = await import('../../fleet/prune-fleet.ts');
+      let batches = 0;
+      const removed = await pruneFleetInBatches(pool, { olderThanMs: args.olderThanMs, keep: args.keep }, { batch: args.batch, onBatch: (ids) => writers.out(`[prune] batch ${++batches}: removed ${ids.length} finished ${ids.length === 1 ? 'run' : 'runs'}`) });
+      writers.out(`removed ${removed} finished ${removed === 1 ? 'run' : 'runs'} in ${batches} ${batches === 1 ? 'batch' : 'batches'}`);
+      return EXIT.done;
+    }
     const report = await pruneFleetRuns(pool, { olderThanMs: args.olderThanMs, keep: args.keep, dryRun: args.dryRun });
     printRemoved(writers, report.removed, report.dryRun, (run) => `${run.records} records, ${run.decisions} decisions`);
     for (const id of report.skipped) writers.err(`[prune] kept ${id}: it was taken up while the prune ran`);
