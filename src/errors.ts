@@ -55,6 +55,7 @@ export { BashTimeoutError } from './tools/anthropic/bash-errors.ts';
 export {
   RunExistsError,
   RunLockedError,
+  RunKeyMissingError,
   RunLockLostError,
   StoreAccessError,
   StoreCorruptError,
@@ -65,6 +66,9 @@ export {
 } from './store/errors.ts';
 export type { JournalDamage, MissingRunAttempt } from './store/errors.ts';
 export { StateFolderOpenError } from './store/state-folder.ts';
+
+// Sealed runs: a value that fails its check, a key not given, a list or file of keys refused, a keys hook that failed.
+export { KeyFileTooOpenError, KeyFileUnreadableError, KeyHookError, KeyListError, KeyNotGivenError, SealedValueError, SealingUnsupportedError } from './seal/seal-errors.ts';
 
 // Run ids: a name that cannot be one, an id taken by another task, an id the store was not opened for.
 export { RunIdError, RunIdMismatchError, StoreHoldsOtherRunError } from './store/run-id.ts';

@@ -16,6 +16,7 @@ import { formatAgo, formatBytes, formatElapsed, formatUsage, keyValueLines, tabl
 import type { Writers } from '../plain-reporter.ts';
 import { fileStoreOf } from '../run-store.ts';
 import { folderOfState } from '../../store/open-store.ts';
+import { sealedKeyIdOf } from '../../seal/value-codec.ts';
 
 export async function statusCommand(args: StatusArgs, writers: Writers, now = Date.now()): Promise<number> {
   const store = fileStoreOf(args.dir, args.runId);
@@ -30,7 +31,7 @@ export async function statusCommand(args: StatusArgs, writers: Writers, now = Da
   const rows: Array<[string, string]> = [
     ['run', status.runId],
     ['store', status.location],
-    ['task', status.task],
+    ['task', contentWords(status.task)],
     ['state', status.state],
     ['turn', `${status.turn} of ${status.maxTurns}`],
     ['pending', pending],
@@ -50,7 +51,7 @@ export async function statusCommand(args: StatusArgs, writers: Writers, now = Da
   if (status.calledBy) rows.splice(2, 0, ['called by', calledByWords(status.calledBy)]);
   for (const line of childRunLines(status.children)) rows.push(['sub-agent', line]);
   for (const fork of status.forks) rows.push(['fork', `at record ${fork.seq}: run ${fork.child.runId} in ${folderOfState(fork.child.location)} (${new Date(fork.at).toISOString()})`]);
-  if (status.finalText !== null) rows.push(['answer', status.finalText]);
+  if (status.finalText !== null) rows.push(['answer', contentWords(status.finalText)]);
   if (status.failure) rows.push(['failure', status.failure.message]);
   if (status.cancellation) rows.push(['cancelled', `${requestWords(status.cancellation)}; a resume is refused (fork it to try again from a step)`]);
   for (const request of status.controls) rows.push(controlRow(request, status.state));
@@ -59,6 +60,12 @@ export async function statusCommand(args: StatusArgs, writers: Writers, now = Da
   if (status.tornTail) rows.push(['torn tail', `${status.tornTail.bytes} bytes after the last complete record (a resume drops them)`]);
   for (const line of keyValueLines(rows)) writers.out(line);
   return EXIT.done;
+}
+
+/** A text of the run's content, or what it needs when the run was read sealed (never the sealed string as if it were text). */
+function contentWords(text: string): string {
+  const keyId = sealedKeyIdOf(text);
+  return keyId === null ? text : `(sealed with the run key ${keyId}: give the master key to read it)`;
 }
 
 /** A request waiting in the control inbox: a pause stays until a resume clears it. */
