@@ -57,6 +57,7 @@ export {
   RunLockedError,
   RunKeyMissingError,
   RunLockLostError,
+  RunNotSealedError,
   StoreAccessError,
   StoreCorruptError,
   StoreLostRecordError,

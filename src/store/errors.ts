@@ -224,3 +224,15 @@ export class RunKeyMissingError extends DurableAgentError {
     );
   }
 }
+
+/** A shred asked of a run that is not sealed: it has no run key to delete, and nothing was changed. */
+export class RunNotSealedError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
+  override readonly name = 'RunNotSealedError';
+  constructor(
+    readonly runId: string,
+    readonly location: string,
+  ) {
+    super(`Run ${runId} in ${location} is not sealed (it was started without keys), so it has no run key to delete and nothing was changed. Remove the run itself to delete its content.`);
+  }
+}

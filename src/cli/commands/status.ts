@@ -16,7 +16,7 @@ import { formatAgo, formatBytes, formatElapsed, formatUsage, keyValueLines, tabl
 import type { Writers } from '../plain-reporter.ts';
 import { fileStoreOf } from '../run-store.ts';
 import { folderOfState } from '../../store/open-store.ts';
-import { sealedKeyIdOf } from '../../seal/value-codec.ts';
+import { contentWords } from '../../words/sealed-words.ts';
 
 export async function statusCommand(args: StatusArgs, writers: Writers, now = Date.now()): Promise<number> {
   const store = fileStoreOf(args.dir, args.runId);
@@ -60,12 +60,6 @@ export async function statusCommand(args: StatusArgs, writers: Writers, now = Da
   if (status.tornTail) rows.push(['torn tail', `${status.tornTail.bytes} bytes after the last complete record (a resume drops them)`]);
   for (const line of keyValueLines(rows)) writers.out(line);
   return EXIT.done;
-}
-
-/** A text of the run's content, or what it needs when the run was read sealed (never the sealed string as if it were text). */
-function contentWords(text: string): string {
-  const keyId = sealedKeyIdOf(text);
-  return keyId === null ? text : `(sealed with the run key ${keyId}: give the master key to read it)`;
 }
 
 /** A request waiting in the control inbox: a pause stays until a resume clears it. */

@@ -2,7 +2,7 @@
 import { UsageError } from '../usage-error.ts';
 import { command } from '../options/command.ts';
 import { option } from '../options/option.ts';
-import { databaseUrl, readDir } from '../options/target.ts';
+import { databaseUrl, fileRun, readDir, readFileRun } from '../options/target.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -15,18 +15,23 @@ export interface PruneArgs {
   olderThanMs: number | null;
   keep: number | null;
   dryRun: boolean;
+  /** --shred --run ID: the sealed run whose run key is deleted (its content unreadable for good); null: no shred. */
+  shred: string | null;
 }
 
 export const pruneSpec = command({
   name: 'prune',
   words: [],
-  synopsis: 'prune [--dir DIR | --database-url URL] (--older-than DURATION | --keep N) [--dry-run]',
+  synopsis: 'prune [--dir DIR | --database-url URL] (--older-than DURATION | --keep N) [--dry-run] | prune [--dir DIR] --shred --run ID',
   summary: 'remove finished runs: archived ones in DIR, or finished runs of a fleet',
   description:
     'Removes the finished (done, failed, stopped at max turns) runs in DIR/.durable-agent/archive/, with their decisions;\n' +
     'the current run and unfinished archived runs are never touched. With --database-url (or DURABLE_AGENT_DATABASE_URL\n' +
     'and no --dir) it removes finished runs of the fleet with their records and decisions instead; a queued, leased or\n' +
-    'waiting run is never touched. It needs --older-than, --keep or both (with both, a run goes only if both say so).',
+    'waiting run is never touched. It needs --older-than, --keep or both (with both, a run goes only if both say so).\n' +
+    'With --shred --run ID it crypto-shreds one sealed run of DIR instead: its wrapped run key is deleted, so its content\n' +
+    '(task, messages, tool inputs and results, decisions) can never be opened again, with any key; what finds and operates\n' +
+    'the run (its state, turn, tools, usage) still reads, and every other run is left as it was.',
   options: [
     readDir,
     databaseUrl,
@@ -41,9 +46,22 @@ export const pruneSpec = command({
     }),
     option({ key: 'keep', type: 'integer', value: 'N', help: 'keep the N newest finished runs, whatever their age', min: 0, max: 1_000_000, api: 'PruneOptions.keep' }),
     option({ key: 'dryRun', type: 'boolean', help: 'list what would be removed; remove nothing', api: 'PruneOptions.dryRun' }),
+    option({ key: 'shred', type: 'boolean', help: "with --run ID: delete that sealed run's key, its content unreadable for good (crypto-shredding)" }),
+    { ...fileRun, help: 'with --shred: the sealed run to shred, the id list and status show (DIR\'s own run, or one of its runs by id)' },
   ],
-  examples: ['durable-agent prune --dir demo-run --older-than 30d --dry-run', 'durable-agent prune --database-url postgresql://user@db-host:5432/agents --keep 100'],
+  examples: [
+    'durable-agent prune --dir demo-run --older-than 30d --dry-run',
+    'durable-agent prune --database-url postgresql://user@db-host:5432/agents --keep 100',
+    'durable-agent prune --dir my-project --shred --run invoice-7',
+  ],
   parse: (values, { cwd }): PruneArgs => {
+    if (values.shred || values.run !== undefined) {
+      if (!values.shred || values.run === undefined) throw new UsageError('--shred and --run go together: prune --shred --run ID deletes the key of that sealed run. Nothing was removed.');
+      if (values.databaseUrl !== undefined || values.olderThanMs !== undefined || values.keep !== undefined || values.dryRun) {
+        throw new UsageError('prune --shred --run ID shreds one run of a folder: give it without --database-url, --older-than, --keep or --dry-run. Nothing was removed.');
+      }
+      return { command: 'prune', dir: values.dir ?? cwd, dirGiven: values.dir !== undefined, databaseUrl: null, olderThanMs: null, keep: null, dryRun: false, shred: readFileRun(values.run) };
+    }
     if (values.dir !== undefined && values.databaseUrl !== undefined) {
       throw new UsageError('prune removes either the archived runs in --dir or the finished runs of the fleet at --database-url, not both: give one of them.');
     }
@@ -58,6 +76,7 @@ export const pruneSpec = command({
       olderThanMs: values.olderThanMs ?? null,
       keep: values.keep ?? null,
       dryRun: values.dryRun,
+      shred: null,
     };
   },
 });
