@@ -22,7 +22,7 @@ export interface PruneArgs {
 export const pruneSpec = command({
   name: 'prune',
   words: [],
-  synopsis: 'prune [--dir DIR | --database-url URL] (--older-than DURATION | --keep N) [--dry-run] | prune [--dir DIR] --shred --run ID',
+  synopsis: 'prune [--dir DIR | --database-url URL] (--older-than DURATION | --keep N) [--dry-run]',
   summary: 'remove finished runs: archived ones in DIR, or finished runs of a fleet',
   description:
     'Removes the finished (done, failed, stopped at max turns) runs in DIR/.durable-agent/archive/, with their decisions;\n' +
