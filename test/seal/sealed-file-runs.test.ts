@@ -17,6 +17,7 @@ import { type KeyHook, KeyRing } from '../../src/seal/keys.ts';
 import { KeyNotGivenError, SealingUnsupportedError } from '../../src/seal/seal-errors.ts';
 import { FileStore } from '../../src/store/file-store.ts';
 import { MemoryStore } from '../../src/store/memory-store.ts';
+import { pruneRuns } from '../../src/prune/prune-archive.ts';
 import { countingTools } from '../helpers/counting-tools.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
@@ -117,6 +118,25 @@ describe('a fork of a sealed run', () => {
     const loaded = await new FileStore(child.dir, { keys }).load();
     expect(loaded.header).toMatchObject({ runId: forked.runId, sealed: childKey });
     expect(JSON.stringify(loaded.records.map((stored) => stored.record))).toContain(TASK);
+  });
+});
+
+describe('an archived sealed run', () => {
+  it('keeps its key beside its archived journal, the next run gets its own, and a prune removes both', async () => {
+    const keys = ring('k1');
+    const dir = path.join(tempDir('da-sealed-archive-'), '.durable-agent');
+    const { tools } = countingTools();
+    expect((await startRun({ store: new FileStore(dir), keys, model: scriptedModel(script()), tools, task: TASK })).status).toBe('done');
+    const first = JSON.parse(fs.readFileSync(path.join(dir, 'run-key.json'), 'utf8')).key;
+    expect((await startRun({ store: new FileStore(dir), keys, model: scriptedModel(script()), tools, task: 'Another task', fresh: true })).status).toBe('done');
+    const archive = path.join(dir, 'archive');
+    const archivedKeys = fs.readdirSync(archive).filter((name) => name.endsWith('.run-key.json'));
+    expect(archivedKeys).toHaveLength(1);
+    expect(JSON.parse(fs.readFileSync(path.join(archive, archivedKeys[0]!), 'utf8')).key).toBe(first);
+    expect(JSON.parse(fs.readFileSync(path.join(dir, 'run-key.json'), 'utf8')).key).not.toBe(first);
+    const report = await pruneRuns(new FileStore(dir), { olderThanMs: 0 });
+    expect(report.removed).toHaveLength(1);
+    expect(fs.readdirSync(archive).filter((name) => name.includes('journal-'))).toEqual([]);
   });
 });
 
