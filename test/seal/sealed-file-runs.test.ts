@@ -71,23 +71,25 @@ function fakeKms(id: string): KeyHook & { calls: string[] } {
 }
 
 describe.each([
-  ['a key ring', () => ring('k1')],
-  ['a hook (a KMS holds the master key)', () => fakeKms('arn:aws:kms:eu-west-1:111122223333:key/demo')],
-])('a run started with %s', (_, keysOf) => {
+  ['a key ring', () => ring('k1'), 0],
+  ['a key ring, a snapshot every 2 records (a resume reads from the last one)', () => ring('k1'), 2],
+  ['a hook (a KMS holds the master key)', () => fakeKms('arn:aws:kms:eu-west-1:111122223333:key/demo'), 0],
+])('a run started with %s', (_, keysOf, snapshotEvery) => {
   it('is sealed on disk, resumes with the keys after a crash (the effect once), and is refused without them', async () => {
     const keys = keysOf();
     const dir = path.join(tempDir('da-sealed-'), '.durable-agent');
     const { tools, counter } = countingTools();
-    const crashed = await startRun({ store: new FileStore(dir), keys, model: scriptedModel(script()), tools, task: TASK, crashAfter: 'after-effect-write:2' }).catch((error: Error) => error);
+    const crashed = await startRun({ store: new FileStore(dir), keys, model: scriptedModel(script()), tools, task: TASK, snapshotEvery, crashAfter: 'after-effect-write:2' }).catch((error: Error) => error);
     expect(crashed).toMatchObject({ name: 'SimulatedCrash' });
     expect(fs.existsSync(path.join(dir, 'run-key.json'))).toBe(true);
     for (const secret of SECRETS) expect(folderText(dir)).not.toContain(secret);
+    expect(fs.readFileSync(path.join(dir, 'journal.jsonl'), 'utf8').includes('"snapshot":')).toBe(snapshotEvery > 0);
 
     const refused = await resumeRun({ store: new FileStore(dir), model: scriptedModel(script()), tools }).catch((error: Error) => error);
     expect(refused).toBeInstanceOf(KeyNotGivenError);
     await expect(readRunTranscript(new FileStore(dir))).rejects.toBeInstanceOf(KeyNotGivenError);
 
-    const resumed = await resumeRun({ store: new FileStore(dir), keys, model: scriptedModel(script()), tools });
+    const resumed = await resumeRun({ store: new FileStore(dir), keys, model: scriptedModel(script()), tools, snapshotEvery });
     expect(resumed.status).toBe('done');
     expect(counter.of('toolu_b')).toBe(1);
     for (const secret of SECRETS) expect(folderText(dir)).not.toContain(secret);
