@@ -112,6 +112,29 @@ describe('a run started with a key', () => {
   });
 });
 
+describe('the key file', () => {
+  it('seals and opens as the variable does when its owner alone reads it; a wider one, or both given, is refused', async () => {
+    const dir = tempDir();
+    const keyFile = path.join(tempDir(), 'keys');
+    fs.writeFileSync(keyFile, `# the first key seals\n${K2}\n${K1}\n`, { mode: 0o600 });
+    const started = await cli(['demo', '--require-approval', 'write_report', '--no-wait'], dir, { DURABLE_AGENT_KEY_FILE: keyFile });
+    expect(started.code, started.stderr).toBe(7);
+    expect(JSON.parse(fs.readFileSync(path.join(dir, '.durable-agent', 'run-key.json'), 'utf8')).master).toBe('k2');
+    const read = await cli(['history', '--transcript'], dir, { DURABLE_AGENT_KEY_FILE: keyFile });
+    expect(read.code, read.stderr).toBe(0);
+    expect(read.stdout).toContain('Turn sales-notes.txt');
+    fs.chmodSync(keyFile, 0o644);
+    const open = await cli(['history', '--transcript'], dir, { DURABLE_AGENT_KEY_FILE: keyFile });
+    expect(open.code).toBe(REFUSED);
+    expect(open.stderr).toContain(`chmod 600 ${keyFile}`);
+    expect(open.stderr).not.toContain(K1.slice(3));
+    fs.chmodSync(keyFile, 0o600);
+    const both = await cli(['history', '--transcript'], dir, { DURABLE_AGENT_KEY_FILE: keyFile, DURABLE_AGENT_KEYS: K2 });
+    expect(both.code).toBe(REFUSED);
+    expect(both.stderr).toContain('both are set');
+  });
+});
+
 describe('a run started plain', () => {
   it('stays plain when it is resumed with keys, and reads without them', async () => {
     const dir = tempDir();
