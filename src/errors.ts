@@ -57,7 +57,9 @@ export { BashTimeoutError } from './tools/anthropic/bash-errors.ts';
 export {
   RunExistsError,
   RunLockedError,
+  RunKeyMissingError,
   RunLockLostError,
+  RunNotSealedError,
   StoreAccessError,
   StoreCorruptError,
   StoreLostRecordError,
@@ -67,6 +69,11 @@ export {
 } from './store/errors.ts';
 export type { JournalDamage, MissingRunAttempt } from './store/errors.ts';
 export { StateFolderOpenError } from './store/state-folder.ts';
+
+// A list's page asked for after a run the list does not hold.
+export { ListCursorError } from './runtime/list-errors.ts';
+// Sealed runs: a value that fails its check, a key not given, a list or file of keys refused, a keys hook that failed.
+export { KeyFileTooOpenError, KeyFileUnreadableError, KeyHookError, KeyListError, KeyNotGivenError, SealedValueError, SealingUnsupportedError } from './seal/seal-errors.ts';
 
 // Run ids: a name that cannot be one, an id taken by another task, an id the store was not opened for.
 export { RunIdError, RunIdMismatchError, StoreHoldsOtherRunError } from './store/run-id.ts';

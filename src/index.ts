@@ -54,6 +54,10 @@ export type { ParentCallAfterFork } from './fork/fork-plan.ts';
 export type { FailedRemoval, KeptRun, PrunedRun, PruneReport } from './prune/prune-archive.ts';
 export type { PruneCandidate, PruneOptions } from './prune/prune-plan.ts';
 
+// Sealed runs: the master keys a run is sealed with (a ring, from the environment or a key file, or a hook whose KMS holds the key).
+export { KeyRing, keyRingFromEnv, keyRingFromFile, parseKeyList } from './seal/keys.ts';
+export type { HookWrap, KeyHook, KeysGiven, MasterKeys } from './seal/keys.ts';
+
 // Tools: a tool's definition, and a call's idempotency key (the same across crashes; a fork's calls have keys of their own).
 export { defineTool } from './tools/tool.ts';
 export type { StandardJSONSchemaV1, StandardSchemaToolDefinition, StandardSchemaV1, ToolContext, ToolDefinition, VerifyAnswer } from './tools/tool.ts';

@@ -22,7 +22,7 @@ export { Worker } from './fleet/worker.ts';
 export type { WorkerOptions } from './fleet/worker.ts';
 export { verifyWebhookSignature, signWebhookRequest, WEBHOOK_EVENT_ID_HEADER, WEBHOOK_EVENT_TYPE_HEADER, WEBHOOK_SIGNATURE_HEADER } from './fleet/webhooks.ts';
 export type { VerifiedWebhook, VerifyWebhookOptions, WebhookEventBody, WebhookEventType, WebhookHeaders, WebhookRequestParts, WebhookSettings } from './fleet/webhooks.ts';
-export { pruneFleetRuns } from './fleet/prune-fleet.ts';
+export { pruneFleetInBatches, pruneFleetRuns } from './fleet/prune-fleet.ts';
 export type { FleetPruneReport, PrunedFleetRun } from './fleet/prune-fleet.ts';
 export { forkFleetRun } from './fleet/fork-fleet.ts';
 export type { FleetForkOptions, FleetForkResult } from './fleet/fork-fleet.ts';

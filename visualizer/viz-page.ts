@@ -3,7 +3,7 @@
  * the self-contained HTML page out. Reading the store takes no lock and changes nothing.
  */
 import { agentLoopMachine } from '../machines/agent-loop.machine.ts';
-import type { RunStore } from '../src/store/store.ts';
+import { type RunStore, requireContent } from '../src/store/store.ts';
 import { layoutDiagram } from './diagram-layout.ts';
 import { diagramSvg } from './diagram-svg.ts';
 import type { MachineGraph } from './machine-graph.ts';
@@ -39,7 +39,8 @@ export async function vizPage(store: RunStore, forkCommand?: RunView['forkComman
 
 async function readRun(store: RunStore, graph: MachineGraph, forkCommand: RunView['forkCommand']): Promise<RunView | null> {
   if (!(await store.exists())) return null;
-  const loaded = await store.load();
+  // The page shows the run's messages: a sealed run read without its key is refused, naming the key.
+  const loaded = requireContent(await store.load());
   const notes = store.dir !== undefined ? readForkNotes(store.dir, loaded.header.runId) : [];
   const forks = notes.map((fork) => ({ seq: fork.seq, runId: fork.child.runId, location: fork.child.location }));
   const run = runViewOf(store.location, loaded, graph, { forks, forkCommand });

@@ -53,6 +53,7 @@ export default defineConfig({
             { text: 'Running a fleet', link: '/fleet' },
             { text: 'Schedules', link: '/schedules' },
             { text: 'Traces (OpenTelemetry)', link: '/traces' },
+            { text: 'Encryption at rest', link: '/encryption' },
           ],
         },
         {

@@ -19,6 +19,7 @@ export type { DrillArgs } from './specs/drill.ts';
 export type { ReplayArgs } from './specs/replay.ts';
 export type { DbArgs, SubmitAgentArgs, SubmitArgs, WorkerArgs } from './specs/fleet.ts';
 export type { ForkArgs } from './specs/fork.ts';
+export type { KeysArgs } from './specs/keys.ts';
 export type { ListArgs } from './specs/list.ts';
 export type { PruneArgs } from './specs/prune.ts';
 export type { RaiseArgs } from './specs/raise.ts';

@@ -28,6 +28,7 @@ export const COMMAND_INDEX: readonly IndexEntry[] = [
   { name: 'answer', load: async () => declared((await import('./specs/decide.ts')).answerSpec) },
   { name: 'signal', load: async () => declared((await import('./specs/signal.ts')).signalSpec) },
   { name: 'prune', load: async () => declared((await import('./specs/prune.ts')).pruneSpec) },
+  { name: 'keys', load: async () => declared((await import('./specs/keys.ts')).keysSpec) },
   { name: 'cancel', load: async () => declared((await import('./specs/control.ts')).cancelSpec) },
   { name: 'pause', load: async () => declared((await import('./specs/control.ts')).pauseSpec) },
   { name: 'unpause', aliases: ['resume'], load: async () => declared((await import('./specs/control.ts')).unpauseSpec) },

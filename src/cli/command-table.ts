@@ -13,6 +13,7 @@ import { drillSpec } from './specs/drill.ts';
 import { replaySpec } from './specs/replay.ts';
 import { dbSpec, submitSpec, workerSpec } from './specs/fleet.ts';
 import { forkSpec } from './specs/fork.ts';
+import { keysSpec } from './specs/keys.ts';
 import { listSpec } from './specs/list.ts';
 import { pruneSpec } from './specs/prune.ts';
 import { raiseSpec } from './specs/raise.ts';
@@ -42,6 +43,7 @@ export const COMMAND_SPECS = [
   answerSpec,
   signalSpec,
   pruneSpec,
+  keysSpec,
   cancelSpec,
   pauseSpec,
   unpauseSpec,

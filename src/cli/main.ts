@@ -65,7 +65,7 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
         return await (await import('./commands/signal.ts')).signalCommand(args, env, writers);
       case 'list':
         return readsFleet(args, env)
-          ? await (await fleet()).fleetStatusCommand({ ...args, command: 'status', runId: null }, env, writers, args.states, args.tenant)
+          ? await (await fleet()).fleetStatusCommand({ ...args, command: 'status', runId: null }, env, writers, args)
           : await (await import('./commands/list.ts')).listCommand(args, writers);
       case 'history':
         return await (await import('./commands/status.ts')).historyCommand(args, writers);
@@ -75,6 +75,8 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
         return await (await import('./commands/console.ts')).consoleCommand(args, env, writers);
       case 'prune':
         return await (await import('./commands/prune.ts')).pruneCommand(args, env, writers);
+      case 'keys':
+        return await (await import('./commands/keys.ts')).keysCommand(args, env, writers);
       case 'cancel':
       case 'pause':
         return await (await import('./commands/control.ts')).controlCommand(args, env, writers);

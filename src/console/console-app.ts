@@ -15,7 +15,7 @@ import { CONSOLE_PAGE, ICON_SVG } from './page-html.ts';
 import { type ControlAsked, controlFor, type DecisionAsked, decideFor, forkFor, signalFor } from './run-actions.ts';
 import { machineSvg, runDetail } from './run-detail.ts';
 import { RecordTail } from './record-tail.ts';
-import type { ConsoleRow, RunSources } from './run-sources.ts';
+import type { ConsoleRow, ListCursor, RunSources } from './run-sources.ts';
 
 export interface ConsoleAppOptions {
   sources: RunSources;
@@ -102,14 +102,18 @@ export function consoleApp(options: ConsoleAppOptions): Hono {
   app.get('/api/runs', async (c) => {
     const limit = Math.min(LIST_LIMIT, Math.max(1, Number.parseInt(c.req.query('limit') ?? '', 10) || PAGE_ROWS));
     const offset = Math.max(0, Number.parseInt(c.req.query('offset') ?? '', 10) || 0);
-    const { rows, ...rest } = await sources.list({ category: c.req.query('category'), query: c.req.query('q'), limit, offset });
+    const after = cursorOf(c.req.query('after'));
+    const { rows, more, ...rest } = await sources.list({ category: c.req.query('category'), query: c.req.query('q'), limit, offset, after });
     // Each row's JSON, secrets out, is made once: a row is a new object whenever its run changed.
     const parts = rows.map((row) => {
       let text = rowJson.get(row);
       if (text === undefined) rowJson.set(row, (text = clean(JSON.stringify(row))));
       return text;
     });
-    const body = `{"rows":[${parts.join(',')}],${clean(JSON.stringify({ ...rest, offset, more: offset + rows.length < rest.matching, by: options.by })).slice(1)}`;
+    const last = rows[rows.length - 1];
+    // The next page's cursor: the last row's place in the order, as the page passes it back in ?after=.
+    const next = more && last ? `${last.updatedAt ?? 0}.${last.key}` : null;
+    const body = `{"rows":[${parts.join(',')}],${clean(JSON.stringify({ ...rest, offset, more, next, by: options.by })).slice(1)}`;
     return c.body(body, 200, { 'content-type': 'application/json; charset=utf-8' });
   });
   app.get('/api/machine.svg', async (c) => c.body(await machineSvg(), 200, { 'content-type': 'image/svg+xml' }));
@@ -198,4 +202,12 @@ function decisionOf(body: Record<string, unknown>): DecisionAsked | string {
   }
   if ('input' in body) asked.input = body.input;
   return asked;
+}
+
+/** ?after=: a page's next cursor as the list gave it (`<save time in ms>.<key>`); anything else starts from the top. */
+function cursorOf(text: string | undefined): ListCursor | undefined {
+  const dot = text?.indexOf('.') ?? -1;
+  if (text === undefined || dot < 1) return undefined;
+  const updatedAt = Number(text.slice(0, dot));
+  return Number.isFinite(updatedAt) ? { updatedAt, key: text.slice(dot + 1) } : undefined;
 }

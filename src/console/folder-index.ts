@@ -14,7 +14,8 @@ import path from 'node:path';
 import { setImmediate as nextTick } from 'node:timers/promises';
 import { CONTROL_DIR, RUNS_DIR } from '../store/open-store.ts';
 import type { ConsoleRow } from './console-row.ts';
-import { type ArchivedRows, folderSignature, readDir, readFolderRows, type RunFolder } from './folder-rows.ts';
+import { RunsIndex } from '../runtime/runs-index.ts';
+import { type ArchivedRows, folderSignature, indexedRows, readDir, readFolderRows, type RunFolder } from './folder-rows.ts';
 import type { FolderWatches } from './folder-watches.ts';
 import type { SortedRows } from './sorted-rows.ts';
 
@@ -49,6 +50,11 @@ export class FolderIndex {
   /** runs/ has no watch (the limit, or not there yet): read in full at every answer. */
   private runsUnwatched = true;
   private sweeping = false;
+  /**
+   * The folder's index on disk (runs-index.json, which list writes): a run folder whose signature
+   * it holds is not read at the first answer. Read, never written: the console's GETs change no file.
+   */
+  private persisted: RunsIndex | null = null;
 
   constructor(
     private readonly index: number,
@@ -194,7 +200,10 @@ export class FolderIndex {
     const signature = folderSignature(folder.dir);
     if (signature === folder.signature) return;
     folder.signature = signature;
-    const rows = await readFolderRows(folder, folder.archived);
+    this.persisted ??= RunsIndex.load(this.root);
+    const id = folder.folderId ?? '';
+    const indexed = this.persisted.get(id, signature);
+    const rows = indexed ? indexedRows(folder, indexed) : await readFolderRows(folder, folder.archived);
     if (this.folders.get(folder.folderId ?? '') !== folder) return;
     for (const row of folder.rows) this.sorted.remove(row);
     folder.rows = rows;

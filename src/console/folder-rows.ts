@@ -5,11 +5,12 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { CONTROL_DIR, folderOfState, JOURNAL_FILE, openRunsFolder, openStore } from '../store/open-store.ts';
+import { folderOfState, JOURNAL_FILE, openRunsFolder, openStore } from '../store/open-store.ts';
 import { readJournal } from '../store/journal/journal-reader.ts';
 import type { FolderRunStore, LoadedRun } from '../store/store.ts';
 import { type RunSummary, summaryOfJournal, unreadableSummary } from '../runtime/run-summary.ts';
 import { type ConsoleRow, keyOf } from './console-row.ts';
+import { ARCHIVE_DIR, type IndexedRun, runFolderSignature } from '../runtime/runs-index.ts';
 
 export interface RunFolder {
   /** The place of its state folder in the list the console was given. */
@@ -22,21 +23,26 @@ export interface RunFolder {
   dir: string;
 }
 
-export const ARCHIVE_DIR = 'archive';
+export { ARCHIVE_DIR } from '../runtime/runs-index.ts';
 const ARCHIVED_JOURNAL = /^journal-.*\.jsonl$/;
 
 /** An archived journal's row, kept while the file stays as it was (an archived run is not written again). */
 export type ArchivedRows = Map<string, { signature: string; row: ConsoleRow }>;
 
-/**
- * What changes when one of the folder's rows may: its journal (a record, a new journal moved in),
- * its control inbox (a pause asked or taken back) and its archive (a run moved aside). Three stats.
- */
-export function folderSignature(dir: string): string {
-  const journal = fs.statSync(path.join(dir, JOURNAL_FILE), { throwIfNoEntry: false });
-  const control = fs.statSync(path.join(dir, CONTROL_DIR), { throwIfNoEntry: false });
-  const archive = fs.statSync(path.join(dir, ARCHIVE_DIR), { throwIfNoEntry: false });
-  return `${journal ? `${journal.ino}:${journal.size}:${journal.mtimeMs}` : '-'}|${control?.mtimeMs ?? '-'}|${archive?.mtimeMs ?? '-'}`;
+/** What changes when one of the folder's rows may: three stats (runs-index.ts). */
+export const folderSignature = runFolderSignature;
+
+/** A folder's rows from the folder's index, each with its key and where it lives, as readFolderRows makes them. */
+export function indexedRows(folder: RunFolder, indexed: readonly IndexedRun[]): ConsoleRow[] {
+  const location = folder.folderId === null ? folderOfState(folder.root) : folder.dir;
+  return indexed.map(({ archivedJournal, summary }) => ({
+    ...summary,
+    location,
+    children: null,
+    key: keyOf(folder.index, folder.folderId, archivedJournal === null ? null : path.join(folder.dir, ARCHIVE_DIR, archivedJournal)),
+    worker: null,
+    leaseEpoch: null,
+  }));
 }
 
 /** The folder's rows: its current run first, then its archived runs (read again only when their file changed). */

@@ -9,13 +9,14 @@ import { type Database, folderOfState, openRunsFolder, openStore } from '../stor
 import type { FolderRunStore, RunStore } from '../store/store.ts';
 import { ConsoleRunNotFoundError } from './console-errors.ts';
 import { type ConsoleRow, FLEET_KEY, KEY_SEPARATOR, keyOf, newestFirst, RUN_CATEGORIES, type RunCategory } from './console-row.ts';
-import { fleetRows } from './fleet-rows.ts';
+import { fleetCounts, fleetRows, type ListCursor } from './fleet-rows.ts';
 import { FolderIndex } from './folder-index.ts';
 import { ARCHIVE_DIR } from './folder-rows.ts';
 import { FolderWatches, type WatchFolder, watchFolder } from './folder-watches.ts';
 import { SortedRows } from './sorted-rows.ts';
 
 export { categoryOf, type ConsoleRow, keyOf, RUN_CATEGORIES, type RunCategory } from './console-row.ts';
+export type { ListCursor } from './fleet-rows.ts';
 
 /** A run found by its key: the store to read and decide through, or the archived journal it only reads. */
 export interface ConsoleRun {
@@ -36,8 +37,10 @@ export interface ListAsked {
   /** Part of a run's id or task, any case. */
   query?: string | undefined;
   limit: number;
-  /** How many of the rows that match come before the page: the next page starts where the last one ended. */
+  /** How many of the rows that match come before the page (read and passed over: `after` costs less). */
   offset?: number | undefined;
+  /** The page after this row (the last one of the page before): found, not counted to. */
+  after?: ListCursor | undefined;
 }
 
 export interface RunList {
@@ -46,6 +49,8 @@ export interface RunList {
   matching: number;
   counts: Record<RunCategory, number>;
   total: number;
+  /** More rows match after the page's last one. */
+  more: boolean;
 }
 
 export interface RunSourcesOptions {
@@ -84,18 +89,29 @@ export class RunSources {
     this.sweeper.unref();
   }
 
-  /** The rows that match, newest save first; a run that cannot be read is listed with its problem, never left out. */
+  /**
+   * The rows that match, newest save first; a run that cannot be read is listed with its problem,
+   * never left out. Without a search the fleet gives only the page's rows, read by an index from
+   * the cursor on, and its counts; a search reads every fleet row, as it looks into each task.
+   */
   async list(asked: ListAsked): Promise<RunList> {
     await this.refresh();
-    const fleet = this.pool ? (await fleetRows(this.pool)).sort(newestFirst) : [];
-    const counts = Object.fromEntries(RUN_CATEGORIES.map((name) => [name, this.sorted.count(name)])) as Record<RunCategory, number>;
-    for (const row of fleet) counts[row.category]++;
     const query = (asked.query ?? '').trim().toLowerCase();
     const category = RUN_CATEGORIES.includes(asked.category as RunCategory) ? (asked.category as RunCategory) : asked.category ? null : undefined;
+    const skip = asked.offset ?? 0;
+    const [fleet, fleetCounted] = this.pool
+      ? await Promise.all([
+          category === null ? [] : fleetRows(this.pool, { category, after: asked.after, limit: query === '' ? skip + asked.limit + 1 : undefined }),
+          fleetCounts(this.pool),
+        ])
+      : [[], null];
+    const counts = Object.fromEntries(RUN_CATEGORIES.map((name) => [name, this.sorted.count(name) + (fleetCounted?.[name] ?? 0)])) as Record<RunCategory, number>;
+    const total = RUN_CATEGORIES.reduce((sum, name) => sum + counts[name], 0);
     const rows: ConsoleRow[] = [];
     let matching = 0;
+    let more = false;
     const folder = this.sorted.ordered;
-    let f = 0;
+    let f = asked.after ? this.sorted.placeAfter(asked.after) : 0;
     let q = 0;
     // The two lists are each in order: merged, the first `limit` that match are the page.
     while (f < folder.length || q < fleet.length) {
@@ -103,15 +119,17 @@ export class RunSources {
       if (category === null || (category !== undefined && row.category !== category)) continue;
       if (query !== '' && !this.textOf(row).includes(query)) continue;
       matching++;
-      if (matching <= (asked.offset ?? 0)) continue;
+      if (matching <= skip) continue;
       if (rows.length < asked.limit) rows.push(row);
-      // Without a search the count of a state is known: the rest need not be looked at.
-      else if (query === '') {
-        matching = category === undefined ? this.sorted.size + fleet.length : counts[category];
-        break;
+      else {
+        more = true;
+        // Without a search the count of a state is known: the rest need not be looked at.
+        if (query === '') break;
       }
     }
-    return { rows, matching, counts, total: this.sorted.size + fleet.length };
+    // Without a search, what matches is counted by state: from a cursor on, the rows before it are not looked at.
+    if (query === '') matching = category === null ? 0 : category === undefined ? total : counts[category];
+    return { rows, matching, counts, total, more };
   }
 
   /** The run of a key (ConsoleRunNotFoundError for a key that names none). */

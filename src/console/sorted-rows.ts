@@ -38,6 +38,20 @@ export class SortedRows {
     this.counted.set(row.category, this.count(row.category) - 1);
   }
 
+  /** The first place whose row comes after this place in the order (a save's time and a key): where a page after it starts. */
+  placeAfter(after: { updatedAt: number; key: string }): number {
+    let low = 0;
+    let high = this.rows.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      const row = this.rows[middle]!;
+      const updatedAt = row.updatedAt ?? 0;
+      if (updatedAt > after.updatedAt || (updatedAt === after.updatedAt && row.key <= after.key)) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  }
+
   /** Where the row goes: the first place whose row comes after it. */
   private placeOf(row: ConsoleRow): number {
     let low = 0;

@@ -12,7 +12,7 @@ import type { ContentBlock } from '../../machines/agent-loop.types.ts';
 import type { AgentDefinition } from '../agent/agent-definition.ts';
 import { readRunStatus } from '../runtime/run-status.ts';
 import { foldJournal } from '../store/journal/fold-journal.ts';
-import type { RunStore } from '../store/store.ts';
+import { type RunStore, requireContent } from '../store/store.ts';
 import { executeCall } from '../tools/execute-call.ts';
 import { ToolRegistry } from '../tools/tool-registry.ts';
 import { readOnlyFor, type ToolDefinition } from '../tools/tool.ts';
@@ -55,7 +55,7 @@ interface RecordedCall {
 
 export async function replayRun(options: ReplayOptions): Promise<ReplayReport> {
   const { agent, store } = options;
-  const loaded = await store.load();
+  const loaded = requireContent(await store.load());
   const view = foldJournal(store.location, loaded);
   const decided = new Set((await readRunStatus(store)).decided.map((call) => call.tool_use_id));
   const calls = recordedCalls(view.context.messages);

@@ -10,8 +10,9 @@ import { awaitedRunsWords } from '../awaits/wait-words.ts';
 import { DEFAULT_TENANT } from '../core/tenant.ts';
 import { DEMO_TASK } from '../demo/demo-task.ts';
 import { estimateCost } from '../model/prices.ts';
-import { categoryOf, type RunSummary, type RunWaitingOn, withChildren } from '../runtime/run-summary.ts';
+import { categoryOf, type RunSummary, type RunWaitingOn } from '../runtime/run-summary.ts';
 import type { Database } from '../store/pg/pool.ts';
+import type { QueueQuery } from '../store/pg/queue.ts';
 import { readLatestCalls } from '../store/pg/run-latest-calls.ts';
 import { readLatestUsage } from '../store/pg/run-usage.ts';
 import { storedUsage } from '../store/journal/record-shape.ts';
@@ -33,10 +34,15 @@ export interface SpentSoFar {
   model: string | null;
 }
 
-/** Every run of da_runs, in the queue's order, each with what it spent and the calls of its latest turn that used tools. */
-export async function listFleetRuns(pool: Database): Promise<FleetRunSummary[]> {
-  const [runs, usage, calls] = await Promise.all([listQueuedRuns(pool), usageOf(pool), callsOf(pool)]);
-  return withChildren(runs.map((run) => summaryOfQueuedRun(run, usage.get(run.id) ?? null, calls.get(run.id) ?? [])));
+/**
+ * The runs of da_runs a query asks for (default: every one, in the queue's order), each with what
+ * it spent and the calls of its latest turn that used tools, read for those runs only.
+ */
+export async function listFleetRuns(pool: Database, query: QueueQuery = {}): Promise<FleetRunSummary[]> {
+  const runs = await listQueuedRuns(pool, query);
+  const ids = runs.map((run) => run.id);
+  const [usage, calls] = await Promise.all([usageOf(pool, ids), callsOf(pool, ids)]);
+  return runs.map((run) => summaryOfQueuedRun(run, usage.get(run.id) ?? null, calls.get(run.id) ?? []));
 }
 
 /** A call of a run's latest turn that used tools. */
@@ -71,7 +77,7 @@ export function summaryOfQueuedRun(run: QueuedRun, spent: SpentSoFar | null, lat
     parent: run.forkedFrom?.run ?? null,
     calledBy: run.spec.kind === 'agent' ? (run.spec.calledBy ?? null) : null,
     tenant: run.spec.kind === 'agent' ? (run.spec.tenant ?? DEFAULT_TENANT) : DEFAULT_TENANT,
-    children: null,
+    children: run.children,
     archived: false,
     problem: null,
     fleet: run,
@@ -86,13 +92,13 @@ function waitingOnOf(run: QueuedRun): RunWaitingOn | null {
   return run.waitsForAgent !== null ? { kind: 'agent', agent: run.agent } : null;
 }
 
-async function usageOf(pool: Database): Promise<Map<string, SpentSoFar>> {
-  const rows = await readLatestUsage(pool);
+async function usageOf(pool: Database, ids: readonly string[]): Promise<Map<string, SpentSoFar>> {
+  const rows = await readLatestUsage(pool, ids);
   return new Map(rows.map((row) => [row.id, { usage: storedUsage(row.usage), costUsd: typeof row.cost_usd === 'number' ? row.cost_usd : null, model: row.model }]));
 }
 
-async function callsOf(pool: Database): Promise<Map<string, LatestCall[]>> {
-  const rows = await readLatestCalls(pool);
+async function callsOf(pool: Database, ids: readonly string[]): Promise<Map<string, LatestCall[]>> {
+  const rows = await readLatestCalls(pool, ids);
   return new Map(rows.map((row) => [row.id, Array.isArray(row.pending) ? row.pending.filter(isCall) : []]));
 }
 

@@ -13,9 +13,9 @@
  * (demo_reports) is not the run's record and stays.
  */
 import { pruneFrom } from '../prune/prune-flow.ts';
-import type { PruneCandidate, PruneOptions } from '../prune/prune-plan.ts';
+import { type PruneCandidate, type PruneOptions, PruneRuleMissingError } from '../prune/prune-plan.ts';
 import type { Database } from '../store/pg/pool.ts';
-import { readPruneCandidates, removeFinishedRun } from '../store/pg/prune-rows.ts';
+import { readPruneCandidates, removeFinishedBatch, removeFinishedRun } from '../store/pg/prune-rows.ts';
 
 export interface PrunedFleetRun extends PruneCandidate {
   records: number;
@@ -53,4 +53,31 @@ export async function pruneFleetRuns(pool: Database, options: PruneOptions): Pro
     { ...options, now: undefined },
   );
   return { dryRun: outcome.dryRun, removed: outcome.removed, totalBytes: outcome.totalBytes, skipped: outcome.skipped.map((run) => run.id) };
+}
+
+/** How many runs a batch of pruneFleetInBatches removes by default: a transaction of a fraction of a second. */
+export const PRUNE_BATCH = 500;
+
+/**
+ * Retention for a large fleet: removes every finished run (done, failed, cancelled) whose last
+ * save is older than `olderThanMs` (null: any age) and that is not among the `keep` newest
+ * (null: none kept; with both, a run goes only if both say so), oldest first, `batch` runs to a transaction, so that no lock
+ * is held for long and a fleet at work goes on between two batches; `onBatch` hears of each.
+ * Killed, it has removed whole batches only: run again, it goes on where it stopped. Runs stopped
+ * at a limit stay (pruneFleetRuns weighs them): they could still go on. The number removed.
+ */
+export async function pruneFleetInBatches(
+  pool: Database,
+  rule: { olderThanMs?: number | null; keep?: number | null },
+  options: { batch?: number; onBatch?: (ids: readonly string[]) => void } = {},
+): Promise<number> {
+  if ((rule.olderThanMs ?? null) === null && (rule.keep ?? null) === null) throw new PruneRuleMissingError();
+  const batch = options.batch ?? PRUNE_BATCH;
+  let removed = 0;
+  for (;;) {
+    const ids = await removeFinishedBatch(pool, { olderThanMs: rule.olderThanMs ?? null, keep: rule.keep ?? null }, batch);
+    removed += ids.length;
+    if (ids.length) options.onBatch?.(ids);
+    if (ids.length < batch) return removed;
+  }
 }

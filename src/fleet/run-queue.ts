@@ -6,7 +6,9 @@ import type { CompactionOptions } from '../compaction/compaction-settings.ts';
 import type { ClaimCondition } from '../store/pg/leases.ts';
 import { ensureDemoTables } from '../store/pg/demo-tables.ts';
 import type { Database } from '../store/pg/pool.ts';
-import { countUnfinishedRuns, insertQueuedRuns, type QueueRow, readQueueRows } from '../store/pg/queue.ts';
+import { countFinishedRuns, countUnfinishedByState, countUnfinishedRuns, insertQueuedRuns, type QueueQuery, type QueueRow, readQueueRows } from '../store/pg/queue.ts';
+
+export type { QueueQuery } from '../store/pg/queue.ts';
 import { isStoppedAtLimit, type AgentStateName } from '../../machines/agent-loop.types.ts';
 import { type RaiseRequest, raiseProblem } from './raise-run.ts';
 
@@ -98,6 +100,8 @@ export interface QueuedRun {
   updatedAt: string;
   /** A run made by fork: the fleet run it was forked from and at which record; else null. */
   forkedFrom: { run: string | null; seq: number } | null;
+  /** The runs its sub-agent calls queued, archived ones not counted. */
+  children: number;
 }
 
 export async function submitRuns(pool: Database, spec: DemoRunSpec, count: number): Promise<string[]> {
@@ -108,9 +112,9 @@ export async function submitRuns(pool: Database, spec: DemoRunSpec, count: numbe
   return ids;
 }
 
-/** Every row of da_runs as the fleet reads it (fleet-summary.ts makes each a RunSummary). */
-export async function listQueuedRuns(pool: Database): Promise<QueuedRun[]> {
-  return (await readQueueRows(pool)).map((row) => queuedRun(row, row.spec as RunSpec));
+/** The rows of da_runs a query asks for (default: every one) as the fleet reads them (fleet-summary.ts makes each a RunSummary). */
+export async function listQueuedRuns(pool: Database, query: QueueQuery = {}): Promise<QueuedRun[]> {
+  return (await readQueueRows(pool, query)).map((row) => queuedRun(row, row.spec as RunSpec));
 }
 
 /** A row of the queue as the fleet says it: its spec read as a RunSpec, what it waits for in words. */
@@ -141,6 +145,7 @@ function queuedRun(row: QueueRow, spec: RunSpec): QueuedRun {
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
     forkedFrom: row.forked_from ? { run: row.forked_from.fleetRun ?? null, seq: row.forked_from.seq } : null,
+    children: row.children,
   };
 }
 
@@ -162,4 +167,10 @@ function waitsForAgent(spec: RunSpec, version: string | null, agentKnown: boolea
  */
 export async function unfinishedRunCount(pool: Database, only?: ClaimCondition): Promise<number> {
   return countUnfinishedRuns(pool, only);
+}
+
+/** How many runs rest in each state: the finished ones from the counts kept as they finish, the unfinished ones counted, paused or not. */
+export async function countRunsByState(pool: Database): Promise<{ finished: Map<string, number>; unfinished: Array<{ state: string; paused: boolean; runs: number }> }> {
+  const [finished, unfinished] = await Promise.all([countFinishedRuns(pool), countUnfinishedByState(pool)]);
+  return { finished, unfinished };
 }

@@ -136,6 +136,9 @@ export function planFork(parentLocation: string, loaded: LoadedRun, request: For
     // The child asks its model the way the parent did, and prices it the same.
     ...(parent.request ? { request: parent.request } : {}),
     ...(parent.price ? { price: parent.price } : {}),
+    // A sealed parent's child is sealed too: its store seals it under a run key of its own (the
+    // parent's content opened, sealed again for the child's id), or refuses it without keys.
+    ...(parent.sealed ? { sealed: parent.sealed } : {}),
     forkedFrom,
   };
   const open = openCalls(context);

@@ -15,7 +15,7 @@ import { checkMessageText } from '../core/continue-run.ts';
 import type { ForkOrigin } from '../store/journal/journal-record.ts';
 import { createForked } from '../store/fork-into.ts';
 import { openStore, stateFolderOf } from '../store/open-store.ts';
-import type { RunStore } from '../store/store.ts';
+import { type RunStore, requireContent } from '../store/store.ts';
 import { ForkRefusedError } from './fork-errors.ts';
 import { appendForkNote } from './fork-notes.ts';
 import { type ParentCallAfterFork, planFork } from './fork-plan.ts';
@@ -60,7 +60,8 @@ export async function forkRun(options: ForkOptions): Promise<ForkResult> {
   if (to.fleetRun !== undefined && from.fleetRun === undefined) {
     throw new ForkRefusedError(from.location, 'target-cannot-fork', `a fleet run takes its spec from the fleet run it is forked from: fork ${from.location} into a directory instead. Nothing was written.`);
   }
-  const plan = planFork(from.location, await from.load(), options, Date.now(), from.fleetRun);
+  // A sealed parent read without its key is refused here, naming the key: its sealed strings are never copied as content.
+  const plan = planFork(from.location, requireContent(await from.load()), options, Date.now(), from.fleetRun);
   if ((await createForked(to, plan)) === 'exists') {
     throw new ForkRefusedError(
       from.location,

@@ -130,7 +130,9 @@ function archivedRun(archive: string, name: string, stamp: string): PrunedRun | 
 
 /** Renames the run's pieces aside (undoing on failure), then deletes them; null when all went. */
 function removeRun(archive: string, run: PrunedRun): FailedRemoval | null {
-  const pieces = [run.journal, ...(run.decisions ? [run.decisions] : [])];
+  // A sealed run's wrapped key was archived beside its journal (journal-<time>.run-key.json): it goes with it.
+  const runKey = run.journal.replace(/\.jsonl$/, '.run-key.json');
+  const pieces = [run.journal, ...(run.decisions ? [run.decisions] : []), ...(fs.existsSync(path.join(archive, runKey)) ? [runKey] : [])];
   const moved: string[] = [];
   try {
     for (const piece of pieces) {

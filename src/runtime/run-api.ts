@@ -5,6 +5,7 @@
  * settings' own (pinned-settings.ts), each made from its own fields; the driver's parts are
  * wired in run-parts.ts.
  */
+import { SealingUnsupportedError } from '../seal/seal-errors.ts';
 import { randomUUID } from 'node:crypto';
 import { initialTransition } from 'xstate';
 import { announcedEffectOf, effectOfActions } from '../../machines/agent-loop.effects.ts';
@@ -30,7 +31,9 @@ export { type AgentResumeOptions, type AgentStartOptions, DEFAULT_MAX_TOKENS, DE
 
 /** With `agent` (defineAgent), the model, tools and policies come from it unless given, and its version is pinned. */
 export async function startRun(given: StartOptions | AgentStartOptions): Promise<RunResult> {
-  const pieces = startPiecesOf(await startOptionsOf(given));
+  const options = await startOptionsOf(given);
+  keysInto(options);
+  const pieces = startPiecesOf(options);
   return tracedRun(pieces.tracing, 'start', pieces.command, (tracing) => start(pieces, tracing));
 }
 
@@ -84,8 +87,17 @@ async function start(pieces: StartPieces, tracing: RunTracing | null): Promise<R
 
 /** With `agent`, the model and tools come from it unless given; a run pinned to another version of it is refused. */
 export async function resumeRun(given: ResumeOptions | AgentResumeOptions): Promise<RunResult> {
-  const pieces = resumePiecesOf(await resumeOptionsOf(given));
+  const options = await resumeOptionsOf(given);
+  keysInto(options);
+  const pieces = resumePiecesOf(options);
   return tracedRun(pieces.tracing, 'resume', pieces.command, (tracing) => resume(pieces, tracing));
+}
+
+/** The keys given reach the store, which seals and opens with them; a store that cannot seal refuses them. */
+function keysInto(options: StartOptions | ResumeOptions): void {
+  if (options.keys === undefined) return;
+  if (!options.store.giveKeys) throw new SealingUnsupportedError(options.store.location);
+  options.store.giveKeys(options.keys);
 }
 
 /** What a start that attaches to a stored run already holds: the lock (it releases it), its options checked, its observer traced. */

@@ -13,6 +13,7 @@ import type { InContext } from '../core/run-settings.ts';
 import type { Lang } from '../lang/lang.ts';
 import type { Model } from '../model/model.ts';
 import type { CalledBy } from '../store/journal/journal-record.ts';
+import type { KeysGiven } from '../seal/keys.ts';
 import type { RunStore } from '../store/store.ts';
 import type { ChildRuns } from '../tools/calling-run.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
@@ -26,6 +27,12 @@ export const DEFAULT_MAX_TOKENS = 4096;
 
 export interface RunParts {
   store: RunStore;
+  /**
+   * The master keys the user holds (a KeyRing, or a hook whose KMS holds the key; see
+   * docs/encryption.md): a run started with them is sealed, its content unreadable without them;
+   * a sealed run is resumed with them. A run started without keys stays plain.
+   */
+  keys?: KeysGiven | undefined;
   model: Model;
   tools: readonly ToolDefinition[];
   /** Receives progress events (saves, tool calls, reconcile decisions). */

@@ -7,7 +7,7 @@
  */
 import type { AgentContext, ContentBlock, DecisionNeed, Message, ToolResultContent } from '../../machines/agent-loop.types.ts';
 import { foldJournal } from '../store/journal/fold-journal.ts';
-import type { LoadedRun } from '../store/store.ts';
+import { type LoadedRun, requireContent } from '../store/store.ts';
 import type { RunStore } from '../store/store.ts';
 import { type Payload, payloadOf, payloadsIn } from '../util/rich-blocks.ts';
 
@@ -32,7 +32,7 @@ export interface RunTranscript {
 }
 
 export async function readRunTranscript(store: RunStore): Promise<RunTranscript> {
-  return transcriptOf(store.location, await store.load());
+  return transcriptOf(store.location, requireContent(await store.load()));
 }
 
 /** The conversation of a loaded journal (read from its first record: a load from the last snapshot would lack the turns before it). */

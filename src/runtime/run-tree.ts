@@ -91,7 +91,7 @@ async function candidatesOf(store: RunStore, runId: string): Promise<Array<{ sto
   if (folder) {
     const prefix = childPrefixOf(runId);
     return folder
-      .entries()
+      .entries({ idPrefix: prefix })
       .filter((entry) => !entry.archived && entry.folderId !== null && entry.folderId.startsWith(prefix))
       .map((entry) => ({ store: folder.store(entry.folderId!), read: () => entry.read() }));
   }

@@ -124,6 +124,9 @@ export interface HookWrap {
 /** Where master keys come from: a ring (environment, file, program) or a program's hook. */
 export type MasterKeys = KeyRing | KeyHook;
 
+/** Master keys, or a function that reads them when they are first needed (the command line's key file). */
+export type KeysGiven = MasterKeys | (() => Promise<MasterKeys | null>);
+
 export function isKeyRing(keys: MasterKeys): keys is KeyRing {
   return keys instanceof KeyRing;
 }

@@ -124,6 +124,15 @@ export class KeyHookError extends DurableAgentError {
   }
 }
 
+/** Keys were given for a run kept where content is not sealed yet (a store without sealing): nothing was started. */
+export class SealingUnsupportedError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
+  override readonly name = 'SealingUnsupportedError';
+  constructor(readonly location: string) {
+    super(`Keys were given, but the store at ${location} does not seal runs, so nothing was started or resumed: keep the run in a folder (a file store), or leave the keys out.`);
+  }
+}
+
 /** `0o644` as `0644`, the way chmod takes it. */
 export function formatMode(mode: number): string {
   return `0${(mode & 0o777).toString(8).padStart(3, '0')}`;

@@ -202,3 +202,37 @@ export class RunExistsError extends DurableAgentError {
     );
   }
 }
+
+/**
+ * A sealed run whose wrapped run key (run-key.json beside its journal) is gone: deleted on
+ * purpose (prune --shred), its content can never be opened again. What finds and operates the
+ * run (its state, turn, tools, usage) still reads; nothing of its content does.
+ */
+export class RunKeyMissingError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
+  override readonly name = 'RunKeyMissingError';
+  constructor(
+    readonly runId: string,
+    /** The run key its content is sealed with. */
+    readonly keyId: string,
+    /** Where its wrapped key was kept. */
+    readonly path: string,
+  ) {
+    super(
+      `The content of run ${runId} is sealed with the run key ${keyId}, whose wrapped copy ${path} is gone (a shredded run), ` +
+        'so it cannot be shown or resumed. Restore that file from a backup if the run was not meant to be shredded.',
+    );
+  }
+}
+
+/** A shred asked of a run that is not sealed: it has no run key to delete, and nothing was changed. */
+export class RunNotSealedError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
+  override readonly name = 'RunNotSealedError';
+  constructor(
+    readonly runId: string,
+    readonly location: string,
+  ) {
+    super(`Run ${runId} in ${location} is not sealed (it was started without keys), so it has no run key to delete and nothing was changed. Remove the run itself to delete its content.`);
+  }
+}

@@ -47,10 +47,12 @@ export class FileRuns implements RunsFolder {
   }
 
   /** Every run of the folder, current and archived, in no particular order. */
-  entries(): StoredRunEntry[] {
-    const entries = runFolderEntries(this.root, null);
+  entries(only?: { idPrefix: string }): StoredRunEntry[] {
+    // Named by a prefix, the runs are found among the names: a folder of ten thousand runs is not looked into for a run's few children.
+    const entries = only ? [] : runFolderEntries(this.root, null);
     const byId = path.join(this.root, RUNS_DIR);
     for (const name of listDir(byId)) {
+      if (only && !name.startsWith(only.idPrefix)) continue;
       if (fs.statSync(path.join(byId, name), { throwIfNoEntry: false })?.isDirectory()) entries.push(...runFolderEntries(path.join(byId, name), name));
     }
     return entries;
@@ -67,9 +69,12 @@ export class StateFolderRuns extends FileRuns {
 /** The current run of one run folder (if its journal is there) and its archived runs. */
 function runFolderEntries(dir: string, folderId: string | null): StoredRunEntry[] {
   const entries: StoredRunEntry[] = [];
-  if (fs.existsSync(path.join(dir, JOURNAL_FILE))) {
-    const store = new RunFolderStore(dir, folderId === null ? {} : { runId: folderId });
-    entries.push({ folderId, location: store.journalPath, archived: false, read: () => store.load({ fromLastSnapshot: true }), controls: () => store.control.read() });
+  const journal = path.join(dir, JOURNAL_FILE);
+  if (fs.existsSync(journal)) {
+    // Made when the entry is read: a listing that takes the run from the folder's index makes none.
+    let store: RunFolderStore | null = null;
+    const storeOf = () => (store ??= new RunFolderStore(dir, folderId === null ? {} : { runId: folderId }));
+    entries.push({ folderId, location: journal, archived: false, read: () => storeOf().load({ fromLastSnapshot: true }), controls: () => storeOf().control.read() });
   }
   const archive = path.join(dir, 'archive');
   for (const name of listDir(archive).filter((file) => ARCHIVED_JOURNAL.test(file))) {

@@ -31,6 +31,8 @@ import { WriteFaultPlan } from './write-faults.ts';
 import { openRegularFile } from '../util/regular-file.ts';
 import { checkStateFolder, PRIVATE_DIR, PRIVATE_FILE } from './state-folder.ts';
 import { stateFolderOf } from './state-folder-of.ts';
+import type { KeysGiven } from '../seal/keys.ts';
+import { RunSealing } from './run-sealing.ts';
 
 export interface FileStoreOptions {
   /** The id of the run this folder holds (FileRuns opens a run's folder by its id): see RunStore.runId. */
@@ -48,6 +50,11 @@ export interface FileStoreOptions {
   onControlPoint?: ((point: ControlPoint) => void) | undefined;
   /** Drills: called once a tool result's image or document is durable in its blob, before the record that refers to it is written. */
   onBlobWritten?: ((file: string) => void) | undefined;
+  /**
+   * The master keys the user holds (or a function that reads them when first needed): a run
+   * created with them is sealed; a sealed run loaded with them reads as any other. See run-sealing.ts.
+   */
+  keys?: KeysGiven | undefined;
 }
 
 export const JOURNAL_FILE = 'journal.jsonl';
@@ -129,6 +136,8 @@ export class FileStore implements FolderRunStore {
   readonly blobs: FileBlobs;
   /** Signals for the run's waits from other processes: DIR/signals/ (see file-signal-inbox.ts). */
   readonly signals: FileSignalInbox;
+  /** Seals what this store writes of a sealed run and opens what it reads (run-key.json beside the journal). */
+  private readonly sealing: RunSealing;
 
   constructor(given: string, options: FileStoreOptions = {}) {
     const dir = this.runFolderOf(given);
@@ -144,6 +153,7 @@ export class FileStore implements FolderRunStore {
       failWrite: () => this.faults.checkPoint('decision-write') !== null,
     });
     this.signals = new FileSignalInbox(dir);
+    this.sealing = new RunSealing(dir, options.keys);
     this.control = new FileControlInbox(dir, {
       onPoint: options.onControlPoint,
       failWrite: () => this.faults.checkPoint('control-write') !== null,
@@ -152,6 +162,11 @@ export class FileStore implements FolderRunStore {
     if (!Number.isInteger(this.lockLeaseMs) || this.lockLeaseMs < min || this.lockLeaseMs > max) {
       throw new RangeError(`lockLeaseMs must be a whole number of milliseconds from ${min} to ${max}, not ${this.lockLeaseMs}`);
     }
+  }
+
+  /** Seals runs this store starts, and opens sealed runs it loads, with these keys (a program's StartOptions.keys). */
+  giveKeys(keys: KeysGiven): void {
+    this.sealing.giveKeys(keys);
   }
 
   /** Where the run of the folder given is kept: its state folder. Called by the constructor, before any field of a subclass is set. */
@@ -214,6 +229,8 @@ export class FileStore implements FolderRunStore {
     } finally {
       fs.closeSync(fd);
     }
+    // A sealed run's key, before anything is repaired: without it a writer is refused, nothing changed.
+    await this.sealing.prepareLoad(journal.header, options.repair === true);
     if (options.repair) {
       this.close();
       // The records read may start at a snapshot: the count is the last one's number + 1.
@@ -222,16 +239,17 @@ export class FileStore implements FolderRunStore {
       this.syncFailure = null;
       if (journal.cutEnd || journal.mark.records !== mark.records) this.rewriteEnd(mark);
     }
-    const records = this.blobs.resolve(journal.records, this.journalPath);
+    const records = this.blobs.resolve(this.sealing.openRecords(journal.records), this.journalPath);
     if (options.repair) {
       const last = records.length - 1;
       this.lastLine = { seq: records[last]!.record.seq, crc: journal.records[last]!.crc ?? '', differs: records[last] !== journal.records[last] };
     }
-    return { header: journal.header, records, tornTail, totalBytes: journal.goodLength };
+    const contentRefused = this.sealing.contentRefusal(journal.header);
+    return { header: journal.header, records, tornTail, totalBytes: journal.goodLength, ...(contentRefused ? { contentRefused } : {}) };
   }
 
   async create(header: JournalHeader, first: JournalRecord): Promise<AppendReceipt> {
-    return this.createJournal(header, [first], false);
+    return this.createJournal(await this.sealedHeader(header), [first], false);
   }
 
   /**
@@ -239,13 +257,21 @@ export class FileStore implements FolderRunStore {
    * records), atomically like create(): a crash leaves the whole journal or none.
    */
   async createWith(header: JournalHeader, records: readonly JournalRecord[]): Promise<AppendReceipt> {
-    return this.createJournal(header, records, true);
+    return this.createJournal(await this.sealedHeader(header), records, true);
+  }
+
+  /** With keys given, a new run key kept beside the journal before the journal exists, and the header naming it. */
+  private async sealedHeader(header: JournalHeader): Promise<JournalHeader> {
+    this.held?.assertHeld();
+    this.makeDir();
+    if (fs.existsSync(this.journalPath)) return header; // the journal's link refuses to replace it
+    return this.sealing.prepareCreate(header);
   }
 
   private createJournal(header: JournalHeader, given: readonly JournalRecord[], forked: boolean): AppendReceipt {
     this.held?.assertHeld();
     this.makeDir();
-    const records = this.withBlobs(given);
+    const records = this.sealing.sealRecords(this.withBlobs(given));
     // Decisions left by another run (its journal removed by hand, or a crash between moving it
     // and its decisions to the archive) are never taken for this run's: the scripted model's ids repeat.
     this.archiveDecisions(new Date());
@@ -296,7 +322,7 @@ export class FileStore implements FolderRunStore {
    * commit mark is rewritten to count them and one fdatasync makes all of it durable.
    */
   async appendBatch(records: readonly JournalRecord[], options: AppendOptions = {}): Promise<AppendReceipt> {
-    const unit = { records: this.withBlobs(records), given: records, sync: options.sync !== false };
+    const unit = { records: this.sealing.sealRecords(this.withBlobs(records)), given: records, sync: options.sync !== false };
     if (!options.groupCommit && !this.commits.busy) return this.flushNow(unit);
     return this.commits.submit(unit);
   }
@@ -462,6 +488,8 @@ export class FileStore implements FolderRunStore {
       fsyncDir(this.dir);
     });
     this.position = null;
+    // The archived journal's key goes with it: the next run in this folder gets its own.
+    this.sealing.archiveKey(path.join(archiveDir, `journal-${stampOf(now)}.run-key.json`));
     this.archiveDecisions(now);
     this.archiveInbox(this.signals.dir, 'signals', now);
     // A cancel or pause asked of the archived run is not one for the next run.

@@ -21,6 +21,10 @@ export { CONTROL_DIR } from './inbox/file-control-inbox.ts';
 /** The points of a request's or a decision's write into a folder's inbox, for the crash drills of the commands that write them. */
 export { CONTROL_POINTS, type ControlPoint } from './inbox/file-control-inbox.ts';
 export type { InboxPoint } from './inbox/file-decision-inbox.ts';
+/** Sealed runs: crypto-shredding one (its wrapped key deleted), and the file that key is kept in. */
+export { RUN_KEY_FILE, type RotationReport, rotateRunKeys, shredRun } from './run-key-file.ts';
+/** A sealed run read without its key: what shows its content throws the refusal its load carries. */
+export { requireContent } from './store.ts';
 /** Storage faults armed from the environment (DURABLE_AGENT_FAIL_WRITE), for the demo's drills. */
 export { WriteFaultPlan } from './write-faults.ts';
 /** How long a file store's lock from another host may go without a heartbeat (DURABLE_AGENT_LOCK_LEASE_MS). */

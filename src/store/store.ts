@@ -8,6 +8,7 @@
  *   never returns a state that was not written;
  * - only the holder of the run's lock appends.
  */
+import type { KeysGiven } from '../seal/keys.ts';
 import type { ControlInbox, ControlRequest, DecisionInbox } from './inbox/inboxes.ts';
 import type { SignalInbox } from './inbox/signal-inbox.ts';
 import type { TornTail } from './journal/framing.ts';
@@ -42,6 +43,18 @@ export interface LoadedRun {
   /** Set when the last record had been cut off by a crash and the journal was recovered to the one before. */
   tornTail: RecoveredTornTail | null;
   totalBytes: number;
+  /**
+   * Set when the run is sealed and was read without its key: its records hold sealed strings in
+   * place of its content (what finds and operates runs reads as ever). What shows content throws
+   * this: the master key it needs not given, or the run's key deleted (see requireContent).
+   */
+  contentRefused?: Error | undefined;
+}
+
+/** The run's content as loaded, or the refusal a sealed run read without its key carries: never sealed strings shown as text. */
+export function requireContent(loaded: LoadedRun): LoadedRun {
+  if (loaded.contentRefused) throw loaded.contentRefused;
+  return loaded;
 }
 
 /** A forked run as it is written: its journal, and where it stands after its last record. */
@@ -136,6 +149,11 @@ export type { Signal, SignalInbox } from './inbox/signal-inbox.ts';
 export interface RunStore {
   /** Where the run lives, in words a user can act on (a path, a database and run id). */
   readonly location: string;
+  /**
+   * A store that seals: runs it starts from now are sealed with these keys, sealed runs it loads
+   * open with them (see src/seal/). Absent: the store keeps content plain, and keys are refused.
+   */
+  giveKeys?(keys: KeysGiven): void;
   /**
    * The folder the run's files are kept in (its journal, fork notes, archive), for a store that
    * keeps its run in a folder; absent for one that does not (memory, PostgreSQL). What a caller
@@ -254,6 +272,9 @@ export interface RunsFolder {
   readonly location: string;
   /** The store of the run with this id (RunIdError for an id that is not a safe name); nothing is read or made. */
   store(runId: string): FolderRunStore;
-  /** Every run of the folder, current and archived, in no particular order. */
-  entries(): StoredRunEntry[];
+  /**
+   * Every run of the folder, current and archived, in no particular order; with `idPrefix`, only
+   * the runs by id whose id starts so (a run's children), found by their names alone.
+   */
+  entries(only?: { idPrefix: string }): StoredRunEntry[];
 }

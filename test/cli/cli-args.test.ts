@@ -37,6 +37,7 @@ const REQUIRED: Record<string, string[]> = {
   fork: ['--to', 'new-dir'],
   schedule: ['add', '--agent', 'billing', '--cron', '0 9 * * 1-5', '--task', 'do it'],
   tenant: ['set', 'acme', '--weight', '2'],
+  keys: ['rotate'],
 };
 
 function parse(...argv: string[]): CliArgs {
@@ -74,6 +75,8 @@ function withOption(command: CommandSpec, option: OptionSpec, value?: string): s
   if (name === 'agent' && command.name === 'run') needed.push('--agents', 'agents.mjs');
   if (name === 'reason') needed.splice(needed.indexOf('--reason'), 2);
   if (name === 'keep' && command.name === 'prune') needed.splice(needed.indexOf('--keep'), 2);
+  // prune --shred --run ID: one sealed run's key, in place of a rule.
+  if (command.name === 'prune' && ['shred', 'run'].includes(name)) needed.splice(0, needed.length, ...(name === 'shred' ? ['--run', 'run-1'] : ['--shred']));
   // pending/approve/deny/answer: --database-url goes with --run ID (a fleet run).
   if (name === 'database-url' && ['pending', 'approve', 'deny', 'answer', 'signal', 'cancel', 'pause'].includes(command.name)) needed.push('--run', 'run-1');
   if (name === 'run' && ['unpause', 'result'].includes(command.name)) needed.length = 0;

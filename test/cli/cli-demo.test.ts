@@ -302,14 +302,14 @@ describe('damaged stores, from the command line', () => {
     const journal = path.join(dir, '.durable-agent', 'journal.jsonl');
     const lines = fs.readFileSync(journal, 'utf8').split('\n');
     const header = JSON.parse(lines[0]!.slice(9));
-    // Version 4 is a run whose calls can wait for their child runs; the next one is what this release cannot read.
-    header.version = 5;
+    // Version 5 is a sealed run; the next one is what this release cannot read.
+    header.version = 6;
     const json = JSON.stringify(header);
     lines[0] = `${crc32(json).toString(16).padStart(8, '0')} ${json}`;
     fs.writeFileSync(journal, lines.join('\n'));
     const run = runCli(['demo', '--resume'], { cwd: dir });
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain('has version 5; this durable-agent reads version 1, 2, 3 or 4 only');
+    expect(run.stderr).toContain('has version 6; this durable-agent reads version 1, 2, 3, 4 or 5 only');
   });
 });
 

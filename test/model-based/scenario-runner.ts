@@ -12,6 +12,7 @@ import { endTurnReply, scriptedModel, stopReply, toolUseReply } from '../../src/
 import { CrashPoints, SimulatedCrash } from '../../src/runtime/crash-points.ts';
 import { resumeRun, startRun } from '../../src/runtime/run-api.ts';
 import type { RunEvent, RunResult } from '../../src/core/run-events.ts';
+import type { MasterKeys } from '../../src/seal/keys.ts';
 import { FileStore, JOURNAL_FILE } from '../../src/store/file-store.ts';
 import { parseCommitMark } from '../../src/store/journal/framing.ts';
 import type { RunStore } from '../../src/store/store.ts';
@@ -129,10 +130,11 @@ export interface ScenarioStores {
   forkKey?(key: string): string;
 }
 
-export function fileStores(): ScenarioStores {
+/** File stores; with keys, every run they start is sealed (and opened with the same keys on resume). */
+export function fileStores(keys?: MasterKeys): ScenarioStores {
   return {
-    name: 'file store',
-    open: (dir, writeFaults) => new FileStore(path.join(dir, '.durable-agent'), writeFaults ? { writeFaults } : {}),
+    name: keys ? 'sealed file store' : 'file store',
+    open: (dir, writeFaults) => new FileStore(path.join(dir, '.durable-agent'), { ...(writeFaults ? { writeFaults } : {}), ...(keys ? { keys } : {}) }),
     close: (store) => (store as FileStore).close(),
     archivedDecisions: async (dir) => {
       const archive = path.join(dir, '.durable-agent', 'archive');

@@ -9,6 +9,7 @@ import { foldJournal } from '../../store/journal/fold-journal.ts';
 import { AgentsModuleError, loadAgentsModule, pickAgent } from '../agents-module.ts';
 import type { DrillArgs } from '../specs/drill.ts';
 import { fileStoreOf } from '../run-store.ts';
+import { requireContent } from '../../store/open-store.ts';
 import type { Writers } from '../plain-reporter.ts';
 
 export async function drillCommand(args: DrillArgs, writers: Writers, cwd = process.cwd()): Promise<number> {
@@ -71,7 +72,7 @@ async function repliesOf(args: DrillArgs, cwd: string) {
   const store = fileStoreOf(args.dir, args.fromRun!);
   const source = `the run ${args.fromRun} in ${store.location}`;
   if (!(await store.exists())) throw new DrillScriptError(source, 'there is no such run (durable-agent list --dir DIR lists them)');
-  const view = foldJournal(store.location, await store.load());
+  const view = foldJournal(store.location, requireContent(await store.load()));
   return { replies: recordedReplies(view.context.messages, source), source, task: view.context.task };
 }
 

@@ -48,7 +48,7 @@ export async function fleetPendingCommand(args: PendingArgs, env: NodeJS.Process
  * under its own): read from the journals of the runs whose state may hold one.
  */
 async function wholeFleetPending(pool: Database, args: PendingArgs, env: NodeJS.ProcessEnv, writers: Writers, now: number): Promise<number> {
-  const runs = (await listQueuedRuns(pool)).filter((run) => !run.finished && mayHaveWaitingCalls(run.state));
+  const runs = (await listQueuedRuns(pool, { unfinished: true })).filter((run) => !run.finished && mayHaveWaitingCalls(run.state));
   const waiting: Array<PendingDecision & { run: string }> = [];
   for (const run of runs.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))) {
     for (const call of await pendingDecisions(await fleetStoreOf(pool, run.id))) waiting.push({ ...call, run: run.id });

@@ -171,13 +171,21 @@ function pausedWords(paused: number): string {
   return paused ? `, ${paused} paused (unpause --run ID lets the fleet go on with one)` : '';
 }
 
-/** `states`: only the runs resting in these (list --state); null: every run. */
-export async function fleetStatusCommand(args: StatusArgs, env: NodeJS.ProcessEnv, writers: Writers, states: readonly AgentStateName[] | null = null, tenant: string | null = null): Promise<number> {
+/** Which runs list asks for: only those resting in these states (--state), a page of them (--limit, --after); null: every one. */
+export interface FleetListPage {
+  states?: readonly AgentStateName[] | null;
+  limit?: number | null;
+  after?: string | null;
+  /** Only the runs of this tenant (list --tenant). */
+  tenant?: string | null;
+}
+
+export async function fleetStatusCommand(args: StatusArgs, env: NodeJS.ProcessEnv, writers: Writers, page: FleetListPage = {}): Promise<number> {
   const url = databaseUrlOf(args.databaseUrl, env, 'status');
   const pool = await openDatabase(url, 1);
   let runs: FleetRunSummary[];
   try {
-    runs = await listRuns(pool, { ...(states === null ? {} : { states }), ...(tenant === null ? {} : { tenant }) });
+    runs = await listRuns(pool, { states: page.states ?? undefined, limit: page.limit ?? undefined, after: page.after ?? undefined, tenant: page.tenant ?? undefined });
   } finally {
     await pool.end();
   }

@@ -7,12 +7,13 @@ import { runsFolderOfDir } from '../run-store.ts';
 import { formatAgo, tableLines } from '../../words/format.ts';
 import { treeOrder } from '../../words/tree-lines.ts';
 import { withTenants } from '../../words/tenant-column.ts';
+import { contentCell } from '../../words/sealed-words.ts';
 
 const TASK_WIDTH = 40;
 
 export async function listCommand(args: ListArgs, writers: Writers, now = Date.now()): Promise<number> {
   const folder = runsFolderOfDir(args.dir);
-  const runs = await listRuns(folder, { ...(args.states ? { states: args.states } : {}), ...(args.tenant !== null ? { tenant: args.tenant } : {}) });
+  const runs = await listRuns(folder, { states: args.states ?? undefined, limit: args.limit ?? undefined, after: args.after ?? undefined, tenant: args.tenant ?? undefined });
   if (args.json) {
     writers.out(JSON.stringify(runs, null, 2));
     return EXIT.done;
@@ -25,7 +26,7 @@ export async function listCommand(args: ListArgs, writers: Writers, now = Date.n
   const rows = ordered.map(({ row: run, depth }) => [
     `${depth > 0 ? `${'  '.repeat(depth - 1)}└ ` : ''}${run.runId}`,
     run.state ?? `unreadable: ${run.problem}`,
-    cut(run.task),
+    cut(contentCell(run.task)),
     String(run.turn),
     run.updatedAt === null ? '-' : formatAgo(run.updatedAt, now),
     run.calledBy ? `${run.calledBy.runId} (${run.calledBy.toolUseId})` : '-',

@@ -7,9 +7,11 @@ import { EXIT } from '../exit-codes.ts';
 import { formatBytes, tableLines } from '../../words/format.ts';
 import { readsFleet } from '../reads-fleet.ts';
 import type { Writers } from '../plain-reporter.ts';
-import { folderStoreAt, stateFolderOf } from '../run-store.ts';
+import { fileStoreOf, folderStoreAt, stateFolderOf } from '../run-store.ts';
+import { shredRun } from '../../store/open-store.ts';
 
 export async function pruneCommand(args: PruneArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
+  if (args.shred !== null) return shredCommand(args.dir, args.shred, writers);
   if (readsFleet(args, env)) return pruneFleet(args, env, writers);
   const dir = runDirOf(args.dir);
   const report = await pruneRuns(folderStoreAt(stateFolderOf(dir)), { olderThanMs: args.olderThanMs, keep: args.keep, dryRun: args.dryRun });
@@ -26,11 +28,29 @@ export async function pruneCommand(args: PruneArgs, env: NodeJS.ProcessEnv, writ
   return report.failed.length > 0 ? EXIT.storeWriteFailed : EXIT.done;
 }
 
+/** `prune --shred --run ID`: the run of that id, by id in DIR's folder of runs or DIR's own run, has its key deleted. */
+async function shredCommand(given: string, runId: string, writers: Writers): Promise<number> {
+  const dir = runDirOf(given);
+  const byId = fileStoreOf(dir, runId);
+  const own = fileStoreOf(dir, null);
+  const store = (await byId.exists()) || !(await own.exists()) || (await own.load()).header.runId !== runId ? byId : own;
+  const { keyId } = await shredRun(store);
+  writers.out(`shredded run ${runId}: its run key ${keyId} was deleted, so its content can never be opened again; its state, turn and usage still read, and the other runs are as they were`);
+  return EXIT.done;
+}
+
 async function pruneFleet(args: PruneArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   const { databaseUrlOf, openDatabase } = await import('../../store/pg/pool.ts');
   const { pruneFleetRuns } = await import('../../fleet/prune-fleet.ts');
   const pool = await openDatabase(databaseUrlOf(args.databaseUrl, env, 'prune'), 2);
   try {
+    if (args.batch !== null) {
+      const { pruneFleetInBatches } = await import('../../fleet/prune-fleet.ts');
+      let batches = 0;
+      const removed = await pruneFleetInBatches(pool, { olderThanMs: args.olderThanMs, keep: args.keep }, { batch: args.batch, onBatch: (ids) => writers.out(`[prune] batch ${++batches}: removed ${ids.length} finished ${ids.length === 1 ? 'run' : 'runs'}`) });
+      writers.out(`removed ${removed} finished ${removed === 1 ? 'run' : 'runs'} in ${batches} ${batches === 1 ? 'batch' : 'batches'}`);
+      return EXIT.done;
+    }
     const report = await pruneFleetRuns(pool, { olderThanMs: args.olderThanMs, keep: args.keep, dryRun: args.dryRun });
     printRemoved(writers, report.removed, report.dryRun, (run) => `${run.records} records, ${run.decisions} decisions`);
     for (const id of report.skipped) writers.err(`[prune] kept ${id}: it was taken up while the prune ran`);

@@ -17,6 +17,7 @@ import { formatAgo, formatBytes, formatElapsed, formatUsage, keyValueLines, tabl
 import type { Writers } from '../plain-reporter.ts';
 import { fileStoreOf } from '../run-store.ts';
 import { folderOfState } from '../../store/open-store.ts';
+import { contentWords } from '../../words/sealed-words.ts';
 
 export async function statusCommand(args: StatusArgs, writers: Writers, now = Date.now()): Promise<number> {
   const store = fileStoreOf(args.dir, args.runId);
@@ -31,7 +32,7 @@ export async function statusCommand(args: StatusArgs, writers: Writers, now = Da
   const rows: Array<[string, string]> = [
     ['run', status.runId],
     ['store', status.location],
-    ['task', status.task],
+    ['task', contentWords(status.task)],
     ['state', status.state],
     ['turn', `${status.turn} of ${status.maxTurns}`],
     ['pending', pending],
@@ -52,7 +53,7 @@ export async function statusCommand(args: StatusArgs, writers: Writers, now = Da
   if (status.tenant !== DEFAULT_TENANT) rows.splice(2, 0, ['tenant', status.tenant]);
   for (const line of childRunLines(status.children)) rows.push(['sub-agent', line]);
   for (const fork of status.forks) rows.push(['fork', `at record ${fork.seq}: run ${fork.child.runId} in ${folderOfState(fork.child.location)} (${new Date(fork.at).toISOString()})`]);
-  if (status.finalText !== null) rows.push(['answer', status.finalText]);
+  if (status.finalText !== null) rows.push(['answer', contentWords(status.finalText)]);
   if (status.failure) rows.push(['failure', status.failure.message]);
   if (status.cancellation) rows.push(['cancelled', `${requestWords(status.cancellation)}; a resume is refused (fork it to try again from a step)`]);
   for (const request of status.controls) rows.push(controlRow(request, status.state));

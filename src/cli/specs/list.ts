@@ -27,18 +27,24 @@ export interface ListArgs {
   states: readonly AgentStateName[] | null;
   /** The tenant asked for; null: every tenant's runs. */
   tenant: string | null;
+  /** --limit N: at most N runs (a page); null: every run. */
+  limit: number | null;
+  /** --after ID: the page after the run of that id (the last one a page printed); null: from the start. */
+  after: string | null;
   json: boolean;
 }
 
 export const listSpec = command({
   name: 'list',
   words: [],
-  synopsis: 'list [--dir DIR | --database-url URL] [--state STATE] [--tenant NAME] [--json]',
+  synopsis: 'list [--dir DIR | --database-url URL] [--state STATE] [--tenant NAME] [--limit N [--after ID]] [--json]',
   summary: 'every run of a folder (current, by id, archived) or of a fleet: id, state, task, turn, last save',
   description:
     'Lists the runs kept in DIR/.durable-agent/: the run of the folder itself, the runs started by id (--run ID), and\n' +
     'the archived ones, newest first, with the run each was forked from. With --database-url (or\n' +
-    'DURABLE_AGENT_DATABASE_URL and no --dir) it lists the runs of the fleet instead, as status does.',
+    'DURABLE_AGENT_DATABASE_URL and no --dir) it lists the runs of the fleet instead, as status does.\n' +
+    'A long list comes in pages: --limit N prints N runs, --after ID the ones after the run ID (the last one printed),\n' +
+    "each page read from where the last one ended, so that runs added meanwhile neither repeat one nor skip one.",
   options: [
     readDir,
     databaseUrl,
@@ -48,15 +54,27 @@ export const listSpec = command({
       value: 'STATE',
       help: `only the runs in this state: ${Object.keys(STATES).join(', ')} (or a machine state, e.g. awaitingDecision)`,
     }),
+    option({ key: 'limit', type: 'integer', value: 'N', min: 1, max: 1_000_000, help: 'at most N runs: a page' }),
+    option({ key: 'after', type: 'string', value: 'ID', help: 'the runs after the run ID in the list (the last one a page printed): the next page' }),
     tenantFilter,
     json,
   ],
-  examples: ['durable-agent list --dir my-project', 'durable-agent list --dir my-project --state waiting --json', 'durable-agent list --tenant acme'],
+  examples: ['durable-agent list --dir my-project', 'durable-agent list --dir my-project --state waiting --json', 'durable-agent list --tenant acme', 'durable-agent list --database-url postgresql://user@db-host:5432/agents --limit 100 --after RUN_ID'],
   parse: (values, { cwd }): ListArgs => {
     if (values.dir !== undefined && values.databaseUrl !== undefined) {
       throw new UsageError('list reads either the runs in --dir or the fleet at --database-url, not both: give one of them.');
     }
-    return { command: 'list', dir: values.dir ?? cwd, dirGiven: values.dir !== undefined, databaseUrl: values.databaseUrl ?? null, states: statesOf(values.state), tenant: values.tenant ?? null, json: values.json };
+    return {
+      command: 'list',
+      dir: values.dir ?? cwd,
+      dirGiven: values.dir !== undefined,
+      databaseUrl: values.databaseUrl ?? null,
+      states: statesOf(values.state),
+      limit: values.limit ?? null,
+      after: values.after ?? null,
+      tenant: values.tenant ?? null,
+      json: values.json,
+    };
   },
 });
 

@@ -11,7 +11,8 @@ import type { RunList } from '../run-sources.ts';
 /** A page of the list, with what the console adds: where it starts, whether more match, and who decides. */
 export interface RunListPage extends RunList {
   offset: number;
-  more: boolean;
+  /** The next page's cursor (pass it as ?after=); null when no more rows match. */
+  next: string | null;
   by: string;
 }
 

@@ -45,11 +45,22 @@ export function showList({ main, api, route }: ViewContext): StopView {
   };
   const load = () => {
     const query = `?q=${encodeURIComponent(listState.q)}${listState.category ? `&category=${listState.category}` : ''}`;
-    const answers: Array<Promise<RunListPage>> = [];
-    for (let offset = 0; offset < shown; offset += ANSWER_ROWS) answers.push(api.runs(`${query}&offset=${offset}&limit=${Math.min(ANSWER_ROWS, shown - offset)}`));
+    // A longer list is asked for in several answers, each from the cursor the last one ended at.
+    const answers = async (): Promise<RunListPage[]> => {
+      const pages: RunListPage[] = [];
+      let rows = 0;
+      let after = '';
+      do {
+        const page = await api.runs(`${query}&limit=${Math.min(ANSWER_ROWS, shown - rows)}${after ? `&after=${encodeURIComponent(after)}` : ''}`);
+        pages.push(page);
+        rows += page.rows.length;
+        after = page.next ?? '';
+      } while (after && rows < shown);
+      return pages;
+    };
     // An older answer that arrives after a newer one (a search typed on) is dropped.
     const mine = ++asked;
-    Promise.all(answers).then(
+    answers().then(
       (pages) => {
         if (!alive || mine !== asked) return;
         const data = pages[0]!;

@@ -37,8 +37,12 @@ export const JOURNAL_FORMAT = 'durable-agent/journal';
  * Version 4: a run whose calls can wait for the child runs they queue (a fleet run with a
  * sub-agent tool): a release before child awaits does not know the flag `needs: 'child'`, and
  * would run the call instead of waiting for its child.
+ * Version 5: a sealed run (started with keys): an older release would take its sealed strings
+ * for the run's text and send them to the model. A run started plain keeps its version.
  */
-export const JOURNAL_VERSION = 4;
+export const JOURNAL_VERSION = 5;
+/** A run whose content is sealed (see src/seal/): the header names its run key. */
+export const JOURNAL_VERSION_SEALED = 5;
 /** A run whose calls can wait for the child runs they queue (a fleet's sub-agents). */
 export const JOURNAL_VERSION_CHILD_AWAITS = 4;
 /** A run with a budget or compaction and no child awaits. */
@@ -51,7 +55,7 @@ export const JOURNAL_VERSION_COMPACTION = 3;
 /** A journal whose calls never wait for a person: readable by every release. */
 export const JOURNAL_VERSION_PLAIN = 1;
 /** The versions this release reads. */
-export const JOURNAL_VERSIONS_READ: readonly number[] = [1, 2, 3, 4];
+export const JOURNAL_VERSIONS_READ: readonly number[] = [1, 2, 3, 4, 5];
 
 export function isReadableVersion(version: unknown): boolean {
   return typeof version === 'number' && JOURNAL_VERSIONS_READ.includes(version);
@@ -67,6 +71,11 @@ export interface JournalHeader {
    * reader ignores it: the version stays the same).
    */
   runIdGiven?: true;
+  /**
+   * The id of the run key its content is sealed with (version 5): the key itself is kept wrapped
+   * beside the journal (run-key.json). Absent: a plain run, which stays plain.
+   */
+  sealed?: string;
   createdAt: number;
   /**
    * What started the run, so a resume by something else is noticed. Absent in journals written

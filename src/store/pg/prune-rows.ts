@@ -53,3 +53,32 @@ export async function removeFinishedRun(db: Database, runId: string): Promise<bo
     return true;
   });
 }
+
+/**
+ * Removes up to `batch` finished runs (done, failed, cancelled) whose last save is older than
+ * `olderThanMs` by the server's clock (null: any age) and that are not among the `keep` newest
+ * finished runs (null: none kept), oldest first, with their records and decisions, in one
+ * short transaction: the batch's rows are locked (a row another transaction holds is passed
+ * over, not waited for) and checked as removeFinishedRun checks one. The ids removed; fewer than
+ * `batch` when no more are that old. Each batch commits on its own: a kill loses only the batch
+ * it stopped in, and the next call goes on from there.
+ */
+export async function removeFinishedBatch(db: Database, rule: { olderThanMs: number | null; keep: number | null }, batch: number): Promise<string[]> {
+  return inTransaction(db, async (client) => {
+    const { rows } = await client.query<{ id: string }>(
+      `SELECT id FROM da_runs
+        WHERE finished AND ($2::bigint IS NULL OR updated_at < now() - $2 * interval '1 millisecond') AND ${FINISHED}
+          AND ($4::int IS NULL OR id NOT IN (SELECT k.id FROM da_runs k WHERE k.finished ORDER BY k.updated_at DESC, k.id DESC LIMIT $4))
+        ORDER BY updated_at, id
+        LIMIT $3
+        FOR UPDATE SKIP LOCKED`,
+      [FINAL_STATES, rule.olderThanMs, batch, rule.keep],
+    );
+    const ids = rows.map((row) => row.id);
+    if (ids.length === 0) return ids;
+    await client.query('DELETE FROM da_decisions WHERE run_id = ANY($1::text[])', [ids]);
+    await client.query('DELETE FROM da_records WHERE run_id = ANY($1::text[])', [ids]);
+    await client.query('DELETE FROM da_runs WHERE id = ANY($1::text[])', [ids]);
+    return ids;
+  });
+}

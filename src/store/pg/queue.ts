@@ -56,10 +56,67 @@ export interface QueueRow {
   version_known: boolean;
   registered: string[] | null;
   waits_for_runs: string[] | null;
+  /** The runs its calls queued (sub-agents' children), archived ones not counted. */
+  children: number;
 }
 
-/** Every run but the archived ones, oldest first, in one statement: the fleet's list, status and console read it. */
-export async function readQueueRows(db: Database): Promise<QueueRow[]> {
+/**
+ * Which runs readQueueRows reads: every run but the archived ones by default, in the queue's
+ * order (oldest first). Each condition is one an index of da_runs answers (schema.ts, step 13),
+ * so that a page of a million runs costs what a page of a thousand does.
+ */
+export interface QueueQuery {
+  /** Only the runs resting in these states. */
+  states?: readonly string[] | undefined;
+  /** Only the unfinished runs (a stopped run is unfinished). */
+  unfinished?: boolean | undefined;
+  /**
+   * 'queue': oldest first (created_at, id), the order the claim takes them in; 'newest': the
+   * latest save first (updated_at descending, then id), the console's order.
+   */
+  order?: 'queue' | 'newest' | undefined;
+  /** In the queue's order: the runs after this one (its id: the last run of the page before). */
+  after?: string | undefined;
+  /**
+   * In the newest order: the runs after this place, a save's time in milliseconds (as a Date
+   * holds it) and a run's id: older saves, or saves of that millisecond with a greater id.
+   */
+  olderThan?: { ms: number; id: string } | undefined;
+  /** In the newest order: only the runs saved at this time (milliseconds) or later. */
+  savedFrom?: number | undefined;
+  /** Only the runs of this tenant (core/tenant.ts). */
+  tenant?: string | undefined;
+  /** At most this many. */
+  limit?: number | undefined;
+}
+
+/** The run a cursor names is not in the fleet (pruned, or never there). */
+export async function runExists(db: Database, runId: string): Promise<boolean> {
+  return (await db.query('SELECT 1 FROM da_runs WHERE id = $1', [runId])).rowCount === 1;
+}
+
+/** The runs a query asks for, in one statement: the fleet's list, status and console read them. */
+export async function readQueueRows(db: Database, query: QueueQuery = {}): Promise<QueueRow[]> {
+  const params: unknown[] = [];
+  const param = (value: unknown) => `$${params.push(value)}`;
+  const where = ["da_runs.id NOT LIKE '%~archived~%'"];
+  if (query.states) where.push(`da_runs.state = ANY(${param(query.states)}::text[])`);
+  if (query.unfinished) where.push('NOT da_runs.finished');
+  if (query.tenant !== undefined) where.push(`da_runs.tenant = ${param(query.tenant)}`);
+  const newest = query.order === 'newest';
+  if (query.after !== undefined && !newest) {
+    where.push(`(da_runs.created_at, da_runs.id) > (SELECT c.created_at, c.id FROM da_runs c WHERE c.id = ${param(query.after)})`);
+  }
+  if (query.olderThan && newest) {
+    // A Date holds milliseconds, the column microseconds: a save's millisecond is [ms, ms + 1).
+    const from = param(new Date(query.olderThan.ms));
+    const to = param(new Date(query.olderThan.ms + 1));
+    // Ids compared byte by byte, as the console orders its keys, whatever the database's collation.
+    where.push(`(da_runs.updated_at < ${from} OR (da_runs.updated_at >= ${from} AND da_runs.updated_at < ${to} AND da_runs.id COLLATE "C" > ${param(query.olderThan.id)}))`);
+  }
+  if (query.savedFrom !== undefined && newest) where.push(`da_runs.updated_at >= ${param(new Date(query.savedFrom))}`);
+  const order = newest ? 'da_runs.updated_at DESC, da_runs.id COLLATE "C"' : 'da_runs.created_at, da_runs.id';
+  const limit = query.limit === undefined ? '' : ` LIMIT ${param(query.limit)}`;
   const { rows } = await db.query<QueueRow>(
     `SELECT id, state, turn, records, finished, spec, lease_owner, lease_epoch, lease_expires_at,
             coalesce(lease_expires_at > now(), false) AS lease_active,
@@ -77,11 +134,29 @@ export async function readQueueRows(db: Database): Promise<QueueRow[]> {
             (SELECT array_agg(a.version ORDER BY a.last_seen DESC) FROM da_agents a WHERE a.name = spec ->> 'agent') AS registered,
             (SELECT array_agg(cw.child_run_id ORDER BY cw.child_run_id) FROM da_child_waits cw LEFT JOIN da_runs child ON child.id = cw.child_run_id
               WHERE cw.run_id = da_runs.id AND NOT da_runs.finished AND (cw.give_up_at IS NULL OR cw.give_up_at > now())
-                AND (child.id IS NULL OR (NOT child.finished AND child.state NOT IN (${STOPPED_AT_LIMIT})))) AS waits_for_runs
+                AND (child.id IS NULL OR (NOT child.finished AND child.state NOT IN (${STOPPED_AT_LIMIT})))) AS waits_for_runs,
+            (SELECT count(*) FROM da_runs child WHERE child.spec ? 'calledBy' AND child.spec #>> '{calledBy,runId}' = da_runs.id
+                AND child.id NOT LIKE '%~archived~%')::int AS children
        FROM da_runs LEFT JOIN da_waits w ON w.run_id = da_runs.id AND w.tool_use_id = da_runs.awaiting AND da_runs.state = 'awaitingDecision'
-      WHERE id NOT LIKE '%~archived~%' ORDER BY created_at, id`,
+      WHERE ${where.join(' AND ')} ORDER BY ${order}${limit}`,
+    params,
   );
   return rows;
+}
+
+/** How many finished runs rest in each state (archived ones not counted), read from the counts kept as they finish. */
+export async function countFinishedRuns(db: Database): Promise<Map<string, number>> {
+  const { rows } = await db.query<{ state: string; runs: string }>('SELECT state, sum(runs) AS runs FROM da_finished_counts GROUP BY state');
+  return new Map(rows.map((row) => [row.state, Number(row.runs)]));
+}
+
+/** How many unfinished runs rest in each state, paused or not (archived ones not counted). */
+export async function countUnfinishedByState(db: Database): Promise<Array<{ state: string; paused: boolean; runs: number }>> {
+  const { rows } = await db.query<{ state: string; paused: boolean; runs: string }>(
+    `SELECT state, EXISTS (SELECT 1 FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'pause') AS paused, count(*) AS runs
+       FROM da_runs WHERE NOT finished AND id NOT LIKE '%~archived~%' GROUP BY 1, 2`,
+  );
+  return rows.map((row) => ({ state: row.state, paused: row.paused, runs: Number(row.runs) }));
 }
 
 /**

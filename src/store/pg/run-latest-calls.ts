@@ -12,8 +12,8 @@ export interface RunCallsRow {
   pending: unknown;
 }
 
-/** Every run but the archived ones that has called a tool, in one statement. */
-export async function readLatestCalls(db: Database): Promise<RunCallsRow[]> {
+/** Each of these runs that has called a tool, in one statement. */
+export async function readLatestCalls(db: Database, ids: readonly string[]): Promise<RunCallsRow[]> {
   const { rows } = await db.query<RunCallsRow>(
     `SELECT r.id, c.pending
        FROM da_runs r
@@ -23,7 +23,8 @@ export async function readLatestCalls(db: Database): Promise<RunCallsRow[]> {
           WHERE jsonb_typeof(b -> 'pending') = 'array' AND jsonb_array_length(b -> 'pending') > 0
           LIMIT 1
        ) AS c ON true
-      WHERE r.id NOT LIKE '%~archived~%'`,
+      WHERE r.id = ANY($1::text[])`,
+    [ids],
   );
   return rows;
 }

@@ -15,8 +15,8 @@ export interface RunUsageRow {
   model: string | null;
 }
 
-/** Every run but the archived ones that has a record with usage, in one statement. */
-export async function readLatestUsage(db: Database): Promise<RunUsageRow[]> {
+/** Each of these runs that has a record with usage, in one statement. */
+export async function readLatestUsage(db: Database, ids: readonly string[]): Promise<RunUsageRow[]> {
   const { rows } = await db.query<RunUsageRow>(
     `SELECT r.id, u.usage, u.cost_usd, r.header #>> '{startedBy,model}' AS model
        FROM da_runs r
@@ -26,7 +26,8 @@ export async function readLatestUsage(db: Database): Promise<RunUsageRow[]> {
           WHERE jsonb_typeof(b -> 'usage') = 'object'
           LIMIT 1
        ) AS u ON true
-      WHERE r.id NOT LIKE '%~archived~%'`,
+      WHERE r.id = ANY($1::text[])`,
+    [ids],
   );
   return rows;
 }

@@ -7,7 +7,7 @@ import type { Pool } from 'pg';
 import { SchemaVersionError } from './pg-errors.ts';
 import { inTransaction } from './transaction.ts';
 
-export const SCHEMA_VERSION = 14;
+export const SCHEMA_VERSION = 15;
 
 /** A row's state changed into one a run rests in: ended, waiting for a person, stopped at a limit. */
 const CAME_TO_REST = `NEW.state IS DISTINCT FROM OLD.state
@@ -237,10 +237,68 @@ const MIGRATIONS: Record<number, string> = {
       END
     $$;
   `,
+  // A fleet of a million runs, mostly finished: indexes that match what is asked of it (a state's
+  // runs in the queue's order, the newest saves first, a run's children, one page after another
+  // by a cursor), and the count of finished runs by state kept as they finish, so that the
+  // console's counts read the unfinished runs only. The count is spread over 16 rows a state
+  // (by the run's id) so that runs ending at once do not queue for one row; archived runs are
+  // not counted, as no list shows them.
+  13: `
+    CREATE INDEX da_runs_queue_order ON da_runs (created_at, id);
+    CREATE INDEX da_runs_by_state ON da_runs (state, created_at, id);
+    CREATE INDEX da_runs_newest ON da_runs (updated_at DESC, id);
+    CREATE INDEX da_runs_by_state_newest ON da_runs (state, updated_at DESC, id);
+    CREATE INDEX da_runs_called_by ON da_runs ((spec #>> '{calledBy,runId}')) WHERE spec ? 'calledBy';
+    CREATE INDEX da_runs_finished_by_age ON da_runs (updated_at, id) WHERE finished;
+    CREATE TABLE da_finished_counts (
+      state text NOT NULL,
+      shard smallint NOT NULL,
+      runs  bigint NOT NULL,
+      PRIMARY KEY (state, shard)
+    );
+    INSERT INTO da_finished_counts (state, shard, runs)
+      SELECT state, hashtext(id) & 15, count(*) FROM da_runs WHERE finished AND id NOT LIKE '%~archived~%' GROUP BY 1, 2;
+    CREATE FUNCTION da_finished_count() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF OLD.finished AND OLD.id NOT LIKE '%~archived~%' THEN
+          INSERT INTO da_finished_counts AS f (state, shard, runs) VALUES (OLD.state, hashtext(OLD.id) & 15, -1)
+            ON CONFLICT (state, shard) DO UPDATE SET runs = f.runs - 1;
+        END IF;
+        IF NEW.finished AND NEW.id NOT LIKE '%~archived~%' THEN
+          INSERT INTO da_finished_counts AS f (state, shard, runs) VALUES (NEW.state, hashtext(NEW.id) & 15, 1)
+            ON CONFLICT (state, shard) DO UPDATE SET runs = f.runs + 1;
+        END IF;
+        RETURN NULL;
+      END
+    $$;
+    -- Rows inserted or deleted together (a prune's batch, a fork) are counted once a statement,
+    -- each (state, shard) once: a row updated many times in one transaction leaves as many versions.
+    CREATE FUNCTION da_finished_count_rows() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF TG_OP = 'INSERT' THEN
+          INSERT INTO da_finished_counts AS f (state, shard, runs)
+            SELECT state, hashtext(id) & 15, count(*) FROM changed WHERE finished AND id NOT LIKE '%~archived~%' GROUP BY 1, 2
+            ON CONFLICT (state, shard) DO UPDATE SET runs = f.runs + EXCLUDED.runs;
+        ELSE
+          INSERT INTO da_finished_counts AS f (state, shard, runs)
+            SELECT state, hashtext(id) & 15, -count(*) FROM changed WHERE finished AND id NOT LIKE '%~archived~%' GROUP BY 1, 2
+            ON CONFLICT (state, shard) DO UPDATE SET runs = f.runs + EXCLUDED.runs;
+        END IF;
+        RETURN NULL;
+      END
+    $$;
+    CREATE TRIGGER da_runs_finished_inserted AFTER INSERT ON da_runs REFERENCING NEW TABLE AS changed
+      FOR EACH STATEMENT EXECUTE FUNCTION da_finished_count_rows();
+    CREATE TRIGGER da_runs_finished_deleted AFTER DELETE ON da_runs REFERENCING OLD TABLE AS changed
+      FOR EACH STATEMENT EXECUTE FUNCTION da_finished_count_rows();
+    CREATE TRIGGER da_runs_finished_changed AFTER UPDATE OF finished, state, id ON da_runs FOR EACH ROW
+      WHEN ((OLD.finished OR NEW.finished) AND (OLD.finished, OLD.state, OLD.id) IS DISTINCT FROM (NEW.finished, NEW.state, NEW.id))
+      EXECUTE FUNCTION da_finished_count();
+  `,
   // Schedules: each tick starts one run whose id is made of the schedule's name and the tick, so
   // that however many workers fire it, and whatever is killed when, a tick starts one run. The
   // next tick moves on in the transaction that queues the tick's runs.
-  13: `
+  14: `
     CREATE TABLE da_schedules (
       name         text PRIMARY KEY,
       agent        text NOT NULL,
@@ -264,7 +322,7 @@ const MIGRATIONS: Record<number, string> = {
   // Tenants: whose each run is (its spec's, else 'default'), kept in a column of its own so that
   // a claim shares the fleet among the tenants with work; and each tenant's share (its weight)
   // and the most of its runs driven at once, set at run time.
-  14: `
+  15: `
     ALTER TABLE da_runs ADD COLUMN tenant text GENERATED ALWAYS AS (coalesce(spec ->> 'tenant', 'default')) STORED;
     CREATE INDEX da_runs_unfinished_by_tenant ON da_runs (tenant, created_at, id) WHERE NOT finished;
     CREATE TABLE da_tenants (

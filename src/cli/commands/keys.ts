@@ -1,0 +1,42 @@
+/** `durable-agent keys rotate`: every sealed run of a folder has its run key wrapped again under the first master key. */
+import { rotateRunKeys } from '../../store/open-store.ts';
+import { KeyListError } from '../../seal/seal-errors.ts';
+import { KEYS_ENV, sealingKeyIdOf } from '../../seal/keys.ts';
+import type { KeysArgs } from '../args.ts';
+import { KEY_FILE_ENV, commandLineKeys } from '../command-line-keys.ts';
+import { EXIT } from '../exit-codes.ts';
+import type { Writers } from '../plain-reporter.ts';
+import { runDirOf } from '../run-dir.ts';
+import { UsageError } from '../usage-error.ts';
+import { stateFolderOf } from '../run-store.ts';
+
+export async function keysCommand(args: KeysArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
+  const given = commandLineKeys(env);
+  const keys = typeof given === 'function' ? await given() : given;
+  if (keys === null) throw new KeyListError(`${KEYS_ENV} or ${KEY_FILE_ENV}`, 'neither is set, and a rotation needs the new key first and the old ones after it');
+  const folder = stateFolderOf(runDirOf(args.dir));
+  const report = await rotateRunKeys(folder, keys, killPointOf(env.CRASH_AFTER));
+  for (const file of report.rewrapped) writers.out(`rewrapped ${file}`);
+  for (const { file, error } of report.failed) writers.err(`durable-agent: could not rewrap ${file}: ${error.message}`);
+  const sealingId = sealingKeyIdOf(keys);
+  const sealing = sealingId === null ? '' : ` under ${sealingId}`;
+  writers.out(
+    `${report.rewrapped.length} run ${report.rewrapped.length === 1 ? 'key' : 'keys'} rewrapped${sealing}, ${report.unchanged.length} already were, ` +
+      `${report.failed.length} could not be${report.failed.length ? ' (run again once the keys they need are given)' : ''} in ${folder}`,
+  );
+  return report.failed.length > 0 ? EXIT.refused : EXIT.done;
+}
+
+/**
+ * Drills: CRASH_AFTER=after-rewrap:N kills this process with SIGKILL once the Nth run key of the
+ * rotation is rewrapped and durable, to check that a rotation killed mid-way loses nothing.
+ */
+function killPointOf(spec: string | undefined): ((file: string, changed: boolean) => void) | undefined {
+  if (spec === undefined || spec === '') return undefined;
+  const count = Number(/^after-rewrap:([1-9]\d*)$/.exec(spec)?.[1]);
+  if (!Number.isSafeInteger(count)) throw new UsageError(`CRASH_AFTER=${spec} names no point of a rotation: use after-rewrap:N (killed once the Nth run key is rewrapped).`);
+  let rewrapped = 0;
+  return (_file, changed) => {
+    if (changed && ++rewrapped === count) process.kill(process.pid, 'SIGKILL');
+  };
+}
