@@ -37,7 +37,7 @@ export interface ListArgs {
 export const listSpec = command({
   name: 'list',
   words: [],
-  synopsis: 'list [--dir DIR | --database-url URL] [--state STATE] [--tenant NAME] [--limit N [--after ID]] [--json]',
+  synopsis: 'list [--dir DIR | --database-url URL] [--state STATE] [--tenant NAME] [options]',
   summary: 'every run of a folder (current, by id, archived) or of a fleet: id, state, task, turn, last save',
   description:
     'Lists the runs kept in DIR/.durable-agent/: the run of the folder itself, the runs started by id (--run ID), and\n' +
