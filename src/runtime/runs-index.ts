@@ -15,6 +15,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { STATE_DIR } from '../store/state-folder-of.ts';
 import { CONTROL_DIR, JOURNAL_FILE } from '../store/open-store.ts';
 import type { RunSummary } from './run-summary.ts';
 
@@ -54,11 +55,14 @@ export class RunsIndex {
     /** The state folder (DIR/.durable-agent). */
     readonly stateFolder: string,
     private readonly folders: Map<string, IndexedFolder>,
+    /** An index file was there: it is kept up to date wherever it is. */
+    private readonly existed: boolean,
   ) {}
 
   /** The index as the file holds it; empty when there is none, or it cannot be read as one. */
   static load(stateFolder: string): RunsIndex {
     const folders = new Map<string, IndexedFolder>();
+    const existed = fs.existsSync(path.join(stateFolder, RUNS_INDEX_FILE));
     try {
       const data = JSON.parse(fs.readFileSync(path.join(stateFolder, RUNS_INDEX_FILE), 'utf8')) as { version?: unknown; folders?: unknown };
       if (data.version === VERSION && typeof data.folders === 'object' && data.folders !== null) {
@@ -69,7 +73,7 @@ export class RunsIndex {
     } catch {
       // Missing or damaged: no index. The journals are read, and the index written again from them.
     }
-    return new RunsIndex(stateFolder, folders);
+    return new RunsIndex(stateFolder, folders, existed);
   }
 
   /** A run folder's runs ('' for the state folder's own), if its signature is still the one they were read under. */
@@ -102,9 +106,12 @@ export class RunsIndex {
   /**
    * Writes the index if it changed: a temp file of this writer's own, synced, renamed over the
    * index. A folder that cannot be written (read-only, full) keeps its old index: it is a cache.
+   * One is made only in a state folder of the command line's (DIR/.durable-agent): a folder a
+   * program named for its runs itself is read as it is, nothing written in it, unless it has one.
    */
   save(): void {
     if (!this.changed || !fs.existsSync(this.stateFolder)) return;
+    if (!this.existed && path.basename(this.stateFolder) !== STATE_DIR) return;
     const file = path.join(this.stateFolder, RUNS_INDEX_FILE);
     const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
     try {
