@@ -43,7 +43,7 @@ export interface CliRun {
   startedLine?: string | undefined;
   /** Exactly one of resume and start is set. */
   resume: Pick<ResumeOptions, 'maxTurns' | 'acceptLostRecord' | 'allowToolChange' | 'replaceDecisionPolicy' | 'message'> | null;
-  start: (Pick<StartOptions, 'task' | 'system' | 'fresh' | 'maxTurns'> & { prepare?: () => void }) | null;
+  start: (Pick<StartOptions, 'task' | 'system' | 'fresh' | 'maxTurns' | 'tenant'> & { prepare?: () => void }) | null;
   /** The run's options as the API takes them, from the command's option groups (undefined: not given). */
   options: RunOptions;
   /** `run --agents`: the agent the run is driven by (its name and version are pinned), and the module it came from. */

@@ -13,6 +13,7 @@ import { runCli } from '../../src/cli/main.ts';
 import { scriptedModel, endTurnReply } from '../../src/testing.ts';
 import { editorAgent, writerAgent } from '../helpers/subagent-agents.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { REPO, runCliAsync } from '../helpers/cli.ts';
 
 function cliWriters() {
   const out: string[] = [];
@@ -73,5 +74,20 @@ describe('tenants of folder runs', () => {
     const children = (await listRuns(runs)).filter((run) => run.calledBy?.runId === 'editor-1');
     expect(children.map((run) => run.runId).sort()).toEqual([childRunIdOf('editor-1', 'toolu_a'), childRunIdOf('editor-1', 'toolu_b')].sort());
     expect(children.every((run) => run.tenant === 'acme')).toBe(true);
+  });
+
+  it('run --tenant pins it from the command line; a resume refuses --tenant, the run keeps its own', async () => {
+    const dir = tempDir();
+    const env = { BILLING_OUTBOX: path.join(dir, 'outbox') };
+    const module = path.join(REPO, 'test', 'fixtures', 'agents', 'billing-agents.mjs');
+    const started = await runCliAsync(['run', '--agents', module, '--agent', 'billing', '--task', 'Invoice ACME.', '--tenant', 'acme', '--dir', dir, '--plain'], { cwd: dir, env });
+    expect(started.code, started.stderr).toBe(0);
+    const [run] = JSON.parse((await runCliAsync(['list', '--dir', dir, '--json'], { cwd: dir })).stdout) as { runId: string; tenant: string }[];
+    expect(run!.tenant).toBe('acme');
+    const status = await runCliAsync(['status', '--dir', dir, '--run', run!.runId], { cwd: dir });
+    expect(status.stdout).toMatch(/^tenant +acme$/m);
+    const refused = await runCliAsync(['run', '--agents', module, '--agent', 'billing', '--resume', '--run', run!.runId, '--tenant', 'globex', '--dir', dir], { cwd: dir, env });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--tenant is pinned when a run starts');
   });
 });

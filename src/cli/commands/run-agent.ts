@@ -68,7 +68,7 @@ export async function runAgentCommand(args: RunArgs & { agents: string }, env: N
     startedLine: args.runId === null && !args.resume ? `[run] a new run of the agent ${agent.name}: ${runId}; resume it with: ${resumeCommand}` : undefined,
     resume: resumeAskedOf(args),
     // The system prompt, MAX_TURNS and policies not given here are the agent's (startRun fills them in).
-    start: args.resume ? null : { task: args.task!, system: null, fresh: args.fresh, maxTurns: args.maxTurns, prepare: () => fs.mkdirSync(dir, { recursive: true }) },
+    start: args.resume ? null : { task: args.task!, system: null, fresh: args.fresh, maxTurns: args.maxTurns, tenant: args.tenant, prepare: () => fs.mkdirSync(dir, { recursive: true }) },
     options: runOptionsOf(args),
     traceContent: args.traceContent,
     wait: approval.wait,

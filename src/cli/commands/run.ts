@@ -66,7 +66,7 @@ export async function runCommand(args: RunArgs, env: NodeJS.ProcessEnv, writers:
     resume: resumeAskedOf(args),
     start: args.resume
       ? null
-      : { task: args.task!, system, fresh: args.fresh, maxTurns: args.maxTurns, prepare: () => fs.mkdirSync(dir, { recursive: true }) },
+      : { task: args.task!, system, fresh: args.fresh, maxTurns: args.maxTurns, tenant: args.tenant, prepare: () => fs.mkdirSync(dir, { recursive: true }) },
     options: runOptionsOf(args),
     traceContent: args.traceContent,
     wait: approval.wait,

@@ -12,6 +12,7 @@ import { readStartResume, startResumeOptions } from '../options/start-resume.ts'
 import { fileRun, readFileRun, runDir } from '../options/target.ts';
 import { readToolSets, toolConcurrency, tools, toolTimeout } from '../options/tools.ts';
 import { traceContent } from '../options/tracing.ts';
+import { tenant } from '../options/tenant.ts';
 
 export const runSpec = command({
   name: 'run',
@@ -31,6 +32,7 @@ export const runSpec = command({
     { ...agentOfModule, help: 'with --agents: which agent of the module (needed when it exports several)' },
     runDir,
     fileRun,
+    tenant,
     option({
       key: 'systemFile',
       type: 'string',
@@ -78,6 +80,7 @@ export const runSpec = command({
     const { task } = values;
     if (shared.resume && task !== undefined) throw new UsageError('--task is stored with the run: --resume takes it from there. Drop --task, or start a new run with --fresh.');
     if (!shared.resume && task === undefined) throw new UsageError('run needs --task "what to do" (or --resume to go on with a stored run).');
+    if (shared.resume && values.tenant !== undefined) throw new UsageError('--tenant is pinned when a run starts: --resume goes on with the tenant it started with. Drop --tenant.');
     const runId = readFileRun(values.run);
     if (values.agents !== undefined) checkAgentRun(values);
     else if (values.agent !== undefined) throw new UsageError('--agent NAME picks an agent of the module --agents FILE names: give --agents FILE too.');
@@ -90,6 +93,7 @@ export const runSpec = command({
       dir: values.dir ?? cwd,
       runId,
       task,
+      tenant: values.tenant,
       model: values.model,
       agents: values.agents,
       agent: values.agent,
