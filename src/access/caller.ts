@@ -21,7 +21,7 @@ export interface TokenCheck {
 }
 
 /** Whether the caller may see a run of this tenant. */
-export function maysee(caller: Caller, tenant: string): boolean {
+export function maySee(caller: Caller, tenant: string): boolean {
   return caller.tenant === null || caller.tenant === tenant;
 }
 
