@@ -670,3 +670,18 @@ describe('server tools: --web-search, --web-fetch, --code-execution', () => {
     expect(refusal('demo', '--code-execution')).toContain('are for a real model: add --model NAME');
   });
 });
+
+describe('flags a command takes only in one of its forms are refused by their flags', () => {
+  it("schedule's add-only flags, named as typed, durations without their Ms", () => {
+    expect(() => parse('schedule', 'pause', '--name', 'r', '--catch-up', '2', '--decision-timeout', '5m')).toThrow(
+      new UsageError('--catch-up, --decision-timeout are for schedule add.'),
+    );
+    expect(() => parse('schedule', 'list', '--allow-unknown-agent')).toThrow(new UsageError('--allow-unknown-agent is for schedule add.'));
+  });
+
+  it("submit --agent refuses the demo's flags by name", () => {
+    expect(() => parse('submit', '--agent', 'billing', '--task', 'Invoice.', '--pace', '100ms', '--context-window', '8000')).toThrow(
+      /^--pace, --context-window are for demo runs: /,
+    );
+  });
+});

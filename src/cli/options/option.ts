@@ -51,6 +51,14 @@ export function flagOf(option: Pick<OptionSpec, 'key' | 'type'>): string {
   return key.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
 }
 
+/**
+ * The flags of the option keys a command line gave, as a refusal names them ("--agent, --catch-up").
+ * Only a duration's key ends in `Ms`, so the key alone tells its flag.
+ */
+export function flagsNamed(keys: readonly string[]): string {
+  return keys.map((key) => `--${flagOf({ key, type: key.endsWith('Ms') ? 'duration' : 'string' })}`).join(', ');
+}
+
 /** Declares an option, keeping its key and type literal so that a command's values are typed from it. */
 export function option<const O extends OptionSpec>(spec: O): O {
   return spec;

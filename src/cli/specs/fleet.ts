@@ -3,7 +3,7 @@ import type { ClearToolUsesOptions } from '../../compaction/clear-tool-uses.ts';
 import type { CompactionOptions } from '../../compaction/compaction-settings.ts';
 import type { Budget } from '../../../machines/agent-loop.types.ts';
 import { command } from '../options/command.ts';
-import { option } from '../options/option.ts';
+import { flagsNamed, option } from '../options/option.ts';
 import { decisionTimeout, requireApproval, requiredApprovals } from '../options/approval.ts';
 import { maxCostUsd, maxTotalTokens, readBudget } from '../options/budget.ts';
 import { compactionOptions, readCompaction } from '../options/compaction.ts';
@@ -131,7 +131,7 @@ export const submitSpec = command({
     if (values.agent !== undefined) {
       if (words.length > 0) throw new UsageError('submit takes either demo or --agent NAME, not both: give one of them.');
       const demoFlags = given(demoOnly);
-      if (demoFlags.length > 0) throw new UsageError(`${demoFlags.map((key) => `--${key.replace(/Ms$/, '').replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')} ${demoFlags.length === 1 ? 'is' : 'are'} for demo runs: an agent's run takes its model and context settings from its definition.`);
+      if (demoFlags.length > 0) throw new UsageError(`${flagsNamed(demoFlags)} ${demoFlags.length === 1 ? 'is' : 'are'} for demo runs: an agent's run takes its model and context settings from its definition.`);
       if (values.task === undefined || values.task.trim() === '') throw new UsageError('submit --agent NAME needs --task TEXT: what the run is to do.');
       return {
         command: 'submit',

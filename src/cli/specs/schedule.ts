@@ -1,7 +1,7 @@
 /** `durable-agent schedule add|list|pause|resume|remove`: the fleet's schedules, their options and their parse. */
 import type { Budget } from '../../../machines/agent-loop.types.ts';
 import { command } from '../options/command.ts';
-import { option } from '../options/option.ts';
+import { flagsNamed, option } from '../options/option.ts';
 import { decisionTimeout, requireApproval, requiredApprovals } from '../options/approval.ts';
 import { maxCostUsd, maxTotalTokens, readBudget } from '../options/budget.ts';
 import { json } from '../options/output.ts';
@@ -119,7 +119,7 @@ export const scheduleSpec = command({
       const value = (values as Record<string, unknown>)[key];
       return value !== undefined && value !== false;
     });
-    if (addOnly.length > 0) throw new UsageError(`${addOnly.map((key) => `--${key.replace(/Ms$/, '').replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')} ${addOnly.length === 1 ? 'is' : 'are'} for schedule add.`);
+    if (addOnly.length > 0) throw new UsageError(`${flagsNamed(addOnly)} ${addOnly.length === 1 ? 'is' : 'are'} for schedule add.`);
     if (action === 'list') return { ...target, action, json: values.json };
     if (values.name === undefined) throw new UsageError(`schedule ${action} needs --name NAME: the schedule (schedule list shows their names).`);
     return { ...target, action, name: values.name };
