@@ -25,6 +25,16 @@ export function checkTenant(tenant: unknown): string | undefined {
   return tenant;
 }
 
+/**
+ * The tenant a run keeps: the name itself, or undefined for the default tenant's, which is kept as
+ * no tenant at all so that a single-tenant store reads and writes as before tenants existed.
+ * TenantError for a name that cannot be one.
+ */
+export function pinnedTenant(tenant: unknown): string | undefined {
+  const checked = checkTenant(tenant);
+  return checked === DEFAULT_TENANT ? undefined : checked;
+}
+
 /** Whose a stored run is: its pinned tenant, else the default one. */
 export function tenantOf(pinned: { tenant?: unknown }): string {
   return typeof pinned.tenant === 'string' ? pinned.tenant : DEFAULT_TENANT;

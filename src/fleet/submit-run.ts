@@ -11,7 +11,7 @@ import { RunIdTakenError } from '../runtime/attach-run.ts';
 import type { Database } from '../store/pg/pool.ts';
 import { insertQueuedRun, readRunSpec } from '../store/pg/queue.ts';
 import { checkRunId } from '../store/run-id.ts';
-import { checkTenant, DEFAULT_TENANT } from '../core/tenant.ts';
+import { pinnedTenant } from '../core/tenant.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 import { agentRegistered } from './agent-registry.ts';
 import type { AgentRunSpec } from './run-queue.ts';
@@ -103,8 +103,8 @@ export function agentRunSpecOf(options: Omit<SubmitRunOptions, 'runId' | 'allowU
 
 /** A tenant other than the default one is kept in the spec; TenantError for a name that cannot be one. */
 function tenantField(tenant: string | undefined): { tenant?: string } {
-  const checked = checkTenant(tenant);
-  return checked === undefined || checked === DEFAULT_TENANT ? {} : { tenant: checked };
+  const kept = pinnedTenant(tenant);
+  return kept === undefined ? {} : { tenant: kept };
 }
 
 function specDifferences(stored: Record<string, unknown>, given: AgentRunSpec): string[] {

@@ -14,7 +14,7 @@ import { type ContextGiven, contextSetting } from '../compaction/context-setting
 import type { AgentContext } from '../../machines/agent-loop.types.ts';
 import { checkSettings, type ContextChange, needsVersion, pinSettings, plugSettings, type PlugParts, reopenSettings, type RunSetting, type RunSettings, type RunSettingsOf } from '../core/run-settings.ts';
 import type { Capability } from '../core/session.ts';
-import { checkTenant, DEFAULT_TENANT } from '../core/tenant.ts';
+import { pinnedTenant } from '../core/tenant.ts';
 import type { Model } from '../model/model.ts';
 import { type CalledBy, JOURNAL_FORMAT, type JournalHeader, JOURNAL_VERSION_CHILD_AWAITS, JOURNAL_VERSION_PLAIN, type RunOrigin, type RunTraceContext } from '../store/journal/journal-record.ts';
 import { childRunCallOf } from '../tools/child-run-call.ts';
@@ -42,8 +42,8 @@ const calledBySetting: RunSetting<CalledBy | undefined> = {
 /** Whose the run is: kept in its header when it is not the default tenant's; a resume keeps it. */
 const tenantSetting: RunSetting<string | undefined> = {
   pin: (run, tenant) => {
-    const checked = checkTenant(tenant);
-    return checked === undefined || checked === DEFAULT_TENANT ? run : { ...run, pinned: { ...run.pinned, tenant: checked } };
+    const kept = pinnedTenant(tenant);
+    return kept === undefined ? run : { ...run, pinned: { ...run.pinned, tenant: kept } };
   },
 };
 
