@@ -188,7 +188,12 @@ export class Worker {
         const leases = await this.tryClaim(this.runConcurrency - this.active.size);
         if (leases.length === 0) break;
         claimed = true;
-        for (const lease of leases) this.drive(lease);
+        for (const lease of leases) {
+          // A claim sent before a drive here was refused can come back with that very run, once
+          // its release committed first: it is given back, not driven (and refused) twice.
+          if (this.isLeftAlone(lease.runId)) this.release(lease);
+          else this.drive(lease);
+        }
       }
       if (!claimed && this.options.exitWhenIdle && this.active.size === 0 && (await this.queueIsEmpty())) break;
       await this.nap();
@@ -230,6 +235,10 @@ export class Worker {
     } catch {
       return false;
     }
+  }
+
+  private isLeftAlone(runId: string): boolean {
+    return (this.leftAlone.get(runId) ?? 0) > Date.now();
   }
 
   /** What a claim may take: the runs this worker drives, but those it was refused lately. */

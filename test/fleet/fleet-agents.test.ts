@@ -180,4 +180,35 @@ describe.skipIf(!postgresAvailable())('the fleet runs registered agents', () => 
       expect((await listRuns(db))[0]).toMatchObject({ id: 'bad-rule', state: 'queued', finished: false });
     });
   });
+
+  it('a claim sent before a run was refused, answered after its release, gives the run back instead of driving it again', async () => {
+    const url = await freshDatabase();
+    await withDb(url, async (db) => {
+      await migrate(db);
+      const agent = billing(new Outbox());
+      await submitRun(db, { agent: 'billing', task: 'Invoice ACME.', runId: 'bad-rule', requireApproval: ['no_such_tool'], allowUnknownAgent: true });
+      // The worker's second claim is held until the refused run's release has committed: the
+      // claim then finds the run free, as it can when the database answers the two in that order.
+      let claims = 0;
+      let releaseDone!: () => void;
+      const released = new Promise<void>((resolve) => (releaseDone = resolve));
+      const gated = new Proxy(db, {
+        get(target, property, receiver) {
+          if (property !== 'query') return Reflect.get(target, property, receiver);
+          return async (...args: Parameters<pg.Pool['query']>) => {
+            const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text: string }).text;
+            if (text.startsWith('UPDATE da_runs SET lease_owner = $1') && ++claims === 2) await released;
+            const answer = await (target.query as (...a: unknown[]) => Promise<unknown>)(...args);
+            if (text.includes('SET lease_owner = NULL')) releaseDone();
+            return answer;
+          };
+        },
+      });
+      const log: string[] = [];
+      await workerOf(gated, [agent], log).run();
+      expect(claims).toBeGreaterThanOrEqual(2);
+      expect(log.filter((line) => line.includes('[ALERT] this worker cannot drive it'))).toHaveLength(1);
+      expect((await listRuns(db))[0]).toMatchObject({ id: 'bad-rule', state: 'queued', finished: false });
+    });
+  });
 });
