@@ -85,22 +85,27 @@ describe.skipIf(!postgresAvailable())('claims shared among tenants', () => {
     }
   });
 
-  it('two workers: A queues 400 runs, then B 20; every run of B is done before A has 100 done', async () => {
+  it("two workers: A queues 2,000 runs, then B 20; every run of B is done before A has 200 done", async () => {
     const url = await freshDatabase();
     const pool = await openDatabase(url, 6);
     try {
       const quick = defineAgent({ name: 'quick', model: scriptedModel([endTurnReply('done')], { name: 'scripted-quick' }), tools: [] });
       await migrate(pool);
-      await insertQueuedRuns(pool, ids('a', 400), spec('a'));
+      await insertQueuedRuns(pool, ids('a', 2000), spec('a'));
       for (const id of ids('b', 20)) await submitRun(pool, { agent: quick, task: 'For b.', runId: id, tenant: 'b' });
-      const workers = [0, 1].map(() => new Worker({ pool, agents: [quick], runConcurrency: 2, leaseMs: 60_000, exitWhenIdle: true, pollIntervalMs: 50, log: () => {} }));
-      await Promise.all(workers.map((worker) => worker.run()));
+      const workers = [0, 1].map(() => new Worker({ pool, agents: [quick], runConcurrency: 2, leaseMs: 60_000, pollIntervalMs: 50, log: () => {} }));
+      const running = workers.map((worker) => worker.run());
+      // What is asked is when B's last run ends, not A's: the workers stop once B's twenty are done.
+      const bDone = async () => (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM da_runs WHERE tenant = 'b' AND state = 'done'`)).rows[0]!.n;
+      while ((await bDone()) < 20) await new Promise((resolve) => setTimeout(resolve, 50));
+      for (const worker of workers) worker.stop('the last run of B is done');
+      await Promise.all(running);
       const { rows } = await pool.query<{ id: string }>(`SELECT id FROM da_runs WHERE state = 'done' ORDER BY updated_at, id`);
-      expect(rows).toHaveLength(420);
       const order = rows.map((row) => tenantOf(row.id));
+      expect(order.filter((tenant) => tenant === 'b')).toHaveLength(20);
       const aDoneWhenBFinished = order.slice(0, order.lastIndexOf('b')).filter((tenant) => tenant === 'a').length;
-      console.log(`[tenants] runs of A done when the last of B's 20 was: ${aDoneWhenBFinished} of 400`);
-      expect(aDoneWhenBFinished).toBeLessThan(100);
+      console.log(`[tenants] runs of A done when the last of B's 20 was: ${aDoneWhenBFinished} of 2,000`);
+      expect(aDoneWhenBFinished).toBeLessThan(200);
     } finally {
       await pool.end();
     }
