@@ -93,7 +93,7 @@ describe.skipIf(!postgresAvailable())('claims shared among tenants', () => {
       await migrate(pool);
       await insertQueuedRuns(pool, ids('a', 2000), spec('a'));
       for (const id of ids('b', 20)) await submitRun(pool, { agent: quick, task: 'For b.', runId: id, tenant: 'b' });
-      const workers = [0, 1].map(() => new Worker({ pool, agents: [quick], runConcurrency: 2, leaseMs: 60_000, pollIntervalMs: 50, log: () => {} }));
+      const workers = [0, 1].map(() => new Worker({ pool, agents: [quick], runConcurrency: 2, leaseMs: 60_000, exitWhenIdle: false, pollIntervalMs: 50, log: () => {} }));
       const running = workers.map((worker) => worker.run());
       // What is asked is when B's last run ends, not A's: the workers stop once B's twenty are done.
       const bDone = async () => (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM da_runs WHERE tenant = 'b' AND state = 'done'`)).rows[0]!.n;
