@@ -7,7 +7,7 @@
  * it; a GET changes nothing.
  */
 import { Hono, type Context } from 'hono';
-import type { Caller } from '../access/caller.ts';
+import { type Caller, maySteer } from '../access/caller.ts';
 import { bodyLimit } from 'hono/body-limit';
 import { streamSSE } from 'hono/streaming';
 import { DurableAgentError } from '../util/durable-agent-error.ts';
@@ -132,7 +132,12 @@ export function consoleApp(options: ConsoleAppOptions): Hono<ConsoleEnv> {
     return c.body(body, 200, { 'content-type': 'application/json; charset=utf-8' });
   });
   app.get('/api/machine.svg', async (c) => c.body(await machineSvg(), 200, { 'content-type': 'image/svg+xml' }));
-  app.get('/api/runs/:key', async (c) => json(c, await runDetail(await runOf(c))));
+  app.get('/api/runs/:key', async (c) => {
+    const detail = await runDetail(await runOf(c));
+    const caller = c.get('caller');
+    // To a token that only reads, every run is read-only: the page offers it no action it would be refused.
+    return json(c, maySteer(caller) || detail.readOnly !== null ? detail : { ...detail, readOnly: `the token ${caller.name} only reads` });
+  });
 
   app.get('/api/runs/:key/events', async (c) => {
     const run = await runOf(c);

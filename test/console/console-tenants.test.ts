@@ -117,6 +117,9 @@ describe('the console with scoped tokens, over a folder', () => {
       expect(refused.json.error).toContain('only reads');
     }
     const detail = (await call(tokens.reader!, `/api/runs/${key}`)).json;
+    // The page offers a read token no action: the run is read-only to it.
+    expect(detail.readOnly).toBe('the token auditor only reads');
+    expect((await call(OWN, `/api/runs/${key}`)).json.readOnly).toBeNull();
     expect(detail.pending.map((call: { tool_use_id: string }) => call.tool_use_id)).toEqual(['toolu_send']);
     expect(await openRunsFolder(root).store('globex-1').decisions.read()).toEqual([]);
   });
