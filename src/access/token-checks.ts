@@ -41,8 +41,14 @@ export class FileTokenCheck implements TokenCheck {
   }
 
   private readIfChanged(): void {
-    const stat = fs.statSync(this.file, { throwIfNoEntry: false });
-    const now = stat ? signatureOf(stat) : 'missing';
+    let now: string;
+    try {
+      const stat = fs.statSync(this.file, { throwIfNoEntry: false });
+      now = stat ? signatureOf(stat) : 'missing';
+    } catch (error) {
+      // A folder on the way that cannot be read: as the file being gone.
+      now = `unreadable:${(error as NodeJS.ErrnoException).code}`;
+    }
     if (now === this.signature) return;
     try {
       const read = readTokensFile(this.file, { missing: 'empty' });
