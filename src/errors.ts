@@ -26,6 +26,7 @@ export { AgentVersionMismatchError } from './runtime/agent-run.ts';
 export { SubmitRefusedError, UnknownAgentError } from './fleet/submit-run.ts';
 export { TenantError } from './core/tenant.ts';
 export { TenantSettingsError } from './fleet/tenants.ts';
+export { TokenNameError, TokenNameTakenError, TokenNotFoundError, TokensFileError, type TokensFileProblem } from './access/access-errors.ts';
 export { ScheduleCronError, ScheduleNameTakenError, ScheduleNotFoundError, ScheduleRefusedError } from './fleet/schedule-errors.ts';
 export { DrillPathError, SideEffectTwiceError } from './drill/drill-errors.ts';
 export { DrillScriptError } from './drill/drill-script.ts';

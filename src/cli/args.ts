@@ -26,6 +26,7 @@ export type { RaiseArgs } from './specs/raise.ts';
 export type { RunArgs } from './specs/run.ts';
 export type { ScheduleArgs } from './specs/schedule.ts';
 export type { TenantArgs } from './specs/tenant.ts';
+export type { TokenArgs } from './specs/token.ts';
 export type { HistoryArgs, StatusArgs } from './specs/status.ts';
 export type { VizArgs } from './specs/viz.ts';
 

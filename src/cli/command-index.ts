@@ -41,6 +41,7 @@ export const COMMAND_INDEX: readonly IndexEntry[] = [
   { name: 'worker', load: async () => declared((await import('./specs/fleet.ts')).workerSpec) },
   { name: 'schedule', load: async () => declared((await import('./specs/schedule.ts')).scheduleSpec) },
   { name: 'tenant', load: async () => declared((await import('./specs/tenant.ts')).tenantSpec) },
+  { name: 'token', load: async () => declared((await import('./specs/token.ts')).tokenSpec) },
   { name: 'result', load: async () => declared((await import('./specs/result.ts')).resultSpec) },
   { name: 'drill', load: async () => declared((await import('./specs/drill.ts')).drillSpec) },
   { name: 'replay', load: async () => declared((await import('./specs/replay.ts')).replaySpec) },

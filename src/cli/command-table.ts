@@ -21,6 +21,7 @@ import { resultSpec } from './specs/result.ts';
 import { runSpec } from './specs/run.ts';
 import { scheduleSpec } from './specs/schedule.ts';
 import { tenantSpec } from './specs/tenant.ts';
+import { tokenSpec } from './specs/token.ts';
 import { signalSpec } from './specs/signal.ts';
 import { historySpec, statusSpec } from './specs/status.ts';
 import { vizSpec } from './specs/viz.ts';
@@ -56,6 +57,7 @@ export const COMMAND_SPECS = [
   workerSpec,
   scheduleSpec,
   tenantSpec,
+  tokenSpec,
   resultSpec,
   drillSpec,
   replaySpec,

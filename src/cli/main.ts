@@ -50,6 +50,8 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
         return await (await import('./commands/schedule.ts')).scheduleCommand(args, env, writers);
       case 'tenant':
         return await (await import('./commands/tenant.ts')).tenantCommand(args, env, writers);
+      case 'token':
+        return (await import('./commands/token.ts')).tokenCommand(args, writers);
       case 'pending':
         // Without --run: every run of the fleet with --database-url (or its variable and no --dir), else of DIR.
         return args.fleetRun !== null || (args.fileRun === null && readsFleet(args, env))

@@ -4,10 +4,8 @@
  * can read has already given the secret away, and one they can write lets them choose it.
  */
 import fs from 'node:fs';
+import { openToOthers } from '../util/owner-only.ts';
 import { SecretFileError } from './errors.ts';
-
-/** Group and other permission bits: any of them set and the file is not its owner's alone. */
-const OPEN_TO_OTHERS = 0o077;
 
 /** The file's text, without the line end an editor or `echo` leaves; refused when missing, open to others or empty. */
 export function readSecretFile(option: string, file: string): string {
@@ -23,7 +21,7 @@ export function readSecretFile(option: string, file: string): string {
     const stat = fs.fstatSync(fd);
     if (!stat.isFile()) throw new SecretFileError(option, file, 'not-a-file');
     const mode = stat.mode & 0o7777;
-    if (mode & OPEN_TO_OTHERS) throw new SecretFileError(option, file, 'open-to-others', mode);
+    if (openToOthers(mode)) throw new SecretFileError(option, file, 'open-to-others', mode);
     const secret = fs.readFileSync(fd, 'utf8').trim();
     if (secret === '') throw new SecretFileError(option, file, 'empty', mode);
     return secret;

@@ -8,7 +8,7 @@ export class ConsoleTokenRequiredError extends DurableAgentError {
   constructor(readonly host: string) {
     super(
       `The console would listen on ${host}, which other machines can reach, with no token of your choosing: ` +
-        'give one in DURABLE_AGENT_CONSOLE_TOKEN=NAME:SECRET or in a file only you can read (--token-file FILE), or leave --host out to listen on 127.0.0.1 only.',
+        'give one in DURABLE_AGENT_CONSOLE_TOKEN=NAME:SECRET or in a file only you can read (--token-file FILE), or tokens of durable-agent token add (--tokens-file FILE), or leave --host out to listen on 127.0.0.1 only.',
     );
   }
 }

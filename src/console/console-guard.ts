@@ -2,20 +2,24 @@
  * Who may talk to the console, checked before any route:
  * - the Host header must name the console itself (a page of another site that a DNS trick
  *   points at 127.0.0.1 sends its own host name, and is refused);
- * - every /api request carries the token as `Authorization: Bearer TOKEN` (the page keeps it in
+ * - every /api request carries a token as `Authorization: Bearer TOKEN` (the page keeps it in
  *   sessionStorage, taken from the fragment of the address the console printed: a fragment is
- *   never sent to a server, and the page drops it from the address at once);
+ *   never sent to a server, and the page drops it from the address at once), which a TokenCheck
+ *   turns into its caller: the console's own token, or one of a tokens file, scoped to a tenant;
+ * - a request that changes something needs a caller that steers: a read token only reads;
  * - a request that changes something (anything but GET and HEAD) must also come from the
  *   console's own origin (Origin, and Sec-Fetch-Site where the browser sends it) and carry JSON,
  *   which a form of another site cannot send.
  * What fails is answered 403 and nothing else happens.
  */
-import { timingSafeEqual } from 'node:crypto';
+import { type Caller, maySteer, type TokenCheck } from '../access/caller.ts';
 
 export interface GuardVerdict {
   ok: boolean;
   /** Why it was refused, in words for the response. */
   why?: string;
+  /** Who asks: an /api request's caller, as its token says. */
+  caller?: Caller;
 }
 
 export interface GuardRequest {
@@ -30,7 +34,7 @@ export interface GuardRequest {
 
 export class ConsoleGuard {
   constructor(
-    private readonly token: string,
+    private readonly tokens: TokenCheck,
     /** The host:port names the console answers to (known once it listens); null: any (it listens on every address). */
     private readonly hosts: () => ReadonlySet<string> | null,
   ) {}
@@ -45,18 +49,13 @@ export class ConsoleGuard {
       if (request.secFetchSite !== undefined && request.secFetchSite !== 'same-origin') return { ok: false, why: 'a request that changes something must come from the console\'s own page (Sec-Fetch-Site)' };
     }
     if (request.path.startsWith('/api/')) {
-      if (!this.tokenMatches(request.authorization)) return { ok: false, why: 'the console\'s token is missing or wrong: open the address the console printed' };
+      const caller = this.tokens.callerOf(request.authorization);
+      if (caller === null) return { ok: false, why: 'the console\'s token is missing or wrong: open the address the console printed' };
       if (changes && !request.contentType?.toLowerCase().startsWith('application/json')) return { ok: false, why: 'a request that changes something sends JSON' };
+      if (changes && !maySteer(caller)) return { ok: false, why: `the token ${caller.name} only reads: a token that steers is needed` };
+      return { ok: true, caller };
     }
     return { ok: true };
-  }
-
-  private tokenMatches(authorization: string | undefined): boolean {
-    const given = /^Bearer (.+)$/.exec(authorization ?? '')?.[1];
-    if (given === undefined) return false;
-    const a = Buffer.from(given);
-    const b = Buffer.from(this.token);
-    return a.length === b.length && timingSafeEqual(a, b);
   }
 }
 

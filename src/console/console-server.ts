@@ -1,9 +1,12 @@
 /**
  * Starts the console: the routes on Node's HTTP server (through @hono/node-server), listening on
  * loopback unless told otherwise, guarded by a token. With no token given, one is made for this
- * start and printed in the console's address, in the fragment the page keeps and drops.
+ * start and printed in the console's address, in the fragment the page keeps and drops. The
+ * tokens of a tokens file are taken beside it, each with its role and tenant.
  */
 import { randomBytes } from 'node:crypto';
+import type { TokenCheck } from '../access/caller.ts';
+import { AnyTokenCheck, environmentTokenCheck, FileTokenCheck } from '../access/token-checks.ts';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { Database } from '../store/pg/pool.ts';
@@ -23,7 +26,9 @@ export interface ConsoleServerOptions {
   port: number;
   /** The token of your choosing ("NAME:SECRET" names who uses it); none: one is made for this start (loopback only). */
   token?: string | null | undefined;
-  /** Who the journal records as deciding; default: the token's name, else `user`. */
+  /** A tokens file (access/tokens-file.ts) whose tokens are taken beside the console's own, read again when it changes. */
+  tokensFile?: string | null | undefined;
+  /** Who the journal records as deciding with the console's own token; default: the token's name, else `user`. */
   by?: string | null | undefined;
   /** The login name, when neither --by nor the token names anyone. */
   user: string;
@@ -50,17 +55,23 @@ export const DEFAULT_HOST = '127.0.0.1';
 
 export async function startConsole(options: ConsoleServerOptions): Promise<RunningConsole> {
   const host = options.host ?? DEFAULT_HOST;
-  if (!isLoopback(host) && !options.token) throw new ConsoleTokenRequiredError(host);
+  // A tokens file holds tokens of your choosing: a console beyond this machine may be guarded by them alone.
+  if (!isLoopback(host) && !options.token && !options.tokensFile) throw new ConsoleTokenRequiredError(host);
   const token = options.token || randomBytes(24).toString('base64url');
   const by = options.by || nameOfToken(options.token) || options.user;
+  // The console's own token steers every tenant's runs, as the only token it had always did.
+  const own = environmentTokenCheck(token, by);
+  // Read now: a tokens file refused starts nothing.
+  const tokens: TokenCheck = options.tokensFile
+    ? new AnyTokenCheck(own, new FileTokenCheck(options.tokensFile, (problem) => options.notice?.(`[console] no token of the tokens file is taken until it is right: ${problem.message}`)))
+    : own;
   let hosts: Set<string> | null = new Set();
-  const guard = new ConsoleGuard(token, () => hosts);
+  const guard = new ConsoleGuard(tokens, () => hosts);
   const [script, diagramStyle, style] = await Promise.all([consoleScript(), pageStyle(), consoleStyle()]);
   const sources = new RunSources(options.roots, options.pool ?? null, { ...options.sources, notice: options.notice });
   const app = consoleApp({
     sources,
     guard,
-    by,
     secrets: [...(options.secrets ?? []), token],
     script,
     style: `${diagramStyleOf(diagramStyle)}\n${style}`,

@@ -22,12 +22,14 @@ export interface FleetPageAsked {
   after?: ListCursor | undefined;
   /** At most this many; undefined: every row that matches (a search reads them all). */
   limit?: number | undefined;
+  /** Only this tenant's runs (filtered in the query). */
+  tenant?: string | undefined;
 }
 
 /** The rows of the fleet that match, newest save first, from the cursor on. */
 export async function fleetRows(pool: Database, asked: FleetPageAsked = {}): Promise<ConsoleRow[]> {
   const { listFleetRuns } = await import('../fleet/fleet-summary.ts');
-  const query: QueueQuery = { order: 'newest', ...whereOf(asked.category) };
+  const query: QueueQuery = { order: 'newest', ...whereOf(asked.category), ...(asked.tenant === undefined ? {} : { tenant: asked.tenant }) };
   const fleetId = asked.after && fleetIdOf(asked.after.key);
   if (asked.after) {
     // A folder's row as the cursor: the fleet's rows of that millisecond with a greater key come after it.
@@ -49,14 +51,26 @@ export async function fleetRows(pool: Database, asked: FleetPageAsked = {}): Pro
   return asked.limit === undefined ? rows : rows.slice(0, asked.limit);
 }
 
-/** How many runs of the fleet are in each category. */
-export async function fleetCounts(pool: Database): Promise<Record<RunCategory, number>> {
+/** How many runs of the fleet are in each category: every tenant's, or one tenant's. */
+export async function fleetCounts(pool: Database, tenant?: string): Promise<Record<RunCategory, number>> {
   const { countRunsByState } = await import('../fleet/run-queue.ts');
-  const { finished, unfinished } = await countRunsByState(pool);
+  const { finished, unfinished } = await countRunsByState(pool, tenant);
   const counts = Object.fromEntries(RUN_CATEGORIES.map((name) => [name, 0])) as Record<RunCategory, number>;
   for (const [state, runs] of finished) counts[categoryOf(state as AgentStateName, false)] += runs;
   for (const { state, paused, runs } of unfinished) counts[categoryOf(state as AgentStateName, paused)] += runs;
   return counts;
+}
+
+/** Whose a fleet run is, or null when there is none of that id. */
+export async function fleetTenantOf(pool: Database, runId: string): Promise<string | null> {
+  const { fleetRunTenant } = await import('../fleet/run-queue.ts');
+  return fleetRunTenant(pool, runId);
+}
+
+/** The tenants of the fleet that are set or have runs not finished (fleet/tenants.ts). */
+export async function fleetTenants(pool: Database): Promise<string[]> {
+  const { listTenants } = await import('../fleet/tenants.ts');
+  return (await listTenants(pool)).map((tenant) => tenant.name);
 }
 
 function rowOf({ fleet, ...summary }: FleetRunSummary): ConsoleRow {

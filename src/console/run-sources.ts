@@ -5,11 +5,13 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { DEFAULT_TENANT, tenantOf } from '../core/tenant.ts';
+import { readJournal } from '../store/journal/journal-reader.ts';
 import { type Database, folderOfState, openRunsFolder, openStore } from '../store/open-store.ts';
 import type { FolderRunStore, RunStore } from '../store/store.ts';
 import { ConsoleRunNotFoundError } from './console-errors.ts';
 import { type ConsoleRow, FLEET_KEY, KEY_SEPARATOR, keyOf, newestFirst, RUN_CATEGORIES, type RunCategory } from './console-row.ts';
-import { fleetCounts, fleetRows, type ListCursor } from './fleet-rows.ts';
+import { fleetCounts, fleetRows, fleetTenantOf, fleetTenants, type ListCursor } from './fleet-rows.ts';
 import { FolderIndex } from './folder-index.ts';
 import { ARCHIVE_DIR } from './folder-rows.ts';
 import { FolderWatches, type WatchFolder, watchFolder } from './folder-watches.ts';
@@ -41,6 +43,8 @@ export interface ListAsked {
   offset?: number | undefined;
   /** The page after this row (the last one of the page before): found, not counted to. */
   after?: ListCursor | undefined;
+  /** Only this tenant's runs (a caller of one tenant, or a filter); its counts are that tenant's too. */
+  tenant?: string | undefined;
 }
 
 export interface RunList {
@@ -99,13 +103,14 @@ export class RunSources {
     const query = (asked.query ?? '').trim().toLowerCase();
     const category = RUN_CATEGORIES.includes(asked.category as RunCategory) ? (asked.category as RunCategory) : asked.category ? null : undefined;
     const skip = asked.offset ?? 0;
+    const { tenant } = asked;
     const [fleet, fleetCounted] = this.pool
       ? await Promise.all([
-          category === null ? [] : fleetRows(this.pool, { category, after: asked.after, limit: query === '' ? skip + asked.limit + 1 : undefined }),
-          fleetCounts(this.pool),
+          category === null ? [] : fleetRows(this.pool, { category, after: asked.after, limit: query === '' ? skip + asked.limit + 1 : undefined, tenant }),
+          fleetCounts(this.pool, tenant),
         ])
       : [[], null];
-    const counts = Object.fromEntries(RUN_CATEGORIES.map((name) => [name, this.sorted.count(name) + (fleetCounted?.[name] ?? 0)])) as Record<RunCategory, number>;
+    const counts = Object.fromEntries(RUN_CATEGORIES.map((name) => [name, this.sorted.count(name, tenant) + (fleetCounted?.[name] ?? 0)])) as Record<RunCategory, number>;
     const total = RUN_CATEGORIES.reduce((sum, name) => sum + counts[name], 0);
     const rows: ConsoleRow[] = [];
     let matching = 0;
@@ -117,6 +122,7 @@ export class RunSources {
     while (f < folder.length || q < fleet.length) {
       const row = q >= fleet.length || (f < folder.length && newestFirst(folder[f]!, fleet[q]!) <= 0) ? folder[f++]! : fleet[q++]!;
       if (category === null || (category !== undefined && row.category !== category)) continue;
+      if (tenant !== undefined && row.tenant !== tenant) continue;
       if (query !== '' && !this.textOf(row).includes(query)) continue;
       matching++;
       if (matching <= skip) continue;
@@ -132,8 +138,23 @@ export class RunSources {
     return { rows, matching, counts, total, more };
   }
 
-  /** The run of a key (ConsoleRunNotFoundError for a key that names none). */
-  async run(key: string): Promise<ConsoleRun> {
+  /** The tenants some run is of, as the last list found them: the folders', and the fleet's that are set or have runs not finished. */
+  async tenants(): Promise<string[]> {
+    const names = new Set([...this.sorted.tenants, ...(this.pool ? await fleetTenants(this.pool) : [])]);
+    return [...names].sort();
+  }
+
+  /**
+   * The run of a key (ConsoleRunNotFoundError for a key that names none). With `tenant`, a run of
+   * another tenant is not found either: to a caller of one tenant, another's runs do not exist.
+   */
+  async run(key: string, tenant: string | null = null): Promise<ConsoleRun> {
+    const run = await this.find(key);
+    if (tenant !== null && (await this.tenantOf(run)) !== tenant) throw new ConsoleRunNotFoundError(key);
+    return run;
+  }
+
+  private async find(key: string): Promise<ConsoleRun> {
     const parts = key.split(KEY_SEPARATOR);
     if (parts[0] === FLEET_KEY && parts.length === 2 && this.pool) {
       // Loaded here: a console of folders alone runs without pg installed.
@@ -162,6 +183,20 @@ export class RunSources {
     }
     if (!(await store.exists())) throw new ConsoleRunNotFoundError(key);
     return { key, source: 'folder', store, archivedJournal: null, runDir, folder };
+  }
+
+  /**
+   * Whose a run is, as its row says it: the fleet's column, else the journal's header (read from
+   * its last snapshot on). A journal that cannot be read is the default tenant's, as its row is.
+   */
+  private async tenantOf(run: ConsoleRun): Promise<string> {
+    if (run.source === 'fleet') return (await fleetTenantOf(this.pool!, run.store!.runId!)) ?? DEFAULT_TENANT;
+    try {
+      if (run.archivedJournal !== null) return tenantOf(readJournal(run.archivedJournal, fs.readFileSync(run.archivedJournal), { fromLastSnapshot: true }).header);
+      return tenantOf((await run.store!.load({ fromLastSnapshot: true })).header);
+    } catch {
+      return DEFAULT_TENANT;
+    }
   }
 
   /** Ends the watches and the background look. */

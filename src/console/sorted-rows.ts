@@ -8,6 +8,8 @@ import { type ConsoleRow, newestFirst, RUN_CATEGORIES, type RunCategory } from '
 export class SortedRows {
   private readonly rows: ConsoleRow[] = [];
   private readonly counted = new Map<RunCategory, number>(RUN_CATEGORIES.map((name) => [name, 0]));
+  /** The same counts for each tenant's rows alone: a caller of one tenant, or a filter by tenant, is answered without a look at every row. */
+  private readonly byTenant = new Map<string, Map<RunCategory, number>>();
 
   get size(): number {
     return this.rows.length;
@@ -18,13 +20,20 @@ export class SortedRows {
     return this.rows;
   }
 
-  count(category: RunCategory): number {
-    return this.counted.get(category)!;
+  /** The rows of a category: every tenant's, or one tenant's. */
+  count(category: RunCategory, tenant?: string): number {
+    return tenant === undefined ? this.counted.get(category)! : (this.byTenant.get(tenant)?.get(category) ?? 0);
+  }
+
+  /** The tenants some row is of. */
+  get tenants(): string[] {
+    return [...this.byTenant.keys()];
   }
 
   add(row: ConsoleRow): void {
     this.rows.splice(this.placeOf(row), 0, row);
     this.counted.set(row.category, this.count(row.category) + 1);
+    this.countTenant(row, 1);
   }
 
   /** Takes out this very row (as it was added). */
@@ -36,6 +45,16 @@ export class SortedRows {
     if (at === -1) return;
     this.rows.splice(at, 1);
     this.counted.set(row.category, this.count(row.category) - 1);
+    this.countTenant(row, -1);
+  }
+
+  private countTenant(row: ConsoleRow, change: 1 | -1): void {
+    let counts = this.byTenant.get(row.tenant);
+    if (!counts) this.byTenant.set(row.tenant, (counts = new Map()));
+    const now = (counts.get(row.category) ?? 0) + change;
+    if (now === 0) counts.delete(row.category);
+    else counts.set(row.category, now);
+    if (counts.size === 0) this.byTenant.delete(row.tenant);
   }
 
   /** The first place whose row comes after this place in the order (a save's time and a key): where a page after it starts. */

@@ -6,7 +6,7 @@ import type { CompactionOptions } from '../compaction/compaction-settings.ts';
 import type { ClaimCondition } from '../store/pg/leases.ts';
 import { ensureDemoTables } from '../store/pg/demo-tables.ts';
 import type { Database } from '../store/pg/pool.ts';
-import { countFinishedRuns, countUnfinishedByState, countUnfinishedRuns, insertQueuedRuns, type QueueQuery, type QueueRow, readQueueRows } from '../store/pg/queue.ts';
+import { countFinishedRuns, countUnfinishedByState, countUnfinishedRuns, insertQueuedRuns, type QueueQuery, type QueueRow, readQueueRows, runTenant } from '../store/pg/queue.ts';
 
 export type { QueueQuery } from '../store/pg/queue.ts';
 import { isStoppedAtLimit, type AgentStateName } from '../../machines/agent-loop.types.ts';
@@ -170,7 +170,12 @@ export async function unfinishedRunCount(pool: Database, only?: ClaimCondition):
 }
 
 /** How many runs rest in each state: the finished ones from the counts kept as they finish, the unfinished ones counted, paused or not. */
-export async function countRunsByState(pool: Database): Promise<{ finished: Map<string, number>; unfinished: Array<{ state: string; paused: boolean; runs: number }> }> {
-  const [finished, unfinished] = await Promise.all([countFinishedRuns(pool), countUnfinishedByState(pool)]);
+/** Whose a run of the fleet is, or null when the fleet has no such run. */
+export function fleetRunTenant(pool: Database, runId: string): Promise<string | null> {
+  return runTenant(pool, runId);
+}
+
+export async function countRunsByState(pool: Database, tenant?: string): Promise<{ finished: Map<string, number>; unfinished: Array<{ state: string; paused: boolean; runs: number }> }> {
+  const [finished, unfinished] = await Promise.all([countFinishedRuns(pool, tenant), countUnfinishedByState(pool, tenant)]);
   return { finished, unfinished };
 }

@@ -37,6 +37,7 @@ const REQUIRED: Record<string, string[]> = {
   fork: ['--to', 'new-dir'],
   schedule: ['add', '--agent', 'billing', '--cron', '0 9 * * 1-5', '--task', 'do it'],
   tenant: ['set', 'acme', '--weight', '2'],
+  token: ['add', 'acme-ops', '--role', 'read', '--tokens-file', 'tokens.json'],
   keys: ['rotate'],
 };
 
@@ -95,7 +96,7 @@ function withOption(command: CommandSpec, option: OptionSpec, value?: string): s
     needed.splice(0, needed.length, ...['--agent', 'billing', '--task', 'do it'].filter((_, at, all) => all[at - (at % 2)] !== `--${name}`));
   }
   // schedule add: the option under test in place of the one it needs of the same name.
-  if (['schedule', 'tenant'].includes(command.name) && needed.includes(`--${name}`)) needed.splice(needed.indexOf(`--${name}`), 2);
+  if (['schedule', 'tenant', 'token'].includes(command.name) && needed.includes(`--${name}`)) needed.splice(needed.indexOf(`--${name}`), 2);
   const given = option.type === 'boolean' ? [`--${name}`] : [`--${name}`, value ?? sampleValue(option)];
   return [command.name, ...needed, ...given];
 }
@@ -124,6 +125,7 @@ function sampleValue(option: OptionSpec): string {
   if (option.key === 'lang') return 'pt';
   if (option.key === 'tools') return 'text-editor,memory';
   if (option.key === 'overlap') return 'allow';
+  if (option.key === 'role') return 'steer';
   if (option.key in CLAUDE_SAMPLES) return CLAUDE_SAMPLES[option.key]!;
   if (option.type === 'ratio') return String(option.min);
   return option.type === 'integer' || option.type === 'decimal' ? String(option.min) : 'some-value';

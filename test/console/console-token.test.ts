@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { addToken } from '../../src/access/tokens-file.ts';
 import { type CliRun, runCliAsync, startCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
@@ -115,5 +116,22 @@ describe('the console token', () => {
     const blank = await runCliAsync(['console', '--dir', dir, '--port', '0', '--token-file', empty], { cwd: dir });
     expect(blank.code).toBe(2);
     expect(blank.stderr).toContain(`${empty} holds no token`);
+  });
+
+  it('from a tokens file (--tokens-file) is taken beside its own, each with its name; a file others can read is refused', async () => {
+    const file = path.join(tempDir(), 'tokens.json');
+    const { token } = addToken(file, { name: 'acme-ops', role: 'read', tenant: 'acme' });
+    const { served, origin } = await serve(['--tokens-file', file], { DURABLE_AGENT_CONSOLE_TOKEN: TOKEN });
+    expect(await listStatus(origin, token)).toBe(200);
+    expect(await listStatus(origin, TOKEN)).toBe(200);
+    expect(await listStatus(origin, `acme-ops:${SECRET}`)).toBe(403);
+    expect(served.output()).toContain(`the tokens of ${file} are taken too`);
+    expect(served.output()).not.toContain(token.split(':')[1]);
+    fs.chmodSync(file, 0o644);
+    const dir = tempDir();
+    const run = await runCliAsync(['console', '--dir', dir, '--port', '0', '--tokens-file', file], { cwd: dir });
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toContain(`chmod 600 ${file}`);
   });
 });

@@ -1,8 +1,8 @@
 /**
  * The console as a person uses it, in a real browser (Debian's chromium through playwright-core)
  * at 1280 px, over runs in every state made by the real CLI and one by a program with its own
- * agent: the list names each run's agent and tool and fits the page even when what a run waits
- * for is long; a run's page offers only the controls its state takes, shows how a run at rest
+ * agent, of a tenant of its own: the list names each run's agent, tool and tenant, filters by
+ * tenant, and fits the page even when what a run waits for is long; a run's page offers only the controls its state takes, shows how a run at rest
  * ended instead of an empty live panel, and draws the machine with labels a person can read,
  * zoomed and panned by buttons, the wheel and a drag; and no load asks for something that is
  * not there (the page's icon is its own).
@@ -116,7 +116,7 @@ beforeAll(async () => {
   const { tools } = countingTools();
   const agent = defineAgent({ name: 'invoicer', model: scriptedModel([toolUseReply([{ id: 'toolu_send', name: 'send_email', input: { to: 'billing@example.com' } }]), endTurnReply('sent')]), tools, requireApproval: ['send_email'] });
   agentVersion = agent.version;
-  const started = await startRun({ agent, store: openRunsFolder(path.join(dir, '.durable-agent')).store('agent-1'), task: 'Send the invoice', wait: false });
+  const started = await startRun({ agent, store: openRunsFolder(path.join(dir, '.durable-agent')).store('agent-1'), task: 'Send the invoice', tenant: 'acme', wait: false });
   expect(started.status).toBe('waiting');
   server = await startConsole({ roots: [path.join(dir, '.durable-agent')], port: 0, token: TOKEN, user: 'ana', secrets: [KEY] });
   browser = await launchChromium();
@@ -147,12 +147,23 @@ describe('the console at 1280 px in chromium', () => {
     const deploy = await cells('deploy-1');
     expect(deploy).toMatchObject({ agent: '-', tool: 'wait' });
     expect(deploy.waits).toContain(LONG_EVENT);
-    // Folder runs only: the fleet's worker and lease columns are not there.
-    expect(await page.locator('#runs th').allTextContents()).toEqual(['run', 'state', 'agent', 'tool', 'task', 'turn', 'tokens', 'cost', 'last save', 'waits for']);
+    // Folder runs only: the fleet's worker and lease columns are not there; one run of a tenant brings the tenant column.
+    expect(await page.locator('#runs th').allTextContents()).toEqual(['run', 'tenant', 'state', 'agent', 'tool', 'task', 'turn', 'tokens', 'cost', 'last save', 'waits for']);
+    expect(await page.locator('tr.run-row[data-run="agent-1"] td.tenant').textContent()).toBe('acme');
+    expect(await page.locator('tr.run-row[data-run="wait-1"] td.tenant').textContent()).toBe('default');
 
     await expectNoOverflow(page);
     const [tableWidth, boxWidth] = await page.locator('#runs').evaluate((table) => [table.scrollWidth, table.parentElement!.clientWidth]);
     expect(tableWidth, 'the list scrolls inside its box').toBeLessThanOrEqual(boxWidth);
+
+    // The tenant filter narrows the list to one tenant's runs, and says so in the address.
+    expect(await page.locator('#tenant-filter option').allTextContents()).toEqual(['every tenant', 'acme', 'default']);
+    await page.locator('#tenant-filter').selectOption('acme');
+    await page.waitForFunction(() => document.querySelectorAll('tr.run-row').length === 1);
+    expect(await page.locator('tr.run-row').getAttribute('data-run')).toBe('agent-1');
+    expect(new URL(page.url()).search).toBe('?tenant=acme');
+    await page.locator('#tenant-filter').selectOption('');
+    await page.locator('tr.run-row').nth(7).waitFor();
     await page.close();
   });
 

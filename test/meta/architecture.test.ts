@@ -27,7 +27,7 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ['src/agent'],
   ['src/runtime'],
   ['src/fleet', 'src/drill', 'src/subagent'],
-  ['src/words'],
+  ['src/words', 'src/access'],
   ['src/tui', 'visualizer', 'src/console'],
   ['src/cli'],
   ['src/index.ts', 'src/errors.ts', 'src/postgres.ts', 'src/testing.ts'],

@@ -24,6 +24,7 @@ export async function consoleCommand(args: ConsoleArgs, env: NodeJS.ProcessEnv, 
       host: args.host ?? undefined,
       port: args.port,
       token,
+      tokensFile: args.tokensFile,
       by: args.by,
       user: userName(),
       secrets: [env.ANTHROPIC_API_KEY, env.ANTHROPIC_AUTH_TOKEN].filter((value): value is string => Boolean(value)),
@@ -31,6 +32,7 @@ export async function consoleCommand(args: ConsoleArgs, env: NodeJS.ProcessEnv, 
     });
     writers.out(`[console] ${running.url}`);
     writers.out(`[console] the runs of ${dirs.join(', ')}${pool ? ' and of the fleet' : ''}; decisions recorded as by ${running.by}. Ctrl-C stops it.`);
+    if (args.tokensFile !== null) writers.out(`[console] the tokens of ${args.tokensFile} are taken too, each with its role and tenant; their decisions are recorded as by the token's name.`);
     await stopped;
     await running.close();
     writers.out('[console] stopped');

@@ -6,6 +6,8 @@ export interface ArgumentSpec {
   /** As shown in the usage and help: CALL_ID, TEXT. */
   readonly name: string;
   readonly help: string;
+  /** May be left out (the last ones only): `token list` has no NAME, `token add NAME` has. */
+  readonly optional?: boolean;
 }
 
 export interface ParseContext {
@@ -25,7 +27,7 @@ export interface CommandSpec<Options extends readonly OptionSpec[] = readonly Op
   readonly words: readonly string[];
   /** The words may be left out, where an option stands for them (`submit --agent NAME` for `submit demo`): parse decides. */
   readonly wordsOptional?: boolean;
-  /** Values that must follow the words, in order (all required). */
+  /** Values that must follow the words, in order (required, but for those marked optional at the end). */
   readonly arguments?: readonly ArgumentSpec[];
   /** The synopsis after `durable-agent`, where the options alone do not say what is required. */
   readonly synopsis?: string;

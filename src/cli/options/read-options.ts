@@ -69,7 +69,7 @@ export function readOptions(command: CommandSpec, args: readonly string[], onNot
     values[option.key] = valueOf(option, `--${token.name}`, token.value, token.inlineValue, alias, onNote);
   }
   if (words.length < command.words.length && !command.wordsOptional) throw new UsageError(`${command.name} needs: ${usageOf(command)}. Run ${helpHint(command)} for usage.`);
-  const missing = wanted.slice(positionals.length);
+  const missing = wanted.slice(positionals.length).filter((arg) => !arg.optional);
   if (missing.length > 0) {
     throw new UsageError(`${command.name} needs ${missing.map((arg) => `${arg.name} (${arg.help})`).join(' and ')}: ${usageOf(command)}. Run ${helpHint(command)} for usage.`);
   }
@@ -178,7 +178,7 @@ function decimalOf(option: OptionSpec, flag: string, text: string): number {
 }
 
 export function usageOf(command: CommandSpec): string {
-  return ['durable-agent', command.name, ...command.words, ...(command.arguments ?? []).map((arg) => arg.name)].join(' ');
+  return ['durable-agent', command.name, ...command.words, ...(command.arguments ?? []).map((arg) => (arg.optional ? `[${arg.name}]` : arg.name))].join(' ');
 }
 
 export function helpHint(command: CommandSpec): string {

@@ -15,6 +15,8 @@ export interface ConsoleArgs {
   port: number;
   /** The file the token is read from (else DURABLE_AGENT_CONSOLE_TOKEN's; never a word of the command line). */
   tokenFile: string | null;
+  /** A tokens file (durable-agent token add): its tokens are taken beside the console's own, each scoped to its role and tenant. */
+  tokensFile: string | null;
   by: string | null;
 }
 
@@ -32,7 +34,9 @@ export const consoleSpec = command({
     'address with a token made for this start;\n' +
     'with --host other than loopback it needs a token of your choosing: DURABLE_AGENT_CONSOLE_TOKEN=NAME:SECRET in\n' +
     'the environment, or --token-file FILE, a file only you can read (chmod 600). Never on the command line,\n' +
-    'where every user of the machine can read it (ps): --token NAME:SECRET is refused.',
+    'where every user of the machine can read it (ps): --token NAME:SECRET is refused. --tokens-file FILE takes the\n' +
+    "tokens of durable-agent token add beside it: a read token only sees runs, a token of one tenant sees that tenant's\n" +
+    'runs only.',
   options: [
     option({ key: 'dir', type: 'string', value: 'DIR', help: `the directories whose runs are shown, separated by "${path.delimiter}"`, defaultText: 'the current directory' }),
     databaseUrl,
@@ -46,10 +50,16 @@ export const consoleSpec = command({
       readsFile: true,
       defaultText: '$DURABLE_AGENT_CONSOLE_TOKEN, else one made for this start',
     }),
-    option({ key: 'by', type: 'string', value: 'NAME', help: 'who decides and controls from the page, as the journal records it', defaultText: "the token's name, else your user name" }),
+    option({ key: 'tokensFile', type: 'string', value: 'FILE', help: "the tokens of durable-agent token add, each with its role and tenant, beside the console's own" }),
+    option({ key: 'by', type: 'string', value: 'NAME', help: "who decides and controls with the console's own token, as the journal records it", defaultText: "the token's name, else your user name" }),
   ],
   secretFlags: { token: 'give the token in the environment (DURABLE_AGENT_CONSOLE_TOKEN=NAME:SECRET) or in a file only you can read (--token-file FILE, chmod 600 FILE).' },
-  examples: ['durable-agent console --dir my-project', 'durable-agent console --host 0.0.0.0 --token-file ~/.config/durable-agent/console-token', `durable-agent console --dir app-a${path.delimiter}app-b --database-url postgresql://user@db-host:5432/agents`],
+  examples: [
+    'durable-agent console --dir my-project',
+    'durable-agent console --tokens-file ~/.config/durable-agent/tokens',
+    'durable-agent console --host 0.0.0.0 --token-file ~/.config/durable-agent/console-token',
+    `durable-agent console --dir app-a${path.delimiter}app-b --database-url postgresql://user@db-host:5432/agents`,
+  ],
   parse: (values, { cwd }): ConsoleArgs => {
     const dirs = (values.dir ?? cwd).split(path.delimiter).filter((dir) => dir !== '');
     if (dirs.length === 0) throw new UsageError(`--dir needs at least one directory (several are separated by "${path.delimiter}").`);
@@ -60,6 +70,7 @@ export const consoleSpec = command({
       host: values.host ?? null,
       port: values.port,
       tokenFile: values.tokenFile ?? null,
+      tokensFile: values.tokensFile ?? null,
       by: values.by ?? null,
     };
   },

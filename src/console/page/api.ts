@@ -8,12 +8,18 @@ import type { controlFor, ForkMade } from '../run-actions.ts';
 import type { RunDetail } from '../run-detail.ts';
 import type { RunList } from '../run-sources.ts';
 
-/** A page of the list, with what the console adds: where it starts, whether more match, and who decides. */
+/** A page of the list, with what the console adds: where it starts, whether more match, who asks, and the tenants. */
 export interface RunListPage extends RunList {
   offset: number;
   /** The next page's cursor (pass it as ?after=); null when no more rows match. */
   next: string | null;
+  /** The caller's name: who the journal records as deciding. */
   by: string;
+  role: 'read' | 'steer';
+  /** The only tenant the caller sees; null: every tenant. */
+  tenant: string | null;
+  /** The tenants the caller may filter by. */
+  tenants: string[];
 }
 
 /** The body of a decision: the verdict and what goes with it. */

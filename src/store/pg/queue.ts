@@ -90,6 +90,12 @@ export interface QueueQuery {
   limit?: number | undefined;
 }
 
+/** Whose a run of the fleet is (da_runs.tenant), or null when it is not there. */
+export async function runTenant(db: Database, runId: string): Promise<string | null> {
+  const { rows } = await db.query<{ tenant: string }>('SELECT tenant FROM da_runs WHERE id = $1', [runId]);
+  return rows[0]?.tenant ?? null;
+}
+
 /** The run a cursor names is not in the fleet (pruned, or never there). */
 export async function runExists(db: Database, runId: string): Promise<boolean> {
   return (await db.query('SELECT 1 FROM da_runs WHERE id = $1', [runId])).rowCount === 1;
@@ -145,16 +151,21 @@ export async function readQueueRows(db: Database, query: QueueQuery = {}): Promi
 }
 
 /** How many finished runs rest in each state (archived ones not counted), read from the counts kept as they finish. */
-export async function countFinishedRuns(db: Database): Promise<Map<string, number>> {
-  const { rows } = await db.query<{ state: string; runs: string }>('SELECT state, sum(runs) AS runs FROM da_finished_counts GROUP BY state');
+export async function countFinishedRuns(db: Database, tenant?: string): Promise<Map<string, number>> {
+  // The counts kept as runs finish are every tenant's: one tenant's are counted from its rows.
+  const { rows } =
+    tenant === undefined
+      ? await db.query<{ state: string; runs: string }>('SELECT state, sum(runs) AS runs FROM da_finished_counts GROUP BY state')
+      : await db.query<{ state: string; runs: string }>("SELECT state, count(*) AS runs FROM da_runs WHERE finished AND tenant = $1 AND id NOT LIKE '%~archived~%' GROUP BY state", [tenant]);
   return new Map(rows.map((row) => [row.state, Number(row.runs)]));
 }
 
-/** How many unfinished runs rest in each state, paused or not (archived ones not counted). */
-export async function countUnfinishedByState(db: Database): Promise<Array<{ state: string; paused: boolean; runs: number }>> {
+/** How many unfinished runs rest in each state, paused or not (archived ones not counted); every tenant's, or one's. */
+export async function countUnfinishedByState(db: Database, tenant?: string): Promise<Array<{ state: string; paused: boolean; runs: number }>> {
   const { rows } = await db.query<{ state: string; paused: boolean; runs: string }>(
     `SELECT state, EXISTS (SELECT 1 FROM da_controls c WHERE c.run_id = da_runs.id AND c.kind = 'pause') AS paused, count(*) AS runs
-       FROM da_runs WHERE NOT finished AND id NOT LIKE '%~archived~%' GROUP BY 1, 2`,
+       FROM da_runs WHERE NOT finished AND id NOT LIKE '%~archived~%'${tenant === undefined ? '' : ' AND tenant = $1'} GROUP BY 1, 2`,
+    tenant === undefined ? [] : [tenant],
   );
   return rows.map((row) => ({ state: row.state, paused: row.paused, runs: Number(row.runs) }));
 }
