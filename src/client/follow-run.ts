@@ -43,37 +43,30 @@ const KNOWN_TYPES: ReadonlySet<string> = new Set<RunEvent['type']>(['state', 'te
 class RecordCursor {
   /** The last record all of whose events arrived: the resume point. */
   complete: number | null;
-  /** The record whose events are arriving, and how many of them were yielded. */
+  /** The record whose events are arriving, and the events of it yielded so far (as JSON). */
   #current: number | null = null;
-  #yieldedOfCurrent = 0;
-  /** The record and the index of the last event within it on this connection. */
-  #connectionSeq: number | null = null;
-  #connectionIndex = 0;
+  #yieldedOfCurrent = new Set<string>();
 
   constructor(after: number | undefined) {
     this.complete = after ?? null;
   }
 
-  newConnection(): void {
-    this.#connectionSeq = null;
-    this.#connectionIndex = 0;
-  }
-
-  /** Whether the event of record `seq` is new; counts it. Several events of one record arrive together, in one order. */
-  take(seq: number): boolean {
-    const index = seq === this.#connectionSeq ? this.#connectionIndex + 1 : 0;
-    this.#connectionSeq = seq;
-    this.#connectionIndex = index;
+  /**
+   * Whether an event of record `seq` is new, counting it if so. A record's events are told apart
+   * by their content: a server that resends some of them, in any order, gets none yielded twice.
+   */
+  take(seq: number, event: RunEvent): boolean {
     if (this.complete !== null && seq <= this.complete) return false;
+    const key = JSON.stringify(event);
     if (this.#current === null || seq > this.#current) {
       // A later record's event: the record before it is whole.
       if (this.#current !== null) this.complete = this.#current;
       this.#current = seq;
-      this.#yieldedOfCurrent = 1;
+      this.#yieldedOfCurrent = new Set([key]);
       return true;
     }
-    if (seq < this.#current || index < this.#yieldedOfCurrent) return false;
-    this.#yieldedOfCurrent = index + 1;
+    if (seq < this.#current || this.#yieldedOfCurrent.has(key)) return false;
+    this.#yieldedOfCurrent.add(key);
     return true;
   }
 }
@@ -122,7 +115,6 @@ export async function* followRunEvents(config: ClientConfig, runId: string, opti
         throw new ApiError(response.status, 'unreadable', `the answer is not an event stream (content-type ${JSON.stringify(type)})`, label);
       }
       failures = 0;
-      cursor.newConnection();
       const parser = new SseParser();
       const decoder = new TextDecoder();
       const reader = response.body.getReader();
@@ -139,7 +131,7 @@ export async function* followRunEvents(config: ClientConfig, runId: string, opti
             if (event.type === 'text-delta') {
               if (options.onDelta) options.onDelta(event);
               else yield event;
-            } else if (cursor.take(event.seq) && KNOWN_TYPES.has(event.type)) {
+            } else if (cursor.take(event.seq, event) && KNOWN_TYPES.has(event.type)) {
               yield event;
               if (event.type === 'end') return;
             }
