@@ -8,11 +8,11 @@ export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
 export interface BackoffOptions {
   /** The wait before the first retry, in ms. Default: 500. */
-  initialDelayMs?: number;
+  initialDelayMs?: number | undefined;
   /** The longest wait, in ms. Default: 30000. */
-  maxDelayMs?: number;
+  maxDelayMs?: number | undefined;
   /** A number in [0, 1), as Math.random gives (tests pass their own). */
-  random?: () => number;
+  random?: (() => number) | undefined;
 }
 
 export const DEFAULT_INITIAL_DELAY_MS = 500;

@@ -9,20 +9,20 @@ export interface RetryOptions extends BackoffOptions {
    * How many times a request that may safely be repeated (a read, a start) is tried when the API
    * cannot be reached or answers 429, 502, 503 or 504. Default: 3.
    */
-  maxAttempts?: number;
+  maxAttempts?: number | undefined;
   /** How to wait between tries (tests pass one that records the waits). */
-  sleep?: Sleep;
+  sleep?: Sleep | undefined;
 }
 
 export interface ClientOptions {
   /** Where `durable-agent serve` listens, e.g. `https://agents.example.com`; the paths /v1/... are added. */
   baseUrl: string;
   /** The bearer token sent with every request. */
-  token?: string;
+  token?: string | undefined;
   /** The fetch to call. Default: globalThis.fetch. */
-  fetch?: FetchLike;
+  fetch?: FetchLike | undefined;
   /** Retries of the plain requests (followRun takes its own). */
-  retry?: RetryOptions;
+  retry?: RetryOptions | undefined;
 }
 
 /** One client's settings, resolved. */

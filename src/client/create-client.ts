@@ -23,23 +23,23 @@ export interface StartRunOptions {
    * started (the answer says `created: false`). Default: a fresh key per call, so that the client's
    * own retries never start a run twice.
    */
-  idempotencyKey?: string;
-  signal?: AbortSignal;
+  idempotencyKey?: string | undefined;
+  signal?: AbortSignal | undefined;
 }
 
 export interface ListRunsFilter {
   /** Only runs of this category. */
-  state?: ApiRunCategory;
+  state?: ApiRunCategory | undefined;
   /** Only runs of this tenant (a token of every tenant only). */
-  tenant?: string;
+  tenant?: string | undefined;
   /** The `next` of the page before. */
-  cursor?: string;
+  cursor?: string | undefined;
   /** At most this many runs on the page (the server caps it). */
-  limit?: number;
+  limit?: number | undefined;
 }
 
 export interface CallOptions {
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 export interface DurableAgentClient {

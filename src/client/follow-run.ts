@@ -14,20 +14,20 @@ export type TextDeltaEvent = Extract<RunEvent, { type: 'text-delta' }>;
 
 export interface FollowOptions {
   /** Start after this record (its seq): the events of later records only. Default: from the run's first record. */
-  after?: number;
+  after?: number | undefined;
   /** Aborting it ends the iterator (quietly: the loop just ends) and closes the connection. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /**
    * Takes the `text-delta` events (the model's text as it streams, never recorded). Without it they
    * are yielded in their place among the others; with it the iterator yields recorded events only.
    */
-  onDelta?: (event: TextDeltaEvent) => void;
+  onDelta?: ((event: TextDeltaEvent) => void) | undefined;
   /**
    * Reconnecting. maxAttempts counts tries in a row that fail (a connection refused, a 5xx, a
    * stream that dropped); a connection that opens resets the count and the wait. Default: 10
    * tries, waits from 500 ms (or the server's `retry:`) doubling up to 30 s, half of each jitter.
    */
-  reconnect?: RetryOptions;
+  reconnect?: RetryOptions | undefined;
 }
 
 export const DEFAULT_FOLLOW_ATTEMPTS = 10;
