@@ -7,6 +7,7 @@ import type { RunEvent } from './api-types.ts';
 import { backoffDelay, sleep as realSleep } from './backoff.ts';
 import { ApiError, ApiUnreachableError } from './client-errors.ts';
 import { baseHeaders, type ClientConfig, type RetryOptions } from './client-options.ts';
+import { RecordCursor } from './record-cursor.ts';
 import { errorOf } from './request.ts';
 import { type SseMessage, SseParser } from './sse-parser.ts';
 
@@ -38,38 +39,6 @@ function isFinal(status: number): boolean {
 }
 
 const KNOWN_TYPES: ReadonlySet<string> = new Set<RunEvent['type']>(['state', 'text-delta', 'reply', 'tool-call', 'tool-result', 'waiting', 'end']);
-
-/** Where the iterator stands in the run's records, across connections. */
-class RecordCursor {
-  /** The last record all of whose events arrived: the resume point. */
-  complete: number | null;
-  /** The record whose events are arriving, and the events of it yielded so far (as JSON). */
-  #current: number | null = null;
-  #yieldedOfCurrent = new Set<string>();
-
-  constructor(after: number | undefined) {
-    this.complete = after ?? null;
-  }
-
-  /**
-   * Whether an event of record `seq` is new, counting it if so. A record's events are told apart
-   * by their content: a server that resends some of them, in any order, gets none yielded twice.
-   */
-  take(seq: number, event: RunEvent): boolean {
-    if (this.complete !== null && seq <= this.complete) return false;
-    const key = JSON.stringify(event);
-    if (this.#current === null || seq > this.#current) {
-      // A later record's event: the record before it is whole.
-      if (this.#current !== null) this.complete = this.#current;
-      this.#current = seq;
-      this.#yieldedOfCurrent = new Set([key]);
-      return true;
-    }
-    if (seq < this.#current || this.#yieldedOfCurrent.has(key)) return false;
-    this.#yieldedOfCurrent.add(key);
-    return true;
-  }
-}
 
 export async function* followRunEvents(config: ClientConfig, runId: string, options: FollowOptions = {}): AsyncGenerator<RunEvent, void, undefined> {
   const path = `/v1/runs/${encodeURIComponent(runId)}/events`;
