@@ -29,6 +29,12 @@ export interface FollowOptions {
    * tries, waits from 500 ms (or the server's `retry:`) doubling up to 30 s, half of each jitter.
    */
   reconnect?: RetryOptions | undefined;
+  /**
+   * A connection silent this long (no event, no keep-alive comment) is taken for dropped and made
+   * again: a connection cut without a word (a laptop's network changed) otherwise waits forever.
+   * Set it above the server's keep-alive interval. Default: none.
+   */
+  idleTimeoutMs?: number | undefined;
 }
 
 export const DEFAULT_FOLLOW_ATTEMPTS = 10;
@@ -89,8 +95,8 @@ export async function* followRunEvents(config: ClientConfig, runId: string, opti
       const reader = response.body.getReader();
       try {
         for (;;) {
-          // A read that fails is a dropped connection, as is an end before `end`: both reconnect below.
-          const chunk = await reader.read().catch(() => null);
+          // A read that fails is a dropped connection, as is an end before `end` or a silence too long: all reconnect below.
+          const chunk = await readWithin(reader, options.idleTimeoutMs);
           if (!chunk || chunk.done) break;
           const messages = parser.push(decoder.decode(chunk.value, { stream: true }));
           if (parser.retry !== null) serverRetryMs = parser.retry;
@@ -118,6 +124,18 @@ export async function* followRunEvents(config: ClientConfig, runId: string, opti
   } finally {
     options.signal?.removeEventListener('abort', onAbort);
     stop.abort();
+  }
+}
+
+/** The next chunk; null when the read failed or nothing came within `idleMs` (the reader is then cancelled). */
+async function readWithin(reader: ReadableStreamDefaultReader<Uint8Array>, idleMs: number | undefined) {
+  const timer = idleMs === undefined ? undefined : setTimeout(() => void reader.cancel().catch(() => undefined), idleMs);
+  try {
+    return await reader.read();
+  } catch {
+    return null;
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -240,6 +240,30 @@ describe('followRun', () => {
     expect(fake.requests).toHaveLength(1);
   });
 
+  it('takes a connection silent past idleTimeoutMs for dropped, and makes it again', async () => {
+    const fake = await streams(
+      // One record, then silence with the connection open.
+      (_request, response) => {
+        openStream(response);
+        response.write(frame(RECORDED[0]!));
+      },
+      // Every later connection answers at once (a very busy machine may still take one of them for silent: any number of them works).
+      ...Array<Handler>(10).fill((request, response) => {
+        openStream(response);
+        response.end(recordsAfter(Number(request.headers['last-event-id'] ?? 0)).map(frame).join(''));
+      }),
+    );
+    const { waits, sleep } = recordingSleep();
+    const events = await collect(createClient({ baseUrl: fake.baseUrl }).followRun(RUN, { idleTimeoutMs: 50, reconnect: { sleep, random: () => 0 } }));
+    expect(events).toEqual(RECORDED);
+    expect(fake.requests.length).toBeGreaterThanOrEqual(2);
+    expect(lastEventIdOf(fake, 1)).toBeUndefined();
+    // Each silent connection had opened: every wait is the first step.
+    expect(waits.length).toBe(fake.requests.length - 1);
+    expect(new Set(waits)).toEqual(new Set([250]));
+    await until(() => fake.closed.has(0));
+  });
+
   it('closes the connection when the loop breaks early', async () => {
     const fake = await streams((_request, response) => {
       openStream(response);
