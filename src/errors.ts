@@ -11,6 +11,9 @@
 export { DurableAgentError, ERROR_KINDS, OptionalDependencyMissingError } from './util/durable-agent-error.ts';
 export type { ErrorKind } from './util/durable-agent-error.ts';
 
+// The HTTP API's client (durable-agent/client): an error answer, a server out of reach.
+export { ApiError, ApiUnreachableError } from './client/client-errors.ts';
+
 // Options refused before a run starts or goes on: nothing was written.
 export { CompactionSettingsError } from './compaction/compaction-settings.ts';
 export { SnapshotEveryError } from './runtime/snapshot-policy.ts';

@@ -77,7 +77,7 @@ function compile(files: Map<string, string>): string[] {
     types: ['node'],
     lib: ['lib.es2023.d.ts'],
     baseUrl: REPO,
-    paths: { 'durable-agent': entry('index'), 'durable-agent/errors': entry('errors'), 'durable-agent/testing': entry('testing'), 'durable-agent/postgres': entry('postgres') },
+    paths: { 'durable-agent': entry('index'), 'durable-agent/errors': entry('errors'), 'durable-agent/testing': entry('testing'), 'durable-agent/postgres': entry('postgres'), 'durable-agent/client': entry('client/index') },
   };
   try {
     const program = ts.createProgram([...files.keys()].map((name) => path.join(SCRATCH, name)), options);

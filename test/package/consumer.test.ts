@@ -70,7 +70,7 @@ beforeAll(() => {
 // minutes, and a test's verdict must not depend on how busy it is.
 describe('the packed package', { timeout: 300_000 }, () => {
   it('holds the build, the bin, the licence and the README, and no sources', () => {
-    expect(packedFiles).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'bin/durable-agent.mjs', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/errors.js', 'dist/src/errors.d.ts', 'dist/src/testing.js', 'dist/src/store/pg/index.js', 'dist/visualizer/page/page.js', 'dist/src/console/page/console.js', 'dist/src/console/page/style.css']));
+    expect(packedFiles).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'bin/durable-agent.mjs', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/errors.js', 'dist/src/errors.d.ts', 'dist/src/testing.js', 'dist/src/client/index.js', 'dist/src/client/index.d.ts', 'dist/src/store/pg/index.js', 'dist/visualizer/page/page.js', 'dist/src/console/page/console.js', 'dist/src/console/page/style.css']));
     // The browser pages' modules ship as their bundles only.
     expect(packedFiles.filter((file) => /^dist\/(visualizer|src\/console)\/page\//.test(file) && !/\/(page|console)\.js$|\/style\.css$/.test(file))).toEqual([]);
     expect(packedFiles.filter((file) => !/^(dist\/|bin\/|package\.json$|README\.md$|LICENSE$)/.test(file))).toEqual([]);
@@ -115,6 +115,7 @@ describe('the packed package', { timeout: 300_000 }, () => {
     fs.writeFileSync(path.join(project, 'typed.ts'), TYPED_CONSUMER);
     fs.writeFileSync(path.join(project, 'kit.ts'), TESTING_CONSUMER);
     fs.writeFileSync(path.join(project, 'zod-tool.ts'), ZOD_CONSUMER);
+    fs.writeFileSync(path.join(project, 'client.ts'), CLIENT_CONSUMER);
     const compilerOptions = {
       target: 'ES2022',
       module: 'nodenext',
@@ -128,7 +129,7 @@ describe('the packed package', { timeout: 300_000 }, () => {
       types: ['node'],
       outDir: 'out',
     };
-    fs.writeFileSync(path.join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['invoice.ts', 'agent.ts', 'typed.ts', 'kit.ts', 'zod-tool.ts'] }));
+    fs.writeFileSync(path.join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['invoice.ts', 'agent.ts', 'typed.ts', 'kit.ts', 'zod-tool.ts', 'client.ts'] }));
     ok(run(process.execPath, [TSC, '-p', '.'], project));
 
     const typed = run(process.execPath, [path.join('out', 'typed.js')], project);
@@ -140,6 +141,9 @@ describe('the packed package', { timeout: 300_000 }, () => {
     const zodTool = run(process.execPath, [path.join('out', 'zod-tool.js')], project);
     expect(zodTool.stderr).toBe('');
     expect(zodTool.stdout).toBe('zod: done, ran with Oslo/c, refused toolu_2 (/city: Too small: expected string to have >=1 characters), sent {"required":["city"]}\n');
+    const client = run(process.execPath, [path.join('out', 'client.js')], project);
+    expect(client.stderr).toBe('');
+    expect(client.stdout).toBe('client: created true, events state text-delta end, 404 not-found, one ApiError class: true\n');
 
     // Our declarations themselves (not skipped): the only errors allowed are inside xstate's.
     const strict = run(process.execPath, [TSC, '-p', '.', '--noEmit', '--skipLibCheck', 'false'], project);
@@ -416,4 +420,38 @@ const result = await startRun({
   },
 });
 console.log(\`zod: \${result.status}, ran with \${ran.join(' ')}, refused \${refused.join(' ')}, sent \${JSON.stringify({ required: weather.inputSchema['required'] })}\`);
+`;
+
+/** durable-agent/client under the strict flags, over a fetch of its own (no server): a start, a run followed to its end, an error answer. */
+const CLIENT_CONSUMER = `
+import { ApiError, createClient } from 'durable-agent/client';
+import type { ApiRun, FetchLike, RunEvent, StartRunAnswer } from 'durable-agent/client';
+import { ApiError as CatalogApiError } from 'durable-agent/errors';
+
+const events = [
+  { type: 'state', seq: 1, at: 1, state: 'awaitingModel', turn: 1 },
+  { type: 'text-delta', text: 'Hel' },
+  { type: 'end', seq: 2, state: 'done', category: 'done', result: 'Hello', problem: null },
+] satisfies RunEvent[];
+const started: ApiRun = {
+  runId: 'r1', source: 'folder', state: 'awaitingModel', category: 'running', task: 'invoice', turn: 0, maxTurns: null, tokens: null,
+  costUsd: null, updatedAt: null, waitsFor: null, waitingOn: null, agent: null, pausedBy: null, tenant: 'default', result: null, problem: null,
+};
+const answer = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+const fakeFetch: FetchLike = async (url, init) => {
+  if (url.endsWith('/events')) {
+    const text = events.map((event) => ('seq' in event ? \`id: \${event.seq}\\n\` : '') + \`data: \${JSON.stringify(event)}\\n\\n\`).join('');
+    return new Response(text, { headers: { 'content-type': 'text/event-stream' } });
+  }
+  if (url.endsWith('/v1/runs') && init.method === 'POST') return answer(201, { run: started, created: true } satisfies StartRunAnswer);
+  return answer(404, { error: { code: 'not-found', message: 'No run r9.' } });
+};
+
+const client = createClient({ baseUrl: 'http://api.invalid', token: process.env['NOT_SET'], fetch: fakeFetch, retry: undefined });
+const start = await client.startRun({ agent: 'billing', task: 'invoice' }, { idempotencyKey: undefined });
+const types: string[] = [];
+for await (const event of client.followRun(start.run.runId, { after: undefined, signal: undefined, onDelta: undefined })) types.push(event.type);
+const missing = await client.getRun('r9').catch((error: unknown) => error);
+const said = missing instanceof ApiError ? \`\${missing.status} \${missing.code}\` : 'no error';
+console.log(\`client: created \${start.created}, events \${types.join(' ')}, \${said}, one ApiError class: \${ApiError === CatalogApiError}\`);
 `;

@@ -33,7 +33,7 @@ function errorClassesOf(entry: Record<string, unknown>): Array<[string, ErrorCla
 
 it('every error class of every entry of the built package extends DurableAgentError, declares a kind, and is in durable-agent/errors', async () => {
   const entries = await builtEntries();
-  expect([...entries.keys()]).toEqual(expect.arrayContaining(['durable-agent', 'durable-agent/errors', 'durable-agent/postgres', 'durable-agent/testing']));
+  expect([...entries.keys()]).toEqual(expect.arrayContaining(['durable-agent', 'durable-agent/errors', 'durable-agent/postgres', 'durable-agent/testing', 'durable-agent/client']));
   const main = entries.get('durable-agent')!;
   const catalog = entries.get('durable-agent/errors')!;
   const base = main.DurableAgentError as ErrorClass;
