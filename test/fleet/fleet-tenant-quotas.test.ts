@@ -9,6 +9,7 @@ import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { totalTokens } from '../../machines/agent-loop.logic.ts';
 import type { TokenUsage } from '../../machines/agent-loop.types.ts';
+import { parseArgs } from '../../src/cli/args.ts';
 import { defineAgent, defineTool } from '../../src/index.ts';
 import { submitRun } from '../../src/fleet/submit-run.ts';
 import { listTenants, setTenant } from '../../src/fleet/tenants.ts';
@@ -61,6 +62,31 @@ async function runsOf(db: Database, tenant: string) {
 async function spendOf(db: Database, tenant: string) {
   return (await readSpendOfMonth(db)).find((row) => row.tenant === tenant) ?? { cost_usd: '0.000000000000', tokens: '0', replies: '0' };
 }
+
+describe('tenant set: quotas and rate limits on the command line', () => {
+  const parse = (...args: string[]) => parseArgs(['tenant', ...args, '--database-url', 'postgresql://db/x'], '/');
+
+  it('reads each quota and limit, a --no-… flag as null, and leaves what is not given undefined', () => {
+    expect(parse('set', 'acme', '--max-cost-usd-month', '200', '--max-tokens-month', '5000000', '--max-requests-minute', '60', '--no-max-tokens-minute')).toMatchObject({
+      action: 'set',
+      name: 'acme',
+      weight: undefined,
+      maxRunning: undefined,
+      maxCostUsdMonth: 200,
+      maxTokensMonth: 5_000_000,
+      maxRequestsMinute: 60,
+      maxTokensMinute: null,
+    });
+    expect(parse('set', 'acme', '--no-max-cost-usd-month')).toMatchObject({ maxCostUsdMonth: null, maxTokensMonth: undefined });
+  });
+
+  it('refuses a limit with its --no-… flag, nothing to set, and the limits given to list', () => {
+    expect(() => parse('set', 'acme', '--max-requests-minute', '3', '--no-max-requests-minute')).toThrow('--max-requests-minute and --no-max-requests-minute say opposite things');
+    expect(() => parse('set', 'acme')).toThrow('tenant set NAME needs');
+    expect(() => parse('list', '--max-cost-usd-month', '5')).toThrow('are for tenant set NAME');
+    expect(() => parse('set', 'acme', '--max-cost-usd-month', '0')).toThrow();
+  });
+});
 
 describe.skipIf(!postgresAvailable())('tenant quotas and rate limits in a fleet', () => {
   usePostgres({ prefix: 'quotas' });
