@@ -22,7 +22,7 @@ import { picoUsdOf, usdText } from '../../src/store/pg/append-statement.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
 import type { Database } from '../../src/store/pg/pool.ts';
 import { openDatabase } from '../../src/store/pg/pool.ts';
-import { readSpendOfMonth } from '../../src/store/pg/tenant-limits.ts';
+import { readSpendOfMonth, takeWindowSlot } from '../../src/store/pg/tenant-limits.ts';
 import { REPO, runCliAsync, startCli } from '../helpers/cli.ts';
 import { FakeAnthropic, type ReceivedRequest } from '../helpers/fake-anthropic.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
@@ -215,4 +215,28 @@ describe.skipIf(!postgresAvailable())('tenant quotas and rate limits in a fleet'
       await fake.stop();
     }
   }, 120_000);
+
+  it("--max-tokens-minute: a window whose replies' tokens reached the limit grants no call until the next window, which starts from nothing", async () => {
+    const url = await freshDatabase();
+    const pool = await openDatabase(url, 2);
+    try {
+      await setTenant(pool, 'wordy', { maxTokensMinute: 1_000 });
+      // A tenant without rate limits is always granted.
+      expect((await takeWindowSlot(pool, 'nobody', 60_000)).taken).toBe(true);
+      expect((await takeWindowSlot(pool, 'wordy', 60_000)).taken).toBe(true);
+      // A reply's tokens, as the append statement charges them to the window's row.
+      await pool.query(`UPDATE da_tenant_window SET tokens = tokens + 1000 WHERE tenant = 'wordy'`);
+      const refused = await takeWindowSlot(pool, 'wordy', 60_000);
+      expect(refused.taken).toBe(false);
+      expect(refused.waitMs).toBeGreaterThan(0);
+      expect(refused.waitMs).toBeLessThanOrEqual(60_000);
+      // Windows of 200 ms: the next one grants the call and counts from nothing.
+      await pool.query(`UPDATE da_tenant_window SET tokens = 5000 WHERE tenant = 'wordy'`);
+      await vi.waitFor(async () => expect((await takeWindowSlot(pool, 'wordy', 200)).taken).toBe(true), { timeout: 10_000, interval: 20 });
+      const { rows } = await pool.query<{ requests: number; tokens: string }>(`SELECT requests, tokens FROM da_tenant_window WHERE tenant = 'wordy'`);
+      expect(rows[0]).toEqual({ requests: 1, tokens: '0' });
+    } finally {
+      await pool.end();
+    }
+  });
 });
