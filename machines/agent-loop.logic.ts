@@ -270,6 +270,19 @@ export function budgetStopOf(context: Pick<AgentContext, 'budget' | 'usage' | 'c
   return null;
 }
 
+/** Whether a tenant's quota stop, as an event brings it, is a whole one: a tenant, a month, and spent at or above the limit. */
+export function isTenantQuotaStop(stop: BudgetStop | undefined): stop is BudgetStop & { tenant: string; month: string } {
+  return (
+    stop !== undefined &&
+    (stop.budget === 'cost' || stop.budget === 'tokens') &&
+    typeof stop.tenant === 'string' &&
+    typeof stop.month === 'string' &&
+    Number.isFinite(stop.spent) &&
+    Number.isFinite(stop.limit) &&
+    stop.spent >= stop.limit
+  );
+}
+
 /**
  * Whether the context may be cut at `keepFrom`: messages[0, keepFrom) replaced by one user
  * message (a summary) and messages[keepFrom…] kept. The cut lies before an assistant message

@@ -23,6 +23,7 @@ import {
   afterLastCompaction,
   assistantMessageOf,
   budgetStopOf,
+  isTenantQuotaStop,
   isCompactionBlock,
   isCompactionCut,
   markCompaction,
@@ -288,7 +289,7 @@ const machineSetup = setup({
     recordBudgetStop: assign({
       budgetStop: ({ context, event }) => {
         assertEvent(event, 'BUDGET_REACHED');
-        return budgetStopOf(context, event.nextCall);
+        return isTenantQuotaStop(event.tenantQuota) ? event.tenantQuota : budgetStopOf(context, event.nextCall);
       },
     }),
     reopenRun: assign(({ context, event }) => {
@@ -363,7 +364,7 @@ const machineSetup = setup({
     },
     budgetReached: ({ context, event }) => {
       assertEvent(event, 'BUDGET_REACHED');
-      return budgetStopOf(context, event.nextCall) !== null;
+      return isTenantQuotaStop(event.tenantQuota) || budgetStopOf(context, event.nextCall) !== null;
     },
     // A REOPEN with a message continues a done conversation and nothing else.
     continuesConversation: ({ context, event }) => {

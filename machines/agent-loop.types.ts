@@ -249,6 +249,13 @@ export interface BudgetStop {
   spent: number;
   limit: number;
   nextCall?: number;
+  /**
+   * Set when the limit was the run's tenant's monthly quota (a fleet's), not the run's own budget:
+   * whose quota, and the month ('YYYY-MM', UTC) whose spend reached it. A resume that lifts the
+   * stop lets the quota be checked again before the call.
+   */
+  tenant?: string;
+  month?: string;
 }
 
 /** The most the next model call could spend: its max_tokens plus its estimated input, and their price when the run has a cost budget. */
@@ -308,9 +315,11 @@ export type AgentEvent =
   | { type: 'CANCEL'; cancellation: Cancellation }
   /**
    * The runtime is about to call the model and a budget is reached: stop instead. With
-   * `nextCall`, also when that call's worst case would pass a limit (a sub-agent's share).
+   * `nextCall`, also when that call's worst case would pass a limit (a sub-agent's share). With
+   * `tenantQuota`, the run's tenant's monthly quota is reached (the runtime read it, with the
+   * tenant's spend, from the fleet's database): the stop is that one.
    */
-  | { type: 'BUDGET_REACHED'; nextCall?: NextCallWorstCase }
+  | { type: 'BUDGET_REACHED'; nextCall?: NextCallWorstCase; tenantQuota?: BudgetStop | undefined }
   /**
    * Client compaction: before a model call, the context measured `estimatedTokens`, at or above
    * `limit` (trigger × window); `keepFrom` is where the recent messages that stay begin.

@@ -13,11 +13,16 @@ function formatTokens(n: number): string {
 }
 
 /**
- * "budget reached: $0.0123 of $0.0100" or "budget reached: 1,234 of 1,000 tokens"; a stop before
+ * "budget reached: $0.0123 of $0.0100" or "tenant acme's monthly quota reached: $200.01 of $200.00
+ * (at list prices) in 2026-12 (UTC)", or "budget reached: 1,234 of 1,000 tokens"; a stop before
  * a call that could pass the limit says so: "…: 100 of 190 tokens, and the next model call could
  * spend up to 150 more".
  */
 export function budgetReachedWords(stop: BudgetStop): string {
+  if (stop.tenant !== undefined) {
+    const figures = stop.budget === 'cost' ? `${formatUsd(stop.spent)} of ${formatUsd(stop.limit)} (at list prices)` : `${formatTokens(stop.spent)} of ${formatTokens(stop.limit)} tokens`;
+    return `tenant ${stop.tenant}'s monthly quota reached: ${figures} in ${stop.month ?? 'this month'} (UTC)`;
+  }
   const next = stop.nextCall === undefined ? '' : `, and the next model call could spend up to ${stop.budget === 'cost' ? formatUsd(stop.nextCall) : formatTokens(stop.nextCall)} more`;
   return stop.budget === 'cost'
     ? `budget reached: ${formatUsd(stop.spent)} of ${formatUsd(stop.limit)} (at list prices)${next}`

@@ -81,6 +81,11 @@ export function resumedBudget(context: AgentContext, given: BudgetGiven): Budget
   const budget: Budget | null = asked ? { ...context.budget, ...asked } : (context.budget ?? null);
   const price = priceFor(given.model);
   if (budget?.maxCostUsd !== undefined && !price) throw new BudgetPriceError(given.model.name, budget.maxCostUsd);
+  // A tenant's quota is not the run's to change: its stop is lifted by giving the run the budget it
+  // has (the machine's REOPEN lifts a budget stop), and the quota is checked again before the call.
+  if (given.liftTenantQuota && context.budgetStop?.tenant !== undefined && (!asked || sameBudget(context.budget ?? null, budget))) {
+    return { budget, costUsd: context.costUsd ?? undefined };
+  }
   if (!asked || sameBudget(context.budget ?? null, budget)) return null;
   const costUsd = budget?.maxCostUsd === undefined ? undefined : typeof context.costUsd === 'number' ? context.costUsd : costAt(price!, context.usage);
   return { budget, costUsd };
@@ -109,7 +114,8 @@ export interface BudgetView {
 }
 
 export function budgetViewOf(context: AgentContext): BudgetView {
-  if (!context.budget) return {};
+  // A tenant's quota stops a run without a budget of its own: its stop is still reported.
+  if (!context.budget) return context.budgetStop ? { budgetStop: context.budgetStop } : {};
   return {
     budget: context.budget,
     ...(typeof context.costUsd === 'number' ? { costUsd: context.costUsd } : {}),
@@ -173,4 +179,6 @@ export const budgetSetting: RunSetting<BudgetGiven> = {
 export interface BudgetGiven {
   budget: Budget | undefined;
   model: Model;
+  /** Lift a stop at the run's tenant's quota (a fleet worker, asked to by a raise of the tenant's quota). */
+  liftTenantQuota?: boolean | undefined;
 }

@@ -59,11 +59,12 @@ export type CapabilityEffect = Extract<AnnouncedEffect, 'awaitDecision' | 'reque
 /**
  * What a capability plugs in. `beforeModelCall` is asked, in the order the capabilities are
  * given, before each model call: an event returned is taken instead of the call (a budget
- * reached, a compaction due). `observe` wraps the run's observer (to read replies as they come).
+ * reached, a compaction due). One that must ask elsewhere (a fleet tenant's quota) or wait (its
+ * rate limit) returns a promise; the others answer at once, and the call costs them no tick. `observe` wraps the run's observer (to read replies as they come).
  */
 export interface Capability {
   readonly name: string;
-  beforeModelCall?(session: RunSession): AgentEvent | null;
+  beforeModelCall?(session: RunSession): AgentEvent | null | Promise<AgentEvent | null>;
   readonly effects?: Partial<Record<CapabilityEffect, EffectHandler>>;
   /** Which calls of a reply need a person's decision before they run (recorded with the reply at checkpoint A). */
   decisionNeeds?(reply: ModelReply): Promise<Record<string, DecisionNeed> | undefined> | Record<string, DecisionNeed> | undefined;

@@ -6,7 +6,7 @@
  * is only a safety net, for a notification lost with a connection that died without saying so.
  */
 import { AwaitRunTimeoutError, FleetRunMissingError, type FleetRunState } from './await-run-errors.ts';
-import { type AgentStateName, isFinishedState, type TokenUsage, ZERO_USAGE } from '../../machines/agent-loop.types.ts';
+import { type AgentStateName, type BudgetStop, isFinishedState, type TokenUsage, ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 import { runResultOf } from '../runtime/run-result.ts';
 import { foldJournal } from '../store/journal/fold-journal.ts';
 import type { Database } from '../store/pg/pool.ts';
@@ -44,6 +44,8 @@ export interface FleetRunResult {
   /** The ids of the calls that wait for a person's decision (state awaitingDecision); else empty. */
   waiting: string[];
   turn: number;
+  /** Which budget or tenant quota stopped the run (state stoppedAtBudget), with the figures; absent otherwise. */
+  budgetStop?: BudgetStop | undefined;
 }
 
 export interface AwaitRunOptions {
@@ -97,6 +99,7 @@ export async function readFleetRun(pool: Database, runId: string): Promise<Fleet
       failure: run.failure?.message ?? null,
       waiting: (run.waiting ?? []).map((call) => call.tool_use_id),
       turn: run.turn,
+      ...(state === 'stoppedAtBudget' && context.budgetStop ? { budgetStop: context.budgetStop } : {}),
     };
   }
 }

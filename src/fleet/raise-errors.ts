@@ -15,6 +15,8 @@ export interface RaiseRequest {
   at: number;
   maxTurns?: number | undefined;
   budget?: Budget | undefined;
+  /** The run's tenant's quota was set (raised, taken away, or given again in a new month): lift the run's stop at it. */
+  tenantQuota?: true | undefined;
 }
 
 /** Which limit a run stopped at, with what it has used of it. */
@@ -26,6 +28,7 @@ export function raiseWords(request: RaiseRequest): string {
     ...(request.maxTurns !== undefined ? [`--max-turns ${request.maxTurns}`] : []),
     ...(request.budget?.maxTotalTokens !== undefined ? [`--max-total-tokens ${request.budget.maxTotalTokens}`] : []),
     ...(request.budget?.maxCostUsd !== undefined ? [`--max-cost-usd ${request.budget.maxCostUsd}`] : []),
+    ...(request.tenantQuota ? ['its tenant\'s quota set again'] : []),
   ];
   return `${flags.join(' ')} by ${request.by} at ${new Date(request.at).toISOString()}`;
 }

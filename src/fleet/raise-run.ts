@@ -100,7 +100,8 @@ export function raiseProblem(value: unknown): string | null {
   } catch (error) {
     return (error as Error).message;
   }
-  if (request.maxTurns === undefined && request.budget === undefined) return 'it raises nothing';
+  if (request.tenantQuota !== undefined && request.tenantQuota !== true) return 'its tenantQuota is not true';
+  if (request.maxTurns === undefined && request.budget === undefined && request.tenantQuota === undefined) return 'it raises nothing';
   return null;
 }
 

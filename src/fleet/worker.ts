@@ -39,6 +39,9 @@ import { drivableRuns, registerAgents } from './agent-registry.ts';
 import type { ClaimCondition } from '../store/pg/leases.ts';
 import { type RestedRun, WebhookDelivery, type WebhookSettings } from './webhooks.ts';
 import { openDatabaseStore } from '../store/pg/open-database-store.ts';
+import { tenantOf } from '../core/tenant.ts';
+import { budgetReachedWords } from '../budget/budget-words.ts';
+import { tenantChargeOf, tenantLimitsCapability, type TenantRules } from './tenant-limits.ts';
 
 /** How many runs brought to rest a worker remembers the answers of, for their webhook events. */
 const RESTED_KEPT = 1_000;
@@ -99,6 +102,12 @@ interface WorkerSettings {
    * See src/fleet/webhook-signature.ts for the signature (verifyWebhookSignature checks it).
    */
   webhook?: WebhookSettings | undefined;
+  /**
+   * The length of a tenant's rate limit window (max_requests_minute, max_tokens_minute), default a
+   * minute: the limits are counted per window of this length. For tests; every worker of a fleet
+   * must use the same.
+   */
+  rateWindowMs?: number | undefined;
 }
 
 interface ActiveRun {
@@ -124,6 +133,8 @@ export class Worker {
   private schedulesAt = 0;
   /** Whether some tenant has a most of runs driven at once, as this worker last looked: its claims then take turns. */
   private tenantLimits: boolean | undefined = undefined;
+  /** The tenants with a quota or a rate limit, as this worker last looked: only their runs check them before a call. */
+  private tenantRules = new Map<string, TenantRules>();
   private readonly signal: WorkSignal;
   private readonly webhooks: WebhookDelivery | null;
   /** The runs driven here write through it: several runs' records to a statement. */
@@ -263,6 +274,7 @@ export class Worker {
     try {
       const look = await lookAtFleet(pool);
       this.tenantLimits = look.tenantLimits;
+      this.tenantRules = look.tenantRules;
       const fired = await fireDueSchedules(pool, look);
       for (const runId of fired.started) log(`[worker ${this.id}] schedule tick: queued run ${runId}`);
       if (fired.skipped > 0) log(`[worker ${this.id}] schedule ticks skipped: ${fired.skipped} (missed past their catch-up, or their schedule's last run still going on)`);
@@ -303,8 +315,14 @@ export class Worker {
     const keeper = new LeaseKeeper(pool, lease, leaseMs, (error) => controller.abort(error)).start();
     let lost = false;
     try {
-      const store = openDatabaseStore(pool, lease.runId, { lease, batcher: this.batcher });
       const spec = await this.specOf(lease);
+      // Read at each reply and each call, not once: a quota set while the run is driven takes hold at the worker's next look.
+      const tenant = tenantOf(spec as { tenant?: unknown });
+      const rules = (name: string) => this.tenantRules.get(name);
+      const store = openDatabaseStore(pool, lease.runId, { lease, batcher: this.batcher, tenantCharge: tenantChargeOf(rules, tenant) });
+      const limits = [
+        tenantLimitsCapability({ pool, tenant, rules, windowMs: this.options.rateWindowMs, onWait: (ms) => log(`${tag}: tenant ${tenant}'s rate limit is reached; the model call waits ${Math.ceil(ms)} ms for the next window`) }),
+      ];
       const agent = spec.kind === 'agent' ? this.agents.get(spec.agent)! : undefined;
       const raise = this.raiseOf(tag, lease);
       let reopened = false;
@@ -328,12 +346,15 @@ export class Worker {
         // A run that waits for a person stops and lets go of its lease and this worker's slot:
         // it is claimable again once a decision for its call is in da_decisions.
         wait: false,
+        limits,
         ...(this.options.crashAfter ? { crashAfter: this.options.crashAfter, onCrash: () => process.kill(process.pid, 'SIGKILL') } : {}),
       };
       const resuming = await store.exists();
       log(`${tag}: claimed (lease epoch ${lease.epoch}), ${resuming ? 'resuming' : 'starting'}${raise ? ` with the limits raised (${raiseWords(raise)})` : ''}`);
       // A raise is what the operator gave the run to go on with, as a file run's resume gives it.
-      const raised = raise ? { ...(raise.maxTurns !== undefined ? { maxTurns: raise.maxTurns } : {}), ...(raise.budget ? { budget: raise.budget } : {}) } : {};
+      const raised = raise
+        ? { ...(raise.maxTurns !== undefined ? { maxTurns: raise.maxTurns } : {}), ...(raise.budget ? { budget: raise.budget } : {}), ...(raise.tenantQuota ? { liftTenantQuota: true } : {}) }
+        : {};
       const result = resuming
         ? await resumeRun({ ...parts, keepPause: true, ...raised })
         : await startRun({ ...parts, task: spec.kind === 'agent' ? spec.task : DEMO_TASK, maxTurns: spec.maxTurns, ...policyOf(spec), ...(spec.kind === 'agent' && spec.calledBy ? { calledBy: spec.calledBy } : {}), ...(spec.kind === 'agent' && spec.tenant ? { tenant: spec.tenant } : {}) });
@@ -345,7 +366,12 @@ export class Worker {
       if (lease.raise != null && !reopened) await this.dropRaise(tag, lease, raise, result.status);
       const waits = result.waiting?.map((call) => `${call.tool_use_id} ${call.name}`).join(', ');
       const cancelled = result.cancellation ? ` ${requestWords(result.cancellation)}` : '';
-      const stopped = (STOPPED_AT_LIMIT_STATES as readonly string[]).includes(result.status) ? `; stopped, resumable: durable-agent raise --run ${lease.runId} gives it more` : '';
+      const quota = result.budgetStop?.tenant;
+      const stopped = !(STOPPED_AT_LIMIT_STATES as readonly string[]).includes(result.status)
+        ? ''
+        : quota !== undefined
+          ? `; ${budgetReachedWords(result.budgetStop!)}; stopped, resumable: durable-agent tenant set ${quota} with a larger quota (or again in a new month) lets it go on`
+          : `; stopped, resumable: durable-agent raise --run ${lease.runId} gives it more`;
       const children = (result.waiting ?? []).filter((call) => call.needs === 'child').map((call) => childRunIdOf(lease.runId, call.tool_use_id));
       if (children.length > 0 && children.length === result.waiting?.length) {
         const many = children.length > 1;

@@ -13,7 +13,7 @@ import { RecordEncodeError } from '../store/journal/framing.ts';
 import type { DurableView } from '../store/journal/journal-codec.ts';
 import type { JournalRecord, ReconcileNote, RecordEvent, RecordNote, ResumeNote } from '../store/journal/journal-record.ts';
 import { type PointName, pointOf } from '../store/journal/record-points.ts';
-import type { AppendOptions, AppendReceipt, RunStore } from '../store/store.ts';
+import type { AppendOptions, AppendReceipt, ReplyCharge, RunStore } from '../store/store.ts';
 import type { CrashPoints } from './crash-points.ts';
 import { appendUnit, encodeSteps, type JournalStep } from './journal-unit.ts';
 import { transition, withStatusOfState } from './machine-step.ts';
@@ -52,6 +52,8 @@ export interface WriterParts {
 export interface StepOptions {
   note?: RecordNote | undefined;
   sync?: boolean | undefined;
+  /** The reply whose usage the record counts (MODEL_USAGE as a reply arrives): a store may charge it with the record. */
+  reply?: ReplyCharge | undefined;
 }
 
 export class JournalWriter {
@@ -100,7 +102,7 @@ export class JournalWriter {
    * Takes the event and makes its record durable (or, with `sync: false`, written); resolves with
    * the effect the transition announced. `note` is what the record says beyond its snapshot.
    */
-  async step(event: AgentEvent, { note, sync }: StepOptions = {}): Promise<AnnouncedEffect | null> {
+  async step(event: AgentEvent, { note, sync, reply }: StepOptions = {}): Promise<AnnouncedEffect | null> {
     if (event.type === 'CLOSE_TURN' && this.parts.closingCharge) {
       const charge = await this.parts.closingCharge(this.snapshot.context);
       if (charge) return this.closeCharged(event, charge);
@@ -113,7 +115,8 @@ export class JournalWriter {
     this.snapshot = next;
     try {
       // An event that carries its own time (DECISION_NEEDED: waits since) is recorded at that time.
-      await this.persist(event.type, note, sync === false ? { sync } : undefined, 'at' in event ? event.at : Date.now());
+      const options = sync === false || reply ? { ...(sync === false ? { sync } : {}), ...(reply ? { reply } : {}) } : undefined;
+      await this.persist(event.type, note, options, 'at' in event ? event.at : Date.now());
     } catch (error) {
       // Nothing of an unencodable record was written: the run stands where it was.
       if (error instanceof RecordEncodeError) this.snapshot = before;

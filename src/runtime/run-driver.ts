@@ -7,7 +7,7 @@
  * (a budget reached, a compaction due). A cancel or pause is looked for at every step boundary.
  */
 import { type AnnouncedEffect, announcedEffectOf } from '../../machines/agent-loop.effects.ts';
-import { type AgentStateName, FINAL_STATES } from '../../machines/agent-loop.types.ts';
+import { type AgentEvent, type AgentStateName, FINAL_STATES } from '../../machines/agent-loop.types.ts';
 import type { RunResult } from '../core/run-events.ts';
 import type { CapabilityEffect, EffectHandler } from '../core/session.ts';
 import type { DurableView } from '../store/journal/journal-codec.ts';
@@ -99,11 +99,25 @@ export class RunDriver {
 
   /** The first step a capability takes instead of the model call, if any. */
   private beforeModelCall(): Promise<AnnouncedEffect | null> | null {
-    for (const capability of this.session.capabilities) {
-      const event = capability.beforeModelCall?.(this.session);
+    const capabilities = this.session.capabilities;
+    for (let index = 0; index < capabilities.length; index++) {
+      const event = capabilities[index]!.beforeModelCall?.(this.session);
+      if (event instanceof Promise) return this.askedLater(event, index + 1);
       if (event) return this.session.step(event);
     }
     return null;
+  }
+
+  /** The rest of beforeModelCall once a capability's answer arrives: its step, the next ones' or the model call. */
+  private async askedLater(answer: Promise<AgentEvent | null>, next: number): Promise<AnnouncedEffect | null> {
+    const event = await answer;
+    if (event) return this.session.step(event);
+    const capabilities = this.session.capabilities;
+    for (let index = next; index < capabilities.length; index++) {
+      const later = await capabilities[index]!.beforeModelCall?.(this.session);
+      if (later) return this.session.step(later);
+    }
+    return this.modelCall.ask();
   }
 
   private finish(): RunResult {

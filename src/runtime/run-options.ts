@@ -9,6 +9,7 @@ import type { RequireApproval } from '../awaits/needs-decision.ts';
 import type { ClearToolUsesOptions } from '../compaction/clear-tool-uses.ts';
 import type { CompactionOptions } from '../compaction/compaction-settings.ts';
 import type { RunObserver } from '../core/run-events.ts';
+import type { Capability } from '../core/session.ts';
 import type { InContext } from '../core/run-settings.ts';
 import type { Lang } from '../lang/lang.ts';
 import type { Model } from '../model/model.ts';
@@ -97,6 +98,11 @@ export interface RunParts {
    * call drives its child itself, in this process.
    */
   childRuns?: ChildRuns | undefined;
+  /**
+   * Hooks this process asks before each model call, after those of the run's own settings (a
+   * fleet worker's: its tenant's quota and rate limit). Not pinned: each process gives its own.
+   */
+  limits?: readonly Capability[] | undefined;
   /**
    * Tools whose calls need a person's approval before they run: by name, or 'side-effects' for
    * every tool that is not read-only (a tool can also say so itself: needsApproval). A name the
@@ -188,6 +194,11 @@ export interface StartOptions extends RunParts {
 export interface ResumeOptions extends RunParts {
   /** A new MAX_TURNS: reopens a run stopped at its limit when larger than the turns taken. */
   maxTurns?: number | undefined;
+  /**
+   * Lift the run's stop at its tenant's monthly quota (a fleet worker does, when the tenant's
+   * quota was raised): the run goes on to the call it stopped before, and the quota is checked again.
+   */
+  liftTenantQuota?: boolean | undefined;
   /**
    * Go on although the journal ends inside its last committed record (refused otherwise, with
    * StoreLostRecordError): the run resumes from the record before, and whatever the lost record

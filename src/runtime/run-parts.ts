@@ -26,7 +26,7 @@ export type PartsOfRun = Omit<DriverParts, 'snapshots'>;
  * What the driver's parts are made of: the options a process gives for itself, none of them
  * pinned (a resume may give others), with the store and the model as given.
  */
-export type DriverOptions = Pick<RunParts, 'store' | 'model' | 'signal' | 'observer' | 'inspect' | 'toolTimeoutMs' | 'toolConcurrency' | 'maxTokens' | 'snapshotEvery' | 'childRuns' | 'lang'> & {
+export type DriverOptions = Pick<RunParts, 'store' | 'model' | 'signal' | 'observer' | 'inspect' | 'toolTimeoutMs' | 'toolConcurrency' | 'maxTokens' | 'snapshotEvery' | 'childRuns' | 'lang' | 'limits'> & {
   crash: CrashSpec;
 };
 
@@ -51,7 +51,9 @@ export function checkPartsOptions(given: Pick<DriverOptions, 'snapshotEvery' | '
 export function driverParts(given: DriverOptions, checked: CheckedOptions, settings: RunSettings, settingsGiven: SettingsGiven, observer: RunObserver, tracing: RunTracing | null): PartsOfRun {
   const registry = new ToolRegistry(settings.tools);
   const maxTokens = given.maxTokens ?? DEFAULT_MAX_TOKENS;
-  const plugs = pluggedIn(settings, settingsGiven, { registry, model: given.model, maxTokens });
+  const plugged = pluggedIn(settings, settingsGiven, { registry, model: given.model, maxTokens });
+  // The process's own limits are asked after the run's: its own budget stops it first.
+  const plugs = given.limits?.length ? { ...plugged, capabilities: [...plugged.capabilities, ...given.limits] } : plugged;
   return {
     capabilities: plugs.capabilities,
     store: given.store,

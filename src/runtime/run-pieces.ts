@@ -65,7 +65,7 @@ export function startPiecesOf(options: StartOptions): StartPieces {
 
 export function resumePiecesOf(options: ResumeOptions): ResumePieces {
   return {
-    ...runPiecesOf(options, { calledBy: undefined, tenant: undefined }, options.replaceDecisionPolicy),
+    ...runPiecesOf(options, { calledBy: undefined, tenant: undefined }, options.replaceDecisionPolicy, options.liftTenantQuota === true),
     maxTurns: options.maxTurns,
     message: options.message,
     acceptLostRecord: options.acceptLostRecord === true,
@@ -80,7 +80,7 @@ export function attachedResume(start: StartPieces): ResumePieces {
 }
 
 /** `started`: a start's own (whose the run is, and the call that started a child run); `replaceDecisionPolicy`: a resume's own. */
-function runPiecesOf(options: RunParts, started: { calledBy: CalledBy | undefined; tenant: string | undefined }, replaceDecisionPolicy: boolean | undefined): RunPieces {
+function runPiecesOf(options: RunParts, started: { calledBy: CalledBy | undefined; tenant: string | undefined }, replaceDecisionPolicy: boolean | undefined, liftTenantQuota = false): RunPieces {
   const { calledBy, tenant } = started;
   const { store, model, agent, requireApproval, allowQuestions, decisionTimeoutMs, onDecision, wait, compaction, clearToolUses, childRuns } = options;
   const { signal, observer, inspect, toolTimeoutMs, toolConcurrency, maxTokens, snapshotEvery, crashAfter, onCrash, crashPoints, lang } = options;
@@ -91,9 +91,9 @@ function runPiecesOf(options: RunParts, started: { calledBy: CalledBy | undefine
     tools: options.tools,
     command: options.command ?? API_COMMAND,
     agentsModule: options.agentsModule,
-    settings: { agent, awaits, budget: { budget: options.budget, model }, context: { compaction, clearToolUses, model }, childAwaits: childRuns !== undefined, calledBy, tenant, model },
+    settings: { agent, awaits, budget: { budget: options.budget, model, ...(liftTenantQuota ? { liftTenantQuota } : {}) }, context: { compaction, clearToolUses, model }, childAwaits: childRuns !== undefined, calledBy, tenant, model },
     tracing: { tracer: options.tracer, traceContent: options.traceContent, traceParent: options.traceParent },
-    driver: { store, model, signal, observer, inspect, toolTimeoutMs, toolConcurrency, maxTokens, snapshotEvery, childRuns, lang, crash: { crashAfter, onCrash, crashPoints } },
+    driver: { store, model, signal, observer, inspect, toolTimeoutMs, toolConcurrency, maxTokens, snapshotEvery, childRuns, lang, limits: options.limits, crash: { crashAfter, onCrash, crashPoints } },
     takeOver: options.takeOver === true,
   };
 }

@@ -7,7 +7,8 @@ import { effectiveCall } from '../../machines/agent-loop.logic.ts';
 import { agentLoopMachine } from '../../machines/agent-loop.machine.ts';
 import type { AgentContext, AgentEvent, AgentStateName, PendingCall, TokenUsage, ToolOutcome } from '../../machines/agent-loop.types.ts';
 import { withEditNotice } from '../awaits/decision-step.ts';
-import { budgetViewOf, replyCostUsd } from '../budget/budget.ts';
+import { budgetViewOf, priceFor, replyCostUsd } from '../budget/budget.ts';
+import { costAt } from '../model/prices.ts';
 import { type CallView, isWatched, type RunEvent, type RunObserver } from '../core/run-events.ts';
 import type { Capability, RunSession } from '../core/session.ts';
 import { RunStoppedError } from '../core/stop-errors.ts';
@@ -143,7 +144,10 @@ export class DriverSession implements RunSession {
   async countUsage(usage: TokenUsage, usageNote: string | null, answeredBy?: string): Promise<void> {
     const costUsd = replyCostUsd(this.context(), usage, this.parts.model, answeredBy);
     const event: AgentEvent = costUsd === undefined ? { type: 'MODEL_USAGE', usage } : { type: 'MODEL_USAGE', usage, costUsd };
-    await this.writer.step(event, { note: usageNote ? { usage: usageNote } : undefined, sync: false });
+    // Priced whatever the run's budget: a store may charge the reply to the run's tenant with its record.
+    const price = priceFor(this.parts.model, answeredBy);
+    const reply = { usage, costUsd: costUsd ?? (price ? costAt(price, usage) : null) };
+    await this.writer.step(event, { note: usageNote ? { usage: usageNote } : undefined, sync: false, reply });
   }
 
   emit(event: RunEvent): void {

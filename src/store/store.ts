@@ -13,7 +13,7 @@ import type { ControlInbox, ControlRequest, DecisionInbox } from './inbox/inboxe
 import type { SignalInbox } from './inbox/signal-inbox.ts';
 import type { TornTail } from './journal/framing.ts';
 import type { JournalHeader, JournalRecord } from './journal/journal-record.ts';
-import type { AgentStateName, AwaitedCall } from '../../machines/agent-loop.types.ts';
+import type { AgentStateName, AwaitedCall, TokenUsage } from '../../machines/agent-loop.types.ts';
 
 export interface StoredRecord {
   record: JournalRecord;
@@ -88,6 +88,19 @@ export interface AppendOptions {
    * (group commit). Without it a store may block for its fsync (the fastest for one writer).
    */
   groupCommit?: boolean | undefined;
+  /**
+   * Given on the record that counts one reply's tokens as it arrives (MODEL_USAGE): that reply's
+   * usage and its cost at list prices (null: the model has no price). A store that charges a
+   * tenant's spend charges it with this record, in the same write (the PostgreSQL store, for a
+   * fleet tenant with a quota or a rate limit); the others ignore it.
+   */
+  reply?: ReplyCharge | undefined;
+}
+
+/** One reply's usage and its cost at list prices (null: no price). */
+export interface ReplyCharge {
+  usage: TokenUsage;
+  costUsd: number | null;
 }
 
 export interface RunLock {

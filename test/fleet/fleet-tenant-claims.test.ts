@@ -118,8 +118,8 @@ describe.skipIf(!postgresAvailable())('claims shared among tenants', () => {
     expect(set.code, set.stderr).toBe(0);
     expect(set.stdout).toContain('acme: weight 2, at most 5 runs driven at once');
     const list = await cli(['list']);
-    expect(list.stdout).toMatch(/^TENANT +WEIGHT +MAX RUNNING +QUEUED +DRIVEN$/m);
-    expect(list.stdout).toMatch(/^acme +2 +5 +0 +0$/m);
+    expect(list.stdout).toMatch(/^TENANT +WEIGHT +MAX RUNNING +QUEUED +DRIVEN +SPENT THIS MONTH +QUOTA A MONTH +RATE A MINUTE$/m);
+    expect(list.stdout).toMatch(/^acme +2 +5 +0 +0 +\$0, 0 tokens +- +-$/m);
     expect((await cli(['set', 'acme', '--no-max-running'])).stdout).toContain('no limit');
     const bad = await cli(['set', 'no way', '--weight', '2']);
     expect(bad.code).toBe(2);

@@ -207,4 +207,23 @@ describe('budgets in the machine', () => {
     expect(stop.next.value).toBe('stoppedAtBudget');
     expect(stop.next.context.budgetStop).toEqual({ budget: 'cost', spent: 0.5, limit: 0.5 });
   });
+
+  it("a tenant's quota, as the runtime read it, stops a run without a budget of its own; a REOPEN with the budget it has lifts the stop", () => {
+    const quota = { budget: 'cost' as const, spent: 200.01, limit: 200, tenant: 'acme', month: '2026-12' };
+    // Not a whole quota stop (spent under the limit, no month): ignored like a budget not reached.
+    for (const tenantQuota of [{ ...quota, spent: 199 }, { budget: 'cost' as const, spent: 201, limit: 200, tenant: 'acme' }]) {
+      const [s0] = start();
+      expect(transition(agentLoopMachine, s0, { type: 'BUDGET_REACHED', tenantQuota })[0]).toBe(s0);
+    }
+    const stop = step(start()[0], { type: 'BUDGET_REACHED', tenantQuota: quota });
+    expect(stop.next.value).toBe('stoppedAtBudget');
+    expect(stop.effect).toBeNull();
+    expect(stop.next.context.budgetStop).toEqual(quota);
+    // Without a budget change, a REOPEN does not take it; with the run's own budget (none), it is lifted and the model is asked.
+    expect(transition(agentLoopMachine, stop.next, { type: 'REOPEN', maxTurns: 5 })[0].value).toBe('stoppedAtBudget');
+    const reopened = step(stop.next, { type: 'REOPEN', maxTurns: 5, budget: { budget: null, costUsd: undefined } });
+    expect(reopened.next.value).toBe('awaitingModel');
+    expect(reopened.next.context.budgetStop).toBeNull();
+    expect(reopened.effect).toBe('requestModelReply');
+  });
 });

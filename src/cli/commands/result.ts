@@ -7,6 +7,7 @@ import type { ResultArgs } from '../specs/result.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { cliCommand } from '../../words/shell-command.ts';
+import { budgetReachedWords } from '../../budget/budget-words.ts';
 
 /** The codes demo and run end with for the same states (drive-run.ts), so that scripts read both alike. */
 const EXIT_AT_REST: Partial<Record<FleetRunState, number>> = {
@@ -72,8 +73,14 @@ function resultLines(result: FleetRunResult, env: NodeJS.ProcessEnv): string[] {
       return [head, `[waiting] ${result.waiting.join(', ') || 'a call'} waits for a person's decision: ${run('pending')} shows it; approve, deny or answer --run ${id} give it, and a worker goes on.`];
     case 'stoppedAtMaxTurns':
       return [head, `[stop] stopped at its MAX_TURNS, resumable: ${run('raise')} --max-turns N (more than it had) goes on.`];
-    case 'stoppedAtBudget':
+    case 'stoppedAtBudget': {
+      const stop = result.budgetStop;
+      if (stop?.tenant !== undefined) {
+        const flag = stop.budget === 'cost' ? '--max-cost-usd-month USD' : '--max-tokens-month N';
+        return [head, `[budget] ${budgetReachedWords(stop)}; resumable: ${cliCommand(env, ['tenant', 'set', stop.tenant])} ${flag} (larger, or again in a new month) lets it go on.`];
+      }
       return [head, `[budget] stopped at its budget, resumable: ${run('raise')} --max-total-tokens N (or --max-cost-usd USD) goes on.`];
+    }
     default:
       return [head];
   }

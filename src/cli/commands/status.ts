@@ -77,7 +77,10 @@ function budgetRows(status: RunStatus): Array<[string, string]> {
   const rows: Array<[string, string]> = [];
   if (status.costUsd !== null) rows.push(['cost', `${status.costIsEstimate ? '≈ ' : ''}${formatUsd(status.costUsd)} at list prices${status.costIsEstimate ? ' (estimate)' : ''}`]);
   if (status.budget) rows.push(['budget', budgetWords(status.budget, status.usage, status.costUsd)]);
-  if (status.budgetStop) rows.push(['stopped', `${budgetReachedWords(status.budgetStop)}: resume with a larger budget (${largerBudgetWords(status.budgetStop).join(' ')})`]);
+  if (status.budgetStop?.tenant !== undefined) {
+    const flag = status.budgetStop.budget === 'cost' ? '--max-cost-usd-month' : '--max-tokens-month';
+    rows.push(['stopped', `${budgetReachedWords(status.budgetStop)}: durable-agent tenant set ${status.budgetStop.tenant} ${flag} N (larger, or again in a new month) lets it go on`]);
+  } else if (status.budgetStop) rows.push(['stopped', `${budgetReachedWords(status.budgetStop)}: resume with a larger budget (${largerBudgetWords(status.budgetStop).join(' ')})`]);
   return rows;
 }
 

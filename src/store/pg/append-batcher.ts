@@ -104,8 +104,9 @@ export class AppendBatcher {
 }
 
 /** The statement for one run's append (or first record) alone. */
-export function queryFor({ runId, epoch, records, bodies, bytes, sync, header }: RunAppend) {
-  return header ? createQuery(runId, epoch, header, records[0]!, bodies[0]!, bytes[0]!) : appendQuery(runId, epoch, records, bodies, bytes, sync);
+export function queryFor({ runId, epoch, records, bodies, bytes, sync, header, charge }: RunAppend) {
+  // A run's first record counts no reply: it never carries a charge.
+  return header ? createQuery(runId, epoch, header, records[0]!, bodies[0]!, bytes[0]!) : appendQuery(runId, epoch, records, bodies, bytes, sync, charge);
 }
 
 /**

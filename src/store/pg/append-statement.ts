@@ -15,6 +15,45 @@
  */
 import { isFinishedState } from '../../../machines/agent-loop.types.ts';
 import type { JournalHeader, JournalRecord } from '../journal/journal-record.ts';
+import { SPEND_MONTH } from './tenant-limits.ts';
+
+/**
+ * What a write charges to its run's tenant: the usage of the replies its records count, for a
+ * tenant with a quota or a rate limit (a write without one uses the statements without these
+ * parts, as cheap as before). Charged in the write's own statement, so a record and its charge
+ * commit together: a write that is redone after a crash was not committed, and charges nothing.
+ */
+export interface TenantCharge {
+  tenant: string;
+  /** US dollars at list prices, in millionths of a millionth (exact integers: the sums are exact). */
+  picoUsd: bigint;
+  tokens: number;
+  replies: number;
+  /** Whether the tenant has a rate limit of tokens: the window's row counts them too. */
+  window: boolean;
+}
+
+/** Dollars in millionths of a millionth: each charge rounded once, so that sums of charges are exact. */
+export function picoUsdOf(usd: number): bigint {
+  return BigInt(Math.round(usd * 1e12));
+}
+
+/** A charge's dollars as exact decimal text, for a numeric column. */
+export function usdText(picoUsd: bigint): string {
+  const negative = picoUsd < 0n;
+  const digits = (negative ? -picoUsd : picoUsd).toString().padStart(13, '0');
+  return `${negative ? '-' : ''}${digits.slice(0, -12)}.${digits.slice(-12)}`;
+}
+
+/** The charge's parts of a run's append: the month's spend, and the window's tokens when it has a rate limit of them. */
+const CHARGED_ONE = `, charged AS (
+           INSERT INTO da_tenant_spend AS s (tenant, month, cost_usd, tokens, replies)
+           SELECT $16, ${SPEND_MONTH}, $17::numeric, $18, $19 FROM moved
+           ON CONFLICT (tenant, month) DO UPDATE SET cost_usd = s.cost_usd + excluded.cost_usd, tokens = s.tokens + excluded.tokens,
+             replies = s.replies + excluded.replies, updated_at = now()
+         ), windowed AS (
+           UPDATE da_tenant_window w SET tokens = w.tokens + $18 FROM moved WHERE $20::boolean AND w.tenant = $16
+         )`;
 
 /** What a write returns: whether it landed; when it did not, the run's lease as the statement found it (null: no run). */
 export interface AppendOutcome {
@@ -25,7 +64,7 @@ export interface AppendOutcome {
   controls: boolean;
 }
 
-function appendText(rows: string): string {
+function appendText(rows: string, charged = ''): string {
   return `WITH moved AS (
            UPDATE da_runs SET state = $6, turn = coalesce($7, turn), records = $12, finished = $8, updated_at = now(),
                   snapshot_seq = coalesce($14::integer, snapshot_seq),
@@ -38,7 +77,7 @@ function appendText(rows: string): string {
            INSERT INTO da_records (run_id, seq, epoch, body, bytes) SELECT $1, r.seq, $2, r.body, r.bytes FROM moved, ${rows}
          ), raised AS (
            DELETE FROM da_controls c USING moved WHERE $15::boolean AND c.run_id = $1 AND c.kind = 'raise'
-         )
+         )${charged}
          SELECT true AS written, lease_epoch, lease_owner, lease_left_ms, controls FROM moved
          UNION ALL
          SELECT false, r.lease_epoch, r.lease_owner, NULL, false FROM (SELECT 1) AS one LEFT JOIN da_runs r ON r.id = $1
@@ -48,6 +87,8 @@ function appendText(rows: string): string {
 // Named: parsed and planned once per connection, not for every record.
 const ONE = { name: 'da_append_one_v7', text: appendText('(SELECT $3::integer AS seq, $4::text AS body, $5::integer AS bytes) AS r') };
 const MANY = { name: 'da_append_v7', text: appendText('unnest($3::integer[], $4::text[], $5::integer[]) AS r(seq, body, bytes)') };
+const ONE_CHARGED = { name: 'da_append_one_charged_v1', text: appendText('(SELECT $3::integer AS seq, $4::text AS body, $5::integer AS bytes) AS r', CHARGED_ONE) };
+const MANY_CHARGED = { name: 'da_append_charged_v1', text: appendText('unnest($3::integer[], $4::text[], $5::integer[]) AS r(seq, body, bytes)', CHARGED_ONE) };
 
 /** What a write sets on the run's row, as of the last of its records. */
 interface RowFacts {
@@ -93,11 +134,13 @@ function rowFactsOf(records: readonly JournalRecord[]): RowFacts {
  * The query for `records` (in order, each with its JSON body and its length in bytes) under the
  * lease's epoch; `sync`: whether the commit waits for the WAL's flush.
  */
-export function appendQuery(runId: string, epoch: number, records: readonly JournalRecord[], bodies: readonly string[], bytes: readonly number[], sync: boolean) {
+export function appendQuery(runId: string, epoch: number, records: readonly JournalRecord[], bodies: readonly string[], bytes: readonly number[], sync: boolean, charge?: TenantCharge) {
   const facts = rowFactsOf(records);
   const one = records.length === 1;
+  const statement = charge ? (one ? ONE_CHARGED : MANY_CHARGED) : one ? ONE : MANY;
+  const charging = charge ? [charge.tenant, usdText(charge.picoUsd), charge.tokens, charge.replies, charge.window] : [];
   return {
-    ...(one ? ONE : MANY),
+    ...statement,
     values: [
       runId,
       epoch,
@@ -114,6 +157,7 @@ export function appendQuery(runId: string, epoch: number, records: readonly Jour
       facts.awaitingSince,
       facts.snapshotSeq,
       facts.reopened,
+      ...charging,
     ],
   };
 }
@@ -128,6 +172,8 @@ export interface RunAppend {
   sync: boolean;
   /** Given when the run's first record is written: its journal header, and the row must have no record yet. */
   header?: JournalHeader | undefined;
+  /** What the records charge to the run's tenant (none: nothing to charge, or no quota or rate limit to charge it to). */
+  charge?: TenantCharge | undefined;
 }
 
 /**
@@ -167,9 +213,8 @@ export interface RunAppendOutcome extends AppendOutcome {
  * such statements wait for each other rather than deadlock. The commit waits for the WAL's flush
  * when any run's records ask for it.
  */
-const MANY_RUNS = {
-  name: 'da_append_runs_v8',
-  text: `WITH input AS (
+function appendRunsText(charged: string): string {
+  return `WITH input AS (
            SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::integer[], $5::boolean[], $6::boolean[], $7::text[],
                                 $8::integer[], $9::double precision[], $10::integer[], $11::boolean[], $17::jsonb[])
                       AS i(run_id, epoch, state, turn, finished, awaits, awaiting, records, awaiting_since, snapshot_seq, reopened, header)
@@ -192,11 +237,33 @@ const MANY_RUNS = {
              FROM unnest($13::text[], $14::integer[], $15::text[], $16::integer[]) AS x(run_id, seq, body, bytes) JOIN moved m ON m.id = x.run_id
          ), raised AS (
            DELETE FROM da_controls c USING moved m, input i WHERE m.id = i.run_id AND i.reopened AND c.run_id = m.id AND c.kind = 'raise'
-         )
+         )${charged}
          SELECT i.run_id, m.id IS NOT NULL AS written, coalesce(m.lease_epoch, r.lease_epoch) AS lease_epoch,
                 coalesce(m.lease_owner, r.lease_owner) AS lease_owner, m.lease_left_ms, coalesce(m.controls, false) AS controls
-           FROM input i LEFT JOIN moved m ON m.id = i.run_id LEFT JOIN da_runs r ON r.id = i.run_id`,
-};
+           FROM input i LEFT JOIN moved m ON m.id = i.run_id LEFT JOIN da_runs r ON r.id = i.run_id`;
+}
+
+/**
+ * The charges of the runs whose records were written, summed by tenant (a statement may not
+ * update a row twice), in the order of the tenants' names, as rows are locked in the order of
+ * the runs' ids: two such statements wait for each other rather than deadlock.
+ */
+const CHARGED_RUNS = `, charges AS (
+           SELECT c.tenant, sum(c.cost_usd) AS cost_usd, sum(c.tokens) AS tokens, sum(c.replies) AS replies, bool_or(c.window) AS window
+             FROM unnest($1::text[], $18::text[], $19::numeric[], $20::bigint[], $21::integer[], $22::boolean[])
+                  AS c(run_id, tenant, cost_usd, tokens, replies, window) JOIN moved m ON m.id = c.run_id
+            WHERE c.tenant IS NOT NULL GROUP BY c.tenant
+         ), charged AS (
+           INSERT INTO da_tenant_spend AS s (tenant, month, cost_usd, tokens, replies)
+           SELECT tenant, ${SPEND_MONTH}, cost_usd, tokens, replies FROM charges ORDER BY tenant
+           ON CONFLICT (tenant, month) DO UPDATE SET cost_usd = s.cost_usd + excluded.cost_usd, tokens = s.tokens + excluded.tokens,
+             replies = s.replies + excluded.replies, updated_at = now()
+         ), windowed AS (
+           UPDATE da_tenant_window w SET tokens = w.tokens + c.tokens FROM charges c WHERE c.window AND w.tenant = c.tenant
+         )`;
+
+const MANY_RUNS = { name: 'da_append_runs_v8', text: appendRunsText('') };
+const MANY_RUNS_CHARGED = { name: 'da_append_runs_charged_v1', text: appendRunsText(CHARGED_RUNS) };
 
 /** The query for several runs' appends (each run once, its records in order). */
 export function appendRunsQuery(appends: readonly RunAppend[]) {
@@ -214,8 +281,18 @@ export function appendRunsQuery(appends: readonly RunAppend[]) {
       bytes.push(append.bytes[index]!);
     });
   }
+  const charged = appends.some((append) => append.charge !== undefined);
+  const charges = charged
+    ? [
+        appends.map((append) => append.charge?.tenant ?? null),
+        appends.map((append) => (append.charge ? usdText(append.charge.picoUsd) : null)),
+        appends.map((append) => append.charge?.tokens ?? null),
+        appends.map((append) => append.charge?.replies ?? null),
+        appends.map((append) => append.charge?.window ?? null),
+      ]
+    : [];
   return {
-    ...MANY_RUNS,
+    ...(charged ? MANY_RUNS_CHARGED : MANY_RUNS),
     values: [
       appends.map((append) => append.runId),
       appends.map((append) => append.epoch),
@@ -234,6 +311,7 @@ export function appendRunsQuery(appends: readonly RunAppend[]) {
       bodies,
       bytes,
       appends.map((append) => (append.header === undefined ? null : JSON.stringify(append.header))),
+      ...charges,
     ],
   };
 }

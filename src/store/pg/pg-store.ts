@@ -13,11 +13,12 @@ import type { JournalHeader, JournalRecord } from '../journal/journal-record.ts'
 import { isReadableVersion, JOURNAL_FORMAT, JOURNAL_VERSION } from '../journal/journal-record.ts';
 import { recordProblem } from '../journal/journal-reader.ts';
 import { CommitQueue } from '../commit-queue.ts';
-import type { AppendOptions, AppendReceipt, DatabaseRunStore, ForkedRun, LoadedRun, LoadOptions, RunLock, RunStore, StoredRecord } from '../store.ts';
+import type { AppendOptions, AppendReceipt, ReplyCharge, DatabaseRunStore, ForkedRun, LoadedRun, LoadOptions, RunLock, RunStore, StoredRecord } from '../store.ts';
 import { FINAL_STATES, isFinishedState } from '../../../machines/agent-loop.types.ts';
 import { insertForkedRun } from './fork-rows.ts';
 import { WriteFaultPlan } from '../write-faults.ts';
-import type { AppendOutcome, RunAppend } from './append-statement.ts';
+import { type AppendOutcome, picoUsdOf, type RunAppend, type TenantCharge } from './append-statement.ts';
+import { totalTokens } from '../../../machines/agent-loop.logic.ts';
 import { type AppendBatcher, queryFor, rolledBack } from './append-batcher.ts';
 import { PgControlInbox } from './pg-control-inbox.ts';
 import { PgSignalInbox } from './pg-signal-inbox.ts';
@@ -40,12 +41,18 @@ export interface PgRunStoreOptions {
   writeFaults?: string | undefined;
   /** Shared by the runs a worker drives: their appends go out together, several runs to a statement. */
   batcher?: AppendBatcher | undefined;
+  /**
+   * The run's tenant, when it has a quota or a rate limit: each reply's usage is charged to it in
+   * the statement that writes the reply's usage record (a worker gives it; without it nothing is charged).
+   */
+  tenantCharge?: (() => { tenant: string; window: boolean } | undefined) | undefined;
 }
 
-/** One appendBatch: its records, and whether it waits for the disk. */
+/** One appendBatch: its records, whether it waits for the disk, and the reply it counts. */
 interface PendingUnit {
   records: readonly JournalRecord[];
   sync: boolean;
+  reply?: ReplyCharge | undefined;
 }
 
 export class PgRunStore implements DatabaseRunStore {
@@ -219,7 +226,7 @@ export class PgRunStore implements DatabaseRunStore {
 
   /** One statement, so one transaction; appends made while one commits share the next commit. */
   async appendBatch(records: readonly JournalRecord[], options: AppendOptions = {}): Promise<AppendReceipt> {
-    return this.commits.submit({ records, sync: options.sync !== false });
+    return this.commits.submit({ records, sync: options.sync !== false, ...(options.reply ? { reply: options.reply } : {}) });
   }
 
   /**
@@ -242,7 +249,8 @@ export class PgRunStore implements DatabaseRunStore {
     let outcome: AppendOutcome;
     const sent = momentNow();
     try {
-      outcome = await this.send({ runId: this.runId, epoch: lease.epoch, records, bodies, bytes: each, sync: units.some((unit) => unit.sync) });
+      const charge = this.chargeOf(units);
+      outcome = await this.send({ runId: this.runId, epoch: lease.epoch, records, bodies, bytes: each, sync: units.some((unit) => unit.sync), ...(charge ? { charge } : {}) });
     } catch (error) {
       this.forgetWrites();
       throw new StoreWriteError(this.location, what, error, !rolledBack(error));
@@ -257,6 +265,22 @@ export class PgRunStore implements DatabaseRunStore {
       const bytesEach = each.slice(at, (at += unit.records.length));
       return { bytes: bytesEach.reduce((sum, n) => sum + n, 0), bytesEach };
     });
+  }
+
+  /** What the units' replies charge to the run's tenant, when it is charged. */
+  private chargeOf(units: readonly PendingUnit[]): TenantCharge | undefined {
+    if (!this.options.tenantCharge || !units.some((unit) => unit.reply)) return undefined;
+    const tenant = this.options.tenantCharge();
+    if (!tenant) return undefined;
+    let charge: TenantCharge | undefined;
+    for (const { reply } of units) {
+      if (!reply) continue;
+      charge ??= { tenant: tenant.tenant, picoUsd: 0n, tokens: 0, replies: 0, window: tenant.window };
+      charge.picoUsd += picoUsdOf(reply.costUsd ?? 0);
+      charge.tokens += totalTokens(reply.usage);
+      charge.replies += 1;
+    }
+    return charge;
   }
 
   /** Answered by the last write while it proves the lease still held (write-notes.ts); else one query. */

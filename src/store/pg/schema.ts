@@ -7,7 +7,7 @@ import type { Pool } from 'pg';
 import { SchemaVersionError } from './pg-errors.ts';
 import { inTransaction } from './transaction.ts';
 
-export const SCHEMA_VERSION = 15;
+export const SCHEMA_VERSION = 16;
 
 /** A row's state changed into one a run rests in: ended, waiting for a person, stopped at a limit. */
 const CAME_TO_REST = `NEW.state IS DISTINCT FROM OLD.state
@@ -330,6 +330,31 @@ const MIGRATIONS: Record<number, string> = {
       weight      integer NOT NULL DEFAULT 1 CHECK (weight BETWEEN 1 AND 1000),
       max_running integer CHECK (max_running >= 1),
       updated_at  timestamptz NOT NULL DEFAULT now()
+    );
+  `,
+  // Tenant quotas and rate limits: a month's spend (cost at list prices and tokens) charged in
+  // the statement that writes the record carrying a reply's usage, so a record is charged once
+  // whatever is killed when; and a fixed window of model calls and tokens, shared by the workers.
+  16: `
+    ALTER TABLE da_tenants
+      ADD COLUMN max_cost_usd_month  numeric CHECK (max_cost_usd_month > 0),
+      ADD COLUMN max_tokens_month    bigint CHECK (max_tokens_month >= 1),
+      ADD COLUMN max_requests_minute integer CHECK (max_requests_minute >= 1),
+      ADD COLUMN max_tokens_minute   bigint CHECK (max_tokens_minute >= 1);
+    CREATE TABLE da_tenant_spend (
+      tenant     text NOT NULL,
+      month      date NOT NULL,
+      cost_usd   numeric NOT NULL DEFAULT 0,
+      tokens     bigint NOT NULL DEFAULT 0,
+      replies    bigint NOT NULL DEFAULT 0,
+      updated_at timestamptz NOT NULL DEFAULT now(),
+      PRIMARY KEY (tenant, month)
+    );
+    CREATE TABLE da_tenant_window (
+      tenant       text PRIMARY KEY,
+      window_start timestamptz NOT NULL,
+      requests     integer NOT NULL DEFAULT 0,
+      tokens       bigint NOT NULL DEFAULT 0
     );
   `,
 };
