@@ -20,6 +20,7 @@ import { endTurnReply, toolUseReply } from '../../src/model/scripted-model.ts';
 import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { picoUsdOf, usdText } from '../../src/store/pg/append-statement.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
+import type pg from 'pg';
 import type { Database } from '../../src/store/pg/pool.ts';
 import { openDatabase } from '../../src/store/pg/pool.ts';
 import { readSpendOfMonth, takeWindowSlot } from '../../src/store/pg/tenant-limits.ts';
@@ -191,19 +192,35 @@ describe.skipIf(!postgresAvailable())('tenant quotas and rate limits in a fleet'
       for (let i = 1; i <= 6; i++) await submitRun(pool, { agent: noter, task: `Note for busy-${i}.`, runId: `busy-${i}`, tenant: 'busy' });
       for (let i = 1; i <= 2; i++) await submitRun(pool, { agent: noter, task: `Note for free-${i}.`, runId: `free-${i}`, tenant: 'free' });
       const waits: string[] = [];
+      // Each slot the limiter grants, with the window it was counted in (by the database's clock):
+      // what is held to the limit is the grants, whatever the time a call then takes to arrive.
+      const granted: number[] = [];
+      const watched = new Proxy(pool, {
+        get(target, property, receiver) {
+          if (property !== 'query') return Reflect.get(target, property, receiver);
+          return async (...args: unknown[]) => {
+            const answer = await (target.query as (...a: unknown[]) => Promise<pg.QueryResult>)(...args);
+            const asked = args[0] as { name?: string; values?: unknown[] };
+            if (asked?.name === 'da_tenant_window_take_v2' && asked.values?.[0] === 'busy' && answer.rows[0]?.taken) granted.push(answer.rows[0].window_start);
+            return answer;
+          };
+        },
+      });
       const worker = (id: string) =>
-        new Worker({ pool, id, agents: [noter], runConcurrency: 4, leaseMs: 30_000, exitWhenIdle: true, pollIntervalMs: 50, rateWindowMs: windowMs, log: (line) => line.includes('rate limit') && waits.push(line) });
+        new Worker({ pool: watched, id, agents: [noter], runConcurrency: 4, leaseMs: 30_000, exitWhenIdle: true, pollIntervalMs: 50, rateWindowMs: windowMs, log: (line) => line.includes('rate limit') && waits.push(line) });
       await Promise.all([worker('w1').run(), worker('w2').run()]);
 
       const { rows } = await pool.query<{ id: string; state: string }>('SELECT id, state FROM da_runs ORDER BY id');
       expect(rows.every((row) => row.state === 'done'), JSON.stringify(rows)).toBe(true);
       const busy = fake.requests.filter((request) => tenantOfRequest(request) === 'busy');
       expect(busy).toHaveLength(12);
-      // The windows are the limiter's: fixed, aligned on the epoch, of windowMs.
+      // One slot a call, and no window of the limiter (fixed, aligned on the epoch, of windowMs) granted more than 3.
+      expect(granted).toHaveLength(busy.length);
       const perWindow = new Map<number, number>();
-      for (const request of busy) perWindow.set(Math.floor(request.at / windowMs), (perWindow.get(Math.floor(request.at / windowMs)) ?? 0) + 1);
+      for (const window of granted) perWindow.set(window, (perWindow.get(window) ?? 0) + 1);
       expect(Math.max(...perWindow.values()), JSON.stringify([...perWindow])).toBeLessThanOrEqual(3);
       expect(perWindow.size).toBeGreaterThanOrEqual(4);
+      for (const window of perWindow.keys()) expect(window % windowMs).toBe(0);
       expect(waits.length).toBeGreaterThan(0);
       expect(waits[0]).toContain("tenant busy's rate limit is reached");
       // The other tenant is not held to it: its calls were all made before busy's last.

@@ -47,6 +47,8 @@ export interface WindowSlot {
   taken: boolean;
   /** When it may not: milliseconds until the window ends, by the database's clock. */
   waitMs: number;
+  /** The window's start, epoch milliseconds by the database's clock: what the slot was counted in. */
+  windowStart: number;
 }
 
 /**
@@ -57,8 +59,8 @@ export interface WindowSlot {
  * without rate limits is always granted (and counted).
  */
 export async function takeWindowSlot(db: Database, tenant: string, windowMs: number): Promise<WindowSlot> {
-  const { rows } = await db.query<{ taken: boolean; wait_ms: number }>({
-    name: 'da_tenant_window_take_v1',
+  const { rows } = await db.query<{ taken: boolean; wait_ms: number; window_start: number }>({
+    name: 'da_tenant_window_take_v2',
     text: `WITH lim AS (
              SELECT max_requests_minute AS requests, max_tokens_minute AS tokens FROM da_tenants WHERE name = $1
            ), w AS (
@@ -76,9 +78,10 @@ export async function takeWindowSlot(db: Database, tenant: string, windowMs: num
              RETURNING 1
            )
            SELECT EXISTS (SELECT 1 FROM taken) AS taken,
-                  (extract(epoch FROM (SELECT start FROM w)) * 1000 + $2 - extract(epoch FROM clock_timestamp()) * 1000)::float8 AS wait_ms`,
+                  (extract(epoch FROM (SELECT start FROM w)) * 1000 + $2 - extract(epoch FROM clock_timestamp()) * 1000)::float8 AS wait_ms,
+                  (extract(epoch FROM (SELECT start FROM w)) * 1000)::float8 AS window_start`,
     values: [tenant, windowMs],
   });
   const row = rows[0]!;
-  return { taken: row.taken, waitMs: Math.max(0, row.wait_ms) };
+  return { taken: row.taken, waitMs: Math.max(0, row.wait_ms), windowStart: row.window_start };
 }
