@@ -15,7 +15,7 @@ export interface RaiseRequest {
   at: number;
   maxTurns?: number | undefined;
   budget?: Budget | undefined;
-  /** The run's tenant's quota was set (raised, taken away, or given again in a new month): lift the run's stop at it. */
+  /** The run's tenant's quota was set (raised or taken away) or a new month began: lift the run's stop at it. */
   tenantQuota?: true | undefined;
 }
 

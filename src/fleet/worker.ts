@@ -32,7 +32,8 @@ import { unfinishedRunCount } from './run-queue.ts';
 import { type AgentDefinition, AgentDefinitionError, agentModel, delegatedAgentsOf } from '../agent/agent-definition.ts';
 import { deliverChildEnd, fleetChildRuns } from './child-runs.ts';
 import { fireDueSchedules } from './schedules.ts';
-import { lookAtFleet } from '../store/pg/fleet-look.ts';
+import { type FleetLook, lookAtFleet } from '../store/pg/fleet-look.ts';
+import { liftQuotaStops } from './tenant-quota-stops.ts';
 import { childRunIdOf } from '../runtime/run-tree.ts';
 import { DurableAgentError } from '../util/durable-agent-error.ts';
 import { drivableRuns, registerAgents } from './agent-registry.ts';
@@ -135,6 +136,8 @@ export class Worker {
   private tenantLimits: boolean | undefined = undefined;
   /** The tenants with a quota or a rate limit, as this worker last looked: only their runs check them before a call. */
   private tenantRules = new Map<string, TenantRules>();
+  /** The month this worker last queued again the runs stopped at a quota in an earlier one. */
+  private quotaMonth: string | null = null;
   private readonly signal: WorkSignal;
   private readonly webhooks: WebhookDelivery | null;
   /** The runs driven here write through it: several runs' records to a statement. */
@@ -275,6 +278,7 @@ export class Worker {
       const look = await lookAtFleet(pool);
       this.tenantLimits = look.tenantLimits;
       this.tenantRules = look.tenantRules;
+      if (look.month !== this.quotaMonth) await this.liftEarlierMonthsStops(look);
       const fired = await fireDueSchedules(pool, look);
       for (const runId of fired.started) log(`[worker ${this.id}] schedule tick: queued run ${runId}`);
       if (fired.skipped > 0) log(`[worker ${this.id}] schedule ticks skipped: ${fired.skipped} (missed past their catch-up, or their schedule's last run still going on)`);
@@ -285,6 +289,21 @@ export class Worker {
     // A tick due already is another worker's firing (its schedule locked) or the rest of a full one: looked at again shortly, not in a loop.
     const looked = Date.now() + Math.max(this.pollIntervalMs, SCHEDULES_LOOK_MS);
     this.schedulesAt = Math.max(Date.now() + SCHEDULES_GAP_MS, Math.min(looked, nextDueAt?.getTime() ?? Number.POSITIVE_INFINITY));
+  }
+
+  /**
+   * At a new month a tenant's spend starts from nothing: its runs stopped at its quota in an
+   * earlier month are queued again (so too at this worker's start, for a month that turned while
+   * no worker ran). Every worker does; a run already queued again is left as it is.
+   */
+  private async liftEarlierMonthsStops(look: FleetLook): Promise<void> {
+    const { log, pool } = this.options;
+    for (const [tenant, rules] of look.tenantRules) {
+      if (!rules.quota) continue;
+      const lifted = await liftQuotaStops(pool, tenant, `worker ${this.id}`, look.month);
+      if (lifted.length > 0) log(`[worker ${this.id}] ${look.month} began: tenant ${tenant}'s run(s) stopped at its quota in an earlier month queued again: ${lifted.join(', ')}`);
+    }
+    this.quotaMonth = look.month;
   }
 
   /** Waits --poll-ms, or less: until a run here ends, work is announced (work-signal.ts), a schedule's tick is due, or stop(). */
@@ -370,7 +389,7 @@ export class Worker {
       const stopped = !(STOPPED_AT_LIMIT_STATES as readonly string[]).includes(result.status)
         ? ''
         : quota !== undefined
-          ? `; ${budgetReachedWords(result.budgetStop!)}; stopped, resumable: durable-agent tenant set ${quota} with a larger quota (or again in a new month) lets it go on`
+          ? `; ${budgetReachedWords(result.budgetStop!)}; stopped, resumable: durable-agent tenant set ${quota} with a larger quota lets it go on now; the workers go on with it when the month turns`
           : `; stopped, resumable: durable-agent raise --run ${lease.runId} gives it more`;
       const children = (result.waiting ?? []).filter((call) => call.needs === 'child').map((call) => childRunIdOf(lease.runId, call.tool_use_id));
       if (children.length > 0 && children.length === result.waiting?.length) {

@@ -13,6 +13,7 @@ import { parseArgs } from '../../src/cli/args.ts';
 import { defineAgent, defineTool } from '../../src/index.ts';
 import { submitRun } from '../../src/fleet/submit-run.ts';
 import { listTenants, setTenant } from '../../src/fleet/tenants.ts';
+import { liftQuotaStops } from '../../src/fleet/tenant-quota-stops.ts';
 import { Worker } from '../../src/fleet/worker.ts';
 import { anthropicModel } from '../../src/model/anthropic-model.ts';
 import { costAt, priceOf } from '../../src/model/prices.ts';
@@ -153,7 +154,7 @@ describe.skipIf(!postgresAvailable())('tenant quotas and rate limits in a fleet'
 
       const result = await cli(['result', '--database-url', url, '--run', stopped[0]!.id]);
       expect(result.stdout).toContain("[budget] tenant acme's monthly quota reached: $0.");
-      expect(result.stdout).toMatch(/tenant set acme --max-cost-usd-month USD \(larger, or again in a new month\) lets it go on/);
+      expect(result.stdout).toMatch(/tenant set acme --max-cost-usd-month USD \(larger\) lets it go on now; the workers go on with it by themselves when the month turns/);
 
       // A larger quota: the stopped runs are queued again and finish.
       const raised = await cli(['tenant', 'set', 'acme', '--database-url', url, '--max-cost-usd-month', '1']);
@@ -171,6 +172,39 @@ describe.skipIf(!postgresAvailable())('tenant quotas and rate limits in a fleet'
       await fake.stop();
     }
   }, 180_000);
+
+  it("at a new month a run stopped at its tenant's quota in an earlier one is queued again; in the month it stopped, a worker leaves it stopped", async () => {
+    const url = await freshDatabase();
+    const fake = new FakeAnthropic(noterReplies(2));
+    const base = await fake.start();
+    const pool = await openDatabase(url, 4);
+    const note = defineTool({ name: 'note', description: 'Take a note.', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }, readOnly: true, run: ({ text }: { text: string }) => `noted: ${text}` });
+    const noter = defineAgent({ name: 'noter', model: anthropicModel({ model: 'claude-sonnet-4-5', apiKey: KEY, baseURL: base, maxRetries: 0 }), system: 'You take notes.', tools: [note] });
+    const worker = (log: string[] = []) => new Worker({ pool, agents: [noter], runConcurrency: 2, leaseMs: 30_000, exitWhenIdle: true, pollIntervalMs: 50, log: (line) => log.push(line) });
+    try {
+      await setTenant(pool, 'solo', { maxCostUsdMonth: 0.0001 });
+      await submitRun(pool, { agent: noter, task: 'Note for solo-1.', runId: 'solo-1', tenant: 'solo' });
+      await worker().run();
+      const [run] = await runsOf(pool, 'solo');
+      expect(run).toMatchObject({ id: 'solo-1', state: 'stoppedAtBudget' });
+      const month = run!.context.budgetStop!.month!;
+      expect(month).toMatch(/^\d{4}-\d{2}$/);
+      // A worker started in the month the run stopped in leaves it stopped.
+      const log: string[] = [];
+      await worker(log).run();
+      expect((await runsOf(pool, 'solo'))[0]!.state).toBe('stoppedAtBudget');
+      expect(log.join('\n')).not.toContain('queued again');
+      expect(await liftQuotaStops(pool, 'solo', 'test', month)).toEqual([]);
+      // What a worker does at the next month's first look: the run stopped in an earlier month is queued again, once.
+      const [year, number] = month.split('-').map(Number) as [number, number];
+      const next = number === 12 ? `${year + 1}-01` : `${year}-${String(number + 1).padStart(2, '0')}`;
+      expect(await liftQuotaStops(pool, 'solo', 'test', next)).toEqual(['solo-1']);
+      expect(await liftQuotaStops(pool, 'solo', 'test', next)).toEqual([]);
+    } finally {
+      await pool.end();
+      await fake.stop();
+    }
+  }, 120_000);
 
   it('--max-requests-minute 3: no window of the shared limiter sees more than 3 model calls of the tenant, across two workers; the others go on', async () => {
     const url = await freshDatabase();

@@ -77,7 +77,7 @@ function resultLines(result: FleetRunResult, env: NodeJS.ProcessEnv): string[] {
       const stop = result.budgetStop;
       if (stop?.tenant !== undefined) {
         const flag = stop.budget === 'cost' ? '--max-cost-usd-month USD' : '--max-tokens-month N';
-        return [head, `[budget] ${budgetReachedWords(stop)}; resumable: ${cliCommand(env, ['tenant', 'set', stop.tenant])} ${flag} (larger, or again in a new month) lets it go on.`];
+        return [head, `[budget] ${budgetReachedWords(stop)}; resumable: ${cliCommand(env, ['tenant', 'set', stop.tenant])} ${flag} (larger) lets it go on now; the workers go on with it by themselves when the month turns.`];
       }
       return [head, `[budget] stopped at its budget, resumable: ${run('raise')} --max-total-tokens N (or --max-cost-usd USD) goes on.`];
     }

@@ -79,7 +79,7 @@ function budgetRows(status: RunStatus): Array<[string, string]> {
   if (status.budget) rows.push(['budget', budgetWords(status.budget, status.usage, status.costUsd)]);
   if (status.budgetStop?.tenant !== undefined) {
     const flag = status.budgetStop.budget === 'cost' ? '--max-cost-usd-month' : '--max-tokens-month';
-    rows.push(['stopped', `${budgetReachedWords(status.budgetStop)}: durable-agent tenant set ${status.budgetStop.tenant} ${flag} N (larger, or again in a new month) lets it go on`]);
+    rows.push(['stopped', `${budgetReachedWords(status.budgetStop)}: durable-agent tenant set ${status.budgetStop.tenant} ${flag} N (larger) lets it go on now; the workers go on with it when the month turns`]);
   } else if (status.budgetStop) rows.push(['stopped', `${budgetReachedWords(status.budgetStop)}: resume with a larger budget (${largerBudgetWords(status.budgetStop).join(' ')})`]);
   return rows;
 }

@@ -5,6 +5,7 @@
  * or a rate limit (their runs' model calls check them: src/fleet/tenant-limits.ts).
  */
 import type { Database } from './pool.ts';
+import { SPEND_MONTH } from './tenant-limits.ts';
 
 export interface FleetLook {
   /** A tick of some schedule not paused is due now. */
@@ -15,6 +16,8 @@ export interface FleetLook {
   tenantLimits: boolean;
   /** The tenants with a monthly quota or a rate limit, with which they have. */
   tenantRules: Map<string, { quota: boolean; requests: boolean; tokens: boolean }>;
+  /** The calendar month now, 'YYYY-MM' in UTC by the database's clock: the month quotas are charged to. */
+  month: string;
 }
 
 interface RulesRow {
@@ -25,8 +28,9 @@ interface RulesRow {
 }
 
 export async function lookAtFleet(db: Database): Promise<FleetLook> {
-  const { rows } = await db.query<{ next: Date | null; due: boolean; limits: boolean; rules: RulesRow[] | null }>(
+  const { rows } = await db.query<{ next: Date | null; due: boolean; limits: boolean; rules: RulesRow[] | null; month: string }>(
     `SELECT min(next_tick_at) AS next, coalesce(min(next_tick_at) <= clock_timestamp(), false) AS due,
+            to_char(${SPEND_MONTH}, 'YYYY-MM') AS month,
             EXISTS (SELECT 1 FROM da_tenants WHERE max_running IS NOT NULL) AS limits,
             (SELECT json_agg(json_build_object('name', name,
                       'quota', max_cost_usd_month IS NOT NULL OR max_tokens_month IS NOT NULL,
@@ -36,5 +40,5 @@ export async function lookAtFleet(db: Database): Promise<FleetLook> {
        FROM da_schedules WHERE NOT paused`,
   );
   const tenantRules = new Map((rows[0]?.rules ?? []).map(({ name, quota, requests, tokens }) => [name, { quota, requests, tokens }] as const));
-  return { schedulesDue: rows[0]?.due === true, nextTick: rows[0]?.next ?? null, tenantLimits: rows[0]?.limits === true, tenantRules };
+  return { schedulesDue: rows[0]?.due === true, nextTick: rows[0]?.next ?? null, tenantLimits: rows[0]?.limits === true, tenantRules, month: rows[0]!.month };
 }
