@@ -83,7 +83,7 @@ export const runEventsRoute = createRoute({
   request: {
     params: RunIdParamSchema,
     query: EventsQuerySchema,
-    headers: z.object({ 'last-event-id': z.string().optional().openapi({ param: { name: 'Last-Event-ID', in: 'header' } }) }),
+    headers: z.object({ 'last-event-id': z.string().optional().openapi({ param: { name: 'last-event-id', in: 'header' } }) }),
   },
   responses: {
     200: { content: { 'text/event-stream': { schema: RunEventSchema } }, description: 'The stream of RunEvent.' },

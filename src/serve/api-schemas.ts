@@ -97,7 +97,7 @@ export const EventsQuerySchema = z.object({
 });
 
 export const StartHeadersSchema = z.object({
-  'idempotency-key': z.string().min(1).max(200).optional().openapi({ param: { name: 'Idempotency-Key', in: 'header' }, description: 'A retry with the same key finds the run the first request started.' }),
+  'idempotency-key': z.string().min(1).max(200).optional().openapi({ param: { name: 'idempotency-key', in: 'header' }, description: 'A retry with the same key finds the run the first request started.' }),
 });
 
 /** One event of GET /v1/runs/:id/events, as the `data` of its SSE message (the SSE `event` is its type). */
