@@ -16,6 +16,14 @@ export interface ReceivedEvent {
   event: RunEvent;
 }
 
+/** An answer as the server sent it: its status, its JSON read field by field by the test, and its text. */
+export interface Answer {
+  status: number;
+  // biome-ignore lint/suspicious/noExplicitAny: the API's JSON as the server sent it, read field by field
+  body: any;
+  text: string;
+}
+
 export class ApiClient {
   constructor(
     readonly base: string,
@@ -26,13 +34,13 @@ export class ApiClient {
     return { ...(this.token ? { authorization: `Bearer ${this.token}` } : {}), ...extra };
   }
 
-  async get(path: string): Promise<{ status: number; body: any; text: string }> {
+  async get(path: string): Promise<Answer> {
     const response = await fetch(`${this.base}${path}`, { headers: this.headers() });
     const text = await response.text();
     return { status: response.status, body: text ? JSON.parse(text) : null, text };
   }
 
-  async post(path: string, body?: unknown, extra: Record<string, string> = {}): Promise<{ status: number; body: any; text: string }> {
+  async post(path: string, body?: unknown, extra: Record<string, string> = {}): Promise<Answer> {
     const response = await fetch(`${this.base}${path}`, {
       method: 'POST',
       headers: this.headers({ ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...extra }),
@@ -46,7 +54,10 @@ export class ApiClient {
    * Follows a run's events from `lastEventId` on until `stop` says so (given each event as it
    * comes) or the stream ends; the events received, and the raw text of the stream.
    */
-  async follow(runId: string, options: { lastEventId?: string | null; stop?: (event: ReceivedEvent) => boolean; signal?: AbortSignal } = {}): Promise<{ events: ReceivedEvent[]; comments: string[]; ended: boolean }> {
+  async follow(
+    runId: string,
+    options: { lastEventId?: string | null; stop?: (event: ReceivedEvent) => boolean; onEvent?: (event: ReceivedEvent) => void; signal?: AbortSignal } = {},
+  ): Promise<{ events: ReceivedEvent[]; comments: string[]; ended: boolean; broken: boolean }> {
     const controller = new AbortController();
     options.signal?.addEventListener('abort', () => controller.abort());
     const headers = this.headers(options.lastEventId != null ? { 'last-event-id': options.lastEventId } : {});
@@ -59,16 +70,20 @@ export class ApiClient {
         const event = { id: message.id, event: JSON.parse(message.data) as RunEvent };
         if (event.event.type !== message.event) throw new Error(`SSE event ${message.event} carries a ${event.event.type}`);
         events.push(event);
+        options.onEvent?.(event);
         if (options.stop?.(event)) {
           controller.abort();
-          return { events, comments, ended: false };
+          return { events, comments, ended: false, broken: false };
         }
       }
     } catch (error) {
-      if (!controller.signal.aborted) throw error;
-      return { events, comments, ended: false };
+      // The server went away mid-stream (killed): what came before it is what the client has.
+      if (controller.signal.aborted || (error as Error).name === 'TypeError' || /terminated|socket|ECONNRESET/i.test(String((error as Error).message))) {
+        return { events, comments, ended: false, broken: !controller.signal.aborted };
+      }
+      throw error;
     }
-    return { events, comments, ended: true };
+    return { events, comments, ended: true, broken: false };
   }
 }
 

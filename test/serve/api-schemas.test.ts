@@ -19,7 +19,7 @@ import type {
   StartRunBody,
   SteerAnswer,
 } from '../../src/client/api-types.ts';
-import {
+import type {
   AnswerBodySchema,
   DecisionBodySchema,
   ErrorBodySchema,

@@ -1,0 +1,139 @@
+/**
+ * `durable-agent serve --dir DIR --agents FILE` as a user starts it, the agent's model a real
+ * model name, the real SDK talking to a fake Messages API on 127.0.0.1: a client starts a run,
+ * follows its events (the model's text as it streams, then the recorded reply), and serve is
+ * SIGKILLed mid-run; started again, serve takes the run up, and the client, reconnecting with its
+ * last event id, gets every later record once and the end. The token is refused on the command line.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { endTurnReply, toolUseReply } from '../../src/model/scripted-model.ts';
+import { openRunsFolder } from '../../src/store/open-store.ts';
+import { REPO, runCliAsync, startCli } from '../helpers/cli.ts';
+import { assistantTurns, FakeAnthropic, type FakeAnswer, type ReceivedRequest } from '../helpers/fake-anthropic.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
+import { ApiClient, type ReceivedEvent, recordSeqs } from './api-client.ts';
+
+const KEY = 'test-only-key-never-store-me-0123456789';
+const TOKEN = 'ana:serve-cli-token-0123456789';
+const USAGE = { input: 60, output: 20, cacheRead: 0, cacheWrite: 0 };
+
+/** An agents module inside the package, so that `import … from 'durable-agent'` is this checkout's build. */
+const MODULE = (() => {
+  const scratch = path.join(REPO, '.tmp');
+  fs.mkdirSync(scratch, { recursive: true });
+  const file = path.join(scratch, `serve-agents-${process.pid}.mjs`);
+  fs.writeFileSync(
+    file,
+    `import fs from 'node:fs';
+import { defineAgent, defineTool } from 'durable-agent';
+const sendInvoice = defineTool({
+  name: 'send_invoice', description: 'Send an invoice.', readOnly: false,
+  inputSchema: { type: 'object', properties: { customer: { type: 'string' } }, required: ['customer'] },
+  run: async ({ customer }, ctx) => { fs.appendFileSync('outbox.txt', customer + ' ' + ctx.idempotencyKey + '\\n'); return 'invoice sent to ' + customer; },
+  verify: (_, ctx) => ({ happened: fs.existsSync('outbox.txt') && fs.readFileSync('outbox.txt', 'utf8').includes(ctx.idempotencyKey) }),
+});
+export const billing = defineAgent({ name: 'billing', model: 'claude-sonnet-5-5', system: 'You send invoices.', tools: [sendInvoice], maxTurns: 10 });
+`,
+  );
+  return file;
+})();
+afterAll(() => fs.rmSync(MODULE, { force: true }));
+
+function startServe(dir: string, baseUrl: string) {
+  const child = startCli(['serve', '--dir', dir, '--agents', MODULE, '--port', '0'], { cwd: dir, env: { DURABLE_AGENT_API_TOKEN: TOKEN, ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: baseUrl } });
+  const url = vi.waitFor(
+    () => {
+      const found = /\[serve\] (http:\/\/127\.0\.0\.1:\d+) /.exec(child.output());
+      if (!found) throw new Error(`serve has not said where it listens yet: ${child.output()}`);
+      return found[1]!;
+    },
+    { timeout: 30_000, interval: 50 },
+  );
+  return { ...child, url };
+}
+
+describe('durable-agent serve --dir --agents', () => {
+  it('refuses a token on the command line, a missing token, and neither a folder nor a fleet (exit 2, nothing served)', async () => {
+    const cwd = tempDir();
+    const flag = await runCliAsync(['serve', '--dir', cwd, '--token', 'ana:secret-on-the-command-line'], { cwd });
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toContain('DURABLE_AGENT_API_TOKEN');
+    expect(flag.stderr).not.toContain('secret-on-the-command-line');
+    const none = await runCliAsync(['serve', '--dir', cwd, '--port', '0'], { cwd });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('DURABLE_AGENT_API_TOKEN=NAME:SECRET');
+    const nowhere = await runCliAsync(['serve'], { cwd, env: { DURABLE_AGENT_API_TOKEN: TOKEN, DURABLE_AGENT_DATABASE_URL: undefined } });
+    expect(nowhere.code).toBe(2);
+    expect(nowhere.stderr).toContain('--dir DIR');
+  });
+
+  it('streams the model text live, and after a SIGKILL of serve mid-run the next serve takes the run up: the client reconnects and gets every later record once, to the end', async () => {
+    const dir = tempDir();
+    let connected!: () => void;
+    const following = new Promise<void>((resolve) => (connected = resolve));
+    // The first reply is held until the client follows, and streams its text in small pieces; the second never answers.
+    const firstReply = (request: ReceivedRequest): FakeAnswer => ({
+      stream: { ...toolUseReply([{ id: 'toolu_01', name: 'send_invoice', input: { customer: 'ACME' } }], 'I will send the invoice to ACME now.'), usage: USAGE },
+      chunk: 5,
+      holdAt: { event: 0, until: following },
+    });
+    const api = new FakeAnthropic((request) => (assistantTurns(request) === 0 ? firstReply(request) : { hang: true }));
+    const base = await api.start();
+    try {
+      const first = startServe(dir, base);
+      const client = new ApiClient(await first.url, TOKEN);
+      const started = await client.post('/v1/runs', { agent: 'billing', task: 'Invoice ACME.', runId: 'inv-acme' });
+      expect(started.status, started.text).toBe(201);
+      let lastId: string | null = null;
+      const before = await client.follow('inv-acme', {
+        onEvent: (event) => {
+          connected();
+          if (event.id !== null) lastId = event.id;
+        },
+        // Killed once the invoice is out and the second model call hangs.
+        stop: (event) => {
+          if (event.event.type === 'tool-result') setTimeout(() => first.child.kill('SIGKILL'), 0);
+          return false;
+        },
+      });
+      expect(before.broken || before.ended === false).toBe(true);
+      await first.done;
+      const types = before.events.map((event) => event.event.type);
+      expect(types).toContain('text-delta');
+      const deltas = before.events.filter((event) => event.event.type === 'text-delta');
+      expect(deltas.every((event) => event.id === null)).toBe(true);
+      expect(deltas.map((event) => (event.event.type === 'text-delta' ? event.event.text : '')).join('')).toBe('I will send the invoice to ACME now.');
+      const reply = before.events.find((event) => event.event.type === 'reply')!;
+      expect(reply.event).toMatchObject({ text: 'I will send the invoice to ACME now.', supersedesDeltas: true });
+      expect(types).toContain('tool-call');
+      expect(types).toContain('tool-result');
+      expect(lastId).not.toBeNull();
+
+      api.respondWith((request) => (assistantTurns(request) === 1 ? { reply: { ...endTurnReply('Invoice sent to ACME.'), usage: USAGE } } : { hang: true }));
+      const second = startServe(dir, base);
+      try {
+        await vi.waitFor(() => expect(second.output()).toContain('took up inv-acme'), { timeout: 30_000, interval: 50 });
+        const again = new ApiClient(await second.url, TOKEN);
+        const after = await again.follow('inv-acme', { lastEventId: lastId });
+        expect(after.ended).toBe(true);
+        const recorded = (events: ReceivedEvent[]) => events.filter((event) => event.id !== null);
+        const all = [...recorded(before.events), ...recorded(after.events)];
+        const journal = await openRunsFolder(path.join(dir, '.durable-agent')).store('inv-acme').load();
+        // No gap, no duplicate: the records of the journal, each once, across the kill.
+        expect(recordSeqs(all)).toEqual(journal.records.map((stored) => stored.record.seq));
+        expect(after.events[after.events.length - 1]!.event).toMatchObject({ type: 'end', state: 'done', result: 'Invoice sent to ACME.' });
+        expect(fs.readFileSync(path.join(dir, 'outbox.txt'), 'utf8').trim().split('\n')).toHaveLength(1);
+        const run = await again.get('/v1/runs/inv-acme');
+        expect(run.body.run).toMatchObject({ state: 'done', result: 'Invoice sent to ACME.', agent: { name: 'billing' } });
+        expect(JSON.stringify([before, after, run.body])).not.toContain(KEY);
+      } finally {
+        second.child.kill('SIGTERM');
+        expect((await second.done).code).toBe(0);
+      }
+    } finally {
+      await api.stop();
+    }
+  }, 120_000);
+});
