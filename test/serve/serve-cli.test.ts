@@ -10,35 +10,17 @@ import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { endTurnReply, toolUseReply } from '../../src/model/scripted-model.ts';
 import { openRunsFolder } from '../../src/store/open-store.ts';
-import { REPO, runCliAsync, startCli } from '../helpers/cli.ts';
+import { runCliAsync, startCli } from '../helpers/cli.ts';
 import { assistantTurns, FakeAnthropic, type FakeAnswer, type ReceivedRequest } from '../helpers/fake-anthropic.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { ApiClient, type ReceivedEvent, recordSeqs } from './api-client.ts';
+import { writeAgentsModule } from './serve-agents.ts';
 
 const KEY = 'test-only-key-never-store-me-0123456789';
 const TOKEN = 'ana:serve-cli-token-0123456789';
 const USAGE = { input: 60, output: 20, cacheRead: 0, cacheWrite: 0 };
 
-/** An agents module inside the package, so that `import … from 'durable-agent'` is this checkout's build. */
-const MODULE = (() => {
-  const scratch = path.join(REPO, '.tmp');
-  fs.mkdirSync(scratch, { recursive: true });
-  const file = path.join(scratch, `serve-agents-${process.pid}.mjs`);
-  fs.writeFileSync(
-    file,
-    `import fs from 'node:fs';
-import { defineAgent, defineTool } from 'durable-agent';
-const sendInvoice = defineTool({
-  name: 'send_invoice', description: 'Send an invoice.', readOnly: false,
-  inputSchema: { type: 'object', properties: { customer: { type: 'string' } }, required: ['customer'] },
-  run: async ({ customer }, ctx) => { fs.appendFileSync('outbox.txt', customer + ' ' + ctx.idempotencyKey + '\\n'); return 'invoice sent to ' + customer; },
-  verify: (_, ctx) => ({ happened: fs.existsSync('outbox.txt') && fs.readFileSync('outbox.txt', 'utf8').includes(ctx.idempotencyKey) }),
-});
-export const billing = defineAgent({ name: 'billing', model: 'claude-sonnet-5-5', system: 'You send invoices.', tools: [sendInvoice], maxTurns: 10 });
-`,
-  );
-  return file;
-})();
+const MODULE = writeAgentsModule('serve-agents');
 afterAll(() => fs.rmSync(MODULE, { force: true }));
 
 function startServe(dir: string, baseUrl: string) {
