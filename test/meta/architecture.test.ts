@@ -17,7 +17,7 @@ const SOURCES = ['machines', 'src', 'visualizer'];
 
 /** Bottom first. A folder of src/ or a top file is a room; each room is in one layer. */
 const LAYERS: ReadonlyArray<readonly string[]> = [
-  ['machines', 'src/util'],
+  ['machines', 'src/util', 'src/access', 'src/client'],
   ['src/store', 'src/seal'],
   ['src/lang'],
   ['src/model'],
@@ -28,7 +28,7 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ['src/runtime'],
   ['src/fleet', 'src/drill', 'src/subagent'],
   ['src/words'],
-  ['src/tui', 'visualizer', 'src/console'],
+  ['src/tui', 'visualizer', 'src/console', 'src/serve'],
   ['src/cli'],
   ['src/index.ts', 'src/errors.ts', 'src/postgres.ts', 'src/testing.ts'],
 ];

@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { endTurnReply, toolUseReply } from '../../src/model/scripted-model.ts';
 import { openRunsFolder } from '../../src/store/open-store.ts';
 import { runCliAsync, startCli } from '../helpers/cli.ts';
-import { assistantTurns, FakeAnthropic, type FakeAnswer, type ReceivedRequest } from '../helpers/fake-anthropic.ts';
+import { assistantTurns, FakeAnthropic, type FakeAnswer } from '../helpers/fake-anthropic.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { ApiClient, type ReceivedEvent, recordSeqs } from './api-client.ts';
 import { writeAgentsModule } from './serve-agents.ts';
@@ -46,9 +46,12 @@ describe('durable-agent serve --dir --agents', () => {
     const none = await runCliAsync(['serve', '--dir', cwd, '--port', '0'], { cwd });
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('DURABLE_AGENT_API_TOKEN=NAME:SECRET');
-    const nowhere = await runCliAsync(['serve'], { cwd, env: { DURABLE_AGENT_API_TOKEN: TOKEN, DURABLE_AGENT_DATABASE_URL: undefined } });
-    expect(nowhere.code).toBe(2);
-    expect(nowhere.stderr).toContain('--dir DIR');
+    const both = await runCliAsync(['serve', '--dir', cwd, '--database-url', 'postgresql://nobody@127.0.0.1:1/none'], { cwd, env: { DURABLE_AGENT_API_TOKEN: TOKEN } });
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('not both');
+    const agentsForFleet = await runCliAsync(['serve', '--database-url', 'postgresql://nobody@127.0.0.1:1/none', '--agents', MODULE], { cwd, env: { DURABLE_AGENT_API_TOKEN: TOKEN } });
+    expect(agentsForFleet.code).toBe(2);
+    expect(agentsForFleet.stderr).toContain('--agents is for --dir');
   });
 
   it('streams the model text live, and after a SIGKILL of serve mid-run the next serve takes the run up: the client reconnects and gets every later record once, to the end', async () => {
@@ -56,12 +59,12 @@ describe('durable-agent serve --dir --agents', () => {
     let connected!: () => void;
     const following = new Promise<void>((resolve) => (connected = resolve));
     // The first reply is held until the client follows, and streams its text in small pieces; the second never answers.
-    const firstReply = (request: ReceivedRequest): FakeAnswer => ({
+    const firstReply = (): FakeAnswer => ({
       stream: { ...toolUseReply([{ id: 'toolu_01', name: 'send_invoice', input: { customer: 'ACME' } }], 'I will send the invoice to ACME now.'), usage: USAGE },
       chunk: 5,
       holdAt: { event: 0, until: following },
     });
-    const api = new FakeAnthropic((request) => (assistantTurns(request) === 0 ? firstReply(request) : { hang: true }));
+    const api = new FakeAnthropic((request) => (assistantTurns(request) === 0 ? firstReply() : { hang: true }));
     const base = await api.start();
     try {
       const first = startServe(dir, base);

@@ -18,7 +18,7 @@ import { startCli } from '../helpers/cli.ts';
 import { assistantTurns, FakeAnthropic } from '../helpers/fake-anthropic.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { freshDatabase, postgresAvailable, usePostgres, withDb } from '../helpers/use-postgres.ts';
-import { ApiClient, type ReceivedEvent, recordSeqs } from './api-client.ts';
+import { type Answer, ApiClient, type ReceivedEvent, recordSeqs } from './api-client.ts';
 import { writeAgentsModule } from './serve-agents.ts';
 
 const KEY = 'test-only-key-never-store-me-0123456789';
@@ -60,7 +60,7 @@ describe.skipIf(!postgresAvailable())('durable-agent serve --database-url', () =
       const starts = await Promise.all([0, 1].map(() => client.post('/v1/runs', { agent: 'billing', task: 'Invoice ACME.', runId: 'inv-f' })));
       expect(starts.map((answer) => answer.status).sort()).toEqual([200, 201]);
       expect(starts[0]!.body.run).toMatchObject({ runId: 'inv-f', source: 'fleet', task: 'Invoice ACME.' });
-      const keyed = [];
+      const keyed: Answer[] = [];
       for (let i = 0; i < 2; i++) keyed.push(await client.post('/v1/runs', { agent: 'billing', task: 'Invoice Globex.' }, { 'idempotency-key': 'order-9' }));
       expect(keyed.map((answer) => answer.status)).toEqual([201, 200]);
       expect(keyed[1]!.body.run.runId).toBe(keyed[0]!.body.run.runId);

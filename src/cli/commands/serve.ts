@@ -8,12 +8,11 @@ import { loadAgents } from '../agents-module.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { runDirOf } from '../run-dir.ts';
-import { UsageError } from '../usage-error.ts';
 
 export async function serveCommand(args: ServeArgs, env: NodeJS.ProcessEnv, writers: Writers, stopped: Promise<unknown> = interrupted(), cwd = process.cwd()): Promise<number> {
-  const url = args.dir === null ? (args.databaseUrl ?? env.DURABLE_AGENT_DATABASE_URL ?? null) : null;
-  if (args.dir === null && url === null) throw new UsageError('serve needs --dir DIR (a folder of runs it drives, with --agents FILE) or --database-url URL (a fleet).');
-  const dir = args.dir === null ? null : runDirOf(args.dir);
+  const url = args.dir === null ? (args.databaseUrl ?? (args.agents === null ? env.DURABLE_AGENT_DATABASE_URL : undefined) ?? null) : null;
+  // Neither given: the fleet of DURABLE_AGENT_DATABASE_URL, else the current directory.
+  const dir = url !== null ? null : runDirOf(args.dir ?? cwd);
   // Loaded before anything listens: a module refused starts nothing.
   const agents = args.agents === null ? [] : await loadAgents(args.agents, cwd);
   const { createServer } = await import('../../serve/create-server.ts');

@@ -32,7 +32,7 @@ export const serveSpec = command({
     'Every request needs Authorization: Bearer NAME:SECRET, the token of DURABLE_AGENT_API_TOKEN=NAME:SECRET in the\n' +
     'environment (NAME is who the journal records as deciding). Never on the command line: --token is refused.',
   options: [
-    option({ key: 'dir', type: 'string', value: 'DIR', help: 'the directory whose runs by id are served, and driven here' }),
+    option({ key: 'dir', type: 'string', value: 'DIR', help: 'the directory whose runs by id are served, and driven here', defaultText: 'the current directory, unless DURABLE_AGENT_DATABASE_URL is set' }),
     databaseUrl,
     { ...agentsModule, help: 'the module of agent definitions a run of the directory is started with (POST /v1/runs names one)' },
     option({ key: 'port', type: 'integer', value: 'N', help: 'the port to listen on (0: any free port)', min: 0, max: 65535, default: DEFAULT_SERVE_PORT }),
@@ -42,7 +42,7 @@ export const serveSpec = command({
   secretFlags: { token: 'give the token in the environment: DURABLE_AGENT_API_TOKEN=NAME:SECRET.' },
   examples: [
     'DURABLE_AGENT_API_TOKEN=ana:$(openssl rand -hex 24) durable-agent serve --dir my-project --agents agents.mjs',
-    'durable-agent serve --database-url postgresql://user@db-host:5432/agents --cors-origin https://app.example.com',
+    'durable-agent serve --database-url postgresql://user@db-host/agents --cors-origin https://app.example.com',
   ],
   parse: (values): ServeArgs => {
     const dir = values.dir ?? null;
