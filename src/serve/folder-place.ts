@@ -112,14 +112,9 @@ export class FolderPlace implements RunPlace {
     return taken;
   }
 
-  /** Waits for the runs driven here to stop (they go on until they end or wait for a person). */
+  /** Stops reading the folder; the runs driven here go on until they end or the process does. */
   async close(): Promise<void> {
     await this.sources.close();
-  }
-
-  /** Every run driven here now, settled: for a test or a shutdown that waits for them. */
-  async settled(): Promise<void> {
-    await Promise.allSettled([...this.driving.values()]);
   }
 
   private async startOnce(agent: AgentDefinition, asked: StartAsked): Promise<{ created: boolean }> {

@@ -43,9 +43,9 @@ export class RunEventTail {
     if (!(await this.store.exists())) return [];
     let loaded = await this.store.load({ fromLastSnapshot: true });
     const first = loaded.records[0]?.record.seq ?? 0;
-    // The view must be folded up to the record before the first one to tell: from the first record
-    // when the last snapshot is past what this tail folded (or sent) so far.
-    if (first > this.folded + 1 || (this.view === null && first > 0 && first > this.last)) loaded = await this.store.load();
+    // The events of a record are told from the view before it: the whole journal is read when the
+    // last snapshot is past what this tail has folded (always at its first look, once).
+    if (first > this.folded + 1) loaded = await this.store.load();
     const fresh: RecordEvents[] = [];
     for (const stored of loaded.records) {
       if (stored.record.seq <= this.folded) continue;

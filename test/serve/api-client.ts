@@ -56,17 +56,26 @@ export class ApiClient {
    */
   async follow(
     runId: string,
-    options: { lastEventId?: string | null; stop?: (event: ReceivedEvent) => boolean; onEvent?: (event: ReceivedEvent) => void; signal?: AbortSignal } = {},
+    options: {
+      lastEventId?: string | null;
+      stop?: (event: ReceivedEvent) => boolean;
+      onEvent?: (event: ReceivedEvent) => void;
+      /** Stop at the first comment line (a heartbeat). */
+      stopAtComment?: boolean;
+    } = {},
   ): Promise<{ events: ReceivedEvent[]; comments: string[]; ended: boolean; broken: boolean }> {
     const controller = new AbortController();
-    options.signal?.addEventListener('abort', () => controller.abort());
     const headers = this.headers(options.lastEventId != null ? { 'last-event-id': options.lastEventId } : {});
     const response = await fetch(`${this.base}/v1/runs/${runId}/events`, { headers, signal: controller.signal });
     if (response.status !== 200) throw new Error(`events of ${runId}: ${response.status} ${await response.text()}`);
     const events: ReceivedEvent[] = [];
     const comments: string[] = [];
     try {
-      for await (const message of sseMessages(response.body!, comments)) {
+      const onComment = (comment: string) => {
+        comments.push(comment);
+        if (options.stopAtComment) controller.abort();
+      };
+      for await (const message of sseMessages(response.body!, onComment)) {
         const event = { id: message.id, event: JSON.parse(message.data) as RunEvent };
         if (event.event.type !== message.event) throw new Error(`SSE event ${message.event} carries a ${event.event.type}`);
         events.push(event);
@@ -87,8 +96,8 @@ export class ApiClient {
   }
 }
 
-/** The messages of an SSE stream as they come; comment lines go to `comments`. */
-export async function* sseMessages(body: ReadableStream<Uint8Array>, comments: string[] = []): AsyncGenerator<SseMessage> {
+/** The messages of an SSE stream as they come; comment lines go to `onComment`. */
+export async function* sseMessages(body: ReadableStream<Uint8Array>, onComment: (comment: string) => void = () => {}): AsyncGenerator<SseMessage> {
   const decoder = new TextDecoder();
   let buffer = '';
   let id: string | null = null;
@@ -106,7 +115,7 @@ export async function* sseMessages(body: ReadableStream<Uint8Array>, comments: s
         event = 'message';
         data = [];
       } else if (line.startsWith(':')) {
-        comments.push(line.slice(1).trim());
+        onComment(line.slice(1).trim());
       } else {
         const colon = line.indexOf(':');
         const field = colon === -1 ? line : line.slice(0, colon);

@@ -126,6 +126,27 @@ describe('serve over a folder', () => {
     expect((await byQuery.text()).split('\n').find((line) => line.startsWith('id:'))).toBe('id: 4');
   });
 
+  it('pauses, unpauses and cancels a run that waits (a cancel needs no body); a quiet stream says it is still there', async () => {
+    expect((await ana().post('/v1/runs', { agent: 'billing', task: 'Invoice ACME again.', runId: 'inv-2' })).status).toBe(201);
+    const waiting = await ana().follow('inv-2', { stop: (event) => event.event.type === 'waiting' });
+    const lastId = waiting.events[waiting.events.length - 1]!.id;
+    // Nothing happens while it waits: the stream sends a comment now and then.
+    const quiet = await ana().follow('inv-2', { lastEventId: lastId, stopAtComment: true });
+    expect(quiet.events).toEqual([]);
+    expect(quiet.comments).toContain('still here');
+
+    expect((await ana().post('/v1/runs/inv-2/pause')).status).toBe(202);
+    await vi.waitFor(async () => expect((await ana().get('/v1/runs/inv-2')).body.run).toMatchObject({ category: 'paused', pausedBy: 'ana' }), { timeout: 30_000, interval: 50 });
+    expect((await ana().post('/v1/runs/inv-2/unpause')).status).toBe(202);
+    await vi.waitFor(async () => expect((await ana().get('/v1/runs/inv-2')).body.run).toMatchObject({ category: 'waiting', pausedBy: null }), { timeout: 30_000, interval: 50 });
+    const cancelled = await ana().post('/v1/runs/inv-2/cancel');
+    expect(cancelled.status, cancelled.text).toBe(202);
+    const rest = await ana().follow('inv-2', { lastEventId: lastId });
+    expect(rest.ended).toBe(true);
+    expect(rest.events[rest.events.length - 1]!.event).toMatchObject({ type: 'end', state: 'cancelled', category: 'cancelled', result: null, problem: 'cancelled by ana' });
+    expect((await ana().get('/v1/runs/inv-2')).body.run).toMatchObject({ category: 'cancelled', problem: 'cancelled by ana' });
+  });
+
   it('answers 401 without a token or with an unknown one, 404 for a run of another tenant, and leaves it out of lists', async () => {
     for (const client of [as(null), as('ana:not-the-secret')]) {
       const answer = await client.get('/v1/runs');
