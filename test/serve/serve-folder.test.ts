@@ -8,6 +8,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Caller, TokenCheck } from '../../src/access/caller.ts';
 import { EnvTokenCheck } from '../../src/access/env-token.ts';
@@ -243,6 +244,27 @@ describe('serve over a folder', () => {
     for (const ref of refs) expect(doc.components.schemas[ref.replace('#/components/schemas/', '')], ref).toBeDefined();
     // The one route without a token is this document.
     expect(doc.paths['/v1/openapi.json']).toBeUndefined();
+
+    // Its schemas are JSON Schema 2020-12 (OpenAPI 3.1's dialect): compiled, and the server's own answers hold to them.
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    ajv.addSchema({ ...doc, $id: 'https://durable-agent.invalid/openapi.json' });
+    const schemaOf = (name: string) => ajv.getSchema(`https://durable-agent.invalid/openapi.json#/components/schemas/${name}`)!;
+    for (const name of Object.keys(doc.components.schemas)) expect(schemaOf(name), name).toBeTypeOf('function');
+    const answers: Array<[string, unknown]> = [
+      ['GetRunAnswer', (await ana().get('/v1/runs/inv-1')).body],
+      ['ListRunsAnswer', (await ana().get('/v1/runs?limit=3')).body],
+      ['StartRunAnswer', (await ana().post('/v1/runs', { agent: 'greeter', task: 'Say hello.', runId: 'hello-1' })).body],
+      ['ErrorBody', (await as(null).get('/v1/runs')).body],
+      ['SteerAnswer', { accepted: true, runId: 'inv-1' }],
+    ];
+    for (const [name, body] of answers) {
+      const validate = schemaOf(name);
+      expect(validate(body), `${name}: ${JSON.stringify(validate.errors)}`).toBe(true);
+    }
+    expect(schemaOf('Run')({ runId: 'x' })).toBe(false);
+    const events = (await ana().follow('inv-1')).events.map((event) => event.event);
+    expect(events.length).toBeGreaterThan(5);
+    for (const event of events) expect(schemaOf('RunEvent')(event), JSON.stringify(event)).toBe(true);
   });
 
   it('answers CORS for the origins given only', async () => {
