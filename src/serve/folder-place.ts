@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import type { AgentDefinition } from '../agent/agent-definition.ts';
 import type { RunEvent as RuntimeEvent } from '../core/run-events.ts';
 import { keyOf } from '../console/console-row.ts';
+import { DEFAULT_TENANT, tenantOf } from '../core/tenant.ts';
 import { RunSources } from '../console/run-sources.ts';
 import { RunIdTakenError } from '../runtime/attach-run.ts';
 import { resumeRun, startRun } from '../runtime/run-api.ts';
@@ -20,8 +21,11 @@ import { folderOfState, openRunsFolder } from '../store/open-store.ts';
 import type { FolderRunStore, RunsFolder } from '../store/store.ts';
 import { pageOf } from './run-pages.ts';
 import type { FoundRun, PageAsked, RunPlace, RunsPage, StartAsked } from './run-place.ts';
-import { ServeUnknownAgentError } from './serve-errors.ts';
+import { ApiRequestError, ServeUnknownAgentError } from './serve-errors.ts';
 import { FOLDER_POLL_MS } from './run-event-tail.ts';
+
+/** How long close() waits for the runs driven here to stop at a step. */
+const CLOSE_WAIT_MS = 10_000;
 
 /** What the journal's header says started a run of serve's (RunOrigin.command). */
 export const SERVE_COMMAND = 'serve';
@@ -45,6 +49,8 @@ export class FolderPlace implements RunPlace {
   private readonly driving = new Map<string, Promise<void>>();
   /** A start per id at a time: two requests with one id start it once. */
   private readonly starting = new Map<string, Promise<unknown>>();
+  /** Aborted by close(): every run driven here stops at its next step. */
+  private readonly stopping = new AbortController();
   /** The runs a take-up is looking at. */
   private readonly considering = new Set<string>();
   private readonly listeners = new Map<string, Set<(text: string) => void>>();
@@ -75,6 +81,7 @@ export class FolderPlace implements RunPlace {
   }
 
   async start(asked: StartAsked): Promise<{ created: boolean }> {
+    if (this.stopping.signal.aborted) throw new ApiRequestError(409, 'conflict', 'The server is stopping: start the run again once it is back. Nothing was started.');
     const agent = this.options.agents.find((candidate) => candidate.name === asked.agent);
     if (!agent) throw new ServeUnknownAgentError(asked.agent, this.options.agents.map((candidate) => candidate.name));
     const before = this.starting.get(asked.runId) ?? Promise.resolve();
@@ -112,8 +119,17 @@ export class FolderPlace implements RunPlace {
     return taken;
   }
 
-  /** Stops reading the folder; the runs driven here go on until they end or the process does. */
+  /**
+   * Stops the runs driven here at their next step (a run that waits for a person stops waiting),
+   * each saved as ever: the next serve takes them up. A step that does not end within
+   * CLOSE_WAIT_MS (a model call that hangs) is left as a kill would leave it.
+   */
   async close(): Promise<void> {
+    this.stopping.abort();
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)));
+    await Promise.race([Promise.allSettled([...this.driving.values()]), waited]);
+    clearTimeout(timer);
     await this.sources.close();
   }
 
@@ -126,6 +142,8 @@ export class FolderPlace implements RunPlace {
       const pinned = loaded.header.agent?.name ?? null;
       if (pinned !== agent.name) differences.push(`agent: stored ${JSON.stringify(pinned)}, given ${JSON.stringify(agent.name)}`);
       if (context.task !== asked.task) differences.push('task: stored another task than the one given');
+      const tenant = tenantOf(loaded.header);
+      if (tenant !== (asked.tenant ?? DEFAULT_TENANT)) differences.push(`tenant: stored ${JSON.stringify(tenant)}, given ${JSON.stringify(asked.tenant ?? DEFAULT_TENANT)}`);
       if (differences.length) throw new RunIdTakenError(asked.runId, 'this server\'s folder of runs', differences);
       return { created: false };
     }
@@ -149,7 +167,7 @@ export class FolderPlace implements RunPlace {
           for (const listener of this.listeners.get(runId) ?? []) listener(event.delta.text);
         }
       };
-      const common = { agent, store, observer, command: SERVE_COMMAND, wait: true, ...(this.options.agentsModule ? { agentsModule: this.options.agentsModule } : {}) };
+      const common = { agent, store, observer, command: SERVE_COMMAND, wait: true, signal: this.stopping.signal, ...(this.options.agentsModule ? { agentsModule: this.options.agentsModule } : {}) };
       const driven = (start ? startRun({ ...common, task: start.task, tenant: start.tenant }) : resumeRun(common)).then(
         (result) => {
           if (!begun) resolve();
@@ -173,6 +191,7 @@ export class FolderPlace implements RunPlace {
    * `waiting` (a decision just came for it), waits for no person. False when it is not one.
    */
   private async takeUp(runId: string, only: { waiting: boolean }): Promise<boolean> {
+    if (this.stopping.signal.aborted) return false;
     if (this.driving.has(runId) || this.starting.has(runId) || this.considering.has(runId)) return false;
     this.considering.add(runId);
     const store = this.runs.store(runId);

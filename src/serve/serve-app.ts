@@ -17,6 +17,7 @@ import { MAX_BODY_BYTES } from '../console/console-app.ts';
 import { controlFor, decideFor, signalFor } from '../console/run-actions.ts';
 import { checkTenant, TenantError } from '../core/tenant.ts';
 import { RunIdTakenError } from '../runtime/attach-run.ts';
+import { RunIdError } from '../store/run-id.ts';
 import { DurableAgentError } from '../util/durable-agent-error.ts';
 import { redactSecrets } from '../util/redact.ts';
 import { apiRunOf, endingOf } from './api-run.ts';
@@ -294,7 +295,7 @@ export function runIdOfKey(caller: Caller, key: string): string {
 function statusOf(error: Error): [400 | 401 | 403 | 404 | 409 | 413 | 500, string] {
   if (error instanceof ApiRequestError) return [error.status, error.code];
   if (error instanceof HTTPException) return error.status === 413 ? [413, 'too-large'] : [400, 'invalid'];
-  if (error instanceof ServeUnknownAgentError || error instanceof TenantError) return [400, 'invalid'];
+  if (error instanceof ServeUnknownAgentError || error instanceof TenantError || error instanceof RunIdError) return [400, 'invalid'];
   if (error instanceof DurableAgentError && error.kind === 'refused') return [409, 'conflict'];
   return [500, 'internal'];
 }

@@ -1,6 +1,6 @@
 /**
  * The agents module the serve tests give `serve --agents` and `worker --agents`: a billing agent
- * whose model is a real model name (the SDK talks to the fake Messages API), whose send_invoice
+ * (and `careful`, the same asking a person before each invoice) whose model is a real model name (the SDK talks to the fake Messages API), whose send_invoice
  * appends a line to outbox.txt in the process's directory (what the tests count), verified by its
  * idempotency key. Written inside the package, so that `import … from 'durable-agent'` is this
  * checkout's build.
@@ -24,6 +24,7 @@ const sendInvoice = defineTool({
   verify: (_, ctx) => ({ happened: fs.existsSync('outbox.txt') && fs.readFileSync('outbox.txt', 'utf8').includes(ctx.idempotencyKey) }),
 });
 export const billing = defineAgent({ name: 'billing', model: 'claude-sonnet-5-5', system: 'You send invoices.', tools: [sendInvoice], maxTurns: 10 });
+export const careful = defineAgent({ name: 'careful', model: 'claude-sonnet-5-5', system: 'You send invoices.', tools: [sendInvoice], maxTurns: 10, requireApproval: ['send_invoice'] });
 `,
   );
   return file;

@@ -27,8 +27,9 @@ function startServe(dir: string, baseUrl: string) {
   const child = startCli(['serve', '--dir', dir, '--agents', MODULE, '--port', '0'], { cwd: dir, env: { DURABLE_AGENT_API_TOKEN: TOKEN, ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: baseUrl } });
   const url = vi.waitFor(
     () => {
+      // Both lines of its start: where it listens, then what it serves and took up.
       const found = /\[serve\] (http:\/\/127\.0\.0\.1:\d+) /.exec(child.output());
-      if (!found) throw new Error(`serve has not said where it listens yet: ${child.output()}`);
+      if (!found || !child.output().includes('Ctrl-C stops it.')) throw new Error(`serve has not said where it listens yet: ${child.output()}`);
       return found[1]!;
     },
     { timeout: 30_000, interval: 50 },
@@ -37,7 +38,7 @@ function startServe(dir: string, baseUrl: string) {
 }
 
 describe('durable-agent serve --dir --agents', () => {
-  it('refuses a token on the command line, a missing token, and neither a folder nor a fleet (exit 2, nothing served)', async () => {
+  it('refuses a token on the command line, a missing token, a folder and a fleet at once, --agents for a fleet (exit 2, nothing served)', async () => {
     const cwd = tempDir();
     const flag = await runCliAsync(['serve', '--dir', cwd, '--token', 'ana:secret-on-the-command-line'], { cwd });
     expect(flag.code).toBe(2);
@@ -116,6 +117,46 @@ describe('durable-agent serve --dir --agents', () => {
       } finally {
         second.child.kill('SIGTERM');
         expect((await second.done).code).toBe(0);
+      }
+    } finally {
+      await api.stop();
+    }
+  }, 120_000);
+
+  it('a run waiting for approval when serve stops (SIGTERM) is not taken up by the next serve until a decision comes through the API; then it ends, one invoice', async () => {
+    const dir = tempDir();
+    const api = new FakeAnthropic((request) =>
+      assistantTurns(request) === 0
+        ? { reply: { ...toolUseReply([{ id: 'toolu_01', name: 'send_invoice', input: { customer: 'ACME' } }]), usage: USAGE } }
+        : { reply: { ...endTurnReply('Invoice sent to ACME.'), usage: USAGE } },
+    );
+    const base = await api.start();
+    try {
+      const first = startServe(dir, base);
+      const client = new ApiClient(await first.url, TOKEN);
+      expect((await client.post('/v1/runs', { agent: 'careful', task: 'Invoice ACME.', runId: 'inv-wait' })).status).toBe(201);
+      const waiting = await client.follow('inv-wait', { stop: (event) => event.event.type === 'waiting' });
+      const lastId = waiting.events[waiting.events.length - 1]!.id;
+      first.child.kill('SIGTERM');
+      expect((await first.done).code).toBe(0);
+
+      const second = startServe(dir, base);
+      try {
+        const again = new ApiClient(await second.url, TOKEN);
+        expect(second.output()).not.toContain('took up');
+        expect((await again.get('/v1/runs/inv-wait')).body.run).toMatchObject({ category: 'waiting', waitingOn: { toolUseId: 'toolu_01', needs: 'approval' } });
+        expect(fs.existsSync(path.join(dir, 'outbox.txt'))).toBe(false);
+        expect((await again.post('/v1/runs/inv-wait/decisions', { toolUseId: 'toolu_01', verdict: 'approve', reason: 'checked' })).status).toBe(202);
+        const rest = await again.follow('inv-wait', { lastEventId: lastId });
+        expect(rest.ended).toBe(true);
+        expect(rest.events[rest.events.length - 1]!.event).toMatchObject({ type: 'end', state: 'done', result: 'Invoice sent to ACME.' });
+        await vi.waitFor(() => expect(second.output()).toContain('took up run inv-wait'), { timeout: 30_000, interval: 50 });
+        const journal = await openRunsFolder(path.join(dir, '.durable-agent')).store('inv-wait').load();
+        expect(recordSeqs([...waiting.events, ...rest.events])).toEqual(journal.records.map((stored) => stored.record.seq));
+        expect(fs.readFileSync(path.join(dir, 'outbox.txt'), 'utf8').trim().split('\n')).toHaveLength(1);
+      } finally {
+        second.child.kill('SIGTERM');
+        await second.done;
       }
     } finally {
       await api.stop();

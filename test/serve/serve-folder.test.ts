@@ -213,6 +213,13 @@ describe('serve over a folder', () => {
     const big = await ana().post('/v1/runs/hello-1/signals', { name: 'x', data: 'y'.repeat(1024 * 1024 + 10) });
     expect(big.status).toBe(413);
     expect(big.body.error.code).toBe('too-large');
+    const malformed = await fetch(`${server.url}/v1/runs`, { method: 'POST', headers: ana().headers({ 'content-type': 'application/json' }), body: '{"agent":' });
+    expect(malformed.status).toBe(400);
+    expect(((await malformed.json()) as { error: { code: string } }).error.code).toBe('invalid');
+    expect((await ana().get(`/v1/runs/${'a'.repeat(129)}`)).status).toBe(400);
+    const otherTenant = await ana().post('/v1/runs', { agent: 'greeter', task: 'Say hello.', runId: 'hello-1', tenant: 'acme' });
+    expect(otherTenant.status).toBe(409);
+    expect(otherTenant.body.error.message).toContain('tenant');
     const notWaiting = await ana().post('/v1/runs/hello-1/decisions', { toolUseId: 'toolu_9', verdict: 'deny' });
     expect(notWaiting.status).toBe(409);
     expect(notWaiting.body.error.code).toBe('conflict');
