@@ -1,14 +1,16 @@
 /**
  * The runs of a fleet (PostgreSQL): a start is submitRun (idempotent by the run's id), the
  * workers drive the runs, and what a person decides goes to the run's inboxes in the database,
- * where the worker that takes it up next reads it. Serve drives nothing itself here, and sees no
- * model text as it streams: a fleet run's events are its records.
+ * where the worker that takes it up next reads it. Serve drives nothing itself here; the model's
+ * text as it streams comes from the worker that drives the run, by NOTIFY (text-stream.ts).
  */
 import { FLEET_KEY, KEY_SEPARATOR } from '../console/console-row.ts';
 import { RunSources } from '../console/run-sources.ts';
 import { listFleetRuns } from '../fleet/fleet-summary.ts';
 import { submitRun, UnknownAgentError } from '../fleet/submit-run.ts';
+import { ChannelSignal } from '../store/pg/channel-signal.ts';
 import { openDatabaseStore } from '../store/pg/open-database-store.ts';
+import { TEXT_CHANNEL, textPieceOf } from '../store/pg/text-stream.ts';
 import type { Database } from '../store/pg/pool.ts';
 import { FLEET_POLL_MS } from './run-event-tail.ts';
 import { pageOf } from './run-pages.ts';
@@ -19,6 +21,8 @@ export class FleetPlace implements RunPlace {
   readonly source = 'fleet';
   readonly pollMs = FLEET_POLL_MS;
   private readonly sources: RunSources;
+  private texts: ChannelSignal | null = null;
+  private readonly listeners = new Map<string, Set<(text: string) => void>>();
 
   constructor(private readonly pool: Database) {
     this.sources = new RunSources([], pool);
@@ -50,11 +54,26 @@ export class FleetPlace implements RunPlace {
 
   steered(): void {}
 
-  followText(): null {
-    return null;
+  async followText(runId: string, listener: (text: string) => void): Promise<() => void> {
+    let set = this.listeners.get(runId);
+    if (!set) this.listeners.set(runId, (set = new Set()));
+    set.add(listener);
+    // One LISTEN for every follower, opened with the first.
+    this.texts ??= new ChannelSignal(this.pool, TEXT_CHANNEL, (payload) => this.heard(payload), () => {}, { what: 'model text', signalOnListen: false });
+    await this.texts.ensure();
+    return () => {
+      set.delete(listener);
+      if (set.size === 0 && this.listeners.get(runId) === set) this.listeners.delete(runId);
+    };
   }
 
   async close(): Promise<void> {
+    await this.texts?.stop();
     await this.sources.close();
+  }
+
+  private heard(payload: string | undefined): void {
+    const piece = textPieceOf(payload);
+    if (piece) for (const listener of this.listeners.get(piece.runId) ?? []) listener(piece.text);
   }
 }

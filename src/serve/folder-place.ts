@@ -99,7 +99,7 @@ export class FolderPlace implements RunPlace {
     void this.takeUp(runId, { waiting: true });
   }
 
-  followText(runId: string, listener: (text: string) => void): () => void {
+  async followText(runId: string, listener: (text: string) => void): Promise<() => void> {
     let set = this.listeners.get(runId);
     if (!set) this.listeners.set(runId, (set = new Set()));
     set.add(listener);

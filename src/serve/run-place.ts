@@ -47,8 +47,11 @@ export interface RunPlace {
   start(asked: StartAsked): Promise<{ created: boolean }>;
   /** A decision, answer, signal or unpause is in the run's inbox: a place that drives its runs makes sure this one is driven. */
   steered(runId: string): void;
-  /** The model's text as it streams, for a run driven here; null where none is seen (a fleet's workers). */
-  followText(runId: string, listener: (text: string) => void): (() => void) | null;
+  /**
+   * The model's text as it streams (a run driven here, or a fleet's workers' through the
+   * database); resolves once the listener hears, with what ends it.
+   */
+  followText(runId: string, listener: (text: string) => void): Promise<() => void>;
   /** How often a run's journal is looked at for new records. */
   readonly pollMs: number;
   close(): Promise<void>;

@@ -187,7 +187,8 @@ export function serveApp(options: ServeAppOptions): OpenAPIHono<Env> {
     return streamSSE(c, async (stream) => {
       let open = true;
       const text: string[] = [];
-      const unfollow = place.followText(id, (piece) => text.push(piece));
+      // Heard before the first look at the journal: no text of a reply after it is missed.
+      const unfollow = await place.followText(id, (piece) => text.push(piece));
       stream.onAbort(() => {
         open = false;
       });
@@ -218,7 +219,7 @@ export function serveApp(options: ServeAppOptions): OpenAPIHono<Env> {
         // A journal that cannot be read ends the stream with why, as a comment: a reconnect tries again.
         await stream.write(`: ${clean((error as Error).message).replace(/\n/g, ' ')}\n\n`);
       } finally {
-        unfollow?.();
+        unfollow();
       }
     });
   });

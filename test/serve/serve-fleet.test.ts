@@ -2,7 +2,8 @@
  * `durable-agent serve --database-url URL` over a fleet of two real worker processes, their
  * agent's model a real model name answered by a fake Messages API on 127.0.0.1: two starts with
  * one run id (and two with one Idempotency-Key) queue one run each; a client follows a run's
- * events; the worker driving it is SIGKILLed mid-run; the client reconnects with its last event
+ * events (the model's text as it streams on the worker, through NOTIFY, then the recorded
+ * reply); the worker driving it is SIGKILLed mid-run; the client reconnects with its last event
  * id and gets every later record once (the journal's, no gap, no duplicate) and the end, written
  * by the other worker.
  */
@@ -33,11 +34,15 @@ describe.skipIf(!postgresAvailable())('durable-agent serve --database-url', () =
   it('one run per id and per Idempotency-Key; a follower reconnecting after the SIGKILL of the worker driving its run gets every later record once, to the end', async () => {
     const url = await freshDatabase();
     const cwd = tempDir();
-    // The second model call of the run hangs until the worker driving it is killed.
+    // ACME's first reply streams its text once a client follows the run; its second model call
+    // hangs until the worker driving it is killed.
     let killed = false;
+    let connected!: () => void;
+    const following = new Promise<void>((resolve) => (connected = resolve));
     const api = new FakeAnthropic((request) => {
       const customer = /Invoice (\w+)/.exec(JSON.stringify(request.body.messages[0]!.content))?.[1] ?? 'nobody';
-      if (assistantTurns(request) === 0) return { reply: { ...toolUseReply([{ id: 'toolu_01', name: 'send_invoice', input: { customer } }], 'Sending it.'), usage: USAGE } };
+      const first = { ...toolUseReply([{ id: 'toolu_01', name: 'send_invoice', input: { customer } }], `Sending the invoice to ${customer} now.`), usage: USAGE };
+      if (assistantTurns(request) === 0) return customer === 'ACME' ? { stream: first, chunk: 4, holdAt: { event: 0, until: following } } : { reply: first };
       return killed || customer !== 'ACME' ? { reply: { ...endTurnReply(`Invoice sent to ${customer}.`), usage: USAGE } } : { hang: true };
     });
     const base = await api.start();
@@ -72,12 +77,27 @@ describe.skipIf(!postgresAvailable())('durable-agent serve --database-url', () =
       // (its next model call hangs), the worker that drives it is killed, and it reconnects.
       const throughout = client.follow('inv-f');
       let lastId: string | null = null;
+      const types = new Set<string>();
+      const texts: string[] = [];
       const before = await client.follow('inv-f', {
         onEvent: (event) => {
+          connected();
+          types.add(event.event.type);
+          if (event.event.type === 'text-delta') texts.push(event.event.text);
           if (event.id !== null) lastId = event.id;
         },
-        stop: (event) => event.event.type === 'tool-result',
+        // The text comes by another way than the records (a NOTIFY): it may come after them.
+        stop: () => {
+          const seen = texts.join('');
+          return types.has('tool-result') && seen === 'Sending the invoice to ACME now.';
+        },
       });
+      // The model's text as it streamed on the worker, through the database: no id, the reply's text.
+      const deltas = before.events.filter((event) => event.event.type === 'text-delta');
+      expect(deltas.length).toBeGreaterThan(0);
+      expect(deltas.every((event) => event.id === null)).toBe(true);
+      expect(deltas.map((event) => (event.event.type === 'text-delta' ? event.event.text : '')).join('')).toBe('Sending the invoice to ACME now.');
+      expect(before.events.find((event) => event.event.type === 'reply')!.event).toMatchObject({ text: 'Sending the invoice to ACME now.' });
       const driver = workers.find((w) => w.output().includes('run inv-f: claimed'))!;
       expect(driver).toBeDefined();
       driver.child.kill('SIGKILL');
@@ -92,7 +112,7 @@ describe.skipIf(!postgresAvailable())('durable-agent serve --database-url', () =
       expect(recordSeqs(all)).toEqual(journal.records.map((stored) => stored.record.seq));
       const stayed = await throughout;
       expect(stayed.ended).toBe(true);
-      expect(stayed.events).toEqual(all);
+      expect(stayed.events.filter((event) => event.id !== null)).toEqual(all);
       expect(after.events[after.events.length - 1]!.event).toMatchObject({ type: 'end', state: 'done', category: 'done', result: 'Invoice sent to ACME.' });
       // The other worker finished it, under a later lease.
       const survivor = workers.find((w) => w !== driver)!;
