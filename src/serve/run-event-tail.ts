@@ -5,6 +5,7 @@
  * events of the records up to N gets those after N, none twice: the records are the truth, and
  * whoever writes them next (another worker after a kill) writes them after N too.
  */
+import fs from 'node:fs';
 import { FINAL_STATES } from '../../machines/agent-loop.types.ts';
 import type { RunEvent } from '../client/api-types.ts';
 import { categoryOf, waitingOfContext } from '../runtime/run-summary.ts';
@@ -24,6 +25,8 @@ export const FLEET_POLL_MS = 250;
 
 export class RunEventTail {
   private view: DurableView | null = null;
+  /** The folder journal's size and time when it was last read. */
+  private seen: string | null = null;
   /** The last record folded into the view (-1: none). */
   private folded = -1;
 
@@ -40,6 +43,10 @@ export class RunEventTail {
 
   /** The events of the records written since the last call; none when nothing was (or the run is not there yet). */
   async next(): Promise<RecordEvents[]> {
+    // A folder run's journal is read again only when its size or time changed: a client left on
+    // a quiet run costs a stat a poll. A fleet run's is read each poll.
+    const signature = this.signature();
+    if (signature !== null && signature === this.seen) return [];
     if (!(await this.store.exists())) return [];
     let loaded = await this.store.load({ fromLastSnapshot: true });
     const first = loaded.records[0]?.record.seq ?? 0;
@@ -53,7 +60,15 @@ export class RunEventTail {
       if (stored.record.seq > this.last) fresh.push({ seq: stored.record.seq, events });
     }
     if (fresh.length) this.last = fresh[fresh.length - 1]!.seq;
+    this.seen = signature;
     return fresh;
+  }
+
+  private signature(): string | null {
+    const file = this.store.journalPath;
+    if (!file) return null;
+    const stat = fs.statSync(file, { throwIfNoEntry: false });
+    return stat ? `${stat.size}:${stat.mtimeMs}` : null;
   }
 
   private apply(stored: StoredRecord): RunEvent[] {
