@@ -8,6 +8,7 @@
  * second serve over the same folder finds it held and leaves the run to the first.
  */
 import { randomBytes } from 'node:crypto';
+import { FINAL_STATES } from '../../machines/agent-loop.types.ts';
 import type { AgentDefinition } from '../agent/agent-definition.ts';
 import type { RunEvent as RuntimeEvent } from '../core/run-events.ts';
 import { keyOf } from '../console/console-row.ts';
@@ -200,7 +201,7 @@ export class FolderPlace implements RunPlace {
       const loaded = await store.load({ fromLastSnapshot: true, finalRecord: true });
       if (loaded.header.startedBy?.command !== SERVE_COMMAND) return false;
       const { state } = foldJournal(store.location, loaded);
-      if (state === 'done' || state === 'failed' || state === 'cancelled' || state === 'stoppedAtMaxTurns' || state === 'stoppedAtBudget') return false;
+      if (FINAL_STATES.includes(state)) return false;
       if (state === 'awaitingDecision' && !only.waiting) return false;
       if ((await store.control.read()).some((request) => request.kind === 'pause')) return false;
       const agent = this.options.agents.find((candidate) => candidate.name === loaded.header.agent?.name);
