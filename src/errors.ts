@@ -134,3 +134,7 @@ export { LeaseLostError, SchemaVersionError } from './store/pg/pg-errors.ts';
 // A fleet run's limits raised (durable-agent raise): a run not stopped at a limit, or a limit that is no raise.
 export { LimitNotRaisedError, RaiseRefusedError } from './fleet/raise-errors.ts';
 export type { LimitName, RaiseProblem } from './fleet/raise-errors.ts';
+
+// The HTTP API (createServer, durable-agent serve): a server given no folder or fleet, or no token; a token not NAME:SECRET.
+export { ServePlaceError } from './serve/serve-errors.ts';
+export { ApiTokenFormatError } from './access/env-token.ts';

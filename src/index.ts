@@ -94,6 +94,18 @@ export async function mcpTools(
   return connect(config, options);
 }
 
+/**
+ * The HTTP API of `durable-agent serve` (docs/serve.md): start, follow and steer runs over a
+ * folder (driven here, with the agents given) or a fleet (its database). Loads the server, and
+ * for a fleet pg, only when called.
+ */
+export async function createServer(options: import('./serve/create-server.ts').ServerOptions): Promise<import('./serve/create-server.ts').RunningServer> {
+  const { createServer: create } = await import('./serve/create-server.ts');
+  return create(options);
+}
+export type { RunningServer, ServerOptions } from './serve/create-server.ts';
+export type { Caller, CallerRole, TokenCheck } from './access/caller.ts';
+
 // Stores: the file store, and the interface another store implements.
 export { FileStore } from './store/file-store.ts';
 export { FileRuns } from './store/file-runs.ts';

@@ -50,6 +50,7 @@ export default defineConfig({
             { text: 'Command line', link: '/command-line' },
             { text: 'The visualizer', link: '/visualizer' },
             { text: 'The console', link: '/console' },
+            { text: 'An HTTP API (serve)', link: '/serve' },
             { text: 'The HTTP API client', link: '/client' },
             { text: 'Running a fleet', link: '/fleet' },
             { text: 'Schedules', link: '/schedules' },

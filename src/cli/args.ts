@@ -25,6 +25,7 @@ export type { PruneArgs } from './specs/prune.ts';
 export type { RaiseArgs } from './specs/raise.ts';
 export type { RunArgs } from './specs/run.ts';
 export type { ScheduleArgs } from './specs/schedule.ts';
+export type { ServeArgs } from './specs/serve.ts';
 export type { TenantArgs } from './specs/tenant.ts';
 export type { TokenArgs } from './specs/token.ts';
 export type { HistoryArgs, StatusArgs } from './specs/status.ts';

@@ -36,6 +36,7 @@ export const COMMAND_INDEX: readonly IndexEntry[] = [
   { name: 'fork', load: async () => declared((await import('./specs/fork.ts')).forkSpec) },
   { name: 'viz', load: async () => declared((await import('./specs/viz.ts')).vizSpec) },
   { name: 'console', load: async () => declared((await import('./specs/console.ts')).consoleSpec) },
+  { name: 'serve', load: async () => declared((await import('./specs/serve.ts')).serveSpec) },
   { name: 'db', load: async () => declared((await import('./specs/fleet.ts')).dbSpec) },
   { name: 'submit', load: async () => declared((await import('./specs/fleet.ts')).submitSpec) },
   { name: 'worker', load: async () => declared((await import('./specs/fleet.ts')).workerSpec) },

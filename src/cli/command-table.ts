@@ -20,6 +20,7 @@ import { raiseSpec } from './specs/raise.ts';
 import { resultSpec } from './specs/result.ts';
 import { runSpec } from './specs/run.ts';
 import { scheduleSpec } from './specs/schedule.ts';
+import { serveSpec } from './specs/serve.ts';
 import { tenantSpec } from './specs/tenant.ts';
 import { tokenSpec } from './specs/token.ts';
 import { signalSpec } from './specs/signal.ts';
@@ -52,6 +53,7 @@ export const COMMAND_SPECS = [
   forkSpec,
   vizSpec,
   consoleSpec,
+  serveSpec,
   dbSpec,
   submitSpec,
   workerSpec,

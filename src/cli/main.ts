@@ -75,6 +75,8 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
         return await (await import('./commands/viz.ts')).vizCommand(args, writers, env);
       case 'console':
         return await (await import('./commands/console.ts')).consoleCommand(args, env, writers);
+      case 'serve':
+        return await (await import('./commands/serve.ts')).serveCommand(args, env, writers);
       case 'prune':
         return await (await import('./commands/prune.ts')).pruneCommand(args, env, writers);
       case 'keys':

@@ -30,6 +30,7 @@ import { type RaiseRequest, raiseProblem, raiseWords } from './raise-run.ts';
 import type { DemoRunSpec, RunSpec } from './run-queue.ts';
 import { unfinishedRunCount } from './run-queue.ts';
 import { type AgentDefinition, AgentDefinitionError, agentModel, delegatedAgentsOf } from '../agent/agent-definition.ts';
+import { TextPublisher } from './text-publisher.ts';
 import { deliverChildEnd, fleetChildRuns } from './child-runs.ts';
 import { fireDueSchedules } from './schedules.ts';
 import { type FleetLook, lookAtFleet } from '../store/pg/fleet-look.ts';
@@ -139,6 +140,8 @@ export class Worker {
   /** The month this worker last queued again the runs stopped at a quota in an earlier one. */
   private quotaMonth: string | null = null;
   private readonly signal: WorkSignal;
+  /** The model's text of the runs driven here, as it streams, published for their followers. */
+  private readonly texts: TextPublisher;
   private readonly webhooks: WebhookDelivery | null;
   /** The runs driven here write through it: several runs' records to a statement. */
   private readonly batcher: AppendBatcher;
@@ -178,6 +181,7 @@ export class Worker {
     this.pollIntervalMs = options.pollIntervalMs ?? options.pollMs!;
     this.id = options.id ?? `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
     this.signal = new WorkSignal(options.pool, () => this.wakeUp(), (line) => options.log(`[worker ${this.id}] ${line}`));
+    this.texts = new TextPublisher(options.pool);
     this.batcher = new AppendBatcher(options.pool);
     this.webhooks = options.webhook
       ? new WebhookDelivery(options.pool, options.webhook, (line) => options.log(`[worker ${this.id}] webhook: ${line}`), (runId) => this.restedHere.get(runId))
@@ -216,6 +220,7 @@ export class Worker {
     await Promise.all(this.releasing);
     await this.webhooks?.stop();
     await this.signal.stop();
+    await this.texts.flush();
     log(`[worker ${this.id}] stopped`);
   }
 
@@ -352,6 +357,9 @@ export class Worker {
         agent,
         observer: (event: RunEvent) => {
           if (event.type === 'reopened') reopened = true;
+          // The model's text as it streams, for whoever follows the run (durable-agent serve).
+          if (event.type === 'model-stream' && event.delta.type === 'text') this.texts.add(lease.runId, event.delta.text);
+          if (event.type === 'model-reply') void this.texts.flush();
           this.report(tag, event, raise);
         },
         signal: controller.signal,

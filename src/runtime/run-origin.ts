@@ -136,6 +136,8 @@ function howToResume(origin: RunOrigin): string {
       return `\`durable-agent run --resume --model ${origin.model}\` (with the same --dir${origin.tools.some((name) => name.startsWith('mcp__')) ? ' and --mcp-config' : ''})`;
     case 'worker':
       return 'a fleet worker (`durable-agent worker`)';
+    case 'serve':
+      return `\`durable-agent serve --agents ${origin.agentsModule ?? 'FILE'}\` (with the same --dir): it takes its runs up when it starts`;
     default:
       return 'the program that started it (the same tools)';
   }

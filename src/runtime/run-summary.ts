@@ -202,6 +202,12 @@ function lastToolOf(context: AgentContext): string | null {
   return null;
 }
 
+/** What a run waits on, as data and in words, from its state (a call of its open turn); null when it waits on none. */
+export function waitingOfContext(context: AgentContext): { waitingOn: WaitedCall; waitsFor: string } | null {
+  const waitingOn = callWaitedOn(context);
+  return waitingOn ? { waitingOn, waitsFor: callWords(waitingOn, context) } : null;
+}
+
 function callWaitedOn(context: AgentContext): WaitedCall | null {
   const awaiting = context.awaiting;
   if (!awaiting) return null;

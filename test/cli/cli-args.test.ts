@@ -71,6 +71,8 @@ function withOption(command: CommandSpec, option: OptionSpec, value?: string): s
     if (task !== -1) needed.splice(task, 2);
   }
   if (name === 'full' && command.name === 'history') needed.push('--transcript');
+  // serve --agents drives a folder's runs: it goes with --dir.
+  if (name === 'agents' && command.name === 'serve') needed.push('--dir', 'project');
   if (name === 'resume' && command.name === 'run') needed.splice(needed.indexOf('--task'), 2);
   // run --agent picks an agent of the module --agents names.
   if (name === 'agent' && command.name === 'run') needed.push('--agents', 'agents.mjs');
@@ -126,6 +128,7 @@ function sampleValue(option: OptionSpec): string {
   if (option.key === 'tools') return 'text-editor,memory';
   if (option.key === 'overlap') return 'allow';
   if (option.key === 'role') return 'steer';
+  if (option.key === 'corsOrigin') return 'https://app.example.com';
   if (option.key in CLAUDE_SAMPLES) return CLAUDE_SAMPLES[option.key]!;
   if (option.type === 'ratio') return String(option.min);
   return option.type === 'integer' || option.type === 'decimal' ? String(option.min) : 'some-value';

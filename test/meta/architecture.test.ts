@@ -29,7 +29,7 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ['src/runtime'],
   ['src/fleet', 'src/drill', 'src/subagent'],
   ['src/words', 'src/access'],
-  ['src/tui', 'visualizer', 'src/console'],
+  ['src/tui', 'visualizer', 'src/console', 'src/serve'],
   ['src/cli'],
   ['src/index.ts', 'src/errors.ts', 'src/postgres.ts', 'src/testing.ts'],
 ];

@@ -86,6 +86,8 @@ export interface QueueQuery {
   savedFrom?: number | undefined;
   /** Only the runs of this tenant (core/tenant.ts). */
   tenant?: string | undefined;
+  /** Only the run of this id. */
+  id?: string | undefined;
   /** At most this many. */
   limit?: number | undefined;
 }
@@ -109,6 +111,7 @@ export async function readQueueRows(db: Database, query: QueueQuery = {}): Promi
   if (query.states) where.push(`da_runs.state = ANY(${param(query.states)}::text[])`);
   if (query.unfinished) where.push('NOT da_runs.finished');
   if (query.tenant !== undefined) where.push(`da_runs.tenant = ${param(query.tenant)}`);
+  if (query.id !== undefined) where.push(`da_runs.id = ${param(query.id)}`);
   const newest = query.order === 'newest';
   if (query.after !== undefined && !newest) {
     where.push(`(da_runs.created_at, da_runs.id) > (SELECT c.created_at, c.id FROM da_runs c WHERE c.id = ${param(query.after)})`);
