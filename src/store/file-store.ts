@@ -147,7 +147,8 @@ export class FileStore implements FolderRunStore {
     this.journalPath = path.join(dir, JOURNAL_FILE);
     this.faults = new WriteFaultPlan(options.writeFaults);
     this.lockLeaseMs = options.lockLeaseMs ?? DEFAULT_LOCK_LEASE_MS;
-    this.blobs = new FileBlobs(dir, { onBlobWritten: options.onBlobWritten });
+    // The sealing is made below: the blobs ask it only once a run is created or loaded.
+    this.blobs = new FileBlobs(dir, { onBlobWritten: options.onBlobWritten, sealing: () => this.sealing.blobSealing() });
     this.decisions = new FileDecisionInbox(dir, {
       onPoint: options.onDecisionPoint,
       failWrite: () => this.faults.checkPoint('decision-write') !== null,

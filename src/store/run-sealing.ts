@@ -10,6 +10,7 @@
  * operated (state, turn, tools, usage): its content stays sealed strings, never a guess. A writer
  * (a resume) is refused then, naming the master key it needs.
  */
+import { BlobSealer } from '../seal/blob-seal.ts';
 import { createRunKey, type RunKey, unwrapRunKey } from '../seal/envelope.ts';
 import type { KeysGiven, MasterKeys } from '../seal/keys.ts';
 import { openRecordContent, sealRecordContent } from '../seal/record-content.ts';
@@ -21,13 +22,14 @@ import path from 'node:path';
 import { JOURNAL_VERSION_SEALED, type JournalHeader, type JournalRecord } from './journal/journal-record.ts';
 import { RunKeyMissingError } from './errors.ts';
 import { readRunKeyFile, runKeyPathOf, writeRunKeyFile } from './run-key-file.ts';
+import type { BlobSealing } from './blobs.ts';
 import type { StoredRecord } from './store.ts';
 
 export class RunSealing {
   #given: KeysGiven | undefined;
   #keys: Promise<MasterKeys | null> | null = null;
   /** The run key of the run last created or loaded, when it is sealed and its key was opened. */
-  #runKey: { runId: string; key: RunKey; sealer: ValueSealer; opener: ValueOpener } | null = null;
+  #runKey: { runId: string; key: RunKey; sealer: ValueSealer; opener: ValueOpener; blobs: BlobSealer } | null = null;
   /** Whether the run last created or loaded is sealed. */
   #sealed = false;
 
@@ -112,7 +114,12 @@ export class RunSealing {
 
   private remember(runId: string, key: RunKey): void {
     this.#sealed = true;
-    this.#runKey = { runId, key, sealer: sealerFor(key, runId), opener: openerFor(key, runId) };
+    this.#runKey = { runId, key, sealer: sealerFor(key, runId), opener: openerFor(key, runId), blobs: new BlobSealer(key, runId) };
+  }
+
+  /** How the run at hand keeps its blobs: plain, or sealed with its run key (none when the key was not given). */
+  blobSealing(): BlobSealing {
+    return this.#sealed ? { sealed: true, sealer: this.#runKey?.blobs ?? null } : { sealed: false };
   }
 
   /** The records as written: sealed when the run is. */
