@@ -32,6 +32,8 @@ export class RunSealing {
   #runKey: { runId: string; key: RunKey; sealer: ValueSealer; opener: ValueOpener; blobs: BlobSealer } | null = null;
   /** Whether the run last created or loaded is sealed. */
   #sealed = false;
+  /** The header of the run last created or loaded (null before either, and once it is archived). */
+  #header: JournalHeader | null = null;
 
   constructor(
     private readonly runFolder: string,
@@ -63,12 +65,15 @@ export class RunSealing {
       if (parentKey !== undefined) throw new KeyNotGivenError(parentKey, 'run key', header.runId);
       this.#sealed = false;
       this.#runKey = null;
+      this.#header = plain;
       return plain;
     }
     const { runKey, wrapped } = await createRunKey(keys);
     writeRunKeyFile(this.runFolder, wrapped);
     this.remember(header.runId, runKey);
-    return { ...plain, version: Math.max(header.version, JOURNAL_VERSION_SEALED), sealed: runKey.id };
+    const sealed = { ...plain, version: Math.max(header.version, JOURNAL_VERSION_SEALED), sealed: runKey.id };
+    this.#header = sealed;
+    return sealed;
   }
 
   /**
@@ -76,6 +81,7 @@ export class RunSealing {
    * for a reader and is refused to a writer (`forWriting`), which would append plain records.
    */
   async prepareLoad(header: JournalHeader, forWriting: boolean): Promise<void> {
+    this.#header = header;
     this.#sealed = header.sealed !== undefined;
     if (!this.#sealed) {
       this.#runKey = null;
@@ -112,6 +118,27 @@ export class RunSealing {
     return new KeyNotGivenError(wrapped.master, 'master key', header.runId);
   }
 
+  /** Whether a run was created or loaded here (its header is known): the inboxes ask before they seal. */
+  knowsRun(): boolean {
+    return this.#header !== null;
+  }
+
+  /**
+   * What seals content written for the run at hand from outside its journal (an inbox entry):
+   * null for a plain run; for a sealed one whose key is not at hand, the refusal naming the key
+   * (KeyNotGivenError) or saying it was shredded (RunKeyMissingError): never plain text.
+   */
+  contentSealer(): ValueSealer | null {
+    if (!this.#sealed) return null;
+    if (this.#runKey) return this.#runKey.sealer;
+    throw this.contentRefusal(this.#header!) ?? new Error('A sealed run without its run key had no refusal.');
+  }
+
+  /** What opens such content: null for a plain run, and for a sealed one read without its key (its values stay sealed). */
+  contentOpener(): ValueOpener | null {
+    return this.#sealed ? (this.#runKey?.opener ?? null) : null;
+  }
+
   private remember(runId: string, key: RunKey): void {
     this.#sealed = true;
     this.#runKey = { runId, key, sealer: sealerFor(key, runId), opener: openerFor(key, runId), blobs: new BlobSealer(key, runId) };
@@ -140,12 +167,13 @@ export class RunSealing {
 
   /** Moves the run key file along with an archived journal (the next run gets its own). */
   archiveKey(target: string): void {
+    this.#runKey = null;
+    this.#sealed = false;
+    this.#header = null;
     const from = runKeyPathOf(this.runFolder);
     if (!fs.existsSync(from)) return;
     fs.renameSync(from, target);
     fsyncDir(path.dirname(target));
     fsyncDir(this.runFolder);
-    this.#runKey = null;
-    this.#sealed = false;
   }
 }
