@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ContentBlock, ToolOutcome } from '../../machines/agent-loop.types.ts';
+import { forkRun } from '../../src/fork/fork-run.ts';
 import { endTurnReply, scriptedModel, toolUseReply } from '../../src/model/scripted-model.ts';
 import { pruneBlobs } from '../../src/prune/prune-blobs.ts';
 import { resumeRun, startRun } from '../../src/runtime/run-api.ts';
@@ -156,5 +157,35 @@ describe('blobs of runs that are not sealed, or sealed before blobs were', () =>
     expect(scannedImage(view.ledger.get('toolu_scan2'))).toMatchObject({ source: { data: PICTURE.toString('base64') } });
     // What the resume wrote is sealed: the second scan's bytes went to a sealed blob.
     expect(blobFilesOf(dir).some((file) => isSealedBlobName(file.name))).toBe(true);
+  });
+});
+
+describe('a fork of a sealed run given as directories, with the keys', () => {
+  it('is sealed under the first key, with its blobs sealed under its own run key; refused without the keys, nothing written', async () => {
+    const k1 = randomBytes(32);
+    const parentKeys = KeyRing.of([{ id: 'k1', key: k1 }]);
+    const parent = await sealedRun(parentKeys);
+    const parentDir = path.dirname(parent);
+    const root = tempDir('da-sealed-fork-dirs-');
+    const refused = await forkRun({ from: parentDir, to: path.join(root, 'unkeyed'), at: 3 }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(KeyNotGivenError);
+    expect(refused).toMatchObject({ keyId: 'k1' });
+    expect(fs.existsSync(path.join(root, 'unkeyed', '.durable-agent', 'journal.jsonl'))).toBe(false);
+
+    const keys = KeyRing.of([
+      { id: 'k2', key: randomBytes(32) },
+      { id: 'k1', key: k1 },
+    ]);
+    const forked = await forkRun({ from: parentDir, to: path.join(root, 'child'), keys });
+    const child = path.join(root, 'child', '.durable-agent');
+    expect(JSON.parse(fs.readFileSync(path.join(child, 'run-key.json'), 'utf8')).master).toBe('k2');
+    const blobs = blobFilesOf(child);
+    expect(blobs).toHaveLength(1);
+    expect(isSealedBlobName(blobs[0]!.name)).toBe(true);
+    expect(blobs[0]!.name).not.toBe(blobFilesOf(parent)[0]!.name);
+    expect(folderText(child)).not.toContain(SECRET);
+    const view = foldJournal(child, await new FileStore(child, { keys }).load());
+    expect(view.state).toBe(forked.state);
+    expect(scannedImage(view.ledger.get('toolu_scan1'))).toMatchObject({ source: { data: PICTURE.toString('base64') } });
   });
 });
