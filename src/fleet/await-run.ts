@@ -44,6 +44,8 @@ export interface FleetRunResult {
   /** The ids of the calls that wait for a person's decision (state awaitingDecision); else empty. */
   waiting: string[];
   turn: number;
+  /** The run is sealed (its journal's header names its run key): its text is its content, sealed unless opened with the key. */
+  sealed: boolean;
 }
 
 export interface AwaitRunOptions {
@@ -78,7 +80,7 @@ export async function readFleetRun(pool: Database, runId: string): Promise<Fleet
     const row = await readRestRow(pool, runId);
     if (!row) throw new FleetRunMissingError(runId);
     if (row.records === 0) {
-      return { runId, state: row.state, finished: false, resting: false, text: null, usage: { ...ZERO_USAGE }, failure: null, waiting: [], turn: 0 };
+      return { runId, state: row.state, finished: false, resting: false, text: null, usage: { ...ZERO_USAGE }, failure: null, waiting: [], turn: 0, sealed: false };
     }
     const loaded = await store.load({ fromLastSnapshot: true });
     const { state, context } = foldJournal(store.location, loaded);
@@ -97,6 +99,7 @@ export async function readFleetRun(pool: Database, runId: string): Promise<Fleet
       failure: run.failure?.message ?? null,
       waiting: (run.waiting ?? []).map((call) => call.tool_use_id),
       turn: run.turn,
+      sealed: loaded.header.sealed !== undefined,
     };
   }
 }
