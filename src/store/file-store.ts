@@ -176,6 +176,10 @@ export class FileStore implements FolderRunStore {
     this.sealing.giveKeys(keys);
   }
 
+  sealingOfRun(): { sealed: boolean; keyHeld: boolean } {
+    return this.sealing.state();
+  }
+
   /**
    * What seals an inbox entry's content: null for a plain run (or none here yet); for a sealed
    * run whose key was not given, the refusal naming it. The run is read first when this store

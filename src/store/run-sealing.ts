@@ -118,6 +118,11 @@ export class RunSealing {
     return new KeyNotGivenError(wrapped.master, 'master key', header.runId);
   }
 
+  /** Whether the run at hand is sealed, and whether its run key is open here. */
+  state(): { sealed: boolean; keyHeld: boolean } {
+    return { sealed: this.#sealed, keyHeld: this.#runKey !== null };
+  }
+
   /** Whether a run was created or loaded here (its header is known): the inboxes ask before they seal. */
   knowsRun(): boolean {
     return this.#header !== null;
