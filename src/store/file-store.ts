@@ -152,7 +152,11 @@ export class FileStore implements FolderRunStore {
     // The sealing is made below: the blobs ask it only once a run is created or loaded.
     this.blobs = new FileBlobs(dir, { onBlobWritten: options.onBlobWritten, sealing: () => this.sealing.blobSealing() });
     // What other processes write for a sealed run waits in its inboxes sealed (inbox-content.ts).
-    const content: InboxContent = { sealer: () => this.inboxSealer(), opener: () => this.sealing.contentOpener() };
+    const content: InboxContent = {
+      sealerNow: () => (this.sealing.knowsRun() ? this.sealing.contentSealer() : undefined),
+      sealer: () => this.inboxSealer(),
+      opener: () => this.sealing.contentOpener(),
+    };
     this.decisions = new FileDecisionInbox(dir, {
       onPoint: options.onDecisionPoint,
       failWrite: () => this.faults.checkPoint('decision-write') !== null,

@@ -29,7 +29,7 @@ export class RunSealing {
   #given: KeysGiven | undefined;
   #keys: Promise<MasterKeys | null> | null = null;
   /** The run key of the run last created or loaded, when it is sealed and its key was opened. */
-  #runKey: { runId: string; key: RunKey; sealer: ValueSealer; opener: ValueOpener; blobs: BlobSealer } | null = null;
+  #runKey: { runId: string; key: RunKey; sealer: ValueSealer; opener: ValueOpener; blobs: BlobSealer | null } | null = null;
   /** Whether the run last created or loaded is sealed. */
   #sealed = false;
   /** The header of the run last created or loaded (null before either, and once it is archived). */
@@ -146,12 +146,17 @@ export class RunSealing {
 
   private remember(runId: string, key: RunKey): void {
     this.#sealed = true;
-    this.#runKey = { runId, key, sealer: sealerFor(key, runId), opener: openerFor(key, runId), blobs: new BlobSealer(key, runId) };
+    // The blob sealer (a key derived for names) is made when a blob is first written or read.
+    this.#runKey = { runId, key, sealer: sealerFor(key, runId), opener: openerFor(key, runId), blobs: null };
   }
 
   /** How the run at hand keeps its blobs: plain, or sealed with its run key (none when the key was not given). */
   blobSealing(): BlobSealing {
-    return this.#sealed ? { sealed: true, sealer: this.#runKey?.blobs ?? null } : { sealed: false };
+    if (!this.#sealed) return { sealed: false };
+    const open = this.#runKey;
+    if (open === null) return { sealed: true, sealer: null };
+    open.blobs ??= new BlobSealer(open.key, open.runId);
+    return { sealed: true, sealer: open.blobs };
   }
 
   /** The records as written: sealed when the run is. */

@@ -13,7 +13,7 @@ import { createFileExclusively, fsyncDir } from '../../util/durable-file.ts';
 import { NotARegularFileError, readRegularFile } from '../../util/regular-file.ts';
 import { environmentProblem } from '../fs-problems.ts';
 import { PRIVATE_DIR, PRIVATE_FILE } from '../state-folder.ts';
-import { INBOX_SEALED_MARK, type InboxContent, openEntry, PLAIN_INBOX, sealEntry } from './inbox-content.ts';
+import { INBOX_SEALED_MARK, type InboxContent, type KeptEntry, openEntry, PLAIN_INBOX, sealEntry } from './inbox-content.ts';
 import { type Signal, type SignalDelivery, type SignalInbox, signalProblem } from './signal-inbox.ts';
 
 export const SIGNALS_DIR = 'signals';
@@ -63,10 +63,14 @@ export class FileSignalInbox implements SignalInbox {
   }
 
   async send(signal: Signal): Promise<SignalDelivery> {
+    // Sealed before anything is written: a sender without a sealed run's key is refused, nothing sent.
+    const sealing = sealEntry(signal, CONTENT_FIELDS, placeOf(signal), this.content);
+    return this.sendKept(signal, sealing instanceof Promise ? await sealing : sealing);
+  }
+
+  private async sendKept(signal: Signal, { entry: kept, sealed }: KeptEntry<Signal>): Promise<SignalDelivery> {
     const base = baseOf(signal.name, signal.id);
     const file = path.join(this.dir, `${base}.json`);
-    // Sealed before anything is written: a sender without a sealed run's key is refused, nothing sent.
-    const { entry: kept, sealed } = await sealEntry(signal, CONTENT_FIELDS, placeOf(signal), this.content);
     const written = this.inEnvironment(`write the signal ${file}`, file, () => {
       fs.mkdirSync(this.dir, { recursive: true, mode: PRIVATE_DIR });
       const before = signal.id === null ? null : this.takerOf(base);

@@ -17,27 +17,49 @@ import type { ValueOpener, ValueSealer } from '../../seal/value-codec.ts';
 
 /** Where an inbox gets its run's sealing: the store that keeps it says. */
 export interface InboxContent {
+  /**
+   * For a writer, when the store knows the run already: null for a plain run, the sealer for a
+   * sealed one; throws when the run is sealed and its key is not at hand. Undefined when the run
+   * must be read first (then `sealer`).
+   */
+  sealerNow(): ValueSealer | null | undefined;
   /** For a writer: null for a plain run; throws when the run is sealed and its key is not at hand. */
   sealer(): Promise<ValueSealer | null>;
   /** For a reader: null for a plain run, and for a sealed one read without its key. */
   opener(): ValueOpener | null;
 }
 
-export const PLAIN_INBOX: InboxContent = { sealer: async () => null, opener: () => null };
+export const PLAIN_INBOX: InboxContent = { sealerNow: () => null, sealer: async () => null, opener: () => null };
 
 /** What an entry's envelope carries when its content is sealed: the run key's id. */
 export const INBOX_SEALED_MARK = 'sealed';
 
-/** The entry with its content fields sealed for `place`, and the mark; as it is for a plain run, or when it holds no content. */
-export async function sealEntry<T extends object>(entry: T, fields: readonly string[], place: string, content: InboxContent): Promise<{ entry: T; sealed: string | null }> {
+/** A sealed entry as written: the entry with its content sealed, and the run key's id (null: as it is). */
+export interface KeptEntry<T> {
+  entry: T;
+  sealed: string | null;
+}
+
+/**
+ * The entry with its content fields sealed for `place`, and the mark; as it is for a plain run,
+ * or when it holds no content. Done at once when the store knows the run (an inbox written by a
+ * run's own process is written before the call returns, as a plain one is); a promise when the
+ * run must be read first.
+ */
+export function sealEntry<T extends object>(entry: T, fields: readonly string[], place: string, content: InboxContent): KeptEntry<T> | Promise<KeptEntry<T>> {
   const values = entry as Record<string, unknown>;
   const present = fields.filter((field) => values[field] !== undefined && values[field] !== null);
   if (present.length === 0) return { entry, sealed: null };
-  const sealer = await content.sealer();
-  if (sealer === null) return { entry, sealed: null };
+  const now = content.sealerNow();
+  if (now !== undefined) return sealedWith(values, present, place, now) as KeptEntry<T>;
+  return content.sealer().then((sealer) => sealedWith(values, present, place, sealer) as KeptEntry<T>);
+}
+
+function sealedWith(values: Record<string, unknown>, present: readonly string[], place: string, sealer: ValueSealer | null): KeptEntry<unknown> {
+  if (sealer === null) return { entry: values, sealed: null };
   const out: Record<string, unknown> = { ...values };
   for (const field of present) out[field] = sealer.seal(values[field], `${place}.${field}`);
-  return { entry: out as T, sealed: sealer.keyId };
+  return { entry: out, sealed: sealer.keyId };
 }
 
 /**

@@ -16,7 +16,7 @@ import { createFileExclusively, fsyncDir } from '../../util/durable-file.ts';
 import { environmentProblem } from '../fs-problems.ts';
 import { NotARegularFileError, readRegularFile } from '../../util/regular-file.ts';
 import { PRIVATE_DIR, PRIVATE_FILE } from '../state-folder.ts';
-import { INBOX_SEALED_MARK, type InboxContent, openEntry, PLAIN_INBOX, sealEntry } from './inbox-content.ts';
+import { INBOX_SEALED_MARK, type InboxContent, type KeptEntry, openEntry, PLAIN_INBOX, sealEntry } from './inbox-content.ts';
 
 
 /** Far more than any decision or request (an edited input, an answer): a larger file is not one. */
@@ -85,16 +85,27 @@ export class KeyedFileInbox<T extends object> {
   /**
    * Writes the entry whole and exclusively, durable when it resolves; 'exists' (nothing written)
    * when its key has one. In a sealed run its content is sealed first; without the run's key an
-   * entry with content is refused (inbox-content.ts), nothing written.
+   * entry with content is refused (inbox-content.ts), nothing written. The file is written before
+   * this returns whenever the store knows the run (a run's own process asking, say): only a
+   * writer that must read the run first writes it later.
    */
-  async put(entry: T): Promise<'written' | 'exists'> {
-    const key = this.kind.keyOf(entry);
-    const file = this.fileOf(key);
-    const { entry: kept, sealed } = await sealEntry(entry, this.kind.contentFields, this.kind.placeOf(entry), this.content);
+  put(entry: T): Promise<'written' | 'exists'> {
+    try {
+      const key = this.kind.keyOf(entry);
+      const file = this.fileOf(key);
+      const kept = sealEntry(entry, this.kind.contentFields, this.kind.placeOf(entry), this.content);
+      if (kept instanceof Promise) return kept.then((sealed) => this.write(key, file, sealed));
+      return Promise.resolve(this.write(key, file, kept));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  private write(key: string, file: string, kept: KeptEntry<T>): 'written' | 'exists' {
     try {
       fs.mkdirSync(this.dir, { recursive: true, mode: PRIVATE_DIR });
       this.sweepTemps(key);
-      const envelope = { format: this.kind.format, version: INBOX_ENVELOPE_VERSION, [this.kind.field]: kept, ...(sealed !== null ? { [INBOX_SEALED_MARK]: sealed } : {}) };
+      const envelope = { format: this.kind.format, version: INBOX_ENVELOPE_VERSION, [this.kind.field]: kept.entry, ...(kept.sealed !== null ? { [INBOX_SEALED_MARK]: kept.sealed } : {}) };
       return createFileExclusively(file, `${JSON.stringify(envelope)}\n`, {
         mode: PRIVATE_FILE,
         onPoint: this.options.onPoint,
