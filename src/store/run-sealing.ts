@@ -45,6 +45,8 @@ export class RunSealing {
   giveKeys(given: KeysGiven): void {
     this.#given = given;
     this.#keys = null;
+    // A sealed run read before without its key is read again (with these) before an inbox seals for it.
+    if (this.#sealed && this.#runKey === null) this.#header = null;
   }
 
   private keys(): Promise<MasterKeys | null> {
