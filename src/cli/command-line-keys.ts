@@ -1,27 +1,14 @@
 /**
- * The master keys a command line holds: DURABLE_AGENT_KEYS (`k2:BASE64,k1:BASE64`, the first
- * sealing) or DURABLE_AGENT_KEY_FILE (the path of a file its owner alone reads, one `ID:BASE64`
- * a line). Read when a store first needs them, once per command; never from a flag, which every
- * user of the machine reads in ps.
+ * The master keys a command line holds: those of its environment (DURABLE_AGENT_KEYS or
+ * DURABLE_AGENT_KEY_FILE, see src/seal/environment-keys.ts), read when a store first needs them,
+ * once per command; never from a flag, which every user of the machine reads in ps.
  */
-import { KEYS_ENV, type KeysGiven, type MasterKeys, keyRingFromEnv, keyRingFromFile } from '../seal/keys.ts';
-import { KeyListError } from '../seal/seal-errors.ts';
+import { environmentKeys, KEY_FILE_ENV } from '../seal/environment-keys.ts';
+import type { KeysGiven } from '../seal/keys.ts';
 
-export const KEY_FILE_ENV = 'DURABLE_AGENT_KEY_FILE';
+export { KEY_FILE_ENV };
 
 /** The keys of the environment, read when first needed (null when neither variable is set). */
 export function commandLineKeys(env: NodeJS.ProcessEnv = process.env): KeysGiven {
-  let read: Promise<MasterKeys | null> | null = null;
-  return () => {
-    read ??= keysOfEnv(env);
-    return read;
-  };
-}
-
-async function keysOfEnv(env: NodeJS.ProcessEnv): Promise<MasterKeys | null> {
-  const file = env[KEY_FILE_ENV]?.trim() ?? '';
-  const inline = env[KEYS_ENV]?.trim() ?? '';
-  if (file !== '' && inline !== '') throw new KeyListError(`${KEYS_ENV} and ${KEY_FILE_ENV}`, 'both are set; give the keys in one of them');
-  if (file !== '') return keyRingFromFile(file);
-  return keyRingFromEnv(env);
+  return environmentKeys(env);
 }

@@ -30,6 +30,9 @@ import { type ConsoleRun, keyOf } from './run-sources.ts';
 import { FLEET_KEY, KEY_SEPARATOR } from './console-row.ts';
 import { type ChildRun, childRunsOf, runsFolderOf } from '../runtime/run-tree.ts';
 import { type TreePendingDecision, treePendingDecisions } from '../runtime/tree-decisions.ts';
+import { environmentKeys } from '../seal/environment-keys.ts';
+import type { KeysGiven } from '../seal/keys.ts';
+import { isSealedValue } from '../seal/value-codec.ts';
 
 export interface RunSummary {
   runId: string;
@@ -70,6 +73,20 @@ export interface RunDetail {
   /** Where the run came from (a fork's parent, the run whose sub-agent call started it), the runs forked from it and the runs its sub-agent calls started. */
   lineage: Lineage;
   pending: PendingCall[];
+  /**
+   * The run is sealed and the console was not given its key: what stays readable shows (state,
+   * turn, tools, usage, the timeline), each sealed text as "(sealed)", and this says what it
+   * needs. Null when its content shows (a plain run, or a sealed one opened with the key).
+   */
+  sealed: SealedContent | null;
+}
+
+/** What a sealed run's content needs that the console was not given. */
+export interface SealedContent {
+  /** The master key it needs (KeyNotGivenError), or its run key, deleted (RunKeyMissingError); null when not known (an archived run). */
+  keyId: string | null;
+  /** In words, for the page: which key, and how to give it to the console. */
+  message: string;
 }
 
 /** A call that waits, with what it waits for in words (approval, an answer, a wait's time or event). */
@@ -125,9 +142,22 @@ export function machineSvg(): Promise<string> {
   return diagram;
 }
 
-export async function runDetail(run: ConsoleRun): Promise<RunDetail> {
+/** The keys of the console's environment (DURABLE_AGENT_KEYS, DURABLE_AGENT_KEY_FILE), read when a sealed run is first shown. */
+const consoleKeys = environmentKeys();
+
+/**
+ * `keys`: what opens sealed runs (default those of the console's environment); a sealed run
+ * shown without its key shows what stays readable, and says which key it needs.
+ */
+export async function runDetail(run: ConsoleRun, keys: KeysGiven | null = consoleKeys): Promise<RunDetail> {
+  if (keys !== null && run.store?.giveKeys) run.store.giveKeys(keys);
+  const detail = await detailOf(run);
+  return detail.sealed === null ? detail : sealedShown(detail, detail.sealed);
+}
+
+async function detailOf(run: ConsoleRun): Promise<RunDetail> {
   const location = run.store?.location ?? run.archivedJournal!;
-  const base = { key: run.key, source: run.source, location };
+  const base = { key: run.key, source: run.source, location, sealed: null };
   let loaded: LoadedRun;
   try {
     loaded = run.store ? await run.store.load() : readArchived(run.archivedJournal!);
@@ -137,13 +167,44 @@ export async function runDetail(run: ConsoleRun): Promise<RunDetail> {
     const prefix = file ? readablePrefix(file, error) : null;
     const damage = error.message;
     if (!prefix) return { ...base, readOnly: 'its journal is damaged', damage, summary: null, status: null, transcript: [], steps: [], processes: [], ledger: [], lineage: NO_LINEAGE, pending: [] };
-    return { ...base, ...readView(location, prefix), readOnly: 'its journal is damaged', damage, status: null, pending: [] };
+    return { ...base, ...readView(location, prefix), sealed: sealedContentOf(prefix), readOnly: 'its journal is damaged', damage, status: null, pending: [] };
   }
   const view = readView(location, loaded, run.store && keptInFolder(run.store) ? forksOf(run.store, loaded.header.runId) : []);
-  if (!run.store) return { ...base, ...view, readOnly: 'an archived run', damage: null, status: null, pending: [] };
+  const sealed = sealedContentOf(loaded);
+  if (!run.store) return { ...base, ...view, sealed, readOnly: 'an archived run', damage: null, status: null, pending: [] };
   // The run's own calls, then those its sub-agent runs wait on: decided from this page, they go to that run.
   const [status, pending, tree] = await Promise.all([readRunStatus(run.store), treePendingDecisions(run.store), treeOf(run, loaded)]);
-  return { ...base, ...view, lineage: { ...view.lineage, ...tree }, readOnly: null, damage: null, status, pending: pending.map(withWords) };
+  return { ...base, ...view, sealed, lineage: { ...view.lineage, ...tree }, readOnly: null, damage: null, status, pending: pending.map(withWords) };
+}
+
+/** What the run's content needs when it was loaded sealed (its refusal), or null when it shows. An archived or damaged sealed run is read as its journal holds it. */
+function sealedContentOf(loaded: LoadedRun): SealedContent | null {
+  const refused = loaded.contentRefused;
+  if (refused) {
+    const keyId = (refused as { keyId?: unknown }).keyId;
+    return { keyId: typeof keyId === 'string' ? keyId : null, message: refused.message };
+  }
+  if (loaded.header.sealed !== undefined && loaded.records.some((stored) => Object.hasOwn(stored.record, 'sealed'))) {
+    return { keyId: null, message: 'This run is sealed, and the console shows it as its journal holds it here: read it with `durable-agent history --transcript` and the master key.' };
+  }
+  return null;
+}
+
+/**
+ * The detail with every sealed text named instead of shown: the task says what the run needs,
+ * every other sealed string is "(sealed)". Never a sealed string on the page as if it were text.
+ */
+function sealedShown(detail: RunDetail, sealed: SealedContent): RunDetail {
+  const shown = namedSealed(detail) as RunDetail;
+  if (shown.summary && isSealedValue(detail.summary?.task)) shown.summary = { ...shown.summary, task: `(sealed) ${sealed.message}` };
+  return { ...shown, sealed };
+}
+
+function namedSealed(value: unknown): unknown {
+  if (typeof value === 'string') return isSealedValue(value) ? '(sealed)' : value;
+  if (Array.isArray(value)) return value.map(namedSealed);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, namedSealed(inner)]));
 }
 
 function withWords({ store: _store, ...call }: TreePendingDecision): PendingCall {

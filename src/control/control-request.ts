@@ -8,6 +8,7 @@
 import type { Cancellation } from '../../machines/agent-loop.types.ts';
 import type { ControlKind, ControlRequest } from '../store/inbox/inboxes.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
+import { isSealedValue } from '../seal/value-codec.ts';
 
 export { CONTROL_KINDS, controlProblem } from '../store/inbox/inboxes.ts';
 export type { ControlInbox, ControlKind, ControlRequest } from '../store/inbox/inboxes.ts';
@@ -22,7 +23,9 @@ export function strongest(requests: readonly ControlRequest[]): ControlRequest |
 }
 
 export function requestWords(request: Pick<ControlRequest, 'by' | 'reason' | 'at'>): string {
-  return `by ${request.by} at ${new Date(request.at).toISOString()}${request.reason ? ` (reason: ${request.reason})` : ''}`;
+  // A sealed run's reason read without its key is named as sealed, never printed as its sealed string.
+  const reason = request.reason && isSealedValue(request.reason) ? '(sealed)' : request.reason;
+  return `by ${request.by} at ${new Date(request.at).toISOString()}${reason ? ` (reason: ${reason})` : ''}`;
 }
 
 /** A resume of a run that was cancelled: refused (fork it to try again from one of its steps). */

@@ -46,6 +46,8 @@ export interface FleetRunResult {
   turn: number;
   /** Which budget or tenant quota stopped the run (state stoppedAtBudget), with the figures; absent otherwise. */
   budgetStop?: BudgetStop | undefined;
+  /** The run is sealed (its journal's header names its run key): its text is its content, sealed unless opened with the key. */
+  sealed: boolean;
 }
 
 export interface AwaitRunOptions {
@@ -80,7 +82,7 @@ export async function readFleetRun(pool: Database, runId: string): Promise<Fleet
     const row = await readRestRow(pool, runId);
     if (!row) throw new FleetRunMissingError(runId);
     if (row.records === 0) {
-      return { runId, state: row.state, finished: false, resting: false, text: null, usage: { ...ZERO_USAGE }, failure: null, waiting: [], turn: 0 };
+      return { runId, state: row.state, finished: false, resting: false, text: null, usage: { ...ZERO_USAGE }, failure: null, waiting: [], turn: 0, sealed: false };
     }
     const loaded = await store.load({ fromLastSnapshot: true });
     const { state, context } = foldJournal(store.location, loaded);
@@ -100,6 +102,7 @@ export async function readFleetRun(pool: Database, runId: string): Promise<Fleet
       waiting: (run.waiting ?? []).map((call) => call.tool_use_id),
       turn: run.turn,
       ...(state === 'stoppedAtBudget' && context.budgetStop ? { budgetStop: context.budgetStop } : {}),
+      sealed: loaded.header.sealed !== undefined,
     };
   }
 }

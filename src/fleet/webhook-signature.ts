@@ -28,6 +28,11 @@ export interface WebhookSettings {
   secret: string;
   /** How long one attempt may take before it counts as failed and is retried; default 10 s. */
   timeoutMs?: number | undefined;
+  /**
+   * A sealed run's body carries metadata only (its answer is the run's content); true adds its
+   * answer when the worker holds it opened. Runs that are not sealed carry their answer either way.
+   */
+  includeContent?: boolean | undefined;
 }
 
 /** The JSON body of a webhook request. */
@@ -44,7 +49,9 @@ export interface WebhookEventBody {
   /** The agent of the run, for a run of an agent (not for a demo run), and the version it started with. */
   agent?: string;
   agentVersion?: string;
-  /** run.done: the model's final answer. */
+  /** The run is sealed: its answer is not in the body unless the worker was asked to include content. */
+  sealed?: true;
+  /** run.done: the model's final answer (a sealed run's only with includeContent). */
   text?: string;
   /** run.failed: what the run failed of. */
   failure?: string;

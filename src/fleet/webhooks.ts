@@ -22,6 +22,7 @@ import { claimDueEvents, markEventsDelivered, recordFailedAttempt, registerEndpo
 import { addSecrets, redactSecrets } from '../util/redact.ts';
 import { readFleetRun, REST_CHANNEL } from './await-run.ts';
 import { MIN_SECRET_LENGTH, WebhookSettingsError } from './webhook-errors.ts';
+import { type RestResult, webhookBodyOf } from './webhook-body.ts';
 import { signWebhookRequest, WEBHOOK_EVENT_ID_HEADER, WEBHOOK_EVENT_TYPE_HEADER, WEBHOOK_SIGNATURE_HEADER, type WebhookEventBody, type WebhookEventType, type WebhookSettings } from './webhook-signature.ts';
 
 export { WebhookSettingsError } from './webhook-errors.ts';
@@ -57,6 +58,8 @@ export interface RestedRun {
   state: string;
   text: string | null;
   failure: string | null;
+  /** The run is sealed: its body carries no answer unless the settings ask for content (webhook-body.ts). */
+  sealed: boolean;
 }
 
 /** The settings as a delivery uses them: the URL without its credentials, which go in a header. */
@@ -69,6 +72,8 @@ interface Target {
   authorization: string | null;
   secret: string;
   timeoutMs: number;
+  /** A sealed run's answer goes in its body too (WebhookSettings.includeContent). */
+  includeContent: boolean;
   /** Secrets of the process from now on: taken out of whatever it prints, stores or exports. */
   secrets: string[];
   /** What this delivery's own messages never show: the secrets, the URL's user name, its path and query. */
@@ -98,7 +103,7 @@ function checkWebhookSettings(settings: WebhookSettings): Target {
   // A path or query may be a credential too (many services put a token there): only the origin is ever shown.
   const pathAndQuery = `${url.pathname}${url.search}`;
   const endpoint = createHash('sha256').update(url.href).digest('hex');
-  return { url: url.href, endpoint, origin: url.origin, authorization, secret, timeoutMs, secrets, unshown: [...secrets, user, pathAndQuery.length >= 12 ? pathAndQuery : ''] };
+  return { url: url.href, endpoint, origin: url.origin, authorization, secret, timeoutMs, includeContent: settings.includeContent === true, secrets, unshown: [...secrets, user, pathAndQuery.length >= 12 ? pathAndQuery : ''] };
 }
 
 interface ClaimedEvent {
@@ -306,19 +311,15 @@ export class WebhookDelivery {
   }
 
   private async bodyOf(event: ClaimedEvent): Promise<WebhookEventBody> {
-    const body: WebhookEventBody = { id: event.eventId, type: event.type, run: event.runId, state: event.state, at: event.at.toISOString() };
-    if (event.agent !== null) body.agent = event.agent;
-    if (event.agentVersion !== null) body.agentVersion = event.agentVersion;
+    let result: RestResult | null = null;
     if (event.type === 'run.done' || event.type === 'run.failed') {
       const here = this.restedHere(event.runId);
-      const result = here?.state === event.state ? here : await readFleetRun(this.pool, event.runId);
+      const read = here?.state === event.state ? here : await readFleetRun(this.pool, event.runId);
       // A run taken up again since (by a fork's message, a retry) rests elsewhere now: its answer then is not this event's.
-      if (result.state === event.state) {
-        if (event.type === 'run.done' && result.text !== null) body.text = result.text;
-        if (event.type === 'run.failed' && result.failure !== null) body.failure = result.failure;
-      }
+      if (read.state === event.state) result = { text: read.text, failure: read.failure, sealed: read.sealed };
     }
-    return body;
+    // What a sealed run's body carries, and what it leaves out: webhook-body.ts.
+    return webhookBodyOf(event, result, this.target.includeContent);
   }
 
   /**

@@ -388,7 +388,9 @@ export class Worker {
       this.failuresInARow.delete(lease.runId);
       // A child's end goes to the run that waits for it, through that run's decisions.
       if (spec.kind === 'agent' && spec.calledBy) await deliverChildEnd(pool, { runId: lease.runId, agent: spec.agent, calledBy: spec.calledBy }, result);
-      if (this.webhooks) this.noteRested(lease.runId, { state: result.status, text: result.text ?? null, failure: result.failure?.message ?? null });
+      // A worker drives its runs without keys, so none of them is sealed: an event of one sealed
+      // elsewhere is made by reading it back (readFleetRun), whose header says so.
+      if (this.webhooks) this.noteRested(lease.runId, { state: result.status, text: result.text ?? null, failure: result.failure?.message ?? null, sealed: false });
       // Its REOPEN record deletes the raise; one that could not reopen the run would make it claimable for ever.
       if (lease.raise != null && !reopened) await this.dropRaise(tag, lease, raise, result.status);
       const waits = result.waiting?.map((call) => `${call.tool_use_id} ${call.name}`).join(', ');

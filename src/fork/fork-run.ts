@@ -16,6 +16,8 @@ import type { ForkOrigin } from '../store/journal/journal-record.ts';
 import { createForked } from '../store/fork-into.ts';
 import { openStore, stateFolderOf } from '../store/open-store.ts';
 import { type RunStore, requireContent } from '../store/store.ts';
+import type { KeysGiven } from '../seal/keys.ts';
+import { SealingUnsupportedError } from '../seal/seal-errors.ts';
 import { ForkRefusedError } from './fork-errors.ts';
 import { appendForkNote } from './fork-notes.ts';
 import { type ParentCallAfterFork, planFork } from './fork-plan.ts';
@@ -31,6 +33,13 @@ export interface ForkOptions {
   message?: string | undefined;
   /** With message: the child's MAX_TURNS (a total), when the parent has no turn left. */
   maxTurns?: number | undefined;
+  /**
+   * The master keys (a ring, a KMS hook): a sealed parent is opened with them, and the child is
+   * sealed under a run key of its own, wrapped by their sealing key (the first of a ring). Given
+   * to the stores `from` and `to` (the stores of directories given, or stores given). Without
+   * them a sealed parent is refused (KeyNotGivenError naming its key), nothing written.
+   */
+  keys?: KeysGiven | undefined;
 }
 
 export interface ForkResult {
@@ -54,6 +63,12 @@ export interface ForkResult {
 export async function forkRun(options: ForkOptions): Promise<ForkResult> {
   const from = storeOf(options.from);
   const to = storeOf(options.to);
+  if (options.keys !== undefined) {
+    for (const store of [from, to]) {
+      if (!store.giveKeys) throw new SealingUnsupportedError(store.location);
+      store.giveKeys(options.keys);
+    }
+  }
   if (options.message !== undefined) checkMessageText(from.location, options.message);
   if (sameStore(from, to)) throw new ForkRefusedError(from.location, 'same-run', `the fork would go where the run is: ${to.fleetRun !== undefined ? 'give another --to-run ID (or none for a new one)' : 'give another directory (--to DIR)'}. Nothing was written.`);
   if (!to.createFork && !to.createWith) throw new ForkRefusedError(from.location, 'target-cannot-fork', `the store ${to.location} cannot take a forked run (it has no createWith). Nothing was written.`);

@@ -75,6 +75,8 @@ async function start(pieces: StartPieces, tracing: RunTracing | null): Promise<R
     // The driver's parts only for a run that is started here: one attached to is resumed with the settings it applies.
     const parts = driverParts(pieces.driver, options, settings, pieces.settings, observer, tracing);
     const receipt = await store.create(header, record);
+    // A trace exports content of a sealed run only with its key at hand (run-tracing.ts).
+    if (store.sealingOfRun) tracing?.runSealing(store.sealingOfRun());
     const snapshots = new SnapshotPolicy(options.snapshotEvery, record, record);
     const driver = new RunDriver({ ...parts, snapshots }, runId, snapshot, { state: 'awaitingModel', context: snapshot.context, ledger: new Map() }, 1);
     parts.observer({ type: 'started', runId, task: task.task, model: model.name, maxTurns: input.maxTurns, location: store.location, archivedPrevious });

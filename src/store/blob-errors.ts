@@ -21,8 +21,8 @@ export class StoreBlobError extends DurableAgentError {
     super(
       `The journal at ${location} refers, in record ${seq}, to the blob ${blob} (a tool result's image or document), but ${found}. ` +
         'A blob is written and synced before any record refers to it, so it was removed or changed afterwards: the run was not loaded, ' +
-        'nothing was changed and nothing of the conversation was dropped. Put the blob back from a backup (its name is the SHA-256 of its bytes: ' +
-        '`sha256sum` checks a copy), or start over with --fresh (the journal is archived, not deleted).',
+        'nothing was changed and nothing of the conversation was dropped. Put the blob back from a backup (a sha256- name is the SHA-256 of its bytes: ' +
+        '`sha256sum` checks a copy; an hmac- one is a sealed run\'s, checked with its key), or start over with --fresh (the journal is archived, not deleted).',
     );
   }
 }

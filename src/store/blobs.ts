@@ -1,7 +1,7 @@
 /**
  * A file store's blobs: the payloads of images and documents (a screenshot a tool returned, a
- * PDF) kept once each, in DIR/blobs/sha256-<hex>, instead of inside every record that restates
- * them. Without them a snapshot writes the whole state again, image and all: a 1 MB screenshot
+ * PDF) kept once each, in DIR/blobs/sha256-<hex> (a sealed run's: DIR/blobs/hmac-<hex>, sealed,
+ * see src/seal/blob-seal.ts), instead of inside every record that restates them. Without them a snapshot writes the whole state again, image and all: a 1 MB screenshot
  * in turn 1 of a run that snapshots every 5 records is written into every snapshot after it.
  *
  * The record keeps the block with a reference in place of the bytes (its media type, the bytes'
@@ -17,6 +17,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { type BlobSealer, isSealedBlobName } from '../seal/blob-seal.ts';
 import type { JournalRecord } from './journal/journal-record.ts';
 import type { StoredRecord } from './store.ts';
 import { StoreBlobError } from './blob-errors.ts';
@@ -28,7 +29,8 @@ import { type BlobSource, isBlobSource, mapPayloadBlocks } from '../util/rich-bl
 export const BLOBS_DIR = 'blobs';
 /** A payload of this many characters or more is kept in a blob; a smaller one stays in its record. */
 export const BLOB_MIN_CHARS = 1024;
-const BLOB_NAME = /^sha256-[0-9a-f]{64}$/;
+/** A plain blob's name (the SHA-256 of its bytes) or a sealed one's (a keyed hash, see blob-seal.ts). */
+const BLOB_NAME = /^(?:sha256|hmac)-[0-9a-f]{64}$/;
 
 type Block = Record<string, unknown>;
 /** A source that carries its bytes: { type: 'base64' | 'text', media_type, data }. */
@@ -37,7 +39,17 @@ type InlineSource = { type: 'base64' | 'text'; media_type: string; data: string 
 export interface FileBlobsOptions {
   /** Tests and drills: called once a new blob is durable, before the record that refers to it is written. */
   onBlobWritten?: ((file: string) => void) | undefined;
+  /** Whether the run is sealed, and its blob sealer when its key is at hand (the store's sealing says). */
+  sealing?: (() => BlobSealing) | undefined;
 }
+
+/**
+ * How the run at hand keeps its blobs: plain, or sealed (with the sealer when its run key is
+ * open; without it, a reader leaves the references in place and a writer is refused).
+ */
+export type BlobSealing = { sealed: false } | { sealed: true; sealer: BlobSealer | null };
+
+const PLAIN: BlobSealing = { sealed: false };
 
 /**
  * Where a store keeps blobs. `put` must make the blob durable before the record that refers to
@@ -58,7 +70,10 @@ export class BlobReferences {
   /** Sources that stay in their record (small, or bytes that would not read back as the same text). */
   private readonly inline = new WeakSet<object>();
 
-  constructor(private readonly keeper: BlobKeeper) {}
+  constructor(
+    private readonly keeper: BlobKeeper,
+    private readonly sealing: () => BlobSealing = () => PLAIN,
+  ) {}
 
   /**
    * The records as the journal keeps them: each large payload replaced by a reference to its
@@ -95,7 +110,13 @@ export class BlobReferences {
         if (problem) throw new StoreBlobError(location, seq, String(ref.$blob), 'malformed', problem);
         let bytes = read.get(ref.$blob);
         if (!bytes) {
-          bytes = this.checkedBytes(ref, location, seq);
+          if (isSealedBlobName(ref.$blob)) {
+            const sealing = this.sealing();
+            if (!sealing.sealed) throw new StoreBlobError(location, seq, this.keeper.where(ref.$blob), 'malformed', 'it is a sealed blob, and the run is not sealed');
+            // Read without the key: the reference stays, as the record's sealed content does.
+            if (!sealing.sealer) return block;
+            bytes = this.openedBytes(ref, sealing.sealer, location, seq);
+          } else bytes = this.checkedBytes(ref, location, seq);
           read.set(ref.$blob, bytes);
         }
         const source: InlineSource = { type: ref.type, media_type: ref.media_type, data: bytes.toString(ref.type === 'base64' ? 'base64' : 'utf8') };
@@ -122,9 +143,13 @@ export class BlobReferences {
         this.inline.add(source);
         return block;
       }
-      const hex = createHash('sha256').update(bytes).digest('hex');
-      ref = { type: source.type, media_type: source.media_type, $blob: `sha256-${hex}`, bytes: bytes.length };
-      this.keeper.put(ref.$blob, bytes);
+      const sealing = this.sealing();
+      // prepareLoad refuses a writer of a sealed run without its key: this is a bug, never a plain blob of a sealed run.
+      if (sealing.sealed && !sealing.sealer) throw new Error("A sealed run's blob was written without its run key.");
+      const sealer = sealing.sealed ? sealing.sealer : null;
+      const name = sealer ? sealer.nameOf(bytes) : `sha256-${createHash('sha256').update(bytes).digest('hex')}`;
+      ref = { type: source.type, media_type: source.media_type, $blob: name, bytes: bytes.length };
+      this.keeper.put(name, sealer ? sealer.seal(name, bytes) : bytes);
       this.refs.set(source, ref);
     }
     return { ...block, source: ref };
@@ -139,12 +164,22 @@ export class BlobReferences {
     if (`sha256-${hex}` !== ref.$blob) throw new StoreBlobError(location, seq, where, 'corrupt', `its bytes have the SHA-256 ${hex}, not the one in its name`);
     return bytes;
   }
+
+  /** A sealed blob's bytes, opened and checked against its name (blob-seal.ts) and the length its reference names. */
+  private openedBytes(ref: BlobSource, sealer: BlobSealer, location: string, seq: number): Buffer {
+    const where = this.keeper.where(ref.$blob);
+    const stored = this.keeper.get(ref.$blob);
+    if (!stored) throw new StoreBlobError(location, seq, where, 'missing', 'there is none by that name');
+    const bytes = sealer.open(ref.$blob, stored);
+    if (bytes.length !== ref.bytes) throw new StoreBlobError(location, seq, where, 'corrupt', `it holds ${bytes.length} bytes, not the ${ref.bytes} the record names`);
+    return bytes;
+  }
 }
 
 /** A file store's blobs: DIR/blobs/sha256-<hex>, each written whole and synced before any record refers to it. */
 export class FileBlobs implements BlobKeeper {
   readonly dir: string;
-  private readonly references = new BlobReferences(this);
+  private readonly references: BlobReferences;
 
   /**
    * Whether the run has kept any blob (its folder is there). A run that has is loaded with every
@@ -161,6 +196,7 @@ export class FileBlobs implements BlobKeeper {
     private readonly options: FileBlobsOptions = {},
   ) {
     this.dir = path.join(runDir, BLOBS_DIR);
+    this.references = new BlobReferences(this, options.sealing);
   }
 
   /** See BlobReferences.externalize: each blob is durable when this returns. */
@@ -228,7 +264,7 @@ function bytesOf(source: InlineSource): Buffer | null {
 }
 
 function referenceProblem(ref: BlobSource): string | null {
-  if (!BLOB_NAME.test(ref.$blob)) return `its reference names ${JSON.stringify(ref.$blob)}, which is not a blob name (sha256- and 64 hex digits)`;
+  if (!BLOB_NAME.test(ref.$blob)) return `its reference names ${JSON.stringify(ref.$blob)}, which is not a blob name (sha256- or hmac- and 64 hex digits)`;
   if (ref.type !== 'base64' && ref.type !== 'text') return `its reference has the source type ${JSON.stringify(ref.type)}, which this version does not know`;
   if (typeof ref.media_type !== 'string' || !Number.isSafeInteger(ref.bytes) || ref.bytes < 0) return 'its reference lacks its media type or length';
   return null;

@@ -33,6 +33,8 @@ import { checkStateFolder, PRIVATE_DIR, PRIVATE_FILE } from './state-folder.ts';
 import { stateFolderOf } from './state-folder-of.ts';
 import type { KeysGiven } from '../seal/keys.ts';
 import { RunSealing } from './run-sealing.ts';
+import type { ValueSealer } from '../seal/value-codec.ts';
+import type { InboxContent } from './inbox/inbox-content.ts';
 
 export interface FileStoreOptions {
   /** The id of the run this folder holds (FileRuns opens a run's folder by its id): see RunStore.runId. */
@@ -147,16 +149,25 @@ export class FileStore implements FolderRunStore {
     this.journalPath = path.join(dir, JOURNAL_FILE);
     this.faults = new WriteFaultPlan(options.writeFaults);
     this.lockLeaseMs = options.lockLeaseMs ?? DEFAULT_LOCK_LEASE_MS;
-    this.blobs = new FileBlobs(dir, { onBlobWritten: options.onBlobWritten });
+    // The sealing is made below: the blobs ask it only once a run is created or loaded.
+    this.blobs = new FileBlobs(dir, { onBlobWritten: options.onBlobWritten, sealing: () => this.sealing.blobSealing() });
+    // What other processes write for a sealed run waits in its inboxes sealed (inbox-content.ts).
+    const content: InboxContent = {
+      sealerNow: () => (this.sealing.knowsRun() ? this.sealing.contentSealer() : undefined),
+      sealer: () => this.inboxSealer(),
+      opener: () => this.sealing.contentOpener(),
+    };
     this.decisions = new FileDecisionInbox(dir, {
       onPoint: options.onDecisionPoint,
       failWrite: () => this.faults.checkPoint('decision-write') !== null,
+      content,
     });
-    this.signals = new FileSignalInbox(dir);
+    this.signals = new FileSignalInbox(dir, { content });
     this.sealing = new RunSealing(dir, options.keys);
     this.control = new FileControlInbox(dir, {
       onPoint: options.onControlPoint,
       failWrite: () => this.faults.checkPoint('control-write') !== null,
+      content,
     });
     const { min, max } = LOCK_LEASE_RANGE_MS;
     if (!Number.isInteger(this.lockLeaseMs) || this.lockLeaseMs < min || this.lockLeaseMs > max) {
@@ -167,6 +178,23 @@ export class FileStore implements FolderRunStore {
   /** Seals runs this store starts, and opens sealed runs it loads, with these keys (a program's StartOptions.keys). */
   giveKeys(keys: KeysGiven): void {
     this.sealing.giveKeys(keys);
+  }
+
+  sealingOfRun(): { sealed: boolean; keyHeld: boolean } {
+    return this.sealing.state();
+  }
+
+  /**
+   * What seals an inbox entry's content: null for a plain run (or none here yet); for a sealed
+   * run whose key was not given, the refusal naming it. The run is read first when this store
+   * has not read it (a command that writes an entry has, to check it).
+   */
+  private async inboxSealer(): Promise<ValueSealer | null> {
+    if (!this.sealing.knowsRun()) {
+      if (!(await this.exists())) return null;
+      await this.load({ fromLastSnapshot: true });
+    }
+    return this.sealing.contentSealer();
   }
 
   /** Where the run of the folder given is kept: its state folder. Called by the constructor, before any field of a subclass is set. */

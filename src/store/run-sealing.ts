@@ -10,6 +10,7 @@
  * operated (state, turn, tools, usage): its content stays sealed strings, never a guess. A writer
  * (a resume) is refused then, naming the master key it needs.
  */
+import { BlobSealer } from '../seal/blob-seal.ts';
 import { createRunKey, type RunKey, unwrapRunKey } from '../seal/envelope.ts';
 import type { KeysGiven, MasterKeys } from '../seal/keys.ts';
 import { openRecordContent, sealRecordContent } from '../seal/record-content.ts';
@@ -21,15 +22,18 @@ import path from 'node:path';
 import { JOURNAL_VERSION_SEALED, type JournalHeader, type JournalRecord } from './journal/journal-record.ts';
 import { RunKeyMissingError } from './errors.ts';
 import { readRunKeyFile, runKeyPathOf, writeRunKeyFile } from './run-key-file.ts';
+import type { BlobSealing } from './blobs.ts';
 import type { StoredRecord } from './store.ts';
 
 export class RunSealing {
   #given: KeysGiven | undefined;
   #keys: Promise<MasterKeys | null> | null = null;
   /** The run key of the run last created or loaded, when it is sealed and its key was opened. */
-  #runKey: { runId: string; key: RunKey; sealer: ValueSealer; opener: ValueOpener } | null = null;
+  #runKey: { runId: string; key: RunKey; sealer: ValueSealer; opener: ValueOpener; blobs: BlobSealer | null } | null = null;
   /** Whether the run last created or loaded is sealed. */
   #sealed = false;
+  /** The header of the run last created or loaded (null before either, and once it is archived). */
+  #header: JournalHeader | null = null;
 
   constructor(
     private readonly runFolder: string,
@@ -41,6 +45,8 @@ export class RunSealing {
   giveKeys(given: KeysGiven): void {
     this.#given = given;
     this.#keys = null;
+    // A sealed run read before without its key is read again (with these) before an inbox seals for it.
+    if (this.#sealed && this.#runKey === null) this.#header = null;
   }
 
   private keys(): Promise<MasterKeys | null> {
@@ -61,12 +67,15 @@ export class RunSealing {
       if (parentKey !== undefined) throw new KeyNotGivenError(parentKey, 'run key', header.runId);
       this.#sealed = false;
       this.#runKey = null;
+      this.#header = plain;
       return plain;
     }
     const { runKey, wrapped } = await createRunKey(keys);
     writeRunKeyFile(this.runFolder, wrapped);
     this.remember(header.runId, runKey);
-    return { ...plain, version: Math.max(header.version, JOURNAL_VERSION_SEALED), sealed: runKey.id };
+    const sealed = { ...plain, version: Math.max(header.version, JOURNAL_VERSION_SEALED), sealed: runKey.id };
+    this.#header = sealed;
+    return sealed;
   }
 
   /**
@@ -74,6 +83,7 @@ export class RunSealing {
    * for a reader and is refused to a writer (`forWriting`), which would append plain records.
    */
   async prepareLoad(header: JournalHeader, forWriting: boolean): Promise<void> {
+    this.#header = header;
     this.#sealed = header.sealed !== undefined;
     if (!this.#sealed) {
       this.#runKey = null;
@@ -110,9 +120,45 @@ export class RunSealing {
     return new KeyNotGivenError(wrapped.master, 'master key', header.runId);
   }
 
+  /** Whether the run at hand is sealed, and whether its run key is open here. */
+  state(): { sealed: boolean; keyHeld: boolean } {
+    return { sealed: this.#sealed, keyHeld: this.#runKey !== null };
+  }
+
+  /** Whether a run was created or loaded here (its header is known): the inboxes ask before they seal. */
+  knowsRun(): boolean {
+    return this.#header !== null;
+  }
+
+  /**
+   * What seals content written for the run at hand from outside its journal (an inbox entry):
+   * null for a plain run; for a sealed one whose key is not at hand, the refusal naming the key
+   * (KeyNotGivenError) or saying it was shredded (RunKeyMissingError): never plain text.
+   */
+  contentSealer(): ValueSealer | null {
+    if (!this.#sealed) return null;
+    if (this.#runKey) return this.#runKey.sealer;
+    throw this.contentRefusal(this.#header!) ?? new Error('A sealed run without its run key had no refusal.');
+  }
+
+  /** What opens such content: null for a plain run, and for a sealed one read without its key (its values stay sealed). */
+  contentOpener(): ValueOpener | null {
+    return this.#sealed ? (this.#runKey?.opener ?? null) : null;
+  }
+
   private remember(runId: string, key: RunKey): void {
     this.#sealed = true;
-    this.#runKey = { runId, key, sealer: sealerFor(key, runId), opener: openerFor(key, runId) };
+    // The blob sealer (a key derived for names) is made when a blob is first written or read.
+    this.#runKey = { runId, key, sealer: sealerFor(key, runId), opener: openerFor(key, runId), blobs: null };
+  }
+
+  /** How the run at hand keeps its blobs: plain, or sealed with its run key (none when the key was not given). */
+  blobSealing(): BlobSealing {
+    if (!this.#sealed) return { sealed: false };
+    const open = this.#runKey;
+    if (open === null) return { sealed: true, sealer: null };
+    open.blobs ??= new BlobSealer(open.key, open.runId);
+    return { sealed: true, sealer: open.blobs };
   }
 
   /** The records as written: sealed when the run is. */
@@ -133,12 +179,13 @@ export class RunSealing {
 
   /** Moves the run key file along with an archived journal (the next run gets its own). */
   archiveKey(target: string): void {
+    this.#runKey = null;
+    this.#sealed = false;
+    this.#header = null;
     const from = runKeyPathOf(this.runFolder);
     if (!fs.existsSync(from)) return;
     fs.renameSync(from, target);
     fsyncDir(path.dirname(target));
     fsyncDir(this.runFolder);
-    this.#runKey = null;
-    this.#sealed = false;
   }
 }

@@ -168,6 +168,11 @@ export interface RunStore {
    */
   giveKeys?(keys: KeysGiven): void;
   /**
+   * Of a store that seals: whether the run it last created or loaded is sealed, and whether its
+   * key is open here (what a trace may export: src/telemetry/run-tracing.ts). Absent: plain.
+   */
+  sealingOfRun?(): { sealed: boolean; keyHeld: boolean };
+  /**
    * The folder the run's files are kept in (its journal, fork notes, archive), for a store that
    * keeps its run in a folder; absent for one that does not (memory, PostgreSQL). What a caller
    * asks instead of which class the store is (see keptInFolder).

@@ -35,7 +35,11 @@ import { redactSecrets } from '../util/redact.ts';
 import { mapPayloadBlocks, withoutPayloadBytes } from '../util/rich-blocks.ts';
 
 export interface RunTracingOptions {
-  /** Export messages, tool inputs and tool results too (redacted); off by default. */
+  /**
+   * Export messages, tool inputs and tool results too (redacted); off by default. For a sealed
+   * run, only while this process holds its key (see contentExported): a trace never carries a
+   * sealed run's content its reader could not open, and never a sealed string.
+   */
   content: boolean;
   /** What drives the run: 'demo', 'run', 'worker', 'api'. */
   command: string;
@@ -82,6 +86,8 @@ export class RunTracing {
   private readonly decisions = new Map<string, { decision: ReconcileOutcomeName; detail: string | null }>();
   private runId: string | null = null;
   private ended = false;
+  /** Whether the run is sealed, and whether this process holds its key (see runSealing). */
+  private sealing: { sealed: boolean; keyHeld: boolean } = { sealed: false, keyHeld: false };
 
   constructor(
     private readonly tracer: Tracer,
@@ -114,7 +120,7 @@ export class RunTracing {
           ...this.runAttributes(),
           'gen_ai.request.model': facts.model,
           'durable_agent.max_turns': facts.maxTurns,
-          ...(this.options.content ? { 'durable_agent.task': this.content(facts.task) } : {}),
+          ...(this.contentExported ? { 'durable_agent.task': this.content(facts.task) } : {}),
         }),
       },
       parent,
@@ -132,6 +138,8 @@ export class RunTracing {
    */
   joinRun(header: JournalHeader): void {
     this.runId = header.runId;
+    // Joined once the run was loaded to be written: a sealed one only loads so with its key.
+    this.sealing = { sealed: header.sealed !== undefined, keyHeld: header.sealed !== undefined };
     const stored = spanContextOf(header.trace);
     const active = this.options.parent ?? context.active();
     const inApplicationSpan = trace.getSpan(active) !== undefined;
@@ -145,9 +153,28 @@ export class RunTracing {
     return span ? trace.setSpan(this.sessionContext, span) : undefined;
   }
 
-  /** With content exported or not. */
+  /** With content exported or not (a sub-agent's run is traced the same way). */
   get exportsContent(): boolean {
-    return this.options.content;
+    return this.contentExported;
+  }
+
+  /**
+   * The policy, in one place: content attributes leave only when content was asked for AND, for
+   * a sealed run, this process holds its key. A process that drives a sealed run always does (a
+   * writer without it is refused), so asking is what decides there; the check keeps a run read
+   * sealed from ever putting its sealed strings, or nothing, where its content would go.
+   */
+  private get contentExported(): boolean {
+    return this.options.content && (!this.sealing.sealed || this.sealing.keyHeld);
+  }
+
+  /**
+   * What the process knows of the run's sealing once its store was created or loaded: whether it
+   * is sealed, and whether its key was opened here. The session span says so (durable_agent.sealed).
+   */
+  runSealing(sealing: { sealed: boolean; keyHeld: boolean }): void {
+    this.sealing = sealing;
+    if (sealing.sealed) this.session?.setAttribute('durable_agent.sealed', true);
   }
 
   /** The tracer the run is traced into. */
@@ -216,6 +243,7 @@ export class RunTracing {
       parent,
     );
     this.sessionContext = trace.setSpan(parent, this.session);
+    if (this.sealing.sealed) this.session.setAttribute('durable_agent.sealed', true);
     for (const event of this.early.splice(0)) this.session.addEvent(event.name, event.attributes, event.at);
   }
 
@@ -313,7 +341,7 @@ export class RunTracing {
           'gen_ai.request.max_tokens': event.maxTokens,
           ...(event.provider ? { 'gen_ai.provider.name': event.provider } : {}),
           'durable_agent.turn': event.turn,
-          ...(this.options.content
+          ...(this.contentExported
             ? {
                 'gen_ai.input.messages': this.content(JSON.stringify(event.messages)),
                 ...(event.system ? { 'gen_ai.system_instructions': this.content(JSON.stringify([{ type: 'text', content: event.system }])) } : {}),
@@ -331,7 +359,7 @@ export class RunTracing {
             ...(event.reply.model ? { 'gen_ai.response.model': event.reply.model } : {}),
             ...usageAttributes(event.usage),
             ...(event.usageNote ? { 'durable_agent.usage_note': event.usageNote } : {}),
-            ...(this.options.content
+            ...(this.contentExported
               ? { 'gen_ai.output.messages': this.content(JSON.stringify([{ role: 'assistant', content: event.reply.content, finish_reason: event.stopReason }])) }
               : {}),
           }),
@@ -365,7 +393,7 @@ export class RunTracing {
           this.clean({
             'durable_agent.tool.outcome': event.outcome.kind,
             'durable_agent.tool.is_error': event.outcome.is_error,
-            ...(this.options.content ? { 'gen_ai.tool.call.result': this.content(contentText(event.outcome.content)) } : {}),
+            ...(this.contentExported ? { 'gen_ai.tool.call.result': this.content(contentText(event.outcome.content)) } : {}),
           }),
         );
         if (event.outcome.is_error) {
@@ -433,7 +461,7 @@ export class RunTracing {
       'gen_ai.tool.type': 'function',
       'durable_agent.tool.effect': call.readOnly === null ? 'unknown' : call.readOnly ? 'read-only' : 'side-effect',
       ...(call.readOnly !== null ? { 'durable_agent.tool.read_only': call.readOnly } : {}),
-      ...(this.options.content ? { 'gen_ai.tool.call.arguments': this.content(JSON.stringify(call.input ?? null)) } : {}),
+      ...(this.contentExported ? { 'gen_ai.tool.call.arguments': this.content(JSON.stringify(call.input ?? null)) } : {}),
     };
   }
 

@@ -22,7 +22,10 @@ export interface Payload {
 export interface BlobSource {
   type: 'base64' | 'text';
   media_type: string;
-  /** `sha256-` and the SHA-256 of the bytes, in lowercase hex: the blob's file name. */
+  /**
+   * The blob's file name: `sha256-` and the SHA-256 of the bytes in lowercase hex; in a sealed run,
+   * `hmac-` and a hash keyed by the run key (src/seal/blob-seal.ts), which says nothing without it.
+   */
   $blob: string;
   /** The bytes' length (decoded). */
   bytes: number;

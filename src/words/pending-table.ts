@@ -2,6 +2,7 @@
 import type { PendingDecision } from '../awaits/pending-decisions.ts';
 import { waitsForWords } from '../awaits/wait-words.ts';
 import { formatAgo, tableLines } from './format.ts';
+import { contentCell } from './sealed-words.ts';
 
 /** `run`: the run the call waits in, where the table lists the calls of several (a run's sub-agent runs, a folder, a fleet). */
 export function pendingTable(waiting: Array<PendingDecision & { run?: string | undefined }>, now: number): string[] {
@@ -25,6 +26,8 @@ export function pendingTable(waiting: Array<PendingDecision & { run?: string | u
 }
 
 function inputText(call: PendingDecision): string {
+  // A sealed run read without its key: the input is a sealed string, named as such.
+  if (typeof call.input === 'string' && contentCell(call.input) !== call.input) return contentCell(call.input);
   const text = JSON.stringify(call.input) ?? '';
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }

@@ -81,14 +81,26 @@ describe('a run started with a key', () => {
     expect(keyed.stdout).toContain('user       Turn sales-notes.txt into a short report and write it to report.txt.');
     expect(keyed.stdout).toContain('result     count_words toolu_02: 57 words');
 
-    const denied = await cli(['deny', 'toolu_03', '--reason', REASON], dir);
+    // A reason is the run's content: without the key it is refused, naming the key, and nothing is written.
+    const deniedUnkeyed = await cli(['deny', 'toolu_03', '--reason', REASON], dir);
+    expect(deniedUnkeyed.code).toBe(REFUSED);
+    expect(deniedUnkeyed.stderr).toContain('needs the master key "k1"');
+    expect(fs.existsSync(path.join(dir, '.durable-agent', 'decisions', 'toolu_03.json'))).toBe(false);
+    const denied = await cli(['deny', 'toolu_03', '--reason', REASON], dir, { DURABLE_AGENT_KEYS: K1 });
     expect(denied.code, denied.stderr).toBe(0);
+    // It waits in the inbox sealed; `pending` without the key says it is given, and shows no reason.
+    expect(fs.readFileSync(path.join(dir, '.durable-agent', 'decisions', 'toolu_03.json'), 'utf8')).toContain('"sealed":"rk-');
+    expect(stateText(dir)).not.toContain(REASON);
+    const pending = await cli(['pending'], dir);
+    expect(pending.code, pending.stderr).toBe(0);
+    expect(pending.stdout).toContain('denied by');
+    expect(pending.stdout).not.toContain('sealed:1:');
     const resumedUnkeyed = await cli(['demo', '--resume'], dir);
     expect(resumedUnkeyed.code).toBe(REFUSED);
     expect(resumedUnkeyed.stderr).toContain('needs the master key "k1"');
     const resumed = await cli(['demo', '--resume'], dir, { DURABLE_AGENT_KEYS: `${K1}` });
     expect(resumed.code, resumed.stderr).toBe(0);
-    // The decision's reason was in the inbox until the run recorded it: now it is sealed in the journal only.
+    // The decision's reason was sealed in the inbox until the run recorded it: now it is sealed in the journal only.
     const text = stateText(dir);
     for (const secret of [...SECRETS, REASON]) expect(text).not.toContain(secret);
     const transcript = await cli(['history', '--transcript', '--full'], dir, { DURABLE_AGENT_KEYS: K1 });
@@ -132,6 +144,34 @@ describe('the key file', () => {
     const both = await cli(['history', '--transcript'], dir, { DURABLE_AGENT_KEY_FILE: keyFile, DURABLE_AGENT_KEYS: K2 });
     expect(both.code).toBe(REFUSED);
     expect(both.stderr).toContain('both are set');
+  });
+});
+
+describe('a fork of a sealed run on the command line', () => {
+  it('is refused without the key, nothing written; with the ring it is sealed under the first key, a run key of its own', async () => {
+    const dir = tempDir();
+    const started = await cli(['demo'], dir, { DURABLE_AGENT_KEYS: K1 });
+    expect(started.code, started.stderr).toBe(0);
+    const to = path.join(tempDir(), 'fork');
+    const refused = await cli(['fork', '--at', '3', '--to', to], dir);
+    expect(refused.code).toBe(REFUSED);
+    expect(refused.stderr).toContain('needs the master key "k1"');
+    expect(fs.existsSync(path.join(to, '.durable-agent', 'journal.jsonl'))).toBe(false);
+
+    // k2 is the first key now: the fork is sealed under it, the parent opened with k1.
+    const forked = await cli(['fork', '--at', '3', '--to', to], dir, { DURABLE_AGENT_KEYS: `${K2},${K1}` });
+    expect(forked.code, forked.stderr).toBe(0);
+    const childKey = JSON.parse(fs.readFileSync(path.join(to, '.durable-agent', 'run-key.json'), 'utf8'));
+    const parentKey = JSON.parse(fs.readFileSync(path.join(dir, '.durable-agent', 'run-key.json'), 'utf8'));
+    expect(childKey.master).toBe('k2');
+    expect(childKey.key).not.toBe(parentKey.key);
+    for (const secret of SECRETS) expect(stateText(to)).not.toContain(secret);
+    const read = await cli(['history', '--transcript'], to, { DURABLE_AGENT_KEYS: K2 });
+    expect(read.code, read.stderr).toBe(0);
+    expect(read.stdout).toContain('Turn sales-notes.txt');
+    const withOldKeyOnly = await cli(['history', '--transcript'], to, { DURABLE_AGENT_KEYS: K1 });
+    expect(withOldKeyOnly.code).toBe(REFUSED);
+    expect(withOldKeyOnly.stderr).toContain('needs the master key "k2"');
   });
 });
 

@@ -126,7 +126,7 @@ export async function workerCommand(args: WorkerArgs, env: NodeJS.ProcessEnv, wr
 const WEBHOOK_SECRET_ENV = 'DURABLE_AGENT_WEBHOOK_SECRET';
 
 /** The secret comes from the environment only: on the command line, ps and the shell's history would show it. */
-function webhookOf(args: WorkerArgs, env: NodeJS.ProcessEnv): { url: string; secret: string } | undefined {
+function webhookOf(args: WorkerArgs, env: NodeJS.ProcessEnv): { url: string; secret: string; includeContent: boolean } | undefined {
   if (args.webhookUrl === undefined) return undefined;
   // Never quoted: a URL may hold credentials.
   let protocol: string;
@@ -143,7 +143,7 @@ function webhookOf(args: WorkerArgs, env: NodeJS.ProcessEnv): { url: string; sec
   if (secret.trim().length < 16) throw new UsageError(`${WEBHOOK_SECRET_ENV} is shorter than 16 characters: give a longer secret (e.g. openssl rand -hex 32), and the receiver the same one.`);
   // Read once: the processes the runs' tools start (MCP servers, commands) do not inherit it.
   if (env === process.env) delete process.env[WEBHOOK_SECRET_ENV];
-  return { url: args.webhookUrl, secret };
+  return { url: args.webhookUrl, secret, includeContent: args.webhookContent };
 }
 
 /** Runs stopped at a limit are stopped, resumable: counted apart from the finished ones, with the way on. */

@@ -72,6 +72,8 @@ export interface WorkerArgs {
   traceContent: boolean;
   /** --webhook-url URL: where this worker sends the signed events of runs at rest; the secret is the environment's (DURABLE_AGENT_WEBHOOK_SECRET). */
   webhookUrl: string | undefined;
+  /** --webhook-content: a sealed run's event carries its answer too (by default, metadata only). */
+  webhookContent: boolean;
 }
 
 export const dbSpec = command({
@@ -219,6 +221,12 @@ export const workerSpec = command({
       help: 'POST a signed event to URL each time a run comes to rest (done, failed, cancelled, waiting for a person, stopped at a limit), at least once; the secret that signs it is read from DURABLE_AGENT_WEBHOOK_SECRET',
       api: 'webhook.url',
     }),
+    option({
+      key: 'webhookContent',
+      type: 'boolean',
+      help: "with --webhook-url: a sealed run's event carries its answer too (by default, metadata only)",
+      api: 'webhook.includeContent',
+    }),
     ...requestOptions,
     traceContent,
   ],
@@ -227,7 +235,9 @@ export const workerSpec = command({
     'durable-agent worker --agents ./agents.mjs --run-concurrency 8',
     'DURABLE_AGENT_WEBHOOK_SECRET="$(cat secret)" durable-agent worker --webhook-url https://example.com/hook',
   ],
-  parse: (values): WorkerArgs => ({
+  parse: (values): WorkerArgs => {
+    if (values.webhookContent && values.webhookUrl === undefined) throw new UsageError('--webhook-content is about the events sent to --webhook-url: give --webhook-url URL too.');
+    return {
     command: 'worker',
     databaseUrl: values.databaseUrl ?? null,
     agents: values.agents,
@@ -238,5 +248,7 @@ export const workerSpec = command({
     request: readRequest(values),
     traceContent: values.traceContent,
     webhookUrl: values.webhookUrl,
-  }),
+    webhookContent: values.webhookContent,
+    };
+  },
 });

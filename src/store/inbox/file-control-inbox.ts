@@ -4,6 +4,7 @@
  * of the same kind is refused, not written over, and a process killed at any instant leaves no
  * request or a whole one. The run's writer reads it at every step boundary: one stat when empty.
  */
+import type { InboxContent } from './inbox-content.ts';
 import { CONTROL_KINDS, type ControlInbox, type ControlKind, type ControlRequest, controlProblem } from './inboxes.ts';
 import { type InboxKind, KeyedFileInbox } from './keyed-file-inbox.ts';
 
@@ -28,6 +29,10 @@ const REQUESTS: InboxKind<ControlRequest> = {
     return problem === null ? (value as ControlRequest) : { problem };
   },
   faultPoint: 'control-write',
+  // Why a run is cancelled is a person's words, as the journal's cancellation keeps them.
+  contentFields: ['reason'],
+  // One request of a kind at a time, but a kind again after the last one was settled: its time too.
+  placeOf: (request) => `inbox/control/${request.kind}@${request.at}`,
 };
 
 export interface FileControlInboxOptions {
@@ -35,14 +40,16 @@ export interface FileControlInboxOptions {
   onPoint?: ((point: ControlPoint) => void) | undefined;
   /** Test-only: the write fails half-way with ENOSPC when this returns true (a full disk). */
   failWrite?: (() => boolean) | undefined;
+  /** The run's sealing: a sealed run's requests are sealed (see inbox-content.ts). */
+  content?: InboxContent | undefined;
 }
 
 export class FileControlInbox implements ControlInbox {
   private readonly inbox: KeyedFileInbox<ControlRequest>;
 
   constructor(stateDir: string, options: FileControlInboxOptions = {}) {
-    const { onPoint, failWrite } = options;
-    this.inbox = new KeyedFileInbox(stateDir, REQUESTS, { failWrite, onPoint: onPoint && ((point) => onPoint(`control-${point}`)) });
+    const { onPoint, failWrite, content } = options;
+    this.inbox = new KeyedFileInbox(stateDir, REQUESTS, { failWrite, content, onPoint: onPoint && ((point) => onPoint(`control-${point}`)) });
   }
 
   get dir(): string {

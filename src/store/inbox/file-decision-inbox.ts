@@ -10,6 +10,8 @@
  */
 import { isToolUseId } from '../../../machines/agent-loop.logic.ts';
 import type { Decision } from '../../../machines/agent-loop.types.ts';
+import { DECISION_FIELDS } from '../../seal/content-fields.ts';
+import type { InboxContent } from './inbox-content.ts';
 import { BadCallIdError, DecisionExistsError, InboxFileError } from './inbox-errors.ts';
 import { type DecisionInbox, decisionProblem } from './inboxes.ts';
 import { type InboxKind, KeyedFileInbox } from './keyed-file-inbox.ts';
@@ -37,6 +39,12 @@ const DECISIONS: InboxKind<Decision> = {
     return problem === null ? (value as Decision) : { problem };
   },
   faultPoint: 'decision-write',
+  // What the journal seals of a decision (a note, a reason, an edited input, an answer) is sealed here too.
+  contentFields: Object.entries(DECISION_FIELDS)
+    .filter(([, kind]) => kind === 'content')
+    .map(([field]) => field),
+  // A call is decided once: its id is the place.
+  placeOf: (decision) => `inbox/decision/${decision.tool_use_id}`,
 };
 
 export interface FileDecisionInboxOptions {
@@ -44,6 +52,8 @@ export interface FileDecisionInboxOptions {
   onPoint?: ((point: InboxPoint) => void) | undefined;
   /** Test-only: the write fails half-way with ENOSPC when this returns true (a full disk). */
   failWrite?: (() => boolean) | undefined;
+  /** The run's sealing: a sealed run's decisions are sealed (see inbox-content.ts). */
+  content?: InboxContent | undefined;
 }
 
 export class FileDecisionInbox implements DecisionInbox {
@@ -51,8 +61,8 @@ export class FileDecisionInbox implements DecisionInbox {
 
   /** `stateDir` is the run's DIR/.durable-agent. */
   constructor(stateDir: string, options: FileDecisionInboxOptions = {}) {
-    const { onPoint, failWrite } = options;
-    this.inbox = new KeyedFileInbox(stateDir, DECISIONS, { failWrite, onPoint: onPoint && ((point) => onPoint(`decision-${point}`)) });
+    const { onPoint, failWrite, content } = options;
+    this.inbox = new KeyedFileInbox(stateDir, DECISIONS, { failWrite, content, onPoint: onPoint && ((point) => onPoint(`decision-${point}`)) });
   }
 
   get dir(): string {
@@ -80,7 +90,7 @@ export class FileDecisionInbox implements DecisionInbox {
 
   /** write(), throwing DecisionExistsError when the call has a decision already. */
   async put(decision: Decision): Promise<void> {
-    if (this.inbox.put(decision) === 'exists') throw new DecisionExistsError(decision.tool_use_id, this.fileOf(decision.tool_use_id));
+    if ((await this.inbox.put(decision)) === 'exists') throw new DecisionExistsError(decision.tool_use_id, this.fileOf(decision.tool_use_id));
   }
 
   /** The decision waiting for this call, or null; InboxFileError for a file that is not a whole decision. */

@@ -13,6 +13,7 @@ import { createFileExclusively, fsyncDir } from '../../util/durable-file.ts';
 import { NotARegularFileError, readRegularFile } from '../../util/regular-file.ts';
 import { environmentProblem } from '../fs-problems.ts';
 import { PRIVATE_DIR, PRIVATE_FILE } from '../state-folder.ts';
+import { INBOX_SEALED_MARK, type InboxContent, type KeptEntry, openEntry, PLAIN_INBOX, sealEntry } from './inbox-content.ts';
 import { type Signal, type SignalDelivery, type SignalInbox, signalProblem } from './signal-inbox.ts';
 
 export const SIGNALS_DIR = 'signals';
@@ -38,25 +39,43 @@ interface SignalFile {
 /** Test-only: called once a wait's signal is bound to its call (renamed), before anything else; a test kills the process there. */
 export type SignalPoint = 'signal-taken';
 
+/** A signal's data is what the wait's result carries: a sealed run's is sealed (inbox-content.ts). */
+const CONTENT_FIELDS = ['data'];
+
+/** Where a signal's sealed data belongs: its name and id, and when it was sent (a name without an id comes again). */
+function placeOf(signal: Signal): string {
+  return `inbox/signal/${baseOf(signal.name, signal.id)}@${signal.at}`;
+}
+
 export class FileSignalInbox implements SignalInbox {
   readonly dir: string;
 
   /** `stateDir` is the run's DIR/.durable-agent. */
   constructor(
     stateDir: string,
-    private readonly options: { onPoint?: ((point: SignalPoint) => void) | undefined } = {},
+    private readonly options: { onPoint?: ((point: SignalPoint) => void) | undefined; content?: InboxContent | undefined } = {},
   ) {
     this.dir = path.join(stateDir, SIGNALS_DIR);
   }
 
+  private get content(): InboxContent {
+    return this.options.content ?? PLAIN_INBOX;
+  }
+
   async send(signal: Signal): Promise<SignalDelivery> {
+    // Sealed before anything is written: a sender without a sealed run's key is refused, nothing sent.
+    const sealing = sealEntry(signal, CONTENT_FIELDS, placeOf(signal), this.content);
+    return this.sendKept(signal, sealing instanceof Promise ? await sealing : sealing);
+  }
+
+  private async sendKept(signal: Signal, { entry: kept, sealed }: KeptEntry<Signal>): Promise<SignalDelivery> {
     const base = baseOf(signal.name, signal.id);
     const file = path.join(this.dir, `${base}.json`);
     const written = this.inEnvironment(`write the signal ${file}`, file, () => {
       fs.mkdirSync(this.dir, { recursive: true, mode: PRIVATE_DIR });
       const before = signal.id === null ? null : this.takerOf(base);
       if (before) return { outcome: 'taken', tool_use_id: before } as const;
-      const envelope = { format: FORMAT, version: VERSION, signal };
+      const envelope = { format: FORMAT, version: VERSION, signal: kept, ...(sealed !== null ? { [INBOX_SEALED_MARK]: sealed } : {}) };
       return createFileExclusively(file, `${JSON.stringify(envelope)}\n`, { mode: PRIVATE_FILE }) === 'written' ? 'written' : 'exists';
     });
     if (typeof written === 'object') return written;
@@ -153,9 +172,13 @@ export class FileSignalInbox implements SignalInbox {
       throw environmentProblem(error, `read the signal ${file}`, file) ?? error;
     }
     try {
-      const envelope = JSON.parse(text) as { format?: unknown; version?: unknown; signal?: unknown };
+      const envelope = JSON.parse(text) as { format?: unknown; version?: unknown; signal?: unknown; sealed?: unknown };
       if (envelope.format !== FORMAT || envelope.version !== VERSION || signalProblem(envelope.signal) !== null) return null;
-      return envelope.signal as Signal;
+      if (envelope.sealed !== undefined && typeof envelope.sealed !== 'string') return null;
+      const signal = envelope.signal as Signal;
+      // Data that does not open (damaged, moved, another run's) is no signal: never taken, as a file that holds none.
+      const opened = openEntry(signal, envelope.sealed ?? null, CONTENT_FIELDS, placeOf(signal), this.content);
+      return 'problem' in opened ? null : opened;
     } catch {
       return null;
     }

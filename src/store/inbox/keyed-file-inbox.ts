@@ -16,6 +16,7 @@ import { createFileExclusively, fsyncDir } from '../../util/durable-file.ts';
 import { environmentProblem } from '../fs-problems.ts';
 import { NotARegularFileError, readRegularFile } from '../../util/regular-file.ts';
 import { PRIVATE_DIR, PRIVATE_FILE } from '../state-folder.ts';
+import { INBOX_SEALED_MARK, type InboxContent, type KeptEntry, openEntry, PLAIN_INBOX, sealEntry } from './inbox-content.ts';
 
 
 /** Far more than any decision or request (an edited input, an answer): a larger file is not one. */
@@ -39,6 +40,10 @@ export interface InboxKind<T extends object> {
   entryOf(value: unknown, key: string): T | { problem: string };
   /** The fault point a test's disk-full injection names. */
   readonly faultPoint: string;
+  /** The entry's fields that are the run's content: sealed in a sealed run (inbox-content.ts). */
+  readonly contentFields: readonly string[];
+  /** Where an entry's sealed values belong (they open only there): its key, and its time where a key is used again. */
+  placeOf(entry: T): string;
 }
 
 export const INBOX_ENVELOPE_VERSION = 1;
@@ -48,6 +53,8 @@ export interface KeyedInboxOptions {
   onPoint?: ((point: WritePoint) => void) | undefined;
   /** Test-only: the write fails half-way with ENOSPC when this returns true (a full disk). */
   failWrite?: (() => boolean) | undefined;
+  /** The run's sealing (a sealed run's entries are sealed); default plain. */
+  content?: InboxContent | undefined;
 }
 
 /** What a read found in one file: its entry, or why the file is not one. */
@@ -66,19 +73,39 @@ export class KeyedFileInbox<T extends object> {
     this.dir = path.join(stateDir, kind.dir);
   }
 
+  private get content(): InboxContent {
+    return this.options.content ?? PLAIN_INBOX;
+  }
+
   fileOf(key: string): string {
     this.kind.checkKey(key);
     return path.join(this.dir, `${key}.json`);
   }
 
-  /** Writes the entry whole and exclusively, durable when it resolves; 'exists' (nothing written) when its key has one. */
-  put(entry: T): 'written' | 'exists' {
-    const key = this.kind.keyOf(entry);
-    const file = this.fileOf(key);
+  /**
+   * Writes the entry whole and exclusively, durable when it resolves; 'exists' (nothing written)
+   * when its key has one. In a sealed run its content is sealed first; without the run's key an
+   * entry with content is refused (inbox-content.ts), nothing written. The file is written before
+   * this returns whenever the store knows the run (a run's own process asking, say): only a
+   * writer that must read the run first writes it later.
+   */
+  put(entry: T): Promise<'written' | 'exists'> {
+    try {
+      const key = this.kind.keyOf(entry);
+      const file = this.fileOf(key);
+      const kept = sealEntry(entry, this.kind.contentFields, this.kind.placeOf(entry), this.content);
+      if (kept instanceof Promise) return kept.then((sealed) => this.write(key, file, sealed));
+      return Promise.resolve(this.write(key, file, kept));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  private write(key: string, file: string, kept: KeptEntry<T>): 'written' | 'exists' {
     try {
       fs.mkdirSync(this.dir, { recursive: true, mode: PRIVATE_DIR });
       this.sweepTemps(key);
-      const envelope = { format: this.kind.format, version: INBOX_ENVELOPE_VERSION, [this.kind.field]: entry };
+      const envelope = { format: this.kind.format, version: INBOX_ENVELOPE_VERSION, [this.kind.field]: kept.entry, ...(kept.sealed !== null ? { [INBOX_SEALED_MARK]: kept.sealed } : {}) };
       return createFileExclusively(file, `${JSON.stringify(envelope)}\n`, {
         mode: PRIVATE_FILE,
         onPoint: this.options.onPoint,
@@ -147,7 +174,11 @@ export class KeyedFileInbox<T extends object> {
     const envelope = parsed as Record<string, unknown> | null;
     if (envelope?.format !== this.kind.format) return { problem: `its format is not ${this.kind.format}` };
     if (envelope.version !== INBOX_ENVELOPE_VERSION) return { problem: `version ${String(envelope.version)}; this version reads ${INBOX_ENVELOPE_VERSION}` };
-    return this.kind.entryOf(envelope[this.kind.field], key);
+    const sealed = envelope[INBOX_SEALED_MARK];
+    if (sealed !== undefined && typeof sealed !== 'string') return { problem: 'its "sealed" mark is not a key id' };
+    const entry = this.kind.entryOf(envelope[this.kind.field], key);
+    if ('problem' in entry) return entry;
+    return openEntry(entry, sealed ?? null, this.kind.contentFields, this.kind.placeOf(entry), this.content);
   }
 
   /** Temporary files of this key left by a writer that was killed (its process is gone). */
