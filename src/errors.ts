@@ -137,4 +137,4 @@ export type { LimitName, RaiseProblem } from './fleet/raise-errors.ts';
 
 // The HTTP API (createServer, durable-agent serve): a server given no folder or fleet, or no token; a token not NAME:SECRET.
 export { ServePlaceError } from './serve/serve-errors.ts';
-export { ApiTokenFormatError } from './access/env-token.ts';
+export { ApiTokenFormatError } from './access/access-errors.ts';

@@ -59,3 +59,18 @@ export class TokenNotFoundError extends DurableAgentError {
     super(`${file} has no token named ${tokenName}: durable-agent token list --tokens-file ${file} shows their names. Nothing was changed.`);
   }
 }
+
+/** An environment's token is not NAME:SECRET with a secret long enough to be one. */
+export class ApiTokenFormatError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
+  override readonly name = 'ApiTokenFormatError';
+  constructor(
+    readonly variable: string,
+    readonly minSecret: number,
+  ) {
+    super(
+      `${variable} is not NAME:SECRET with a secret of at least ${minSecret} characters: set it to, for example, ` +
+        `ana:$(openssl rand -base64 24). NAME is who the journal records as deciding. Nothing was started.`,
+    );
+  }
+}

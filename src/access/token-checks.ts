@@ -4,6 +4,7 @@
  * once, the first that knows the token answering.
  */
 import fs from 'node:fs';
+import { ApiTokenFormatError } from './access-errors.ts';
 import type { Caller, TokenCheck } from './caller.ts';
 import { readTokensFile, signatureOf, type StoredToken } from './tokens-file.ts';
 import { bearerOf, hashOf, sameHash, splitToken } from './token-secret.ts';
@@ -90,6 +91,19 @@ export class SingleTokenCheck implements TokenCheck {
  */
 export function environmentTokenCheck(token: string, name?: string): TokenCheck {
   return new SingleTokenCheck(token, { name: name ?? splitToken(token)?.name ?? 'console', role: 'steer', tenant: null });
+}
+
+/** The shortest secret an environment's token may have: shorter ones are guessed. */
+const MIN_SECRET = 16;
+
+/**
+ * The one token of an environment variable, NAME:SECRET, checked for its form: it steers every
+ * tenant's runs, and NAME is who the journal records as deciding. ApiTokenFormatError otherwise.
+ */
+export function namedTokenCheck(token: string, variable: string): TokenCheck {
+  const parts = splitToken(token);
+  if (parts === null || parts.secret.length < MIN_SECRET) throw new ApiTokenFormatError(variable, MIN_SECRET);
+  return environmentTokenCheck(token);
 }
 
 /** Several checks as one: the first that knows the token names the caller. */

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { serve } from '@hono/node-server';
 import type { TokenCheck } from '../access/caller.ts';
-import { API_TOKEN_ENV, EnvTokenCheck } from '../access/env-token.ts';
+import { AnyTokenCheck, FileTokenCheck, namedTokenCheck } from '../access/token-checks.ts';
 import type { AgentDefinition } from '../agent/agent-definition.ts';
 import type { Database } from '../store/pg/pool.ts';
 import { stateFolderOf } from '../store/open-store.ts';
@@ -27,8 +27,13 @@ export interface ServerOptions {
   /** A fleet: its database URL (or `pool`): runs are submitted to it and its workers drive them. */
   databaseUrl?: string | undefined;
   pool?: Database | undefined;
-  /** Who may call the API; default: the one token of DURABLE_AGENT_API_TOKEN (NAME:SECRET, steers every tenant's runs). */
+  /**
+   * Who may call the API: your own check of a bearer token. Default: the one token of
+   * DURABLE_AGENT_API_TOKEN (NAME:SECRET, steers every tenant's runs) and the tokens of `tokensFile`.
+   */
   tokens?: TokenCheck | undefined;
+  /** A tokens file (`durable-agent token add`): tokens that read or steer, each of every tenant or of one. */
+  tokensFile?: string | undefined;
   /** Default 127.0.0.1. */
   host?: string | undefined;
   /** Default 7430; 0: any free port. */
@@ -57,16 +62,17 @@ export interface RunningServer {
 }
 
 export const DEFAULT_SERVE_PORT = 7430;
+/** The environment variable of serve's one token of every tenant. */
+export const API_TOKEN_ENV = 'DURABLE_AGENT_API_TOKEN';
 export const DEFAULT_SERVE_HOST = '127.0.0.1';
 
 export async function createServer(options: ServerOptions): Promise<RunningServer> {
   const env = options.env ?? process.env;
   const given = [options.dir !== undefined, options.databaseUrl !== undefined || options.pool !== undefined].filter(Boolean).length;
   if (given !== 1) throw new ServePlaceError('give either a directory (dir, --dir) or a fleet (databaseUrl, --database-url), one of them');
-  const envToken = options.tokens ? null : env[API_TOKEN_ENV];
-  if (!options.tokens && !envToken) throw new ServePlaceError(`no token: set ${API_TOKEN_ENV}=NAME:SECRET in the environment (NAME is who the journal records as deciding)`);
-  const tokens = options.tokens ?? new EnvTokenCheck(envToken!);
   const notice = options.notice ?? (() => {});
+  const envToken = options.tokens ? undefined : env[API_TOKEN_ENV] || undefined;
+  const tokens = options.tokens ?? tokenChecksOf(envToken, options.tokensFile, notice);
   let ownPool: Database | null = null;
   let place: RunPlace;
   let folder: FolderPlace | null = null;
@@ -108,4 +114,15 @@ export async function createServer(options: ServerOptions): Promise<RunningServe
       await closePlace();
     },
   };
+}
+
+/** The environment's token and a tokens file's, as one check; a file refused (open to others, damaged) starts nothing. */
+function tokenChecksOf(envToken: string | undefined, tokensFile: string | undefined, notice: (line: string) => void): TokenCheck {
+  const checks: TokenCheck[] = [];
+  if (envToken !== undefined) checks.push(namedTokenCheck(envToken, API_TOKEN_ENV));
+  if (tokensFile !== undefined) checks.push(new FileTokenCheck(tokensFile, (problem) => notice(`[serve] no token of the tokens file is taken until it is right: ${problem.message}`)));
+  if (checks.length === 0) {
+    throw new ServePlaceError(`no token: set ${API_TOKEN_ENV}=NAME:SECRET in the environment (NAME is who the journal records as deciding), or give a tokens file of durable-agent token add (--tokens-file FILE)`);
+  }
+  return checks.length === 1 ? checks[0]! : new AnyTokenCheck(...checks);
 }

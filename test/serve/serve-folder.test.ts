@@ -11,7 +11,8 @@ import path from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Caller, TokenCheck } from '../../src/access/caller.ts';
-import { EnvTokenCheck } from '../../src/access/env-token.ts';
+import { namedTokenCheck } from '../../src/access/token-checks.ts';
+import { addToken } from '../../src/access/tokens-file.ts';
 import { defineAgent } from '../../src/agent/agent-definition.ts';
 import type { ApiRun } from '../../src/client/api-types.ts';
 import { endTurnReply, scriptedModel, toolUseReply } from '../../src/model/scripted-model.ts';
@@ -286,11 +287,34 @@ describe('serve over a folder', () => {
 
 describe('the token of DURABLE_AGENT_API_TOKEN', () => {
   it('names a caller that steers every tenant; anything else is no caller; a malformed one is refused', async () => {
-    const check = new EnvTokenCheck('ana:0123456789abcdef0123');
+    const check = namedTokenCheck('ana:0123456789abcdef0123', 'DURABLE_AGENT_API_TOKEN');
     expect(check.callerOf('Bearer ana:0123456789abcdef0123')).toEqual({ name: 'ana', role: 'steer', tenant: null });
     for (const header of [undefined, '', 'Bearer ana:0123456789abcdef012', 'ana:0123456789abcdef0123', 'Basic ana:0123456789abcdef0123']) expect(check.callerOf(header)).toBeNull();
-    for (const bad of ['no-colon-0123456789abcdef', ':0123456789abcdef0123', 'ana:short']) expect(() => new EnvTokenCheck(bad)).toThrow(/NAME:SECRET/);
+    for (const bad of ['no-colon-0123456789abcdef', ':0123456789abcdef0123', 'ana:short']) expect(() => namedTokenCheck(bad, 'DURABLE_AGENT_API_TOKEN')).toThrow(/DURABLE_AGENT_API_TOKEN is not NAME:SECRET/);
     await expect(createServer({ dir: tempDir(), port: 0, env: {} })).rejects.toThrow(/DURABLE_AGENT_API_TOKEN=NAME:SECRET/);
+  });
+
+  it('a tokens file serves alone or beside it: its read token reads and cannot steer, its tenant token sees its tenant only; a file open to others starts nothing', async () => {
+    const dir = tempDir();
+    const file = path.join(tempDir(), 'tokens.json');
+    const reader = addToken(file, { name: 'reader', role: 'read', tenant: null }).token;
+    const acme = addToken(file, { name: 'acme-ops', role: 'steer', tenant: 'acme' }).token;
+    const running = await createServer({ dir, agents: [greeter], port: 0, env: {}, tokensFile: file });
+    try {
+      const asAcme = new ApiClient(running.url, acme);
+      const started = await asAcme.post('/v1/runs', { agent: greeter.name, task: 'Greet acme.', runId: 'for-acme' });
+      expect(started.status).toBe(201);
+      expect((started.body as { run: { tenant: string } }).run.tenant).toBe('acme');
+      const asReader = new ApiClient(running.url, reader);
+      expect((await asReader.get('/v1/runs/for-acme')).status).toBe(200);
+      expect((await asReader.post('/v1/runs/for-acme/cancel', {})).status).toBe(403);
+      expect((await asReader.post('/v1/runs', { agent: greeter.name, task: 'Greet.' })).status).toBe(403);
+      expect((await new ApiClient(running.url, 'ana:not-a-token-of-the-file').get('/v1/runs')).status).toBe(401);
+    } finally {
+      await running.close();
+    }
+    fs.chmodSync(file, 0o644);
+    await expect(createServer({ dir, agents: [greeter], port: 0, env: {}, tokensFile: file })).rejects.toThrow(/chmod 600/);
   });
 
   it('is never in an answer', async () => {

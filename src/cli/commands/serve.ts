@@ -21,6 +21,7 @@ export async function serveCommand(args: ServeArgs, env: NodeJS.ProcessEnv, writ
     host: args.host ?? undefined,
     port: args.port,
     corsOrigins: args.corsOrigins,
+    ...(args.tokensFile !== null ? { tokensFile: path.resolve(cwd, args.tokensFile) } : {}),
     env,
     notice: (line) => writers.out(line),
   });

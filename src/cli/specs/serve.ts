@@ -15,6 +15,8 @@ export interface ServeArgs {
   host: string | null;
   port: number;
   corsOrigins: string[];
+  /** The tokens of durable-agent token add, beside (or instead of) DURABLE_AGENT_API_TOKEN's. */
+  tokensFile: string | null;
 }
 
 export const DEFAULT_SERVE_PORT = 7430;
@@ -30,13 +32,15 @@ export const serveSpec = command({
     'Over a directory (--dir) serve drives the runs itself with the agents of --agents FILE, and takes up its\n' +
     'unfinished runs when it starts; over a fleet (--database-url) the workers drive them.\n' +
     'Every request needs Authorization: Bearer NAME:SECRET, the token of DURABLE_AGENT_API_TOKEN=NAME:SECRET in the\n' +
-    'environment (NAME is who the journal records as deciding). Never on the command line: --token is refused.',
+    'environment (NAME is who the journal records as deciding), or one of --tokens-file FILE (durable-agent token\n' +
+    'add: each reads, or reads and steers, every tenant\'s runs or one tenant\'s). Never on the command line.',
   options: [
     option({ key: 'dir', type: 'string', value: 'DIR', help: 'the directory whose runs by id are served, and driven here', defaultText: 'the current directory, unless DURABLE_AGENT_DATABASE_URL is set' }),
     databaseUrl,
     { ...agentsModule, help: 'the module of agent definitions a run of the directory is started with (POST /v1/runs names one)' },
     option({ key: 'port', type: 'integer', value: 'N', help: 'the port to listen on (0: any free port)', min: 0, max: 65535, default: DEFAULT_SERVE_PORT }),
     option({ key: 'host', type: 'string', value: 'HOST', help: 'the address to listen on', defaultText: '127.0.0.1' }),
+    option({ key: 'tokensFile', type: 'string', value: 'FILE', help: 'the tokens of durable-agent token add, each with its role and tenant, beside the environment\'s' }),
     option({ key: 'corsOrigin', type: 'string', value: 'URL', help: 'the origins a browser page may call the API from, separated by ","', defaultText: 'none' }),
   ],
   secretFlags: { token: 'give the token in the environment: DURABLE_AGENT_API_TOKEN=NAME:SECRET.' },
@@ -53,6 +57,6 @@ export const serveSpec = command({
     for (const origin of corsOrigins) {
       if (!/^https?:\/\/[^/\s]+$/.test(origin)) throw new UsageError(`--cors-origin ${origin} is not an origin: give scheme, host and port only, e.g. https://app.example.com.`);
     }
-    return { command: 'serve', dir, databaseUrl: url, agents: values.agents ?? null, host: values.host ?? null, port: values.port, corsOrigins };
+    return { command: 'serve', dir, databaseUrl: url, agents: values.agents ?? null, host: values.host ?? null, port: values.port, corsOrigins, tokensFile: values.tokensFile ?? null };
   },
 });
