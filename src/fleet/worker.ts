@@ -39,6 +39,8 @@ import { drivableRuns, registerAgents } from './agent-registry.ts';
 import type { ClaimCondition } from '../store/pg/leases.ts';
 import { type RestedRun, WebhookDelivery, type WebhookSettings } from './webhooks.ts';
 import { openDatabaseStore } from '../store/pg/open-database-store.ts';
+import { openFleetSpec } from '../store/pg/pg-run-keys.ts';
+import type { KeysGiven, MasterKeys } from '../seal/keys.ts';
 
 /** How many runs brought to rest a worker remembers the answers of, for their webhook events. */
 const RESTED_KEPT = 1_000;
@@ -99,6 +101,12 @@ interface WorkerSettings {
    * See src/fleet/webhook-signature.ts for the signature (verifyWebhookSignature checks it).
    */
   webhook?: WebhookSettings | undefined;
+  /**
+   * The master keys the user holds (docs/encryption.md): the runs this worker starts are sealed
+   * with them, and sealed runs open with them. A sealed run whose key is not among them is
+   * refused (KeyNotGivenError naming the key) and left to a worker that has it, not failed.
+   */
+  keys?: KeysGiven | undefined;
 }
 
 interface ActiveRun {
@@ -117,6 +125,7 @@ export class Worker {
   /** Leases whose release goes out at the next turn of the event loop. */
   private toRelease: Lease[] = [];
   private stopping = false;
+  private keysRead: Promise<MasterKeys | null> | null = null;
   private wake: (() => void) | null = null;
   /** Set by a wake that came while no nap was under way: the next nap does not wait. */
   private woken = false;
@@ -294,8 +303,10 @@ export class Worker {
     const keeper = new LeaseKeeper(pool, lease, leaseMs, (error) => controller.abort(error)).start();
     let lost = false;
     try {
-      const store = openDatabaseStore(pool, lease.runId, { lease, batcher: this.batcher });
-      const spec = await this.specOf(lease);
+      const keys = this.options.keys === undefined ? undefined : () => this.masterKeys();
+      const store = openDatabaseStore(pool, lease.runId, { lease, batcher: this.batcher, keys });
+      // A task submitted sealed is opened with this worker's keys: without them the run is refused, nothing written.
+      const spec = await openFleetSpec(pool, lease.runId, await this.specOf(lease), () => this.masterKeys());
       const agent = spec.kind === 'agent' ? this.agents.get(spec.agent)! : undefined;
       const raise = this.raiseOf(tag, lease);
       let reopened = false;
@@ -369,6 +380,13 @@ export class Worker {
       keeper.stop();
       if (!lost && !keeper.isLost) this.release(lease);
     }
+  }
+
+  /** The master keys given, read once (a hook's, when first needed). */
+  private masterKeys(): Promise<MasterKeys | null> {
+    const given = this.options.keys;
+    this.keysRead ??= given === undefined ? Promise.resolve(null) : typeof given === 'function' ? given() : Promise.resolve(given);
+    return this.keysRead;
   }
 
   private noteRested(runId: string, rested: RestedRun): void {

@@ -33,6 +33,7 @@ import { checkStateFolder, PRIVATE_DIR, PRIVATE_FILE } from './state-folder.ts';
 import { stateFolderOf } from './state-folder-of.ts';
 import type { KeysGiven } from '../seal/keys.ts';
 import { RunSealing } from './run-sealing.ts';
+import { archiveRunKeyFile, runKeyFilePlace } from './run-key-file.ts';
 
 export interface FileStoreOptions {
   /** The id of the run this folder holds (FileRuns opens a run's folder by its id): see RunStore.runId. */
@@ -153,7 +154,7 @@ export class FileStore implements FolderRunStore {
       failWrite: () => this.faults.checkPoint('decision-write') !== null,
     });
     this.signals = new FileSignalInbox(dir);
-    this.sealing = new RunSealing(dir, options.keys);
+    this.sealing = new RunSealing(runKeyFilePlace(dir), options.keys);
     this.control = new FileControlInbox(dir, {
       onPoint: options.onControlPoint,
       failWrite: () => this.faults.checkPoint('control-write') !== null,
@@ -244,7 +245,7 @@ export class FileStore implements FolderRunStore {
       const last = records.length - 1;
       this.lastLine = { seq: records[last]!.record.seq, crc: journal.records[last]!.crc ?? '', differs: records[last] !== journal.records[last] };
     }
-    const contentRefused = this.sealing.contentRefusal(journal.header);
+    const contentRefused = this.sealing.contentRefusal();
     return { header: journal.header, records, tornTail, totalBytes: journal.goodLength, ...(contentRefused ? { contentRefused } : {}) };
   }
 
@@ -489,7 +490,8 @@ export class FileStore implements FolderRunStore {
     });
     this.position = null;
     // The archived journal's key goes with it: the next run in this folder gets its own.
-    this.sealing.archiveKey(path.join(archiveDir, `journal-${stampOf(now)}.run-key.json`));
+    archiveRunKeyFile(this.dir, path.join(archiveDir, `journal-${stampOf(now)}.run-key.json`));
+    this.sealing.forget();
     this.archiveDecisions(now);
     this.archiveInbox(this.signals.dir, 'signals', now);
     // A cancel or pause asked of the archived run is not one for the next run.

@@ -23,9 +23,12 @@ import { PgControlInbox } from './pg-control-inbox.ts';
 import { PgSignalInbox } from './pg-signal-inbox.ts';
 import { PgDecisionInbox } from './pg-decision-inbox.ts';
 import { assertLease, claimRun, type Lease, LeaseKeeper, releaseLease } from './leases.ts';
-import { LeaseLostError } from './pg-errors.ts';
 import { momentNow, type WriteMoment, WriteNotes } from './write-notes.ts';
 import { inTransaction } from './transaction.ts';
+import type { KeysGiven } from '../../seal/keys.ts';
+import { RunSealing } from '../run-sealing.ts';
+import { pgRunKeyPlace } from './pg-run-keys.ts';
+import { LeaseLostError, SealedForkUnsupportedError } from './pg-errors.ts';
 
 export const DEFAULT_LEASE_MS = 15_000;
 
@@ -40,6 +43,12 @@ export interface PgRunStoreOptions {
   writeFaults?: string | undefined;
   /** Shared by the runs a worker drives: their appends go out together, several runs to a statement. */
   batcher?: AppendBatcher | undefined;
+  /**
+   * The master keys the user holds (or a function that reads them when first needed): a run
+   * created with them is sealed (its run key in da_runs.run_key); a sealed run loaded with them
+   * reads as any other. See run-sealing.ts.
+   */
+  keys?: KeysGiven | undefined;
 }
 
 /** One appendBatch: its records, and whether it waits for the disk. */
@@ -61,6 +70,8 @@ export class PgRunStore implements DatabaseRunStore {
   private knownRecords: number | null;
   /** One statement at a time per run, in order; appends made while one commits go into the next. */
   private readonly commits = new CommitQueue<PendingUnit, AppendReceipt>((units) => this.flushUnits(units));
+  /** Seals what this store writes of a sealed run and opens what it reads (its run key in da_runs.run_key). */
+  private readonly sealing: RunSealing;
 
   constructor(
     private readonly pool: Pool,
@@ -71,9 +82,18 @@ export class PgRunStore implements DatabaseRunStore {
     this.lease = options.lease ?? null;
     this.knownRecords = options.lease?.records ?? null;
     this.faults = new WriteFaultPlan(options.writeFaults);
-    this.decisions = new PgDecisionInbox(pool, runId, () => this.lease);
+    this.sealing = new RunSealing(
+      pgRunKeyPlace(pool, runId, () => this.lease),
+      options.keys,
+    );
+    this.decisions = new PgDecisionInbox(pool, runId, () => this.lease, () => this.sealing.valuesFor(runId));
     this.control = new PgControlInbox(pool, runId, this.notes);
     this.signals = new PgSignalInbox(pool, runId, () => this.lease);
+  }
+
+  /** Seals runs this store starts, and opens sealed runs it loads, with these keys (a program's StartOptions.keys). */
+  giveKeys(keys: KeysGiven): void {
+    this.sealing.giveKeys(keys);
   }
 
   /** Its id in da_runs: a fork of it names it as its parent (and takes its spec). */
@@ -89,6 +109,7 @@ export class PgRunStore implements DatabaseRunStore {
   async createFork(fork: ForkedRun): Promise<'created' | 'exists'> {
     const parentRun = fork.header.forkedFrom?.fleetRun;
     if (parentRun === undefined) throw new Error(`${this.location}: a fleet run is forked from a fleet run (its spec is the parent's)`);
+    if (fork.header.sealed !== undefined) throw new SealedForkUnsupportedError(parentRun);
     const written = await insertForkedRun(this.pool, {
       parentRun,
       toRun: this.runId,
@@ -137,20 +158,24 @@ export class PgRunStore implements DatabaseRunStore {
     if (header.format !== JOURNAL_FORMAT) throw new StoreCorruptError(this.location, 0, 0, `the run's header is not a ${JOURNAL_FORMAT} header`, 'start');
     if (!isReadableVersion(header.version)) throw new StoreVersionError(this.location, header.version, JOURNAL_VERSION);
     options.checkHeader?.(header);
+    // A sealed run's key, before anything is read for writing: without it a writer is refused, nothing changed.
+    await this.sealing.prepareLoad(header, options.repair === true);
+    const contentRefused = this.sealing.contentRefusal();
+    const refusal = contentRefused ? { contentRefused } : {};
     // A run at rest in a final state: its last record alone, when it carries a final mark (else, a
     // run written before the mark, the records are read from the last snapshot as below).
     if (options.fromLastSnapshot && options.finalRecord && row.records > 1 && (FINAL_STATES as readonly string[]).includes(row.state)) {
       const last = (await this.recordsFrom(row.records - 1, row.records))[0]!;
-      if (last.record.final !== undefined) return { header, records: [last], tornTail: null, totalBytes: last.bytes };
+      if (last.record.final !== undefined) return { header, records: this.sealing.openRecords([last]), tornTail: null, totalBytes: last.bytes, ...refusal };
     }
     // From the last snapshot: the record before it too, whose checksum the snapshot names.
     const from = options.fromLastSnapshot && row.snapshot_seq > 0 && row.snapshot_seq < row.records ? row.snapshot_seq - 1 : 0;
     const read = await this.recordsFrom(from, row.records);
     // The record before the snapshot is read only to check the snapshot's link to it.
     if (from > 0) checkSnapshotLink(this.location, read[0]!, read[1]!);
-    const records = from > 0 ? read.slice(1) : read;
+    const records = this.sealing.openRecords(from > 0 ? read.slice(1) : read);
     const totalBytes = records.reduce((sum, r) => sum + r.bytes, 0);
-    return { header, records, tornTail: null, totalBytes };
+    return { header, records, tornTail: null, totalBytes, ...refusal };
   }
 
   /** Records from..count-1, each checked; refused when any the run counts is not stored. */
@@ -187,8 +212,11 @@ export class PgRunStore implements DatabaseRunStore {
   }
 
   /** One statement (one round trip), fenced like an append: the row of record 0 and the run's header. */
-  async create(header: JournalHeader, first: JournalRecord): Promise<AppendReceipt> {
+  async create(given: JournalHeader, plainFirst: JournalRecord): Promise<AppendReceipt> {
     const lease = this.requireLease();
+    // With keys (or a key kept at the submit), the run key is in the row before the first record is.
+    const header = await this.sealing.prepareCreate(given);
+    const first = this.sealing.sealRecords([plainFirst])[0]!;
     const body = JSON.stringify(first);
     const bytes = Buffer.byteLength(body);
     let outcome: AppendOutcome;
@@ -230,7 +258,7 @@ export class PgRunStore implements DatabaseRunStore {
    */
   private async flushUnits(units: readonly PendingUnit[]): Promise<AppendReceipt[]> {
     const lease = this.requireLease();
-    const records = units.flatMap((unit) => unit.records);
+    const records = this.sealing.sealRecords(units.flatMap((unit) => unit.records));
     const bodies = records.map((record) => documentJson(record));
     const each = bodies.map((body) => Buffer.byteLength(body));
     const last = records[records.length - 1]!;
@@ -332,8 +360,9 @@ export class PgRunStore implements DatabaseRunStore {
       await inTransaction(this.pool, async (client) => {
         await client.query('UPDATE da_runs SET id = $2, finished = true, lease_owner = NULL, lease_expires_at = NULL WHERE id = $1', [this.runId, archivedId]);
         await client.query(
-          `INSERT INTO da_runs (id, spec, lease_owner, lease_epoch, lease_expires_at)
-           SELECT $1, spec, $3, $4, now() + interval '1 minute' FROM da_runs WHERE id = $2`,
+          // The run key too: a task submitted sealed is sealed with it, and the next run opens it.
+          `INSERT INTO da_runs (id, spec, run_key, lease_owner, lease_epoch, lease_expires_at)
+           SELECT $1, spec, run_key, $3, $4, now() + interval '1 minute' FROM da_runs WHERE id = $2`,
           [this.runId, archivedId, lease.owner, lease.epoch],
         );
       });
@@ -341,6 +370,7 @@ export class PgRunStore implements DatabaseRunStore {
       throw new StoreWriteError(this.location, 'the archived run', error);
     } finally {
       this.forgetWrites();
+      this.sealing.forget();
     }
     return `PostgreSQL run ${archivedId}`;
   }
