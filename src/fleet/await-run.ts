@@ -12,6 +12,7 @@ import { foldJournal } from '../store/journal/fold-journal.ts';
 import type { Database } from '../store/pg/pool.ts';
 import { RestListener } from '../store/pg/rest-listener.ts';
 import { readRestRow, type RestRow } from '../store/pg/run-rest.ts';
+import type { KeysGiven } from '../seal/keys.ts';
 import { openDatabaseStore } from '../store/pg/open-database-store.ts';
 
 export { REST_CHANNEL } from '../store/pg/run-rest.ts';
@@ -53,6 +54,8 @@ export interface AwaitRunOptions {
   signal?: AbortSignal | undefined;
   /** How often the run is re-read besides being woken by the database (a safety net); default 10 s. */
   recheckMs?: number | undefined;
+  /** The master keys a sealed run's answer opens with; without them a sealed answer stays sealed (a `sealed:1:…` string). */
+  keys?: KeysGiven | undefined;
 }
 
 /** Waits until the run rests, and returns its result; see the top of this file. */
@@ -65,15 +68,15 @@ export async function awaitRun(pool: Database, runId: string, options: AwaitRunO
   const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
   for (;;) {
     await untilRests(pool, runId, { deadline, timeoutMs: timeoutMs ?? Infinity, recheckMs, signal });
-    const result = await readFleetRun(pool, runId);
+    const result = await readFleetRun(pool, runId, options.keys);
     // Taken on between the two reads (a decision given at once): wait for its next rest.
     if (result.resting) return result;
   }
 }
 
 /** The run as it is now, at rest or not. */
-export async function readFleetRun(pool: Database, runId: string): Promise<FleetRunResult> {
-  const store = openDatabaseStore(pool, runId);
+export async function readFleetRun(pool: Database, runId: string, keys?: KeysGiven): Promise<FleetRunResult> {
+  const store = openDatabaseStore(pool, runId, { keys });
   for (;;) {
     const row = await readRestRow(pool, runId);
     if (!row) throw new FleetRunMissingError(runId);

@@ -322,7 +322,7 @@ export class Worker {
         signal: controller.signal,
         command: 'worker',
         // A sub-agent call queues its child for any worker; the run lets go of this one meanwhile.
-        childRuns: fleetChildRuns(pool, lease.runId),
+        childRuns: fleetChildRuns(pool, lease.runId, keys),
         tracer: this.options.tracer,
         traceContent: this.options.traceContent,
         // A child queued by a sub-agent call hangs under that call's span, whichever worker traced it.
@@ -341,7 +341,7 @@ export class Worker {
         : await startRun({ ...parts, task: spec.kind === 'agent' ? spec.task : DEMO_TASK, maxTurns: spec.maxTurns, ...policyOf(spec), ...(spec.kind === 'agent' && spec.calledBy ? { calledBy: spec.calledBy } : {}), ...(spec.kind === 'agent' && spec.tenant ? { tenant: spec.tenant } : {}) });
       this.failuresInARow.delete(lease.runId);
       // A child's end goes to the run that waits for it, through that run's decisions.
-      if (spec.kind === 'agent' && spec.calledBy) await deliverChildEnd(pool, { runId: lease.runId, agent: spec.agent, calledBy: spec.calledBy }, result);
+      if (spec.kind === 'agent' && spec.calledBy) await deliverChildEnd(pool, { runId: lease.runId, agent: spec.agent, calledBy: spec.calledBy }, result, keys);
       if (this.webhooks) this.noteRested(lease.runId, { state: result.status, text: result.text ?? null, failure: result.failure?.message ?? null });
       // Its REOPEN record deletes the raise; one that could not reopen the run would make it claimable for ever.
       if (lease.raise != null && !reopened) await this.dropRaise(tag, lease, raise, result.status);
