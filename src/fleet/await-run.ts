@@ -84,6 +84,8 @@ export async function readFleetRun(pool: Database, runId: string, keys?: KeysGiv
       return { runId, state: row.state, finished: false, resting: false, text: null, usage: { ...ZERO_USAGE }, failure: null, waiting: [], turn: 0 };
     }
     const loaded = await store.load({ fromLastSnapshot: true });
+    // Keys given ask for the answer: a sealed run they do not open (a shredded one, another key's) is refused, not shown sealed.
+    if (loaded.contentRefused && (await keysAtHand(keys))) throw loaded.contentRefused;
     const { state, context } = foldJournal(store.location, loaded);
     // Whether something takes a resting run on was read with the row: only as true as the row is
     // the journal's end. A run at rest is written only once taken on, so this retries rarely.
@@ -102,6 +104,12 @@ export async function readFleetRun(pool: Database, runId: string, keys?: KeysGiv
       turn: run.turn,
     };
   }
+}
+
+/** Whether master keys were given (a function that reads them may find none). */
+async function keysAtHand(keys: KeysGiven | undefined): Promise<boolean> {
+  if (keys === undefined) return false;
+  return typeof keys !== 'function' || (await keys()) !== null;
 }
 
 function rests(row: RestRow): boolean {

@@ -60,11 +60,6 @@ export class RunSealing {
     this.#keys = null;
   }
 
-  /** Whether keys were given (a hook's are read only when first needed). */
-  get keysGiven(): boolean {
-    return this.#given !== undefined;
-  }
-
   /** The master keys given, read once (null: none). */
   keys(): Promise<MasterKeys | null> {
     const given = this.#given;
@@ -76,14 +71,15 @@ export class RunSealing {
    * A new run: with keys, its run key is made and kept (before the run's first record exists),
    * and the header names it. A fork of a sealed run without keys is refused: it would write the
    * parent's content in plain. Where a key kept before the create is the run's (keptBeforeCreate),
-   * that key seals the run, and it needs the master key that wrapped it.
+   * that key seals the run, opened with the keys given.
    */
   async prepareCreate(header: JournalHeader): Promise<JournalHeader> {
     const { sealed: parentKey, ...plain } = header;
-    const kept = this.place.keptBeforeCreate ? await this.place.read(header.runId) : null;
     const keys = await this.keys();
-    if (kept !== null) {
-      if (keys === null) throw new KeyNotGivenError(kept.master, 'master key', header.runId);
+    // Without keys no kept key is looked for (a plain run's create costs no read): a run whose
+    // task was submitted sealed is refused before, when its task cannot be opened.
+    const kept = keys !== null && this.place.keptBeforeCreate ? await this.place.read(header.runId) : null;
+    if (kept !== null && keys !== null) {
       this.remember(header.runId, await unwrapRunKey(kept, keys, header.runId));
       return { ...plain, version: Math.max(header.version, JOURNAL_VERSION_SEALED), sealed: kept.key };
     }
