@@ -29,7 +29,7 @@ export const keysSpec = command({
   options: [readDir, databaseUrl],
   examples: [
     'DURABLE_AGENT_KEY_FILE=~/.config/durable-agent/keys durable-agent keys rotate --dir my-project',
-    'DURABLE_AGENT_KEY_FILE=~/.config/durable-agent/keys durable-agent keys rotate --database-url postgresql://db-host/agents',
+    'DURABLE_AGENT_KEY_FILE=~/.keys durable-agent keys rotate --database-url postgresql://db-host/agents',
   ],
   parse: (values, { cwd }): KeysArgs => {
     if (values.dir !== undefined && values.databaseUrl !== undefined) {
