@@ -72,6 +72,8 @@ export class PgRunStore implements DatabaseRunStore {
   private readonly commits = new CommitQueue<PendingUnit, AppendReceipt>((units) => this.flushUnits(units));
   /** Seals what this store writes of a sealed run and opens what it reads (its run key in da_runs.run_key). */
   private readonly sealing: RunSealing;
+  /** The last record stored, by the checksum of its body: a sealed snapshot names it (sealedBodies). */
+  private lastBody: { seq: number; crc: string } | null = null;
 
   constructor(
     private readonly pool: Pool,
@@ -166,6 +168,7 @@ export class PgRunStore implements DatabaseRunStore {
     // run written before the mark, the records are read from the last snapshot as below).
     if (options.fromLastSnapshot && options.finalRecord && row.records > 1 && (FINAL_STATES as readonly string[]).includes(row.state)) {
       const last = (await this.recordsFrom(row.records - 1, row.records))[0]!;
+      this.lastBody = { seq: last.record.seq, crc: last.crc ?? '' };
       if (last.record.final !== undefined) return { header, records: this.sealing.openRecords([last]), tornTail: null, totalBytes: last.bytes, ...refusal };
     }
     // From the last snapshot: the record before it too, whose checksum the snapshot names.
@@ -173,6 +176,8 @@ export class PgRunStore implements DatabaseRunStore {
     const read = await this.recordsFrom(from, row.records);
     // The record before the snapshot is read only to check the snapshot's link to it.
     if (from > 0) checkSnapshotLink(this.location, read[0]!, read[1]!);
+    const lastRead = read[read.length - 1]!;
+    this.lastBody = { seq: lastRead.record.seq, crc: lastRead.crc ?? '' };
     const records = this.sealing.openRecords(from > 0 ? read.slice(1) : read);
     const totalBytes = records.reduce((sum, r) => sum + r.bytes, 0);
     return { header, records, tornTail: null, totalBytes, ...refusal };
@@ -218,6 +223,7 @@ export class PgRunStore implements DatabaseRunStore {
     const header = await this.sealing.prepareCreate(given);
     const first = this.sealing.sealRecords([plainFirst])[0]!;
     const body = JSON.stringify(first);
+    this.lastBody = null;
     const bytes = Buffer.byteLength(body);
     let outcome: AppendOutcome;
     const sent = momentNow();
@@ -232,6 +238,7 @@ export class PgRunStore implements DatabaseRunStore {
       throw new StoreWriteError(this.location, 'the new run', new Error(`run ${this.runId} already has records`));
     }
     this.noteWrite(sent, outcome, 1);
+    this.lastBody = { seq: first.seq, crc: checksumOf(body) };
     return { bytes };
   }
 
@@ -258,8 +265,7 @@ export class PgRunStore implements DatabaseRunStore {
    */
   private async flushUnits(units: readonly PendingUnit[]): Promise<AppendReceipt[]> {
     const lease = this.requireLease();
-    const records = this.sealing.sealRecords(units.flatMap((unit) => unit.records));
-    const bodies = records.map((record) => documentJson(record));
+    const { records, bodies, lastBody } = this.sealedBodies(units.flatMap((unit) => unit.records));
     const each = bodies.map((body) => Buffer.byteLength(body));
     const last = records[records.length - 1]!;
     const what = records.length === 1 ? `record ${last.seq} (${last.event}, state ${last.state})` : `records ${records[0]!.seq} to ${last.seq} (one unit)`;
@@ -280,11 +286,34 @@ export class PgRunStore implements DatabaseRunStore {
       throw new LeaseLostError(this.runId, lease.epoch, null, null);
     }
     this.noteWrite(sent, outcome, last.seq + 1);
+    this.lastBody = lastBody;
     let at = 0;
     return units.map((unit) => {
       const bytesEach = each.slice(at, (at += unit.records.length));
       return { bytes: bytesEach.reduce((sum, n) => sum + n, 0), bytesEach };
     });
+  }
+
+  /**
+   * The records as stored and their bodies. A snapshot names the record before it by the checksum
+   * of its body, which the runtime computes from the record it handed over: for a sealed run that
+   * is the sealed body's, so the snapshot is linked to it here (as the file store links to the line
+   * as written). A plain run's records are stored as given.
+   */
+  private sealedBodies(given: readonly JournalRecord[]): { records: JournalRecord[]; bodies: string[]; lastBody: { seq: number; crc: string } | null } {
+    const sealed = this.sealing.sealRecords(given);
+    if (sealed === given) return { records: given as JournalRecord[], bodies: given.map((record) => documentJson(record)), lastBody: null };
+    const records: JournalRecord[] = [];
+    const bodies: string[] = [];
+    let lastBody = this.lastBody;
+    for (const stored of sealed) {
+      const record = linkedTo(stored, lastBody);
+      const body = documentJson(record);
+      records.push(record);
+      bodies.push(body);
+      lastBody = { seq: record.seq, crc: checksumOf(body) };
+    }
+    return { records, bodies, lastBody };
   }
 
   /** Answered by the last write while it proves the lease still held (write-notes.ts); else one query. */
@@ -379,4 +408,11 @@ export class PgRunStore implements DatabaseRunStore {
     if (!this.lease) throw new Error(`PgRunStore for ${this.runId} used without a lease: call lock() first or pass the worker's lease`);
     return this.lease;
   }
+}
+
+/** A sealed snapshot record, linked to the stored body of the record it follows (when that is known and differs). */
+function linkedTo(record: JournalRecord, lastBody: { seq: number; crc: string } | null): JournalRecord {
+  const after = record.snapshot?.after;
+  if (!after || !lastBody || after.seq !== lastBody.seq || after.crc === lastBody.crc) return record;
+  return { ...record, snapshot: { ...record.snapshot!, after: { seq: after.seq, crc: lastBody.crc } } };
 }
