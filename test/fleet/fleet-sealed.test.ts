@@ -5,11 +5,12 @@
  * the claim work without the key; a worker without it refuses the run naming the key and leaves it
  * alone; a SIGKILL after a side effect and a resume with the key do nothing twice; keys rotate
  * k1 → k2 over the fleet loses nothing, a batch at a time; a shredded run is unreadable while the
- * others read. And an agent's task submitted sealed waits in the queue sealed.
+ * others read. And an agent's task submitted sealed waits in the queue sealed, a signal's data in
+ * da_signals too.
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { defineAgent, defineTool, KeyRing } from '../../src/index.ts';
+import { defineAgent, defineTool, KeyRing, startRun } from '../../src/index.ts';
 import { RunIdTakenError } from '../../src/errors.ts';
 import { FLEET_DONE_TEXT } from '../../src/fleet/worker.ts';
 import { SAMPLE_NOTES, DEMO_TASK } from '../../src/demo/demo-task.ts';
@@ -247,6 +248,33 @@ describe.skipIf(!postgresAvailable())('sealed runs in a fleet', () => {
       expect(done.view.context.task).toBe(task);
       const text = await databaseText(db);
       for (const secret of [task, 'ACME Widgets Ltd', 'invoice sent to']) expect(text).not.toContain(secret);
+    });
+  });
+
+  it("a sealed run's signals wait with their data sealed, opened by its key; a reader without it gets none of them", async () => {
+    const url = await freshDatabase();
+    await withDb(url, async (db) => {
+      await migrate(db);
+      const task = 'Wait for the payment of ACME Widgets Ltd.';
+      const result = await startRun({ store: new PgRunStore(db, 'sig-1', { keys: ring1 }), model: scriptedModel([() => endTurnReply('Noted.')]), tools: [], task });
+      expect(result.status).toBe('done');
+      const sender = new PgRunStore(db, 'sig-1', { keys: ring1 });
+      await sender.load();
+      const data = { paid: '120 EUR from ACME Widgets Ltd' };
+      expect(await sender.signals.send({ name: 'paid', id: 'p-1', data, by: 'ana', at: Date.now() })).toEqual({ outcome: 'delivered' });
+      const { rows } = await db.query<{ signal: { name: string; by: string; data: unknown } }>('SELECT signal FROM da_signals WHERE run_id = $1', ['sig-1']);
+      expect(rows[0]!.signal).toMatchObject({ name: 'paid', by: 'ana', data: expect.stringMatching(/^sealed:1:rk-/) });
+      expect(await databaseText(db)).not.toContain('ACME Widgets Ltd');
+
+      const reader = new PgRunStore(db, 'sig-1', { keys: ring1 });
+      await reader.load();
+      expect((await reader.signals.waiting()).map((signal) => signal.data)).toEqual([data]);
+      const blind = new PgRunStore(db, 'sig-1');
+      await blind.load();
+      expect(await blind.signals.waiting()).toEqual([]);
+      // Sent without the key: refused, naming it, nothing written.
+      await expect(blind.signals.send({ name: 'paid', id: 'p-2', data: { paid: 'in plain' }, by: 'bo', at: Date.now() })).rejects.toThrow(/"k1"/);
+      expect((await db.query('SELECT 1 FROM da_signals WHERE run_id = $1', ['sig-1'])).rowCount).toBe(1);
     });
   });
 });

@@ -90,7 +90,7 @@ export class PgRunStore implements DatabaseRunStore {
     );
     this.decisions = new PgDecisionInbox(pool, runId, () => this.lease, () => this.sealing.valuesFor(runId));
     this.control = new PgControlInbox(pool, runId, this.notes);
-    this.signals = new PgSignalInbox(pool, runId, () => this.lease);
+    this.signals = new PgSignalInbox(pool, runId, () => this.lease, () => this.sealing.valuesFor(runId));
   }
 
   /** Seals runs this store starts, and opens sealed runs it loads, with these keys (a program's StartOptions.keys). */
