@@ -32,7 +32,7 @@ export async function keysCommand(args: KeysArgs, env: NodeJS.ProcessEnv, writer
 /** The fleet's run keys, in da_runs, a batch to a transaction. */
 async function rotateFleet(args: KeysArgs, keys: MasterKeys, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   const { databaseUrlOf, describeDatabase, openDatabase } = await import('../../store/pg/pool.ts');
-  const { rotatePgRunKeys } = await import('../../store/pg/pg-run-keys.ts');
+  const { rotatePgRunKeys } = await import('../../store/pg/index.ts');
   const url = databaseUrlOf(args.databaseUrl, env, 'keys rotate');
   const pool = await openDatabase(url, 2);
   try {

@@ -42,7 +42,7 @@ async function shredCommand(given: string, runId: string, writers: Writers): Pro
 /** `prune --shred --run ID` on the fleet: the run's wrapped key in da_runs is deleted. */
 async function shredFleetCommand(args: PruneArgs, runId: string, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   const { databaseUrlOf, openDatabase } = await import('../../store/pg/pool.ts');
-  const { shredPgRun } = await import('../../store/pg/pg-run-keys.ts');
+  const { shredPgRun } = await import('../../store/pg/index.ts');
   const pool = await openDatabase(databaseUrlOf(args.databaseUrl, env, 'prune --shred'), 1);
   try {
     const { keyId } = await shredPgRun(pool, runId);
