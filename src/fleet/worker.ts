@@ -175,7 +175,13 @@ export class Worker {
     this.signal = new WorkSignal(options.pool, () => this.wakeUp(), (line) => options.log(`[worker ${this.id}] ${line}`));
     this.batcher = new AppendBatcher(options.pool);
     this.webhooks = options.webhook
-      ? new WebhookDelivery(options.pool, options.webhook, (line) => options.log(`[worker ${this.id}] webhook: ${line}`), (runId) => this.restedHere.get(runId))
+      ? new WebhookDelivery(
+          options.pool,
+          options.webhook,
+          (line) => options.log(`[worker ${this.id}] webhook: ${line}`),
+          (runId) => this.restedHere.get(runId),
+          options.keys === undefined ? undefined : () => this.masterKeys(),
+        )
       : null;
   }
 
