@@ -6,7 +6,7 @@
  * alone; a SIGKILL after a side effect and a resume with the key do nothing twice; keys rotate
  * k1 → k2 over the fleet loses nothing, a batch at a time; a shredded run is unreadable while the
  * others read. And an agent's task submitted sealed waits in the queue sealed, a signal's data in
- * da_signals too.
+ * da_signals and a control request's reason in da_controls too.
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
@@ -251,7 +251,7 @@ describe.skipIf(!postgresAvailable())('sealed runs in a fleet', () => {
     });
   });
 
-  it("a sealed run's signals wait with their data sealed, opened by its key; a reader without it gets none of them", async () => {
+  it("a sealed run's signals and control requests wait with their data and reasons sealed, opened by its key; a reader without it gets none of them", async () => {
     const url = await freshDatabase();
     await withDb(url, async (db) => {
       await migrate(db);
@@ -275,6 +275,16 @@ describe.skipIf(!postgresAvailable())('sealed runs in a fleet', () => {
       // Sent without the key: refused, naming it, nothing written.
       await expect(blind.signals.send({ name: 'paid', id: 'p-2', data: { paid: 'in plain' }, by: 'bo', at: Date.now() })).rejects.toThrow(/"k1"/);
       expect((await db.query('SELECT 1 FROM da_signals WHERE run_id = $1', ['sig-1'])).rowCount).toBe(1);
+
+      // A pause's reason waits sealed too; who asked stays readable (status shows it), and a pause without a reason needs no key.
+      expect(await sender.control.write({ kind: 'pause', by: 'ana', reason: 'hold it for ACME Widgets Ltd', at: Date.now() })).toBe('written');
+      const pause = await db.query<{ by: string; reason: string }>("SELECT request ->> 'by' AS by, request ->> 'reason' AS reason FROM da_controls WHERE run_id = $1", ['sig-1']);
+      expect(pause.rows[0]).toEqual({ by: 'ana', reason: expect.stringMatching(/^sealed:1:rk-/) });
+      expect(await databaseText(db)).not.toContain('ACME Widgets Ltd');
+      expect(await reader.control.read()).toEqual([expect.objectContaining({ kind: 'pause', by: 'ana', reason: 'hold it for ACME Widgets Ltd' })]);
+      expect(await blind.control.read()).toEqual([]);
+      await expect(blind.control.write({ kind: 'cancel', by: 'bo', reason: 'in plain', at: Date.now() })).rejects.toThrow(/"k1"/);
+      expect(await blind.control.write({ kind: 'cancel', by: 'bo', reason: null, at: Date.now() })).toBe('written');
     });
   });
 });

@@ -86,7 +86,7 @@ export class PgRunStore implements DatabaseRunStore {
     this.faults = new WriteFaultPlan(options.writeFaults);
     this.sealing = new RunSealing(pgRunKeyPlace(pool, runId, () => this.lease), options.keys);
     this.decisions = new PgDecisionInbox(pool, runId, () => this.lease, () => this.sealing.valuesFor(runId));
-    this.control = new PgControlInbox(pool, runId, this.notes);
+    this.control = new PgControlInbox(pool, runId, this.notes, () => this.sealing.valuesFor(runId));
     this.signals = new PgSignalInbox(pool, runId, () => this.lease, () => this.sealing.valuesFor(runId));
   }
 
