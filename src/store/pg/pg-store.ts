@@ -72,6 +72,8 @@ export class PgRunStore implements DatabaseRunStore {
   private readonly commits = new CommitQueue<PendingUnit, AppendReceipt>((units) => this.flushUnits(units));
   /** Seals what this store writes of a sealed run and opens what it reads (its run key in da_runs.run_key). */
   private readonly sealing: RunSealing;
+  /** The master keys given: the runs this one waits for (its sub-agents') open with them too. */
+  private keys: KeysGiven | undefined;
   /** The last record stored, by the checksum of its body: a sealed snapshot names it (sealedBodies). */
   private lastBody: { seq: number; crc: string } | null = null;
 
@@ -84,6 +86,7 @@ export class PgRunStore implements DatabaseRunStore {
     this.lease = options.lease ?? null;
     this.knownRecords = options.lease?.records ?? null;
     this.faults = new WriteFaultPlan(options.writeFaults);
+    this.keys = options.keys;
     this.sealing = new RunSealing(pgRunKeyPlace(pool, runId, () => this.lease), options.keys);
     this.decisions = new PgDecisionInbox(pool, runId, () => this.lease, () => this.sealing.valuesFor(runId));
     this.control = new PgControlInbox(pool, runId, this.notes, () => this.sealing.valuesFor(runId));
@@ -92,6 +95,7 @@ export class PgRunStore implements DatabaseRunStore {
 
   /** Seals runs this store starts, and opens sealed runs it loads, with these keys (a program's StartOptions.keys). */
   giveKeys(keys: KeysGiven): void {
+    this.keys = keys;
     this.sealing.giveKeys(keys);
   }
 
@@ -138,7 +142,7 @@ export class PgRunStore implements DatabaseRunStore {
 
   async awaitedRuns(): Promise<RunStore[]> {
     const { rows } = await this.pool.query<{ child_run_id: string }>('SELECT child_run_id FROM da_child_waits WHERE run_id = $1 ORDER BY child_run_id', [this.runId]);
-    return rows.map((row) => new PgRunStore(this.pool, row.child_run_id));
+    return rows.map((row) => new PgRunStore(this.pool, row.child_run_id, { keys: this.keys }));
   }
 
   /**
