@@ -390,9 +390,9 @@ export class PgRunStore implements DatabaseRunStore {
       await inTransaction(this.pool, async (client) => {
         await client.query('UPDATE da_runs SET id = $2, finished = true, lease_owner = NULL, lease_expires_at = NULL WHERE id = $1', [this.runId, archivedId]);
         await client.query(
-          // The run key too: a task submitted sealed is sealed with it, and the next run opens it.
-          `INSERT INTO da_runs (id, spec, run_key, lease_owner, lease_epoch, lease_expires_at)
-           SELECT $1, spec, run_key, $3, $4, now() + interval '1 minute' FROM da_runs WHERE id = $2`,
+          // Not its run key: that stays with the archived run, and the next run gets its own (so shredding one leaves the other).
+          `INSERT INTO da_runs (id, spec, lease_owner, lease_epoch, lease_expires_at)
+           SELECT $1, spec, $3, $4, now() + interval '1 minute' FROM da_runs WHERE id = $2`,
           [this.runId, archivedId, lease.owner, lease.epoch],
         );
       });
