@@ -12,6 +12,7 @@ import { foldJournal } from '../store/journal/fold-journal.ts';
 import type { Database } from '../store/pg/pool.ts';
 import { RestListener } from '../store/pg/rest-listener.ts';
 import { readRestRow, type RestRow } from '../store/pg/run-rest.ts';
+import type { KeysGiven } from '../seal/keys.ts';
 import { openDatabaseStore } from '../store/pg/open-database-store.ts';
 
 export { REST_CHANNEL } from '../store/pg/run-rest.ts';
@@ -57,6 +58,8 @@ export interface AwaitRunOptions {
   signal?: AbortSignal | undefined;
   /** How often the run is re-read besides being woken by the database (a safety net); default 10 s. */
   recheckMs?: number | undefined;
+  /** The master keys a sealed run's answer opens with; without them a sealed answer stays sealed (a `sealed:1:…` string). */
+  keys?: KeysGiven | undefined;
 }
 
 /** Waits until the run rests, and returns its result; see the top of this file. */
@@ -69,15 +72,15 @@ export async function awaitRun(pool: Database, runId: string, options: AwaitRunO
   const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
   for (;;) {
     await untilRests(pool, runId, { deadline, timeoutMs: timeoutMs ?? Infinity, recheckMs, signal });
-    const result = await readFleetRun(pool, runId);
+    const result = await readFleetRun(pool, runId, options.keys);
     // Taken on between the two reads (a decision given at once): wait for its next rest.
     if (result.resting) return result;
   }
 }
 
 /** The run as it is now, at rest or not. */
-export async function readFleetRun(pool: Database, runId: string): Promise<FleetRunResult> {
-  const store = openDatabaseStore(pool, runId);
+export async function readFleetRun(pool: Database, runId: string, keys?: KeysGiven): Promise<FleetRunResult> {
+  const store = openDatabaseStore(pool, runId, { keys });
   for (;;) {
     const row = await readRestRow(pool, runId);
     if (!row) throw new FleetRunMissingError(runId);
@@ -85,6 +88,8 @@ export async function readFleetRun(pool: Database, runId: string): Promise<Fleet
       return { runId, state: row.state, finished: false, resting: false, text: null, usage: { ...ZERO_USAGE }, failure: null, waiting: [], turn: 0, sealed: false };
     }
     const loaded = await store.load({ fromLastSnapshot: true });
+    // Keys given ask for the answer: a sealed run they do not open (a shredded one, another key's) is refused, not shown sealed.
+    if (loaded.contentRefused && (await keysAtHand(keys))) throw loaded.contentRefused;
     const { state, context } = foldJournal(store.location, loaded);
     // Whether something takes a resting run on was read with the row: only as true as the row is
     // the journal's end. A run at rest is written only once taken on, so this retries rarely.
@@ -105,6 +110,12 @@ export async function readFleetRun(pool: Database, runId: string): Promise<Fleet
       sealed: loaded.header.sealed !== undefined,
     };
   }
+}
+
+/** Whether master keys were given (a function that reads them may find none). */
+async function keysAtHand(keys: KeysGiven | undefined): Promise<boolean> {
+  if (keys === undefined) return false;
+  return typeof keys !== 'function' || (await keys()) !== null;
 }
 
 function rests(row: RestRow): boolean {

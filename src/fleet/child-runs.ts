@@ -15,25 +15,27 @@ import { childEndDecision } from '../awaits/child-step.ts';
 import { FINAL_STATES } from '../../machines/agent-loop.types.ts';
 import type { RunResult } from '../core/run-events.ts';
 import { openDatabaseStore } from '../store/pg/open-database-store.ts';
+import type { KeysGiven } from '../seal/keys.ts';
 
 const ENDED_AT_LIMIT: readonly string[] = STOPPED_AT_LIMIT_STATES;
 
-export function fleetChildRuns(pool: Database, parentRunId: string): ChildRuns {
+/** `keys`: the worker's master keys; its children are submitted sealed with them, and read with them. */
+export function fleetChildRuns(pool: Database, parentRunId: string, keys?: KeysGiven): ChildRuns {
   return {
     async submit(child: QueuedChild) {
       // The parent's worker drives its agent's sub-agents: the child's agent is registered by it.
-      await submitRun(pool, { agent: child.agent, task: child.task, runId: child.runId, calledBy: child.calledBy, tenant: child.tenant, ...(child.budget ? { budget: child.budget } : {}), ...(child.traceParent ? { traceParent: child.traceParent } : {}), allowUnknownAgent: true });
+      await submitRun(pool, { agent: child.agent, task: child.task, runId: child.runId, calledBy: child.calledBy, tenant: child.tenant, ...(child.budget ? { budget: child.budget } : {}), ...(child.traceParent ? { traceParent: child.traceParent } : {}), allowUnknownAgent: true, keys });
       await noteChildWait(pool, parentRunId, child.runId, child.timeoutMs ?? null);
     },
     async outcome(childRunId: string) {
       const child = await childStanding(pool, parentRunId, childRunId);
       const ended = child.state !== null && child.records > 0 && (child.finished || ENDED_AT_LIMIT.includes(child.state));
       if (!ended) return child.gaveUp ? { gaveUp: true as const } : null;
-      const store = openDatabaseStore(pool, childRunId);
+      const store = openDatabaseStore(pool, childRunId, { keys });
       const { state, context } = foldJournal(store.location, await store.load({ fromLastSnapshot: true }));
       return { state, text: context.finalText, failure: context.failure?.message ?? null };
     },
-    store: (childRunId) => openDatabaseStore(pool, childRunId),
+    store: (childRunId) => openDatabaseStore(pool, childRunId, { keys }),
   };
 }
 
@@ -43,10 +45,17 @@ export function fleetChildRuns(pool: Database, parentRunId: string): ChildRuns {
  * that rests without ending (it waits for a person) delivers nothing. A kill before the delivery
  * is mended by the caller, which reads its child's end itself when it is next taken up.
  */
-export async function deliverChildEnd(pool: Database, child: { runId: string; agent: string; calledBy: { runId: string; toolUseId: string } }, result: RunResult): Promise<boolean> {
+export async function deliverChildEnd(
+  pool: Database,
+  child: { runId: string; agent: string; calledBy: { runId: string; toolUseId: string } },
+  result: RunResult,
+  keys?: KeysGiven,
+): Promise<boolean> {
   if (!FINAL_STATES.includes(result.status as never)) return false;
   const end = { state: result.status, text: result.text ?? null, failure: result.failure?.message ?? null };
   const decision = childEndDecision(child.calledBy.toolUseId, child, end, Date.now());
-  const inbox = openDatabaseStore(pool, child.calledBy.runId).decisions;
-  return (await inbox?.write(decision)) === 'written';
+  const caller = openDatabaseStore(pool, child.calledBy.runId, { keys });
+  // A sealed caller's inbox seals what it is given: its run key is opened by reading the run first.
+  if (keys !== undefined && (await caller.exists())) await caller.load({ fromLastSnapshot: true, finalRecord: true });
+  return (await caller.decisions?.write(decision)) === 'written';
 }

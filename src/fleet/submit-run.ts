@@ -10,6 +10,9 @@ import { checkDecisionPolicy } from '../awaits/needs-decision.ts';
 import { RunIdTakenError } from '../runtime/attach-run.ts';
 import type { Database } from '../store/pg/pool.ts';
 import { insertQueuedRun, readRunSpec } from '../store/pg/queue.ts';
+import { openFleetSpec } from '../store/pg/pg-run-keys.ts';
+import type { KeysGiven, MasterKeys } from '../seal/keys.ts';
+import { sealSubmittedSpec } from '../seal/spec-content.ts';
 import { checkRunId } from '../store/run-id.ts';
 import { pinnedTenant } from '../core/tenant.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
@@ -39,6 +42,12 @@ export interface SubmitRunOptions {
    * otherwise queue a run no worker ever takes up.
    */
   allowUnknownAgent?: boolean | undefined;
+  /**
+   * The master keys the user holds: the run is sealed, its task waits in the queue sealed under
+   * a run key of its own (kept wrapped in the run's row), and a worker needs these keys to start
+   * it. A retry with the same task needs them too, to compare.
+   */
+  keys?: KeysGiven | undefined;
 }
 
 export interface SubmittedRun {
@@ -67,16 +76,24 @@ export class SubmitRefusedError extends DurableAgentError {
   }
 }
 
+async function keysOf(given: KeysGiven | undefined): Promise<MasterKeys | null> {
+  if (given === undefined) return null;
+  return typeof given === 'function' ? given() : given;
+}
+
 export async function submitRun(pool: Database, options: SubmitRunOptions): Promise<SubmittedRun> {
   const spec = agentRunSpecOf(options);
   const runId = options.runId === undefined ? randomUUID() : checkRunId(options.runId);
   // With the definition at hand, a rule that names a tool it lacks is refused here, not by every worker.
   if (isAgentDefinition(options.agent)) checkDecisionPolicy({ requireApproval: options.requireApproval, allowQuestions: false }, options.agent.tools);
   if (!options.allowUnknownAgent && !isAgentDefinition(options.agent) && !(await agentRegistered(pool, spec.agent))) throw new UnknownAgentError(spec.agent);
-  if (await insertQueuedRun(pool, runId, spec)) return { runId, created: true, spec };
-  const stored = (await readRunSpec(pool, runId)) as Record<string, unknown> | undefined;
+  const keys = await keysOf(options.keys);
+  const sealed = keys ? await sealSubmittedSpec(spec, runId, keys) : null;
+  if (await insertQueuedRun(pool, runId, sealed?.spec ?? spec, sealed?.wrapped ?? null)) return { runId, created: true, spec };
+  const kept = (await readRunSpec(pool, runId)) as Record<string, unknown> | undefined;
   // Deleted (pruned) between the insert and this read: the retry is then a new submit.
-  if (!stored) return submitRun(pool, options);
+  if (!kept) return submitRun(pool, options);
+  const stored = await openFleetSpec(pool, runId, kept, async () => keys);
   const differences = specDifferences(stored, spec);
   if (differences.length > 0) throw new RunIdTakenError(runId, `the fleet (da_runs)`, differences);
   return { runId, created: false, spec };

@@ -20,7 +20,10 @@ import { ChannelSignal } from '../store/pg/channel-signal.ts';
 import type { Database } from '../store/pg/pool.ts';
 import { claimDueEvents, markEventsDelivered, recordFailedAttempt, registerEndpoint, releaseEventNow, undeliveredElsewhere } from '../store/pg/webhook-events.ts';
 import { addSecrets, redactSecrets } from '../util/redact.ts';
-import { readFleetRun, REST_CHANNEL } from './await-run.ts';
+import { type FleetRunResult, readFleetRun, REST_CHANNEL } from './await-run.ts';
+import type { KeysGiven } from '../seal/keys.ts';
+import { KeyNotGivenError } from '../seal/seal-errors.ts';
+import { RunKeyMissingError } from '../store/errors.ts';
 import { MIN_SECRET_LENGTH, WebhookSettingsError } from './webhook-errors.ts';
 import { type RestResult, webhookBodyOf } from './webhook-body.ts';
 import { signWebhookRequest, WEBHOOK_EVENT_ID_HEADER, WEBHOOK_EVENT_TYPE_HEADER, WEBHOOK_SIGNATURE_HEADER, type WebhookEventBody, type WebhookEventType, type WebhookSettings } from './webhook-signature.ts';
@@ -143,6 +146,8 @@ export class WebhookDelivery {
     private readonly log: (line: string) => void,
     /** The runs this process brought to rest, by id: their events are sent at once and without reading the run back. */
     private readonly restedHere: (runId: string) => RestedRun | undefined = () => undefined,
+    /** The worker's master keys: a sealed run's answer read back is opened with them (else it goes sealed). */
+    private readonly keys?: KeysGiven,
   ) {
     this.target = checkWebhookSettings(settings);
     // Whatever this process prints, stores or exports from now on has the secret taken out.
@@ -310,11 +315,21 @@ export class WebhookDelivery {
     );
   }
 
+  /** The run read back, its answer opened with the keys given; one they do not open (a shredded run) goes as it is stored, sealed. */
+  private async readBack(runId: string): Promise<FleetRunResult> {
+    try {
+      return await readFleetRun(this.pool, runId, this.keys);
+    } catch (error) {
+      if (!(error instanceof KeyNotGivenError || error instanceof RunKeyMissingError)) throw error;
+      return readFleetRun(this.pool, runId);
+    }
+  }
+
   private async bodyOf(event: ClaimedEvent): Promise<WebhookEventBody> {
     let result: RestResult | null = null;
     if (event.type === 'run.done' || event.type === 'run.failed') {
       const here = this.restedHere(event.runId);
-      const read = here?.state === event.state ? here : await readFleetRun(this.pool, event.runId);
+      const read = here?.state === event.state ? here : await this.readBack(event.runId);
       // A run taken up again since (by a fork's message, a retry) rests elsewhere now: its answer then is not this event's.
       if (read.state === event.state) result = { text: read.text, failure: read.failure, sealed: read.sealed };
     }

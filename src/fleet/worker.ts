@@ -44,6 +44,8 @@ import { openDatabaseStore } from '../store/pg/open-database-store.ts';
 import { tenantOf } from '../core/tenant.ts';
 import { budgetReachedWords } from '../budget/budget-words.ts';
 import { tenantChargeOf, tenantLimitsCapability, type TenantRules } from './tenant-limits.ts';
+import { openFleetSpec } from '../store/pg/pg-run-keys.ts';
+import type { KeysGiven, MasterKeys } from '../seal/keys.ts';
 
 /** How many runs brought to rest a worker remembers the answers of, for their webhook events. */
 const RESTED_KEPT = 1_000;
@@ -110,6 +112,12 @@ interface WorkerSettings {
    * must use the same.
    */
   rateWindowMs?: number | undefined;
+  /**
+   * The master keys the user holds (docs/encryption.md): the runs this worker starts are sealed
+   * with them, and sealed runs open with them. A sealed run whose key is not among them is
+   * refused (KeyNotGivenError naming the key) and left to a worker that has it, not failed.
+   */
+  keys?: KeysGiven | undefined;
 }
 
 interface ActiveRun {
@@ -128,6 +136,7 @@ export class Worker {
   /** Leases whose release goes out at the next turn of the event loop. */
   private toRelease: Lease[] = [];
   private stopping = false;
+  private keysRead: Promise<MasterKeys | null> | null = null;
   private wake: (() => void) | null = null;
   /** Set by a wake that came while no nap was under way: the next nap does not wait. */
   private woken = false;
@@ -184,7 +193,13 @@ export class Worker {
     this.texts = new TextPublisher(options.pool);
     this.batcher = new AppendBatcher(options.pool);
     this.webhooks = options.webhook
-      ? new WebhookDelivery(options.pool, options.webhook, (line) => options.log(`[worker ${this.id}] webhook: ${line}`), (runId) => this.restedHere.get(runId))
+      ? new WebhookDelivery(
+          options.pool,
+          options.webhook,
+          (line) => options.log(`[worker ${this.id}] webhook: ${line}`),
+          (runId) => this.restedHere.get(runId),
+          options.keys === undefined ? undefined : () => this.masterKeys(),
+        )
       : null;
   }
 
@@ -339,11 +354,13 @@ export class Worker {
     const keeper = new LeaseKeeper(pool, lease, leaseMs, (error) => controller.abort(error)).start();
     let lost = false;
     try {
-      const spec = await this.specOf(lease);
+      const keys = this.options.keys === undefined ? undefined : () => this.masterKeys();
+      // A task submitted sealed is opened with this worker's keys: without them the run is refused, nothing written.
+      const spec = await openFleetSpec(pool, lease.runId, await this.specOf(lease), () => this.masterKeys());
       // Read at each reply and each call, not once: a quota set while the run is driven takes hold at the worker's next look.
       const tenant = tenantOf(spec as { tenant?: unknown });
       const rules = (name: string) => this.tenantRules.get(name);
-      const store = openDatabaseStore(pool, lease.runId, { lease, batcher: this.batcher, tenantCharge: tenantChargeOf(rules, tenant) });
+      const store = openDatabaseStore(pool, lease.runId, { lease, batcher: this.batcher, keys, tenantCharge: tenantChargeOf(rules, tenant) });
       const limits = [
         tenantLimitsCapability({ pool, tenant, rules, windowMs: this.options.rateWindowMs, onWait: (ms) => log(`${tag}: tenant ${tenant}'s rate limit is reached; the model call waits ${Math.ceil(ms)} ms for the next window`) }),
       ];
@@ -365,7 +382,7 @@ export class Worker {
         signal: controller.signal,
         command: 'worker',
         // A sub-agent call queues its child for any worker; the run lets go of this one meanwhile.
-        childRuns: fleetChildRuns(pool, lease.runId),
+        childRuns: fleetChildRuns(pool, lease.runId, keys),
         tracer: this.options.tracer,
         traceContent: this.options.traceContent,
         // A child queued by a sub-agent call hangs under that call's span, whichever worker traced it.
@@ -387,10 +404,9 @@ export class Worker {
         : await startRun({ ...parts, task: spec.kind === 'agent' ? spec.task : DEMO_TASK, maxTurns: spec.maxTurns, ...policyOf(spec), ...(spec.kind === 'agent' && spec.calledBy ? { calledBy: spec.calledBy } : {}), ...(spec.kind === 'agent' && spec.tenant ? { tenant: spec.tenant } : {}) });
       this.failuresInARow.delete(lease.runId);
       // A child's end goes to the run that waits for it, through that run's decisions.
-      if (spec.kind === 'agent' && spec.calledBy) await deliverChildEnd(pool, { runId: lease.runId, agent: spec.agent, calledBy: spec.calledBy }, result);
-      // A worker drives its runs without keys, so none of them is sealed: an event of one sealed
-      // elsewhere is made by reading it back (readFleetRun), whose header says so.
-      if (this.webhooks) this.noteRested(lease.runId, { state: result.status, text: result.text ?? null, failure: result.failure?.message ?? null, sealed: false });
+      if (spec.kind === 'agent' && spec.calledBy) await deliverChildEnd(pool, { runId: lease.runId, agent: spec.agent, calledBy: spec.calledBy }, result, keys);
+      // A sealed run's event carries no answer unless content is asked for (webhook-body.ts).
+      if (this.webhooks) this.noteRested(lease.runId, { state: result.status, text: result.text ?? null, failure: result.failure?.message ?? null, sealed: store.sealingOfRun?.().sealed ?? false });
       // Its REOPEN record deletes the raise; one that could not reopen the run would make it claimable for ever.
       if (lease.raise != null && !reopened) await this.dropRaise(tag, lease, raise, result.status);
       const waits = result.waiting?.map((call) => `${call.tool_use_id} ${call.name}`).join(', ');
@@ -433,6 +449,13 @@ export class Worker {
       keeper.stop();
       if (!lost && !keeper.isLost) this.release(lease);
     }
+  }
+
+  /** The master keys given, read once (a hook's, when first needed). */
+  private masterKeys(): Promise<MasterKeys | null> {
+    const given = this.options.keys;
+    this.keysRead ??= given === undefined ? Promise.resolve(null) : typeof given === 'function' ? given() : Promise.resolve(given);
+    return this.keysRead;
   }
 
   private noteRested(runId: string, rested: RestedRun): void {

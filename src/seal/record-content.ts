@@ -225,3 +225,23 @@ function mapCall(
   const prefix = `${kind}/${String(value[idKey])}`;
   return mapFields(value, table, prefix, slot, parts && ((key, part) => parts(`${prefix}.${key}`, part)));
 }
+
+/** Where a decision waiting in a fleet run's inbox is bound: not the journal's place, so neither can stand for the other. */
+const INBOX_DECISION = 'inbox-decision';
+
+/**
+ * A decision as it waits in a run's inbox outside the journal (a fleet run's da_decisions), its
+ * content sealed for its call, as in a record, and carrying the mark.
+ */
+export function sealDecisionContent<T extends object>(decision: T, sealer: ValueSealer): T & { sealed: string } {
+  const sealed = mapCall(decision, 'tool_use_id', DECISION_FIELDS, INBOX_DECISION, (value, field) => sealer.seal(value, field)) as Fields;
+  return { ...sealed, [SEALED_MARK]: sealer.keyId } as T & { sealed: string };
+}
+
+/** A decision of an inbox opened (a plain one is given back as it is). */
+export function openDecisionContent(decision: unknown, opener: ValueOpener): unknown {
+  if (!isObject(decision) || !isSealedRecord(decision)) return decision;
+  const rest: Fields = { ...decision };
+  delete rest[SEALED_MARK];
+  return mapCall(rest, 'tool_use_id', DECISION_FIELDS, INBOX_DECISION, (value, field) => opener.open(value, field));
+}

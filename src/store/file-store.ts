@@ -35,6 +35,7 @@ import type { KeysGiven } from '../seal/keys.ts';
 import { RunSealing } from './run-sealing.ts';
 import type { ValueSealer } from '../seal/value-codec.ts';
 import type { InboxContent } from './inbox/inbox-content.ts';
+import { archiveRunKeyFile, runKeyFilePlace } from './run-key-file.ts';
 
 export interface FileStoreOptions {
   /** The id of the run this folder holds (FileRuns opens a run's folder by its id): see RunStore.runId. */
@@ -163,7 +164,7 @@ export class FileStore implements FolderRunStore {
       content,
     });
     this.signals = new FileSignalInbox(dir, { content });
-    this.sealing = new RunSealing(dir, options.keys);
+    this.sealing = new RunSealing(runKeyFilePlace(dir), options.keys);
     this.control = new FileControlInbox(dir, {
       onPoint: options.onControlPoint,
       failWrite: () => this.faults.checkPoint('control-write') !== null,
@@ -272,7 +273,7 @@ export class FileStore implements FolderRunStore {
       const last = records.length - 1;
       this.lastLine = { seq: records[last]!.record.seq, crc: journal.records[last]!.crc ?? '', differs: records[last] !== journal.records[last] };
     }
-    const contentRefused = this.sealing.contentRefusal(journal.header);
+    const contentRefused = this.sealing.contentRefusal();
     return { header: journal.header, records, tornTail, totalBytes: journal.goodLength, ...(contentRefused ? { contentRefused } : {}) };
   }
 
@@ -517,7 +518,8 @@ export class FileStore implements FolderRunStore {
     });
     this.position = null;
     // The archived journal's key goes with it: the next run in this folder gets its own.
-    this.sealing.archiveKey(path.join(archiveDir, `journal-${stampOf(now)}.run-key.json`));
+    archiveRunKeyFile(this.dir, path.join(archiveDir, `journal-${stampOf(now)}.run-key.json`));
+    this.sealing.forget();
     this.archiveDecisions(now);
     this.archiveInbox(this.signals.dir, 'signals', now);
     // A cancel or pause asked of the archived run is not one for the next run.

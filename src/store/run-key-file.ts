@@ -14,9 +14,29 @@ import { SealedValueError } from '../seal/seal-errors.ts';
 import { fsyncDir, writeFileDurably } from '../util/durable-file.ts';
 import { RunKeyMissingError, RunNotSealedError } from './errors.ts';
 import type { JournalHeader } from './journal/journal-record.ts';
+import type { RunKeyPlace } from './run-sealing.ts';
 import { PRIVATE_FILE } from './state-folder.ts';
 
 export const RUN_KEY_FILE = 'run-key.json';
+
+/** A run folder's run-key.json, as the place RunSealing keeps the run key of the folder's run. */
+export function runKeyFilePlace(runFolder: string): RunKeyPlace {
+  return {
+    read: async (runId) => readRunKeyFile(runFolder, runId),
+    write: async (_runId, wrapped) => writeRunKeyFile(runFolder, wrapped),
+    missing: (runId, keyId) => new RunKeyMissingError(runId, keyId, runKeyPathOf(runFolder)),
+    keptBeforeCreate: false,
+  };
+}
+
+/** Moves the run key file along with an archived journal (the next run gets its own). */
+export function archiveRunKeyFile(runFolder: string, target: string): void {
+  const from = runKeyPathOf(runFolder);
+  if (!fs.existsSync(from)) return;
+  fs.renameSync(from, target);
+  fsyncDir(path.dirname(target));
+  fsyncDir(runFolder);
+}
 
 export function runKeyPathOf(runFolder: string): string {
   return path.join(runFolder, RUN_KEY_FILE);

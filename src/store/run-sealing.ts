@@ -1,9 +1,9 @@
 /**
- * Where a file store seals and opens a run's content: the run key of the run it holds, kept
- * wrapped beside the journal (run-key-file.ts), and the two seams of the store's paths. On write,
- * records are sealed after their payloads went to blobs and before they are framed, so a line's
- * checksum is that of the sealed bytes; on read, a parsed record is opened before its payloads
- * come back from blobs.
+ * Where a store seals and opens a run's content: the run key of the run it holds, kept wrapped
+ * where the store keeps it (RunKeyPlace: a file beside the journal, a column of the run's row in
+ * PostgreSQL), and the two seams of the store's paths. On write, records are sealed after their
+ * payloads went to blobs and before they are framed, so a line's checksum is that of the sealed
+ * bytes; on read, a parsed record is opened before its payloads come back from blobs.
  *
  * A run started with keys is sealed; a run started without them stays plain (keys given later
  * change nothing of it). A sealed run loaded without its key still reads where runs are found and
@@ -11,19 +11,34 @@
  * (a resume) is refused then, naming the master key it needs.
  */
 import { BlobSealer } from '../seal/blob-seal.ts';
-import { createRunKey, type RunKey, unwrapRunKey } from '../seal/envelope.ts';
+import { createRunKey, type RunKey, type WrappedRunKey, unwrapRunKey } from '../seal/envelope.ts';
 import type { KeysGiven, MasterKeys } from '../seal/keys.ts';
 import { openRecordContent, sealRecordContent } from '../seal/record-content.ts';
 import { KeyNotGivenError } from '../seal/seal-errors.ts';
 import { openerFor, sealerFor, type ValueOpener, type ValueSealer } from '../seal/value-codec.ts';
-import fs from 'node:fs';
-import { fsyncDir } from '../util/durable-file.ts';
-import path from 'node:path';
+import type { RunKeyMissingError } from './errors.ts';
 import { JOURNAL_VERSION_SEALED, type JournalHeader, type JournalRecord } from './journal/journal-record.ts';
-import { RunKeyMissingError } from './errors.ts';
-import { readRunKeyFile, runKeyPathOf, writeRunKeyFile } from './run-key-file.ts';
 import type { BlobSealing } from './blobs.ts';
 import type { StoredRecord } from './store.ts';
+
+/**
+ * Where a store keeps the wrapped run key of the run it holds: a file beside the journal
+ * (run-key-file.ts) or a column of the run's row (pg/pg-run-keys.ts).
+ */
+export interface RunKeyPlace {
+  /** The wrap kept for the run, or null when there is none (a plain run, or a shredded one). */
+  read(runId: string): Promise<WrappedRunKey | null>;
+  /** Keeps a new run's wrap, durably, before the run's first record is written. */
+  write(runId: string, wrapped: WrappedRunKey): Promise<void>;
+  /** The refusal for a sealed run whose wrap is not there (shredded). */
+  missing(runId: string, keyId: string): RunKeyMissingError;
+  /**
+   * Whether a wrap kept there before the run's first record is the run's: a fleet run submitted
+   * sealed has its run key from the submit (its task is sealed with it). A folder's is not
+   * read then: a new journal always gets a new key.
+   */
+  readonly keptBeforeCreate: boolean;
+}
 
 export class RunSealing {
   #given: KeysGiven | undefined;
@@ -32,11 +47,13 @@ export class RunSealing {
   #runKey: { runId: string; key: RunKey; sealer: ValueSealer; opener: ValueOpener; blobs: BlobSealer | null } | null = null;
   /** Whether the run last created or loaded is sealed. */
   #sealed = false;
+  /** Why the content of the run last loaded cannot be opened, when it cannot. */
+  #refusal: KeyNotGivenError | RunKeyMissingError | null = null;
   /** The header of the run last created or loaded (null before either, and once it is archived). */
   #header: JournalHeader | null = null;
 
   constructor(
-    private readonly runFolder: string,
+    private readonly place: RunKeyPlace,
     given: KeysGiven | undefined,
   ) {
     this.#given = given;
@@ -49,33 +66,44 @@ export class RunSealing {
     if (this.#sealed && this.#runKey === null) this.#header = null;
   }
 
-  private keys(): Promise<MasterKeys | null> {
+  /** The master keys given, read once (null: none). */
+  keys(): Promise<MasterKeys | null> {
     const given = this.#given;
     this.#keys ??= given === undefined ? Promise.resolve(null) : typeof given === 'function' ? given() : Promise.resolve(given);
     return this.#keys;
   }
 
   /**
-   * A new run: with keys, its run key is made and written beside the (not yet existing) journal,
+   * A new run: with keys, its run key is made and kept (before the run's first record exists),
    * and the header names it. A fork of a sealed run without keys is refused: it would write the
-   * parent's content in plain.
+   * parent's content in plain. Where a key kept before the create is the run's (keptBeforeCreate),
+   * that key seals the run, opened with the keys given.
    */
   async prepareCreate(header: JournalHeader): Promise<JournalHeader> {
-    const keys = await this.keys();
     const { sealed: parentKey, ...plain } = header;
+    const keys = await this.keys();
+    // Without keys no kept key is looked for (a plain run's create costs no read): a run whose
+    // task was submitted sealed is refused before, when its task cannot be opened.
+    const kept = keys !== null && this.place.keptBeforeCreate ? await this.place.read(header.runId) : null;
+    if (kept !== null && keys !== null) {
+      this.remember(header.runId, await unwrapRunKey(kept, keys, header.runId));
+      return this.created({ ...plain, version: Math.max(header.version, JOURNAL_VERSION_SEALED), sealed: kept.key });
+    }
     if (keys === null) {
       if (parentKey !== undefined) throw new KeyNotGivenError(parentKey, 'run key', header.runId);
       this.#sealed = false;
       this.#runKey = null;
-      this.#header = plain;
-      return plain;
+      return this.created(plain);
     }
     const { runKey, wrapped } = await createRunKey(keys);
-    writeRunKeyFile(this.runFolder, wrapped);
+    await this.place.write(header.runId, wrapped);
     this.remember(header.runId, runKey);
-    const sealed = { ...plain, version: Math.max(header.version, JOURNAL_VERSION_SEALED), sealed: runKey.id };
-    this.#header = sealed;
-    return sealed;
+    return this.created({ ...plain, version: Math.max(header.version, JOURNAL_VERSION_SEALED), sealed: runKey.id });
+  }
+
+  private created(header: JournalHeader): JournalHeader {
+    this.#header = header;
+    return header;
   }
 
   /**
@@ -85,20 +113,23 @@ export class RunSealing {
   async prepareLoad(header: JournalHeader, forWriting: boolean): Promise<void> {
     this.#header = header;
     this.#sealed = header.sealed !== undefined;
+    this.#refusal = null;
     if (!this.#sealed) {
       this.#runKey = null;
       return;
     }
     if (this.#runKey?.runId === header.runId && this.#runKey.key.id === header.sealed) return;
     this.#runKey = null;
-    const wrapped = readRunKeyFile(this.runFolder, header.runId);
+    const wrapped = await this.place.read(header.runId);
     if (wrapped === null) {
-      if (forWriting) throw new RunKeyMissingError(header.runId, header.sealed!, runKeyPathOf(this.runFolder));
+      this.#refusal = this.place.missing(header.runId, header.sealed!);
+      if (forWriting) throw this.#refusal;
       return;
     }
     const keys = await this.keys();
     if (keys === null) {
-      if (forWriting) throw new KeyNotGivenError(wrapped.master, 'master key', header.runId);
+      this.#refusal = new KeyNotGivenError(wrapped.master, 'master key', header.runId);
+      if (forWriting) throw this.#refusal;
       return;
     }
     try {
@@ -106,6 +137,7 @@ export class RunSealing {
     } catch (error) {
       // A reader of what finds and operates runs (list, status) needs no key: it reads the run sealed.
       if (forWriting || !(error instanceof KeyNotGivenError)) throw error;
+      this.#refusal = error;
     }
   }
 
@@ -113,11 +145,9 @@ export class RunSealing {
    * Why the content of the run just loaded cannot be shown (null when it can): the master key it needs was not
    * given (KeyNotGivenError naming it), or its run key was deleted (RunKeyMissingError).
    */
-  contentRefusal(header: JournalHeader): KeyNotGivenError | RunKeyMissingError | null {
+  contentRefusal(): KeyNotGivenError | RunKeyMissingError | null {
     if (!this.#sealed || this.#runKey !== null) return null;
-    const wrapped = readRunKeyFile(this.runFolder, header.runId);
-    if (wrapped === null) return new RunKeyMissingError(header.runId, header.sealed ?? 'unknown', runKeyPathOf(this.runFolder));
-    return new KeyNotGivenError(wrapped.master, 'master key', header.runId);
+    return this.#refusal;
   }
 
   /** Whether the run at hand is sealed, and whether its run key is open here. */
@@ -138,7 +168,7 @@ export class RunSealing {
   contentSealer(): ValueSealer | null {
     if (!this.#sealed) return null;
     if (this.#runKey) return this.#runKey.sealer;
-    throw this.contentRefusal(this.#header!) ?? new Error('A sealed run without its run key had no refusal.');
+    throw this.contentRefusal() ?? new Error('A sealed run without its run key had no refusal.');
   }
 
   /** What opens such content: null for a plain run, and for a sealed one read without its key (its values stay sealed). */
@@ -148,6 +178,7 @@ export class RunSealing {
 
   private remember(runId: string, key: RunKey): void {
     this.#sealed = true;
+    this.#refusal = null;
     // The blob sealer (a key derived for names) is made when a blob is first written or read.
     this.#runKey = { runId, key, sealer: sealerFor(key, runId), opener: openerFor(key, runId), blobs: null };
   }
@@ -177,15 +208,23 @@ export class RunSealing {
     return records.map((stored) => ({ ...stored, record: openRecordContent(stored.record, opener) }));
   }
 
-  /** Moves the run key file along with an archived journal (the next run gets its own). */
-  archiveKey(target: string): void {
+  /**
+   * Seals and opens what the run keeps outside its records (a fleet run's submitted task, its
+   * inbox's decisions), bound to `boundTo` as their run (a fleet run's id): null for a plain run
+   * or one not loaded yet. A sealed run loaded without its key is refused, never written plain.
+   */
+  valuesFor(boundTo: string): { sealer: ValueSealer; opener: ValueOpener } | null {
+    if (!this.#sealed) return null;
+    const key = this.#runKey?.key;
+    if (!key) throw this.#refusal ?? new Error('A sealed run was written to without its run key.');
+    return { sealer: sealerFor(key, boundTo), opener: openerFor(key, boundTo) };
+  }
+
+  /** The run's content is no longer this one's to write (its journal archived, the next run gets its own key). */
+  forget(): void {
     this.#runKey = null;
     this.#sealed = false;
+    this.#refusal = null;
     this.#header = null;
-    const from = runKeyPathOf(this.runFolder);
-    if (!fs.existsSync(from)) return;
-    fs.renameSync(from, target);
-    fsyncDir(path.dirname(target));
-    fsyncDir(this.runFolder);
   }
 }

@@ -23,6 +23,7 @@ import type { Writers } from '../plain-reporter.ts';
 import { realModel } from '../real-model.ts';
 import { cliCommand, databaseWords } from '../../words/shell-command.ts';
 import { openTraceExport, traceOptions } from '../trace-export.ts';
+import { commandLineKeys } from '../command-line-keys.ts';
 
 export async function dbCommand(args: DbArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   const url = databaseUrlOf(args.databaseUrl, env, 'db migrate');
@@ -61,7 +62,7 @@ async function submitAgentCommand(args: SubmitAgentArgs, env: NodeJS.ProcessEnv,
   const pool = await openDatabase(url, 2);
   try {
     const { agent, task, runId, tenant, allowUnknownAgent, maxTurns, requireApproval, decisionTimeoutMs, budget } = args;
-    const submitted = await submitRun(pool, { agent, task, runId, tenant, allowUnknownAgent, maxTurns, requireApproval, decisionTimeoutMs, budget });
+    const submitted = await submitRun(pool, { agent, task, runId, tenant, allowUnknownAgent, maxTurns, requireApproval, decisionTimeoutMs, budget, keys: commandLineKeys(env) });
     writers.out(submitted.runId);
     writers.err(
       submitted.created
@@ -109,6 +110,7 @@ export async function workerCommand(args: WorkerArgs, env: NodeJS.ProcessEnv, wr
     pollIntervalMs: args.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS,
     log: (line) => writers.out(line),
     crashAfter: env.CRASH_AFTER || undefined,
+    keys: commandLineKeys(env),
     modelFor: (spec) => (spec.model ? realModel(spec.model, env, args.request, WORKER_WITHOUT_KEY) : Promise.resolve(scriptedDemoModel(spec))),
   });
   const onSignal = (signal: string) => () => worker.stop(signal);

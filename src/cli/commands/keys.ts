@@ -1,7 +1,8 @@
 /** `durable-agent keys rotate`: every sealed run of a folder has its run key wrapped again under the first master key. */
 import { rotateRunKeys } from '../../store/open-store.ts';
 import { KeyListError } from '../../seal/seal-errors.ts';
-import { KEYS_ENV, sealingKeyIdOf } from '../../seal/keys.ts';
+import { KEYS_ENV, type MasterKeys, sealingKeyIdOf } from '../../seal/keys.ts';
+import { readsFleet } from '../reads-fleet.ts';
 import type { KeysArgs } from '../args.ts';
 import { KEY_FILE_ENV, commandLineKeys } from '../command-line-keys.ts';
 import { EXIT } from '../exit-codes.ts';
@@ -14,6 +15,7 @@ export async function keysCommand(args: KeysArgs, env: NodeJS.ProcessEnv, writer
   const given = commandLineKeys(env);
   const keys = typeof given === 'function' ? await given() : given;
   if (keys === null) throw new KeyListError(`${KEYS_ENV} or ${KEY_FILE_ENV}`, 'neither is set, and a rotation needs the new key first and the old ones after it');
+  if (readsFleet(args, env)) return rotateFleet(args, keys, env, writers);
   const folder = stateFolderOf(runDirOf(args.dir));
   const report = await rotateRunKeys(folder, keys, killPointOf(env.CRASH_AFTER));
   for (const file of report.rewrapped) writers.out(`rewrapped ${file}`);
@@ -27,9 +29,37 @@ export async function keysCommand(args: KeysArgs, env: NodeJS.ProcessEnv, writer
   return report.failed.length > 0 ? EXIT.refused : EXIT.done;
 }
 
+/** The fleet's run keys, in da_runs, a batch to a transaction. */
+async function rotateFleet(args: KeysArgs, keys: MasterKeys, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
+  const { databaseUrlOf, describeDatabase, openDatabase } = await import('../../store/pg/pool.ts');
+  const { rotatePgRunKeys } = await import('../../store/pg/index.ts');
+  const url = databaseUrlOf(args.databaseUrl, env, 'keys rotate');
+  const pool = await openDatabase(url, 2);
+  try {
+    const kill = killPointOf(env.CRASH_AFTER);
+    const report = await rotatePgRunKeys(pool, keys, {
+      onBatch: (rewrapped) => {
+        for (let i = 0; i < rewrapped; i++) kill?.('', true);
+      },
+    });
+    for (const runId of report.rewrapped) writers.out(`rewrapped the key of fleet run ${runId}`);
+    for (const { runId, error } of report.failed) writers.err(`durable-agent: could not rewrap the key of fleet run ${runId}: ${error.message}`);
+    const sealingId = sealingKeyIdOf(keys);
+    const sealing = sealingId === null ? '' : ` under ${sealingId}`;
+    writers.out(
+      `${report.rewrapped.length} run ${report.rewrapped.length === 1 ? 'key' : 'keys'} rewrapped${sealing}, ${report.unchanged} already were, ` +
+        `${report.failed.length} could not be${report.failed.length ? ' (run again once the keys they need are given)' : ''} in ${describeDatabase(url)}`,
+    );
+    return report.failed.length > 0 ? EXIT.refused : EXIT.done;
+  } finally {
+    await pool.end();
+  }
+}
+
 /**
  * Drills: CRASH_AFTER=after-rewrap:N kills this process with SIGKILL once the Nth run key of the
- * rotation is rewrapped and durable, to check that a rotation killed mid-way loses nothing.
+ * rotation is rewrapped and durable (on the fleet: once the batch that holds it committed), to
+ * check that a rotation killed mid-way loses nothing.
  */
 function killPointOf(spec: string | undefined): ((file: string, changed: boolean) => void) | undefined {
   if (spec === undefined || spec === '') return undefined;

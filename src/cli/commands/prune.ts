@@ -11,7 +11,7 @@ import { fileStoreOf, folderStoreAt, stateFolderOf } from '../run-store.ts';
 import { shredRun } from '../../store/open-store.ts';
 
 export async function pruneCommand(args: PruneArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
-  if (args.shred !== null) return shredCommand(args.dir, args.shred, writers);
+  if (args.shred !== null) return readsFleet(args, env) ? shredFleetCommand(args, args.shred, env, writers) : shredCommand(args.dir, args.shred, writers);
   if (readsFleet(args, env)) return pruneFleet(args, env, writers);
   const dir = runDirOf(args.dir);
   const report = await pruneRuns(folderStoreAt(stateFolderOf(dir)), { olderThanMs: args.olderThanMs, keep: args.keep, dryRun: args.dryRun });
@@ -37,6 +37,20 @@ async function shredCommand(given: string, runId: string, writers: Writers): Pro
   const { keyId } = await shredRun(store);
   writers.out(`shredded run ${runId}: its run key ${keyId} was deleted, so its content can never be opened again; its state, turn and usage still read, and the other runs are as they were`);
   return EXIT.done;
+}
+
+/** `prune --shred --run ID` on the fleet: the run's wrapped key in da_runs is deleted. */
+async function shredFleetCommand(args: PruneArgs, runId: string, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
+  const { databaseUrlOf, openDatabase } = await import('../../store/pg/pool.ts');
+  const { shredPgRun } = await import('../../store/pg/index.ts');
+  const pool = await openDatabase(databaseUrlOf(args.databaseUrl, env, 'prune --shred'), 1);
+  try {
+    const { keyId } = await shredPgRun(pool, runId);
+    writers.out(`shredded fleet run ${runId}: its run key ${keyId} was deleted, so its content can never be opened again; its state, turn and usage still read, and the other runs are as they were`);
+    return EXIT.done;
+  } finally {
+    await pool.end();
+  }
 }
 
 async function pruneFleet(args: PruneArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {

@@ -8,6 +8,8 @@ import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { cliCommand } from '../../words/shell-command.ts';
 import { budgetReachedWords } from '../../budget/budget-words.ts';
+import { commandLineKeys } from '../command-line-keys.ts';
+import { contentWords } from '../../words/sealed-words.ts';
 
 /** The codes demo and run end with for the same states (drive-run.ts), so that scripts read both alike. */
 const EXIT_AT_REST: Partial<Record<FleetRunState, number>> = {
@@ -24,6 +26,8 @@ export async function resultCommand(args: ResultArgs, env: NodeJS.ProcessEnv, wr
   const { awaitRun, readFleetRun } = await import('../../fleet/await-run.ts');
   // Two connections: the wait's LISTEN, and the read of the journal once the run rests.
   const pool = await openDatabase(databaseUrlOf(args.databaseUrl, env, 'result --run'), 2);
+  // A sealed run's answer opens with the keys of the environment; without them it is said sealed, never shown.
+  const keys = commandLineKeys(env);
   try {
     let result: FleetRunResult;
     if (args.wait) {
@@ -32,7 +36,7 @@ export async function resultCommand(args: ResultArgs, env: NodeJS.ProcessEnv, wr
       process.once('SIGINT', onSignal);
       process.once('SIGTERM', onSignal);
       try {
-        result = await awaitRun(pool, args.fleetRun, { ...(args.timeoutMs !== null ? { timeoutMs: args.timeoutMs } : {}), signal: interrupt.signal });
+        result = await awaitRun(pool, args.fleetRun, { ...(args.timeoutMs !== null ? { timeoutMs: args.timeoutMs } : {}), signal: interrupt.signal, keys });
       } catch (error) {
         if (!interrupt.signal.aborted) throw error;
         writers.err(`[interrupted] stopped waiting; fleet run ${args.fleetRun} goes on. ${cliCommand(env, ['result', '--run', args.fleetRun, '--wait'])} waits again.`);
@@ -42,7 +46,7 @@ export async function resultCommand(args: ResultArgs, env: NodeJS.ProcessEnv, wr
         process.off('SIGTERM', onSignal);
       }
     } else {
-      result = await readFleetRun(pool, args.fleetRun);
+      result = await readFleetRun(pool, args.fleetRun, keys);
     }
     if (args.json) writers.out(JSON.stringify(result, null, 2));
     else for (const line of resultLines(result, env)) writers.out(line);
@@ -64,7 +68,7 @@ function resultLines(result: FleetRunResult, env: NodeJS.ProcessEnv): string[] {
   }
   switch (result.state) {
     case 'done':
-      return [head, `[done] ${result.text ?? ''}`];
+      return [head, `[done] ${contentWords(result.text ?? '')}`];
     case 'failed':
       return [head, `[failed] ${result.failure ?? 'the run failed'}`];
     case 'cancelled':

@@ -33,7 +33,7 @@ export const pruneSpec = command({
     'waiting run is never touched. It needs --older-than, --keep or both (with both, a run goes only if both say so).\n' +
     'For a large fleet, --batch N removes the done, failed and cancelled runs the rule selects, N to a transaction,\n' +
     'oldest first, without reading the others: no lock held long, and a prune killed goes on when run again.\n' +
-    'With --shred --run ID it crypto-shreds one sealed run of DIR instead: its wrapped run key is deleted, so its content\n' +
+    'With --shred --run ID it crypto-shreds one sealed run of DIR (or of the fleet) instead: its wrapped run key is deleted, so its content\n' +
     '(task, messages, tool inputs and results, decisions) can never be opened again, with any key; what finds and operates\n' +
     'the run (its state, turn, tools, usage) still reads, and every other run is left as it was.',
   options: [
@@ -59,14 +59,19 @@ export const pruneSpec = command({
     'durable-agent prune --database-url postgresql://user@db-host:5432/agents --keep 100',
     'durable-agent prune --database-url postgresql://db-host/agents --older-than 90d --batch 500',
     'durable-agent prune --dir my-project --shred --run invoice-7',
+    'durable-agent prune --database-url postgresql://db-host/agents --shred --run invoice-7',
   ],
   parse: (values, { cwd }): PruneArgs => {
     if (values.shred || values.run !== undefined) {
       if (!values.shred || values.run === undefined) throw new UsageError('--shred and --run go together: prune --shred --run ID deletes the key of that sealed run. Nothing was removed.');
-      if (values.databaseUrl !== undefined || values.olderThanMs !== undefined || values.keep !== undefined || values.dryRun || values.batch !== undefined) {
-        throw new UsageError('prune --shred --run ID shreds one run of a folder: give it without --database-url, --older-than, --keep, --batch or --dry-run. Nothing was removed.');
+      if (values.olderThanMs !== undefined || values.keep !== undefined || values.dryRun || values.batch !== undefined) {
+        throw new UsageError('prune --shred --run ID shreds one run: give it without --older-than, --keep, --batch or --dry-run. Nothing was removed.');
       }
-      return { command: 'prune', dir: values.dir ?? cwd, dirGiven: values.dir !== undefined, databaseUrl: null, olderThanMs: null, keep: null, dryRun: false, batch: null, shred: readFileRun(values.run) };
+      if (values.dir !== undefined && values.databaseUrl !== undefined) {
+        throw new UsageError('prune --shred --run ID shreds a run of --dir or of the fleet at --database-url, not both: give one of them. Nothing was removed.');
+      }
+      const shred = readFileRun(values.run);
+      return { command: 'prune', dir: values.dir ?? cwd, dirGiven: values.dir !== undefined, databaseUrl: values.databaseUrl ?? null, olderThanMs: null, keep: null, dryRun: false, batch: null, shred };
     }
     if (values.dir !== undefined && values.databaseUrl !== undefined) {
       throw new UsageError('prune removes either the archived runs in --dir or the finished runs of the fleet at --database-url, not both: give one of them.');

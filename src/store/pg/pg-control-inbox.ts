@@ -10,6 +10,7 @@ import type { Pool } from 'pg';
 import { type ControlInbox, type ControlKind, type ControlRequest, controlProblem } from '../inbox/inboxes.ts';
 import { type PgInboxTable, PgKeyedInbox } from './pg-keyed-inbox.ts';
 import { WriteNotes } from './write-notes.ts';
+import type { ValueOpener, ValueSealer } from '../../seal/value-codec.ts';
 
 const REQUESTS: PgInboxTable = {
   table: 'da_controls',
@@ -19,6 +20,11 @@ const REQUESTS: PgInboxTable = {
   problem: (request, kind) => controlProblem(request, kind as ControlKind),
 };
 
+/** Where a control request's reason is bound, beside its run: its kind. */
+function reasonPlace(kind: string): string {
+  return `inbox-control/${kind}.reason`;
+}
+
 export class PgControlInbox implements ControlInbox {
   private readonly inbox: PgKeyedInbox<ControlRequest>;
 
@@ -27,8 +33,28 @@ export class PgControlInbox implements ControlInbox {
     private readonly runId: string,
     /** What the run's writer's last write saw; a store that writes nothing never notes anything. */
     private readonly notes: WriteNotes = new WriteNotes(),
+    /** The run's sealer and opener for what it keeps outside its records, when it is sealed and loaded (run-sealing.ts: valuesFor). */
+    values: () => { sealer: ValueSealer; opener: ValueOpener } | null = () => null,
   ) {
-    this.inbox = new PgKeyedInbox(pool, runId, REQUESTS);
+    // A sealed run's requests wait with their reason sealed (a person's words); who asked and when stay readable (status shows them).
+    this.inbox = new PgKeyedInbox<ControlRequest>(pool, runId, REQUESTS, {
+      keep: (request) => {
+        const codec = request.reason === null ? null : values();
+        return codec ? { ...request, reason: codec.sealer.seal(request.reason, reasonPlace(request.kind)), sealed: codec.sealer.keyId } : request;
+      },
+      read: (kept) => {
+        if (kept === null || typeof kept !== 'object' || !Object.hasOwn(kept, 'sealed')) return kept;
+        const { sealed: _mark, ...request } = kept as ControlRequest & { sealed: unknown };
+        let codec: ReturnType<typeof values>;
+        try {
+          codec = values();
+        } catch {
+          // Unreadable without the run's key: left out, as a row that is not a whole request is.
+          return null;
+        }
+        return codec ? { ...request, reason: codec.opener.open(request.reason, reasonPlace(request.kind)) } : null;
+      },
+    });
   }
 
   write(request: ControlRequest): Promise<'written' | 'exists'> {

@@ -9,6 +9,8 @@ import type { Pool } from 'pg';
 import type { Decision } from '../../../machines/agent-loop.types.ts';
 import { type DecisionInbox, decisionProblem, type InboxDecision } from '../inbox/inboxes.ts';
 import type { Lease } from './leases.ts';
+import { isSealedRecord, openDecisionContent, sealDecisionContent } from '../../seal/record-content.ts';
+import type { ValueOpener, ValueSealer } from '../../seal/value-codec.ts';
 import { type PgInboxTable, PgKeyedInbox } from './pg-keyed-inbox.ts';
 
 const DECISIONS: PgInboxTable = {
@@ -27,8 +29,27 @@ export class PgDecisionInbox implements DecisionInbox {
     private readonly runId: string,
     /** The writer's lease, when this process drives the run (settle is fenced by it). */
     private readonly lease: () => Lease | null,
+    /** The run's sealer and opener for what it keeps outside its records, when it is sealed (run-sealing.ts: valuesFor). */
+    values: () => { sealer: ValueSealer; opener: ValueOpener } | null = () => null,
   ) {
-    this.inbox = new PgKeyedInbox(pool, runId, DECISIONS);
+    // A sealed run's decisions wait sealed: their notes, reasons, edited inputs and answers are a person's words.
+    this.inbox = new PgKeyedInbox<Decision>(pool, runId, DECISIONS, {
+      keep: (decision) => {
+        const codec = values();
+        return codec ? sealDecisionContent(decision, codec.sealer) : decision;
+      },
+      read: (kept) => {
+        if (!isSealedRecord(kept as object)) return kept;
+        // Unreadable without the run's key: left out, as a row that is not a whole decision is.
+        let codec: ReturnType<typeof values>;
+        try {
+          codec = values();
+        } catch {
+          return null;
+        }
+        return codec ? openDecisionContent(kept, codec.opener) : null;
+      },
+    });
   }
 
   write(decision: InboxDecision): Promise<'written' | 'exists'> {

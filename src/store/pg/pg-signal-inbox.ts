@@ -10,6 +10,7 @@
  * claim (WORKABLE in leases.ts) takes the run up once a signal of that event is there or its time came.
  */
 import type { Pool } from 'pg';
+import type { ValueOpener, ValueSealer } from '../../seal/value-codec.ts';
 import { type ExpectedWake, type Signal, type SignalDelivery, type SignalInbox, signalProblem } from '../inbox/signal-inbox.ts';
 
 interface SignalRow {
@@ -31,13 +32,15 @@ export class PgSignalInbox implements SignalInbox {
     private readonly runId: string,
     /** The writer's lease (its epoch), when this process drives the run (a take is fenced by it). */
     private readonly lease: () => { epoch: number } | null,
+    /** The run's sealer and opener for what it keeps outside its records, when it is sealed and loaded (run-sealing.ts: valuesFor). */
+    private readonly values: () => { sealer: ValueSealer; opener: ValueOpener } | null = () => null,
   ) {}
 
   async send(signal: Signal): Promise<SignalDelivery> {
     const { rowCount } = await this.pool.query(
       `INSERT INTO da_signals (run_id, name, signal_id, signal, sent_at) VALUES ($1, $2, $3, $4, to_timestamp($5::double precision / 1000))
        ON CONFLICT DO NOTHING`,
-      [this.runId, signal.name, signal.id, JSON.stringify(signal), signal.at],
+      [this.runId, signal.name, signal.id, JSON.stringify(this.kept(signal)), signal.at],
     );
     if (rowCount === 1) return { outcome: 'delivered' };
     const { rows } = await this.pool.query<SignalRow>(
@@ -49,9 +52,32 @@ export class PgSignalInbox implements SignalInbox {
     return taker === null ? { outcome: 'waiting' } : { outcome: 'taken', tool_use_id: taker };
   }
 
+  /** A sealed run's signal waits with its data sealed (what it carries is the sender's words); the rest stays readable for the claim. */
+  private kept(signal: Signal): Signal | (Signal & { sealed: string }) {
+    const codec = this.values();
+    if (!codec || signal.data === null) return signal;
+    return { ...signal, data: codec.sealer.seal(signal.data, signalPlace(signal.name)), sealed: codec.sealer.keyId };
+  }
+
+  /** A row's signal, its data opened; null when it is not a whole signal, or is sealed and cannot be opened here. */
+  private whole(row: SignalRow | undefined): Signal | null {
+    if (!row) return null;
+    const kept = row.signal as (Signal & { sealed?: unknown }) | null;
+    if (kept === null || typeof kept !== 'object' || !Object.hasOwn(kept, 'sealed')) return wholeSignal(row);
+    let codec: ReturnType<typeof this.values>;
+    try {
+      codec = this.values();
+    } catch {
+      return null;
+    }
+    if (!codec) return null;
+    const { sealed: _mark, ...signal } = kept;
+    return wholeSignal({ ...row, signal: { ...signal, data: codec.opener.open(signal.data, signalPlace(String(signal.name))) } });
+  }
+
   async takenBy(tool_use_id: string): Promise<Signal | null> {
     const { rows } = await this.pool.query<SignalRow>('SELECT signal, taken_by FROM da_signals WHERE run_id = $1 AND taken_by = $2 ORDER BY seq LIMIT 1', [this.runId, tool_use_id]);
-    return wholeSignal(rows[0]);
+    return this.whole(rows[0]);
   }
 
   async take(name: string, tool_use_id: string, before: number): Promise<Signal | null> {
@@ -65,12 +91,12 @@ export class PgSignalInbox implements SignalInbox {
         RETURNING signal, taken_by`,
       lease ? [this.runId, name, tool_use_id, finite(before), lease.epoch] : [this.runId, name, tool_use_id, finite(before)],
     );
-    return wholeSignal(rows[0]);
+    return this.whole(rows[0]);
   }
 
   async waiting(): Promise<Signal[]> {
     const { rows } = await this.pool.query<SignalRow>('SELECT signal, taken_by FROM da_signals WHERE run_id = $1 AND taken_by IS NULL ORDER BY sent_at, seq', [this.runId]);
-    return rows.map(wholeSignal).filter((signal): signal is Signal => signal !== null);
+    return rows.map((row) => this.whole(row)).filter((signal): signal is Signal => signal !== null);
   }
 
   async expect(wake: ExpectedWake): Promise<void> {
@@ -80,6 +106,11 @@ export class PgSignalInbox implements SignalInbox {
       [this.runId, wake.tool_use_id, wake.event, wake.wakeAt],
     );
   }
+}
+
+/** Where a signal's data is bound, beside its run: its event's name (a value moved to another event fails its check). */
+function signalPlace(name: string): string {
+  return `inbox-signal/${name}.data`;
 }
 
 function wholeSignal(row: SignalRow | undefined): Signal | null {

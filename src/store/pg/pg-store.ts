@@ -24,9 +24,12 @@ import { PgControlInbox } from './pg-control-inbox.ts';
 import { PgSignalInbox } from './pg-signal-inbox.ts';
 import { PgDecisionInbox } from './pg-decision-inbox.ts';
 import { assertLease, claimRun, type Lease, LeaseKeeper, releaseLease } from './leases.ts';
-import { LeaseLostError } from './pg-errors.ts';
 import { momentNow, type WriteMoment, WriteNotes } from './write-notes.ts';
 import { inTransaction } from './transaction.ts';
+import type { KeysGiven } from '../../seal/keys.ts';
+import { RunSealing } from '../run-sealing.ts';
+import { pgRunKeyPlace } from './pg-run-keys.ts';
+import { LeaseLostError, SealedForkUnsupportedError } from './pg-errors.ts';
 
 export const DEFAULT_LEASE_MS = 15_000;
 
@@ -46,6 +49,12 @@ export interface PgRunStoreOptions {
    * the statement that writes the reply's usage record (a worker gives it; without it nothing is charged).
    */
   tenantCharge?: (() => { tenant: string; window: boolean } | undefined) | undefined;
+  /**
+   * The master keys the user holds (or a function that reads them when first needed): a run
+   * created with them is sealed (its run key in da_runs.run_key); a sealed run loaded with them
+   * reads as any other. See run-sealing.ts.
+   */
+  keys?: KeysGiven | undefined;
 }
 
 /** One appendBatch: its records, whether it waits for the disk, and the reply it counts. */
@@ -68,6 +77,12 @@ export class PgRunStore implements DatabaseRunStore {
   private knownRecords: number | null;
   /** One statement at a time per run, in order; appends made while one commits go into the next. */
   private readonly commits = new CommitQueue<PendingUnit, AppendReceipt>((units) => this.flushUnits(units));
+  /** Seals what this store writes of a sealed run and opens what it reads (its run key in da_runs.run_key). */
+  private readonly sealing: RunSealing;
+  /** The master keys given: the runs this one waits for (its sub-agents') open with them too. */
+  private keys: KeysGiven | undefined;
+  /** The last record stored, by the checksum of its body: a sealed snapshot names it (sealedBodies). */
+  private lastBody: { seq: number; crc: string } | null = null;
 
   constructor(
     private readonly pool: Pool,
@@ -78,9 +93,21 @@ export class PgRunStore implements DatabaseRunStore {
     this.lease = options.lease ?? null;
     this.knownRecords = options.lease?.records ?? null;
     this.faults = new WriteFaultPlan(options.writeFaults);
-    this.decisions = new PgDecisionInbox(pool, runId, () => this.lease);
-    this.control = new PgControlInbox(pool, runId, this.notes);
-    this.signals = new PgSignalInbox(pool, runId, () => this.lease);
+    this.keys = options.keys;
+    this.sealing = new RunSealing(pgRunKeyPlace(pool, runId, () => this.lease), options.keys);
+    this.decisions = new PgDecisionInbox(pool, runId, () => this.lease, () => this.sealing.valuesFor(runId));
+    this.control = new PgControlInbox(pool, runId, this.notes, () => this.sealing.valuesFor(runId));
+    this.signals = new PgSignalInbox(pool, runId, () => this.lease, () => this.sealing.valuesFor(runId));
+  }
+
+  /** Seals runs this store starts, and opens sealed runs it loads, with these keys (a program's StartOptions.keys). */
+  giveKeys(keys: KeysGiven): void {
+    this.keys = keys;
+    this.sealing.giveKeys(keys);
+  }
+
+  sealingOfRun(): { sealed: boolean; keyHeld: boolean } {
+    return this.sealing.state();
   }
 
   /** Its id in da_runs: a fork of it names it as its parent (and takes its spec). */
@@ -96,6 +123,7 @@ export class PgRunStore implements DatabaseRunStore {
   async createFork(fork: ForkedRun): Promise<'created' | 'exists'> {
     const parentRun = fork.header.forkedFrom?.fleetRun;
     if (parentRun === undefined) throw new Error(`${this.location}: a fleet run is forked from a fleet run (its spec is the parent's)`);
+    if (fork.header.sealed !== undefined) throw new SealedForkUnsupportedError(parentRun);
     const written = await insertForkedRun(this.pool, {
       parentRun,
       toRun: this.runId,
@@ -125,7 +153,7 @@ export class PgRunStore implements DatabaseRunStore {
 
   async awaitedRuns(): Promise<RunStore[]> {
     const { rows } = await this.pool.query<{ child_run_id: string }>('SELECT child_run_id FROM da_child_waits WHERE run_id = $1 ORDER BY child_run_id', [this.runId]);
-    return rows.map((row) => new PgRunStore(this.pool, row.child_run_id));
+    return rows.map((row) => new PgRunStore(this.pool, row.child_run_id, { keys: this.keys }));
   }
 
   /**
@@ -144,20 +172,27 @@ export class PgRunStore implements DatabaseRunStore {
     if (header.format !== JOURNAL_FORMAT) throw new StoreCorruptError(this.location, 0, 0, `the run's header is not a ${JOURNAL_FORMAT} header`, 'start');
     if (!isReadableVersion(header.version)) throw new StoreVersionError(this.location, header.version, JOURNAL_VERSION);
     options.checkHeader?.(header);
+    // A sealed run's key, before anything is read for writing: without it a writer is refused, nothing changed.
+    await this.sealing.prepareLoad(header, options.repair === true);
+    const contentRefused = this.sealing.contentRefusal();
+    const refusal = contentRefused ? { contentRefused } : {};
     // A run at rest in a final state: its last record alone, when it carries a final mark (else, a
     // run written before the mark, the records are read from the last snapshot as below).
     if (options.fromLastSnapshot && options.finalRecord && row.records > 1 && (FINAL_STATES as readonly string[]).includes(row.state)) {
       const last = (await this.recordsFrom(row.records - 1, row.records))[0]!;
-      if (last.record.final !== undefined) return { header, records: [last], tornTail: null, totalBytes: last.bytes };
+      this.lastBody = { seq: last.record.seq, crc: last.crc ?? '' };
+      if (last.record.final !== undefined) return { header, records: this.sealing.openRecords([last]), tornTail: null, totalBytes: last.bytes, ...refusal };
     }
     // From the last snapshot: the record before it too, whose checksum the snapshot names.
     const from = options.fromLastSnapshot && row.snapshot_seq > 0 && row.snapshot_seq < row.records ? row.snapshot_seq - 1 : 0;
     const read = await this.recordsFrom(from, row.records);
     // The record before the snapshot is read only to check the snapshot's link to it.
     if (from > 0) checkSnapshotLink(this.location, read[0]!, read[1]!);
-    const records = from > 0 ? read.slice(1) : read;
+    const lastRead = read[read.length - 1]!;
+    this.lastBody = { seq: lastRead.record.seq, crc: lastRead.crc ?? '' };
+    const records = this.sealing.openRecords(from > 0 ? read.slice(1) : read);
     const totalBytes = records.reduce((sum, r) => sum + r.bytes, 0);
-    return { header, records, tornTail: null, totalBytes };
+    return { header, records, tornTail: null, totalBytes, ...refusal };
   }
 
   /** Records from..count-1, each checked; refused when any the run counts is not stored. */
@@ -194,9 +229,13 @@ export class PgRunStore implements DatabaseRunStore {
   }
 
   /** One statement (one round trip), fenced like an append: the row of record 0 and the run's header. */
-  async create(header: JournalHeader, first: JournalRecord): Promise<AppendReceipt> {
+  async create(given: JournalHeader, plainFirst: JournalRecord): Promise<AppendReceipt> {
     const lease = this.requireLease();
+    // With keys (or a key kept at the submit), the run key is in the row before the first record is.
+    const header = await this.sealing.prepareCreate(given);
+    const first = this.sealing.sealRecords([plainFirst])[0]!;
     const body = JSON.stringify(first);
+    this.lastBody = null;
     const bytes = Buffer.byteLength(body);
     let outcome: AppendOutcome;
     const sent = momentNow();
@@ -211,6 +250,7 @@ export class PgRunStore implements DatabaseRunStore {
       throw new StoreWriteError(this.location, 'the new run', new Error(`run ${this.runId} already has records`));
     }
     this.noteWrite(sent, outcome, 1);
+    this.lastBody = { seq: first.seq, crc: checksumOf(body) };
     return { bytes };
   }
 
@@ -237,8 +277,7 @@ export class PgRunStore implements DatabaseRunStore {
    */
   private async flushUnits(units: readonly PendingUnit[]): Promise<AppendReceipt[]> {
     const lease = this.requireLease();
-    const records = units.flatMap((unit) => unit.records);
-    const bodies = records.map((record) => documentJson(record));
+    const { records, bodies, lastBody } = this.sealedBodies(units.flatMap((unit) => unit.records));
     const each = bodies.map((body) => Buffer.byteLength(body));
     const last = records[records.length - 1]!;
     const what = records.length === 1 ? `record ${last.seq} (${last.event}, state ${last.state})` : `records ${records[0]!.seq} to ${last.seq} (one unit)`;
@@ -260,6 +299,7 @@ export class PgRunStore implements DatabaseRunStore {
       throw new LeaseLostError(this.runId, lease.epoch, null, null);
     }
     this.noteWrite(sent, outcome, last.seq + 1);
+    this.lastBody = lastBody;
     let at = 0;
     return units.map((unit) => {
       const bytesEach = each.slice(at, (at += unit.records.length));
@@ -281,6 +321,28 @@ export class PgRunStore implements DatabaseRunStore {
       charge.replies += 1;
     }
     return charge;
+  }
+
+  /**
+   * The records as stored and their bodies. A snapshot names the record before it by the checksum
+   * of its body, which the runtime computes from the record it handed over: for a sealed run that
+   * is the sealed body's, so the snapshot is linked to it here (as the file store links to the line
+   * as written). A plain run's records are stored as given.
+   */
+  private sealedBodies(given: readonly JournalRecord[]): { records: JournalRecord[]; bodies: string[]; lastBody: { seq: number; crc: string } | null } {
+    const sealed = this.sealing.sealRecords(given);
+    if (sealed === given) return { records: given as JournalRecord[], bodies: given.map((record) => documentJson(record)), lastBody: null };
+    const records: JournalRecord[] = [];
+    const bodies: string[] = [];
+    let lastBody = this.lastBody;
+    for (const stored of sealed) {
+      const record = linkedTo(stored, lastBody);
+      const body = documentJson(record);
+      records.push(record);
+      bodies.push(body);
+      lastBody = { seq: record.seq, crc: checksumOf(body) };
+    }
+    return { records, bodies, lastBody };
   }
 
   /** Answered by the last write while it proves the lease still held (write-notes.ts); else one query. */
@@ -356,6 +418,7 @@ export class PgRunStore implements DatabaseRunStore {
       await inTransaction(this.pool, async (client) => {
         await client.query('UPDATE da_runs SET id = $2, finished = true, lease_owner = NULL, lease_expires_at = NULL WHERE id = $1', [this.runId, archivedId]);
         await client.query(
+          // Not its run key: that stays with the archived run, and the next run gets its own (so shredding one leaves the other).
           `INSERT INTO da_runs (id, spec, lease_owner, lease_epoch, lease_expires_at)
            SELECT $1, spec, $3, $4, now() + interval '1 minute' FROM da_runs WHERE id = $2`,
           [this.runId, archivedId, lease.owner, lease.epoch],
@@ -365,6 +428,7 @@ export class PgRunStore implements DatabaseRunStore {
       throw new StoreWriteError(this.location, 'the archived run', error);
     } finally {
       this.forgetWrites();
+      this.sealing.forget();
     }
     return `PostgreSQL run ${archivedId}`;
   }
@@ -373,4 +437,11 @@ export class PgRunStore implements DatabaseRunStore {
     if (!this.lease) throw new Error(`PgRunStore for ${this.runId} used without a lease: call lock() first or pass the worker's lease`);
     return this.lease;
   }
+}
+
+/** A sealed snapshot record, linked to the stored body of the record it follows (when that is known and differs). */
+function linkedTo(record: JournalRecord, lastBody: { seq: number; crc: string } | null): JournalRecord {
+  const after = record.snapshot?.after;
+  if (!after || !lastBody || after.seq !== lastBody.seq || after.crc === lastBody.crc) return record;
+  return { ...record, snapshot: { ...record.snapshot!, after: { seq: after.seq, crc: lastBody.crc } } };
 }

@@ -15,9 +15,15 @@ export async function insertQueuedRuns(db: Database, ids: readonly string[], spe
   );
 }
 
-/** Queues one run under its id; false when a run of that id exists already (nothing is written then). */
-export async function insertQueuedRun(db: Database, runId: string, spec: unknown): Promise<boolean> {
-  const { rowCount } = await db.query(`INSERT INTO da_runs (id, spec, created_at) VALUES ($1, $2::jsonb, clock_timestamp()) ON CONFLICT (id) DO NOTHING`, [runId, JSON.stringify(spec)]);
+/**
+ * Queues one run under its id, with its wrapped run key when it is submitted sealed; false when a
+ * run of that id exists already (nothing is written then).
+ */
+export async function insertQueuedRun(db: Database, runId: string, spec: unknown, runKey: unknown = null): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `INSERT INTO da_runs (id, spec, run_key, created_at) VALUES ($1, $2::jsonb, $3::jsonb, clock_timestamp()) ON CONFLICT (id) DO NOTHING`,
+    [runId, JSON.stringify(spec), runKey === null ? null : JSON.stringify(runKey)],
+  );
   return rowCount === 1;
 }
 

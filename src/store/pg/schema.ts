@@ -7,7 +7,7 @@ import type { Pool } from 'pg';
 import { SchemaVersionError } from './pg-errors.ts';
 import { inTransaction } from './transaction.ts';
 
-export const SCHEMA_VERSION = 16;
+export const SCHEMA_VERSION = 17;
 
 /** A row's state changed into one a run rests in: ended, waiting for a person, stopped at a limit. */
 const CAME_TO_REST = `NEW.state IS DISTINCT FROM OLD.state
@@ -356,6 +356,11 @@ const MIGRATIONS: Record<number, string> = {
       requests     integer NOT NULL DEFAULT 0,
       tokens       bigint NOT NULL DEFAULT 0
     );
+  `,
+  // Sealed runs: a run's data key, wrapped by a master key the user holds, in its row. Null for
+  // a plain run and for a shredded one; a rotation rewrites it, never the run's records.
+  17: `
+    ALTER TABLE da_runs ADD COLUMN run_key jsonb;
   `,
 };
 

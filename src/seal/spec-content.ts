@@ -1,0 +1,52 @@
+/**
+ * A fleet run's submitted task, sealed: the task waits in the queue (da_runs.spec) until a worker
+ * starts the run, and it is a user's words like the journal's first message. It is sealed with
+ * the run's own key, made at the submit and kept in the run's row, and bound to the run's id and
+ * its place; the rest of the spec (agent, limits, tenant, lineage) stays readable, since workers
+ * claim and operate runs by it without any key.
+ */
+import { type RunKey, type WrappedRunKey, createRunKey, unwrapRunKey } from './envelope.ts';
+import type { MasterKeys } from './keys.ts';
+import { KeyNotGivenError } from './seal-errors.ts';
+import { isSealedValue, openValue, sealedKeyIdOf, sealValue } from './value-codec.ts';
+
+/** The place a submitted task is sealed for (bound with the fleet run's id). */
+const SPEC_TASK = 'spec.task';
+
+/** The spec with its task sealed under a new run key, and that key wrapped for the run's row. */
+export async function sealSubmittedSpec<S extends { task: string }>(spec: S, fleetRun: string, keys: MasterKeys): Promise<{ spec: S; wrapped: WrappedRunKey }> {
+  const { runKey, wrapped } = await createRunKey(keys);
+  return { spec: withSealedTask(spec, fleetRun, runKey), wrapped };
+}
+
+function withSealedTask<S extends { task: string }>(spec: S, fleetRun: string, runKey: RunKey): S {
+  return { ...spec, task: sealValue(spec.task, runKey, { runId: fleetRun, field: SPEC_TASK }) };
+}
+
+/** Whether a spec's task is sealed. */
+export function isSpecSealed(spec: unknown): boolean {
+  return spec !== null && typeof spec === 'object' && isSealedValue((spec as { task?: unknown }).task);
+}
+
+/** How a sealed spec's run key is reached: its wrap in the run's row, the master keys, and the refusal when the wrap is gone. */
+export interface SpecKeyAccess {
+  wrapped(): Promise<WrappedRunKey | null>;
+  keys(): Promise<MasterKeys | null>;
+  missing(keyId: string): Error;
+}
+
+/**
+ * The spec with its task opened (a plain spec is given back as it is). Without the master key
+ * its run key is wrapped under, a KeyNotGivenError naming that key; a shredded run's, the
+ * refusal `missing` gives.
+ */
+export async function openSubmittedSpec<S extends object>(spec: S, fleetRun: string, access: SpecKeyAccess): Promise<S> {
+  const task = (spec as { task?: unknown }).task;
+  if (!isSealedValue(task)) return spec;
+  const wrapped = await access.wrapped();
+  if (wrapped === null) throw access.missing(sealedKeyIdOf(task)!);
+  const keys = await access.keys();
+  if (keys === null) throw new KeyNotGivenError(wrapped.master, 'master key', fleetRun);
+  const runKey = await unwrapRunKey(wrapped, keys, fleetRun);
+  return { ...spec, task: openValue(task, runKey, { runId: fleetRun, field: SPEC_TASK }) };
+}
