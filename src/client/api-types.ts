@@ -104,10 +104,11 @@ export interface ApiErrorBody {
 }
 
 /**
- * GET /v1/runs/:id/events: Server-Sent Events. Every event drawn from the journal has the SSE id
- * `String(seq)` of the record it comes from (several events of one record share its id, and are
- * sent together); a client reconnecting with `Last-Event-ID: N` (or `?after=N`) gets every event
- * of the records after N, none twice. `text-delta` events carry no id: they are the model's text as
+ * GET /v1/runs/:id/events: Server-Sent Events. Every event drawn from the journal carries its
+ * record's number (`seq`), and the last event of each record carries the SSE id `String(seq)` (a
+ * record's events are sent together); a client reconnecting with `Last-Event-ID: N` (or
+ * `?after=N`) gets every event of the records after N, none twice, and a connection cut inside a
+ * record resumes before it. `text-delta` events carry no id: they are the model's text as
  * it streams, not yet in any record; the `reply` event of the recorded reply supersedes them (after
  * a crash, the deltas a client saw may differ from the recorded reply: `reply.supersedesDeltas`).
  * The stream ends after `end`.

@@ -202,8 +202,10 @@ export function serveApp(options: ServeAppOptions): OpenAPIHono<Env> {
           }
           let ended = false;
           for (const { seq, events } of await tail.next()) {
-            for (const event of events) {
-              await stream.writeSSE({ id: String(seq), event: event.type, data: clean(JSON.stringify(event)) });
+            // Only a record's last event carries its id: a connection cut between two events of one
+            // record resumes (Last-Event-ID) before that record, and is sent all of it again.
+            for (const [at, event] of events.entries()) {
+              await stream.writeSSE({ ...(at === events.length - 1 ? { id: String(seq) } : {}), event: event.type, data: clean(JSON.stringify(event)) });
               if (event.type === 'end') ended = true;
             }
             quietSince = Date.now();

@@ -129,7 +129,12 @@ export async function* sseMessages(body: ReadableStream<Uint8Array>, onComment: 
   }
 }
 
-/** The seqs of the recorded events received, each record once (its events share its id). */
+/** The seq of the record a recorded event comes from; -1 for a text-delta (no record holds it yet). */
+export function seqOf(event: ReceivedEvent): number {
+  return 'seq' in event.event ? event.event.seq : -1;
+}
+
+/** The seqs of the recorded events received, each record once (the last of its events carries its id). */
 export function recordSeqs(events: readonly ReceivedEvent[]): number[] {
   const seqs: number[] = [];
   for (const { id } of events) if (id !== null && Number(id) !== seqs[seqs.length - 1]) seqs.push(Number(id));

@@ -20,7 +20,7 @@ import { createServer, type RunningServer } from '../../src/serve/create-server.
 import { openRunsFolder } from '../../src/store/open-store.ts';
 import { defineTool } from '../../src/tools/tool.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
-import { ApiClient, recordSeqs } from './api-client.ts';
+import { ApiClient, recordSeqs, seqOf } from './api-client.ts';
 
 const SECRET = 'sk-test-never-leaves-0123456789abcdef';
 const TOKENS: Record<string, Caller> = {
@@ -103,7 +103,7 @@ describe('serve over a folder', () => {
     expect(decided.status, decided.text).toBe(202);
     expect(decided.body).toEqual({ accepted: true, runId: 'inv-1' });
 
-    const rest = await ana().follow('inv-1', { lastEventId: waiting.id });
+    const rest = await ana().follow('inv-1', { lastEventId: String(seqOf(waiting)) });
     expect(rest.ended).toBe(true);
     const all = [...first.events, ...rest.events];
     const end = all[all.length - 1]!.event;
@@ -123,7 +123,13 @@ describe('serve over a folder', () => {
     const afterEnd = await ana().follow('inv-1', { lastEventId: String(end.type === 'end' ? end.seq : -1) });
     expect(afterEnd).toMatchObject({ events: [], ended: true });
     const fromThree = await ana().follow('inv-1', { lastEventId: '3' });
-    expect(fromThree.events).toEqual(all.filter((event) => event.id !== null && Number(event.id) > 3));
+    expect(fromThree.events).toEqual(all.filter((event) => seqOf(event) > 3));
+    // A record's id is on its last event only: a stream cut inside a record resumes before it.
+    const recorded = all.filter((event) => seqOf(event) >= 0);
+    for (const [at, event] of recorded.entries()) {
+      const last = recorded[at + 1] === undefined || seqOf(recorded[at + 1]!) !== seqOf(event);
+      expect(event.id, `event ${at} (${event.event.type} of record ${seqOf(event)})`).toBe(last ? String(seqOf(event)) : null);
+    }
     const byQuery = await fetch(`${server.url}/v1/runs/inv-1/events?after=3`, { headers: ana().headers() });
     expect((await byQuery.text()).split('\n').find((line) => line.startsWith('id:'))).toBe('id: 4');
   });
@@ -131,7 +137,7 @@ describe('serve over a folder', () => {
   it('pauses, unpauses and cancels a run that waits (a cancel needs no body); a quiet stream says it is still there', async () => {
     expect((await ana().post('/v1/runs', { agent: 'billing', task: 'Invoice ACME again.', runId: 'inv-2' })).status).toBe(201);
     const waiting = await ana().follow('inv-2', { stop: (event) => event.event.type === 'waiting' });
-    const lastId = waiting.events[waiting.events.length - 1]!.id;
+    const lastId = String(seqOf(waiting.events[waiting.events.length - 1]!));
     // Nothing happens while it waits: the stream sends a comment now and then.
     const quiet = await ana().follow('inv-2', { lastEventId: lastId, stopAtComment: true });
     expect(quiet.events).toEqual([]);
