@@ -181,6 +181,10 @@ export class FileStore implements FolderRunStore {
     this.sealing.giveKeys(keys);
   }
 
+  keysGiven(): KeysGiven | undefined {
+    return this.sealing.given();
+  }
+
   sealingOfRun(): { sealed: boolean; keyHeld: boolean } {
     return this.sealing.state();
   }

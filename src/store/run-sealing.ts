@@ -66,6 +66,11 @@ export class RunSealing {
     if (this.#sealed && this.#runKey === null) this.#header = null;
   }
 
+  /** The keys as given (absent: none). */
+  given(): KeysGiven | undefined {
+    return this.#given;
+  }
+
   /** The master keys given, read once (null: none). */
   keys(): Promise<MasterKeys | null> {
     const given = this.#given;

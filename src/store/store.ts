@@ -167,6 +167,8 @@ export interface RunStore {
    * open with them (see src/seal/). Absent: the store keeps content plain, and keys are refused.
    */
   giveKeys?(keys: KeysGiven): void;
+  /** The keys this store was given (absent: none): the runs a sub-agent call of its run starts beside it are given them too. */
+  keysGiven?(): KeysGiven | undefined;
   /**
    * Of a store that seals: whether the run it last created or loaded is sealed, and whether its
    * key is open here (what a trace may export: src/telemetry/run-tracing.ts). Absent: plain.

@@ -84,7 +84,12 @@ export function subagentTool(agent: AgentDefinition, options: SubagentToolOption
     if (typeof runs === 'function') return runs(id);
     const folder = runs ?? (ctx.caller ? runsFolderOf(ctx.caller.store) : null);
     if (!folder) throw new SubagentRunsUnknownError(name, ctx.caller?.store.location ?? null);
-    return folder.store(id);
+    const child = folder.store(id);
+    // A run started beside a sealed run is sealed with the same keys: its task is what the
+    // calling run's model wrote, content as much as the calling run's own.
+    const keys = ctx.caller?.store.keysGiven?.();
+    if (keys !== undefined) child.giveKeys?.(keys);
+    return child;
   };
   const tool: ToolDefinition<SubagentInput> = {
     name,
