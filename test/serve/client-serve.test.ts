@@ -1,0 +1,265 @@
+/**
+ * The real client (`durable-agent/client`) against the real server (createServer over a folder,
+ * agents with a scripted model): a start twice under one Idempotency-Key is one run; followRun
+ * yields the journal's records in order and ends at `end`; a run that waits for approval goes on
+ * after client.decide, in the same loop; and a follow whose connection is cut again and again
+ * mid-stream (a TCP proxy between them), or whose server is closed and started again on the same
+ * folder mid-run, yields every recorded event once: the journal's records, no gap, no duplicate.
+ */
+import net from 'node:net';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Caller, TokenCheck } from '../../src/access/caller.ts';
+import { defineAgent } from '../../src/agent/agent-definition.ts';
+import type { RunEvent } from '../../src/client/api-types.ts';
+import { createClient, type DurableAgentClient } from '../../src/client/index.ts';
+import type { Model } from '../../src/model/model.ts';
+import { endTurnReply, scriptedModel, toolUseReply } from '../../src/model/scripted-model.ts';
+import { createServer, type RunningServer } from '../../src/serve/create-server.ts';
+import { openRunsFolder } from '../../src/store/open-store.ts';
+import { defineTool } from '../../src/tools/tool.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
+
+const TOKEN = 'ana:client-serve-token-0001';
+const tokens: TokenCheck = {
+  callerOf: (header): Caller | null => (header === `Bearer ${TOKEN}` ? { name: 'ana', role: 'steer', tenant: null } : null),
+};
+
+const sent: string[] = [];
+const sendInvoice = defineTool({
+  name: 'send_invoice',
+  description: 'Send an invoice.',
+  inputSchema: { type: 'object', properties: { customer: { type: 'string' } }, required: ['customer'] },
+  readOnly: false,
+  run: ({ customer }: { customer: string }) => {
+    sent.push(customer);
+    return `invoice sent to ${customer}`;
+  },
+});
+const lookUp = defineTool({
+  name: 'look_up',
+  description: 'Look a customer up.',
+  inputSchema: { type: 'object', properties: { customer: { type: 'string' } }, required: ['customer'] },
+  readOnly: true,
+  run: ({ customer }: { customer: string }) => `${customer}: net 30, EUR`,
+});
+
+/** Several turns of calls, so that a stream has many records to cut between and within. */
+const lookups = [0, 1, 2, 3].map((i) => toolUseReply([{ id: `toolu_l${i}`, name: 'look_up', input: { customer: `C${i}` } }, { id: `toolu_m${i}`, name: 'look_up', input: { customer: `D${i}` } }], `Looking up C${i} and D${i}.`));
+const careful = defineAgent({
+  name: 'careful',
+  model: scriptedModel([...lookups, toolUseReply([{ id: 'toolu_1', name: 'send_invoice', input: { customer: 'ACME' } }], 'Sending it.'), endTurnReply('Invoiced ACME.')], { name: 'scripted-careful' }),
+  tools: [lookUp, sendInvoice],
+  requireApproval: ['send_invoice'],
+});
+const reader = defineAgent({ name: 'reader', model: scriptedModel([...lookups, endTurnReply('Looked them all up.')], { name: 'scripted-reader' }), tools: [lookUp] });
+
+/** A model whose second reply waits until the test lets it go: the run is mid-way while it waits. */
+let releaseSlow: () => void = () => {};
+let slowAsked: () => void = () => {};
+let slowHeld = false;
+const slowAskedOnce = new Promise<void>((resolve) => (slowAsked = resolve));
+const slowModel: Model = {
+  name: 'scripted-slow',
+  createMessage: async (request) => {
+    const turns = request.messages.filter((message) => message.role === 'assistant').length;
+    if (turns === 0) return toolUseReply([{ id: 'toolu_s0', name: 'look_up', input: { customer: 'ACME' } }], 'First a look.');
+    if (turns === 1) {
+      if (!slowHeld) {
+        slowHeld = true;
+        slowAsked();
+        await new Promise<void>((resolve) => (releaseSlow = resolve));
+      }
+      return toolUseReply([{ id: 'toolu_s1', name: 'look_up', input: { customer: 'Globex' } }], 'Then another.');
+    }
+    return endTurnReply('Slow and steady.');
+  },
+};
+const slow = defineAgent({ name: 'slow', model: slowModel, tools: [lookUp] });
+const AGENTS = [careful, reader, slow];
+
+/**
+ * A TCP proxy in front of the server: the client's base URL stays while the server behind it is
+ * replaced, and `cutEventStreamsAfter` cuts each event stream's socket after so many bytes of the
+ * answer, the first `times` streams.
+ */
+class CuttingProxy {
+  private readonly server = net.createServer((socket) => this.pipe(socket));
+  private readonly sockets = new Set<net.Socket>();
+  target = 0;
+  cutAfter: number | null = null;
+  cutsLeft = 0;
+  cuts = 0;
+  /** Event streams opened through the proxy. */
+  streams = 0;
+
+  async start(): Promise<string> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(this.server.address() as net.AddressInfo).port}`;
+  }
+
+  cutEventStreamsAfter(bytes: number, times: number): void {
+    this.cutAfter = bytes;
+    this.cutsLeft = times;
+  }
+
+  close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  private pipe(socket: net.Socket): void {
+    const upstream = net.connect(this.target, '127.0.0.1');
+    this.sockets.add(socket).add(upstream);
+    let isEvents = false;
+    let received = 0;
+    socket.on('data', (chunk: Buffer) => {
+      if (!isEvents && /^GET \S+\/events/.test(chunk.toString('latin1'))) {
+        isEvents = true;
+        this.streams += 1;
+      }
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk: Buffer) => {
+      if (isEvents && this.cutAfter !== null && this.cutsLeft > 0 && received + chunk.length > this.cutAfter) {
+        // Forward only up to the cut, then drop both sides: the client sees a stream broken off mid-message.
+        socket.write(chunk.subarray(0, this.cutAfter - received));
+        this.cutsLeft -= 1;
+        this.cuts += 1;
+        socket.destroy();
+        upstream.destroy();
+        return;
+      }
+      received += chunk.length;
+      socket.write(chunk);
+    });
+    const end = () => {
+      socket.destroy();
+      upstream.destroy();
+      this.sockets.delete(socket);
+      this.sockets.delete(upstream);
+    };
+    socket.on('close', end).on('error', end);
+    upstream.on('close', end).on('error', end);
+  }
+}
+
+let dir: string;
+let server: RunningServer;
+let proxy: CuttingProxy;
+let client: DurableAgentClient;
+
+async function startServer(port = 0): Promise<void> {
+  server = await createServer({ dir, agents: AGENTS, port, tokens, heartbeatMs: 500, env: {} });
+  proxy.target = server.port;
+}
+
+async function journalSeqs(runId: string): Promise<number[]> {
+  const loaded = await openRunsFolder(path.join(dir, '.durable-agent')).store(runId).load();
+  return loaded.records.map((stored) => stored.record.seq);
+}
+
+/** The seq of each record the events came from, each once, in the order they came. */
+function seqsOf(events: readonly RunEvent[]): number[] {
+  const seqs: number[] = [];
+  for (const event of events) if ('seq' in event && event.seq !== seqs[seqs.length - 1]) seqs.push(event.seq);
+  return seqs;
+}
+
+async function followAll(runId: string, options: Parameters<DurableAgentClient['followRun']>[1] = {}): Promise<RunEvent[]> {
+  const events: RunEvent[] = [];
+  for await (const event of client.followRun(runId, { reconnect: { initialDelayMs: 20, maxDelayMs: 200 }, ...options })) events.push(event);
+  return events;
+}
+
+beforeAll(async () => {
+  dir = tempDir();
+  proxy = new CuttingProxy();
+  const base = await proxy.start();
+  await startServer();
+  client = createClient({ baseUrl: base, token: TOKEN, retry: { initialDelayMs: 20, maxDelayMs: 200 } });
+});
+afterAll(async () => {
+  releaseSlow();
+  await server?.close();
+  await proxy?.close();
+});
+
+describe('the client against serve over a folder', () => {
+  it('starts one run for two starts under one idempotency key, at once or one after the other', async () => {
+    const [first, second] = await Promise.all([0, 1].map(() => client.startRun({ agent: 'reader', task: 'Look them up.' }, { idempotencyKey: 'order-4711' })));
+    expect(first!.run.runId).toBe(second!.run.runId);
+    expect([first!.created, second!.created].sort()).toEqual([false, true]);
+    const third = await client.startRun({ agent: 'reader', task: 'Look them up.' }, { idempotencyKey: 'order-4711' });
+    expect(third).toMatchObject({ created: false, run: { runId: first!.run.runId } });
+    const other = await client.startRun({ agent: 'reader', task: 'Look them up.' }, { idempotencyKey: 'order-4712' });
+    expect(other.created).toBe(true);
+    expect(other.run.runId).not.toBe(first!.run.runId);
+    const ids = openRunsFolder(path.join(dir, '.durable-agent')).entries().filter((entry) => !entry.archived).map((entry) => entry.folderId);
+    expect(ids.filter((id) => id === first!.run.runId)).toHaveLength(1);
+  });
+
+  it('follows a run: the journal’s records in order, each event once, ending at end', async () => {
+    const { run } = await client.startRun({ agent: 'reader', task: 'Look them all up.', runId: 'read-1' });
+    const events = await followAll(run.runId);
+    expect(events[events.length - 1]).toMatchObject({ type: 'end', state: 'done', category: 'done', result: 'Looked them all up.' });
+    expect(events.filter((event) => event.type === 'end')).toHaveLength(1);
+    expect(seqsOf(events)).toEqual(await journalSeqs('read-1'));
+    expect(events.filter((event) => event.type === 'tool-result')).toHaveLength(8);
+    expect(new Set(events.map((event) => JSON.stringify(event))).size).toBe(events.length);
+    expect((await client.getRun('read-1')).result).toBe('Looked them all up.');
+  });
+
+  it('a run that waits for approval goes on after client.decide, in the same loop, to its end', async () => {
+    const { run } = await client.startRun({ agent: 'careful', task: 'Invoice ACME.', runId: 'inv-1' });
+    const events: RunEvent[] = [];
+    for await (const event of client.followRun(run.runId)) {
+      events.push(event);
+      if (event.type === 'waiting' && event.waitingOn.kind === 'call') {
+        expect(event.waitingOn).toMatchObject({ toolUseId: 'toolu_1', name: 'send_invoice', needs: 'approval' });
+        expect(sent).toEqual([]);
+        expect(await client.decide(run.runId, { toolUseId: event.waitingOn.toolUseId, verdict: 'approve' })).toEqual({ accepted: true, runId: 'inv-1' });
+      }
+    }
+    expect(events[events.length - 1]).toMatchObject({ type: 'end', category: 'done', result: 'Invoiced ACME.' });
+    expect(events.find((event) => event.type === 'tool-result' && event.toolUseId === 'toolu_1')).toMatchObject({ isError: false, content: expect.stringContaining('invoice sent to ACME') });
+    expect(sent).toEqual(['ACME']);
+    expect(seqsOf(events)).toEqual(await journalSeqs('inv-1'));
+  });
+
+  it('reconnects after each cut of its connection mid-stream, and yields every later event once: no gap, no duplicate', async () => {
+    const whole = await followAll('read-1');
+    // Cut 6 streams, each 700 bytes into its answer (headers and all): mid-message, mid-record.
+    proxy.cutEventStreamsAfter(700, 6);
+    const cut = await followAll('read-1');
+    expect(proxy.cuts).toBe(6);
+    expect(cut).toEqual(whole);
+    expect(seqsOf(cut)).toEqual(await journalSeqs('read-1'));
+  });
+
+  it('a server closed and started again on the same folder mid-run: the follower reconnects by itself and yields every later record once', async () => {
+    const { run } = await client.startRun({ agent: 'slow', task: 'Take your time.', runId: 'slow-1' });
+    const events: RunEvent[] = [];
+    const streamsBefore = proxy.streams;
+    const following = (async () => {
+      for await (const event of client.followRun(run.runId, { reconnect: { initialDelayMs: 20, maxDelayMs: 200, maxAttempts: 50 } })) events.push(event);
+    })();
+    await slowAskedOnce;
+    await expectEventually(() => events.some((event) => event.type === 'tool-result'));
+    // The close cuts every connection at once, then stops the run at its next step once the held
+    // reply is let go (where exactly is up to the timing); the next server takes the rest up.
+    const closing = server.close();
+    releaseSlow();
+    await closing;
+    await startServer(server.port);
+    await following;
+    expect(proxy.streams - streamsBefore).toBeGreaterThan(1);
+    expect(events[events.length - 1]).toMatchObject({ type: 'end', category: 'done', result: 'Slow and steady.' });
+    expect(seqsOf(events)).toEqual(await journalSeqs('slow-1'));
+    expect(new Set(events.map((event) => JSON.stringify(event))).size).toBe(events.length);
+  });
+});
+
+async function expectEventually(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 20));
+}
