@@ -114,9 +114,12 @@ class CuttingProxy {
     let isEvents = false;
     let received = 0;
     socket.on('data', (chunk: Buffer) => {
-      if (!isEvents && /^GET \S+\/events/.test(chunk.toString('latin1'))) {
-        isEvents = true;
-        this.streams += 1;
+      // A kept-alive connection carries one request after another: each request line says what the answer is.
+      const requestLine = /^([A-Z]+) (\S+) HTTP\//.exec(chunk.toString('latin1'));
+      if (requestLine) {
+        isEvents = requestLine[1] === 'GET' && /\/events(\?|$)/.test(requestLine[2]!);
+        received = 0;
+        if (isEvents) this.streams += 1;
       }
       upstream.write(chunk);
     });
