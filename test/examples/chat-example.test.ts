@@ -7,7 +7,7 @@
  * the next model call is in flight and started again on the same folder and port: the page,
  * reconnecting by itself, shows the end, and nothing twice (one note in the tool's own file).
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -30,9 +30,14 @@ const LAST = 'Saved your note: buy milk.';
 
 const haveChromium = chromiumPresent();
 let browser: Browser;
-const children: Array<ReturnType<typeof startExample>> = [];
+interface Example {
+  child: ChildProcess;
+  done: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  output: () => string;
+}
+const children: Example[] = [];
 
-function startExample(dir: string, port: number, apiUrl: string) {
+function startExample(dir: string, port: number, apiUrl: string): Example {
   const child = spawn(process.execPath, [SERVER], {
     cwd: REPO,
     // No DURABLE_AGENT_API_TOKEN: the example makes one and keeps it in its folder, the same after a restart.
@@ -47,7 +52,7 @@ function startExample(dir: string, port: number, apiUrl: string) {
   return started;
 }
 
-async function listening(example: ReturnType<typeof startExample>): Promise<string> {
+async function listening(example: Example): Promise<string> {
   return vi.waitFor(
     () => {
       const url = /\[chat\] (http:\/\/127\.0\.0\.1:\d+) /.exec(example.output())?.[1];
