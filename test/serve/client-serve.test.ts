@@ -4,11 +4,15 @@
  * yields the journal's records in order and ends at `end`; a run that waits for approval goes on
  * after client.decide, in the same loop; and a follow whose connection is cut again and again
  * mid-stream (a TCP proxy between them), or whose server is closed and started again on the same
- * folder mid-run, yields every recorded event once: the journal's records, no gap, no duplicate.
+ * folder mid-stream, yields every recorded event once: the journal's records, no gap, no duplicate.
+ * Then the real `durable-agent serve` (a child process, the SDK talking to a fake Messages API)
+ * SIGKILLed mid-run and started again: the follower reconnects by itself to the serve that took
+ * the run up, every record once, the invoice sent once.
  */
+import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Caller, TokenCheck } from '../../src/access/caller.ts';
 import { defineAgent } from '../../src/agent/agent-definition.ts';
 import type { RunEvent } from '../../src/client/api-types.ts';
@@ -18,9 +22,15 @@ import { endTurnReply, scriptedModel, toolUseReply } from '../../src/model/scrip
 import { createServer, type RunningServer } from '../../src/serve/create-server.ts';
 import { openRunsFolder } from '../../src/store/open-store.ts';
 import { defineTool } from '../../src/tools/tool.ts';
+import { startCli } from '../helpers/cli.ts';
+import { assistantTurns, FakeAnthropic } from '../helpers/fake-anthropic.ts';
+import { freePort } from '../helpers/free-port.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { writeAgentsModule } from './serve-agents.ts';
 
 const TOKEN = 'ana:client-serve-token-0001';
+const KEY = 'test-only-key-never-store-me-client-serve';
+const USAGE = { input: 60, output: 20, cacheRead: 0, cacheWrite: 0 };
 const tokens: TokenCheck = {
   callerOf: (header): Caller | null => (header === `Bearer ${TOKEN}` ? { name: 'ana', role: 'steer', tenant: null } : null),
 };
@@ -240,7 +250,7 @@ describe('the client against serve over a folder', () => {
     expect(seqsOf(cut)).toEqual(await journalSeqs('read-1'));
   });
 
-  it('a server closed and started again on the same folder mid-run: the follower reconnects by itself and yields every later record once', async () => {
+  it('a server closed and started again on the same folder mid-stream: the follower reconnects by itself and yields every later record once', async () => {
     const { run } = await client.startRun({ agent: 'slow', task: 'Take your time.', runId: 'slow-1' });
     const events: RunEvent[] = [];
     const streamsBefore = proxy.streams;
@@ -249,8 +259,10 @@ describe('the client against serve over a folder', () => {
     })();
     await slowAskedOnce;
     await expectEventually(() => events.some((event) => event.type === 'tool-result'));
-    // The close cuts every connection at once, then stops the run at its next step once the held
-    // reply is let go (where exactly is up to the timing); the next server takes the rest up.
+    // The close cuts every connection at once; the held reply is let go meanwhile, and the run
+    // goes on until the close stops it at a step (which one is up to the timing; often none is
+    // left by then: a kill mid-run and a take-up by the next server are the chat example's test
+    // and serve-cli's). Either way the follower's later records come through the next server.
     const closing = server.close();
     releaseSlow();
     await closing;
@@ -261,6 +273,64 @@ describe('the client against serve over a folder', () => {
     expect(seqsOf(events)).toEqual(await journalSeqs('slow-1'));
     expect(new Set(events.map((event) => JSON.stringify(event))).size).toBe(events.length);
   });
+});
+
+describe('the client against `durable-agent serve` killed mid-run', () => {
+  it('a serve SIGKILLed while the model call is in flight, started again on the same folder and port: the follower reconnects by itself, the run is taken up, every record once, one invoice', async () => {
+    const folder = tempDir();
+    const module = writeAgentsModule('client-serve-agents');
+    const port = await freePort();
+    const api = new FakeAnthropic((request) =>
+      // The call after the invoice hangs: serve is killed while it is in flight.
+      assistantTurns(request) === 0 ? { stream: { ...toolUseReply([{ id: 'toolu_01', name: 'send_invoice', input: { customer: 'ACME' } }], 'Sending the invoice.'), usage: USAGE }, chunk: 5 } : { hang: true },
+    );
+    const apiUrl = await api.start();
+    const startServe = () => {
+      const serve = startCli(['serve', '--dir', folder, '--agents', module, '--port', String(port)], { cwd: folder, env: { DURABLE_AGENT_API_TOKEN: TOKEN, ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: apiUrl } });
+      const ready = vi.waitFor(
+        () => {
+          if (!serve.output().includes('Ctrl-C stops it.')) throw new Error(`serve has not started yet: ${serve.output()}`);
+        },
+        { timeout: 30_000, interval: 50 },
+      );
+      return { ...serve, ready };
+    };
+    try {
+      const first = startServe();
+      await first.ready;
+      const remote = createClient({ baseUrl: `http://127.0.0.1:${port}`, token: TOKEN });
+      const { run } = await remote.startRun({ agent: 'billing', task: 'Invoice ACME.' }, { idempotencyKey: 'invoice-acme-1' });
+      const events: RunEvent[] = [];
+      const following = (async () => {
+        for await (const event of remote.followRun(run.runId, { reconnect: { initialDelayMs: 50, maxDelayMs: 500, maxAttempts: 100 } })) events.push(event);
+      })();
+      await vi.waitFor(() => expect(api.requests.filter((request) => assistantTurns(request) === 1)).toHaveLength(1), { timeout: 30_000, interval: 50 });
+      await vi.waitFor(() => expect(events.some((event) => event.type === 'tool-result')).toBe(true), { timeout: 30_000, interval: 50 });
+      first.child.kill('SIGKILL');
+      expect((await first.done).signal).toBe('SIGKILL');
+      const seenBefore = events.length;
+
+      api.respondWith((request) => (assistantTurns(request) === 1 ? { stream: { ...endTurnReply('Invoice sent to ACME.'), usage: USAGE }, chunk: 5 } : { hang: true }));
+      const second = startServe();
+      try {
+        await following;
+        expect(second.output()).toContain(`took up ${run.runId}`);
+        expect(events.length).toBeGreaterThan(seenBefore);
+        expect(events[events.length - 1]).toMatchObject({ type: 'end', state: 'done', result: 'Invoice sent to ACME.' });
+        const recorded = events.filter((event) => event.type !== 'text-delta');
+        expect(new Set(recorded.map((event) => JSON.stringify(event))).size).toBe(recorded.length);
+        const journal = await openRunsFolder(path.join(folder, '.durable-agent')).store(run.runId).load();
+        expect(seqsOf(events)).toEqual(journal.records.map((stored) => stored.record.seq));
+        expect(fs.readFileSync(path.join(folder, 'outbox.txt'), 'utf8').trim().split('\n')).toHaveLength(1);
+      } finally {
+        second.child.kill('SIGTERM');
+        await second.done;
+      }
+    } finally {
+      await api.stop();
+      fs.rmSync(module, { force: true });
+    }
+  }, 120_000);
 });
 
 async function expectEventually(condition: () => boolean): Promise<void> {
