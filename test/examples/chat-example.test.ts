@@ -97,15 +97,16 @@ describe.skipIf(!haveChromium)('the chat example in chromium', () => {
       const page = await browser.newPage({ viewport: { width: 1000, height: 800 } });
       const errors: string[] = [];
       page.on('pageerror', (error) => errors.push(error.message));
-      page.on('request', (request) => {
-        if (/\/v1\/runs\/[^/]+\/events/.test(request.url())) pageFollows();
-      });
       await page.goto(url);
       await page.fill('#task', 'Save a note: buy milk.');
       await page.click('#start');
       // The page keeps the run's id in its address (history.pushState: no navigation to wait for).
       await vi.waitFor(() => expect(page.url()).toMatch(/\?run=key-/), { timeout: 30_000, interval: 50 });
       const runId = new URL(page.url()).searchParams.get('run')!;
+      // The page's event stream has brought a record (its status line names a state): the server
+      // listens for the run's text by then, and the first reply may start.
+      await page.waitForFunction(() => /^Run \S+: /.test(document.getElementById('status')?.textContent ?? ''));
+      pageFollows();
 
       // The text as it streams: a part of the reply, shown before any of it is recorded.
       const live = page.locator('.msg.live');
