@@ -77,7 +77,8 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 
 /** The page, with the token it calls the API with. */
 function pageHtml() {
-  return fs.readFileSync(path.join(PAGE, 'index.html'), 'utf8').replace('{{TOKEN}}', token.replace(/[^A-Za-z0-9:_.-]/g, ''));
+  const escaped = token.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
+  return fs.readFileSync(path.join(PAGE, 'index.html'), 'utf8').replace('{{TOKEN}}', () => escaped);
 }
 
 function answer(response, status, type, body) {
