@@ -6,6 +6,8 @@
  * follows the run again; approved from the page, the note is saved; the server is SIGKILLed while
  * the next model call is in flight and started again on the same folder and port: the page,
  * reconnecting by itself, shows the end, and nothing twice (one note in the tool's own file).
+ * Without a browser too: what the example's server serves (and does not), and its token kept
+ * across a restart.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -167,3 +169,44 @@ describe.skipIf(!haveChromium)('the chat example in chromium', () => {
     }
   }, 180_000);
 });
+
+describe('the chat example server', () => {
+  it('serves the page with its token, the client’s modules and nothing else of the package, passes /v1 to the API, and keeps its token across a restart', async () => {
+    const dir = tempDir('da-chat-');
+    const port = await freePort();
+    const first = startExample(dir, port, 'http://127.0.0.1:9');
+    const url = await listening(first);
+    const html = await (await fetch(url)).text();
+    const token = /<meta name="api-token" content="([^"]+)">/.exec(html)?.[1];
+    expect(token).toMatch(/^chat:[0-9a-f]{48}$/);
+    expect(fs.statSync(path.join(dir, 'chat-token')).mode & 0o077).toBe(0);
+    expect(html).toContain('"durable-agent/client": "/lib/client/index.js"');
+    for (const file of ['/lib/client/index.js', '/lib/client/follow-run.js', '/lib/util/durable-agent-error.js', '/chat.js', '/chat.css']) {
+      const answer = await fetch(`${url}${file}`);
+      expect(answer.status, file).toBe(200);
+    }
+    for (const file of ['/lib/index.js', '/lib/client/../index.js', '/lib/%2e%2e/package.json', '/agent.mjs', '/server.mjs']) expect((await fetch(`${url}${file}`)).status, file).toBe(404);
+    expect((await fetch(`${url}/v1/runs`)).status).toBe(401);
+    const runs = await fetch(`${url}/v1/runs`, { headers: { authorization: `Bearer ${token}` } });
+    expect(runs.status).toBe(200);
+    expect(await runs.json()).toEqual({ runs: [], next: null });
+    first.child.kill('SIGTERM');
+    expect((await first.done).code).toBe(0);
+
+    const second = startExample(dir, port, 'http://127.0.0.1:9');
+    await listening(second);
+    expect(await (await fetch(url)).text()).toContain(token);
+    second.child.kill('SIGTERM');
+    expect((await second.done).code).toBe(0);
+  }, 60_000);
+
+  it('says what is missing without a key, and stops', async () => {
+    const child = spawn(process.execPath, [SERVER], { cwd: REPO, env: cliEnv({ CHAT_DIR: tempDir('da-chat-'), PORT: '0' }) });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(code).toBe(2);
+    expect(stderr).toContain('ANTHROPIC_API_KEY is not set');
+  });
+});
+
