@@ -48,13 +48,19 @@ export interface StreamPacing {
   /** Milliseconds between two events (default 0). */
   gapMs?: number;
   /** Before writing event N (0 = message_start), wait for this promise: the test looks at the screen meanwhile. */
-  holdAt?: { event: number; until: Promise<void> };
+  holdAt?: StreamHold | StreamHold[];
   /** Reset the connection instead of writing event N (a network drop mid-stream). */
   dropAt?: number;
   /** Write an `error` event (overloaded_error) instead of event N, and end the stream. */
   errorAt?: number;
   /** Told right after each event is written, with performance.now(). */
   onEvent?: (event: StreamEvent, at: number) => void;
+}
+
+/** Before writing event N, wait for the promise (several: a pause at each). */
+export interface StreamHold {
+  event: number;
+  until: Promise<void>;
 }
 
 /** One server-sent event of a streamed reply, as the API sends it. */
@@ -339,7 +345,7 @@ export class FakeAnthropic {
     res.flushHeaders();
     for (let i = 0; i < events.length; i++) {
       if (i > 0 && answer.gapMs) await new Promise((resolve) => setTimeout(resolve, answer.gapMs));
-      if (answer.holdAt?.event === i) await answer.holdAt.until;
+      for (const hold of [answer.holdAt ?? []].flat()) if (hold.event === i) await hold.until;
       if (answer.dropAt === i) {
         this.outcomes.set(request.index, 'drop');
         // What was written reaches the client first: the stream breaks off after it has begun.
