@@ -2,7 +2,8 @@
  * A page of the API's list from the console's list of runs (RunSources): the rows the caller may
  * see, newest save first, from an opaque cursor on. The console's list filters by state; the
  * rows of other tenants (and, over a folder, the rows that are not runs by id) are passed over
- * here, reading on until the page is full.
+ * here, reading on until the page is full. A tenant asked for is the list's own filter (in the
+ * fleet's query), so a page of one tenant's runs does not read through the others'.
  */
 import type { ConsoleRow, RunSources } from '../console/run-sources.ts';
 import type { PageAsked, RunsPage } from './run-place.ts';
@@ -15,7 +16,7 @@ export async function pageOf(sources: RunSources, asked: PageAsked, keep: (row: 
   let after = cursorPlace(asked.cursor);
   let more = false;
   for (;;) {
-    const read = await sources.list({ category: asked.category, limit: READ_AT_ONCE, after });
+    const read = await sources.list({ category: asked.category, limit: READ_AT_ONCE, after, tenant: asked.tenant });
     for (const row of read.rows) {
       if (!keep(row) || (asked.tenant !== undefined && row.tenant !== asked.tenant)) continue;
       if (rows.length === asked.limit) {
