@@ -89,8 +89,8 @@ function withOption(command: CommandSpec, option: OptionSpec, value?: string): s
   if (command.name === 'fork' && ['run', 'database-url', 'to-run'].includes(name)) needed.splice(0, 2, ...(name === 'run' ? [] : ['--run', 'run-1']));
   if (command.name === 'fork' && name === 'max-turns') needed.push('--message', 'more');
   if (command.name === 'fork' && name === 'to') needed.splice(0, 2);
-  // worker --webhook-content is about the events sent to --webhook-url.
-  if (command.name === 'worker' && name === 'webhook-content') needed.push('--webhook-url', 'https://hooks.example.com/a');
+  // worker --webhook-include-content is about the events sent to --webhook-url.
+  if (command.name === 'worker' && name === 'webhook-include-content') needed.push('--webhook-url', 'https://hooks.example.com/a');
   if (command.name === 'replay' && ['agents', 'from-run'].includes(name)) needed.splice(needed.indexOf(`--${name}`), 2);
   // drill: the replies of a stored run in place of a script.
   if (command.name === 'drill' && ['agents', 'replies-file'].includes(name)) needed.splice(needed.indexOf(`--${name}`), 2);
@@ -412,10 +412,10 @@ describe('demo and run', () => {
     expect(parse('worker')).toMatchObject({ traceContent: false });
   });
 
-  it("passes --webhook-content into the worker's args, and refuses it without --webhook-url", () => {
-    expect(parse('worker', '--webhook-url', 'https://hooks.example.com/a', '--webhook-content')).toMatchObject({ webhookUrl: 'https://hooks.example.com/a', webhookContent: true });
-    expect(parse('worker', '--webhook-url', 'https://hooks.example.com/a')).toMatchObject({ webhookContent: false });
-    expect(() => parse('worker', '--webhook-content')).toThrow(/give --webhook-url URL too/);
+  it("passes --webhook-include-content into the worker's args, and refuses it without --webhook-url", () => {
+    expect(parse('worker', '--webhook-url', 'https://hooks.example.com/a', '--webhook-include-content')).toMatchObject({ webhookUrl: 'https://hooks.example.com/a', webhookIncludeContent: true });
+    expect(parse('worker', '--webhook-url', 'https://hooks.example.com/a')).toMatchObject({ webhookIncludeContent: false });
+    expect(() => parse('worker', '--webhook-include-content')).toThrow(/give --webhook-url URL too/);
   });
 
   it('passes --take-over, --accept-lost-record and --allow-tool-change into the args of demo and run', () => {

@@ -145,7 +145,7 @@ function webhookOf(args: WorkerArgs, env: NodeJS.ProcessEnv): { url: string; sec
   if (secret.trim().length < 16) throw new UsageError(`${WEBHOOK_SECRET_ENV} is shorter than 16 characters: give a longer secret (e.g. openssl rand -hex 32), and the receiver the same one.`);
   // Read once: the processes the runs' tools start (MCP servers, commands) do not inherit it.
   if (env === process.env) delete process.env[WEBHOOK_SECRET_ENV];
-  return { url: args.webhookUrl, secret, includeContent: args.webhookContent };
+  return { url: args.webhookUrl, secret, includeContent: args.webhookIncludeContent };
 }
 
 /** Runs stopped at a limit are stopped, resumable: counted apart from the finished ones, with the way on. */

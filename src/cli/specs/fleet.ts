@@ -72,8 +72,8 @@ export interface WorkerArgs {
   traceContent: boolean;
   /** --webhook-url URL: where this worker sends the signed events of runs at rest; the secret is the environment's (DURABLE_AGENT_WEBHOOK_SECRET). */
   webhookUrl: string | undefined;
-  /** --webhook-content: a sealed run's event carries its answer too (by default, metadata only). */
-  webhookContent: boolean;
+  /** --webhook-include-content: a sealed run's event carries its answer too (by default, metadata only). */
+  webhookIncludeContent: boolean;
 }
 
 export const dbSpec = command({
@@ -222,7 +222,7 @@ export const workerSpec = command({
       api: 'webhook.url',
     }),
     option({
-      key: 'webhookContent',
+      key: 'webhookIncludeContent',
       type: 'boolean',
       help: "with --webhook-url: a sealed run's event carries its answer too (by default, metadata only)",
       api: 'webhook.includeContent',
@@ -236,7 +236,7 @@ export const workerSpec = command({
     'DURABLE_AGENT_WEBHOOK_SECRET="$(cat secret)" durable-agent worker --webhook-url https://example.com/hook',
   ],
   parse: (values): WorkerArgs => {
-    if (values.webhookContent && values.webhookUrl === undefined) throw new UsageError('--webhook-content is about the events sent to --webhook-url: give --webhook-url URL too.');
+    if (values.webhookIncludeContent && values.webhookUrl === undefined) throw new UsageError('--webhook-include-content is about the events sent to --webhook-url: give --webhook-url URL too.');
     return {
     command: 'worker',
     databaseUrl: values.databaseUrl ?? null,
@@ -248,7 +248,7 @@ export const workerSpec = command({
     request: readRequest(values),
     traceContent: values.traceContent,
     webhookUrl: values.webhookUrl,
-    webhookContent: values.webhookContent,
+    webhookIncludeContent: values.webhookIncludeContent,
     };
   },
 });
