@@ -8,6 +8,7 @@ import type { KeysGiven } from '../seal/keys.ts';
 import { KeyNotGivenError } from '../seal/seal-errors.ts';
 import { openSubmittedSpec } from '../seal/spec-content.ts';
 import { isSealedValue } from '../seal/value-codec.ts';
+import { RunKeyMissingError } from '../store/errors.ts';
 import type { Database } from '../store/pg/pool.ts';
 import type { ConsoleRow } from './console-row.ts';
 
@@ -17,7 +18,7 @@ const consoleKeys = environmentKeys();
 export async function withSealedTasksShown(pool: Database, rows: ConsoleRow[], keys: KeysGiven = consoleKeys): Promise<ConsoleRow[]> {
   const sealed = rows.filter((row) => isSealedValue(row.task));
   if (sealed.length === 0) return rows;
-  const { readPgRunKeysOf } = await import('../store/pg/pg-run-keys.ts');
+  const { readPgRunKeysOf, runKeyColumnOf } = await import('../store/pg/pg-run-keys.ts');
   const wraps = await readPgRunKeysOf(pool, sealed.map((row) => row.runId));
   const masterKeys = typeof keys === 'function' ? () => keys() : async () => keys;
   const shown = new Map<string, string>();
@@ -27,7 +28,7 @@ export async function withSealedTasksShown(pool: Database, rows: ConsoleRow[], k
       const opened = await openSubmittedSpec({ task: row.task }, row.runId, {
         wrapped: async () => wrapped,
         keys: masterKeys,
-        missing: () => new Error('shredded'),
+        missing: (keyId) => new RunKeyMissingError(row.runId, keyId, runKeyColumnOf(row.runId)),
       });
       shown.set(row.runId, opened.task);
     } catch (error) {
@@ -38,7 +39,7 @@ export async function withSealedTasksShown(pool: Database, rows: ConsoleRow[], k
 }
 
 function sealedWords(master: string | null, error: unknown): string {
-  if (master === null) return '(sealed) its run key was deleted: it can never be read';
+  if (master === null || error instanceof RunKeyMissingError) return '(sealed) its run key was deleted (shredded): it can never be read';
   if (error instanceof KeyNotGivenError) return `(sealed) needs the master key "${error.keyId}"`;
   return `(sealed) cannot be opened with the console's keys (master key "${master}")`;
 }

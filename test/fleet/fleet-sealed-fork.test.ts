@@ -17,6 +17,7 @@ import { runDetail } from '../../src/console/run-detail.ts';
 import type { ConsoleRow } from '../../src/console/console-row.ts';
 import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
+import { shredPgRun } from '../../src/store/pg/pg-run-keys.ts';
 import { migrate } from '../../src/store/pg/schema.ts';
 import { endTurnReply, scriptedModel, toolUseReply } from '../../src/testing.ts';
 import type { Database } from '../../src/store/pg/pool.ts';
@@ -185,6 +186,11 @@ describe.skipIf(!postgresAvailable())('forks of sealed fleet runs', () => {
       expect(third.run_key!.master).toBe('k1');
       expect(third.header.sealed).toBe(third.run_key!.key);
       expect(await databaseText(db)).not.toContain('ACME Widgets Ltd');
+      // A shredded parent's row says so; its children keep keys of their own.
+      await shredPgRun(db, 'inv-1');
+      const tasks = new Map((await fleetRows(db)).map((row) => [row.runId, row.task]));
+      expect(tasks.get('inv-1')).toContain('(shredded)');
+      expect(tasks.get('inv-2')).toBe('(sealed) needs the master key "k1"');
     });
     const withKey = await cli(['result', '--database-url', url, '--run', 'inv-2'], { DURABLE_AGENT_KEYS: K1 });
     expect(withKey.stdout, withKey.stderr).toContain(SECOND_ANSWER);
