@@ -8,6 +8,7 @@ import type { AgentStateName } from '../../machines/agent-loop.types.ts';
 import type { FleetRunSummary } from '../fleet/fleet-summary.ts';
 import type { Database } from '../store/pg/pool.ts';
 import type { QueueQuery } from '../fleet/run-queue.ts';
+import { withSealedTasksShown } from './sealed-tasks.ts';
 import { categoryOf, type ConsoleRow, FLEET_KEY, KEY_SEPARATOR, newestFirst, RUN_CATEGORIES, type RunCategory } from './console-row.ts';
 
 /** Where a page starts: after this row (its save's time and its key), in the list's order. */
@@ -48,7 +49,8 @@ export async function fleetRows(pool: Database, asked: FleetPageAsked = {}): Pro
   }
   const rows = runs.map(rowOf).filter((row) => asked.category === undefined || row.category === asked.category);
   rows.sort(newestFirst);
-  return asked.limit === undefined ? rows : rows.slice(0, asked.limit);
+  // A sealed task is opened with the console's keys, or named with the key it needs: never shown as a sealed string.
+  return withSealedTasksShown(pool, asked.limit === undefined ? rows : rows.slice(0, asked.limit));
 }
 
 /** How many runs of the fleet are in each category: every tenant's, or one tenant's. */

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { isFinishedState } from '../../machines/agent-loop.types.ts';
 import { type ForkResult, forkRun } from '../fork/fork-run.ts';
+import type { KeysGiven } from '../seal/keys.ts';
 import type { Database } from '../store/pg/pool.ts';
 import { openDatabaseStore } from '../store/pg/open-database-store.ts';
 
@@ -19,6 +20,12 @@ export interface FleetForkOptions {
   at?: number | undefined;
   message?: string | undefined;
   maxTurns?: number | undefined;
+  /**
+   * The master keys: a sealed parent is opened with them, and the child is sealed under a run key
+   * of its own (in its row), wrapped by the first of them, its task too. Without them a sealed
+   * parent is refused, naming its key, nothing written.
+   */
+  keys?: KeysGiven | undefined;
 }
 
 export interface FleetForkResult extends Omit<ForkResult, 'lineageNoteProblem'> {
@@ -36,6 +43,7 @@ export async function forkFleetRun(pool: Database, options: FleetForkOptions): P
     at: options.at,
     message: options.message,
     maxTurns: options.maxTurns,
+    keys: options.keys,
   });
   // The fields in the order fork --json has always printed them.
   const { runId, location, ...rest } = forked;

@@ -19,6 +19,17 @@ export async function sealSubmittedSpec<S extends { task: string }>(spec: S, fle
   return { spec: withSealedTask(spec, fleetRun, runKey), wrapped };
 }
 
+/**
+ * A fork's spec (its parent's): the task opened with the parent's key (`open`) and, when the child
+ * is sealed, sealed again under the child's run key for the child's id; a plain child's task
+ * stays as it was (plain: a sealed parent's child is always sealed).
+ */
+export async function forkedSpec<S extends { task?: unknown }>(parentSpec: S, open: (spec: S) => Promise<S>, child: { fleetRun: string; runKey: RunKey | null }): Promise<S> {
+  if (child.runKey === null || typeof parentSpec.task !== 'string') return parentSpec;
+  const opened = await open(parentSpec);
+  return withSealedTask(opened as S & { task: string }, child.fleetRun, child.runKey);
+}
+
 function withSealedTask<S extends { task: string }>(spec: S, fleetRun: string, runKey: RunKey): S {
   return { ...spec, task: sealValue(spec.task, runKey, { runId: fleetRun, field: SPEC_TASK }) };
 }

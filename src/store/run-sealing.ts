@@ -106,6 +106,26 @@ export class RunSealing {
     return this.created({ ...plain, version: Math.max(header.version, JOURNAL_VERSION_SEALED), sealed: runKey.id });
   }
 
+  /**
+   * A new run whose store keeps its run key in the same step as its records (a fleet fork's one
+   * transaction), so nothing is written here: with keys, a new run key and its wrap for the caller
+   * to keep, and the header naming it; without them a plain run, or the refusal of a sealed
+   * parent's child (KeyNotGivenError naming the key: its content would be written in plain).
+   */
+  async prepareCreateKeptWith(header: JournalHeader): Promise<{ header: JournalHeader; wrapped: WrappedRunKey | null; runKey: RunKey | null }> {
+    const { sealed: parentKey, ...plain } = header;
+    const keys = await this.keys();
+    if (keys === null) {
+      if (parentKey !== undefined) throw new KeyNotGivenError(parentKey, 'run key', header.runId);
+      this.#sealed = false;
+      this.#runKey = null;
+      return { header: this.created(plain), wrapped: null, runKey: null };
+    }
+    const { runKey, wrapped } = await createRunKey(keys);
+    this.remember(header.runId, runKey);
+    return { header: this.created({ ...plain, version: Math.max(header.version, JOURNAL_VERSION_SEALED), sealed: runKey.id }), wrapped, runKey };
+  }
+
   private created(header: JournalHeader): JournalHeader {
     this.#header = header;
     return header;

@@ -3,7 +3,8 @@ import { awaitedRunsWords } from '../../awaits/wait-words.ts';
 import type { AgentStateName } from '../../../machines/agent-loop.types.ts';
 import { type Database, DEFAULT_LEASE_MS, describeDatabase, migrate, openDatabase, openPool } from '../../store/pg/index.ts';
 import { databaseUrlOf } from '../../store/pg/pool.ts';
-import { type DemoRunSpec, submitRuns } from '../../fleet/run-queue.ts';
+import { type DemoRunSpec, type QueuedRun, submitRuns } from '../../fleet/run-queue.ts';
+import { contentWords } from '../../words/sealed-words.ts';
 import type { FleetRunSummary } from '../../fleet/fleet-summary.ts';
 import { listRuns } from '../../fleet/list-runs.ts';
 import { checkDecisionPolicy } from '../../awaits/needs-decision.ts';
@@ -193,7 +194,7 @@ export async function fleetStatusCommand(args: StatusArgs, env: NodeJS.ProcessEn
   }
   if (args.json) {
     // The queue's rows, as this command has always printed them.
-    writers.out(JSON.stringify(runs.map((run) => run.fleet), null, 2));
+    writers.out(JSON.stringify(runs.map((run) => withTaskWords(run.fleet)), null, 2));
     return EXIT.done;
   }
   const rows = runs.map((run) => [
@@ -220,4 +221,11 @@ export async function fleetStatusCommand(args: StatusArgs, env: NodeJS.ProcessEn
       limitWords(runs),
   );
   return EXIT.done;
+}
+
+/** A row whose task waits sealed says so, naming its run key: never a sealed string printed as if it were the task. */
+function withTaskWords(run: QueuedRun): QueuedRun {
+  const spec = run.spec as { task?: unknown };
+  if (typeof spec.task !== 'string' || contentWords(spec.task) === spec.task) return run;
+  return { ...run, spec: { ...run.spec, task: contentWords(spec.task) } as QueuedRun['spec'] };
 }

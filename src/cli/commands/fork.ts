@@ -11,6 +11,7 @@ import { tableLines } from '../../words/format.ts';
 import type { Writers } from '../plain-reporter.ts';
 import { cliCommand, databaseWords, dirWords } from '../../words/shell-command.ts';
 import { agentResumeCommand } from '../resume-command.ts';
+import { commandLineKeys } from '../command-line-keys.ts';
 import { fileStoreOf, folderStoreAt, stateFolderOf } from '../run-store.ts';
 
 export async function forkCommand(args: ForkArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
@@ -88,6 +89,7 @@ async function forkFleet(args: ForkArgs, env: NodeJS.ProcessEnv, writers: Writer
       ...(args.at !== null ? { at: args.at } : {}),
       ...(args.message !== null ? { message: args.message } : {}),
       ...(args.maxTurns !== null ? { maxTurns: args.maxTurns } : {}),
+      keys: commandLineKeys(env),
     });
     if (args.json) {
       writers.out(JSON.stringify(result, null, 2));

@@ -35,12 +35,3 @@ export class SchemaVersionError extends DurableAgentError {
     );
   }
 }
-
-/** A fork of a sealed fleet run: not made yet (the child would need a run key of its own in its row before its records). */
-export class SealedForkUnsupportedError extends DurableAgentError {
-  static override readonly kind: ErrorKind = 'refused';
-  override readonly name = 'SealedForkUnsupportedError';
-  constructor(readonly runId: string) {
-    super(`Run ${runId} is sealed, and a sealed fleet run cannot be forked yet, so nothing was written. Fork a sealed run kept in a folder, or start a new run with the task.`);
-  }
-}

@@ -143,3 +143,10 @@ export async function rotatePgRunKeys(
     options.onBatch?.(written.length);
   }
 }
+
+/** The wraps kept in these runs' rows, in one query (a run with none, or no row, is absent). */
+export async function readPgRunKeysOf(db: Database, fleetRuns: readonly string[]): Promise<Map<string, WrappedRunKey>> {
+  if (fleetRuns.length === 0) return new Map();
+  const { rows } = await db.query<{ id: string; run_key: unknown }>('SELECT id, run_key FROM da_runs WHERE id = ANY($1::text[]) AND run_key IS NOT NULL', [fleetRuns]);
+  return new Map(rows.map((row) => [row.id, checkedWrap(row.run_key, row.id)!]));
+}

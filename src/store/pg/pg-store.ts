@@ -28,8 +28,9 @@ import { momentNow, type WriteMoment, WriteNotes } from './write-notes.ts';
 import { inTransaction } from './transaction.ts';
 import type { KeysGiven } from '../../seal/keys.ts';
 import { RunSealing } from '../run-sealing.ts';
-import { pgRunKeyPlace } from './pg-run-keys.ts';
-import { LeaseLostError, SealedForkUnsupportedError } from './pg-errors.ts';
+import { openFleetSpec, pgRunKeyPlace } from './pg-run-keys.ts';
+import { forkedSpec } from '../../seal/spec-content.ts';
+import { LeaseLostError } from './pg-errors.ts';
 
 export const DEFAULT_LEASE_MS = 15_000;
 
@@ -123,19 +124,28 @@ export class PgRunStore implements DatabaseRunStore {
   async createFork(fork: ForkedRun): Promise<'created' | 'exists'> {
     const parentRun = fork.header.forkedFrom?.fleetRun;
     if (parentRun === undefined) throw new Error(`${this.location}: a fleet run is forked from a fleet run (its spec is the parent's)`);
-    if (fork.header.sealed !== undefined) throw new SealedForkUnsupportedError(parentRun);
+    // With keys the child is sealed under a run key of its own, kept in its row with its records
+    // (one transaction); without them a sealed parent's child is refused here, naming the key.
+    const { header, wrapped, runKey } = await this.sealing.prepareCreateKeptWith(fork.header);
+    this.lastBody = null;
+    const { bodies, lastBody } = this.sealedBodies(fork.records);
+    const keys = () => this.sealing.keys();
     const written = await insertForkedRun(this.pool, {
       parentRun,
       toRun: this.runId,
-      header: fork.header,
+      header,
       state: fork.state,
       turn: fork.turn,
       // A child forked where its parent stopped at a limit is stopped too, not finished: a raise lets it go on.
       finished: isFinishedState(fork.state),
       awaiting: fork.awaiting?.tool_use_id ?? null,
       awaitingSince: fork.awaiting?.since ?? null,
-      bodies: fork.records.map((record) => documentJson(record)),
+      bodies,
+      ...(wrapped
+        ? { sealed: { runKey: wrapped, specOf: (spec: Record<string, unknown>) => forkedSpec(spec, (given) => openFleetSpec(this.pool, parentRun, given, keys), { fleetRun: this.runId, runKey }) } }
+        : {}),
     });
+    if (written) this.lastBody = lastBody;
     return written ? 'created' : 'exists';
   }
 
