@@ -18,7 +18,7 @@ const consoleKeys = environmentKeys();
 export async function withSealedTasksShown(pool: Database, rows: ConsoleRow[], keys: KeysGiven = consoleKeys): Promise<ConsoleRow[]> {
   const sealed = rows.filter((row) => isSealedValue(row.task));
   if (sealed.length === 0) return rows;
-  const { readPgRunKeysOf, runKeyColumnOf } = await import('../store/pg/pg-run-keys.ts');
+  const { readPgRunKeysOf, runKeyColumnOf } = await import('../store/pg/index.ts');
   const wraps = await readPgRunKeysOf(pool, sealed.map((row) => row.runId));
   const masterKeys = typeof keys === 'function' ? () => keys() : async () => keys;
   const shown = new Map<string, string>();
