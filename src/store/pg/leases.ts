@@ -106,9 +106,11 @@ interface ClaimedRow {
 
 function claimStatement(only: ClaimCondition | undefined): string {
   // A released lease has no owner: an owner left on a claimable run is a holder whose lease expired.
+  // A lease runs from when it is granted (clock_timestamp), not from its transaction's start
+  // (now()): a claim that waited (a busy server, the claims' turn lock) gets its whole lease.
   // The statement begins with its UPDATE (what an operator sees of it in pg_stat_activity, cut at 1 kB).
   return `UPDATE da_runs SET lease_owner = $1, lease_epoch = da_runs.lease_epoch + 1,
-            lease_expires_at = now() + $2 * interval '1 millisecond', updated_at = now()
+            lease_expires_at = clock_timestamp() + $2 * interval '1 millisecond', updated_at = now()
        FROM (
         SELECT r.id, r.lease_owner AS previous_owner, r.lease_expires_at AS previous_expiry
           FROM (
@@ -157,7 +159,7 @@ export function forgetTenantLimits(pool: Pool): void {
 export async function claimRun(pool: Pool, runId: string, owner: string, leaseMs: number): Promise<Lease | null> {
   const { rows } = await pool.query<{ lease_epoch: string }>(
     `UPDATE da_runs SET lease_owner = $2, lease_epoch = lease_epoch + 1,
-            lease_expires_at = now() + $3 * interval '1 millisecond', updated_at = now()
+            lease_expires_at = clock_timestamp() + $3 * interval '1 millisecond', updated_at = now()
       WHERE id = $1 AND (lease_expires_at IS NULL OR lease_expires_at < now())
       RETURNING lease_epoch`,
     [runId, owner, leaseMs],
@@ -172,7 +174,7 @@ export async function claimRun(pool: Pool, runId: string, owner: string, leaseMs
  */
 export async function renewLease(pool: Pool, lease: Lease, leaseMs: number): Promise<boolean> {
   const { rowCount } = await pool.query(
-    `UPDATE da_runs SET lease_expires_at = now() + $3 * interval '1 millisecond'
+    `UPDATE da_runs SET lease_expires_at = clock_timestamp() + $3 * interval '1 millisecond'
       WHERE id = $1 AND lease_epoch = $2 AND lease_owner IS NOT NULL`,
     [lease.runId, lease.epoch, leaseMs],
   );
