@@ -58,6 +58,10 @@ describe('cancel from the console in chromium', () => {
     await page.evaluate(() => ((window as unknown as { loaded: boolean }).loaded = true));
     const before = page.url();
     await page.locator('#cancel-reason').fill('wrong task');
+    // The run writes records while a person types: the forms are drawn again, and what was typed stays.
+    await page.evaluate(() => ((document.querySelector('#cancel-reason') as unknown as { drawnBefore: boolean }).drawnBefore = true));
+    await expect.poll(() => page.evaluate(() => (document.querySelector('#cancel-reason') as unknown as { drawnBefore?: boolean } | null)?.drawnBefore), { timeout: 30_000 }).toBeUndefined();
+    expect(await page.locator('#cancel-reason').inputValue()).toBe('wrong task');
     await page.locator('button[data-action="cancel"]').click();
     await expect.poll(() => page.locator('#action-result').textContent(), { timeout: 30_000 }).toContain('(by ana)');
     const ended = await paced.done;

@@ -46,11 +46,18 @@ export function controlsFor(data: RunDetail): ControlKind[] {
 
 /** Fills the box with what may be done to the run now; false when nothing may (the box is then left empty). */
 export function renderActions(box: HTMLElement, data: RunDetail, context: RunActionContext): boolean {
+  const typed = typedIn(box);
   box.textContent = '';
   if (data.readOnly) {
     box.appendChild(el('p', { class: 'dim', text: `Read-only: ${data.readOnly}.` }));
     return true;
   }
+  const shown = fillActions(box, data, context);
+  typeBack(box, typed);
+  return shown;
+}
+
+function fillActions(box: HTMLElement, data: RunDetail, context: RunActionContext): boolean {
   const waiting = data.pending.filter((call) => !call.given);
   const kinds = controlsFor(data);
   // An ended run has nothing left to decide or control: no empty form is shown for it.
@@ -66,12 +73,13 @@ export function renderActions(box: HTMLElement, data: RunDetail, context: RunAct
 
 /** The form of one call that waits: what it asks, and the buttons its kind of wait takes. */
 function decisionForm(call: PendingCall, { api, key, message, refresh }: RunActionContext): HTMLElement {
-  const input = el('textarea', { 'aria-label': `input of ${call.tool_use_id}`, 'data-input': call.tool_use_id });
+  const input = el('textarea', { 'aria-label': `input of ${call.tool_use_id}`, 'data-input': call.tool_use_id, 'data-typed': `input ${call.tool_use_id}` });
   input.value = JSON.stringify(call.input, null, 2);
   const reason = el('input', {
     type: 'text',
     placeholder: call.needs === 'answer' ? 'the answer, or why not' : call.needs === 'wait' ? 'why stop waiting (to stop it)' : 'why not (for a denial)',
     'data-reason': call.tool_use_id,
+    'data-typed': `reason ${call.tool_use_id}`,
   });
   const send = (body: DecisionBody) => {
     api.decide(key, call.tool_use_id, body).then(
@@ -93,7 +101,7 @@ function decisionForm(call: PendingCall, { api, key, message, refresh }: RunActi
     shown = null;
     if (call.event) {
       const event = call.event;
-      const eventData = el('textarea', { 'aria-label': `data of the event ${event}`, 'data-signal': call.tool_use_id, placeholder: "the event's data, as JSON (optional)" });
+      const eventData = el('textarea', { 'aria-label': `data of the event ${event}`, 'data-signal': call.tool_use_id, 'data-typed': `signal ${call.tool_use_id}`, placeholder: "the event's data, as JSON (optional)" });
       shown = eventData;
       const sendEvent = () => {
         let sent: unknown = null;
@@ -164,7 +172,7 @@ function controls(kinds: readonly ControlKind[], { api, key, message, refresh }:
   };
   const parts: HTMLElement[] = [];
   if (kinds.includes('cancel')) {
-    const cancelReason = el('input', { type: 'text', placeholder: 'why cancel (optional)', id: 'cancel-reason' });
+    const cancelReason = el('input', { type: 'text', placeholder: 'why cancel (optional)', id: 'cancel-reason', 'data-typed': 'cancel-reason' });
     parts.push(cancelReason, el('button', { type: 'button', 'data-action': 'cancel', text: 'Cancel the run', onclick: () => control('cancel', { reason: cancelReason.value }) }));
   }
   if (kinds.includes('pause')) parts.push(el('button', { type: 'button', 'data-action': 'pause', text: 'Pause', onclick: () => control('pause') }));
@@ -183,4 +191,48 @@ export function forkAt({ api, key, message }: RunActionContext, seq: number): vo
     },
     (error: Error) => say(message, false, error.message),
   );
+}
+
+type TypedField = HTMLInputElement | HTMLTextAreaElement;
+
+interface Typed {
+  value: string;
+  focused: boolean;
+  start: number | null;
+  end: number | null;
+}
+
+/**
+ * What a person typed in the forms (a reason, an answer, an edited input), with the place of the
+ * caret: the forms are drawn again each time the run writes a record, and what was typed must
+ * not go with them. A field counts as typed once an input event came from it.
+ */
+function typedIn(box: HTMLElement): Map<string, Typed> {
+  if (box.dataset.watchesTyping !== '1') {
+    box.addEventListener('input', (event) => {
+      const field = event.target as HTMLElement;
+      if (field.dataset.typed !== undefined) field.dataset.edited = '1';
+    });
+    box.dataset.watchesTyping = '1';
+  }
+  const typed = new Map<string, Typed>();
+  for (const field of Array.from(box.querySelectorAll<TypedField>('[data-typed][data-edited="1"]'))) {
+    typed.set(field.dataset.typed!, { value: field.value, focused: document.activeElement === field, start: field.selectionStart, end: field.selectionEnd });
+  }
+  return typed;
+}
+
+/** Puts what was typed back into the fields drawn again, the caret where it was. */
+function typeBack(box: HTMLElement, typed: ReadonlyMap<string, Typed>): void {
+  if (typed.size === 0) return;
+  for (const field of Array.from(box.querySelectorAll<TypedField>('[data-typed]'))) {
+    const kept = typed.get(field.dataset.typed!);
+    if (!kept) continue;
+    field.value = kept.value;
+    field.dataset.edited = '1';
+    if (kept.focused) {
+      field.focus();
+      if (kept.start !== null) field.setSelectionRange(kept.start, kept.end ?? kept.start);
+    }
+  }
 }
