@@ -108,6 +108,9 @@ function claimStatement(only: ClaimCondition | undefined): string {
   // A released lease has no owner: an owner left on a claimable run is a holder whose lease expired.
   // A lease runs from when it is granted (clock_timestamp), not from its transaction's start
   // (now()): a claim that waited (a busy server, the claims' turn lock) gets its whole lease.
+  // The lease is free as `c` read it, and again on `r`: a claim that committed between this
+  // statement's read and its row lock leaves a newer row, and only conditions on `r` are asked of
+  // that row again (without them, both claims take the run).
   // The statement begins with its UPDATE (what an operator sees of it in pg_stat_activity, cut at 1 kB).
   return `UPDATE da_runs SET lease_owner = $1, lease_epoch = da_runs.lease_epoch + 1,
             lease_expires_at = clock_timestamp() + $2 * interval '1 millisecond', updated_at = now()
@@ -121,6 +124,7 @@ function claimStatement(only: ClaimCondition | undefined): string {
           LEFT JOIN (SELECT tenant, count(*) AS runs FROM da_runs WHERE NOT finished AND lease_expires_at > now() GROUP BY tenant) AS d ON d.tenant = c.tenant
           LEFT JOIN da_tenants t ON t.name = c.tenant
          WHERE c.place <= $3 AND (t.max_running IS NULL OR coalesce(d.runs, 0) + c.place <= t.max_running)
+           AND NOT r.finished AND (r.lease_expires_at IS NULL OR r.lease_expires_at < now())
          ORDER BY (coalesce(d.runs, 0) + c.place)::float8 / coalesce(t.weight, 1), c.created_at, c.id
          FOR UPDATE OF r SKIP LOCKED
          LIMIT $3) AS previous
