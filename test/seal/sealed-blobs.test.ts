@@ -24,6 +24,7 @@ import { FileStore } from '../../src/store/file-store.ts';
 import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { defineTool } from '../../src/tools/tool.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { folderText } from '../helpers/folder-text.ts';
 
 const SECRET = 'PASSPORT OF ANA ORTEGA, NUMBER X4471';
 /** A PNG's first bytes, then the secret again and again: 4 KB, kept in a blob. */
@@ -41,18 +42,6 @@ const scanTool = defineTool({
 
 const script = () => [toolUseReply([{ id: 'toolu_scan1', name: 'scan', input: {} }], 'Scanning.'), toolUseReply([{ id: 'toolu_scan2', name: 'scan', input: {} }], 'Once more.'), endTurnReply('Scanned.')];
 
-function folderText(dir: string): string {
-  const texts: string[] = [];
-  const walk = (at: string) => {
-    for (const entry of fs.readdirSync(at, { withFileTypes: true })) {
-      const file = path.join(at, entry.name);
-      if (entry.isDirectory()) walk(file);
-      else texts.push(entry.name, fs.readFileSync(file, 'latin1'));
-    }
-  };
-  walk(dir);
-  return texts.join('\n');
-}
 
 function scannedImage(outcome: ToolOutcome | undefined): ContentBlock | undefined {
   return Array.isArray(outcome?.content) ? outcome.content.find((block) => block.type === 'image') : undefined;

@@ -20,6 +20,7 @@ import { MemoryStore } from '../../src/store/memory-store.ts';
 import { pruneRuns } from '../../src/prune/prune-archive.ts';
 import { countingTools } from '../helpers/counting-tools.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { folderText } from '../helpers/folder-text.ts';
 
 const ring = (id: string) => KeyRing.of([{ id, key: randomBytes(32) }]);
 const TASK = 'Send Ana Ortega the balance of account 4471';
@@ -31,18 +32,6 @@ const script = () => [
 ];
 const SECRETS = ['Ana Ortega', 'account 4471', 'ana.ortega@example.com', 'answer to balance'];
 
-function folderText(dir: string): string {
-  const texts: string[] = [];
-  const walk = (at: string) => {
-    for (const entry of fs.readdirSync(at, { withFileTypes: true })) {
-      const file = path.join(at, entry.name);
-      if (entry.isDirectory()) walk(file);
-      else texts.push(fs.readFileSync(file, 'latin1'));
-    }
-  };
-  walk(dir);
-  return texts.join('\n');
-}
 
 /** A stand-in for a KMS: it holds its master key and hands out only wraps. */
 function fakeKms(id: string): KeyHook & { calls: string[] } {

@@ -23,6 +23,7 @@ import { FileStore } from '../../src/store/file-store.ts';
 import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { countingTools } from '../helpers/counting-tools.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { folderText } from '../helpers/folder-text.ts';
 
 const ring = () => KeyRing.of([{ id: 'k1', key: randomBytes(32) }]);
 const NOTE = 'Ana Ortega agreed on the phone';
@@ -32,18 +33,6 @@ const DATA = 'release notes for Project Lighthouse';
 
 const script = () => [toolUseReply([{ id: 'toolu_a', name: 'lookup', input: { q: 'a' } }, { id: 'toolu_b', name: 'send_email', input: { to: 'x@example.com' } }]), endTurnReply('mail sent')];
 
-function folderText(dir: string): string {
-  const texts: string[] = [];
-  const walk = (at: string) => {
-    for (const entry of fs.readdirSync(at, { withFileTypes: true })) {
-      const file = path.join(at, entry.name);
-      if (entry.isDirectory()) walk(file);
-      else texts.push(fs.readFileSync(file, 'latin1'));
-    }
-  };
-  walk(dir);
-  return texts.join('\n');
-}
 
 /** A sealed run stopped for a person's approval of toolu_b. */
 async function waitingRun(keys: KeyRing) {

@@ -5,7 +5,6 @@
  * children still list, and a child's transcript is refused naming the key.
  */
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { defineAgent, defineTool, FileRuns, listRuns, startRun, subagentTool } from '../../src/index.ts';
@@ -14,21 +13,10 @@ import { endTurnReply, scriptedModel, toolUseReply } from '../../src/testing.ts'
 import { KeyRing } from '../../src/seal/keys.ts';
 import { KeyNotGivenError } from '../../src/seal/seal-errors.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { folderText } from '../helpers/folder-text.ts';
 
 const SECRETS = ['Ana Ortega', 'account 4471', 'balance 912.40'];
 
-function folderText(dir: string): string {
-  const texts: string[] = [];
-  const walk = (at: string) => {
-    for (const entry of fs.readdirSync(at, { withFileTypes: true })) {
-      const file = path.join(at, entry.name);
-      if (entry.isDirectory()) walk(file);
-      else texts.push(fs.readFileSync(file, 'latin1'));
-    }
-  };
-  walk(dir);
-  return texts.join('\n');
-}
 
 const lookup = defineTool<{ q: string }>({
   name: 'lookup',
