@@ -27,6 +27,23 @@ const TOKENS_FILE_PROBLEMS: Record<TokensFileProblem, (file: string, mode: numbe
   damaged: (_file, _mode, detail) => `not a tokens file as durable-agent token writes it (${detail}). Put the file back from where it was kept, or make a new one with durable-agent token add.`,
 };
 
+/** A tokens file another `token add` or `token remove` is changing, for longer than a change takes. */
+export class TokensFileBusyError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
+  override readonly name = 'TokensFileBusyError';
+  constructor(
+    readonly file: string,
+    readonly lock: string,
+    /** The pid its lock names (0: a lock that does not name one). */
+    readonly holder: number,
+  ) {
+    super(
+      `${file} is being changed by ${holder ? `process ${holder}` : 'another process'} (its lock ${lock} has held it for 10 s). ` +
+        `Run the command again once that one has finished; if no such process is running, delete ${lock}. Nothing was changed.`,
+    );
+  }
+}
+
 /** A token's name that cannot be one. */
 export class TokenNameError extends DurableAgentError {
   static override readonly kind: ErrorKind = 'refused';

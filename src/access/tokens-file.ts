@@ -6,12 +6,14 @@
  *
  * A tenant absent or null: every tenant's runs. The file is its owner's alone, as a secret file
  * is (util/owner-only.ts): whoever can change it can give themselves a token. It is written whole
- * or not at all (a temp file renamed over it), with mode 0600.
+ * or not at all (a temp file renamed over it), with mode 0600, by one change at a time
+ * (tokens-file-lock.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { checkTenant } from '../core/tenant.ts';
 import { writeFileDurably } from '../util/durable-file.ts';
+import { withTokensFileLock } from './tokens-file-lock.ts';
 import { openToOthers } from '../util/owner-only.ts';
 import type { CallerRole } from './caller.ts';
 import { TokenNameError, TokenNameTakenError, TokenNotFoundError, TokensFileError } from './access-errors.ts';
@@ -83,21 +85,27 @@ export interface TokenAsked {
 export function addToken(file: string, asked: TokenAsked): { token: string; stored: StoredToken } {
   if (!TOKEN_NAME.test(asked.name)) throw new TokenNameError(asked.name);
   const tenant = asked.tenant === null ? null : checkTenant(asked.tenant)!;
-  const { tokens } = readTokensFile(file, { missing: 'empty' });
-  if (tokens.some((token) => token.name === asked.name)) throw new TokenNameTakenError(asked.name, file);
-  const secret = newSecret();
-  const stored: StoredToken = { name: asked.name, role: asked.role, tenant, sha256: hashOf(secret) };
-  writeTokensFile(file, [...tokens, stored]);
-  return { token: `${asked.name}:${secret}`, stored };
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  return withTokensFileLock(file, () => {
+    const { tokens } = readTokensFile(file, { missing: 'empty' });
+    if (tokens.some((token) => token.name === asked.name)) throw new TokenNameTakenError(asked.name, file);
+    const secret = newSecret();
+    const stored: StoredToken = { name: asked.name, role: asked.role, tenant, sha256: hashOf(secret) };
+    writeTokensFile(file, [...tokens, stored]);
+    return { token: `${asked.name}:${secret}`, stored };
+  });
 }
 
 /** Takes a token out of the file: it stops working at the next request that uses it. */
 export function removeToken(file: string, name: string): StoredToken {
-  const { tokens } = readTokensFile(file);
-  const gone = tokens.find((token) => token.name === name);
-  if (!gone) throw new TokenNotFoundError(name, file);
-  writeTokensFile(file, tokens.filter((token) => token !== gone));
-  return gone;
+  readTokensFile(file); // refused before any lock is made beside a missing or foreign file
+  return withTokensFileLock(file, () => {
+    const { tokens } = readTokensFile(file);
+    const gone = tokens.find((token) => token.name === name);
+    if (!gone) throw new TokenNotFoundError(name, file);
+    writeTokensFile(file, tokens.filter((token) => token !== gone));
+    return gone;
+  });
 }
 
 /** The file's tokens, without their hashes. */
