@@ -1,8 +1,10 @@
 /**
  * What sealing costs a run on the file store, end to end: the same run (N turns, each a tool call
  * returning ~2 KB, every record fdatasync'd as the runtime saves it) driven by startRun into a
- * FileStore with and without keys, in interleaved rounds. Printed per turn, in milliseconds
- * (medians), with the ratio. The target: a turn with encryption at most 1.15x without.
+ * FileStore with and without keys, in pairs of runs (paired-rounds.ts: the order alternating, the
+ * ratio taken within each pair). Printed per turn, in milliseconds (medians), with the median of
+ * the paired ratios and their interquartile range. The target: a turn with encryption at most
+ * 1.15x without.
  *
  *     npm run bench:seal-store -- [--turns N] [--rounds N] [--result-bytes N]
  */
@@ -16,12 +18,12 @@ import { startRun } from '../src/runtime/run-api.ts';
 import { KeyRing } from '../src/seal/keys.ts';
 import { FileStore } from '../src/store/file-store.ts';
 import { defineTool } from '../src/tools/tool.ts';
-import { median } from './stats.ts';
+import { measured, pairedReport, pairedRounds, type RunCost } from './paired-rounds.ts';
 
 const { values } = parseArgs({
   options: {
     turns: { type: 'string', default: '40' },
-    rounds: { type: 'string', default: '7' },
+    rounds: { type: 'string', default: '40' },
     'result-bytes': { type: 'string', default: '2048' },
   },
 });
@@ -40,34 +42,26 @@ const fetchPage = defineTool<{ page: number }>({
 const keys = KeyRing.of([{ id: 'k1', key: randomBytes(32) }]);
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'da-seal-store-'));
 
-/** One whole run; its time per turn in ms. */
-async function oneRun(sealed: boolean, round: number): Promise<number> {
+/** One whole run; its cost per turn. */
+async function oneRun(sealed: boolean, round: number): Promise<RunCost> {
   const script = Array.from({ length: TURNS }, (_, t) =>
     toolUseReply([{ id: `toolu_${t + 1}`, name: 'fetch_page', input: { page: t + 1 } }], `Reading page ${t + 1} of the notes before I summarise them.`),
   );
   const store = new FileStore(path.join(root, `${sealed ? 'sealed' : 'plain'}-${round}`, '.durable-agent'), sealed ? { keys } : {});
-  const start = performance.now();
-  const result = await startRun({ store, model: scriptedModel([...script, endTurnReply('The report is written.')]), tools: [fetchPage], task: 'Summarise the Q3 sales notes.', maxTurns: TURNS + 1 });
-  const ms = performance.now() - start;
-  if (result.status !== 'done') throw new Error(`the run ended ${result.status}`);
+  const cost = await measured(TURNS, async () => {
+    const result = await startRun({ store, model: scriptedModel([...script, endTurnReply('The report is written.')]), tools: [fetchPage], task: 'Summarise the Q3 sales notes.', maxTurns: TURNS + 1 });
+    if (result.status !== 'done') throw new Error(`the run ended ${result.status}`);
+  });
   store.close();
-  return ms / TURNS;
+  return cost;
 }
 
 async function main(): Promise<void> {
   await oneRun(false, -1);
   await oneRun(true, -1);
-  const plain: number[] = [];
-  const sealed: number[] = [];
-  for (let round = 0; round < ROUNDS; round++) {
-    plain.push(await oneRun(false, round));
-    sealed.push(await oneRun(true, round));
-  }
-  const [p, s] = [median(plain), median(sealed)];
-  console.log(`file store, ${TURNS} turns of a ~${RESULT_BYTES} B tool result, ${ROUNDS} interleaved rounds (medians):`);
-  console.log(`  plain  ${p.toFixed(3)} ms per turn`);
-  console.log(`  sealed ${s.toFixed(3)} ms per turn`);
-  console.log(`  ratio  ${(s / p).toFixed(3)}x (target: at most 1.15x)`);
+  const pairs = await pairedRounds(ROUNDS, oneRun);
+  console.log(`file store, ${TURNS} turns of a ~${RESULT_BYTES} B tool result, ${ROUNDS} pairs of runs, plain and sealed in turn (target: sealed at most 1.15x plain):`);
+  for (const line of pairedReport(pairs, { base: 'plain', variant: 'sealed', unit: 'turn' })) console.log(line);
   fs.rmSync(root, { recursive: true, force: true });
 }
 

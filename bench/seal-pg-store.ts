@@ -1,9 +1,10 @@
 /**
  * What sealing costs a run on the PostgreSQL store, end to end: the same run (N turns, each a
  * tool call returning ~2 KB, every record committed as the runtime saves it) driven by startRun
- * into a PgRunStore with and without keys, on a throwaway local cluster, in interleaved rounds.
- * Printed per turn, in milliseconds (medians), side by side with the ratio, as
- * seal-file-store.ts does for the file store.
+ * into a PgRunStore with and without keys, on a throwaway local cluster, in pairs of runs
+ * (paired-rounds.ts: the order alternating, the ratio taken within each pair). Printed per turn,
+ * in milliseconds (medians), with the median of the paired ratios and their interquartile range,
+ * as seal-file-store.ts does for the file store.
  *
  *     npm run bench:seal-pg -- [--turns N] [--rounds N] [--result-bytes N]
  */
@@ -18,12 +19,12 @@ import { migrate } from '../src/store/pg/schema.ts';
 import { defineTool } from '../src/tools/tool.ts';
 import { startPostgres } from '../test/helpers/postgres-server.ts';
 import { onExit } from './exit-cleanup.ts';
-import { median } from './stats.ts';
+import { measured, pairedReport, pairedRounds, type RunCost } from './paired-rounds.ts';
 
 const { values } = parseArgs({
   options: {
     turns: { type: 'string', default: '40' },
-    rounds: { type: 'string', default: '7' },
+    rounds: { type: 'string', default: '40' },
     'result-bytes': { type: 'string', default: '2048' },
   },
 });
@@ -47,35 +48,27 @@ async function main(): Promise<void> {
   const pool = openPool(server.url, 4);
   try {
     await migrate(pool);
-    /** One whole run; its time per turn in ms. */
-    const oneRun = async (sealed: boolean, round: number): Promise<number> => {
+    /** One whole run; its cost per turn (the CPU: this process's, not the server's). */
+    const oneRun = async (sealed: boolean, round: number): Promise<RunCost> => {
       const script = Array.from({ length: TURNS }, (_, t) =>
         toolUseReply([{ id: `toolu_${t + 1}`, name: 'fetch_page', input: { page: t + 1 } }], `Reading page ${t + 1} of the notes before I summarise them.`),
       );
       const store = new PgRunStore(pool, `${sealed ? 'sealed' : 'plain'}-${round}`, sealed ? { keys } : {});
-      const start = performance.now();
-      const result = await startRun({ store, model: scriptedModel([...script, endTurnReply('The report is written.')]), tools: [fetchPage], task: 'Summarise the Q3 sales notes.', maxTurns: TURNS + 1 });
-      const ms = performance.now() - start;
-      if (result.status !== 'done') throw new Error(`the run ended ${result.status}`);
-      return ms / TURNS;
+      return measured(TURNS, async () => {
+        const result = await startRun({ store, model: scriptedModel([...script, endTurnReply('The report is written.')]), tools: [fetchPage], task: 'Summarise the Q3 sales notes.', maxTurns: TURNS + 1 });
+        if (result.status !== 'done') throw new Error(`the run ended ${result.status}`);
+      });
     };
     await oneRun(false, -1);
     await oneRun(true, -1);
-    const plain: number[] = [];
-    const sealed: number[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      plain.push(await oneRun(false, round));
-      sealed.push(await oneRun(true, round));
-    }
+    const pairs = await pairedRounds(ROUNDS, oneRun);
     const { rows } = await pool.query<{ sealed: boolean; bytes: string }>(
       "SELECT r.header ? 'sealed' AS sealed, avg(d.bytes) AS bytes FROM da_records d JOIN da_runs r ON r.id = d.run_id GROUP BY 1",
     );
     const bytesOf = (isSealed: boolean) => Number(rows.find((row) => row.sealed === isSealed)?.bytes ?? 0);
-    const [p, s] = [median(plain), median(sealed)];
-    console.log(`PostgreSQL store, ${TURNS} turns of a ~${RESULT_BYTES} B tool result, ${ROUNDS} interleaved rounds (medians):`);
-    console.log(`  plain  ${p.toFixed(3)} ms per turn   ${bytesOf(false).toFixed(0)} B per record`);
-    console.log(`  sealed ${s.toFixed(3)} ms per turn   ${bytesOf(true).toFixed(0)} B per record`);
-    console.log(`  ratio  ${(s / p).toFixed(3)}x per turn, ${(bytesOf(true) / bytesOf(false)).toFixed(3)}x bytes`);
+    console.log(`PostgreSQL store, ${TURNS} turns of a ~${RESULT_BYTES} B tool result, ${ROUNDS} pairs of runs, plain and sealed in turn (target: sealed at most 1.15x plain):`);
+    for (const line of pairedReport(pairs, { base: 'plain', variant: 'sealed', unit: 'turn' })) console.log(line);
+    console.log(`  bytes plain ${bytesOf(false).toFixed(0)} B, sealed ${bytesOf(true).toFixed(0)} B per record: ${(bytesOf(true) / bytesOf(false)).toFixed(3)}x`);
   } finally {
     await pool.end();
     stopServer();

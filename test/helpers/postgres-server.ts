@@ -33,7 +33,18 @@ export function postgresAvailable(): boolean {
   return systemToolPresent('PostgreSQL', postgresBinDir() !== null, 'apt-get install postgresql');
 }
 
-export async function startPostgres(): Promise<PostgresServer> {
+export interface StartPostgresOptions {
+  /**
+   * false: commits do not wait for the disk (fsync, synchronous_commit and full-page writes off).
+   * For suites that crash the client, never the server: what they check is what a committed
+   * transaction holds, which the server shows alike either way, while each commit's WAL flush (a
+   * few ms on a slow disk, tens of thousands of them in a crash suite) is most of their wall time.
+   * A cluster so started must not be killed and then read again (restart() stops it cleanly).
+   */
+  durableCommits?: boolean | undefined;
+}
+
+export async function startPostgres(startOptions: StartPostgresOptions = {}): Promise<PostgresServer> {
   const bin = postgresBinDir();
   if (!bin) throw new Error('no PostgreSQL binaries found');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'da-pg-'));
@@ -48,7 +59,8 @@ export async function startPostgres(): Promise<PostgresServer> {
     if (result.status !== 0) throw new Error(`${tool} failed: ${result.stderr || result.stdout}`);
   };
   run('initdb', ['-D', data, '-U', 'da', '--auth=trust', '-E', 'UTF8', '--no-sync']);
-  const options = `-p ${port} -c listen_addresses=127.0.0.1 -k ${dir} -c max_connections=200`;
+  const fastCommits = startOptions.durableCommits === false ? ' -c fsync=off -c synchronous_commit=off -c full_page_writes=off' : '';
+  const options = `-p ${port} -c listen_addresses=127.0.0.1 -k ${dir} -c max_connections=200${fastCommits}`;
   const start = () => run('pg_ctl', ['-D', data, '-o', options, '-l', path.join(dir, 'log'), '-w', 'start']);
   start();
   return {

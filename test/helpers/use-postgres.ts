@@ -26,12 +26,14 @@ export interface UsePostgresOptions {
   connections?: number | undefined;
   /** How freshDatabase() names the databases it makes: `<prefix>_1`, `<prefix>_2`, … */
   prefix?: string | undefined;
+  /** false: the cluster's commits do not wait for the disk (see startPostgres); default true. */
+  durableCommits?: boolean | undefined;
 }
 
 export function usePostgres(options: UsePostgresOptions = {}): void {
   prefix = options.prefix ?? prefix;
   beforeAll(async () => {
-    server = await startPostgres();
+    server = await startPostgres({ durableCommits: options.durableCommits });
     pool = await openDatabase(server.url, options.connections ?? 4);
   }, 60_000);
   afterAll(async () => {
