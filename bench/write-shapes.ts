@@ -18,10 +18,13 @@ export interface WriteShapeFigure {
   shape: WriteShape;
   /** Medians over the repetitions, per turn. */
   msPerTurn: number;
+  /** The process's CPU (user + system) per turn: what the calls cost apart from waiting for the disk. */
+  cpuMsPerTurn: number;
   writesPerTurn: number;
   syncsPerTurn: number;
-  /** This shape ÷ the 2-write shape: the median of each repetition's ratio. */
+  /** This shape ÷ the 2-write shape: the median of each repetition's ratio (wall, then CPU). */
   overOnePerSync: number;
+  cpuOverOnePerSync: number;
 }
 
 export interface WriteShapeFigures {
@@ -48,13 +51,15 @@ export async function measureWriteShapes(root: string, options: { turns?: number
   let files = 0;
   const once = (shape: WriteShape) => {
     const dir = path.join(root, `write-shape-${files++}`);
+    const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     const counts = writeInShape(dir, floorPlan, shape);
     const ms = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
     // Deleting a file leaves work that the next fsync would pay for: done now, untimed.
     fs.rmSync(dir, { recursive: true, force: true });
     fsyncDir(root);
-    return { ms, ...counts };
+    return { ms, cpuMs: (cpu.user + cpu.system) / 1000, ...counts };
   };
   for (const shape of WRITE_SHAPES) once(shape);
   const samples = new Map(WRITE_SHAPES.map((shape) => [shape, [] as Array<ReturnType<typeof once>>]));
@@ -71,9 +76,11 @@ export async function measureWriteShapes(root: string, options: { turns?: number
       return {
         shape,
         msPerTurn: median(runs.map((run) => run.ms)) / turns,
+        cpuMsPerTurn: median(runs.map((run) => run.cpuMs)) / turns,
         writesPerTurn: median(runs.map((run) => run.writes)) / turns,
         syncsPerTurn: median(runs.map((run) => run.syncs)) / turns,
         overOnePerSync: median(runs.map((run, rep) => run.ms / base[rep]!.ms)),
+        cpuOverOnePerSync: median(runs.map((run, rep) => run.cpuMs / base[rep]!.cpuMs)),
       };
     }),
   };
@@ -81,10 +88,10 @@ export async function measureWriteShapes(root: string, options: { turns?: number
 
 export function writeShapeLines(figures: WriteShapeFigures): string[] {
   return [
-    `Write calls a turn (a design figure): one of our T=${figures.turns} runs' bytes written in three shapes, ${figures.reps} repetitions taking turns, median:`,
+    `Write calls a turn (a design figure): one of our T=${figures.turns} runs' bytes written in three shapes, ${figures.reps} repetitions taking turns, median (wall, and the process's CPU: the calls without the wait for the disk):`,
     ...figures.rows.map(
       (row) =>
-        `  ${LABELS[row.shape].padEnd(44)} ${row.writesPerTurn.toFixed(2)} writes + ${row.syncsPerTurn.toFixed(2)} fdatasyncs a turn: ${row.msPerTurn.toFixed(3)} ms/turn, ${row.overOnePerSync.toFixed(2)}× the 2-write shape`,
+        `  ${LABELS[row.shape].padEnd(44)} ${row.writesPerTurn.toFixed(2)} writes + ${row.syncsPerTurn.toFixed(2)} fdatasyncs a turn: ${row.msPerTurn.toFixed(3)} ms/turn (CPU ${row.cpuMsPerTurn.toFixed(3)}), ${row.overOnePerSync.toFixed(2)}× the 2-write shape (CPU ${row.cpuOverOnePerSync.toFixed(2)}×)`,
     ),
   ];
 }

@@ -60,6 +60,7 @@ describe('write shapes', () => {
     expect(ours!.writesPerTurn - lines!.writesPerTurn).toBeCloseTo(ours!.syncsPerTurn, 9);
     expect(joined!.writesPerTurn).toBeLessThan(lines!.writesPerTurn);
     expect(joined!.overOnePerSync).toBe(1);
+    expect(joined!.cpuOverOnePerSync).toBe(1);
     expect(writeShapeLines(figures)).toHaveLength(4);
   });
 });
