@@ -104,7 +104,7 @@ function install(log: (line: string) => void): void {
   log(`installing ${specs.join(' ')} into ${LANGGRAPH_SCRATCH} (outside the repository; better-sqlite3 may build from source, minutes)`);
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
   const result = spawnSync(npm, ['install', '--no-audit', '--no-fund', '--loglevel=error', '--save-exact', ...specs], { cwd: LANGGRAPH_SCRATCH, encoding: 'utf8', timeout: 900_000 });
-  if (result.status !== 0) throw new LangGraphUnavailableError(`npm install of LangGraph.js failed (${result.error?.message ?? result.stderr.trim().split('\n').at(-1) ?? `exit ${result.status}`}); run the bench with --no-langgraph to leave it out`);
+  if (result.status !== 0) throw new LangGraphUnavailableError(`npm install of LangGraph.js failed (${result.error?.message ?? (result.stderr.trim().split('\n').at(-1) || `exit ${result.status}`)}); run the bench with --no-langgraph to leave it out`);
 }
 
 /** Loads every package through one CommonJS require, so that all of them share one copy of @langchain/core (its classes are checked with instanceof). */
@@ -148,9 +148,15 @@ export function startLangGraph(log: (line: string) => void): LangGraphContender 
     description: fetchPage.description,
     schema: fetchPage.inputSchema,
   });
-  const probe = modules.SqliteSaver.fromConnString(':memory:').db;
-  const sqlite = String(probe.prepare('select sqlite_version() as version').get()?.version);
-  probe.close();
+  let sqlite: string;
+  try {
+    // Opening a database loads better-sqlite3's native binding: a build that failed shows here.
+    const probe = modules.SqliteSaver.fromConnString(':memory:').db;
+    sqlite = String(probe.prepare('select sqlite_version() as version').get()?.version);
+    probe.close();
+  } catch (error) {
+    throw new LangGraphUnavailableError(`better-sqlite3 in ${LANGGRAPH_SCRATCH} cannot open a database (${(error as Error).message}); run the bench with --no-langgraph to leave it out`);
+  }
   const versions = { ...Object.fromEntries((Object.keys(LANGGRAPH_PACKAGES) as PackageName[]).map((name) => [name, installedVersion(name) ?? '?'])), sqlite } as LangGraphContender['versions'];
   return {
     versions,
