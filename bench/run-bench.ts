@@ -1,10 +1,13 @@
 /**
- * npm run bench [-- --quick] [-- --long] [-- --dir DIR]
+ * npm run bench [-- --quick] [-- --long] [-- --dir DIR] [-- --no-langgraph]
  *
  * Runs, side by side in one process, the same scripted T-turn agent run (~2 KB tool results)
  * on our durable loop (real file store, fsync on), on the same loop in memory, on the naive
  * baseline store (whole checkpoint and whole ledger rewritten with fsync), and the raw floor
- * (the same appends and fsyncs, no logic); then measures resume in fresh processes, and long
+ * (the same appends and fsyncs, no logic), and what the number of write calls a turn costs
+ * (write-shapes.ts); then our durable loop against LangGraph.js on files
+ * (T = 50, 200, 800; installed outside the repository on first use, --no-langgraph leaves it
+ * out: langgraph-bench.ts); then measures resume in fresh processes, and long
  * runs with and without snapshot records at T = 1,000 and 10,000 (--long: and 100,000). Prints one
  * report (with runs by id: attaching to one run in a folder of 10,000 against one of 10) and
  * writes its figures to bench/results/latest.json (--quick: latest-quick.json).
@@ -21,6 +24,7 @@ import { type Contender, measureFloor, measureLoop, type RunMeasure } from './co
 import { type LoopFigures, loopFigures, type LoopRatios, loopRatios, type LoopSamples, type ResumeFigures, resumeFigures } from './figures.ts';
 import { fsyncGapLines, measureFsyncGaps } from './fsync-gap.ts';
 import { installIoCounter } from './io-counter.ts';
+import { langGraphLines, langGraphSection, langGraphTargets } from './langgraph-bench.ts';
 import { type FloorPlan, paceOf } from './raw-floor.ts';
 import { loopTable, ratioTable, resumeTable, targetLines } from './report.ts';
 import { digestOf, measureInChild } from './resume-measure.ts';
@@ -33,6 +37,7 @@ import { longRunRatioLines, longRunTable } from './report.ts';
 import { measureParallelStream, parallelStreamLines, parallelTargets } from './parallel-stream.ts';
 import { attachLines, attachTargets, measureAttachById } from './attach-by-id.ts';
 import { benchRunOptions, benchScript, contentBytesPerTurn, TOOL_RESULT_BYTES } from './workload.ts';
+import { measureWriteShapes, writeShapeLines } from './write-shapes.ts';
 
 interface Plan {
   name: 'full' | 'quick';
@@ -202,6 +207,8 @@ async function main(): Promise<void> {
     }
     // Right after the floors, on the same disk: what an fdatasync costs by the time since the last one.
     const fsyncGaps = measureFsyncGaps(path.join(root, 'fsync-gaps'));
+    const writeShapes = await measureWriteShapes(root, { reps: plan.name === 'full' ? 15 : 7 });
+    const langGraph = await langGraphSection(root, plan.name, !process.argv.includes('--no-langgraph'), log);
     const largest = Math.max(...plan.turns);
     const content = await contentPerTurn(largest);
     const resume: ResumeFigures[] = [];
@@ -212,6 +219,7 @@ async function main(): Promise<void> {
     const snapshots = measureSnapshots(root, plan.snapshotTurns, plan.resumeReps, log);
     const snapshotRatioList = snapshotRatios(snapshots);
     const targets = checkTargets(loops, ratios, resume, content);
+    targets.push(...langGraphTargets(langGraph));
     const parallelStream = await measureParallelStream(root, 7, log);
     targets.push(...parallelTargets(parallelStream));
     // Long runs with compaction through the real runtime: 1,000 and 10,000 turns; --long adds 100,000 (~10-25 min of fsyncs).
@@ -237,6 +245,10 @@ async function main(): Promise<void> {
       '',
       'The disk alone (a diagnostic): one fdatasync of a 1.5 KB append, median (p10-p90) and ÷ back to back, by the time since the last fdatasync:',
       ...fsyncGapLines(fsyncGaps),
+      '',
+      ...writeShapeLines(writeShapes),
+      '',
+      ...langGraphLines(langGraph),
       '',
       'Resume (load + fold + reconcile: resumeRun up to its first effect; a fresh process per run, median):',
       resumeTable(resume),
@@ -267,6 +279,8 @@ async function main(): Promise<void> {
       loops,
       ratios,
       fsyncGaps,
+      writeShapes,
+      langGraph,
       resume,
       snapshots,
       snapshotRatios: snapshotRatioList,
