@@ -23,7 +23,6 @@ import { RunDriver } from './run-driver.ts';
 import { type AgentResumeOptions, type AgentStartOptions, machineInputOf, type ResumeOptions, resumeOptionsOf, type StartOptions, startOptionsOf } from './run-options.ts';
 import { type CheckedOptions, checkPartsOptions, driverParts } from './run-parts.ts';
 import { attachedResume, type ResumePieces, resumePiecesOf, type StartPieces, startPiecesOf } from './run-pieces.ts';
-import { SnapshotPolicy } from './snapshot-policy.ts';
 import { reopenEventOf } from './take-up.ts';
 import { tracedRun, withTracing } from './traced-run.ts';
 
@@ -77,8 +76,7 @@ async function start(pieces: StartPieces, tracing: RunTracing | null): Promise<R
     const receipt = await store.create(header, record);
     // A trace exports content of a sealed run only with its key at hand (run-tracing.ts).
     if (store.sealingOfRun) tracing?.runSealing(store.sealingOfRun());
-    const snapshots = new SnapshotPolicy(options.snapshotEvery, record, record);
-    const driver = new RunDriver({ ...parts, snapshots }, runId, snapshot, { state: 'awaitingModel', context: snapshot.context, ledger: new Map() }, 1);
+    const driver = new RunDriver(parts, runId, snapshot, { state: 'awaitingModel', context: snapshot.context, ledger: new Map() }, { first: record, last: record });
     parts.observer({ type: 'started', runId, task: task.task, model: model.name, maxTurns: input.maxTurns, location: store.location, archivedPrevious });
     await driver.announceCreated(record, receipt);
     return await settleControl(store, await driver.drive(effectOfActions(actions)));
@@ -147,13 +145,7 @@ async function resume(pieces: ResumePieces, tracing: RunTracing | null, held: He
     // Again under the lock: another process may have gone on since the check above.
     if (message !== undefined) checkContinue(store.location, message, view.state, snapshot.context, maxTurns);
     const [first, last] = [loaded.records[0]!.record, loaded.records[loaded.records.length - 1]!.record];
-    const driver = new RunDriver(
-      { ...parts, snapshots: new SnapshotPolicy(options.snapshotEvery, first, last) },
-      loaded.header.runId,
-      snapshot,
-      { state: view.state, context: snapshot.context, ledger: view.ledger, fromFinalRecord: view.fromFinalRecord },
-      last.seq + 1,
-    );
+    const driver = new RunDriver(parts, loaded.header.runId, snapshot, { state: view.state, context: snapshot.context, ledger: view.ledger, fromFinalRecord: view.fromFinalRecord }, { first, last });
     // A cancel asked while no process drove the run applies at once: nothing of the open turn is run again.
     if (await controlAtResume(store, view.state, pieces.keepPause)) {
       return await settleControl(store, await driver.drive(announcedEffectOf(view.state, snapshot.context)));

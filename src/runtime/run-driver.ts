@@ -16,20 +16,20 @@ import type { AppendReceipt } from '../store/store.ts';
 import type { AgentSnapshot } from './journal-writer.ts';
 import { ModelCall } from './model-call.ts';
 import { runResultOf } from './run-result.ts';
-import { type DriverParts, DriverSession } from './run-session.ts';
+import { type DriverParts, DriverSession, type JournalEnds } from './run-session.ts';
 import { takeUp, type TakeUp } from './take-up.ts';
 import { runToolTurn } from './tool-turn.ts';
 
 export type { AgentSnapshot } from './journal-writer.ts';
-export type { DriverParts } from './run-session.ts';
+export type { DriverParts, JournalEnds } from './run-session.ts';
 
 export class RunDriver {
   private readonly session: DriverSession;
   private readonly modelCall: ModelCall;
   private readonly handlers: Partial<Record<CapabilityEffect, EffectHandler>> = {};
 
-  constructor(parts: DriverParts, readonly runId: string, snapshot: AgentSnapshot, durable: DurableView, seq: number) {
-    this.session = new DriverSession(parts, runId, snapshot, durable, seq);
+  constructor(parts: DriverParts, readonly runId: string, snapshot: AgentSnapshot, durable: DurableView, journal: JournalEnds) {
+    this.session = new DriverSession(parts, runId, snapshot, durable, journal);
     this.modelCall = new ModelCall(this.session);
     for (const capability of parts.capabilities) {
       for (const [effect, handler] of Object.entries(capability.effects ?? {}) as [CapabilityEffect, EffectHandler][]) {

@@ -6,7 +6,6 @@
  */
 import type { RunObserver } from '../core/run-events.ts';
 import type { RunSettings } from '../core/run-settings.ts';
-import { RunControl } from '../control/run-control.ts';
 import { tenantOf } from '../core/tenant.ts';
 import { type Lang, langOf, wordsOf } from '../lang/lang.ts';
 import type { RunTracing } from '../telemetry/run-tracing.ts';
@@ -18,9 +17,6 @@ import type { DriverParts } from './run-driver.ts';
 import { DEFAULT_MAX_TOKENS, type RunParts } from './run-options.ts';
 import { snapshotEveryOf } from './snapshot-policy.ts';
 import { toolConcurrencyOf } from './tool-scheduler.ts';
-
-/** What the driver needs, but the snapshot policy, which needs the journal's records. */
-export type PartsOfRun = Omit<DriverParts, 'snapshots'>;
 
 /**
  * What the driver's parts are made of: the options a process gives for itself, none of them
@@ -48,7 +44,7 @@ export function checkPartsOptions(given: Pick<DriverOptions, 'snapshotEvery' | '
  * The driver's parts: its options (and what their check returned), with the settings the start
  * pinned or the resume applies, and what those plug in. `observer`: the caller's, traced.
  */
-export function driverParts(given: DriverOptions, checked: CheckedOptions, settings: RunSettings, settingsGiven: SettingsGiven, observer: RunObserver, tracing: RunTracing | null): PartsOfRun {
+export function driverParts(given: DriverOptions, checked: CheckedOptions, settings: RunSettings, settingsGiven: SettingsGiven, observer: RunObserver, tracing: RunTracing | null): DriverParts {
   const registry = new ToolRegistry(settings.tools);
   const maxTokens = given.maxTokens ?? DEFAULT_MAX_TOKENS;
   const plugged = pluggedIn(settings, settingsGiven, { registry, model: given.model, maxTokens });
@@ -58,7 +54,6 @@ export function driverParts(given: DriverOptions, checked: CheckedOptions, setti
     capabilities: plugs.capabilities,
     store: given.store,
     signal: given.signal,
-    control: new RunControl(given.store.control),
     model: plugs.model,
     registry,
     crash: checked.crash,
@@ -68,6 +63,7 @@ export function driverParts(given: DriverOptions, checked: CheckedOptions, setti
     maxTokens,
     words: wordsOf(checked.lang),
     inspect: given.inspect,
+    snapshotEvery: checked.snapshotEvery,
     ...(tracing ? { traceCall: (toolUseId: string) => traceOfCall(tracing, toolUseId) } : {}),
     ...(given.childRuns ? { childRuns: given.childRuns } : {}),
     tenant: tenantOf(settings.pinned),
