@@ -19,7 +19,7 @@ import type { Model } from '../model/model.ts';
 import { type CalledBy, JOURNAL_FORMAT, type JournalHeader, JOURNAL_VERSION_CHILD_AWAITS, JOURNAL_VERSION_PLAIN, type RunOrigin, type RunTraceContext } from '../store/journal/journal-record.ts';
 import { childRunCallOf } from '../tools/child-run-call.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
-import { agentSetting, declaresCompatible } from './agent-run.ts';
+import { agentSetting } from './agent-run.ts';
 import { checkOrigin, type OriginCheck, runOriginOf } from './run-origin.ts';
 
 /**
@@ -120,7 +120,7 @@ export interface Resuming {
 /** Holds a resume against the run's header: each setting, then the origin; throws the first refusal. */
 export function checkResume(header: JournalHeader, resuming: Resuming, given: SettingsGiven): ResumeCheck {
   const settings = checkSettings(RUN_SETTINGS, { location: resuming.location, tools: resuming.tools, pinned: header, version: header.version }, given);
-  const allowChange = resuming.allowToolChange || declaresCompatible(header, given.agent);
+  const allowChange = resuming.allowToolChange || settings.toolChangeAccepted === true;
   return { settings, origin: checkOrigin(settings.location, header, originOf(resuming.command, given.model, settings, resuming.agentsModule), allowChange) };
 }
 
