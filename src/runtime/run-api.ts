@@ -18,7 +18,7 @@ import { encodeRecord, snapshotContextOf } from '../store/journal/journal-codec.
 import type { LoadOptions, RunLock, RunStore } from '../store/store.ts';
 import type { RunTracing } from '../telemetry/run-tracing.ts';
 import { attachToStored, clearFinishedRun, runIdOf } from './attach-run.ts';
-import { checkResume, headerOf, originOf, pinStart, reopenedSettings, type ResumeCheck } from './pinned-settings.ts';
+import { appliedSettings, checkResume, headerOf, originOf, pinStart, reopenedSettings, type ResumeCheck } from './pinned-settings.ts';
 import { RunDriver } from './run-driver.ts';
 import { type AgentResumeOptions, type AgentStartOptions, machineInputOf, type ResumeOptions, resumeOptionsOf, type StartOptions, startOptionsOf } from './run-options.ts';
 import { type CheckedOptions, checkPartsOptions, driverParts } from './run-parts.ts';
@@ -72,7 +72,7 @@ async function start(pieces: StartPieces, tracing: RunTracing | null): Promise<R
     const trace = tracing?.beginRun(runId, { model: model.name, task: task.task, maxTurns: input.maxTurns });
     const header = { ...headerOf(settings, { runId, createdAt: record.at, startedBy, trace }), ...(givenId !== null ? { runIdGiven: true as const } : {}) };
     // The driver's parts only for a run that is started here: one attached to is resumed with the settings it applies.
-    const parts = driverParts(pieces.driver, options, settings, pieces.settings, observer, tracing);
+    const parts = driverParts(pieces.driver, options, appliedSettings(settings, pieces.settings, options.maxTokens), observer, tracing);
     const receipt = await store.create(header, record);
     // A trace exports content of a sealed run only with its key at hand (run-tracing.ts).
     if (store.sealingOfRun) tracing?.runSealing(store.sealingOfRun());
@@ -138,7 +138,7 @@ async function resumeLocked(pieces: ResumePieces, tracing: RunTracing | null, re
   let loaded = await store.load({ ...loadOptions, finalRecord: message === undefined });
   // A store that does not offer the header before it repairs (a benchmark's) is checked once it has loaded.
   const { settings, origin } = checked ?? checkResume(loaded.header, resuming, pieces.settings);
-  const parts = driverParts(pieces.driver, ready.options, settings, pieces.settings, ready.observer, tracing);
+  const parts = driverParts(pieces.driver, ready.options, appliedSettings(settings, pieces.settings, ready.options.maxTokens), ready.observer, tracing);
   tracing?.joinRun(loaded.header);
   let view = foldJournal(store.location, loaded);
   refuseCancelled(store.location, view.state, view.context);
