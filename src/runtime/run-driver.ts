@@ -17,11 +17,15 @@ import type { AgentSnapshot } from './journal-writer.ts';
 import { ModelCall } from './model-call.ts';
 import { runResultOf } from './run-result.ts';
 import { type DriverParts, DriverSession, type JournalEnds } from './run-session.ts';
+import { reconcileOpenTurn } from './reconcile-turn.ts';
 import { takeUp, type TakeUp } from './take-up.ts';
 import { runToolTurn } from './tool-turn.ts';
 
 export type { AgentSnapshot } from './journal-writer.ts';
 export type { DriverParts, JournalEnds } from './run-session.ts';
+
+/** The states of a turn whose calls a process that died may have left open. */
+const OPEN_TURN: readonly AgentStateName[] = ['pendingTool', 'effectRecorded'];
 
 export class RunDriver {
   private readonly session: DriverSession;
@@ -67,11 +71,13 @@ export class RunDriver {
   }
 
   /**
-   * Picks a loaded run up where it stopped (take-up.ts: reopen, reconcile an open turn) and
-   * goes on. With `message` (checked by checkContinue), a done run takes it as the user's next message.
+   * Picks a loaded run up where it stopped (take-up.ts: say so, reopen), settles the calls of a
+   * turn it finds open (reconcile-turn.ts) and goes on. With `message` (checked by
+   * checkContinue), a done run takes it as the user's next message.
    */
   async resume(takingUp: TakeUp): Promise<RunResult> {
     await takeUp(this.session.takeUpParts(), takingUp);
+    if (OPEN_TURN.includes(this.state)) await reconcileOpenTurn(this.session.reconcileParts(), takingUp.origin.changedTools);
     return this.drive(announcedEffect(this.session.writer.snapshot));
   }
 

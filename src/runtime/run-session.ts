@@ -217,12 +217,11 @@ export class DriverSession implements RunSession {
       started: () => this.inspection.started(undefined),
       emit: (event) => this.emit(event),
       callView: (call) => this.callView(call),
-      reconcile: this.reconcileParts(),
     };
   }
 
   /** What the reconcile of an open turn uses of the run (reconcile-turn.ts). */
-  private reconcileParts(): ReconcileParts {
+  reconcileParts(): ReconcileParts {
     const { parts, writer } = this;
     return {
       registry: parts.registry,
