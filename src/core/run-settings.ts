@@ -38,6 +38,11 @@ export interface RunSettings {
    * the header is written once, and a resume may change it), for the machine's input.
    */
   readonly input?: InContext | undefined;
+  /**
+   * At a resume: a setting accepts that the command or the tools differ from those that started
+   * the run, as allowToolChange would (an agent that declares the run's version compatible).
+   */
+  readonly toolChangeAccepted?: boolean | undefined;
 }
 
 /** What a setting may keep in the run's context: the machine's input fields that are no task's. */

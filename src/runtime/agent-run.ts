@@ -36,12 +36,15 @@ export function pinOf(agent: AgentDefinition): PinnedAgent {
   return { name: agent.name, version: agent.version };
 }
 
-/** The agent as a setting of the run: its name and version pinned, and a resume by another refused. */
+/**
+ * The agent as a setting of the run: its name and version pinned, and a resume by another
+ * refused; one that declares the run's version compatible accepts that its tools differ.
+ */
 export const agentSetting: RunSetting<AgentDefinition | undefined> = {
   pin: (run, agent) => (agent ? { ...run, pinned: { ...run.pinned, agent: pinOf(agent) } } : run),
   check(run, agent) {
     checkAgentPin(run.location, run.pinned, agent);
-    return run;
+    return declaresCompatible(run.pinned, agent) ? { ...run, toolChangeAccepted: true } : run;
   },
 };
 
@@ -54,7 +57,7 @@ export function checkAgentPin(location: string, header: PinnedFields, agent: Age
 }
 
 /** Whether the agent accepts the run's pinned version as another version of its own (compatibleWith): it has said its changes are safe for the run. */
-export function declaresCompatible(header: PinnedFields, agent: AgentDefinition | undefined): boolean {
+function declaresCompatible(header: PinnedFields, agent: AgentDefinition | undefined): boolean {
   const pinned = header.agent;
   return pinned !== undefined && agent !== undefined && pinned.name === agent.name && pinned.version !== agent.version && (agent.compatibleWith ?? []).includes(pinned.version);
 }

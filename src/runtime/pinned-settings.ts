@@ -12,14 +12,15 @@ import { decisionPolicySetting, type GivenAwaits } from '../awaits/pinned-policy
 import { type BudgetGiven, budgetSetting } from '../budget/budget.ts';
 import { type ContextGiven, contextSetting } from '../compaction/context-settings.ts';
 import type { AgentContext } from '../../machines/agent-loop.types.ts';
-import { checkSettings, type ContextChange, needsVersion, pinSettings, plugSettings, type PlugParts, reopenSettings, type RunSetting, type RunSettings, type RunSettingsOf } from '../core/run-settings.ts';
+import { checkSettings, type ContextChange, needsVersion, pinSettings, plugSettings, reopenSettings, type RunSetting, type RunSettings, type RunSettingsOf } from '../core/run-settings.ts';
 import type { Capability } from '../core/session.ts';
-import { pinnedTenant } from '../core/tenant.ts';
+import { pinnedTenant, tenantOf } from '../core/tenant.ts';
 import type { Model } from '../model/model.ts';
 import { type CalledBy, JOURNAL_FORMAT, type JournalHeader, JOURNAL_VERSION_CHILD_AWAITS, JOURNAL_VERSION_PLAIN, type RunOrigin, type RunTraceContext } from '../store/journal/journal-record.ts';
 import { childRunCallOf } from '../tools/child-run-call.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
-import { agentSetting, declaresCompatible } from './agent-run.ts';
+import { ToolRegistry } from '../tools/tool-registry.ts';
+import { agentSetting } from './agent-run.ts';
 import { checkOrigin, type OriginCheck, runOriginOf } from './run-origin.ts';
 
 /**
@@ -84,9 +85,23 @@ export function pinStart(location: string, tools: readonly ToolDefinition[], giv
   return pinSettings(RUN_SETTINGS, { location, tools, pinned: {}, version: JOURNAL_VERSION_PLAIN }, given);
 }
 
-/** What the settings plug into the process that drives the run: the capabilities, in their order, and the model as the run asks it. */
-export function pluggedIn(settings: RunSettings, given: SettingsGiven, parts: PlugParts): { capabilities: Capability[]; model: Model } {
-  return plugSettings(RUN_SETTINGS, settings, given, parts);
+/** What the settings a run applies give the process that drives it, each part its own piece. */
+export interface AppliedSettings {
+  /** The tools the run offers (those given, and any a setting adds). */
+  registry: ToolRegistry;
+  /** What the settings plug in, in their order. */
+  capabilities: Capability[];
+  /** The model as the run asks it (with the context edits the run pinned, say). */
+  model: Model;
+  /** Whose the run is (core/tenant.ts). */
+  tenant: string;
+}
+
+/** The settings a start pinned or a resume applies, resolved for the process that drives the run; `maxTokens`: the most a reply may hold. */
+export function appliedSettings(settings: RunSettings, given: SettingsGiven, maxTokens: number): AppliedSettings {
+  const registry = new ToolRegistry(settings.tools);
+  const { capabilities, model } = plugSettings(RUN_SETTINGS, settings, given, { registry, model: given.model, maxTokens });
+  return { registry, capabilities, model, tenant: tenantOf(settings.pinned) };
 }
 
 /** What a resume changes in what the settings keep in the run's context (its budget), from the context loaded. */
@@ -120,7 +135,7 @@ export interface Resuming {
 /** Holds a resume against the run's header: each setting, then the origin; throws the first refusal. */
 export function checkResume(header: JournalHeader, resuming: Resuming, given: SettingsGiven): ResumeCheck {
   const settings = checkSettings(RUN_SETTINGS, { location: resuming.location, tools: resuming.tools, pinned: header, version: header.version }, given);
-  const allowChange = resuming.allowToolChange || declaresCompatible(header, given.agent);
+  const allowChange = resuming.allowToolChange || settings.toolChangeAccepted === true;
   return { settings, origin: checkOrigin(settings.location, header, originOf(resuming.command, given.model, settings, resuming.agentsModule), allowChange) };
 }
 

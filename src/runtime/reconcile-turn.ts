@@ -51,19 +51,19 @@ type Ruling = Pick<ReconcileDecision, 'rule' | 'basis'>;
  */
 export async function reconcileOpenTurn(parts: ReconcileParts, changedTools: ReadonlyMap<string, string>): Promise<void> {
   parts.closesResumedTurn();
-  const { pending, decisions } = parts.context();
+  const context = parts.context();
+  // Each call as it would run (the input a person approved, if edited), worked out once: settling the turn records outcomes, never decisions.
+  const ran = new Map(context.pending.map((call) => [call.id, effectiveCall(context, call)]));
   const traitsOf = (name: string, call: PendingCall): ToolTraits | undefined => {
     const tool = parts.registry.get(name);
     if (!tool) return undefined;
     const { idempotent, traitSources: sources } = tool;
-    // The input a person approved, if edited: the one that would run.
-    const readOnly = readOnlyFor(tool, effectiveCall(parts.context(), call).input);
-    return { readOnly, idempotent, canVerify: typeof tool.verify === 'function', changed: changedTools.get(name), sources };
+    return { readOnly: readOnlyFor(tool, ran.get(call.id)!.input), idempotent, canVerify: typeof tool.verify === 'function', changed: changedTools.get(name), sources };
   };
   // Outcomes already in the turn's results (recorded in completion order, not the model's) are not
   // open: recording the others can close the turn before the loop reaches them.
-  const recorded = new Set(parts.context().results.map((outcome) => outcome.tool_use_id));
-  const jobs = planReconcile(pending, parts.durable().ledger, traitsOf, decisions).map((decision) => jobOf(parts, decision, recorded));
+  const recorded = new Set(context.results.map((outcome) => outcome.tool_use_id));
+  const jobs = planReconcile(context.pending, parts.durable().ledger, traitsOf, context.decisions).map((decision) => jobOf(parts, decision, ran.get(decision.call.id)!, recorded));
   await runInOrder(jobs, { limit: parts.toolConcurrency, record: parts.record }, null);
 }
 
@@ -72,14 +72,17 @@ function report(parts: ReconcileParts, call: PendingCall, decision: ReconcileOut
   parts.emit({ type: 'reconciled', call: parts.callView(call), decision, detail, rule, basis });
 }
 
-/** A re-run of a call that may overlap others runs beside them; a side effect (verify, idempotent re-run) runs alone. */
-function jobOf(parts: ReconcileParts, decision: ReconcileDecision, recorded: ReadonlySet<string>): Job {
+/**
+ * A re-run of a call that may overlap others runs beside them; a side effect (verify, idempotent
+ * re-run) runs alone. `ran`: the call as it would run.
+ */
+function jobOf(parts: ReconcileParts, decision: ReconcileDecision, ran: PendingCall, recorded: ReadonlySet<string>): Job {
   const { call } = decision;
   const runs = decision.kind === 'verify' || decision.kind === 'rerun';
-  return { call, overlaps: !runs || (decision.kind === 'rerun' && mayOverlap(parts.registry, effectiveCall(parts.context(), call))), finish: () => carryOut(parts, decision, recorded) };
+  return { call, overlaps: !runs || (decision.kind === 'rerun' && mayOverlap(parts.registry, ran)), finish: () => carryOut(parts, decision, ran, recorded) };
 }
 
-async function carryOut(parts: ReconcileParts, decision: ReconcileDecision, recorded: ReadonlySet<string>): Promise<Finished | null> {
+async function carryOut(parts: ReconcileParts, decision: ReconcileDecision, ran: PendingCall, recorded: ReadonlySet<string>): Promise<Finished | null> {
   const { call } = decision;
   const ruling: Ruling = { rule: decision.rule, basis: decision.basis };
   const say = (name: ReconcileOutcomeName, detail: string | null) => report(parts, call, name, detail, ruling);
@@ -95,7 +98,7 @@ async function carryOut(parts: ReconcileParts, decision: ReconcileDecision, reco
       return { call, outcome: await parts.runCall(call), note: noteOf(call, rerun, ruling) };
     }
     case 'verify': {
-      const verdict = await parts.verifyCall(effectiveCall(parts.context(), call));
+      const verdict = await parts.verifyCall(ran);
       if ('cannotTell' in verdict) return reportUnknown(parts, call, { kind: 'cannot-tell', what: verdict.cannotTell }, ruling);
       if (verdict.answer.happened) {
         say('verified-done', null);

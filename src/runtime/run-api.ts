@@ -18,12 +18,11 @@ import { encodeRecord, snapshotContextOf } from '../store/journal/journal-codec.
 import type { LoadOptions, RunLock, RunStore } from '../store/store.ts';
 import type { RunTracing } from '../telemetry/run-tracing.ts';
 import { attachToStored, clearFinishedRun, runIdOf } from './attach-run.ts';
-import { checkResume, headerOf, originOf, pinStart, reopenedSettings, type ResumeCheck } from './pinned-settings.ts';
+import { appliedSettings, checkResume, headerOf, originOf, pinStart, reopenedSettings, type ResumeCheck } from './pinned-settings.ts';
 import { RunDriver } from './run-driver.ts';
 import { type AgentResumeOptions, type AgentStartOptions, machineInputOf, type ResumeOptions, resumeOptionsOf, type StartOptions, startOptionsOf } from './run-options.ts';
 import { type CheckedOptions, checkPartsOptions, driverParts } from './run-parts.ts';
 import { attachedResume, type ResumePieces, resumePiecesOf, type StartPieces, startPiecesOf } from './run-pieces.ts';
-import { SnapshotPolicy } from './snapshot-policy.ts';
 import { reopenEventOf } from './take-up.ts';
 import { tracedRun, withTracing } from './traced-run.ts';
 
@@ -56,7 +55,7 @@ async function start(pieces: StartPieces, tracing: RunTracing | null): Promise<R
         return attached.result;
       }
       // Under the lock taken here: no other process can start or drive it in between.
-      if (attached) return await resume(attachedResume(pieces), tracing, { lock, options, observer });
+      if (attached) return await resumeLocked(attachedResume(pieces), tracing, { options, observer });
     }
     const archivedPrevious = await clearFinishedRun(store, pieces.startOver);
     const runId = givenId ?? randomUUID();
@@ -73,12 +72,11 @@ async function start(pieces: StartPieces, tracing: RunTracing | null): Promise<R
     const trace = tracing?.beginRun(runId, { model: model.name, task: task.task, maxTurns: input.maxTurns });
     const header = { ...headerOf(settings, { runId, createdAt: record.at, startedBy, trace }), ...(givenId !== null ? { runIdGiven: true as const } : {}) };
     // The driver's parts only for a run that is started here: one attached to is resumed with the settings it applies.
-    const parts = driverParts(pieces.driver, options, settings, pieces.settings, observer, tracing);
+    const parts = driverParts(pieces.driver, options, appliedSettings(settings, pieces.settings, options.maxTokens), observer, tracing);
     const receipt = await store.create(header, record);
     // A trace exports content of a sealed run only with its key at hand (run-tracing.ts).
     if (store.sealingOfRun) tracing?.runSealing(store.sealingOfRun());
-    const snapshots = new SnapshotPolicy(options.snapshotEvery, record, record);
-    const driver = new RunDriver({ ...parts, snapshots }, runId, snapshot, { state: 'awaitingModel', context: snapshot.context, ledger: new Map() }, 1);
+    const driver = new RunDriver(parts, runId, snapshot, { state: 'awaitingModel', context: snapshot.context, ledger: new Map() }, { first: record, last: record });
     parts.observer({ type: 'started', runId, task: task.task, model: model.name, maxTurns: input.maxTurns, location: store.location, archivedPrevious });
     await driver.announceCreated(record, receipt);
     return await settleControl(store, await driver.drive(effectOfActions(actions)));
@@ -102,67 +100,66 @@ function keysInto(options: StartOptions | ResumeOptions): void {
   options.store.giveKeys(options.keys);
 }
 
-/** What a start that attaches to a stored run already holds: the lock (it releases it), its options checked, its observer traced. */
-interface Held {
-  lock: RunLock;
+async function resume(pieces: ResumePieces, tracing: RunTracing | null): Promise<RunResult> {
+  const { store, message, maxTurns } = pieces;
+  // Checked on a read that takes no lock and repairs nothing: a refused message writes nothing.
+  if (message !== undefined) await checkContinuable(store, message, maxTurns);
+  const options = checkPartsOptions(pieces.driver);
+  const observer = withTracing(pieces.driver.observer, tracing);
+  const lock = await lockRun(store, pieces.takeOver, observer);
+  try {
+    return await resumeLocked(pieces, tracing, { options, observer });
+  } finally {
+    await lock.release();
+  }
+}
+
+/** What a resume has made ready before it holds the run's lock (a start that attaches, the same): its options checked, its observer traced. */
+interface Ready {
   options: CheckedOptions;
   observer: RunObserver;
 }
 
-async function resume(pieces: ResumePieces, tracing: RunTracing | null, held: Held | null = null): Promise<RunResult> {
+/** A resume under the run's lock, which the caller holds and releases. */
+async function resumeLocked(pieces: ResumePieces, tracing: RunTracing | null, ready: Ready): Promise<RunResult> {
   const { store, message, maxTurns } = pieces;
-  // Checked on a read that takes no lock and repairs nothing: a refused message writes nothing.
-  if (message !== undefined) await checkContinuable(store, message, maxTurns);
-  const options = held?.options ?? checkPartsOptions(pieces.driver);
-  const observer = held?.observer ?? withTracing(pieces.driver.observer, tracing);
-  const lock = held?.lock ?? (await lockRun(store, pieces.takeOver, observer));
-  try {
-    const resuming = { location: store.location, tools: pieces.tools, command: pieces.command, agentsModule: pieces.agentsModule, allowToolChange: pieces.allowToolChange };
-    let checked: ResumeCheck | null = null;
-    const loadOptions: LoadOptions = {
-      repair: true,
-      fromLastSnapshot: true,
-      acceptLostRecord: pieces.acceptLostRecord,
-      // Before the store repairs anything: a resume refused for its settings or its origin changes nothing.
-      checkHeader: (header) => {
-        checked = checkResume(header, resuming, pieces.settings);
-      },
-    };
-    // A finished run that nothing here reopens answers from its final record alone.
-    let loaded = await store.load({ ...loadOptions, finalRecord: message === undefined });
-    // A store that does not offer the header before it repairs (a benchmark's) is checked once it has loaded.
-    const { settings, origin } = checked ?? checkResume(loaded.header, resuming, pieces.settings);
-    const parts = driverParts(pieces.driver, options, settings, pieces.settings, observer, tracing);
-    tracing?.joinRun(loaded.header);
-    let view = foldJournal(store.location, loaded);
-    refuseCancelled(store.location, view.state, view.context);
-    let snapshot = agentLoopMachine.resolveState({ value: view.state, context: snapshotContextOf(view) });
-    const reopened = reopenedSettings(snapshot.context, pieces.settings);
-    if (view.fromFinalRecord && snapshot.can(reopenEventOf({ maxTurns: maxTurns ?? snapshot.context.maxTurns, message, budget: reopened?.budget ?? null }))) {
-      // It goes on: its records are written against the whole state, messages and all.
-      loaded = await store.load(loadOptions);
-      view = foldJournal(store.location, loaded);
-      snapshot = agentLoopMachine.resolveState({ value: view.state, context: snapshotContextOf(view) });
-    }
-    // Again under the lock: another process may have gone on since the check above.
-    if (message !== undefined) checkContinue(store.location, message, view.state, snapshot.context, maxTurns);
-    const [first, last] = [loaded.records[0]!.record, loaded.records[loaded.records.length - 1]!.record];
-    const driver = new RunDriver(
-      { ...parts, snapshots: new SnapshotPolicy(options.snapshotEvery, first, last) },
-      loaded.header.runId,
-      snapshot,
-      { state: view.state, context: snapshot.context, ledger: view.ledger, fromFinalRecord: view.fromFinalRecord },
-      last.seq + 1,
-    );
-    // A cancel asked while no process drove the run applies at once: nothing of the open turn is run again.
-    if (await controlAtResume(store, view.state, pieces.keepPause)) {
-      return await settleControl(store, await driver.drive(announcedEffectOf(view.state, snapshot.context)));
-    }
-    const lastStored = loaded.records[loaded.records.length - 1]!;
-    return await settleControl(store, await driver.resume({ maxTurns, tornTail: loaded.tornTail, lastStored, origin, message, budgetChange: reopened?.budget ?? null }));
-  } finally {
-    if (!held) await lock.release();
+  const resuming = { location: store.location, tools: pieces.tools, command: pieces.command, agentsModule: pieces.agentsModule, allowToolChange: pieces.allowToolChange };
+  let checked: ResumeCheck | null = null;
+  const loadOptions: LoadOptions = {
+    repair: true,
+    fromLastSnapshot: true,
+    acceptLostRecord: pieces.acceptLostRecord,
+    // Before the store repairs anything: a resume refused for its settings or its origin changes nothing.
+    checkHeader: (header) => {
+      checked = checkResume(header, resuming, pieces.settings);
+    },
+  };
+  // A finished run that nothing here reopens answers from its final record alone.
+  let loaded = await store.load({ ...loadOptions, finalRecord: message === undefined });
+  // A store that does not offer the header before it repairs (a benchmark's) is checked once it has loaded.
+  const { settings, origin } = checked ?? checkResume(loaded.header, resuming, pieces.settings);
+  const parts = driverParts(pieces.driver, ready.options, appliedSettings(settings, pieces.settings, ready.options.maxTokens), ready.observer, tracing);
+  tracing?.joinRun(loaded.header);
+  let view = foldJournal(store.location, loaded);
+  refuseCancelled(store.location, view.state, view.context);
+  let snapshot = agentLoopMachine.resolveState({ value: view.state, context: snapshotContextOf(view) });
+  const reopened = reopenedSettings(snapshot.context, pieces.settings);
+  if (view.fromFinalRecord && snapshot.can(reopenEventOf({ maxTurns: maxTurns ?? snapshot.context.maxTurns, message, budget: reopened?.budget ?? null }))) {
+    // It goes on: its records are written against the whole state, messages and all.
+    loaded = await store.load(loadOptions);
+    view = foldJournal(store.location, loaded);
+    snapshot = agentLoopMachine.resolveState({ value: view.state, context: snapshotContextOf(view) });
   }
+  // Again under the lock: another process may have gone on since the check above.
+  if (message !== undefined) checkContinue(store.location, message, view.state, snapshot.context, maxTurns);
+  const [first, last] = [loaded.records[0]!.record, loaded.records[loaded.records.length - 1]!.record];
+  const driver = new RunDriver(parts, loaded.header.runId, snapshot, { state: view.state, context: snapshot.context, ledger: view.ledger, fromFinalRecord: view.fromFinalRecord }, { first, last });
+  // A cancel asked while no process drove the run applies at once: nothing of the open turn is run again.
+  if (await controlAtResume(store, view.state, pieces.keepPause)) {
+    return await settleControl(store, await driver.drive(announcedEffectOf(view.state, snapshot.context)));
+  }
+  const lastStored = loaded.records[loaded.records.length - 1]!;
+  return await settleControl(store, await driver.resume({ maxTurns, tornTail: loaded.tornTail, lastStored, origin, message, budgetChange: reopened?.budget ?? null }));
 }
 
 async function checkContinuable(store: RunStore, message: string, maxTurns: number | undefined): Promise<void> {

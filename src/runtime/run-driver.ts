@@ -16,20 +16,24 @@ import type { AppendReceipt } from '../store/store.ts';
 import type { AgentSnapshot } from './journal-writer.ts';
 import { ModelCall } from './model-call.ts';
 import { runResultOf } from './run-result.ts';
-import { type DriverParts, DriverSession } from './run-session.ts';
+import { type DriverParts, DriverSession, type JournalEnds } from './run-session.ts';
+import { reconcileOpenTurn } from './reconcile-turn.ts';
 import { takeUp, type TakeUp } from './take-up.ts';
 import { runToolTurn } from './tool-turn.ts';
 
 export type { AgentSnapshot } from './journal-writer.ts';
-export type { DriverParts } from './run-session.ts';
+export type { DriverParts, JournalEnds } from './run-session.ts';
+
+/** The states of a turn whose calls a process that died may have left open. */
+const OPEN_TURN: readonly AgentStateName[] = ['pendingTool', 'effectRecorded'];
 
 export class RunDriver {
   private readonly session: DriverSession;
   private readonly modelCall: ModelCall;
   private readonly handlers: Partial<Record<CapabilityEffect, EffectHandler>> = {};
 
-  constructor(parts: DriverParts, readonly runId: string, snapshot: AgentSnapshot, durable: DurableView, seq: number) {
-    this.session = new DriverSession(parts, runId, snapshot, durable, seq);
+  constructor(parts: DriverParts, readonly runId: string, snapshot: AgentSnapshot, durable: DurableView, journal: JournalEnds) {
+    this.session = new DriverSession(parts, runId, snapshot, durable, journal);
     this.modelCall = new ModelCall(this.session);
     for (const capability of parts.capabilities) {
       for (const [effect, handler] of Object.entries(capability.effects ?? {}) as [CapabilityEffect, EffectHandler][]) {
@@ -67,11 +71,13 @@ export class RunDriver {
   }
 
   /**
-   * Picks a loaded run up where it stopped (take-up.ts: reopen, reconcile an open turn) and
-   * goes on. With `message` (checked by checkContinue), a done run takes it as the user's next message.
+   * Picks a loaded run up where it stopped (take-up.ts: say so, reopen), settles the calls of a
+   * turn it finds open (reconcile-turn.ts) and goes on. With `message` (checked by
+   * checkContinue), a done run takes it as the user's next message.
    */
   async resume(takingUp: TakeUp): Promise<RunResult> {
     await takeUp(this.session.takeUpParts(), takingUp);
+    if (OPEN_TURN.includes(this.state)) await reconcileOpenTurn(this.session.reconcileParts(), takingUp.origin.changedTools);
     return this.drive(announcedEffect(this.session.writer.snapshot));
   }
 

@@ -76,12 +76,14 @@ export interface OriginCheck {
 export function checkOrigin(location: string, header: JournalHeader, offered: RunOrigin, allowChange: boolean): OriginCheck {
   const startedBy = header.startedBy ?? null;
   if (!startedBy) return { startedBy, acceptedChanges: [], changedTools: new Map() };
-  const differences = originDifferences(startedBy, offered);
+  const changed = changedTools(startedBy, offered);
+  const differences = originDifferences(startedBy, offered, changed);
   if (differences.length && !allowChange) throw new RunOriginMismatchError(location, startedBy, offered, differences);
-  return { startedBy, acceptedChanges: differences, changedTools: changedTools(startedBy, offered) };
+  return { startedBy, acceptedChanges: differences, changedTools: changed };
 }
 
-export function originDifferences(started: RunOrigin, offered: RunOrigin): string[] {
+/** `changed`: the tools offered by both whose contract changed (changedTools), each a difference too. */
+function originDifferences(started: RunOrigin, offered: RunOrigin, changed: ReadonlyMap<string, string>): string[] {
   const differences: string[] = [];
   if (started.command !== offered.command) {
     differences.push(`it was started by ${commandWords(started.command)}, and this is ${commandWords(offered.command)}`);
@@ -90,7 +92,7 @@ export function originDifferences(started: RunOrigin, offered: RunOrigin): strin
   const added = offered.tools.filter((name) => !started.tools.includes(name));
   if (gone.length) differences.push(`${toolWords(gone)} ${gone.length === 1 ? 'is' : 'are'} not offered now`);
   if (added.length) differences.push(`${toolWords(added)} ${added.length === 1 ? 'is' : 'are'} new`);
-  differences.push(...changedTools(started, offered).values());
+  differences.push(...changed.values());
   return differences;
 }
 

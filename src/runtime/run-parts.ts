@@ -1,32 +1,25 @@
 /**
- * What plugs into a run, in one place: the driver's parts (the capabilities, the model as the
- * run asks it, the tools) from the driver's piece of a start's or a resume's options, and what
- * the run's settings plug in (each setting its own capability; run-settings.ts). Each part is
- * handed only what it uses; the capabilities' own fields are their settings' alone.
+ * The driver's parts, in one place: the options a process gives for itself (checked once, before
+ * the run's lock), with what the run's settings give it, resolved (pinned-settings.ts: the tools
+ * as a registry, the capabilities, the model as the run asks it, whose the run is). Each part is
+ * handed only what it uses; the settings' own fields are theirs alone.
  */
 import type { RunObserver } from '../core/run-events.ts';
-import type { RunSettings } from '../core/run-settings.ts';
-import { RunControl } from '../control/run-control.ts';
-import { tenantOf } from '../core/tenant.ts';
 import { type Lang, langOf, wordsOf } from '../lang/lang.ts';
 import type { RunTracing } from '../telemetry/run-tracing.ts';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../tools/execute-call.ts';
-import { ToolRegistry } from '../tools/tool-registry.ts';
 import { type CrashPoints, type CrashSpec, crashPointsOf } from './crash-points.ts';
-import { pluggedIn, type SettingsGiven } from './pinned-settings.ts';
+import type { AppliedSettings } from './pinned-settings.ts';
 import type { DriverParts } from './run-driver.ts';
 import { DEFAULT_MAX_TOKENS, type RunParts } from './run-options.ts';
 import { snapshotEveryOf } from './snapshot-policy.ts';
 import { toolConcurrencyOf } from './tool-scheduler.ts';
 
-/** What the driver needs, but the snapshot policy, which needs the journal's records. */
-export type PartsOfRun = Omit<DriverParts, 'snapshots'>;
-
 /**
  * What the driver's parts are made of: the options a process gives for itself, none of them
- * pinned (a resume may give others), with the store and the model as given.
+ * pinned (a resume may give others), with the store as given.
  */
-export type DriverOptions = Pick<RunParts, 'store' | 'model' | 'signal' | 'observer' | 'inspect' | 'toolTimeoutMs' | 'toolConcurrency' | 'maxTokens' | 'snapshotEvery' | 'childRuns' | 'lang' | 'limits'> & {
+export type DriverOptions = Pick<RunParts, 'store' | 'signal' | 'observer' | 'inspect' | 'toolTimeoutMs' | 'toolConcurrency' | 'maxTokens' | 'snapshotEvery' | 'childRuns' | 'lang' | 'limits'> & {
   crash: CrashSpec;
 };
 
@@ -35,42 +28,47 @@ export interface CheckedOptions {
   /** Records between two snapshots (snapshot-policy.ts). */
   snapshotEvery: number;
   toolConcurrency: number;
+  /** The most tokens the model may write in one reply. */
+  maxTokens: number;
   lang: Lang;
   crash: CrashPoints;
 }
 
 /** Refuses what the process was given for itself (not pinned), before it takes the run's lock; what it takes, checked. */
-export function checkPartsOptions(given: Pick<DriverOptions, 'snapshotEvery' | 'toolConcurrency' | 'lang' | 'crash'>): CheckedOptions {
-  return { snapshotEvery: snapshotEveryOf(given.snapshotEvery), toolConcurrency: toolConcurrencyOf(given.toolConcurrency), lang: langOf(given.lang), crash: crashPointsOf(given.crash) };
+export function checkPartsOptions(given: Pick<DriverOptions, 'snapshotEvery' | 'toolConcurrency' | 'maxTokens' | 'lang' | 'crash'>): CheckedOptions {
+  return {
+    snapshotEvery: snapshotEveryOf(given.snapshotEvery),
+    toolConcurrency: toolConcurrencyOf(given.toolConcurrency),
+    maxTokens: given.maxTokens ?? DEFAULT_MAX_TOKENS,
+    lang: langOf(given.lang),
+    crash: crashPointsOf(given.crash),
+  };
 }
 
 /**
- * The driver's parts: its options (and what their check returned), with the settings the start
- * pinned or the resume applies, and what those plug in. `observer`: the caller's, traced.
+ * The driver's parts: its options (and what their check returned), with what the settings the
+ * start pinned or the resume applies give it. `observer`: the caller's, traced.
  */
-export function driverParts(given: DriverOptions, checked: CheckedOptions, settings: RunSettings, settingsGiven: SettingsGiven, observer: RunObserver, tracing: RunTracing | null): PartsOfRun {
-  const registry = new ToolRegistry(settings.tools);
-  const maxTokens = given.maxTokens ?? DEFAULT_MAX_TOKENS;
-  const plugged = pluggedIn(settings, settingsGiven, { registry, model: given.model, maxTokens });
+export function driverParts(given: DriverOptions, checked: CheckedOptions, applied: AppliedSettings, observer: RunObserver, tracing: RunTracing | null): DriverParts {
   // The process's own limits are asked after the run's: its own budget stops it first.
-  const plugs = given.limits?.length ? { ...plugged, capabilities: [...plugged.capabilities, ...given.limits] } : plugged;
+  const capabilities = given.limits?.length ? [...applied.capabilities, ...given.limits] : applied.capabilities;
   return {
-    capabilities: plugs.capabilities,
+    capabilities,
     store: given.store,
     signal: given.signal,
-    control: new RunControl(given.store.control),
-    model: plugs.model,
-    registry,
+    model: applied.model,
+    registry: applied.registry,
     crash: checked.crash,
-    observer: plugs.capabilities.reduce((next, capability) => capability.observe?.(next) ?? next, observer),
+    observer: capabilities.reduce((next, capability) => capability.observe?.(next) ?? next, observer),
     toolTimeoutMs: given.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
     toolConcurrency: checked.toolConcurrency,
-    maxTokens,
+    maxTokens: checked.maxTokens,
     words: wordsOf(checked.lang),
     inspect: given.inspect,
+    snapshotEvery: checked.snapshotEvery,
     ...(tracing ? { traceCall: (toolUseId: string) => traceOfCall(tracing, toolUseId) } : {}),
     ...(given.childRuns ? { childRuns: given.childRuns } : {}),
-    tenant: tenantOf(settings.pinned),
+    tenant: applied.tenant,
   };
 }
 

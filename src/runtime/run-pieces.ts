@@ -18,7 +18,7 @@ import type { TracingOptions } from './traced-run.ts';
 /** What the pieces of a start and of a resume share. */
 export interface RunPieces {
   store: RunStore;
-  /** As given: the driver asks it with the context edits the run pinned (run-parts.ts). */
+  /** As given: the settings resolve the model the run asks, with the context edits it pinned (pinned-settings.ts). */
   model: Model;
   /** As given: the settings add theirs (ask_user) to the tools the run offers. */
   tools: readonly ToolDefinition[];
@@ -93,7 +93,7 @@ function runPiecesOf(options: RunParts, started: { calledBy: CalledBy | undefine
     agentsModule: options.agentsModule,
     settings: { agent, awaits, budget: { budget: options.budget, model, ...(liftTenantQuota ? { liftTenantQuota } : {}) }, context: { compaction, clearToolUses, model }, childAwaits: childRuns !== undefined, calledBy, tenant, model },
     tracing: { tracer: options.tracer, traceContent: options.traceContent, traceParent: options.traceParent },
-    driver: { store, model, signal, observer, inspect, toolTimeoutMs, toolConcurrency, maxTokens, snapshotEvery, childRuns, lang, limits: options.limits, crash: { crashAfter, onCrash, crashPoints } },
+    driver: { store, signal, observer, inspect, toolTimeoutMs, toolConcurrency, maxTokens, snapshotEvery, childRuns, lang, limits: options.limits, crash: { crashAfter, onCrash, crashPoints } },
     takeOver: options.takeOver === true,
   };
 }

@@ -12,7 +12,7 @@ import { costAt } from '../model/prices.ts';
 import { type CallView, isWatched, type RunEvent, type RunObserver } from '../core/run-events.ts';
 import type { Capability, RunSession } from '../core/session.ts';
 import { RunStoppedError } from '../core/stop-errors.ts';
-import type { RunControl } from '../control/run-control.ts';
+import { RunControl } from '../control/run-control.ts';
 import type { LessonWords } from '../lang/lesson-words.ts';
 import type { Model } from '../model/model.ts';
 import type { RunStore } from '../store/store.ts';
@@ -23,11 +23,12 @@ import type { CrashPoints } from './crash-points.ts';
 import { type AgentSnapshot, JournalWriter, type SavedRecord } from './journal-writer.ts';
 import { recordOutcomes } from './record-outcomes.ts';
 import { RunInspection, type RunInspector } from './run-inspection.ts';
-import type { SnapshotPolicy } from './snapshot-policy.ts';
+import { SnapshotPolicy } from './snapshot-policy.ts';
 import type { ReconcileParts } from './reconcile-turn.ts';
 import type { TakeUpParts } from './take-up.ts';
 import type { Finished } from './tool-scheduler.ts';
 import type { DurableView } from '../store/journal/journal-codec.ts';
+import type { JournalRecord } from '../store/journal/journal-record.ts';
 import type { CallTrace, ChildRuns } from '../tools/calling-run.ts';
 import { anyToolCharges, callerFor, turnCharge } from './caller-parts.ts';
 
@@ -46,9 +47,8 @@ export interface DriverParts {
   /** What the run says to the model itself (a call's unknown state after a resume), in its language. */
   words: LessonWords;
   inspect: RunInspector | undefined;
-  /** Which records are written in full (snapshots), and what the process keeps after one. */
-  snapshots: SnapshotPolicy;
-  control: RunControl; // cancel and pause asked by other processes, honoured at each step boundary
+  /** Records between two snapshots (snapshot-policy.ts): the session's writer writes them. */
+  snapshotEvery: number;
   /** What plugs into the run: approval, compaction, budgets (each a module of its own). */
   capabilities: readonly Capability[];
   /** With a tracer: how a run a call makes is traced under the call's execute_tool span (ToolContext.caller). */
@@ -59,9 +59,21 @@ export interface DriverParts {
   tenant: string;
 }
 
+/**
+ * Where the journal stands when the process takes the run: `first`, the first record of the load
+ * a resume started from (a snapshot, or record 0), or the record that created the run; `last`,
+ * the last record written.
+ */
+export interface JournalEnds {
+  first: JournalRecord;
+  last: JournalRecord;
+}
+
 export class DriverSession implements RunSession {
   readonly writer: JournalWriter;
   readonly inspection: RunInspection;
+  /** Cancel and pause asked by other processes through the store's inbox, honoured at each step boundary. */
+  readonly control: RunControl;
   private readonly callViews = new WeakMap<PendingCall, CallView>();
 
   constructor(
@@ -69,13 +81,15 @@ export class DriverSession implements RunSession {
     readonly runId: string,
     snapshot: AgentSnapshot,
     durable: DurableView,
-    seq: number,
+    { first, last }: JournalEnds,
   ) {
-    this.inspection = new RunInspection(parts.inspect, runId, `${runId}#${seq - 1}`, agentLoopMachine, () => this.writer.snapshot);
+    this.control = new RunControl(parts.store.control);
+    this.inspection = new RunInspection(parts.inspect, runId, `${runId}#${last.seq}`, agentLoopMachine, () => this.writer.snapshot);
     const saved = (record: SavedRecord) => this.reportSaved(record);
     // A turn whose calls spent on the run's behalf (sub-agents) is charged as it closes.
     const closingCharge = anyToolCharges(parts.registry) ? (context: AgentContext) => turnCharge(this.callerParts(), context) : undefined;
-    this.writer = new JournalWriter({ store: parts.store, snapshots: parts.snapshots, crash: parts.crash, saved, took: (event) => this.inspection.took(event), closingCharge }, snapshot, durable, seq);
+    const snapshots = new SnapshotPolicy(parts.snapshotEvery, first, last);
+    this.writer = new JournalWriter({ store: parts.store, snapshots, crash: parts.crash, saved, took: (event) => this.inspection.took(event), closingCharge }, snapshot, durable, last.seq + 1);
   }
 
   get store(): RunStore {
@@ -92,10 +106,6 @@ export class DriverSession implements RunSession {
 
   get signal(): AbortSignal | undefined {
     return this.parts.signal;
-  }
-
-  get control(): RunControl {
-    return this.parts.control;
   }
 
   /** What plugs into the run, in its order. */
@@ -181,7 +191,7 @@ export class DriverSession implements RunSession {
     if (view) this.emit({ type: 'tool-started', call: view, at: startedAt });
     const ran = effectiveCall(this.context(), call);
     const caller = callerFor(this.callerParts(), this.context(), call);
-    const result = withEditNotice(call, ran, await parts.control.watch((stop) => executeCall(parts.registry, this.runId, ran, parts.toolTimeoutMs, parts.control.abortable(stop), caller), undefined, 'cancel'));
+    const result = withEditNotice(call, ran, await this.control.watch((stop) => executeCall(parts.registry, this.runId, ran, parts.toolTimeoutMs, this.control.abortable(stop), caller), undefined, 'cancel'));
     if (view) this.emit({ type: 'tool-finished', call: view, outcome: result, ms: Date.now() - startedAt });
     await parts.crash.pass('tool-return');
     return result;
@@ -207,12 +217,11 @@ export class DriverSession implements RunSession {
       started: () => this.inspection.started(undefined),
       emit: (event) => this.emit(event),
       callView: (call) => this.callView(call),
-      reconcile: this.reconcileParts(),
     };
   }
 
   /** What the reconcile of an open turn uses of the run (reconcile-turn.ts). */
-  private reconcileParts(): ReconcileParts {
+  reconcileParts(): ReconcileParts {
     const { parts, writer } = this;
     return {
       registry: parts.registry,

@@ -2,19 +2,18 @@
  * A process takes up a run it loaded: it says so (the `resumed` event, and the note its first
  * record carries), reopens a run that may go on (stopped at MAX_TURNS and given more turns, stopped
  * at a budget that was raised, failed for a reason worth retrying, or done and given the user's
- * next message), settles the inbox entries of decisions its journal holds already, and settles
- * the calls of a turn it finds open by the reconcile rules. The
- * driver then goes on with the effect the snapshot announces.
+ * next message), and settles the inbox entries of decisions its journal holds already. The
+ * driver then settles the calls of a turn it finds open by the reconcile rules (reconcile-turn.ts)
+ * and goes on with the effect the snapshot announces.
  */
 import type { AgentEvent, BudgetChange, PendingCall } from '../../machines/agent-loop.types.ts';
 import type { CallView, RunEvent } from '../core/run-events.ts';
 import { pointOf } from '../store/journal/record-points.ts';
 import type { DecisionInbox, RecoveredTornTail, StoredRecord } from '../store/store.ts';
 import type { JournalWriter } from './journal-writer.ts';
-import { type ReconcileParts, reconcileOpenTurn } from './reconcile-turn.ts';
 import type { OriginCheck } from './run-origin.ts';
 
-/** What taking a run up uses of it: its journal writer, where it is kept, how it reports, and the reconcile's parts. */
+/** What taking a run up uses of it: its journal writer, where it is kept, and how it reports. */
 export interface TakeUpParts {
   readonly runId: string;
   /** The model's name and the store's location, as the `resumed` event tells them. */
@@ -27,7 +26,6 @@ export interface TakeUpParts {
   started(): void;
   emit(event: RunEvent): void;
   callView(call: PendingCall): CallView;
-  readonly reconcile: ReconcileParts;
 }
 
 export interface TakeUp {
@@ -70,8 +68,6 @@ export async function takeUp(parts: TakeUpParts, { maxTurns, tornTail, lastStore
   });
   await settleRecordedDecisions(parts);
   await reopen(parts, { maxTurns: maxTurns ?? context.maxTurns, message, budget: budgetChange });
-  const state = writer.state;
-  if (state === 'pendingTool' || state === 'effectRecorded') await reconcileOpenTurn(parts.reconcile, origin.changedTools);
 }
 
 /**
