@@ -150,6 +150,31 @@ describe.skipIf(!postgresAvailable())('sealed fleet work before its runs have re
     await withDb(url, async (db) => expect(await databaseText(db)).not.toContain('Initech Corp'));
   });
 
+  it("keys rotate wraps a sealed schedule's key again under the new master key: once k1 is dropped, a worker with k2 alone fires it", async () => {
+    const url = await freshDatabase();
+    const bytes2 = randomBytes(32);
+    const K2 = `k2:${bytes2.toString('base64')}`;
+    const ring2 = KeyRing.of([{ id: 'k2', key: bytes2 }]);
+    await withDb(url, async (db) => {
+      await migrate(db);
+      await scheduleRun(db, { name: 'audit', agent: 'billing', allowUnknownAgent: true, task: TASK, cron: '0 * * * *', keys: ring1 });
+    });
+    const rotate = () => runCliAsync(['keys', 'rotate', '--database-url', url], { cwd: tempDir(), env: { DURABLE_AGENT_KEYS: `${K2},${K1}`, DURABLE_AGENT_KEY_FILE: undefined } });
+    const rotated = await rotate();
+    expect(rotated.code, rotated.stderr).toBe(0);
+    expect(rotated.stdout).toContain('rewrapped the key of schedule audit');
+    expect(rotated.stdout).toContain('1 schedule key rewrapped under k2, 0 already were, 0 could not be');
+    expect((await rotate()).stdout).toContain('0 schedule keys rewrapped under k2, 1 already were');
+    await withDb(url, async (db) => {
+      expect((await listSchedules(db, { keys: ring2 }))[0]!.task).toBe(TASK);
+      await db.query(`UPDATE da_schedules SET next_tick_at = '2026-01-01T00:00:00Z'`);
+      expect(await fireDueSchedules(db, undefined, { keys: ring1 })).toMatchObject({ started: [], leftSealed: [{ schedule: 'audit', masterKey: 'k2' }] });
+      const fired = await fireDueSchedules(db, undefined, { keys: ring2 });
+      expect(fired.started).toHaveLength(1);
+      expect((await row(db, fired.started[0]!))!.run_key!.master).toBe('k2');
+    });
+  });
+
   it('a signal and a cancel reason sent to a run submitted sealed, still queued, wait sealed with its run key; the run takes the signal with it', async () => {
     const url = await freshDatabase();
     await withDb(url, async (db) => {
