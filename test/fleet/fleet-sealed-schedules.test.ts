@@ -5,9 +5,12 @@
  * run sealed under its own run key; a signal and a cancel's reason sent to a run submitted
  * sealed, still queued, wait sealed with its run key and read back once it runs. And no outside
  * view of the fleet (listRuns, list --json, the serve API's run) hands out a sealed string as a
- * task. After each, no table of the database holds the plaintext.
+ * task; keys rotate wraps a schedule's key again. After each, no da_ table (nor pg_dump of the
+ * database) holds the plaintext.
  */
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { Message } from '../../machines/agent-loop.types.ts';
@@ -26,6 +29,7 @@ import { endTurnReply, scriptedModel, toolUseReply } from '../../src/testing.ts'
 import { runCliAsync } from '../helpers/cli.ts';
 import { toolResultOf } from '../helpers/messages.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { postgresBinDir } from '../helpers/postgres-server.ts';
 import { freshDatabase, postgresAvailable, usePostgres, withDb } from '../helpers/use-postgres.ts';
 
 const bytes1 = randomBytes(32);
@@ -47,6 +51,13 @@ async function databaseText(db: pg.Pool): Promise<string> {
     texts.push(...rows.map((r) => r.row));
   }
   return texts.join('\n');
+}
+
+/** The database as pg_dump writes it (its data): what a backup holds. */
+function dumped(url: string): string {
+  const dump = execFileSync(path.join(postgresBinDir()!, 'pg_dump'), ['--data-only', url], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  expect(dump).toContain('COPY public.da_schedules');
+  return dump;
 }
 
 function billing(runs: string[]) {
@@ -134,6 +145,7 @@ describe.skipIf(!postgresAvailable())('sealed fleet work before its runs have re
       expect((await db.query('SELECT id FROM da_runs')).rowCount).toBe(1);
       expect(await databaseText(db)).not.toContain('Initech Corp');
     });
+    expect(dumped(url)).not.toContain('Initech Corp');
   });
 
   it('schedule add with the keys of the environment seals the task; schedule list --json never shows the sealed string', async () => {
@@ -217,6 +229,7 @@ describe.skipIf(!postgresAvailable())('sealed fleet work before its runs have re
       expect(cancelled.context.cancellation).toMatchObject({ by: 'bo', reason: REASON });
       expect(await databaseText(db)).not.toContain('Initech Corp');
     });
+    expect(dumped(url)).not.toContain('Initech Corp');
   });
 
   it('listRuns, list --json and the serve API show a sealed fleet task opened with the keys or named with the key it needs, never the sealed string', async () => {
