@@ -8,7 +8,7 @@ import type { AgentStateName } from '../../machines/agent-loop.types.ts';
 import type { FleetRunSummary } from '../fleet/fleet-summary.ts';
 import type { Database } from '../store/pg/pool.ts';
 import type { QueueQuery } from '../fleet/run-queue.ts';
-import { withSealedTasksShown } from './sealed-tasks.ts';
+import { consoleKeys, withSealedTasksShown } from './sealed-tasks.ts';
 import { categoryOf, type ConsoleRow, FLEET_KEY, KEY_SEPARATOR, newestFirst, RUN_CATEGORIES, type RunCategory } from './console-row.ts';
 
 /** Where a page starts: after this row (its save's time and its key), in the list's order. */
@@ -38,14 +38,14 @@ export async function fleetRows(pool: Database, asked: FleetPageAsked = {}): Pro
   }
   // The unfinished runs are few whatever the fleet holds: their categories are told apart here, by their pauses.
   const filtered = asked.category !== undefined && query.unfinished === true;
-  let runs = await listFleetRuns(pool, { ...query, limit: filtered ? undefined : asked.limit });
+  let runs = await listFleetRuns(pool, { ...query, limit: filtered ? undefined : asked.limit }, consoleKeys);
   const last = runs[runs.length - 1];
   if (!filtered && asked.limit !== undefined && last && runs.length === asked.limit) {
     // The database orders a millisecond's saves by their microseconds, the console by their keys:
     // the rest of the last row's millisecond is read too, and the page cut in the console's order.
     const ms = Date.parse(last.fleet.updatedAt);
     const seen = new Set(runs.map((run) => run.runId));
-    runs = runs.concat((await listFleetRuns(pool, { ...query, savedFrom: ms })).filter((run) => !seen.has(run.runId)));
+    runs = runs.concat((await listFleetRuns(pool, { ...query, savedFrom: ms }, consoleKeys)).filter((run) => !seen.has(run.runId)));
   }
   const rows = runs.map(rowOf).filter((row) => asked.category === undefined || row.category === asked.category);
   rows.sort(newestFirst);

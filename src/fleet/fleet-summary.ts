@@ -16,7 +16,9 @@ import type { QueueQuery } from '../store/pg/queue.ts';
 import { readLatestCalls } from '../store/pg/run-latest-calls.ts';
 import { readLatestUsage } from '../store/pg/run-usage.ts';
 import { storedUsage } from '../store/journal/record-shape.ts';
+import type { KeysGiven } from '../seal/keys.ts';
 import { listQueuedRuns, type QueuedRun } from './run-queue.ts';
+import { keysReader, shownFleetTasks } from './sealed-tasks.ts';
 
 /** Where a fleet run lives, in words. */
 export const FLEET_LOCATION = 'the fleet (PostgreSQL)';
@@ -36,13 +38,23 @@ export interface SpentSoFar {
 
 /**
  * The runs of da_runs a query asks for (default: every one, in the queue's order), each with what
- * it spent and the calls of its latest turn that used tools, read for those runs only.
+ * it spent and the calls of its latest turn that used tools, read for those runs only. A task
+ * submitted sealed is opened with `keys`, else named with the master key it needs (sealed-tasks.ts),
+ * in the summary and in its row alike: no view made from a summary hands out a sealed string.
  */
-export async function listFleetRuns(pool: Database, query: QueueQuery = {}): Promise<FleetRunSummary[]> {
+export async function listFleetRuns(pool: Database, query: QueueQuery = {}, keys?: KeysGiven): Promise<FleetRunSummary[]> {
   const runs = await listQueuedRuns(pool, query);
   const ids = runs.map((run) => run.id);
-  const [usage, calls] = await Promise.all([usageOf(pool, ids), callsOf(pool, ids)]);
-  return runs.map((run) => summaryOfQueuedRun(run, usage.get(run.id) ?? null, calls.get(run.id) ?? []));
+  const [usage, calls, tasks] = await Promise.all([
+    usageOf(pool, ids),
+    callsOf(pool, ids),
+    shownFleetTasks(pool, runs.map((run) => ({ runId: run.id, task: run.spec.kind === 'agent' ? run.spec.task : null })), keysReader(keys)),
+  ]);
+  return runs.map((run) => summaryOfQueuedRun(withTaskShown(run, tasks.get(run.id)), usage.get(run.id) ?? null, calls.get(run.id) ?? []));
+}
+
+function withTaskShown(run: QueuedRun, task: string | undefined): QueuedRun {
+  return task === undefined || run.spec.kind !== 'agent' ? run : { ...run, spec: { ...run.spec, task } };
 }
 
 /** A call of a run's latest turn that used tools. */

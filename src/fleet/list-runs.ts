@@ -23,7 +23,7 @@ export async function listRuns(where: RunsFolder | Database, options: ListOption
     const { runExists } = await import('../store/pg/queue.ts');
     if (!(await runExists(where, options.after))) throw new ListCursorError(options.after);
   }
-  return listFleetRuns(where, { states: options.states, after: options.after, limit: options.limit, tenant: options.tenant });
+  return listFleetRuns(where, { states: options.states, after: options.after, limit: options.limit, tenant: options.tenant }, options.keys);
 }
 
 /** A folder of runs opens runs by id from a root; a database pool has neither. */

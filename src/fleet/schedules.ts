@@ -18,6 +18,11 @@ import type { AgentRunSpec } from './run-queue.ts';
 import { checkTickRule, dueTicks, nextTickAfter, tickRunId } from './schedule-ticks.ts';
 import { agentRunSpecOf, SubmitRefusedError, type SubmitRunOptions, UnknownAgentError } from './submit-run.ts';
 import { canonicalJson } from '../tools/schema-hash.ts';
+import { masterKeyIdOf } from '../seal/envelope.ts';
+import { isKeyRing, type KeysGiven, type MasterKeys } from '../seal/keys.ts';
+import { KeyHookError, KeyNotGivenError, SealedValueError } from '../seal/seal-errors.ts';
+import { openScheduleTask, sealScheduleTask, sealSubmittedSpec } from '../seal/spec-content.ts';
+import { keysReader, shownScheduleTask } from './sealed-tasks.ts';
 
 export { MISSED_AFTER_MS } from './schedule-ticks.ts';
 export { ScheduleCronError, ScheduleNameTakenError, ScheduleNotFoundError, ScheduleRefusedError } from './schedule-errors.ts';
@@ -33,6 +38,12 @@ export const DEFAULT_TIMEZONE = 'UTC';
 const SCHEDULE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,79}$/;
 
 export interface ScheduleOptions extends Pick<SubmitRunOptions, 'agent' | 'task' | 'tenant' | 'maxTurns' | 'requireApproval' | 'decisionTimeoutMs' | 'budget' | 'allowUnknownAgent'> {
+  /**
+   * The master keys the user holds: the schedule's task is kept sealed (under a key of the
+   * schedule's own, wrapped by them), and only a worker holding them fires its ticks, each run
+   * sealed under its own run key. A retry of the same add needs them too, to compare.
+   */
+  keys?: KeysGiven | undefined;
   /** Default: the agent's name. Letters, digits, "_" and "-", at most 80. */
   name?: string | undefined;
   /** Five fields (minute hour day-of-month month day-of-week), or six with the seconds first. */
@@ -49,7 +60,10 @@ export interface ScheduleOptions extends Pick<SubmitRunOptions, 'agent' | 'task'
 export interface Schedule {
   name: string;
   agent: string;
+  /** A sealed schedule's opened with the keys given, else the words that name the master key it needs: never the sealed string. */
   task: string;
+  /** The master key a sealed schedule's task needs (its key is wrapped under it); null for a plain schedule. */
+  sealedUnder: string | null;
   cron: string;
   timezone: string;
   catchUp: number;
@@ -89,26 +103,36 @@ export async function scheduleRun(pool: Database, options: ScheduleOptions): Pro
   const rule = { cron: options.cron, timezone };
   const next = checkTickRule(rule, await databaseNow(pool));
   const runOptions = runOptionsOf(spec);
+  const keys = keysReader(options.keys);
+  const masterKeys = await keys();
+  const sealed = masterKeys === null ? null : await sealScheduleTask(spec.task, name, masterKeys);
   const row = { name, agent: spec.agent, task: spec.task, cron: options.cron, timezone, catch_up: catchUp, overlap: overlap === 'allow', run_options: runOptions, next_tick_at: next };
-  const created = await insertSchedule(pool, row);
+  const created = await insertSchedule(pool, { ...row, task: sealed?.task ?? spec.task, task_key: sealed?.wrapped ?? null });
   const stored = await readSchedule(pool, name);
   // Removed between the insert and this read: the retry is then a new add.
   if (!stored) return scheduleRun(pool, options);
   if (!created) {
-    const differences = differencesOf(stored, row);
+    const differences = await differencesOf(stored, row, masterKeys);
     if (differences.length > 0) throw new ScheduleNameTakenError(name, differences);
   }
-  return { schedule: scheduleOf(stored), created };
+  // The task as it was given: the caller holds it (and the keys, when it is sealed).
+  return { schedule: { ...scheduleOf(stored, spec.task) }, created };
 }
 
-export async function listSchedules(pool: Database): Promise<Schedule[]> {
-  return (await readSchedules(pool)).map(scheduleOf);
+/**
+ * Every schedule, by name. A sealed one's task is opened with `keys`, else it names the master
+ * key it needs (never the sealed string).
+ */
+export async function listSchedules(pool: Database, options: { keys?: KeysGiven | undefined } = {}): Promise<Schedule[]> {
+  const keys = keysReader(options.keys);
+  return Promise.all((await readSchedules(pool)).map(async (row) => scheduleOf(row, await taskShown(row, keys))));
 }
 
 /** Its ticks start nothing until it is resumed. */
 export async function pauseSchedule(pool: Database, name: string): Promise<Schedule> {
   if (!(await setSchedulePaused(pool, name, true, null))) throw new ScheduleNotFoundError(name);
-  return scheduleOf((await readSchedule(pool, name))!);
+  const row = (await readSchedule(pool, name))!;
+  return scheduleOf(row, await taskShown(row, keysReader(undefined)));
 }
 
 /** Goes on from its next tick after now: the ticks that fell while it was paused start nothing. */
@@ -117,7 +141,13 @@ export async function resumeSchedule(pool: Database, name: string): Promise<Sche
   if (!stored) throw new ScheduleNotFoundError(name);
   const next = nextTickAfter({ cron: stored.cron, timezone: stored.timezone }, await databaseNow(pool));
   if (!(await setSchedulePaused(pool, name, false, next))) throw new ScheduleNotFoundError(name);
-  return scheduleOf((await readSchedule(pool, name))!);
+  const row = (await readSchedule(pool, name))!;
+  return scheduleOf(row, await taskShown(row, keysReader(undefined)));
+}
+
+/** A schedule's task as it is shown: a plain one as it is, a sealed one opened or named. */
+function taskShown(row: ScheduleRow, keys: () => Promise<MasterKeys | null>): Promise<string> {
+  return row.task_key === null ? Promise.resolve(row.task) : shownScheduleTask(row.task, row.task_key, row.name, keys);
 }
 
 /** No tick of it starts anything after this; the runs it started stay. */
@@ -130,6 +160,11 @@ export interface FiredSchedules {
   started: string[];
   skipped: number;
   nextDueAt: Date | null;
+  /**
+   * The due schedules whose task is sealed under a master key this firing was not given (or its
+   * keys hook could not open): their ticks were left as they were, for a worker that holds it.
+   */
+  leftSealed: Array<{ schedule: string; masterKey: string | null }>;
 }
 
 /** Schedules taken in one firing: the rest wait for the next one (a worker fires again at once while some were due). */
@@ -142,14 +177,29 @@ const FIRED_AT_ONCE = 50;
  * read (an upgrade of the cron library that refuses it) stops ticking rather than stopping the
  * firing of the others.
  */
-export async function fireDueSchedules(pool: Database, looked?: FleetLook): Promise<FiredSchedules> {
+export async function fireDueSchedules(pool: Database, looked?: FleetLook, options: { keys?: KeysGiven | undefined } = {}): Promise<FiredSchedules> {
   // Nothing due (the most common answer): one statement, no transaction.
   const look = looked ?? (await lookAtFleet(pool));
-  if (!look.schedulesDue) return { started: [], skipped: 0, nextDueAt: look.nextTick };
-  const fired = await fireSchedules(pool, FIRED_AT_ONCE, async (firing) => {
+  if (!look.schedulesDue) return { started: [], skipped: 0, nextDueAt: look.nextTick, leftSealed: [] };
+  const keys = await keysReader(options.keys)();
+  // A ring opens the schedules sealed under its keys alone; a hook may open any (it says when it cannot).
+  const sealedTaken = keys === null ? { any: false, masters: [] } : isKeyRing(keys) ? { any: false, masters: keys.keyIds } : { any: true, masters: [] };
+  const fired = await fireSchedules(pool, FIRED_AT_ONCE, sealedTaken, async (firing) => {
     const started: string[] = [];
+    const leftSealed = firing.leftSealed.map((left) => ({ schedule: left.name, masterKey: left.master }));
     let skipped = 0;
     for (const row of firing.due) {
+      let task = row.task;
+      if (row.task_key !== null) {
+        try {
+          task = await openScheduleTask(row.task, row.task_key, row.name, keys);
+        } catch (error) {
+          // Not moved on: its tick waits for a worker that can open it, as a sealed run waits for one.
+          if (!(error instanceof KeyNotGivenError || error instanceof KeyHookError || error instanceof SealedValueError)) throw error;
+          leftSealed.push({ schedule: row.name, masterKey: masterKeyIdOf(row.task_key) });
+          continue;
+        }
+      }
       const rule = { cron: row.cron, timezone: row.timezone, catchUp: row.catch_up, overlap: row.overlap };
       let due: ReturnType<typeof dueTicks>;
       try {
@@ -168,7 +218,10 @@ export async function fireDueSchedules(pool: Database, looked?: FleetLook): Prom
       let startedHere = 0;
       for (const tick of ticks) {
         lastRunId = tickRunId(row.name, tick);
-        if (await firing.queueRun(lastRunId, tickSpecOf(row, tick))) {
+        const spec = tickSpecOf(row, task, tick);
+        // Each run of a sealed schedule is sealed under a run key of its own, from its first row on.
+        const sealed = row.task_key !== null && keys !== null ? await sealSubmittedSpec(spec, lastRunId, keys) : null;
+        if (await firing.queueRun(lastRunId, sealed?.spec ?? spec, sealed?.wrapped ?? null)) {
           started.push(lastRunId);
           startedHere++;
         }
@@ -176,11 +229,11 @@ export async function fireDueSchedules(pool: Database, looked?: FleetLook): Prom
       skipped += skippedHere;
       await firing.record({ name: row.name, nextTickAt: due.next, lastTickAt: ticks.at(-1) ?? null, lastRunId, started: startedHere, skipped: skippedHere });
     }
-    return { started, skipped, full: firing.due.length === FIRED_AT_ONCE };
+    return { started, skipped, leftSealed, full: firing.due.length === FIRED_AT_ONCE };
   });
   // A full firing left some due: the next one is due now.
   const nextDueAt = fired.full ? new Date(0) : await nextDueTick(pool);
-  return { started: fired.started, skipped: fired.skipped, nextDueAt };
+  return { started: fired.started, skipped: fired.skipped, nextDueAt, leftSealed: fired.leftSealed };
 }
 
 function specOf(options: ScheduleOptions): AgentRunSpec {
@@ -198,25 +251,48 @@ function runOptionsOf(spec: AgentRunSpec): Record<string, unknown> {
   return given;
 }
 
-function tickSpecOf(row: ScheduleRow, tick: Date): AgentRunSpec {
-  return { ...(row.run_options as Partial<AgentRunSpec>), kind: 'agent', agent: row.agent, task: row.task, schedule: { name: row.name, tick: tick.toISOString() } };
+function tickSpecOf(row: ScheduleRow, task: string, tick: Date): AgentRunSpec {
+  return { ...(row.run_options as Partial<AgentRunSpec>), kind: 'agent', agent: row.agent, task, schedule: { name: row.name, tick: tick.toISOString() } };
 }
 
-function differencesOf(stored: ScheduleRow, given: Omit<ScheduleRow, 'paused' | 'last_tick_at' | 'last_run_id' | 'started' | 'skipped' | 'created_at' | 'updated_at'>): string[] {
+type GivenRow = Omit<ScheduleRow, 'paused' | 'last_tick_at' | 'last_run_id' | 'task_key' | 'started' | 'skipped' | 'created_at' | 'updated_at'>;
+
+/**
+ * What differs between the schedule stored and the one given. A sealed task is compared opened,
+ * with the keys given; without them (or given for a plain one) that difference is said, never
+ * the sealed string, and the task is not compared.
+ */
+async function differencesOf(stored: ScheduleRow, given: GivenRow, keys: MasterKeys | null): Promise<string[]> {
+  const storedMaster = stored.task_key === null ? null : masterKeyIdOf(stored.task_key);
+  let storedTask: string | null = stored.task;
+  const sealing: string[] = [];
+  if (stored.task_key !== null && keys === null) {
+    sealing.push(`sealed: stored sealed under the master key ${JSON.stringify(storedMaster)}, given without keys`);
+    storedTask = null;
+  } else if (stored.task_key === null && keys !== null) {
+    sealing.push('sealed: stored plain, given with keys');
+  } else if (stored.task_key !== null) {
+    storedTask = await openScheduleTask(stored.task, stored.task_key, stored.name, keys);
+  }
   const fields = ['agent', 'task', 'cron', 'timezone', 'catch_up', 'overlap', 'run_options'] as const;
-  return fields.flatMap((field) => {
-    // jsonb keeps its keys in an order of its own.
-    const before = canonicalJson(stored[field]);
-    const now = canonicalJson(given[field]);
-    return before === now ? [] : [`${field.replace('_', ' ')}: stored ${before}, given ${now}`];
-  });
+  const compared = { ...stored, task: storedTask };
+  return sealing.concat(
+    fields.flatMap((field) => {
+      if (field === 'task' && storedTask === null) return [];
+      // jsonb keeps its keys in an order of its own.
+      const before = canonicalJson(compared[field]);
+      const now = canonicalJson(given[field]);
+      return before === now ? [] : [`${field.replace('_', ' ')}: stored ${before}, given ${now}`];
+    }),
+  );
 }
 
-function scheduleOf(row: ScheduleRow): Schedule {
+function scheduleOf(row: ScheduleRow, task: string): Schedule {
   return {
     name: row.name,
     agent: row.agent,
-    task: row.task,
+    task,
+    sealedUnder: row.task_key === null ? null : masterKeyIdOf(row.task_key),
     cron: row.cron,
     timezone: row.timezone,
     catchUp: row.catch_up,

@@ -137,6 +137,8 @@ export class Worker {
   private toRelease: Lease[] = [];
   private stopping = false;
   private keysRead: Promise<MasterKeys | null> | null = null;
+  /** The sealed schedules whose tick this worker said it left for a worker holding their key. */
+  private readonly sealedSchedulesSaid = new Set<string>();
   private wake: (() => void) | null = null;
   /** Set by a wake that came while no nap was under way: the next nap does not wait. */
   private woken = false;
@@ -299,8 +301,9 @@ export class Worker {
       this.tenantLimits = look.tenantLimits;
       this.tenantRules = look.tenantRules;
       if (look.month !== this.quotaMonth) await this.liftEarlierMonthsStops(look);
-      const fired = await fireDueSchedules(pool, look);
+      const fired = await fireDueSchedules(pool, look, { keys: this.options.keys === undefined ? undefined : () => this.masterKeys() });
       for (const runId of fired.started) log(`[worker ${this.id}] schedule tick: queued run ${runId}`);
+      this.noteSealedSchedules(fired.leftSealed);
       if (fired.skipped > 0) log(`[worker ${this.id}] schedule ticks skipped: ${fired.skipped} (missed past their catch-up, or their schedule's last run still going on)`);
       nextDueAt = fired.nextDueAt;
     } catch (error) {
@@ -448,6 +451,23 @@ export class Worker {
     } finally {
       keeper.stop();
       if (!lost && !keeper.isLost) this.release(lease);
+    }
+  }
+
+  /**
+   * Says once per schedule that its due tick was left for a worker holding its master key (a
+   * sealed schedule's task cannot be opened here): the tick stays due, nothing is started, the
+   * way a sealed run this worker cannot open is left to another.
+   */
+  private noteSealedSchedules(left: ReadonlyArray<{ schedule: string; masterKey: string | null }>): void {
+    for (const { schedule, masterKey } of left) {
+      if (this.sealedSchedulesSaid.has(schedule)) continue;
+      this.sealedSchedulesSaid.add(schedule);
+      const key = masterKey === null ? 'a master key this worker cannot read' : `the master key "${masterKey}"`;
+      this.options.log(
+        `[worker ${this.id}] [ALERT] schedule ${schedule}: its tick is due, but its task is sealed under ${key}, which this worker was not given (or cannot open with): ` +
+          'nothing was started here, the tick is left to a worker that holds it (give this worker the key, or start one with it)',
+      );
     }
   }
 

@@ -2,6 +2,7 @@
 import type { AgentStateName } from '../../machines/agent-loop.types.ts';
 import path from 'node:path';
 import { RUNS_DIR } from '../store/open-store.ts';
+import type { KeysGiven } from '../seal/keys.ts';
 import type { RunsFolder, StoredRunEntry } from '../store/store.ts';
 import { ListCursorError } from './list-errors.ts';
 import { type IndexedRun, RunsIndex, runFolderSignature } from './runs-index.ts';
@@ -21,6 +22,11 @@ export interface ListOptions {
   limit?: number | undefined;
   /** The runs after this one in the list's order (the id of the last run of the page before): the next page. */
   after?: string | undefined;
+  /**
+   * A fleet's: the master keys a task submitted sealed is opened with; without them (or without
+   * its key) the task says which master key it needs, never the sealed string.
+   */
+  keys?: KeysGiven | undefined;
 }
 
 /**

@@ -5,7 +5,7 @@
  * its place; the rest of the spec (agent, limits, tenant, lineage) stays readable, since workers
  * claim and operate runs by it without any key.
  */
-import { type RunKey, type WrappedRunKey, createRunKey, unwrapRunKey } from './envelope.ts';
+import { type RunKey, type WrappedRunKey, createRunKey, masterKeyIdOf, unwrapRunKey } from './envelope.ts';
 import type { MasterKeys } from './keys.ts';
 import { KeyNotGivenError } from './seal-errors.ts';
 import { isSealedValue, openValue, sealedKeyIdOf, sealValue } from './value-codec.ts';
@@ -60,4 +60,25 @@ export async function openSubmittedSpec<S extends object>(spec: S, fleetRun: str
   if (keys === null) throw new KeyNotGivenError(wrapped.master, 'master key', fleetRun);
   const runKey = await unwrapRunKey(wrapped, keys, fleetRun);
   return { ...spec, task: openValue(task, runKey, { runId: fleetRun, field: SPEC_TASK }) };
+}
+
+/**
+ * A schedule's task, sealed: it stays in the schedule's row for as long as the schedule ticks,
+ * so it is sealed under a data key of the schedule's own (wrapped by the master key, the way a
+ * run key is: a keys hook only ever wraps data keys, and a rotation re-wraps one small value),
+ * bound to the schedule's name. Each run a tick starts is sealed again under its own run key.
+ */
+const SCHEDULE_TASK = 'schedule.task';
+
+export async function sealScheduleTask(task: string, schedule: string, keys: MasterKeys): Promise<{ task: string; wrapped: WrappedRunKey }> {
+  const { runKey, wrapped } = await createRunKey(keys);
+  return { task: sealValue(task, runKey, { runId: schedule, field: SCHEDULE_TASK }), wrapped };
+}
+
+/** A sealed schedule's task opened; without the master key its key is wrapped under, a KeyNotGivenError naming that key. */
+export async function openScheduleTask(task: string, wrapped: unknown, schedule: string, keys: MasterKeys | null): Promise<string> {
+  const master = masterKeyIdOf(wrapped);
+  if (keys === null && master !== null) throw new KeyNotGivenError(master, 'master key');
+  const scheduleKey = await unwrapRunKey(wrapped, keys, schedule);
+  return openValue(task, scheduleKey, { runId: schedule, field: SCHEDULE_TASK }) as string;
 }

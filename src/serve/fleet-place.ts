@@ -6,6 +6,7 @@
  */
 import { FLEET_KEY, KEY_SEPARATOR } from '../console/console-row.ts';
 import { RunSources } from '../console/run-sources.ts';
+import { consoleKeys } from '../console/sealed-tasks.ts';
 import { listFleetRuns } from '../fleet/fleet-summary.ts';
 import { submitRun, UnknownAgentError } from '../fleet/submit-run.ts';
 import { ChannelSignal } from '../store/pg/channel-signal.ts';
@@ -29,7 +30,8 @@ export class FleetPlace implements RunPlace {
   }
 
   async find(runId: string): Promise<FoundRun | null> {
-    const [summary] = await listFleetRuns(this.pool, { id: runId });
+    // A sealed task opens with the server's keys, as its list's rows do (the console's), else says the key it needs.
+    const [summary] = await listFleetRuns(this.pool, { id: runId }, consoleKeys);
     if (!summary) return null;
     const store = openDatabaseStore(this.pool, runId);
     // Queued and not yet taken up: no journal yet, nothing to decide or follow but its row.

@@ -45,6 +45,8 @@ export class RunSealing {
   #keys: Promise<MasterKeys | null> | null = null;
   /** The run key of the run last created or loaded, when it is sealed and its key was opened. */
   #runKey: { runId: string; key: RunKey; sealer: ValueSealer; opener: ValueOpener; blobs: BlobSealer | null } | null = null;
+  /** The run key kept before the run's first record, opened for what is written for it meanwhile (valuesBeforeCreate). */
+  #keptKey: { runId: string; key: RunKey } | null = null;
   /** Whether the run last created or loaded is sealed. */
   #sealed = false;
   /** Why the content of the run last loaded cannot be opened, when it cannot. */
@@ -62,6 +64,7 @@ export class RunSealing {
   giveKeys(given: KeysGiven): void {
     this.#given = given;
     this.#keys = null;
+    this.#keptKey = null;
     // A sealed run read before without its key is read again (with these) before an inbox seals for it.
     if (this.#sealed && this.#runKey === null) this.#header = null;
   }
@@ -242,6 +245,27 @@ export class RunSealing {
     if (!this.#sealed) return null;
     const key = this.#runKey?.key;
     if (!key) throw this.#refusal ?? new Error('A sealed run was written to without its run key.');
+    return { sealer: sealerFor(key, boundTo), opener: openerFor(key, boundTo) };
+  }
+
+  /**
+   * What seals and opens, bound to `boundTo`, what is written for a run before its first record
+   * (a signal, a request sent to a fleet run still queued): the run key kept before the create
+   * (keptBeforeCreate: a fleet run submitted sealed has its key from the submit, and the run is
+   * sealed with that key when it starts), opened with the keys given. Null where none is kept
+   * (the run was submitted plain). Without the master key it is wrapped under, a KeyNotGivenError
+   * naming it: never plain text for a run that is sealed.
+   */
+  async valuesBeforeCreate(boundTo: string): Promise<{ sealer: ValueSealer; opener: ValueOpener } | null> {
+    if (!this.place.keptBeforeCreate) return null;
+    if (this.#keptKey?.runId !== boundTo) {
+      const wrapped = await this.place.read(boundTo);
+      if (wrapped === null) return null;
+      const keys = await this.keys();
+      if (keys === null) throw new KeyNotGivenError(wrapped.master, 'master key', boundTo);
+      this.#keptKey = { runId: boundTo, key: await unwrapRunKey(wrapped, keys, boundTo) };
+    }
+    const { key } = this.#keptKey;
     return { sealer: sealerFor(key, boundTo), opener: openerFor(key, boundTo) };
   }
 

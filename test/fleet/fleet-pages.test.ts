@@ -33,8 +33,8 @@ describe.skipIf(!postgresAvailable())('a fleet read a page at a time', () => {
       );
       await pool.query(`INSERT INTO da_records (run_id, seq, epoch, body, bytes) VALUES ('done-1', 0, 1, '{"a":1}', 7), ('done-1', 1, 1, '{"b":2}', 7)`);
       expect(await migrate(pool)).toEqual({ from: 12, to: SCHEMA_VERSION });
-      // Steps 14 (schedules), 15 (tenants), 16 (tenant quotas and rate limits) and 17 (sealed runs' keys) come after it.
-      expect(SCHEMA_VERSION).toBe(17);
+      // Steps 14 (schedules), 15 (tenants), 16 (tenant quotas and rate limits), 17 (sealed runs' keys) and 18 (sealed schedules' keys) come after it.
+      expect(SCHEMA_VERSION).toBe(18);
       const { rows } = await pool.query<{ id: string; state: string; records: string }>(
         `SELECT id, state, (SELECT count(*) FROM da_records r WHERE r.run_id = da_runs.id) AS records FROM da_runs ORDER BY id`,
       );

@@ -188,7 +188,7 @@ export async function fleetStatusCommand(args: StatusArgs, env: NodeJS.ProcessEn
   const pool = await openDatabase(url, 1);
   let runs: FleetRunSummary[];
   try {
-    runs = await listRuns(pool, { states: page.states ?? undefined, limit: page.limit ?? undefined, after: page.after ?? undefined, tenant: page.tenant ?? undefined });
+    runs = await listRuns(pool, { states: page.states ?? undefined, limit: page.limit ?? undefined, after: page.after ?? undefined, tenant: page.tenant ?? undefined, keys: commandLineKeys(env) });
   } finally {
     await pool.end();
   }

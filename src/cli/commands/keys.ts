@@ -32,7 +32,7 @@ export async function keysCommand(args: KeysArgs, env: NodeJS.ProcessEnv, writer
 /** The fleet's run keys, in da_runs, a batch to a transaction. */
 async function rotateFleet(args: KeysArgs, keys: MasterKeys, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   const { databaseUrlOf, describeDatabase, openDatabase } = await import('../../store/pg/pool.ts');
-  const { rotatePgRunKeys } = await import('../../store/pg/index.ts');
+  const { rotatePgRunKeys, rotatePgScheduleKeys } = await import('../../store/pg/index.ts');
   const url = databaseUrlOf(args.databaseUrl, env, 'keys rotate');
   const pool = await openDatabase(url, 2);
   try {
@@ -50,7 +50,18 @@ async function rotateFleet(args: KeysArgs, keys: MasterKeys, env: NodeJS.Process
       `${report.rewrapped.length} run ${report.rewrapped.length === 1 ? 'key' : 'keys'} rewrapped${sealing}, ${report.unchanged} already were, ` +
         `${report.failed.length} could not be${report.failed.length ? ' (run again once the keys they need are given)' : ''} in ${describeDatabase(url)}`,
     );
-    return report.failed.length > 0 ? EXIT.refused : EXIT.done;
+    // A sealed schedule's key is wrapped like a run's: left under the old master key, its ticks would stop once that key is dropped.
+    const schedules = await rotatePgScheduleKeys(pool, keys);
+    for (const name of schedules.rewrapped) writers.out(`rewrapped the key of schedule ${name}`);
+    for (const { schedule, error } of schedules.failed) writers.err(`durable-agent: could not rewrap the key of schedule ${schedule}: ${error.message}`);
+    const scheduleCount = schedules.rewrapped.length + schedules.unchanged + schedules.failed.length;
+    if (scheduleCount > 0) {
+      writers.out(
+        `${schedules.rewrapped.length} schedule ${schedules.rewrapped.length === 1 ? 'key' : 'keys'} rewrapped${sealing}, ${schedules.unchanged} already were, ` +
+          `${schedules.failed.length} could not be${schedules.failed.length ? ' (run again once the keys they need are given)' : ''}`,
+      );
+    }
+    return report.failed.length > 0 || schedules.failed.length > 0 ? EXIT.refused : EXIT.done;
   } finally {
     await pool.end();
   }

@@ -5,6 +5,7 @@ import { databaseUrlOf } from '../../store/pg/pool.ts';
 import { tableLines } from '../../words/format.ts';
 import { cliCommand, databaseWords } from '../../words/shell-command.ts';
 import type { ScheduleArgs } from '../args.ts';
+import { commandLineKeys } from '../command-line-keys.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
 
@@ -15,17 +16,20 @@ export async function scheduleCommand(args: ScheduleArgs, env: NodeJS.ProcessEnv
     switch (args.action) {
       case 'add': {
         const { name, agent, task, tenant, cron, timezone, catchUp, overlap, allowUnknownAgent, maxTurns, requireApproval, decisionTimeoutMs, budget } = args;
-        const { schedule, created } = await scheduleRun(pool, { name, agent, task, tenant, cron, timezone, catchUp, overlap, allowUnknownAgent, maxTurns, requireApproval, decisionTimeoutMs, budget });
+        // With the keys of the environment the task is kept sealed; only a worker holding them fires it.
+        const keys = commandLineKeys(env);
+        const { schedule, created } = await scheduleRun(pool, { name, agent, task, tenant, cron, timezone, catchUp, overlap, allowUnknownAgent, maxTurns, requireApproval, decisionTimeoutMs, budget, keys });
         writers.out(schedule.name);
         writers.err(
           created
-            ? `[schedule] ${schedule.name} added in ${describeDatabase(url)}: its next tick ${tickWords(schedule.nextTickAt, schedule.timezone)}; the fleet's workers start its runs (${cliCommand(env, ['worker', '--agents', 'FILE', ...databaseWords(args.databaseUrl)])})`
+            ? `[schedule] ${schedule.name} added in ${describeDatabase(url)}: its next tick ${tickWords(schedule.nextTickAt, schedule.timezone)}; the fleet's workers start its runs (${cliCommand(env, ['worker', '--agents', 'FILE', ...databaseWords(args.databaseUrl)])})` +
+              (schedule.sealedUnder === null ? '' : `; its task is kept sealed under the master key ${schedule.sealedUnder}: only workers holding it fire its ticks`)
             : `[schedule] ${schedule.name} was there already, the same: nothing was changed`,
         );
         return EXIT.done;
       }
       case 'list': {
-        const schedules = await listSchedules(pool);
+        const schedules = await listSchedules(pool, { keys: commandLineKeys(env) });
         if (args.json) {
           writers.out(JSON.stringify(schedules, null, 2));
           return EXIT.done;

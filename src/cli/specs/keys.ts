@@ -25,7 +25,8 @@ export const keysSpec = command({
     'loses nothing; run it again and it finishes what is left. Runs in flight go on writing. Once it reports no run\n' +
     'left under the old key, the old key may be dropped. New runs are sealed with the first key at once.\n' +
     "With --database-url (or DURABLE_AGENT_DATABASE_URL set and no --dir) it rewraps the keys of the fleet's runs in\n" +
-    'PostgreSQL instead, a batch of runs to a short transaction: a kill loses nothing, and running it again finishes.',
+    'PostgreSQL instead, a batch of runs to a short transaction: a kill loses nothing, and running it again finishes;\n' +
+    "then the keys of the fleet's sealed schedules, one at a time.",
   options: [readDir, databaseUrl],
   examples: [
     'DURABLE_AGENT_KEY_FILE=~/.config/durable-agent/keys durable-agent keys rotate --dir my-project',

@@ -33,21 +33,21 @@ export class PgControlInbox implements ControlInbox {
     private readonly runId: string,
     /** What the run's writer's last write saw; a store that writes nothing never notes anything. */
     private readonly notes: WriteNotes = new WriteNotes(),
-    /** The run's sealer and opener for what it keeps outside its records, when it is sealed and loaded (run-sealing.ts: valuesFor). */
-    values: () => { sealer: ValueSealer; opener: ValueOpener } | null = () => null,
+    /** The run's sealer and opener for what it keeps outside its records, when it is sealed and loaded (run-sealing.ts: valuesFor), or its key kept before its first record (valuesBeforeCreate). */
+    values: () => Promise<{ sealer: ValueSealer; opener: ValueOpener } | null> = async () => null,
   ) {
     // A sealed run's requests wait with their reason sealed (a person's words); who asked and when stay readable (status shows them).
     this.inbox = new PgKeyedInbox<ControlRequest>(pool, runId, REQUESTS, {
-      keep: (request) => {
-        const codec = request.reason === null ? null : values();
+      keep: async (request) => {
+        const codec = request.reason === null ? null : await values();
         return codec ? { ...request, reason: codec.sealer.seal(request.reason, reasonPlace(request.kind)), sealed: codec.sealer.keyId } : request;
       },
-      read: (kept) => {
+      read: async (kept) => {
         if (kept === null || typeof kept !== 'object' || !Object.hasOwn(kept, 'sealed')) return kept;
         const { sealed: _mark, ...request } = kept as ControlRequest & { sealed: unknown };
-        let codec: ReturnType<typeof values>;
+        let codec: Awaited<ReturnType<typeof values>>;
         try {
-          codec = values();
+          codec = await values();
         } catch {
           // Unreadable without the run's key: left out, as a row that is not a whole request is.
           return null;

@@ -29,21 +29,21 @@ export class PgDecisionInbox implements DecisionInbox {
     private readonly runId: string,
     /** The writer's lease, when this process drives the run (settle is fenced by it). */
     private readonly lease: () => Lease | null,
-    /** The run's sealer and opener for what it keeps outside its records, when it is sealed (run-sealing.ts: valuesFor). */
-    values: () => { sealer: ValueSealer; opener: ValueOpener } | null = () => null,
+    /** The run's sealer and opener for what it keeps outside its records, when it is sealed (run-sealing.ts: valuesFor), or its key kept before its first record (valuesBeforeCreate). */
+    values: () => Promise<{ sealer: ValueSealer; opener: ValueOpener } | null> = async () => null,
   ) {
     // A sealed run's decisions wait sealed: their notes, reasons, edited inputs and answers are a person's words.
     this.inbox = new PgKeyedInbox<Decision>(pool, runId, DECISIONS, {
-      keep: (decision) => {
-        const codec = values();
+      keep: async (decision) => {
+        const codec = await values();
         return codec ? sealDecisionContent(decision, codec.sealer) : decision;
       },
-      read: (kept) => {
+      read: async (kept) => {
         if (!isSealedRecord(kept as object)) return kept;
         // Unreadable without the run's key: left out, as a row that is not a whole decision is.
-        let codec: ReturnType<typeof values>;
+        let codec: Awaited<ReturnType<typeof values>>;
         try {
-          codec = values();
+          codec = await values();
         } catch {
           return null;
         }

@@ -25,7 +25,7 @@ export class PgKeyedInbox<T> {
     private readonly runId: string,
     private readonly table: PgInboxTable,
     /** How an entry is kept and read back (a sealed run's decisions are sealed); as it is by default. */
-    private readonly codec: { keep(entry: T): unknown; read(kept: unknown): unknown } = { keep: (entry) => entry, read: (kept) => kept },
+    private readonly codec: { keep(entry: T): Promise<unknown>; read(kept: unknown): Promise<unknown> } = { keep: async (entry) => entry, read: async (kept) => kept },
   ) {
     const { table: name, keyColumn, entryColumn, unsettled } = table;
     this.insertSql = `INSERT INTO ${name} (run_id, ${keyColumn}, ${entryColumn}) VALUES ($1, $2, $3) ON CONFLICT (run_id, ${keyColumn}) DO NOTHING`;
@@ -33,12 +33,13 @@ export class PgKeyedInbox<T> {
   }
 
   async insert(key: string, entry: T): Promise<'written' | 'exists'> {
-    const { rowCount } = await this.pool.query(this.insertSql, [this.runId, key, JSON.stringify(this.codec.keep(entry))]);
+    const { rowCount } = await this.pool.query(this.insertSql, [this.runId, key, JSON.stringify(await this.codec.keep(entry))]);
     return rowCount === 1 ? 'written' : 'exists';
   }
 
   async entries(): Promise<T[]> {
     const { rows } = await this.pool.query<{ key: string; entry: unknown }>(this.selectSql, [this.runId]);
-    return rows.map((row) => ({ key: row.key, entry: this.codec.read(row.entry) })).filter((row) => this.table.problem(row.entry, row.key) === null).map((row) => row.entry as T);
+    const read = await Promise.all(rows.map(async (row) => ({ key: row.key, entry: await this.codec.read(row.entry) })));
+    return read.filter((row) => this.table.problem(row.entry, row.key) === null).map((row) => row.entry as T);
   }
 }

@@ -14,6 +14,7 @@ import { RunKeyMissingError, RunNotSealedError, StoreMissingError, StoreWriteErr
 import type { RunKeyPlace } from '../run-sealing.ts';
 import { LeaseLostError } from './pg-errors.ts';
 import type { Database } from './pool.ts';
+import { readScheduleKeys, replaceScheduleKey } from './schedules.ts';
 import { inTransaction } from './transaction.ts';
 
 /** Where a fleet run's key is said to be kept, in messages. */
@@ -149,4 +150,31 @@ export async function readPgRunKeysOf(db: Database, fleetRuns: readonly string[]
   if (fleetRuns.length === 0) return new Map();
   const { rows } = await db.query<{ id: string; run_key: unknown }>('SELECT id, run_key FROM da_runs WHERE id = ANY($1::text[]) AND run_key IS NOT NULL', [fleetRuns]);
   return new Map(rows.map((row) => [row.id, checkedWrap(row.run_key, row.id)!]));
+}
+
+/** What a rotation of the sealed schedules' keys did (da_schedules.task_key). */
+export interface PgScheduleRotationReport {
+  rewrapped: string[];
+  unchanged: number;
+  failed: Array<{ schedule: string; error: Error }>;
+}
+
+/**
+ * Wraps the key of every sealed schedule again under the sealing master key, as a rotation does
+ * a run's: one small value each, replaced only where it is still the one read (a schedule removed
+ * or added again meanwhile is left as it is), so a rotation run again redoes nothing it finished.
+ * Schedules are few: one statement each.
+ */
+export async function rotatePgScheduleKeys(db: Database, keys: MasterKeys): Promise<PgScheduleRotationReport> {
+  const report: PgScheduleRotationReport = { rewrapped: [], unchanged: 0, failed: [] };
+  for (const { name, task_key } of await readScheduleKeys(db)) {
+    try {
+      const rewrapped = await rewrapRunKey(task_key, keys, keys, name);
+      if (!rewrapped.changed) report.unchanged++;
+      else if (await replaceScheduleKey(db, name, task_key, rewrapped.wrapped)) report.rewrapped.push(name);
+    } catch (error) {
+      report.failed.push({ schedule: name, error: error as Error });
+    }
+  }
+  return report;
 }

@@ -32,15 +32,15 @@ export class PgSignalInbox implements SignalInbox {
     private readonly runId: string,
     /** The writer's lease (its epoch), when this process drives the run (a take is fenced by it). */
     private readonly lease: () => { epoch: number } | null,
-    /** The run's sealer and opener for what it keeps outside its records, when it is sealed and loaded (run-sealing.ts: valuesFor). */
-    private readonly values: () => { sealer: ValueSealer; opener: ValueOpener } | null = () => null,
+    /** The run's sealer and opener for what it keeps outside its records, when it is sealed and loaded (run-sealing.ts: valuesFor), or its key kept before its first record (valuesBeforeCreate). */
+    private readonly values: () => Promise<{ sealer: ValueSealer; opener: ValueOpener } | null> = async () => null,
   ) {}
 
   async send(signal: Signal): Promise<SignalDelivery> {
     const { rowCount } = await this.pool.query(
       `INSERT INTO da_signals (run_id, name, signal_id, signal, sent_at) VALUES ($1, $2, $3, $4, to_timestamp($5::double precision / 1000))
        ON CONFLICT DO NOTHING`,
-      [this.runId, signal.name, signal.id, JSON.stringify(this.kept(signal)), signal.at],
+      [this.runId, signal.name, signal.id, JSON.stringify(await this.kept(signal)), signal.at],
     );
     if (rowCount === 1) return { outcome: 'delivered' };
     const { rows } = await this.pool.query<SignalRow>(
@@ -53,20 +53,20 @@ export class PgSignalInbox implements SignalInbox {
   }
 
   /** A sealed run's signal waits with its data sealed (what it carries is the sender's words); the rest stays readable for the claim. */
-  private kept(signal: Signal): Signal | (Signal & { sealed: string }) {
-    const codec = this.values();
+  private async kept(signal: Signal): Promise<Signal | (Signal & { sealed: string })> {
+    const codec = await this.values();
     if (!codec || signal.data === null) return signal;
     return { ...signal, data: codec.sealer.seal(signal.data, signalPlace(signal.name)), sealed: codec.sealer.keyId };
   }
 
   /** A row's signal, its data opened; null when it is not a whole signal, or is sealed and cannot be opened here. */
-  private whole(row: SignalRow | undefined): Signal | null {
+  private async whole(row: SignalRow | undefined): Promise<Signal | null> {
     if (!row) return null;
     const kept = row.signal as (Signal & { sealed?: unknown }) | null;
     if (kept === null || typeof kept !== 'object' || !Object.hasOwn(kept, 'sealed')) return wholeSignal(row);
-    let codec: ReturnType<typeof this.values>;
+    let codec: Awaited<ReturnType<typeof this.values>>;
     try {
-      codec = this.values();
+      codec = await this.values();
     } catch {
       return null;
     }
@@ -96,7 +96,7 @@ export class PgSignalInbox implements SignalInbox {
 
   async waiting(): Promise<Signal[]> {
     const { rows } = await this.pool.query<SignalRow>('SELECT signal, taken_by FROM da_signals WHERE run_id = $1 AND taken_by IS NULL ORDER BY sent_at, seq', [this.runId]);
-    return rows.map((row) => this.whole(row)).filter((signal): signal is Signal => signal !== null);
+    return (await Promise.all(rows.map((row) => this.whole(row)))).filter((signal): signal is Signal => signal !== null);
   }
 
   async expect(wake: ExpectedWake): Promise<void> {

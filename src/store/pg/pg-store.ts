@@ -96,9 +96,12 @@ export class PgRunStore implements DatabaseRunStore {
     this.faults = new WriteFaultPlan(options.writeFaults);
     this.keys = options.keys;
     this.sealing = new RunSealing(pgRunKeyPlace(pool, runId, () => this.lease), options.keys);
-    this.decisions = new PgDecisionInbox(pool, runId, () => this.lease, () => this.sealing.valuesFor(runId));
-    this.control = new PgControlInbox(pool, runId, this.notes, () => this.sealing.valuesFor(runId));
-    this.signals = new PgSignalInbox(pool, runId, () => this.lease, () => this.sealing.valuesFor(runId));
+    // Before the run's first record (a fleet run still queued) its inboxes seal with the run key
+    // kept from its submit, when it was submitted sealed: nothing written for it is ever plain.
+    const values = async () => (this.sealing.knowsRun() ? this.sealing.valuesFor(runId) : this.sealing.valuesBeforeCreate(runId));
+    this.decisions = new PgDecisionInbox(pool, runId, () => this.lease, values);
+    this.control = new PgControlInbox(pool, runId, this.notes, values);
+    this.signals = new PgSignalInbox(pool, runId, () => this.lease, values);
   }
 
   /** Seals runs this store starts, and opens sealed runs it loads, with these keys (a program's StartOptions.keys). */

@@ -25,22 +25,35 @@ export interface ScheduleRow {
   next_tick_at: Date | null;
   last_tick_at: Date | null;
   last_run_id: string | null;
+  /** The wrapped key its task is sealed with (a schedule added with keys), else null: the task is plain. */
+  task_key: unknown;
   started: string;
   skipped: string;
   created_at: Date;
   updated_at: Date;
 }
 
-export type NewSchedule = Pick<ScheduleRow, 'name' | 'agent' | 'task' | 'cron' | 'timezone' | 'catch_up' | 'overlap' | 'run_options' | 'next_tick_at'>;
+export type NewSchedule = Pick<ScheduleRow, 'name' | 'agent' | 'task' | 'cron' | 'timezone' | 'catch_up' | 'overlap' | 'run_options' | 'next_tick_at' | 'task_key'>;
 
-const COLUMNS = 'name, agent, task, cron, timezone, catch_up, overlap, run_options, paused, next_tick_at, last_tick_at, last_run_id, started, skipped, created_at, updated_at';
+const COLUMNS = 'name, agent, task, cron, timezone, catch_up, overlap, run_options, paused, next_tick_at, last_tick_at, last_run_id, task_key, started, skipped, created_at, updated_at';
 
 /** False when a schedule of that name exists already (nothing is written then). */
 export async function insertSchedule(db: Database, schedule: NewSchedule): Promise<boolean> {
   const { rowCount } = await db.query(
-    `INSERT INTO da_schedules (name, agent, task, cron, timezone, catch_up, overlap, run_options, next_tick_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9) ON CONFLICT (name) DO NOTHING`,
-    [schedule.name, schedule.agent, schedule.task, schedule.cron, schedule.timezone, schedule.catch_up, schedule.overlap, JSON.stringify(schedule.run_options), schedule.next_tick_at],
+    `INSERT INTO da_schedules (name, agent, task, cron, timezone, catch_up, overlap, run_options, next_tick_at, task_key)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10::jsonb) ON CONFLICT (name) DO NOTHING`,
+    [
+      schedule.name,
+      schedule.agent,
+      schedule.task,
+      schedule.cron,
+      schedule.timezone,
+      schedule.catch_up,
+      schedule.overlap,
+      JSON.stringify(schedule.run_options),
+      schedule.next_tick_at,
+      schedule.task_key === null ? null : JSON.stringify(schedule.task_key),
+    ],
   );
   return rowCount === 1;
 }
@@ -97,32 +110,62 @@ export interface Firing {
 export interface FiringTransaction {
   /** The database's clock at the start of the firing. */
   readonly now: Date;
-  /** The due schedules no other firing holds, locked until the transaction ends. */
+  /** The due schedules no other firing holds and this one may fire (see SealedSchedules), locked until the transaction ends. */
   readonly due: readonly ScheduleRow[];
+  /** The due schedules left alone because their task is sealed under a master key not among those this firing holds. */
+  readonly leftSealed: ReadonlyArray<{ name: string; master: string | null }>;
   /** Whether a run is at rest: ended, or stopped at a limit until raised (null: no such run, e.g. pruned). */
   runAtRest(runId: string): Promise<boolean | null>;
-  /** Queues a tick's run; false when a run of that id exists already. */
-  queueRun(runId: string, spec: unknown): Promise<boolean>;
+  /** Queues a tick's run (with its wrapped run key when its task is sealed); false when a run of that id exists already. */
+  queueRun(runId: string, spec: unknown, runKey?: unknown): Promise<boolean>;
   record(firing: Firing): Promise<void>;
 }
 
-/** Takes up to `limit` due schedules and hands them to `body` in one transaction: committed when it returns. */
-export function fireSchedules<T>(db: Database, limit: number, body: (firing: FiringTransaction) => Promise<T>): Promise<T> {
+/**
+ * Which sealed schedules a firing takes: those whose key is wrapped under one of these master
+ * key ids, or any (`any`: a keys hook, which may open any of them). A plain one is always taken.
+ */
+export interface SealedSchedules {
+  any: boolean;
+  masters: readonly string[];
+}
+
+/**
+ * Takes up to `limit` due schedules and hands them to `body` in one transaction: committed when
+ * it returns. A sealed schedule the firing cannot open is not taken (not even locked), so it
+ * neither fills the firing's `limit` nor moves on: its tick waits for a firing that holds its key.
+ */
+export function fireSchedules<T>(db: Database, limit: number, sealed: SealedSchedules, body: (firing: FiringTransaction) => Promise<T>): Promise<T> {
   return inTransaction(db, async (client) => {
     const now = await databaseNow(client);
     const { rows } = await client.query<ScheduleRow>(
-      `SELECT ${COLUMNS} FROM da_schedules WHERE NOT paused AND next_tick_at <= $1 ORDER BY next_tick_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
-      [now, limit],
+      `SELECT ${COLUMNS} FROM da_schedules
+        WHERE NOT paused AND next_tick_at <= $1 AND (task_key IS NULL OR $3 OR task_key ->> 'master' = ANY($4::text[]))
+        ORDER BY next_tick_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      [now, limit, sealed.any, sealed.masters],
     );
+    const left = sealed.any
+      ? { rows: [] }
+      : await client.query<{ name: string; master: string | null }>(
+          `SELECT name, task_key ->> 'master' AS master FROM da_schedules
+            WHERE NOT paused AND next_tick_at <= $1 AND task_key IS NOT NULL AND NOT (coalesce(task_key ->> 'master', '') = ANY($2::text[]))
+            ORDER BY name`,
+          [now, sealed.masters],
+        );
     return body({
       now,
       due: rows,
+      leftSealed: left.rows,
       runAtRest: async (runId) => {
         const found = await client.query<{ at_rest: boolean }>(`SELECT finished OR state IN (${STOPPED_AT_LIMIT}) AS at_rest FROM da_runs WHERE id = $1`, [runId]);
         return found.rows[0]?.at_rest ?? null;
       },
-      queueRun: async (runId, spec) => {
-        const queued = await client.query(`INSERT INTO da_runs (id, spec, created_at) VALUES ($1, $2::jsonb, clock_timestamp()) ON CONFLICT (id) DO NOTHING`, [runId, JSON.stringify(spec)]);
+      queueRun: async (runId, spec, runKey = null) => {
+        const queued = await client.query(`INSERT INTO da_runs (id, spec, run_key, created_at) VALUES ($1, $2::jsonb, $3::jsonb, clock_timestamp()) ON CONFLICT (id) DO NOTHING`, [
+          runId,
+          JSON.stringify(spec),
+          runKey === null ? null : JSON.stringify(runKey),
+        ]);
         return queued.rowCount === 1;
       },
       record: async (firing) => {
@@ -135,4 +178,16 @@ export function fireSchedules<T>(db: Database, limit: number, body: (firing: Fir
       },
     });
   });
+}
+
+/** The wrapped keys of the sealed schedules, by name: what a rotation wraps again. */
+export async function readScheduleKeys(db: Database): Promise<Array<{ name: string; task_key: unknown }>> {
+  const { rows } = await db.query<{ name: string; task_key: unknown }>('SELECT name, task_key FROM da_schedules WHERE task_key IS NOT NULL ORDER BY name');
+  return rows;
+}
+
+/** Replaces a schedule's wrapped key where it is still the one read (a schedule removed meanwhile stays removed); false when it was not. */
+export async function replaceScheduleKey(db: Database, name: string, before: unknown, after: unknown): Promise<boolean> {
+  const { rowCount } = await db.query('UPDATE da_schedules SET task_key = $3::jsonb, updated_at = now() WHERE name = $1 AND task_key = $2::jsonb', [name, JSON.stringify(before), JSON.stringify(after)]);
+  return rowCount === 1;
 }

@@ -7,7 +7,7 @@ import type { Pool } from 'pg';
 import { SchemaVersionError } from './pg-errors.ts';
 import { inTransaction } from './transaction.ts';
 
-export const SCHEMA_VERSION = 17;
+export const SCHEMA_VERSION = 18;
 
 /** A row's state changed into one a run rests in: ended, waiting for a person, stopped at a limit. */
 const CAME_TO_REST = `NEW.state IS DISTINCT FROM OLD.state
@@ -361,6 +361,11 @@ const MIGRATIONS: Record<number, string> = {
   // a plain run and for a shredded one; a rotation rewrites it, never the run's records.
   17: `
     ALTER TABLE da_runs ADD COLUMN run_key jsonb;
+  `,
+  // Sealed schedules: the data key a schedule's task is sealed with, wrapped by a master key, in
+  // its row. Null for a plain schedule; a rotation rewrites it, and it goes with the schedule.
+  18: `
+    ALTER TABLE da_schedules ADD COLUMN task_key jsonb;
   `,
 };
 
