@@ -49,8 +49,11 @@ export interface SealInReport {
   finished: string[];
   /** Runs sealed already, with nothing left to do. */
   unchanged: string[];
-  /** Runs a live process holds: left as they are, for a later rotation. */
-  held: Array<{ journal: string; error: RunLockedError }>;
+  /**
+   * Runs a live process holds: left as they are, for a later rotation. `sealed`: a sealed run
+   * with something left plain to finish (an inbox entry, a plain blob); else a plain run.
+   */
+  held: Array<{ journal: string; sealed: boolean; error: RunLockedError }>;
   failed: Array<{ journal: string; error: Error }>;
 }
 
@@ -67,7 +70,7 @@ export async function sealPlainRuns(stateFolder: string, keys: MasterKeys, onPoi
       const done = await sealInRun(folder, keys, (point) => onPoint?.(point, journal));
       report[done].push(journal);
     } catch (error) {
-      if (error instanceof RunLockedError) report.held.push({ journal, error });
+      if (error instanceof RunLockedError) report.held.push({ journal, sealed: isSealedJournal(journal), error });
       else report.failed.push({ journal, error: error as Error });
     }
   }
@@ -77,12 +80,12 @@ export async function sealPlainRuns(stateFolder: string, keys: MasterKeys, onPoi
 async function sealInRun(folder: string, keys: MasterKeys, onPoint: (point: SealInPoint) => void): Promise<'sealed' | 'finished' | 'unchanged'> {
   const journalPath = path.join(folder, JOURNAL_FILE);
   // A sealed run with nothing left plain is not locked: a run being driven is no obstacle to it.
-  if (readWhole(journalPath, true).header.sealed !== undefined && !leftPlain(folder)) return 'unchanged';
+  if (isSealedJournal(journalPath) && !leftPlain(folder)) return 'unchanged';
   const store = new RunFolderStore(folder);
   const lock = await store.lock();
   try {
     removeSealedTemps(folder);
-    const read = readWhole(journalPath, false);
+    const read = readWhole(journalPath);
     const { header } = read;
     if (read.cutEnd) throw new CutJournalNotSealedError(header.runId, journalPath, read.cutEnd.bytes);
     if (header.sealed !== undefined) {
@@ -104,11 +107,33 @@ async function sealInRun(folder: string, keys: MasterKeys, onPoint: (point: Seal
   }
 }
 
-/** The journal read whole (from its last snapshot, for a look at its header only). */
-function readWhole(journalPath: string, headerOnly: boolean): ReadJournal {
+/** The journal read whole: under the run's lock, so no writer appends meanwhile. */
+function readWhole(journalPath: string): ReadJournal {
   const fd = fs.openSync(journalPath, 'r');
   try {
-    return readJournal(journalPath, fileBytes(fd), { fromLastSnapshot: headerOnly });
+    return readJournal(journalPath, fileBytes(fd));
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * Whether the journal's header names a run key, read without the lock: the header line is written
+ * once, with the journal, so a writer appending meanwhile does not change it. A header that does
+ * not parse says "not sealed": the run is then locked and read whole, which says what is wrong.
+ */
+function isSealedJournal(journalPath: string): boolean {
+  const fd = fs.openSync(journalPath, 'r');
+  try {
+    const bytes = fileBytes(fd);
+    for (let want = 16 * 1024; ; want *= 4) {
+      const head = bytes.read(0, want);
+      const end = head.indexOf(0x0a);
+      if (end !== -1) return typeof (JSON.parse(head.toString('utf8', CHECKSUM_HEX_DIGITS + 1, end)) as Partial<JournalHeader>).sealed === 'string';
+      if (head.length < want) return false;
+    }
+  } catch {
+    return false;
   } finally {
     fs.closeSync(fd);
   }
@@ -185,7 +210,14 @@ function removeUnreferencedBlobs(folder: string): number {
   const archive = path.join(folder, 'archive');
   const journals = [path.join(folder, JOURNAL_FILE), ...namesIn(archive).filter((name) => /^journal-.*\.jsonl$/.test(name)).map((name) => path.join(archive, name))];
   const referenced = new Set<string>();
-  for (const journal of journals) blobNamesIn(readWhole(journal, false).records.map((stored) => stored.record), referenced);
+  for (const journal of journals) {
+    try {
+      blobNamesIn(readWhole(journal).records.map((stored) => stored.record), referenced);
+    } catch {
+      // A journal that cannot be read may refer to any of them: none is removed (prune keeps them so too).
+      return 0;
+    }
+  }
   const unused = files.filter((file) => file.partial || !referenced.has(file.name));
   const dir = path.join(folder, BLOBS_DIR);
   for (const blob of unused) fs.rmSync(path.join(dir, blob.name), { force: true });
@@ -201,7 +233,7 @@ function leftPlain(folder: string): boolean {
     for (const name of namesIn(inbox)) {
       if (!/\.(json|taken)$/.test(name)) continue;
       // Conservative: any entry without a sealed mark has the run locked and looked at.
-      if (!fs.readFileSync(path.join(inbox, name), 'utf8').includes('"sealed":')) return true;
+      if (entryLeftPlain(path.join(inbox, name))) return true;
     }
   }
   return false;
@@ -212,6 +244,16 @@ function removeSealedTemps(folder: string): void {
   const temps = namesIn(folder).filter((name) => name.startsWith(SEALED_TEMP));
   for (const name of temps) fs.rmSync(path.join(folder, name), { force: true });
   if (temps.length > 0) fsyncDir(folder);
+}
+
+/** Whether an inbox file lacks the sealed mark; one gone meanwhile (its run's writer settled it) lacks nothing. */
+function entryLeftPlain(file: string): boolean {
+  try {
+    return !fs.readFileSync(file, 'utf8').includes('"sealed":');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
 }
 
 function namesIn(dir: string): string[] {

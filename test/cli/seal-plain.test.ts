@@ -86,7 +86,7 @@ describe('keys rotate --seal-plain', () => {
 
     const sealed = await cli(['keys', 'rotate', '--seal-plain'], dir, { DURABLE_AGENT_KEYS: `${K2},${K1}` });
     expect(sealed.code, sealed.stderr).toBe(0);
-    expect(sealed.stdout).toContain('3 plain runs sealed under k2, 0 finished, 0 in use left plain, 0 could not be');
+    expect(sealed.stdout).toContain('3 plain runs sealed under k2, 0 finished, 0 in use left for later, 0 could not be');
     for (const run of RUNS) expect(headerOf(dir, run)).toMatchObject({ version: 5, sealed: expect.stringMatching(/^rk-/) });
     const text = stateText(dir);
     for (const secret of [...SECRETS, NOTE]) expect(text).not.toContain(secret);
@@ -118,7 +118,7 @@ describe('keys rotate --seal-plain', () => {
     const held = await cli(['keys', 'rotate', '--seal-plain'], dir, { DURABLE_AGENT_KEYS: K1 });
     expect(held.code).toBe(REFUSED);
     expect(held.stdout).toContain(`left plain ${journalOf(dir, null)}`);
-    expect(held.stdout).toContain('0 plain runs sealed under k1, 0 finished, 1 in use left plain');
+    expect(held.stdout).toContain('0 plain runs sealed under k1, 0 finished, 1 in use left for later');
     expect(fs.readFileSync(journalOf(dir, null)).equals(journal)).toBe(true);
     expect(waiting.child.exitCode).toBeNull();
 
@@ -148,7 +148,7 @@ describe('keys rotate --seal-plain', () => {
     // Killed after the swap, before its inbox was sealed: the note waits plain, and the next rotation seals it (finished).
     const again = await cli(['keys', 'rotate', '--seal-plain'], dir, { DURABLE_AGENT_KEYS: K1 });
     expect(again.code, again.stderr).toBe(0);
-    expect(again.stdout).toContain(`${swapped ? 2 : 3} plain runs sealed under k1, ${point === 'journal-swapped' ? 1 : 0} finished, 0 in use left plain, 0 could not be`);
+    expect(again.stdout).toContain(`${swapped ? 2 : 3} plain runs sealed under k1, ${point === 'journal-swapped' ? 1 : 0} finished, 0 in use left for later, 0 could not be`);
     for (const run of RUNS) expect(sealedRecords(dir, run)).toBe('all');
     const text = stateText(dir);
     for (const secret of [...SECRETS, NOTE]) expect(text).not.toContain(secret);

@@ -17,6 +17,7 @@ import { KeyRing } from '../../src/seal/keys.ts';
 import { KeyNotGivenError } from '../../src/seal/seal-errors.ts';
 import { blobFilesOf } from '../../src/store/blobs.ts';
 import { FileStore, fileBytes } from '../../src/store/file-store.ts';
+import { FileControlInbox } from '../../src/store/inbox/file-control-inbox.ts';
 import { readJournal } from '../../src/store/journal/journal-reader.ts';
 import { sealPlainRuns } from '../../src/store/seal-plain-runs.ts';
 import { defineTool } from '../../src/tools/tool.ts';
@@ -27,6 +28,7 @@ const PICTURE = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 
 const PLAIN_NAME = `sha256-${createHash('sha256').update(PICTURE).digest('hex')}`;
 const TASK = 'Scan the passport of the new hire';
 const SIGNAL_DATA = 'the badge number is 7731-secret';
+const REASON = 'the hire fell through, do not keep the scan';
 const ring = () => KeyRing.of([{ id: 'k1', key: randomBytes(32) }]);
 
 let scans = 0;
@@ -144,6 +146,20 @@ describe('a plain run sealed in', () => {
     await lock.release();
     expect((await sealPlainRuns(dir, keys)).sealed).toEqual([path.join(dir, 'journal.jsonl')]);
     expect(folderText(dir)).not.toContain(SECRET);
+
+    // Sealed, with nothing left plain: a rotation does not need its lock.
+    const driven = await new FileStore(dir).lock();
+    expect(await sealPlainRuns(dir, keys)).toMatchObject({ unchanged: [path.join(dir, 'journal.jsonl')], held: [] });
+    // A request written plain (by a process that read the run before it was sealed) waits for the lock to be sealed.
+    await new FileControlInbox(dir).write({ kind: 'cancel', by: 'ops', reason: REASON, at: Date.now() });
+    expect((await sealPlainRuns(dir, keys)).held.map((entry) => entry.sealed)).toEqual([true]);
+    expect(folderText(dir)).toContain(REASON);
+    await driven.release();
+    expect(await sealPlainRuns(dir, keys)).toMatchObject({ finished: [path.join(dir, 'journal.jsonl')], held: [] });
+    expect(folderText(dir)).not.toContain(REASON);
+    const keyed = new FileStore(dir, { keys });
+    await keyed.load();
+    expect(keyed.control.get('cancel')).toMatchObject({ reason: REASON });
   });
 
   it('seals a plain run only when asked: a run left alone stays plain, and reads and resumes without keys', async () => {

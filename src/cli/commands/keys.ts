@@ -42,13 +42,13 @@ async function sealPlain(folder: string, keys: MasterKeys, kill: ((point: SealIn
   const report = await sealPlainRuns(folder, keys, kill);
   for (const journal of report.sealed) writers.out(`sealed ${journal}`);
   for (const journal of report.finished) writers.out(`finished sealing ${journal}`);
-  for (const { journal, error } of report.held) writers.out(`left plain ${journal}: ${error.message}`);
+  for (const { journal, sealed, error } of report.held) writers.out(`${sealed ? 'left to finish' : 'left plain'} ${journal}: ${error.message}`);
   for (const { journal, error } of report.failed) writers.err(`durable-agent: could not seal ${journal}: ${error.message}`);
   const sealingId = sealingKeyIdOf(keys);
   const left = report.held.length + report.failed.length;
   writers.out(
     `${report.sealed.length} plain ${report.sealed.length === 1 ? 'run' : 'runs'} sealed${sealingId === null ? '' : ` under ${sealingId}`}, ` +
-      `${report.finished.length} finished, ${report.held.length} in use left plain, ${report.failed.length} could not be` +
+      `${report.finished.length} finished, ${report.held.length} in use left for later, ${report.failed.length} could not be` +
       `${left ? ' (run again once the runs in use stop, or the keys they need are given)' : ''} in ${folder}`,
   );
   return left === 0;
