@@ -236,3 +236,23 @@ export class RunNotSealedError extends DurableAgentError {
     super(`Run ${runId} in ${location} is not sealed (it was started without keys), so it has no run key to delete and nothing was changed. Remove the run itself to delete its content.`);
   }
 }
+
+/**
+ * A plain run whose journal ends in a record a killed writer cut off was not sealed in: the cut
+ * bytes are the run's (a resume keeps them aside, in plain), and a rewrite would have to drop or
+ * keep them unsealed. Nothing was changed.
+ */
+export class CutJournalNotSealedError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'refused';
+  override readonly name = 'CutJournalNotSealedError';
+  constructor(
+    readonly runId: string,
+    readonly journal: string,
+    readonly cutBytes: number,
+  ) {
+    super(
+      `Run ${runId} was not sealed: its journal ${journal} ends in ${cutBytes} bytes of a record a killed writer cut off, and nothing was changed. ` +
+        'Resume the run once with its command (it sets them aside), then run keys rotate --seal-plain again.',
+    );
+  }
+}

@@ -23,6 +23,7 @@ export { CONTROL_POINTS, type ControlPoint } from './inbox/file-control-inbox.ts
 export type { InboxPoint } from './inbox/file-decision-inbox.ts';
 /** Sealed runs: crypto-shredding one (its wrapped key deleted), and the file that key is kept in. */
 export { RUN_KEY_FILE, type RotationReport, rotateRunKeys, shredRun } from './run-key-file.ts';
+export { SEAL_IN_POINTS, type SealInPoint, type SealInReport, sealPlainRuns } from './seal-plain-runs.ts';
 /** A sealed run read without its key: what shows its content throws the refusal its load carries. */
 export { requireContent } from './store.ts';
 /** Storage faults armed from the environment (DURABLE_AGENT_FAIL_WRITE), for the demo's drills. */

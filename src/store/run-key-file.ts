@@ -137,14 +137,18 @@ export async function rotateRunKeys(stateFolder: string, keys: MasterKeys, onKey
 /** Every run key file of a state folder: its own run's, each run's by id, and those of archived journals. */
 function runKeyFilesIn(stateFolder: string): string[] {
   const files: string[] = [];
-  const runFolders = [stateFolder, ...subfolders(path.join(stateFolder, RUNS_DIR_NAME))];
-  for (const folder of runFolders) {
+  for (const folder of runFoldersOf(stateFolder)) {
     const own = runKeyPathOf(folder);
     if (fs.existsSync(own)) files.push(own);
     const archive = path.join(folder, 'archive');
     for (const name of namesIn(archive).sort()) if (name.endsWith(`.${RUN_KEY_FILE}`)) files.push(path.join(archive, name));
   }
   return files;
+}
+
+/** A state folder's run folders: itself (its own run) and each of its runs by id, in name order. */
+export function runFoldersOf(stateFolder: string): string[] {
+  return [stateFolder, ...subfolders(path.join(stateFolder, RUNS_DIR_NAME))];
 }
 
 /** Where a state folder keeps its runs by id (file-runs.ts: RUNS_DIR), named here so that file-runs need not be loaded. */

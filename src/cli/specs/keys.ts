@@ -1,5 +1,6 @@
 /** `durable-agent keys rotate`: its options and their parse. */
 import { command } from '../options/command.ts';
+import { option } from '../options/option.ts';
 import { databaseUrl, readDir } from '../options/target.ts';
 import { UsageError } from '../usage-error.ts';
 
@@ -11,12 +12,14 @@ export interface KeysArgs {
   dirGiven: boolean;
   /** Set: the fleet's runs in PostgreSQL instead of DIR's. */
   databaseUrl: string | null;
+  /** --seal-plain: the plain runs of DIR sealed too, each under a run key of its own (their content written again sealed). */
+  sealPlain: boolean;
 }
 
 export const keysSpec = command({
   name: 'keys',
   words: ['rotate'],
-  synopsis: 'keys rotate [--dir DIR | --database-url URL]',
+  synopsis: 'keys rotate [--dir DIR [--seal-plain] | --database-url URL]',
   summary: "wrap every sealed run's key in DIR again under the first master key (a rotation)",
   description:
     'Wraps the run key of every sealed run of DIR/.durable-agent/ (its own run, its runs by id, archived ones) again\n' +
@@ -26,16 +29,28 @@ export const keysSpec = command({
     'left under the old key, the old key may be dropped. New runs are sealed with the first key at once.\n' +
     "With --database-url (or DURABLE_AGENT_DATABASE_URL set and no --dir) it rewraps the keys of the fleet's runs in\n" +
     'PostgreSQL instead, a batch of runs to a short transaction: a kill loses nothing, and running it again finishes;\n' +
-    "then the keys of the fleet's sealed schedules, one at a time.",
-  options: [readDir, databaseUrl],
+    "then the keys of the fleet's sealed schedules, one at a time.\n" +
+    'With --seal-plain it also seals the plain runs of DIR (started without keys, which otherwise stay plain): each gets\n' +
+    'a run key, and its journal, blobs and inbox entries are written again sealed, the journal whole beside the plain one\n' +
+    'and then swapped in, so a kill leaves each run plain or sealed, both readable, and running it again finishes. A run\n' +
+    'a live process drives is left plain and reported: run it again once that run stops.',
+  options: [
+    readDir,
+    databaseUrl,
+    option({ key: 'sealPlain', type: 'boolean', help: "with keys rotate: seal DIR's plain runs too, each under a run key of its own (their content written again sealed)" }),
+  ],
   examples: [
     'DURABLE_AGENT_KEY_FILE=~/.config/durable-agent/keys durable-agent keys rotate --dir my-project',
     'DURABLE_AGENT_KEY_FILE=~/.keys durable-agent keys rotate --database-url postgresql://db-host/agents',
+    'DURABLE_AGENT_KEY_FILE=~/.keys durable-agent keys rotate --dir my-project --seal-plain',
   ],
   parse: (values, { cwd }): KeysArgs => {
     if (values.dir !== undefined && values.databaseUrl !== undefined) {
       throw new UsageError('keys rotate rewraps the run keys of --dir or of the fleet at --database-url, not both: give one of them.');
     }
-    return { command: 'keys', action: 'rotate', dir: values.dir ?? cwd, dirGiven: values.dir !== undefined, databaseUrl: values.databaseUrl ?? null };
+    if (values.sealPlain && values.databaseUrl !== undefined) {
+      throw new UsageError("keys rotate --seal-plain seals the plain runs of a folder (--dir); a fleet's plain runs in PostgreSQL are not sealed in by this release: give --dir, or leave out --seal-plain.");
+    }
+    return { command: 'keys', action: 'rotate', dir: values.dir ?? cwd, dirGiven: values.dir !== undefined, databaseUrl: values.databaseUrl ?? null, sealPlain: values.sealPlain === true };
   },
 });

@@ -4,6 +4,7 @@
  * of the same kind is refused, not written over, and a process killed at any instant leaves no
  * request or a whole one. The run's writer reads it at every step boundary: one stat when empty.
  */
+import type { ValueSealer } from '../../seal/value-codec.ts';
 import type { InboxContent } from './inbox-content.ts';
 import { CONTROL_KINDS, type ControlInbox, type ControlKind, type ControlRequest, controlProblem } from './inboxes.ts';
 import { type InboxKind, KeyedFileInbox } from './keyed-file-inbox.ts';
@@ -79,6 +80,11 @@ export class FileControlInbox implements ControlInbox {
   get(kind: ControlKind): ControlRequest | null {
     const found = this.inbox.get(kind);
     return found && 'entry' in found ? found.entry : null;
+  }
+
+  /** Seals the requests written plain, for a run being sealed in under its lock (see KeyedFileInbox.sealPlainEntries). */
+  sealPlainEntries(sealer: ValueSealer): number {
+    return this.inbox.sealPlainEntries(sealer);
   }
 
   async settle(kind: ControlKind): Promise<void> {

@@ -11,6 +11,7 @@
 import { isToolUseId } from '../../../machines/agent-loop.logic.ts';
 import type { Decision } from '../../../machines/agent-loop.types.ts';
 import { DECISION_FIELDS } from '../../seal/content-fields.ts';
+import type { ValueSealer } from '../../seal/value-codec.ts';
 import type { InboxContent } from './inbox-content.ts';
 import { BadCallIdError, DecisionExistsError, InboxFileError } from './inbox-errors.ts';
 import { type DecisionInbox, decisionProblem } from './inboxes.ts';
@@ -114,6 +115,11 @@ export class FileDecisionInbox implements DecisionInbox {
       if (found && 'entry' in found) decisions.push(found.entry);
     }
     return decisions.sort((a, b) => a.at - b.at);
+  }
+
+  /** Seals the decisions written plain, for a run being sealed in under its lock (see KeyedFileInbox.sealPlainEntries). */
+  sealPlainEntries(sealer: ValueSealer): number {
+    return this.inbox.sealPlainEntries(sealer);
   }
 
   /** Removes the call's decision durably (the writer does it once the DECISION record is durable, or for a call already decided). */

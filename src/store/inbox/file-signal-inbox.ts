@@ -9,11 +9,12 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { createFileExclusively, fsyncDir } from '../../util/durable-file.ts';
+import { createFileExclusively, fsyncDir, writeFileDurably } from '../../util/durable-file.ts';
 import { NotARegularFileError, readRegularFile } from '../../util/regular-file.ts';
 import { environmentProblem } from '../fs-problems.ts';
 import { PRIVATE_DIR, PRIVATE_FILE } from '../state-folder.ts';
-import { INBOX_SEALED_MARK, type InboxContent, type KeptEntry, openEntry, PLAIN_INBOX, sealEntry } from './inbox-content.ts';
+import type { ValueSealer } from '../../seal/value-codec.ts';
+import { INBOX_SEALED_MARK, type InboxContent, type KeptEntry, openEntry, PLAIN_INBOX, sealEntry, sealingWith } from './inbox-content.ts';
 import { type Signal, type SignalDelivery, type SignalInbox, signalProblem } from './signal-inbox.ts';
 
 export const SIGNALS_DIR = 'signals';
@@ -136,6 +137,31 @@ export class FileSignalInbox implements SignalInbox {
       if (signal) signals.push(signal);
     }
     return signals.sort((a, b) => a.at - b.at);
+  }
+
+  /**
+   * Seals the data of each signal written plain, waiting or taken (a taken one's data is what its
+   * wait's result carries), for a run being sealed in under its lock: no wait takes one meanwhile,
+   * and a sender's new signal has a name of its own. Each is replaced whole (temp file, fsync,
+   * rename: the temp name is no signal's), so a kill leaves it plain or sealed. How many were sealed.
+   */
+  sealPlainEntries(sealer: ValueSealer): number {
+    let sealed = 0;
+    for (const { file } of this.files()) {
+      let envelope: { format?: unknown; version?: unknown; signal?: unknown; sealed?: unknown };
+      try {
+        envelope = JSON.parse(readRegularFile(file, 'the signal', MAX_SIGNAL_FILE_BYTES));
+      } catch {
+        continue;
+      }
+      if (envelope?.format !== FORMAT || envelope.version !== VERSION || envelope.sealed !== undefined || signalProblem(envelope.signal) !== null) continue;
+      const signal = envelope.signal as Signal;
+      const kept = sealEntry(signal, CONTENT_FIELDS, placeOf(signal), sealingWith(sealer)) as KeptEntry<Signal>;
+      if (kept.sealed === null) continue;
+      this.inEnvironment(`seal the signal ${file}`, file, () => writeFileDurably(file, `${JSON.stringify({ ...envelope, signal: kept.entry, [INBOX_SEALED_MARK]: kept.sealed })}\n`, PRIVATE_FILE));
+      sealed++;
+    }
+    return sealed;
   }
 
   /** The call that took the signal of this name and id, or null. */

@@ -80,3 +80,8 @@ export function openEntry<T extends object>(entry: T, sealed: string | null, fie
   }
   return out as T;
 }
+
+/** A writer's sealing with this sealer at hand (a plain run being sealed in: keys rotate --seal-plain). */
+export function sealingWith(sealer: ValueSealer): InboxContent {
+  return { sealerNow: () => sealer, sealer: async () => sealer, opener: () => null };
+}

@@ -12,11 +12,12 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { createFileExclusively, fsyncDir } from '../../util/durable-file.ts';
+import { createFileExclusively, fsyncDir, writeFileDurably } from '../../util/durable-file.ts';
 import { environmentProblem } from '../fs-problems.ts';
 import { NotARegularFileError, readRegularFile } from '../../util/regular-file.ts';
 import { PRIVATE_DIR, PRIVATE_FILE } from '../state-folder.ts';
-import { INBOX_SEALED_MARK, type InboxContent, type KeptEntry, openEntry, PLAIN_INBOX, sealEntry } from './inbox-content.ts';
+import type { ValueSealer } from '../../seal/value-codec.ts';
+import { INBOX_SEALED_MARK, type InboxContent, type KeptEntry, openEntry, PLAIN_INBOX, sealEntry, sealingWith } from './inbox-content.ts';
 
 
 /** Far more than any decision or request (an edited input, an answer): a larger file is not one. */
@@ -162,6 +163,39 @@ export class KeyedFileInbox<T extends object> {
     } catch (error) {
       throw environmentProblem(error, `remove the ${this.kind.words(key)} ${file}`, file) ?? error;
     }
+  }
+
+  /**
+   * Seals the content of each entry written plain, for a plain run being sealed in (keys rotate
+   * --seal-plain), which holds the run's lock: no writer takes or settles an entry meanwhile, and
+   * another process's new entry has a key of its own (a key's entry is never written over). Each
+   * is replaced whole (temp file, fsync, rename), so a kill leaves it plain or sealed, both read.
+   * An entry without content, one sealed already, or a file that is not a whole entry is left as
+   * it is. How many were sealed.
+   */
+  sealPlainEntries(sealer: ValueSealer): number {
+    let sealed = 0;
+    for (const key of this.keys()) {
+      const file = this.fileOf(key);
+      let envelope: Record<string, unknown>;
+      try {
+        envelope = JSON.parse(readRegularFile(file, `the ${this.kind.words(key)}`, MAX_ENTRY_BYTES)) as Record<string, unknown>;
+      } catch {
+        continue;
+      }
+      if (envelope?.format !== this.kind.format || envelope.version !== INBOX_ENVELOPE_VERSION || envelope[INBOX_SEALED_MARK] !== undefined) continue;
+      const entry = this.kind.entryOf(envelope[this.kind.field], key);
+      if ('problem' in entry) continue;
+      const kept = sealEntry(entry, this.kind.contentFields, this.kind.placeOf(entry), sealingWith(sealer)) as KeptEntry<T>;
+      if (kept.sealed === null) continue;
+      try {
+        writeFileDurably(file, `${JSON.stringify({ ...envelope, [this.kind.field]: kept.entry, [INBOX_SEALED_MARK]: kept.sealed })}\n`, PRIVATE_FILE);
+      } catch (error) {
+        throw environmentProblem(error, `seal the ${this.kind.words(key)} ${file}`, file) ?? error;
+      }
+      sealed++;
+    }
+    return sealed;
   }
 
   private entryIn(text: string, key: string): T | { problem: string } {
