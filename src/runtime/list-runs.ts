@@ -4,7 +4,7 @@ import path from 'node:path';
 import { JOURNAL_FILE, RUNS_DIR } from '../store/open-store.ts';
 import type { RunsFolder, StoredRunEntry } from '../store/store.ts';
 import { ListCursorError } from './list-errors.ts';
-import { ARCHIVE_DIR, type IndexedRun, RunsIndex, runFolderSignature, runsFolderStamp } from './runs-index.ts';
+import { ARCHIVE_DIR, type IndexedRun, keptSignature, RunsIndex, runFolderLook, runFolderSignature, runsFolderStamp } from './runs-index.ts';
 import { type RunSummary, summaryOfJournal, unreadableSummary, withChildren } from './run-summary.ts';
 
 /** @deprecated A run of a folder is a RunSummary, as every run listed is. */
@@ -39,15 +39,15 @@ export async function listFolderRuns(runs: RunsFolder, options: ListOptions = {}
   const index = RunsIndex.load(runs.root);
   // Seen before the folders are: a run added or marked after this look moves the time the index keeps.
   const runsDir = runsFolderStamp(runs.root);
-  const rootSignature = runFolderSignature(runs.root);
+  const rootSignature = keptSignature(runFolderLook(runs.root));
   const byFolder = new Map<string, StoredRunEntry[]>();
   for (const entry of runs.entries()) {
     const id = entry.folderId ?? '';
     byFolder.set(id, [...(byFolder.get(id) ?? []), entry]);
   }
   for (const [id, entries] of byFolder) {
-    const signature = runFolderSignature(id === '' ? runs.root : path.join(runs.root, RUNS_DIR, id));
-    const indexed = index.get(id, signature);
+    const look = runFolderLook(id === '' ? runs.root : path.join(runs.root, RUNS_DIR, id));
+    const indexed = index.get(id, look.signature);
     const summaries = indexed && indexed.length === entries.length ? fromIndex(entries, indexed) : null;
     if (summaries) {
       listings.push(...summaries.filter((listing) => !listing.archived || options.archived !== false));
@@ -60,7 +60,7 @@ export async function listFolderRuns(runs: RunsFolder, options: ListOptions = {}
       read.push({ archivedJournal: entry.archived ? path.basename(entry.location) : null, summary });
       if (!entry.archived || options.archived !== false) listings.push(listing);
     }
-    index.set(id, signature, read);
+    index.set(id, keptSignature(look), read);
   }
   index.keepOnly(new Set(byFolder.keys()));
   index.readWhole(runsDir?.trusted ? runsDir.stamp : null, rootSignature);

@@ -90,20 +90,29 @@ export function hasEnded(folder: IndexedFolder): boolean {
 /**
  * What changes when one of a run folder's summaries may: its journal (a record, a new journal
  * moved in), its control inbox (a pause asked or taken back) and its archive (a run moved aside).
- * One of them changed within RACY_MS of now makes a signature that no later look gives again:
- * a change in the same tick of the file system's clock (the commit mark rewritten in place
- * after its record) may leave all three as they are, so what was read now is read again next time.
  */
-export function runFolderSignature(dir: string, now = Date.now()): string {
+export function runFolderSignature(dir: string): string {
+  return runFolderLook(dir).signature;
+}
+
+/**
+ * The signature, and whether one of its times is within RACY_MS of now: a change in the same
+ * tick of the file system's clock (the commit mark rewritten in place after its record) may
+ * leave all three as they are, so what was read then is not kept under it (keptSignature).
+ */
+export function runFolderLook(dir: string, now = Date.now()): { signature: string; recent: boolean } {
   const journal = fs.statSync(path.join(dir, JOURNAL_FILE), { throwIfNoEntry: false });
   const control = fs.statSync(path.join(dir, CONTROL_DIR), { throwIfNoEntry: false });
   const archive = fs.statSync(path.join(dir, ARCHIVE_DIR), { throwIfNoEntry: false });
   const signature = `${journal ? `${journal.ino}:${journal.size}:${journal.mtimeMs}` : '-'}|${control?.mtimeMs ?? '-'}|${archive?.mtimeMs ?? '-'}`;
   const newest = Math.max(journal?.mtimeMs ?? 0, control?.mtimeMs ?? 0, archive?.mtimeMs ?? 0);
-  return now - newest > RACY_MS ? signature : `recent:${process.pid}:${now}:${++recentLooks}|${signature}`;
+  return { signature, recent: now - newest <= RACY_MS };
 }
 
-let recentLooks = 0;
+/** The signature an index keeps what was read under: a recent one kept so that no later look matches it, and the folder is read again. */
+export function keptSignature(look: { signature: string; recent: boolean }): string {
+  return look.recent ? `recent|${look.signature}` : look.signature;
+}
 
 export class RunsIndex {
   private changed = false;
