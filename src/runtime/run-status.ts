@@ -11,7 +11,7 @@ import { waitingCallsOf } from '../awaits/waiting-calls.ts';
 import { foldJournal } from '../store/journal/fold-journal.ts';
 import { type ForkNote, readForkNotes } from '../fork/fork-notes.ts';
 import type { CalledBy, ForkOrigin, JournalRecord, ReconcileNote, RecordEvent, RecordNote } from '../store/journal/journal-record.ts';
-import { type ChildRun, childRunsOf } from './run-tree.ts';
+import { type ChildRun, callIdsOf, childRunsOf } from './run-tree.ts';
 import type { PointName } from '../store/journal/record-points.ts';
 import { pointOf } from '../store/journal/record-points.ts';
 import type { RecoveredTornTail, RunStore } from '../store/store.ts';
@@ -154,7 +154,7 @@ export async function readRunStatus(store: RunStore): Promise<RunStatus> {
   });
   const last = loaded.records[loaded.records.length - 1]!;
   const open = new Set(openCalls(view.context).map((call) => call.id));
-  const children = await childRunsOf(store, loaded.header.runId);
+  const children = await childRunsOf(store, loaded.header.runId, 0, callIdsOf(loaded));
   return {
     runId: loaded.header.runId,
     location: store.location,
@@ -236,7 +236,7 @@ export async function readRunHistory(store: RunStore): Promise<HistoryStep[]> {
   const steps: HistoryStep[] = [];
   const forkedFrom = loaded.header.forkedFrom ?? null;
   const forks = forksOf(store, loaded.header.runId);
-  const childByCall = new Map((await childRunsOf(store, loaded.header.runId)).map((child) => [child.toolUseId, child]));
+  const childByCall = new Map((await childRunsOf(store, loaded.header.runId, 0, callIdsOf(loaded))).map((child) => [child.toolUseId, child]));
   const trail = new DecisionTrail();
   foldJournal(store.location, loaded, (view, stored) => {
     const { record } = stored;

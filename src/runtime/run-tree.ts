@@ -2,11 +2,16 @@
  * The tree of runs a run's sub-agent calls started: each child run is kept in the folder of runs
  * its parent is in, under an id derived from the parent's id and the call's (childRunIdOf), with
  * the parent and the call in its header (calledBy). Found by the folder's names, confirmed by the
- * header: a stat per run of the folder and a read per child, nothing kept anywhere else.
+ * header: a stat per run of the folder and a read per child, nothing kept anywhere else. A reader
+ * that holds the parent's whole journal names the children by its calls instead (every child's
+ * call is in a record of the parent's before the child starts): a look at each call's child
+ * folder, however many runs the folder holds.
  */
 import { createHash } from 'node:crypto';
 import type { AgentStateName, Budget, TokenUsage } from '../../machines/agent-loop.types.ts';
-import { runsFolderOf } from '../store/open-store.ts';
+import fs from 'node:fs';
+import path from 'node:path';
+import { JOURNAL_FILE, RUNS_DIR, runsFolderOf } from '../store/open-store.ts';
 import { foldJournal } from '../store/journal/fold-journal.ts';
 import type { LoadedRun, RunStore } from '../store/store.ts';
 
@@ -53,15 +58,22 @@ export interface ChildRun {
 /**
  * The runs the run in `store` started by its calls (and theirs), in the order of their calls'
  * ids: found beside it in its folder of runs, or, for a store that knows the runs its run waits
- * for (a fleet's queued children), those; [] for any other store.
+ * for (a fleet's queued children), those; [] for any other store. With `calls` (the ids of every
+ * call of the run's whole journal: callIdsOf), a folder's children are looked for under the names
+ * those calls give them, not among all the folder's names.
  */
-export async function childRunsOf(store: RunStore, runId: string, depth = 0): Promise<ChildRun[]> {
+export async function childRunsOf(store: RunStore, runId: string, depth = 0, calls?: ReadonlySet<string>): Promise<ChildRun[]> {
   if (depth >= MAX_DEPTH) return [];
   const children: ChildRun[] = [];
-  for (const candidate of await candidatesOf(store, runId)) {
+  for (const candidate of await candidatesOf(store, runId, calls)) {
     let loaded;
+    let grandchildCalls: ReadonlySet<string> | undefined;
     try {
-      loaded = await candidate.read();
+      if (calls) {
+        // The whole journal, for its calls: its own children are named by them in turn.
+        loaded = await candidate.store.load();
+        grandchildCalls = callIdsOf(loaded);
+      } else loaded = await candidate.read();
     } catch {
       // A child whose journal cannot be read (or is not made yet) is its own run's problem: status of that run says so.
       continue;
@@ -79,15 +91,31 @@ export async function childRunsOf(store: RunStore, runId: string, depth = 0): Pr
       budget: view.context.budget ?? null,
       costUsd: typeof view.context.costUsd === 'number' ? view.context.costUsd : null,
       store: candidate.store,
-      children: await childRunsOf(candidate.store, loaded.header.runId, depth + 1),
+      children: await childRunsOf(candidate.store, loaded.header.runId, depth + 1, grandchildCalls),
     });
   }
   return children.sort((a, b) => (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0));
 }
 
+/** The id of every call in the journal's records: a child run can only have been started by one of them. */
+export function callIdsOf(loaded: LoadedRun): Set<string> {
+  const ids = new Set<string>();
+  for (const { record } of loaded.records) for (const call of record.pending ?? []) ids.add(call.id);
+  return ids;
+}
+
 /** The runs that may be the run's children: those named for it in its folder, or those its store says it waits for. */
-async function candidatesOf(store: RunStore, runId: string): Promise<Array<{ store: RunStore; read: () => Promise<LoadedRun> }>> {
+async function candidatesOf(store: RunStore, runId: string, calls?: ReadonlySet<string>): Promise<Array<{ store: RunStore; read: () => Promise<LoadedRun> }>> {
   const folder = runsFolderOf(store);
+  if (folder && calls) {
+    const ids = new Set([...calls].map((call) => childRunIdOf(runId, call)));
+    return [...ids]
+      .filter((id) => fs.existsSync(path.join(folder.root, RUNS_DIR, id, JOURNAL_FILE)))
+      .map((id) => {
+        const child = folder.store(id);
+        return { store: child, read: () => child.load({ fromLastSnapshot: true }) };
+      });
+  }
   if (folder) {
     const prefix = childPrefixOf(runId);
     return folder

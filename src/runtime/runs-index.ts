@@ -11,12 +11,22 @@
  * index: a reader sees the old index or the new one, never a part, whichever process wrote last
  * and wherever a kill fell. An index that is missing, damaged or of another version is no index:
  * every journal is read, and the index written again from them.
+ *
+ * Its head, first in the file and read alone (RunsIndex.head), holds what a question about the
+ * runs that have not ended needs (`list --state waiting`): those runs' folders, how many runs
+ * that ended each run has as children, and the time of the folder of runs (ROOT/runs) when the
+ * whole folder was last read. While that time stays, no run was added or removed, and no run that
+ * had ended was written to again (a writer moves it when it does: store/runs-changed.ts): the
+ * ended runs are as the index has them, and only the others are looked at. A time taken within
+ * RACY_MS of the look is never trusted: a change in the same tick of the file system's clock
+ * would leave it as it was.
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { STATE_DIR } from '../store/state-folder-of.ts';
-import { CONTROL_DIR, JOURNAL_FILE } from '../store/open-store.ts';
+import { CONTROL_DIR, JOURNAL_FILE, RUNS_DIR } from '../store/open-store.ts';
+import { FINAL_STATES } from '../../machines/agent-loop.types.ts';
 import type { RunSummary } from './run-summary.ts';
 
 export const RUNS_INDEX_FILE = 'runs-index.json';
@@ -24,6 +34,12 @@ export const ARCHIVE_DIR = 'archive';
 const VERSION = 1;
 /** A temp file left by a writer killed before its rename is removed by a later writer once it is this old. */
 const STALE_TEMP_MS = 60_000;
+/** A folder's time this close to the look that read it may be shared by a change right after: not trusted (the coarsest clock of a file system in use, FAT's, ticks every 2 s). */
+export const RACY_MS = 2000;
+/** The file begins so, the head's length in a fixed width: the head is read without the rest. */
+const HEAD_PREFIX = `{"version":${VERSION},"headBytes":"`;
+const HEAD_DIGITS = 10;
+const HEAD_START = `","head":`;
 
 /** A run of a folder as the index keeps it: its summary but where it lives, which the reader knows. */
 export interface IndexedRun {
@@ -32,9 +48,43 @@ export interface IndexedRun {
   summary: Omit<RunSummary, 'location'>;
 }
 
-interface IndexedFolder {
+export interface IndexedFolder {
   signature: string;
   runs: IndexedRun[];
+}
+
+/** The folder of runs (ROOT/runs) as a stat saw it: its inode and time. */
+export interface FolderStamp {
+  ino: number;
+  mtimeMs: number;
+}
+
+/** What the index knew of the whole folder when it last read it whole; null when it has not (or it was too recent to trust). */
+export interface WholeFolder {
+  /** ROOT/runs then. */
+  runsDir: FolderStamp;
+  /** The signature of the state folder's own run folder (ROOT) then. */
+  rootSignature: string;
+}
+
+/** The head of the index: the whole folder's stamp, the folders whose runs have not all ended, and the children counted among those that have. */
+export interface RunsIndexHead {
+  whole: WholeFolder | null;
+  live: Record<string, IndexedFolder>;
+  /** For each run id, how many current runs of the ended folders name it as the run that called them. */
+  endedChildren: Record<string, number>;
+}
+
+/** ROOT/runs now, and whether its time is far enough behind the clock to be trusted; null when there is none. */
+export function runsFolderStamp(stateFolder: string, now = Date.now()): { stamp: FolderStamp; trusted: boolean } | null {
+  const stat = fs.statSync(path.join(stateFolder, RUNS_DIR), { throwIfNoEntry: false });
+  if (!stat?.isDirectory()) return null;
+  return { stamp: { ino: stat.ino, mtimeMs: stat.mtimeMs }, trusted: now - stat.mtimeMs > RACY_MS };
+}
+
+/** A folder all of whose runs, current and archived, have ended, each read without a problem: it changes only by a writer that marks it. */
+export function hasEnded(folder: IndexedFolder): boolean {
+  return folder.runs.length > 0 && folder.runs.every((run) => run.summary.problem === null && run.summary.state !== null && FINAL_STATES.includes(run.summary.state));
 }
 
 /**
@@ -42,10 +92,26 @@ interface IndexedFolder {
  * moved in), its control inbox (a pause asked or taken back) and its archive (a run moved aside).
  */
 export function runFolderSignature(dir: string): string {
+  return runFolderLook(dir).signature;
+}
+
+/**
+ * The signature, and whether one of its times is within RACY_MS of now: a change in the same
+ * tick of the file system's clock (the commit mark rewritten in place after its record) may
+ * leave all three as they are, so what was read then is not kept under it (keptSignature).
+ */
+export function runFolderLook(dir: string, now = Date.now()): { signature: string; recent: boolean } {
   const journal = fs.statSync(path.join(dir, JOURNAL_FILE), { throwIfNoEntry: false });
   const control = fs.statSync(path.join(dir, CONTROL_DIR), { throwIfNoEntry: false });
   const archive = fs.statSync(path.join(dir, ARCHIVE_DIR), { throwIfNoEntry: false });
-  return `${journal ? `${journal.ino}:${journal.size}:${journal.mtimeMs}` : '-'}|${control?.mtimeMs ?? '-'}|${archive?.mtimeMs ?? '-'}`;
+  const signature = `${journal ? `${journal.ino}:${journal.size}:${journal.mtimeMs}` : '-'}|${control?.mtimeMs ?? '-'}|${archive?.mtimeMs ?? '-'}`;
+  const newest = Math.max(journal?.mtimeMs ?? 0, control?.mtimeMs ?? 0, archive?.mtimeMs ?? 0);
+  return { signature, recent: now - newest <= RACY_MS };
+}
+
+/** The signature an index keeps what was read under: a recent one kept so that no later look matches it, and the folder is read again. */
+export function keptSignature(look: { signature: string; recent: boolean }): string {
+  return look.recent ? `recent|${look.signature}` : look.signature;
 }
 
 export class RunsIndex {
@@ -57,23 +123,57 @@ export class RunsIndex {
     private readonly folders: Map<string, IndexedFolder>,
     /** An index file was there: it is kept up to date wherever it is. */
     private readonly existed: boolean,
+    private whole: WholeFolder | null,
   ) {}
+
+  /**
+   * The head alone, read without the rest of the file (its length is written first); null when
+   * there is no index, or it has no head or one that cannot be read.
+   */
+  static head(stateFolder: string): RunsIndexHead | null {
+    let fd: number;
+    try {
+      fd = fs.openSync(path.join(stateFolder, RUNS_INDEX_FILE), 'r');
+    } catch {
+      return null;
+    }
+    try {
+      const start = HEAD_PREFIX.length + HEAD_DIGITS + HEAD_START.length;
+      const prefix = Buffer.alloc(start);
+      if (fs.readSync(fd, prefix, 0, start, 0) !== start) return null;
+      const text = prefix.toString('latin1');
+      const digits = text.slice(HEAD_PREFIX.length, HEAD_PREFIX.length + HEAD_DIGITS);
+      if (!text.startsWith(HEAD_PREFIX) || !text.endsWith(HEAD_START) || !/^\d+$/.test(digits)) return null;
+      const length = Number(digits);
+      const bytes = Buffer.alloc(length);
+      if (fs.readSync(fd, bytes, 0, length, start) !== length) return null;
+      const head = JSON.parse(bytes.toString('utf8')) as RunsIndexHead;
+      if (typeof head !== 'object' || head === null || typeof head.live !== 'object' || typeof head.endedChildren !== 'object') return null;
+      return head;
+    } catch {
+      return null;
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
 
   /** The index as the file holds it; empty when there is none, or it cannot be read as one. */
   static load(stateFolder: string): RunsIndex {
     const folders = new Map<string, IndexedFolder>();
     const existed = fs.existsSync(path.join(stateFolder, RUNS_INDEX_FILE));
+    let whole: WholeFolder | null = null;
     try {
-      const data = JSON.parse(fs.readFileSync(path.join(stateFolder, RUNS_INDEX_FILE), 'utf8')) as { version?: unknown; folders?: unknown };
+      const data = JSON.parse(fs.readFileSync(path.join(stateFolder, RUNS_INDEX_FILE), 'utf8')) as { version?: unknown; folders?: unknown; head?: Partial<RunsIndexHead> };
       if (data.version === VERSION && typeof data.folders === 'object' && data.folders !== null) {
         for (const [id, folder] of Object.entries(data.folders as Record<string, IndexedFolder>)) {
           if (typeof folder?.signature === 'string' && Array.isArray(folder.runs)) folders.set(id, folder);
         }
+        whole = data.head?.whole ?? null;
       }
     } catch {
       // Missing or damaged: no index. The journals are read, and the index written again from them.
     }
-    return new RunsIndex(stateFolder, folders, existed);
+    return new RunsIndex(stateFolder, folders, existed, whole);
   }
 
   /** A run folder's runs ('' for the state folder's own), if its signature is still the one they were read under. */
@@ -98,6 +198,17 @@ export class RunsIndex {
     if (this.folders.delete(folderId)) this.changed = true;
   }
 
+  /**
+   * The whole folder was just read, every folder checked, after ROOT/runs was seen as `runsDir`
+   * (null: not there, or too recent to trust) and ROOT as `rootSignature`.
+   */
+  readWhole(runsDir: FolderStamp | null, rootSignature: string): void {
+    const whole = runsDir ? { runsDir, rootSignature } : null;
+    if (JSON.stringify(whole) === JSON.stringify(this.whole)) return;
+    this.whole = whole;
+    this.changed = true;
+  }
+
   /** Drops the folders not among these (runs removed). */
   keepOnly(folderIds: ReadonlySet<string>): void {
     for (const id of [...this.folders.keys()]) if (!folderIds.has(id)) this.forget(id);
@@ -117,7 +228,7 @@ export class RunsIndex {
     try {
       const fd = fs.openSync(temp, 'w', 0o600);
       try {
-        fs.writeSync(fd, JSON.stringify({ version: VERSION, folders: Object.fromEntries(this.folders) }));
+        fs.writeSync(fd, this.text());
         fs.fsyncSync(fd);
       } finally {
         fs.closeSync(fd);
@@ -128,6 +239,26 @@ export class RunsIndex {
       fs.rmSync(temp, { force: true });
     }
     this.removeStaleTemps();
+  }
+
+  /** The file: the head first, its length in a fixed width before it, then every folder (the head's too, for a reader of the whole). */
+  private text(): string {
+    const live: Record<string, IndexedFolder> = {};
+    const endedChildren: Record<string, number> = {};
+    for (const [id, folder] of this.folders) {
+      // The state folder's own run is looked at every time: no writer marks it.
+      if (id === '' || !hasEnded(folder)) {
+        live[id] = folder;
+        continue;
+      }
+      for (const { archivedJournal, summary } of folder.runs) {
+        if (archivedJournal === null && summary.calledBy) endedChildren[summary.calledBy.runId] = (endedChildren[summary.calledBy.runId] ?? 0) + 1;
+      }
+    }
+    const head: RunsIndexHead = { whole: this.whole, live, endedChildren };
+    const headText = JSON.stringify(head);
+    const length = String(Buffer.byteLength(headText)).padStart(HEAD_DIGITS, '0');
+    return `${HEAD_PREFIX}${length}${HEAD_START}${headText},"folders":${JSON.stringify(Object.fromEntries(this.folders))}}`;
   }
 
   private removeStaleTemps(): void {

@@ -11,12 +11,13 @@ import path from 'node:path';
 import { type FileStore, type FileStoreOptions, JOURNAL_FILE, RunFolderStore } from './file-store.ts';
 import { readJournal } from './journal/journal-reader.ts';
 import { checkRunId } from './run-id.ts';
+import { RUNS_DIR } from './runs-changed.ts';
 import { stateFolderOf } from './state-folder-of.ts';
 import type { LoadedRun, RunsFolder, StoredRunEntry } from './store.ts';
 
 export type { StoredRunEntry } from './store.ts';
 
-export const RUNS_DIR = 'runs';
+export { RUNS_DIR } from './runs-changed.ts';
 const ARCHIVED_JOURNAL = /^journal-.*\.jsonl$/;
 
 /**
@@ -56,6 +57,10 @@ export class FileRuns implements RunsFolder {
       if (fs.statSync(path.join(byId, name), { throwIfNoEntry: false })?.isDirectory()) entries.push(...runFolderEntries(path.join(byId, name), name));
     }
     return entries;
+  }
+
+  folderEntries(folderId: string | null): StoredRunEntry[] {
+    return runFolderEntries(folderId === null ? this.root : path.join(this.root, RUNS_DIR, checkRunId(folderId)), folderId);
   }
 }
 

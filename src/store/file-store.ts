@@ -36,6 +36,8 @@ import { RunSealing } from './run-sealing.ts';
 import type { ValueSealer } from '../seal/value-codec.ts';
 import type { InboxContent } from './inbox/inbox-content.ts';
 import { archiveRunKeyFile, runKeyFilePlace } from './run-key-file.ts';
+import { markRunsChanged } from './runs-changed.ts';
+import { FINAL_STATES } from '../../machines/agent-loop.types.ts';
 
 export interface FileStoreOptions {
   /** The id of the run this folder holds (FileRuns opens a run's folder by its id): see RunStore.runId. */
@@ -82,6 +84,9 @@ interface Flush {
   last: JournalRecord;
   /** The flush's last line, which the next snapshot follows. */
   lastLine: LastLine;
+  /** It follows a record that ended the run: the folder's mark is made again once it is on disk. */
+  reopened: boolean;
+  endsFinal: boolean;
 }
 
 /**
@@ -105,6 +110,8 @@ interface AppendPosition {
    * durable, so a power loss in between cannot leave a mark counting records the disk lost.
    */
   written: CommitMark;
+  /** The last record on disk leaves the run ended: the next append takes it out of its end (markRunsChanged). */
+  endsFinal: boolean;
 }
 
 /**
@@ -268,7 +275,8 @@ export class FileStore implements FolderRunStore {
       this.close();
       // The records read may start at a snapshot: the count is the last one's number + 1.
       const mark = { records: journal.records[journal.records.length - 1]!.record.seq + 1, bytes: journal.goodLength };
-      this.position = { fd: openRegularFile(this.journalPath, 'the journal', { write: true }), markOffset: journal.markOffset, written: mark };
+      const endsFinal = FINAL_STATES.includes(journal.records[journal.records.length - 1]!.record.state);
+      this.position = { fd: openRegularFile(this.journalPath, 'the journal', { write: true }), markOffset: journal.markOffset, written: mark, endsFinal };
       this.syncFailure = null;
       if (journal.cutEnd || journal.mark.records !== mark.records) this.rewriteEnd(mark);
     }
@@ -331,6 +339,8 @@ export class FileStore implements FolderRunStore {
       } finally {
         fs.closeSync(fd);
       }
+      // A new journal in a folder whose run had ended (archived, or removed by hand) is a run an index saw end no more.
+      markRunsChanged(this.dir);
       fs.linkSync(tmp, this.journalPath); // fails with EEXIST rather than replace a journal
       fs.unlinkSync(tmp);
       fsyncDir(this.dir);
@@ -339,7 +349,7 @@ export class FileStore implements FolderRunStore {
       throw new StoreWriteError(this.journalPath, forked ? 'the forked run' : 'the new run', error);
     }
     this.close();
-    this.position = { fd: null, markOffset, written: mark };
+    this.position = { fd: null, markOffset, written: mark, endsFinal: FINAL_STATES.includes(records[records.length - 1]!.state) };
     const last = records.length - 1;
     this.lastLine = { seq: records[last]!.seq, crc: lines[last]!.toString('latin1', 0, CHECKSUM_HEX_DIGITS), differs: records[last] !== given[last] };
     return { bytes: body.length, syncMs };
@@ -407,6 +417,10 @@ export class FileStore implements FolderRunStore {
     if (!position) throw new Error('FileStore.append before create() or load({ repair: true })');
     if (this.syncFailure) throw this.syncFailure;
     this.held?.assertHeld();
+    // Marked before the write (a kill after it leaves the mark) and again after it (a reader that
+    // looked between the two saw the run ended, and the second mark tells it that is past).
+    const reopened = position.endsFinal;
+    if (reopened) markRunsChanged(this.dir);
     // Every line of the flush is framed into one buffer, written before anything else is framed.
     const framer = this.framer;
     framer.reset();
@@ -452,7 +466,9 @@ export class FileStore implements FolderRunStore {
         const mark = this.markFramer.frame(next);
         writeAll(position.fd, mark, mark.length, position.markOffset);
       }
-      return { position, fd: position.fd, next, bytesEach, sync, last: failed, lastLine: lastLine! };
+      const lastUnit = units[units.length - 1]!.records;
+      const endsFinal = FINAL_STATES.includes(lastUnit[lastUnit.length - 1]!.state);
+      return { position, fd: position.fd, next, bytesEach, sync, last: failed, lastLine: lastLine!, reopened, endsFinal };
     } catch (error) {
       throw this.writeFailed(position, failed, error);
     } finally {
@@ -463,6 +479,8 @@ export class FileStore implements FolderRunStore {
   /** The flush is on disk (and durable, if it synced): the next append follows it. */
   private committed(flush: Flush, syncMs: number | undefined): AppendReceipt[] {
     flush.position.written = flush.next;
+    flush.position.endsFinal = flush.endsFinal;
+    if (flush.reopened) markRunsChanged(this.dir);
     this.lastLine = flush.lastLine;
     return flush.bytesEach.map((each) => {
       let bytes = 0;

@@ -297,4 +297,6 @@ export interface RunsFolder {
    * the runs by id whose id starts so (a run's children), found by their names alone.
    */
   entries(only?: { idPrefix: string }): StoredRunEntry[];
+  /** The runs of one run folder alone (null: the state folder's own), current and archived; a folder of runs that has run folders. */
+  folderEntries?(folderId: string | null): StoredRunEntry[];
 }
