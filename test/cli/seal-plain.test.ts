@@ -13,6 +13,7 @@ import { SEAL_IN_POINTS } from '../../src/store/seal-plain-runs.ts';
 import { EXIT_CODE_OF_KIND } from '../../src/util/durable-agent-error.ts';
 import { type CliRun, runCliAsync, startCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { folderText } from '../helpers/folder-text.ts';
 
 const newKey = () => randomBytes(32).toString('base64');
 const K1 = `k1:${newKey()}`;
@@ -27,18 +28,9 @@ function cli(args: string[], cwd: string, env: Record<string, string | undefined
   return runCliAsync(args, { cwd, env: { DURABLE_AGENT_KEYS: undefined, DURABLE_AGENT_KEY_FILE: undefined, ...env } });
 }
 
-/** Every file under the state folder, read as text. */
+/** Every file under the state folder: its name and its bytes, read as text. */
 function stateText(dir: string): string {
-  const texts: string[] = [];
-  const walk = (at: string) => {
-    for (const entry of fs.readdirSync(at, { withFileTypes: true })) {
-      const file = path.join(at, entry.name);
-      if (entry.isDirectory()) walk(file);
-      else texts.push(fs.readFileSync(file, 'latin1'));
-    }
-  };
-  walk(path.join(dir, '.durable-agent'));
-  return texts.join('\n');
+  return folderText(path.join(dir, '.durable-agent'));
 }
 
 const journalOf = (dir: string, run: string | null) => path.join(dir, '.durable-agent', ...(run === null ? [] : ['runs', run]), 'journal.jsonl');

@@ -22,6 +22,7 @@ import { readJournal } from '../../src/store/journal/journal-reader.ts';
 import { sealPlainRuns } from '../../src/store/seal-plain-runs.ts';
 import { defineTool } from '../../src/tools/tool.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { folderText } from '../helpers/folder-text.ts';
 
 const SECRET = 'PASSPORT OF ANA ORTEGA, NUMBER X4471';
 const PICTURE = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from(`${SECRET} `.repeat(110), 'latin1')]);
@@ -50,18 +51,6 @@ const script = () => [
   endTurnReply('Scanned.'),
 ];
 
-function folderText(dir: string): string {
-  const texts: string[] = [];
-  const walk = (at: string) => {
-    for (const entry of fs.readdirSync(at, { withFileTypes: true })) {
-      const file = path.join(at, entry.name);
-      if (entry.isDirectory()) walk(file);
-      else texts.push(entry.name, fs.readFileSync(file, 'latin1'));
-    }
-  };
-  walk(dir);
-  return texts.join('\n');
-}
 
 function readFile(journal: string, fromLastSnapshot: boolean) {
   const fd = fs.openSync(journal, 'r');
