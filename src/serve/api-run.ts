@@ -9,6 +9,7 @@ import type { ApiRun } from '../client/api-types.ts';
 import type { RunSummary } from '../runtime/run-summary.ts';
 import { foldJournal } from '../store/journal/fold-journal.ts';
 import type { RunStore } from '../store/store.ts';
+import { contentWords } from '../words/sealed-words.ts';
 
 export interface RunEnding {
   result: string | null;
@@ -24,7 +25,8 @@ export function apiRunOf(summary: RunSummary, ending: RunEnding = NO_ENDING): Ap
     source: summary.source,
     state: summary.state,
     category: summary.category,
-    task: summary.task,
+    // A sealed text read without the keys is never handed out as if it were the text.
+    task: contentWords(summary.task),
     turn: summary.turn,
     maxTurns: summary.maxTurns,
     tokens: summary.tokens,
@@ -35,7 +37,7 @@ export function apiRunOf(summary: RunSummary, ending: RunEnding = NO_ENDING): Ap
     agent: summary.agent ? { name: summary.agent.name, version: summary.agent.version } : null,
     pausedBy: summary.pausedBy,
     tenant: summary.tenant,
-    result: ending.result,
+    result: ending.result === null ? null : contentWords(ending.result),
     // An unreadable run's problem is why it cannot be read.
     problem: ending.problem ?? (summary.category === 'unreadable' ? summary.problem : null),
   };

@@ -5,6 +5,8 @@
  */
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { environmentKeys } from '../seal/environment-keys.ts';
+import type { KeysGiven } from '../seal/keys.ts';
 import { serve } from '@hono/node-server';
 import type { TokenCheck } from '../access/caller.ts';
 import { AnyTokenCheck, FileTokenCheck, namedTokenCheck } from '../access/token-checks.ts';
@@ -50,6 +52,12 @@ export interface ServerOptions {
   notice?: ((line: string) => void) | undefined;
   /** Default process.env: where the token and the keys to keep out of answers are read. */
   env?: NodeJS.ProcessEnv | undefined;
+  /**
+   * The master keys (or a function that reads them when first needed): the runs started here are
+   * sealed with them, and sealed runs read with them. Default: the environment's
+   * (DURABLE_AGENT_KEYS or DURABLE_AGENT_KEY_FILE); none there, runs are started plain.
+   */
+  keys?: KeysGiven | undefined;
 }
 
 export interface RunningServer {
@@ -71,18 +79,19 @@ export async function createServer(options: ServerOptions): Promise<RunningServe
   const given = [options.dir !== undefined, options.databaseUrl !== undefined || options.pool !== undefined].filter(Boolean).length;
   if (given !== 1) throw new ServePlaceError('give either a directory (dir, --dir) or a fleet (databaseUrl, --database-url), one of them');
   const notice = options.notice ?? (() => {});
+  const keys = options.keys ?? environmentKeys(env);
   const envToken = options.tokens ? undefined : env[API_TOKEN_ENV] || undefined;
   const tokens = options.tokens ?? tokenChecksOf(envToken, options.tokensFile, notice);
   let ownPool: Database | null = null;
   let place: RunPlace;
   let folder: FolderPlace | null = null;
   if (options.dir !== undefined) {
-    folder = new FolderPlace({ root: stateFolderOf(path.resolve(options.dir)), agents: options.agents ?? [], agentsModule: options.agentsModule ?? null, notice });
+    folder = new FolderPlace({ root: stateFolderOf(path.resolve(options.dir)), agents: options.agents ?? [], agentsModule: options.agentsModule ?? null, notice, keys });
     place = folder;
   } else {
     // Loaded here only: a server of a folder runs without pg installed.
     const pool = options.pool ?? (ownPool = await (await import('../store/pg/pool.ts')).openDatabase(options.databaseUrl!, 8));
-    place = new (await import('./fleet-place.ts')).FleetPlace(pool);
+    place = new (await import('./fleet-place.ts')).FleetPlace(pool, keys);
   }
   const secrets = [env.ANTHROPIC_API_KEY, env.ANTHROPIC_AUTH_TOKEN, envToken, envToken?.slice(envToken.indexOf(':') + 1), ...(options.secrets ?? [])].filter((value): value is string => Boolean(value));
   const app = serveApp({ place, tokens, corsOrigins: options.corsOrigins, secrets, heartbeatMs: options.heartbeatMs, version: packageVersion() });

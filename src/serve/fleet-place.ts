@@ -17,6 +17,7 @@ import { FLEET_POLL_MS } from './run-event-tail.ts';
 import { pageOf } from './run-pages.ts';
 import type { FoundRun, PageAsked, RunPlace, RunsPage, StartAsked } from './run-place.ts';
 import { ServeUnknownAgentError } from './serve-errors.ts';
+import type { KeysGiven } from '../seal/keys.ts';
 
 export class FleetPlace implements RunPlace {
   readonly source = 'fleet';
@@ -25,15 +26,19 @@ export class FleetPlace implements RunPlace {
   private texts: ChannelSignal | null = null;
   private readonly listeners = new Map<string, Set<(text: string) => void>>();
 
-  constructor(private readonly pool: Database) {
+  constructor(
+    private readonly pool: Database,
+    /** The master keys: runs started here are submitted sealed with them, and sealed tasks open with them. */
+    private readonly keys: KeysGiven = consoleKeys,
+  ) {
     this.sources = new RunSources([], pool);
   }
 
   async find(runId: string): Promise<FoundRun | null> {
     // A sealed task opens with the server's keys, as its list's rows do (the console's), else says the key it needs.
-    const [summary] = await listFleetRuns(this.pool, { id: runId }, consoleKeys);
+    const [summary] = await listFleetRuns(this.pool, { id: runId }, this.keys);
     if (!summary) return null;
-    const store = openDatabaseStore(this.pool, runId);
+    const store = openDatabaseStore(this.pool, runId, { keys: this.keys });
     // Queued and not yet taken up: no journal yet, nothing to decide or follow but its row.
     const started = summary.fleet.records > 0;
     const handle = started ? { key: [FLEET_KEY, runId].join(KEY_SEPARATOR), source: 'fleet' as const, store, archivedJournal: null, runDir: null, folder: null } : null;
@@ -46,7 +51,7 @@ export class FleetPlace implements RunPlace {
 
   async start(asked: StartAsked): Promise<{ created: boolean }> {
     try {
-      const submitted = await submitRun(this.pool, { agent: asked.agent, task: asked.task, runId: asked.runId, tenant: asked.tenant });
+      const submitted = await submitRun(this.pool, { agent: asked.agent, task: asked.task, runId: asked.runId, tenant: asked.tenant, keys: this.keys });
       return { created: submitted.created };
     } catch (error) {
       if (error instanceof UnknownAgentError) throw new ServeUnknownAgentError(asked.agent, null);

@@ -24,6 +24,7 @@ import { pageOf } from './run-pages.ts';
 import type { FoundRun, PageAsked, RunPlace, RunsPage, StartAsked } from './run-place.ts';
 import { ApiRequestError, ServeUnknownAgentError } from './serve-errors.ts';
 import { FOLDER_POLL_MS } from './run-event-tail.ts';
+import type { KeysGiven } from '../seal/keys.ts';
 
 /** How long close() waits for the runs driven here to stop at a step. */
 const CLOSE_WAIT_MS = 10_000;
@@ -39,6 +40,8 @@ export interface FolderPlaceOptions {
   agentsModule: string | null;
   /** A line for serve's output: a run taken up, a run that stopped with an error. */
   notice: (line: string) => void;
+  /** The master keys: the runs started here are sealed with them, and sealed runs read with them. */
+  keys?: KeysGiven | undefined;
 }
 
 export class FolderPlace implements RunPlace {
@@ -57,7 +60,7 @@ export class FolderPlace implements RunPlace {
   private readonly listeners = new Map<string, Set<(text: string) => void>>();
 
   constructor(private readonly options: FolderPlaceOptions) {
-    this.runs = openRunsFolder(options.root);
+    this.runs = openRunsFolder(options.root, options.keys ? { keys: options.keys } : undefined);
     this.sources = new RunSources([options.root], null);
   }
 

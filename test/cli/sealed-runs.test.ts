@@ -60,6 +60,10 @@ describe('a run started with a key', () => {
     expect(list.stdout).toContain(header.runId);
     expect(list.stdout).toContain('awaitingDecision');
     expect(list.stdout).toContain('(sealed)');
+    const listed = await cli(['list', '--json'], dir);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).not.toContain('sealed:1:');
+    expect(JSON.parse(listed.stdout)[0].task).toMatch(/^\(sealed with the run key rk-[0-9a-f]+: give the master key to read it\)$/);
 
     const unkeyed = await cli(['history', '--transcript'], dir);
     expect(unkeyed.code).toBe(REFUSED);

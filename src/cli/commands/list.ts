@@ -7,7 +7,7 @@ import { runsFolderOfDir } from '../run-store.ts';
 import { formatAgo, tableLines } from '../../words/format.ts';
 import { treeOrder } from '../../words/tree-lines.ts';
 import { withTenants } from '../../words/tenant-column.ts';
-import { contentCell } from '../../words/sealed-words.ts';
+import { contentCell, contentWords } from '../../words/sealed-words.ts';
 
 const TASK_WIDTH = 40;
 
@@ -15,7 +15,8 @@ export async function listCommand(args: ListArgs, writers: Writers, now = Date.n
   const folder = runsFolderOfDir(args.dir);
   const runs = await listRuns(folder, { states: args.states ?? undefined, limit: args.limit ?? undefined, after: args.after ?? undefined, tenant: args.tenant ?? undefined });
   if (args.json) {
-    writers.out(JSON.stringify(runs, null, 2));
+    // A task read sealed (no keys) says what it needs, as the fleet's and the API's do, never its sealed text.
+    writers.out(JSON.stringify(runs.map((run) => (contentWords(run.task) === run.task ? run : { ...run, task: contentWords(run.task) })), null, 2));
     return EXIT.done;
   }
   // A sub-agent's run under the run that called it, indented; newest first otherwise.
