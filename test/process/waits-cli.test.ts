@@ -104,15 +104,18 @@ describe('a wait survives kill -9', () => {
 
   it('a resume after the deadline goes on at once', async () => {
     const dir = tempDir();
-    await withModel({ seconds: 1 }, async ({ url, arrivals }) => {
+    await withModel({ seconds: 1 }, async ({ url, requests }) => {
       expectCode(await cli([...start, '--no-wait'], dir, url), 7);
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
-      const resumedAt = Date.now();
+      const since = (await waitingSince(dir))!;
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, since + 1_500 - Date.now())));
+      // Without --wait a run never waits for its time: a resume that did not find the deadline past would stop (exit 7).
       const resumed = await cli(resume, dir, url);
       expectCode(resumed, 0);
-      // At once: the time the process takes to start and ask, no wait of its own.
-      expect(arrivals[1]! - resumedAt).toBeLessThan(2_500);
+      expect(resumed.stdout).not.toContain('[waiting]');
       expect(resumed.stdout).toContain('[decided] toolu_w wait answered by clock: The wait is over (1 s)');
+      // Answered by the clock at the deadline its journal holds, not at the resume.
+      expect(await decisionsOf(dir)).toEqual([expect.objectContaining({ tool_use_id: 'toolu_w', by: 'clock', at: since + 1_000 })]);
+      expect(requests).toHaveLength(2);
     });
   }, 60_000);
 });
