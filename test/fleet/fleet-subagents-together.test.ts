@@ -164,6 +164,9 @@ describe.skipIf(!postgresAvailable())('a fleet parent and its children together'
     try {
       await submitRun(pool, { agent: editor, task: 'Write two notes.', runId: 'editor-1' });
       await vi.waitFor(() => expect(writing, `both children writing:\n${lines.join('\n')}`).toBe(2), { timeout: 30_000, interval: 50 });
+      // The worker that queued the children lets the parent go once its turn is written; on a busy
+      // machine the children may start writing before that release lands.
+      await vi.waitFor(async () => expect((await pool.query('SELECT lease_owner FROM da_runs WHERE id = $1', ['editor-1'])).rows[0].lease_owner).toBeNull(), { timeout: 30_000, interval: 20 });
       const parent = openRun({ store: new PgRunStore(pool, 'editor-1') });
       // No worker drives the parent while its children run: its pause is theirs.
       const paused = await parent.pause({ by: 'ops' });
