@@ -137,8 +137,10 @@ export class RunSealing {
   /**
    * A loaded run: a sealed one's key is opened with the keys given. Without them it stays sealed
    * for a reader and is refused to a writer (`forWriting`), which would append plain records.
+   * `keptWrap`: the wrap as the store already read it with the run (a fleet run's row brings
+   * it), so it costs no read of its own; absent, it is read from where the store keeps it.
    */
-  async prepareLoad(header: JournalHeader, forWriting: boolean): Promise<void> {
+  async prepareLoad(header: JournalHeader, forWriting: boolean, keptWrap?: () => WrappedRunKey | null): Promise<void> {
     this.#header = header;
     this.#sealed = header.sealed !== undefined;
     this.#refusal = null;
@@ -148,7 +150,7 @@ export class RunSealing {
     }
     if (this.#runKey?.runId === header.runId && this.#runKey.key.id === header.sealed) return;
     this.#runKey = null;
-    const wrapped = await this.place.read(header.runId);
+    const wrapped = keptWrap ? keptWrap() : await this.place.read(header.runId);
     if (wrapped === null) {
       this.#refusal = this.place.missing(header.runId, header.sealed!);
       if (forWriting) throw this.#refusal;

@@ -5,11 +5,13 @@
  * for a lost lease writes nothing and says so in that one statement. Counted here by wrapping
  * pg's Client#query (each call is one round trip: pg sends one statement and waits for it).
  */
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fleetDemoTools } from '../../src/fleet/fleet-demo-tools.ts';
 import { submitRuns } from '../../src/fleet/run-queue.ts';
 import { scriptedDemoModel, Worker } from '../../src/fleet/worker.ts';
+import { KeyRing } from '../../src/seal/keys.ts';
 import { JOURNAL_FORMAT, JOURNAL_VERSION } from '../../src/store/journal/journal-record.ts';
 import { claimNextRun, claimRun, type Lease, releaseLease, renewLease } from '../../src/store/pg/leases.ts';
 import { ensureDemoTables } from '../../src/store/pg/demo-tables.ts';
@@ -252,6 +254,27 @@ describe.skipIf(!postgresAvailable())('round trips per transition on PostgreSQL'
       const audit = await pool.query<{ idempotency_key: string }>('SELECT idempotency_key FROM demo_report_audit');
       expect(audit.rows.map((r) => r.idempotency_key)).toEqual(['reporting:toolu_1']);
       expect((await pool.query('SELECT 1 FROM demo_reports')).rowCount).toBe(1);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it("a sealed run's load reads its run key with its row: the row and the records, two statements as for a plain run", async () => {
+    const { pool } = await freshDatabase();
+    try {
+      const keys = KeyRing.of([{ id: 'trips', key: randomBytes(32) }]);
+      await pool.query('INSERT INTO da_runs (id, spec) VALUES ($1, $2)', ['sealed', JSON.stringify(SPEC)]);
+      const lease = (await claimRun(pool, 'sealed', 'worker-a', 60_000))!;
+      const writer = new PgRunStore(pool, 'sealed', { lease, keys });
+      await writer.create({ ...HEADER, runId: 'sealed' }, storeRecord(0));
+      await writer.append(storeRecord(1));
+      countRoundTrips();
+      const loaded = await new PgRunStore(pool, 'sealed', { keys }).load();
+      const statements = stopCounting();
+      expect(loaded.header.sealed).toMatch(/^rk-/);
+      expect(loaded.records.map((r) => r.record.seq)).toEqual([0, 1]);
+      expect(statements).toHaveLength(2);
+      expect(statements.filter((sql) => /^SELECT run_key FROM da_runs/.test(sql))).toEqual([]);
     } finally {
       await pool.end();
     }

@@ -64,7 +64,8 @@ export async function readPgRunKey(db: Database, fleetRun: string): Promise<Wrap
   return checkedWrap(rows[0]?.run_key ?? null, fleetRun);
 }
 
-function checkedWrap(wrapped: unknown, fleetRun: string): WrappedRunKey | null {
+/** The wrap in a run_key column as read with the run's row (load reads it with the header), or null. */
+export function checkedWrap(wrapped: unknown, fleetRun: string): WrappedRunKey | null {
   if (wrapped === null) return null;
   if (masterKeyIdOf(wrapped) === null) throw new SealedValueError('run key', fleetRun, null, `${runKeyColumnOf(fleetRun)} is not a wrapped run key this release reads`);
   return wrapped as WrappedRunKey;

@@ -28,7 +28,7 @@ import { momentNow, type WriteMoment, WriteNotes } from './write-notes.ts';
 import { inTransaction } from './transaction.ts';
 import type { KeysGiven } from '../../seal/keys.ts';
 import { RunSealing } from '../run-sealing.ts';
-import { openFleetSpec, pgRunKeyPlace } from './pg-run-keys.ts';
+import { checkedWrap, openFleetSpec, pgRunKeyPlace } from './pg-run-keys.ts';
 import { forkedSpec } from '../../seal/spec-content.ts';
 import { LeaseLostError } from './pg-errors.ts';
 
@@ -175,8 +175,9 @@ export class PgRunStore implements DatabaseRunStore {
    * crash leaves one missing: a missing record is refused, whatever `acceptLostRecord` says.
    */
   async load(options: LoadOptions = {}): Promise<LoadedRun> {
-    const run = await this.pool.query<{ header: JournalHeader | null; records: number; snapshot_seq: number; state: string }>(
-      'SELECT header, records, snapshot_seq, state FROM da_runs WHERE id = $1',
+    // The run key comes with the row: a sealed run's load costs no query of its own for it.
+    const run = await this.pool.query<{ header: JournalHeader | null; records: number; snapshot_seq: number; state: string; run_key: unknown }>(
+      'SELECT header, records, snapshot_seq, state, run_key FROM da_runs WHERE id = $1',
       [this.runId],
     );
     const row = run.rows[0];
@@ -186,7 +187,7 @@ export class PgRunStore implements DatabaseRunStore {
     if (!isReadableVersion(header.version)) throw new StoreVersionError(this.location, header.version, JOURNAL_VERSION);
     options.checkHeader?.(header);
     // A sealed run's key, before anything is read for writing: without it a writer is refused, nothing changed.
-    await this.sealing.prepareLoad(header, options.repair === true);
+    await this.sealing.prepareLoad(header, options.repair === true, () => checkedWrap(row.run_key ?? null, this.runId));
     const contentRefused = this.sealing.contentRefusal();
     const refusal = contentRefused ? { contentRefused } : {};
     // A run at rest in a final state: its last record alone, when it carries a final mark (else, a
