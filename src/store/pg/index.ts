@@ -14,5 +14,5 @@ export { claimNextRun, claimRun, releaseLease, renewLease } from './leases.ts';
 export { LeaseLostError, SchemaVersionError } from './pg-errors.ts';
 export type { Lease } from './leases.ts';
 // Sealed runs of a fleet: their run keys rewrapped under a new master key, or one run's deleted (crypto-shredding).
-export { readPgRunKeysOf, rotatePgRunKeys, rotatePgScheduleKeys, runKeyColumnOf, shredPgRun } from './pg-run-keys.ts';
+export { rotatePgRunKeys, rotatePgScheduleKeys, shredPgRun } from './pg-run-keys.ts';
 export type { PgRotationReport, PgScheduleRotationReport } from './pg-run-keys.ts';
