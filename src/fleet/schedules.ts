@@ -11,7 +11,7 @@ import { isAgentDefinition } from '../agent/agent-definition.ts';
 import { checkDecisionPolicy } from '../awaits/needs-decision.ts';
 import { type FleetLook, lookAtFleet } from '../store/pg/fleet-look.ts';
 import type { Database } from '../store/pg/pool.ts';
-import { databaseNow, deleteSchedule, fireSchedules, insertSchedule, nextDueTick, readSchedule, readSchedules, type ScheduleRow, setSchedulePaused } from '../store/pg/schedules.ts';
+import { databaseNow, deleteSchedule, type FiringTransaction, fireSchedules, insertSchedule, nextDueTick, readSchedule, readSchedules, type ScheduleRow, setSchedulePaused } from '../store/pg/schedules.ts';
 import { ScheduleNameTakenError, ScheduleNotFoundError, ScheduleRefusedError } from './schedule-errors.ts';
 import { agentRegistered } from './agent-registry.ts';
 import type { AgentRunSpec } from './run-queue.ts';
@@ -167,8 +167,21 @@ export interface FiredSchedules {
   leftSealed: Array<{ schedule: string; masterKey: string | null }>;
 }
 
-/** Schedules taken in one firing: the rest wait for the next one (a worker fires again at once while some were due). */
-const FIRED_AT_ONCE = 50;
+/**
+ * Schedules fired in one firing: the rest wait for the next one (a worker fires again at once
+ * while some were due). A sealed one whose key cannot be opened is passed over, not counted.
+ */
+export const FIRED_AT_ONCE = 50;
+
+export interface FireOptions {
+  /** The master keys the firing opens sealed schedules with. */
+  keys?: KeysGiven | undefined;
+  /**
+   * Sealed schedules not to take: those whose key this caller could not open lately (a worker
+   * keeps them apart a while, so a keys hook that cannot open them is not asked at every firing).
+   */
+  passed?: readonly string[] | undefined;
+}
 
 /**
  * Starts the runs of every tick due, once: what each worker of a fleet does between claims
@@ -177,63 +190,83 @@ const FIRED_AT_ONCE = 50;
  * read (an upgrade of the cron library that refuses it) stops ticking rather than stopping the
  * firing of the others.
  */
-export async function fireDueSchedules(pool: Database, looked?: FleetLook, options: { keys?: KeysGiven | undefined } = {}): Promise<FiredSchedules> {
+export async function fireDueSchedules(pool: Database, looked?: FleetLook, options: FireOptions = {}): Promise<FiredSchedules> {
   // Nothing due (the most common answer): one statement, no transaction.
   const look = looked ?? (await lookAtFleet(pool));
   if (!look.schedulesDue) return { started: [], skipped: 0, nextDueAt: look.nextTick, leftSealed: [] };
   const keys = await keysReader(options.keys)();
   // A ring opens the schedules sealed under its keys alone; a hook may open any (it says when it cannot).
   const sealedTaken = keys === null ? { any: false, masters: [] } : isKeyRing(keys) ? { any: false, masters: keys.keyIds } : { any: true, masters: [] };
-  const fired = await fireSchedules(pool, FIRED_AT_ONCE, sealedTaken, async (firing) => {
+  const fired = await fireSchedules(pool, sealedTaken, async (firing) => {
     const started: string[] = [];
     const leftSealed = firing.leftSealed.map((left) => ({ schedule: left.name, masterKey: left.master }));
     let skipped = 0;
-    for (const row of firing.due) {
-      let task = row.task;
-      if (row.task_key !== null) {
-        try {
-          task = await openScheduleTask(row.task, row.task_key, row.name, keys);
-        } catch (error) {
-          // Not moved on: its tick waits for a worker that can open it, as a sealed run waits for one.
-          if (!(error instanceof KeyNotGivenError || error instanceof KeyHookError || error instanceof SealedValueError)) throw error;
+    // Every schedule taken in this firing is passed over by its next take: each is taken once.
+    const passed = [...(options.passed ?? [])];
+    let firedHere = 0;
+    while (firedHere < FIRED_AT_ONCE) {
+      const rows = await firing.take(FIRED_AT_ONCE - firedHere, passed);
+      if (rows.length === 0) break;
+      for (const row of rows) {
+        passed.push(row.name);
+        const task = await taskToFire(row, keys);
+        if (task === null) {
+          // Not moved on: its tick waits for a worker that can open it, as a sealed run waits for
+          // one; nor counted, so schedules that cannot fire never keep those that can from firing.
           leftSealed.push({ schedule: row.name, masterKey: masterKeyIdOf(row.task_key) });
           continue;
         }
+        firedHere++;
+        const one = await fireSchedule(firing, row, task, keys);
+        started.push(...one.started);
+        skipped += one.skipped;
       }
-      const rule = { cron: row.cron, timezone: row.timezone, catchUp: row.catch_up, overlap: row.overlap };
-      let due: ReturnType<typeof dueTicks>;
-      try {
-        due = dueTicks(rule, row.next_tick_at!, firing.now);
-      } catch {
-        await firing.record({ name: row.name, nextTickAt: null, lastTickAt: null, lastRunId: null, started: 0, skipped: 0 });
-        continue;
-      }
-      let ticks = due.start;
-      let skippedHere = due.skipped;
-      if (!row.overlap && ticks.length > 0 && row.last_run_id !== null && (await firing.runAtRest(row.last_run_id)) === false) {
-        skippedHere += ticks.length;
-        ticks = [];
-      }
-      let lastRunId: string | null = null;
-      let startedHere = 0;
-      for (const tick of ticks) {
-        lastRunId = tickRunId(row.name, tick);
-        const spec = tickSpecOf(row, task, tick);
-        // Each run of a sealed schedule is sealed under a run key of its own, from its first row on.
-        const sealed = row.task_key !== null && keys !== null ? await sealSubmittedSpec(spec, lastRunId, keys) : null;
-        if (await firing.queueRun(lastRunId, sealed?.spec ?? spec, sealed?.wrapped ?? null)) {
-          started.push(lastRunId);
-          startedHere++;
-        }
-      }
-      skipped += skippedHere;
-      await firing.record({ name: row.name, nextTickAt: due.next, lastTickAt: ticks.at(-1) ?? null, lastRunId, started: startedHere, skipped: skippedHere });
     }
-    return { started, skipped, leftSealed, full: firing.due.length === FIRED_AT_ONCE };
+    return { started, skipped, leftSealed, full: firedHere === FIRED_AT_ONCE };
   });
   // A full firing left some due: the next one is due now.
   const nextDueAt = fired.full ? new Date(0) : await nextDueTick(pool);
   return { started: fired.started, skipped: fired.skipped, nextDueAt, leftSealed: fired.leftSealed };
+}
+
+/** A schedule's task to start its runs with: a sealed one opened with the keys, or null when they cannot open it. */
+async function taskToFire(row: ScheduleRow, keys: MasterKeys | null): Promise<string | null> {
+  if (row.task_key === null) return row.task;
+  try {
+    return await openScheduleTask(row.task, row.task_key, row.name, keys);
+  } catch (error) {
+    if (error instanceof KeyNotGivenError || error instanceof KeyHookError || error instanceof SealedValueError) return null;
+    throw error;
+  }
+}
+
+/** Queues the runs of a schedule's due ticks (or skips them) and moves its next tick on. */
+async function fireSchedule(firing: FiringTransaction, row: ScheduleRow, task: string, keys: MasterKeys | null): Promise<{ started: string[]; skipped: number }> {
+  const rule = { cron: row.cron, timezone: row.timezone, catchUp: row.catch_up, overlap: row.overlap };
+  let due: ReturnType<typeof dueTicks>;
+  try {
+    due = dueTicks(rule, row.next_tick_at!, firing.now);
+  } catch {
+    await firing.record({ name: row.name, nextTickAt: null, lastTickAt: null, lastRunId: null, started: 0, skipped: 0 });
+    return { started: [], skipped: 0 };
+  }
+  let ticks = due.start;
+  let skipped = due.skipped;
+  if (!row.overlap && ticks.length > 0 && row.last_run_id !== null && (await firing.runAtRest(row.last_run_id)) === false) {
+    skipped += ticks.length;
+    ticks = [];
+  }
+  let lastRunId: string | null = null;
+  const started: string[] = [];
+  for (const tick of ticks) {
+    lastRunId = tickRunId(row.name, tick);
+    const spec = tickSpecOf(row, task, tick);
+    // Each run of a sealed schedule is sealed under a run key of its own, from its first row on.
+    const sealed = row.task_key !== null && keys !== null ? await sealSubmittedSpec(spec, lastRunId, keys) : null;
+    if (await firing.queueRun(lastRunId, sealed?.spec ?? spec, sealed?.wrapped ?? null)) started.push(lastRunId);
+  }
+  await firing.record({ name: row.name, nextTickAt: due.next, lastTickAt: ticks.at(-1) ?? null, lastRunId, started: started.length, skipped });
+  return { started, skipped };
 }
 
 function specOf(options: ScheduleOptions): AgentRunSpec {

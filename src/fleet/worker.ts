@@ -139,6 +139,11 @@ export class Worker {
   private keysRead: Promise<MasterKeys | null> | null = null;
   /** The sealed schedules whose tick this worker said it left for a worker holding their key. */
   private readonly sealedSchedulesSaid = new Set<string>();
+  /**
+   * Sealed schedules whose key this worker could not open, until when its firings pass them
+   * over: a keys hook that cannot open them is not asked again at every firing.
+   */
+  private readonly schedulesPassed = new Map<string, number>();
   private wake: (() => void) | null = null;
   /** Set by a wake that came while no nap was under way: the next nap does not wait. */
   private woken = false;
@@ -301,8 +306,14 @@ export class Worker {
       this.tenantLimits = look.tenantLimits;
       this.tenantRules = look.tenantRules;
       if (look.month !== this.quotaMonth) await this.liftEarlierMonthsStops(look);
-      const fired = await fireDueSchedules(pool, look, { keys: this.options.keys === undefined ? undefined : () => this.masterKeys() });
+      const now = Date.now();
+      for (const [schedule, until] of this.schedulesPassed) if (until <= now) this.schedulesPassed.delete(schedule);
+      const fired = await fireDueSchedules(pool, look, {
+        keys: this.options.keys === undefined ? undefined : () => this.masterKeys(),
+        passed: [...this.schedulesPassed.keys()],
+      });
       for (const runId of fired.started) log(`[worker ${this.id}] schedule tick: queued run ${runId}`);
+      for (const { schedule } of fired.leftSealed) this.schedulesPassed.set(schedule, now + REFUSED_RUN_PAUSE_MS);
       this.noteSealedSchedules(fired.leftSealed);
       if (fired.skipped > 0) log(`[worker ${this.id}] schedule ticks skipped: ${fired.skipped} (missed past their catch-up, or their schedule's last run still going on)`);
       nextDueAt = fired.nextDueAt;

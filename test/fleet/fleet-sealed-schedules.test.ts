@@ -19,7 +19,8 @@ import { waitTool } from '../../src/awaits/wait-tool.ts';
 import { cancelRun } from '../../src/runtime/cancel-run.ts';
 import { defineAgent, KeyRing } from '../../src/index.ts';
 import { fireDueSchedules, listRuns, listSchedules, scheduleRun, submitRun, Worker } from '../../src/postgres.ts';
-import { ScheduleNameTakenError } from '../../src/fleet/schedules.ts';
+import { FIRED_AT_ONCE, ScheduleNameTakenError } from '../../src/fleet/schedules.ts';
+import type { KeyHook, KeysGiven } from '../../src/seal/keys.ts';
 import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
 import { migrate } from '../../src/store/pg/schema.ts';
@@ -77,8 +78,26 @@ function billing(runs: string[]) {
   });
 }
 
-function worker(pool: pg.Pool, agent: ReturnType<typeof billing>, log: string[], keys?: KeyRing) {
+function worker(pool: pg.Pool, agent: ReturnType<typeof billing>, log: string[], keys?: KeysGiven) {
   return new Worker({ pool, agents: [agent], runConcurrency: 2, leaseMs: 60_000, exitWhenIdle: true, pollIntervalMs: 50, log: (line) => log.push(line), ...(keys ? { keys } : {}) });
+}
+
+/**
+ * A KMS as a keys hook: it seals under `sealingKey` and opens what any such KMS sealed, but for
+ * what was sealed under `lost` (a master key it no longer reaches): that open throws.
+ */
+function fakeKms(sealingKey: string, lost: string | null = null): KeyHook & { opened: string[] } {
+  const opened: string[] = [];
+  return {
+    opened,
+    sealingKeyId: sealingKey,
+    seal: async (dataKey) => ({ key: sealingKey, data: Buffer.from(dataKey).toString('base64') }),
+    open: async (wrapped) => {
+      opened.push(wrapped.key);
+      if (wrapped.key === lost) throw new Error(`access denied to ${lost}`);
+      return Buffer.from(wrapped.data, 'base64');
+    },
+  };
 }
 
 async function row(db: pg.Pool, id: string) {
@@ -146,6 +165,48 @@ describe.skipIf(!postgresAvailable())('sealed fleet work before its runs have re
       expect(await databaseText(db)).not.toContain('Initech Corp');
     });
     expect(dumped(url)).not.toContain('Initech Corp');
+  });
+
+  it('sealed schedules a keys hook cannot open use up no firing: the one it can open fires in the first, the others wait, each said once', async () => {
+    const url = await freshDatabase();
+    await withDb(url, async (db) => {
+      await migrate(db);
+      const told: string[] = [];
+      const agent = billing(told);
+      const gone = fakeKms('kms-old');
+      const kms = fakeKms('kms-live', 'kms-old');
+      const unopenable = Array.from({ length: FIRED_AT_ONCE + 10 }, (_, i) => `lost-${String(i).padStart(2, '0')}`);
+      for (const name of unopenable) await scheduleRun(db, { name, agent, task: TASK, cron: '0 * * * *', keys: gone });
+      await scheduleRun(db, { name: 'audit', agent, task: TASK, cron: '0 * * * *', keys: kms });
+      // All due; those the hook cannot open first in the order firings take them.
+      await db.query(`UPDATE da_schedules SET next_tick_at = CASE WHEN name = 'audit' THEN '2026-01-01T00:30:00Z'::timestamptz ELSE '2026-01-01T00:00:00Z'::timestamptz END`);
+
+      const first = await fireDueSchedules(db, undefined, { keys: kms });
+      expect(first.started).toEqual([expect.stringMatching(/^audit\./)]);
+      expect(first.leftSealed.map((left) => left.schedule).sort()).toEqual(unopenable);
+      expect(new Set(first.leftSealed.map((left) => left.masterKey))).toEqual(new Set(['kms-old']));
+      const { rows: waiting } = await db.query<{ next_tick_at: Date; started: string }>(`SELECT DISTINCT next_tick_at, started FROM da_schedules WHERE name LIKE 'lost-%'`);
+      expect(waiting).toEqual([{ next_tick_at: new Date('2026-01-01T00:00:00Z'), started: '0' }]);
+      // Passed over by a caller that could not open them lately: the hook is not asked again.
+      const asked = kms.opened.filter((key) => key === 'kms-old').length;
+      expect(asked).toBe(unopenable.length);
+      expect(await fireDueSchedules(db, undefined, { keys: kms, passed: unopenable })).toMatchObject({ started: [], leftSealed: [] });
+      expect(kms.opened.filter((key) => key === 'kms-old')).toHaveLength(asked);
+
+      // A worker with the hook: a second schedule it can open fires, each one it cannot is said once.
+      await scheduleRun(db, { name: 'audit-2', agent, task: TASK, cron: '0 * * * *', keys: kms });
+      await db.query(`UPDATE da_schedules SET next_tick_at = '2026-01-01T01:00:00Z' WHERE name = 'audit-2'`);
+      const log: string[] = [];
+      await worker(db, agent, log, kms).run();
+      for (const name of unopenable) expect(log.filter((line) => line.includes(`[ALERT] schedule ${name}:`)), name).toHaveLength(1);
+      expect(log.filter((line) => line.includes('[ALERT] schedule audit'))).toEqual([]);
+      const { rows: runs } = await db.query<{ id: string; state: string }>('SELECT id, state FROM da_runs ORDER BY id COLLATE "C"');
+      expect(runs).toEqual([
+        { id: expect.stringMatching(/^audit-2\./), state: 'done' },
+        { id: first.started[0], state: 'done' },
+      ]);
+      expect(told).toHaveLength(2);
+    });
   });
 
   it('schedule add with the keys of the environment seals the task; schedule list --json never shows the sealed string', async () => {

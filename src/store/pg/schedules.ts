@@ -110,8 +110,11 @@ export interface Firing {
 export interface FiringTransaction {
   /** The database's clock at the start of the firing. */
   readonly now: Date;
-  /** The due schedules no other firing holds and this one may fire (see SealedSchedules), locked until the transaction ends. */
-  readonly due: readonly ScheduleRow[];
+  /**
+   * Up to `limit` more due schedules no other firing holds and this one may fire (see
+   * SealedSchedules), but those named in `passed`, locked until the transaction ends.
+   */
+  take(limit: number, passed: readonly string[]): Promise<ScheduleRow[]>;
   /** The due schedules left alone because their task is sealed under a master key not among those this firing holds. */
   readonly leftSealed: ReadonlyArray<{ name: string; master: string | null }>;
   /** Whether a run is at rest: ended, or stopped at a limit until raised (null: no such run, e.g. pruned). */
@@ -131,19 +134,14 @@ export interface SealedSchedules {
 }
 
 /**
- * Takes up to `limit` due schedules and hands them to `body` in one transaction: committed when
- * it returns. A sealed schedule the firing cannot open is not taken (not even locked), so it
- * neither fills the firing's `limit` nor moves on: its tick waits for a firing that holds its key.
+ * Hands `body` the firing's transaction, in which it takes due schedules: committed when it
+ * returns. A sealed schedule under a ring key the firing is not given is not taken (not even
+ * locked): its tick waits for a firing that holds its key. One a hook may open is taken, and
+ * `body` passes it over in its next take when the hook cannot open it.
  */
-export function fireSchedules<T>(db: Database, limit: number, sealed: SealedSchedules, body: (firing: FiringTransaction) => Promise<T>): Promise<T> {
+export function fireSchedules<T>(db: Database, sealed: SealedSchedules, body: (firing: FiringTransaction) => Promise<T>): Promise<T> {
   return inTransaction(db, async (client) => {
     const now = await databaseNow(client);
-    const { rows } = await client.query<ScheduleRow>(
-      `SELECT ${COLUMNS} FROM da_schedules
-        WHERE NOT paused AND next_tick_at <= $1 AND (task_key IS NULL OR $3 OR task_key ->> 'master' = ANY($4::text[]))
-        ORDER BY next_tick_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
-      [now, limit, sealed.any, sealed.masters],
-    );
     const left = sealed.any
       ? { rows: [] }
       : await client.query<{ name: string; master: string | null }>(
@@ -154,7 +152,15 @@ export function fireSchedules<T>(db: Database, limit: number, sealed: SealedSche
         );
     return body({
       now,
-      due: rows,
+      take: async (limit, passed) => {
+        const { rows } = await client.query<ScheduleRow>(
+          `SELECT ${COLUMNS} FROM da_schedules
+            WHERE NOT paused AND next_tick_at <= $1 AND (task_key IS NULL OR $3 OR task_key ->> 'master' = ANY($4::text[])) AND NOT (name = ANY($5::text[]))
+            ORDER BY next_tick_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+          [now, limit, sealed.any, sealed.masters, passed],
+        );
+        return rows;
+      },
       leftSealed: left.rows,
       runAtRest: async (runId) => {
         const found = await client.query<{ at_rest: boolean }>(`SELECT finished OR state IN (${STOPPED_AT_LIMIT}) AS at_rest FROM da_runs WHERE id = $1`, [runId]);
