@@ -8,9 +8,10 @@
  * A run is sealed in only while this holds its lock: a run driven by a live process is left as it
  * is and reported (a later rotation takes it). In this order, each step durable before the next:
  *  1. the run key, wrapped, in run-key.json (a plain journal ignores it: the run still reads plain);
- *  2. the payloads of its blobs, sealed under new names (the plain journal does not refer to them);
- *  3. the sealed journal, whole, in a temp file, fsynced, then renamed over the plain one and the
- *     folder fsynced: a reader opens the plain journal or the sealed one, never a mix;
+ *  2. the payloads of its blobs, sealed under new names (the plain journal does not refer to them),
+ *     and the sealed journal in a temp file, a few records at a time, each blob before its record;
+ *  3. the temp journal, fsynced, renamed over the plain one and the folder fsynced: a reader opens
+ *     the plain journal or the sealed one, never a mix;
  *  4. the inbox entries, each replaced whole (a sealed run takes an unmarked entry as it is);
  *  5. the blobs no journal refers to any more (the plain ones) removed.
  * A kill at any instant leaves the run readable, plain (before 3) or sealed (after it), and a
@@ -19,6 +20,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { setImmediate } from 'node:timers/promises';
 import { BlobSealer } from '../seal/blob-seal.ts';
 import { type RunKey, createRunKey, unwrapRunKey } from '../seal/envelope.ts';
 import type { MasterKeys } from '../seal/keys.ts';
@@ -60,14 +63,28 @@ export interface SealInReport {
 /** The temp file a sealed journal is written to before it replaces the plain one. */
 const SEALED_TEMP = `${JOURNAL_FILE}.seal-`;
 
+/** Records whose blobs are read and sealed together (a blob restated by several is read once). */
+const RECORDS_AT_A_TIME = 32;
+/** The longest the rewrite of a journal goes on without a turn of the event loop, where the run lock's heartbeat beats. */
+const TURN_EVERY_MS = 10;
+
+export interface SealInOptions {
+  /** Drills: called as a run's sealing-in passes a point (a test kills the process there). */
+  onPoint?: ((point: SealInPoint, journal: string) => void) | undefined;
+  /** Called as each record of a run's sealed journal is written (tests slow the rewrite with it). */
+  onRecord?: ((seq: number) => void) | undefined;
+  /** The lease of the run locks taken (see FileStoreOptions.lockLeaseMs). */
+  lockLeaseMs?: number | undefined;
+}
+
 /** Seals in every plain run of a state folder (its own run, its runs by id); see the top of this file. */
-export async function sealPlainRuns(stateFolder: string, keys: MasterKeys, onPoint?: (point: SealInPoint, journal: string) => void): Promise<SealInReport> {
+export async function sealPlainRuns(stateFolder: string, keys: MasterKeys, options: SealInOptions = {}): Promise<SealInReport> {
   const report: SealInReport = { sealed: [], finished: [], unchanged: [], held: [], failed: [] };
   for (const folder of runFoldersOf(stateFolder)) {
     const journal = path.join(folder, JOURNAL_FILE);
     if (!fs.existsSync(journal)) continue;
     try {
-      const done = await sealInRun(folder, keys, (point) => onPoint?.(point, journal));
+      const done = await sealInRun(folder, keys, { ...options, onPoint: (point) => options.onPoint?.(point, journal) });
       report[done].push(journal);
     } catch (error) {
       if (error instanceof RunLockedError) report.held.push({ journal, sealed: isSealedJournal(journal), error });
@@ -77,11 +94,14 @@ export async function sealPlainRuns(stateFolder: string, keys: MasterKeys, onPoi
   return report;
 }
 
-async function sealInRun(folder: string, keys: MasterKeys, onPoint: (point: SealInPoint) => void): Promise<'sealed' | 'finished' | 'unchanged'> {
+type RunSealIn = Omit<SealInOptions, 'onPoint'> & { onPoint: (point: SealInPoint) => void };
+
+async function sealInRun(folder: string, keys: MasterKeys, options: RunSealIn): Promise<'sealed' | 'finished' | 'unchanged'> {
+  const { onPoint } = options;
   const journalPath = path.join(folder, JOURNAL_FILE);
   // A sealed run with nothing left plain is not locked: a run being driven is no obstacle to it.
   if (isSealedJournal(journalPath) && !leftPlain(folder)) return 'unchanged';
-  const store = new RunFolderStore(folder);
+  const store = new RunFolderStore(folder, { lockLeaseMs: options.lockLeaseMs });
   const lock = await store.lock();
   try {
     removeSealedTemps(folder);
@@ -97,9 +117,18 @@ async function sealInRun(folder: string, keys: MasterKeys, onPoint: (point: Seal
     const { runKey, wrapped } = await createRunKey(keys);
     writeRunKeyFile(folder, wrapped);
     onPoint('run-key');
-    const sealedJournal = sealedJournalOf(folder, read, runKey);
-    onPoint('blobs');
-    swapIn(journalPath, sealedJournal, onPoint);
+    const temp = `${journalPath}.seal-${process.pid}`;
+    try {
+      await writeSealedJournal(folder, read, runKey, temp, options.onRecord);
+      onPoint('blobs');
+      onPoint('journal-temp');
+      // A rotation whose lock was taken over meanwhile leaves the journal to its new holder.
+      await store.assertOwnership();
+    } catch (error) {
+      fs.rmSync(temp, { force: true });
+      throw error;
+    }
+    swapIn(temp, journalPath, onPoint);
     finish(folder, runKey, header.runId, onPoint);
     return 'sealed';
   } finally {
@@ -140,51 +169,67 @@ function isSealedJournal(journalPath: string): boolean {
 }
 
 /**
- * The journal's bytes as a run started with this key would have written them: the header naming
- * the run key (version 5), each record's payloads in sealed blobs (written here, durably) and its
- * content sealed, the units kept (`more`), each snapshot linked to the checksum of the sealed line
- * before it, and a commit mark counting them all.
+ * Writes to `temp` the journal as a run started with this key would have written it, and fsyncs
+ * it: the header naming the run key (version 5), each record's payloads in sealed blobs (written
+ * here, durably) and its content sealed, the units kept (`more`), each snapshot linked to the
+ * checksum of the sealed line before it, and a commit mark counting them all.
+ *
+ * A few records at a time, each written as it is sealed, with a turn of the event loop between:
+ * a long journal is never held sealed in memory whole, and the run lock's heartbeat keeps beating
+ * while it is rewritten (a lock whose heartbeat stopped for its lease is taken over from another host).
  */
-function sealedJournalOf(folder: string, read: ReadJournal, runKey: RunKey): Buffer {
+async function writeSealedJournal(folder: string, read: ReadJournal, runKey: RunKey, temp: string, onRecord: ((seq: number) => void) | undefined): Promise<void> {
   const runId = read.header.runId;
   const journalPath = path.join(folder, JOURNAL_FILE);
-  const opened = new FileBlobs(folder).resolve(read.records, journalPath).map((stored) => stored.record);
+  const plainBlobs = new FileBlobs(folder);
   const blobSealer = new BlobSealer(runKey, runId);
-  const records = new FileBlobs(folder, { sealing: () => ({ sealed: true, sealer: blobSealer }) }).externalize(opened);
+  const sealedBlobs = new FileBlobs(folder, { sealing: () => ({ sealed: true, sealer: blobSealer }) });
   const sealer = sealerFor(runKey, runId);
   const header: JournalHeader = { ...read.header, version: Math.max(read.header.version, JOURNAL_VERSION_SEALED), sealed: runKey.id };
-  const lines: Buffer[] = [];
-  let before: { seq: number; crc: string } | null = null;
-  for (const record of records) {
-    let sealed: JournalRecord = sealRecordContent(record, sealer);
-    const after = sealed.snapshot?.after;
-    if (after && before && after.seq === before.seq) sealed = { ...sealed, snapshot: { ...sealed.snapshot!, after: { seq: after.seq, crc: before.crc } } };
-    const line = frameLine(sealed);
-    lines.push(line);
-    before = { seq: record.seq, crc: line.toString('latin1', 0, CHECKSUM_HEX_DIGITS) };
-  }
   const head = frameLine(header);
-  const body = Buffer.concat(lines);
-  const mark = { records: lines.length, bytes: head.length + frameCommitMark({ records: 0, bytes: 0 }).length + body.length };
-  return Buffer.concat([head, frameCommitMark(mark), body]);
+  // The mark's fields have a fixed width: the records go after its place, and it is written once they are counted.
+  const markAt = head.length;
+  let at = markAt + frameCommitMark({ records: 0, bytes: 0 }).length;
+  let before: { seq: number; crc: string } | null = null;
+  let turned = performance.now();
+  const fd = fs.openSync(temp, 'w', PRIVATE_FILE);
+  try {
+    for (let from = 0; from < read.records.length; from += RECORDS_AT_A_TIME) {
+      const opened = plainBlobs.resolve(read.records.slice(from, from + RECORDS_AT_A_TIME), journalPath).map((stored) => stored.record);
+      for (const record of sealedBlobs.externalize(opened)) {
+        let sealed: JournalRecord = sealRecordContent(record, sealer);
+        const after = sealed.snapshot?.after;
+        if (after && before && after.seq === before.seq) sealed = { ...sealed, snapshot: { ...sealed.snapshot!, after: { seq: after.seq, crc: before.crc } } };
+        const line = frameLine(sealed);
+        at += writeAt(fd, line, at);
+        before = { seq: record.seq, crc: line.toString('latin1', 0, CHECKSUM_HEX_DIGITS) };
+        onRecord?.(record.seq);
+        if (performance.now() - turned >= TURN_EVERY_MS) {
+          await setImmediate();
+          turned = performance.now();
+        }
+      }
+    }
+    writeAt(fd, head, 0);
+    writeAt(fd, frameCommitMark({ records: read.records.length, bytes: at }), markAt);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
-/** The sealed journal in place of the plain one: whole in a temp file, fsynced, renamed over it, the folder fsynced. */
-function swapIn(journalPath: string, bytes: Buffer, onPoint: (point: SealInPoint) => void): void {
-  const tmp = `${journalPath}.seal-${process.pid}`;
+function writeAt(fd: number, bytes: Buffer, position: number): number {
+  let done = 0;
+  while (done < bytes.length) done += fs.writeSync(fd, bytes, done, bytes.length - done, position + done);
+  return bytes.length;
+}
+
+/** The sealed journal, whole and fsynced in its temp file, in place of the plain one: renamed over it, the folder fsynced. */
+function swapIn(temp: string, journalPath: string, onPoint: (point: SealInPoint) => void): void {
   try {
-    const fd = fs.openSync(tmp, 'w', PRIVATE_FILE);
-    try {
-      let done = 0;
-      while (done < bytes.length) done += fs.writeSync(fd, bytes, done, bytes.length - done, done);
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-    onPoint('journal-temp');
-    fs.renameSync(tmp, journalPath);
+    fs.renameSync(temp, journalPath);
   } catch (error) {
-    fs.rmSync(tmp, { force: true });
+    fs.rmSync(temp, { force: true });
     throw error;
   }
   fsyncDir(path.dirname(journalPath));

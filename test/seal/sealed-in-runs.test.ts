@@ -5,9 +5,12 @@
  * commit mark, the snapshot links a resume reads from), and the run resumes with the keys and goes
  * on; a run driven meanwhile is left plain; a rotation run again redoes nothing.
  */
+import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { endTurnReply, scriptedModel, toolUseReply } from '../../src/model/scripted-model.ts';
 import { resumeRun, startRun } from '../../src/runtime/run-api.ts';
@@ -16,13 +19,16 @@ import { isSealedBlobName } from '../../src/seal/blob-seal.ts';
 import { KeyRing } from '../../src/seal/keys.ts';
 import { KeyNotGivenError } from '../../src/seal/seal-errors.ts';
 import { blobFilesOf } from '../../src/store/blobs.ts';
-import { FileStore, fileBytes } from '../../src/store/file-store.ts';
+import { FileStore, RunFolderStore, fileBytes } from '../../src/store/file-store.ts';
+import { JOURNAL_FORMAT, JOURNAL_VERSION } from '../../src/store/journal/journal-record.ts';
 import { FileControlInbox } from '../../src/store/inbox/file-control-inbox.ts';
 import { readJournal } from '../../src/store/journal/journal-reader.ts';
 import { sealPlainRuns } from '../../src/store/seal-plain-runs.ts';
 import { defineTool } from '../../src/tools/tool.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { folderText } from '../helpers/folder-text.ts';
+import { REPO } from '../helpers/cli.ts';
+import { storeRecord } from '../helpers/journal-records.ts';
 
 const SECRET = 'PASSPORT OF ANA ORTEGA, NUMBER X4471';
 const PICTURE = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from(`${SECRET} `.repeat(110), 'latin1')]);
@@ -164,4 +170,50 @@ describe('a plain run sealed in', () => {
     expect(after.records.some((stored) => 'sealed' in stored.record)).toBe(false);
     expect(folderText(dir)).toContain(SECRET);
   });
+});
+
+describe('a long journal sealed in', () => {
+  const TSX = pathToFileURL(createRequire(path.join(REPO, 'package.json')).resolve('tsx')).href;
+  const TAKER = path.join(REPO, 'test', 'fixtures', 'lock-taker-elsewhere.ts');
+  const LEASE_MS = 2_000;
+  const sleepSync = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+  it("keeps its run's lock beating while it is rewritten: a process on another host trying to take the lock finds it live all along", async () => {
+    const keys = ring();
+    const dir = path.join(tempDir('da-seal-in-long-'), '.durable-agent');
+    const writer = new RunFolderStore(dir);
+    const written = await writer.lock();
+    await writer.create({ format: JOURNAL_FORMAT, version: JOURNAL_VERSION, runId: 'long', createdAt: 1 }, storeRecord(0, { task: TASK }));
+    const RECORDS = 3_000;
+    for (let seq = 1; seq < RECORDS; seq += 100) await writer.appendBatch(Array.from({ length: Math.min(100, RECORDS - seq) }, (_, at) => storeRecord(seq + at)));
+    await written.release();
+
+    // The rewrite is slowed, record by record, until the process elsewhere has tried for twice
+    // the lease since it was first refused: without a heartbeat through it, that process would
+    // find the lock's heartbeat older than the lease and take the lock over.
+    const result = path.join(path.dirname(dir), 'taker.json');
+    let taker: ReturnType<typeof spawn> | null = null;
+    let exited: Promise<number | null> = Promise.resolve(null);
+    const report = await sealPlainRuns(dir, keys, {
+      lockLeaseMs: LEASE_MS,
+      onRecord: (seq) => {
+        if (seq === 0) {
+          taker = spawn(process.execPath, ['--import', TSX, TAKER, path.join(dir, 'lock'), result, String(LEASE_MS), String(2 * LEASE_MS)], { stdio: ['ignore', 'ignore', 'inherit'] });
+          const child = taker;
+          exited = new Promise((resolve) => child.once('exit', resolve));
+        }
+        if (!fs.existsSync(result)) sleepSync(20);
+      },
+    });
+    expect(await exited).toBe(0);
+    expect(taker).not.toBeNull();
+    const found = JSON.parse(fs.readFileSync(result, 'utf8')) as { found: string; refused: number };
+    expect(found.found).toBe('refused');
+    expect(found.refused).toBeGreaterThan(0);
+    expect(report).toMatchObject({ sealed: [path.join(dir, 'journal.jsonl')], failed: [], held: [] });
+    const after = readFile(path.join(dir, 'journal.jsonl'), false);
+    expect(after.header.sealed).toMatch(/^rk-/);
+    expect(after.records).toHaveLength(RECORDS);
+    expect(folderText(dir)).not.toContain(TASK);
+  }, 120_000);
 });

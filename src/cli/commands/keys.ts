@@ -39,7 +39,7 @@ export async function keysCommand(args: KeysArgs, env: NodeJS.ProcessEnv, writer
 
 /** --seal-plain: the folder's plain runs sealed in; whether every run is sealed now. */
 async function sealPlain(folder: string, keys: MasterKeys, kill: ((point: SealInPoint) => void) | undefined, writers: Writers): Promise<boolean> {
-  const report = await sealPlainRuns(folder, keys, kill);
+  const report = await sealPlainRuns(folder, keys, { onPoint: kill });
   for (const journal of report.sealed) writers.out(`sealed ${journal}`);
   for (const journal of report.finished) writers.out(`finished sealing ${journal}`);
   for (const { journal, sealed, error } of report.held) writers.out(`${sealed ? 'left to finish' : 'left plain'} ${journal}: ${error.message}`);
