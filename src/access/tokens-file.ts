@@ -65,9 +65,8 @@ export function readTokensFile(file: string, options: { missing?: 'refuse' | 'em
   }
 }
 
-/** Writes the tokens in place of the file's, whole, mode 0600. */
-export function writeTokensFile(file: string, tokens: readonly StoredToken[]): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+/** Writes the tokens in place of the file's, whole, mode 0600, in its folder (which a change made before it took the lock there). */
+function writeTokensFile(file: string, tokens: readonly StoredToken[]): void {
   const body = { version: TOKENS_FILE_VERSION, tokens: tokens.map(({ name, role, tenant, sha256 }) => ({ name, role, tenant, sha256 })) };
   writeFileDurably(file, `${JSON.stringify(body, null, 2)}\n`, 0o600);
 }
@@ -98,14 +97,25 @@ export function addToken(file: string, asked: TokenAsked): { token: string; stor
 
 /** Takes a token out of the file: it stops working at the next request that uses it. */
 export function removeToken(file: string, name: string): StoredToken {
-  readTokensFile(file); // refused before any lock is made beside a missing or foreign file
+  // Read before any lock is made: a missing or foreign file is refused without one beside it.
+  const before = readTokensFile(file);
   return withTokensFileLock(file, () => {
-    const { tokens } = readTokensFile(file);
+    // What was read stands unless another change replaced the file meanwhile (each write is a new file).
+    const { tokens } = unchangedSince(file, before) ? before : readTokensFile(file);
     const gone = tokens.find((token) => token.name === name);
     if (!gone) throw new TokenNotFoundError(name, file);
     writeTokensFile(file, tokens.filter((token) => token !== gone));
     return gone;
   });
+}
+
+/** Whether the file at the path is still the one `read` was read from, unchanged. */
+function unchangedSince(file: string, read: TokensRead): boolean {
+  try {
+    return signatureOf(fs.statSync(file)) === read.signature;
+  } catch {
+    return false;
+  }
 }
 
 /** The file's tokens, without their hashes. */
