@@ -19,7 +19,9 @@
  * had ended was written to again (a writer moves it when it does: store/runs-changed.ts): the
  * ended runs are as the index has them, and only the others are looked at. A time taken within
  * RACY_MS of the look is never trusted: a change in the same tick of the file system's clock
- * would leave it as it was.
+ * would leave it as it was. The head also keeps what the console's first page needs of the ended
+ * runs, under the same time: the newest of them in the page's order, and how many there are of
+ * each tenant and category, so that page is answered from the head and the runs not ended.
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -27,7 +29,7 @@ import path from 'node:path';
 import { STATE_DIR } from '../store/state-folder-of.ts';
 import { CONTROL_DIR, JOURNAL_FILE, RUNS_DIR } from '../store/open-store.ts';
 import { FINAL_STATES } from '../../machines/agent-loop.types.ts';
-import type { RunSummary } from './run-summary.ts';
+import type { RunCategory, RunSummary } from './run-summary.ts';
 
 export const RUNS_INDEX_FILE = 'runs-index.json';
 export const ARCHIVE_DIR = 'archive';
@@ -40,6 +42,12 @@ export const RACY_MS = 2000;
 const HEAD_PREFIX = `{"version":${VERSION},"headBytes":"`;
 const HEAD_DIGITS = 10;
 const HEAD_START = `","head":`;
+/**
+ * How many of the ended runs the head keeps, newest first: more than the console's first page
+ * (100 rows), the one after its last telling that a page follows. A page that needs more is
+ * answered from every run.
+ */
+export const HEAD_ENDED_RUNS = 128;
 
 /** A run of a folder as the index keeps it: its summary but where it lives, which the reader knows. */
 export interface IndexedRun {
@@ -67,12 +75,53 @@ export interface WholeFolder {
   rootSignature: string;
 }
 
+/** A run of an ended folder, with the folder it is in and that folder's signature then. */
+export interface EndedRun extends IndexedRun {
+  folderId: string;
+  signature: string;
+}
+
+/** How many runs there are of each tenant, by category. */
+export type TenantCounts = Record<string, Partial<Record<RunCategory, number>>>;
+
 /** The head of the index: the whole folder's stamp, the folders whose runs have not all ended, and the children counted among those that have. */
 export interface RunsIndexHead {
   whole: WholeFolder | null;
   live: Record<string, IndexedFolder>;
   /** For each run id, how many current runs of the ended folders name it as the run that called them. */
   endedChildren: Record<string, number>;
+  /** The newest HEAD_ENDED_RUNS runs of the ended folders, in the console's order (endedOrder); absent from an index written before the head kept them. */
+  newestEnded?: EndedRun[];
+  /** Every run of the ended folders, counted; absent with newestEnded. */
+  endedCounts?: TenantCounts;
+}
+
+/**
+ * The console's order of a state folder's runs: newest save first, then by the key it finds a
+ * run by (console-row.ts), whose part past the folder's place in the list is the folder's id and
+ * the archived journal's name without its extension.
+ */
+export function endedOrder(a: EndedRun, b: EndedRun): number {
+  const keyA = `${a.folderId}~${archivedName(a)}`;
+  const keyB = `${b.folderId}~${archivedName(b)}`;
+  return (b.summary.updatedAt ?? 0) - (a.summary.updatedAt ?? 0) || (keyA < keyB ? -1 : keyA > keyB ? 1 : 0);
+}
+
+const archivedName = (run: IndexedRun) => (run.archivedJournal === null ? '' : path.basename(run.archivedJournal, '.jsonl'));
+
+/**
+ * The head, when it may be believed: ROOT/runs has the time the head saw when the whole folder
+ * was last read, that time is old enough to trust, and the state folder's own run folder is as
+ * it was. Otherwise null: the whole folder is read.
+ */
+export function trustedHead(stateFolder: string): RunsIndexHead | null {
+  const head = RunsIndex.head(stateFolder);
+  const whole = head?.whole;
+  if (!head || !whole) return null;
+  const runsDir = runsFolderStamp(stateFolder);
+  if (!runsDir?.trusted || runsDir.stamp.ino !== whole.runsDir.ino || runsDir.stamp.mtimeMs !== whole.runsDir.mtimeMs) return null;
+  if (runFolderSignature(stateFolder) !== whole.rootSignature) return null;
+  return head;
 }
 
 /** ROOT/runs now, and whether its time is far enough behind the clock to be trusted; null when there is none. */
@@ -245,17 +294,24 @@ export class RunsIndex {
   private text(): string {
     const live: Record<string, IndexedFolder> = {};
     const endedChildren: Record<string, number> = {};
+    const ended: EndedRun[] = [];
+    const endedCounts: TenantCounts = {};
     for (const [id, folder] of this.folders) {
       // The state folder's own run is looked at every time: no writer marks it.
       if (id === '' || !hasEnded(folder)) {
         live[id] = folder;
         continue;
       }
-      for (const { archivedJournal, summary } of folder.runs) {
+      for (const run of folder.runs) {
+        const { archivedJournal, summary } = run;
         if (archivedJournal === null && summary.calledBy) endedChildren[summary.calledBy.runId] = (endedChildren[summary.calledBy.runId] ?? 0) + 1;
+        const counts = (endedCounts[summary.tenant] ??= {});
+        counts[summary.category] = (counts[summary.category] ?? 0) + 1;
+        ended.push({ folderId: id, signature: folder.signature, ...run });
       }
     }
-    const head: RunsIndexHead = { whole: this.whole, live, endedChildren };
+    const newestEnded = ended.sort(endedOrder).slice(0, HEAD_ENDED_RUNS);
+    const head: RunsIndexHead = { whole: this.whole, live, endedChildren, newestEnded, endedCounts };
     const headText = JSON.stringify(head);
     const length = String(Buffer.byteLength(headText)).padStart(HEAD_DIGITS, '0');
     return `${HEAD_PREFIX}${length}${HEAD_START}${headText},"folders":${JSON.stringify(Object.fromEntries(this.folders))}}`;
