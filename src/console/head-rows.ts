@@ -10,7 +10,7 @@
  */
 import path from 'node:path';
 import { RUNS_DIR } from '../store/open-store.ts';
-import { type TenantCounts, trustedHead } from '../runtime/runs-index.ts';
+import { type TenantCounts, trustedPage } from '../runtime/runs-index.ts';
 import type { ConsoleRow } from './console-row.ts';
 import { folderSignature, indexedRows, readFolderRows, type RunFolder } from './folder-rows.ts';
 
@@ -25,8 +25,9 @@ export interface HeadRows {
 
 /** The folder's rows from its head; null when there is no head to believe (then every run folder is looked at). */
 export async function headRows(index: number, root: string): Promise<HeadRows | null> {
-  const head = trustedHead(root);
-  if (!head?.newestEnded || !head.endedCounts) return null;
+  const front = trustedPage(root);
+  if (!front) return null;
+  const { head, page } = front;
   const folderOf = (id: string): RunFolder => ({ index, root, folderId: id === '' ? null : id, dir: id === '' ? root : path.join(root, RUNS_DIR, id) });
   const live: ConsoleRow[] = [];
   for (const [id, indexed] of Object.entries(head.live)) {
@@ -34,11 +35,11 @@ export async function headRows(index: number, root: string): Promise<HeadRows | 
     live.push(...(folderSignature(folder.dir) === indexed.signature ? indexedRows(folder, indexed.runs) : await readFolderRows(folder, new Map())));
   }
   const ended: ConsoleRow[] = [];
-  for (const run of head.newestEnded) {
+  for (const run of page.newestEnded) {
     const folder = folderOf(run.folderId);
     // No writer touched them, or ROOT/runs would have moved; a journal deleted or edited by hand did.
     if (folderSignature(folder.dir) !== run.signature) return null;
     ended.push(...indexedRows(folder, [run]));
   }
-  return { live, ended, endedCounts: head.endedCounts };
+  return { live, ended, endedCounts: page.endedCounts };
 }

@@ -15,7 +15,7 @@ import { headRows } from '../../src/console/head-rows.ts';
 import { type RunList, RunSources } from '../../src/console/run-sources.ts';
 import { listRuns } from '../../src/fleet/list-runs.ts';
 import { FileRuns, startRun } from '../../src/index.ts';
-import { HEAD_ENDED_RUNS, RUNS_INDEX_FILE, runsFolderStamp } from '../../src/runtime/runs-index.ts';
+import { HEAD_ENDED_RUNS, RUNS_INDEX_FILE, RunsIndex, runsFolderStamp } from '../../src/runtime/runs-index.ts';
 import { endTurnReply, scriptedModel, toolUseReply } from '../../src/testing.ts';
 import { REPO } from '../helpers/cli.ts';
 import { countingTools } from '../helpers/counting-tools.ts';
@@ -108,6 +108,8 @@ describe("the console's first page from the head of the folder's index", () => {
     expect(states(first.page)).toEqual(['done-1:done', 'done-2:done', 'waits-3:waiting']);
     expect(first.page.counts).toMatchObject({ done: 2, waiting: 1 });
     expect(first.page).toEqual(await pageOfEveryFolder(runs));
+    // The ended runs are kept after the head: `list --state` reads the head without them.
+    expect(JSON.stringify(RunsIndex.head(runs.root))).not.toContain('done-1');
   });
 
   it('a run that had ended, written to again by another process, is shown as it is now', async () => {
