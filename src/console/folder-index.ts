@@ -50,6 +50,8 @@ export class FolderIndex {
   /** runs/ has no watch (the limit, or not there yet): read in full at every answer. */
   private runsUnwatched = true;
   private sweeping = false;
+  /** The console is closing: a refresh under way stops at its next turn of the event loop. */
+  private closed = false;
   /**
    * The folder's index on disk (runs-index.json, which list writes): a run folder whose signature
    * it holds is not read at the first answer. Read, never written: the console's GETs change no file.
@@ -65,7 +67,7 @@ export class FolderIndex {
 
   /** Brings the rows up to date with what changed since the last call. */
   async refresh(): Promise<void> {
-    if (!this.started && !this.start()) return;
+    if (this.closed || (!this.started && !this.start())) return;
     const own = this.folders.get('')!;
     if (this.dirty.has(own) && !isDir(this.root)) {
       this.stop();
@@ -78,15 +80,31 @@ export class FolderIndex {
       for (const name of there) if (!this.folders.has(name)) this.names.add(name);
       for (const id of this.folders.keys()) if (id !== '' && !there.has(id)) this.names.add(id);
     }
+    // In slices: the first look at a folder of ten thousand runs (a watch and three stats each)
+    // runs after an answer from the index's head, and must not hold up the answers after it.
+    let n = 0;
     for (const name of [...this.names]) {
       this.names.delete(name);
       this.lookAt(name);
+      if (++n % SWEEP_SLICE === 0 && !(await this.turn())) return;
     }
     const due = new Set([...this.dirty, ...this.unwatched]);
     for (const folder of due) {
       this.dirty.delete(folder);
       await this.read(folder);
+      if (++n % SWEEP_SLICE === 0 && !(await this.turn())) return;
     }
+  }
+
+  /** Stops a refresh under way at its next turn (the console closing); stop() ends the watches after it. */
+  close(): void {
+    this.closed = true;
+  }
+
+  /** Lets the event loop turn; false when the console closed meanwhile. */
+  private async turn(): Promise<boolean> {
+    await nextTick();
+    return !this.closed;
   }
 
   /** Looks at every folder again without waiting for an event: what a missed event left wrong is marked to be read. */

@@ -13,6 +13,8 @@ import { ConsoleRunNotFoundError } from './console-errors.ts';
 import { type ConsoleRow, FLEET_KEY, KEY_SEPARATOR, keyOf, newestFirst, RUN_CATEGORIES, type RunCategory } from './console-row.ts';
 import { fleetCounts, fleetRows, fleetTenantOf, fleetTenants, type ListCursor } from './fleet-rows.ts';
 import { FolderIndex } from './folder-index.ts';
+import { headRows } from './head-rows.ts';
+import { HEAD_ENDED_RUNS } from '../runtime/runs-index.ts';
 import { ARCHIVE_DIR } from './folder-rows.ts';
 import { FolderWatches, type WatchFolder, watchFolder } from './folder-watches.ts';
 import { SortedRows } from './sorted-rows.ts';
@@ -69,6 +71,9 @@ export interface RunSourcesOptions {
 /** The backstop for an event a watch missed: every folder looked at again this often, in the background. */
 export const SWEEP_MS = 30_000;
 
+/** The folders' rows an answer is taken from: the index in memory, or the heads of the folders' indexes on disk. */
+type FolderRows = Pick<SortedRows, 'ordered' | 'count' | 'placeAfter'>;
+
 export class RunSources {
   private readonly roots: string[];
   private readonly sorted = new SortedRows();
@@ -77,6 +82,12 @@ export class RunSources {
   /** One refresh at a time: each answer waits for its own, begun after it came. */
   private refreshed: Promise<void> = Promise.resolve();
   private readonly searchText = new WeakMap<ConsoleRow, string>();
+  /** The indexes in memory have looked at every run folder once: answers are theirs from then on. */
+  private looked = false;
+  /** That first look, begun in the background after an answer from the heads. */
+  private firstLook: Promise<void> | null = null;
+  /** The tenants of the last answer from the heads, while the indexes have not looked yet. */
+  private headTenants: string[] = [];
 
   constructor(
     /** The state folders (DIR/.durable-agent) of the directories given. */
@@ -99,7 +110,12 @@ export class RunSources {
    * the cursor on, and its counts; a search reads every fleet row, as it looks into each task.
    */
   async list(asked: ListAsked): Promise<RunList> {
-    await this.refresh();
+    let folderRows: FolderRows | null = await this.fromHeads(asked);
+    if (!folderRows) {
+      await this.refresh();
+      this.looked = true;
+      folderRows = this.sorted;
+    }
     const query = (asked.query ?? '').trim().toLowerCase();
     const category = RUN_CATEGORIES.includes(asked.category as RunCategory) ? (asked.category as RunCategory) : asked.category ? null : undefined;
     const skip = asked.offset ?? 0;
@@ -110,13 +126,13 @@ export class RunSources {
           fleetCounts(this.pool, tenant),
         ])
       : [[], null];
-    const counts = Object.fromEntries(RUN_CATEGORIES.map((name) => [name, this.sorted.count(name, tenant) + (fleetCounted?.[name] ?? 0)])) as Record<RunCategory, number>;
+    const counts = Object.fromEntries(RUN_CATEGORIES.map((name) => [name, folderRows.count(name, tenant) + (fleetCounted?.[name] ?? 0)])) as Record<RunCategory, number>;
     const total = RUN_CATEGORIES.reduce((sum, name) => sum + counts[name], 0);
     const rows: ConsoleRow[] = [];
     let matching = 0;
     let more = false;
-    const folder = this.sorted.ordered;
-    let f = asked.after ? this.sorted.placeAfter(asked.after) : 0;
+    const folder = folderRows.ordered;
+    let f = asked.after ? folderRows.placeAfter(asked.after) : 0;
     let q = 0;
     // The two lists are each in order: merged, the first `limit` that match are the page.
     while (f < folder.length || q < fleet.length) {
@@ -138,9 +154,45 @@ export class RunSources {
     return { rows, matching, counts, total, more };
   }
 
+  /**
+   * The first page before the indexes in memory have looked at every run folder: from each
+   * folder's index's head, which holds the runs not ended and the newest of those that have, and
+   * counts them all; the look at every folder (and its watches) begins after this answer, in the
+   * background. Null for any other page, or when a head cannot be believed: the answer then waits
+   * for the look.
+   */
+  private async fromHeads(asked: ListAsked): Promise<FolderRows | null> {
+    const plain = asked.tenant === undefined && !asked.category && !asked.query?.trim() && !asked.offset && !asked.after;
+    if (this.looked || !plain || asked.limit >= HEAD_ENDED_RUNS) return null;
+    const sorted = new SortedRows();
+    const ended = new Map<RunCategory, number>();
+    const tenants = new Set<string>();
+    for (const [index, root] of this.roots.entries()) {
+      const head = await headRows(index, root);
+      if (!head) return null;
+      for (const row of [...head.live, ...head.ended]) sorted.add(row);
+      for (const [tenant, counts] of Object.entries(head.endedCounts)) {
+        tenants.add(tenant);
+        for (const [category, count] of Object.entries(counts)) ended.set(category as RunCategory, (ended.get(category as RunCategory) ?? 0) + count);
+      }
+      // The newest ended rows are among the counts already: only the others' are added to them.
+      for (const row of head.ended) ended.set(row.category, ended.get(row.category)! - 1);
+    }
+    this.headTenants = [...new Set([...sorted.tenants, ...tenants])];
+    this.firstLook ??= this.refresh().then(
+      () => {
+        this.looked = true;
+      },
+      () => {
+        this.firstLook = null;
+      },
+    );
+    return { ordered: sorted.ordered, placeAfter: (after) => sorted.placeAfter(after), count: (category) => sorted.count(category) + (ended.get(category) ?? 0) };
+  }
+
   /** The tenants some run is of, as the last list found them: the folders', and the fleet's that are set or have runs not finished. */
   async tenants(): Promise<string[]> {
-    const names = new Set([...this.sorted.tenants, ...(this.pool ? await fleetTenants(this.pool) : [])]);
+    const names = new Set([...this.sorted.tenants, ...(this.looked ? [] : this.headTenants), ...(this.pool ? await fleetTenants(this.pool) : [])]);
     return [...names].sort();
   }
 
@@ -202,6 +254,7 @@ export class RunSources {
   /** Ends the watches and the background look. */
   async close(): Promise<void> {
     clearInterval(this.sweeper);
+    for (const index of this.indexes) index.close();
     await this.refreshed.catch(() => {});
     for (const index of this.indexes) index.stop();
   }

@@ -5,7 +5,7 @@ import { JOURNAL_FILE, RUNS_DIR } from '../store/open-store.ts';
 import type { KeysGiven } from '../seal/keys.ts';
 import type { RunsFolder, StoredRunEntry } from '../store/store.ts';
 import { ListCursorError } from './list-errors.ts';
-import { ARCHIVE_DIR, type IndexedRun, keptSignature, RunsIndex, runFolderLook, runFolderSignature, runsFolderStamp } from './runs-index.ts';
+import { ARCHIVE_DIR, type IndexedRun, keptSignature, RunsIndex, runFolderLook, runFolderSignature, runsFolderStamp, trustedHead } from './runs-index.ts';
 import { type RunSummary, summaryOfJournal, unreadableSummary, withChildren } from './run-summary.ts';
 
 /** @deprecated A run of a folder is a RunSummary, as every run listed is. */
@@ -81,12 +81,8 @@ export async function listFolderRuns(runs: RunsFolder, options: ListOptions = {}
  */
 async function unendedRuns(runs: RunsFolder, options: ListOptions): Promise<{ listings: RunSummary[]; endedChildren: Record<string, number> } | null> {
   if (!runs.folderEntries) return null;
-  const head = RunsIndex.head(runs.root);
-  const whole = head?.whole;
-  if (!head || !whole) return null;
-  const runsDir = runsFolderStamp(runs.root);
-  if (!runsDir?.trusted || runsDir.stamp.ino !== whole.runsDir.ino || runsDir.stamp.mtimeMs !== whole.runsDir.mtimeMs) return null;
-  if (runFolderSignature(runs.root) !== whole.rootSignature) return null;
+  const head = trustedHead(runs.root);
+  if (!head) return null;
   const listings: RunSummary[] = [];
   for (const [id, folder] of Object.entries(head.live)) {
     const dir = id === '' ? runs.root : path.join(runs.root, RUNS_DIR, id);

@@ -19,7 +19,10 @@
  * had ended was written to again (a writer moves it when it does: store/runs-changed.ts): the
  * ended runs are as the index has them, and only the others are looked at. A time taken within
  * RACY_MS of the look is never trusted: a change in the same tick of the file system's clock
- * would leave it as it was.
+ * would leave it as it was. After the head, and read with it only by the console, the index keeps
+ * what the console's first page needs of the ended runs, believed under the same time: the
+ * newest of them in the page's order, and how many there are of each tenant and category, so
+ * that page is answered from the head, this and the runs not ended.
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -27,7 +30,7 @@ import path from 'node:path';
 import { STATE_DIR } from '../store/state-folder-of.ts';
 import { CONTROL_DIR, JOURNAL_FILE, RUNS_DIR } from '../store/open-store.ts';
 import { FINAL_STATES } from '../../machines/agent-loop.types.ts';
-import type { RunSummary } from './run-summary.ts';
+import type { RunCategory, RunSummary } from './run-summary.ts';
 
 export const RUNS_INDEX_FILE = 'runs-index.json';
 export const ARCHIVE_DIR = 'archive';
@@ -40,6 +43,14 @@ export const RACY_MS = 2000;
 const HEAD_PREFIX = `{"version":${VERSION},"headBytes":"`;
 const HEAD_DIGITS = 10;
 const HEAD_START = `","head":`;
+const PAGE_PREFIX = `,"pageBytes":"`;
+const PAGE_START = `","page":`;
+/**
+ * How many of the ended runs the head keeps, newest first: more than the console's first page
+ * (100 rows), the one after its last telling that a page follows. A page that needs more is
+ * answered from every run.
+ */
+export const HEAD_ENDED_RUNS = 128;
 
 /** A run of a folder as the index keeps it: its summary but where it lives, which the reader knows. */
 export interface IndexedRun {
@@ -67,12 +78,83 @@ export interface WholeFolder {
   rootSignature: string;
 }
 
+/** A run of an ended folder, with the folder it is in and that folder's signature then. */
+export interface EndedRun extends IndexedRun {
+  folderId: string;
+  signature: string;
+}
+
+/** How many runs there are of each tenant, by category. */
+export type TenantCounts = Record<string, Partial<Record<RunCategory, number>>>;
+
 /** The head of the index: the whole folder's stamp, the folders whose runs have not all ended, and the children counted among those that have. */
 export interface RunsIndexHead {
   whole: WholeFolder | null;
   live: Record<string, IndexedFolder>;
   /** For each run id, how many current runs of the ended folders name it as the run that called them. */
   endedChildren: Record<string, number>;
+}
+
+/**
+ * What the console's first page needs of the ended runs, written right after the head and
+ * believed with it: apart, so `list --state` does not read it (a run's task is kept whole).
+ */
+export interface EndedPage {
+  /** The newest HEAD_ENDED_RUNS runs of the ended folders, in the console's order (endedOrder). */
+  newestEnded: EndedRun[];
+  /** Every run of the ended folders, counted. */
+  endedCounts: TenantCounts;
+}
+
+/**
+ * The console's order of a state folder's runs: newest save first, then by the key it finds a
+ * run by (console-row.ts), whose part past the folder's place in the list is the folder's id and
+ * the archived journal's name without its extension.
+ */
+export function endedOrder(a: EndedRun, b: EndedRun): number {
+  const keyA = `${a.folderId}~${archivedName(a)}`;
+  const keyB = `${b.folderId}~${archivedName(b)}`;
+  return (b.summary.updatedAt ?? 0) - (a.summary.updatedAt ?? 0) || (keyA < keyB ? -1 : keyA > keyB ? 1 : 0);
+}
+
+const archivedName = (run: IndexedRun) => (run.archivedJournal === null ? '' : path.basename(run.archivedJournal, '.jsonl'));
+
+/**
+ * The head, when it may be believed: ROOT/runs has the time the head saw when the whole folder
+ * was last read, that time is old enough to trust, and the state folder's own run folder is as
+ * it was. Otherwise null: the whole folder is read.
+ */
+export function trustedHead(stateFolder: string): RunsIndexHead | null {
+  const head = RunsIndex.head(stateFolder);
+  return head && believed(stateFolder, head) ? head : null;
+}
+
+/** The head and the page after it, under the same rule; null also when the index has no page. */
+export function trustedPage(stateFolder: string): { head: RunsIndexHead; page: EndedPage } | null {
+  const front = RunsIndex.headAndPage(stateFolder);
+  return front?.page && believed(stateFolder, front.head) ? { head: front.head, page: front.page } : null;
+}
+
+function believed(stateFolder: string, head: RunsIndexHead): boolean {
+  const whole = head.whole;
+  if (!whole) return false;
+  const runsDir = runsFolderStamp(stateFolder);
+  if (!runsDir?.trusted || runsDir.stamp.ino !== whole.runsDir.ino || runsDir.stamp.mtimeMs !== whole.runsDir.mtimeMs) return false;
+  return runFolderSignature(stateFolder) === whole.rootSignature;
+}
+
+/** A JSON value written after `prefix` and its length in a fixed width and `start`, at `at`, and where it ends; null when it is not all there. */
+function readSection<T>(fd: number, at: number, prefix: string, start: string): { value: T; end: number } | null {
+  const size = prefix.length + HEAD_DIGITS + start.length;
+  const front = Buffer.alloc(size);
+  if (fs.readSync(fd, front, 0, size, at) !== size) return null;
+  const text = front.toString('latin1');
+  const digits = text.slice(prefix.length, prefix.length + HEAD_DIGITS);
+  if (!text.startsWith(prefix) || !text.endsWith(start) || !/^\d+$/.test(digits)) return null;
+  const length = Number(digits);
+  const bytes = Buffer.alloc(length);
+  if (fs.readSync(fd, bytes, 0, length, at + size) !== length) return null;
+  return { value: JSON.parse(bytes.toString('utf8')) as T, end: at + size + length };
 }
 
 /** ROOT/runs now, and whether its time is far enough behind the clock to be trusted; null when there is none. */
@@ -131,6 +213,18 @@ export class RunsIndex {
    * there is no index, or it has no head or one that cannot be read.
    */
   static head(stateFolder: string): RunsIndexHead | null {
+    return RunsIndex.front(stateFolder, false)?.head ?? null;
+  }
+
+  /**
+   * The head and the page after it (its length written first too), without the folders; the page
+   * is null in an index written before it was kept, or one torn inside it.
+   */
+  static headAndPage(stateFolder: string): { head: RunsIndexHead; page: EndedPage | null } | null {
+    return RunsIndex.front(stateFolder, true);
+  }
+
+  private static front(stateFolder: string, withPage: boolean): { head: RunsIndexHead; page: EndedPage | null } | null {
     let fd: number;
     try {
       fd = fs.openSync(path.join(stateFolder, RUNS_INDEX_FILE), 'r');
@@ -138,18 +232,12 @@ export class RunsIndex {
       return null;
     }
     try {
-      const start = HEAD_PREFIX.length + HEAD_DIGITS + HEAD_START.length;
-      const prefix = Buffer.alloc(start);
-      if (fs.readSync(fd, prefix, 0, start, 0) !== start) return null;
-      const text = prefix.toString('latin1');
-      const digits = text.slice(HEAD_PREFIX.length, HEAD_PREFIX.length + HEAD_DIGITS);
-      if (!text.startsWith(HEAD_PREFIX) || !text.endsWith(HEAD_START) || !/^\d+$/.test(digits)) return null;
-      const length = Number(digits);
-      const bytes = Buffer.alloc(length);
-      if (fs.readSync(fd, bytes, 0, length, start) !== length) return null;
-      const head = JSON.parse(bytes.toString('utf8')) as RunsIndexHead;
-      if (typeof head !== 'object' || head === null || typeof head.live !== 'object' || typeof head.endedChildren !== 'object') return null;
-      return head;
+      const head = readSection<RunsIndexHead>(fd, 0, HEAD_PREFIX, HEAD_START);
+      if (!head || typeof head.value !== 'object' || head.value === null || typeof head.value.live !== 'object' || typeof head.value.endedChildren !== 'object') return null;
+      if (!withPage) return { head: head.value, page: null };
+      const page = readSection<EndedPage>(fd, head.end, PAGE_PREFIX, PAGE_START);
+      const valid = page && Array.isArray(page.value?.newestEnded) && typeof page.value.endedCounts === 'object' && page.value.endedCounts !== null;
+      return { head: head.value, page: valid ? page.value : null };
     } catch {
       return null;
     } finally {
@@ -241,24 +329,32 @@ export class RunsIndex {
     this.removeStaleTemps();
   }
 
-  /** The file: the head first, its length in a fixed width before it, then every folder (the head's too, for a reader of the whole). */
+  /** The file: the head first, its length in a fixed width before it, then the page the same way, then every folder (the head's too, for a reader of the whole). */
   private text(): string {
     const live: Record<string, IndexedFolder> = {};
     const endedChildren: Record<string, number> = {};
+    const ended: EndedRun[] = [];
+    const endedCounts: TenantCounts = {};
     for (const [id, folder] of this.folders) {
       // The state folder's own run is looked at every time: no writer marks it.
       if (id === '' || !hasEnded(folder)) {
         live[id] = folder;
         continue;
       }
-      for (const { archivedJournal, summary } of folder.runs) {
+      for (const run of folder.runs) {
+        const { archivedJournal, summary } = run;
         if (archivedJournal === null && summary.calledBy) endedChildren[summary.calledBy.runId] = (endedChildren[summary.calledBy.runId] ?? 0) + 1;
+        const counts = (endedCounts[summary.tenant] ??= {});
+        counts[summary.category] = (counts[summary.category] ?? 0) + 1;
+        ended.push({ folderId: id, signature: folder.signature, ...run });
       }
     }
     const head: RunsIndexHead = { whole: this.whole, live, endedChildren };
+    const page: EndedPage = { newestEnded: ended.sort(endedOrder).slice(0, HEAD_ENDED_RUNS), endedCounts };
     const headText = JSON.stringify(head);
-    const length = String(Buffer.byteLength(headText)).padStart(HEAD_DIGITS, '0');
-    return `${HEAD_PREFIX}${length}${HEAD_START}${headText},"folders":${JSON.stringify(Object.fromEntries(this.folders))}}`;
+    const pageText = JSON.stringify(page);
+    const width = (text: string) => String(Buffer.byteLength(text)).padStart(HEAD_DIGITS, '0');
+    return `${HEAD_PREFIX}${width(headText)}${HEAD_START}${headText}${PAGE_PREFIX}${width(pageText)}${PAGE_START}${pageText},"folders":${JSON.stringify(Object.fromEntries(this.folders))}}`;
   }
 
   private removeStaleTemps(): void {
