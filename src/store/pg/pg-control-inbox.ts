@@ -25,6 +25,12 @@ function reasonPlace(kind: string): string {
   return `inbox-control/${kind}.reason`;
 }
 
+/** A request as a sealed run keeps it: its reason sealed, with the mark; who asked and when stay readable. One without a reason is kept as it is. */
+export function sealedControlRequest<R extends { kind: string; reason: string | null }>(request: R, sealer: ValueSealer): R {
+  if (request.reason === null) return request;
+  return { ...request, reason: sealer.seal(request.reason, reasonPlace(request.kind)), sealed: sealer.keyId };
+}
+
 export class PgControlInbox implements ControlInbox {
   private readonly inbox: PgKeyedInbox<ControlRequest>;
 
@@ -35,12 +41,19 @@ export class PgControlInbox implements ControlInbox {
     private readonly notes: WriteNotes = new WriteNotes(),
     /** The run's sealer and opener for what it keeps outside its records, when it is sealed and loaded (run-sealing.ts: valuesFor), or its key kept before its first record (valuesBeforeCreate). */
     values: () => Promise<{ sealer: ValueSealer; opener: ValueOpener } | null> = async () => null,
+    /** The run's key read from its row, for a run sealed in after this store took it for plain (run-sealing.ts: valuesBeforeCreate). */
+    sealedMeanwhile: () => Promise<{ sealer: ValueSealer; opener: ValueOpener } | null> = values,
   ) {
     // A sealed run's requests wait with their reason sealed (a person's words); who asked and when stay readable (status shows them).
     this.inbox = new PgKeyedInbox<ControlRequest>(pool, runId, REQUESTS, {
       keep: async (request) => {
         const codec = request.reason === null ? null : await values();
-        return codec ? { ...request, reason: codec.sealer.seal(request.reason, reasonPlace(request.kind)), sealed: codec.sealer.keyId } : request;
+        return codec ? { kept: sealedControlRequest(request, codec.sealer), plain: false } : { kept: request, plain: request.reason !== null };
+      },
+      keepSealed: async (request) => {
+        const codec = await sealedMeanwhile();
+        if (!codec) throw new Error(`Run ${runId} has a run key but none could be read for its ${request.kind} request.`);
+        return sealedControlRequest(request, codec.sealer);
       },
       read: async (kept) => {
         if (kept === null || typeof kept !== 'object' || !Object.hasOwn(kept, 'sealed')) return kept;

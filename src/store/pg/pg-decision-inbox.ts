@@ -31,12 +31,19 @@ export class PgDecisionInbox implements DecisionInbox {
     private readonly lease: () => Lease | null,
     /** The run's sealer and opener for what it keeps outside its records, when it is sealed (run-sealing.ts: valuesFor), or its key kept before its first record (valuesBeforeCreate). */
     values: () => Promise<{ sealer: ValueSealer; opener: ValueOpener } | null> = async () => null,
+    /** The run's key read from its row, for a run sealed in after this store took it for plain (run-sealing.ts: valuesBeforeCreate). */
+    sealedMeanwhile: () => Promise<{ sealer: ValueSealer; opener: ValueOpener } | null> = values,
   ) {
     // A sealed run's decisions wait sealed: their notes, reasons, edited inputs and answers are a person's words.
     this.inbox = new PgKeyedInbox<Decision>(pool, runId, DECISIONS, {
       keep: async (decision) => {
         const codec = await values();
-        return codec ? sealDecisionContent(decision, codec.sealer) : decision;
+        return codec ? { kept: sealDecisionContent(decision, codec.sealer), plain: false } : { kept: decision, plain: true };
+      },
+      keepSealed: async (decision) => {
+        const codec = await sealedMeanwhile();
+        if (!codec) throw new Error(`Run ${runId} has a run key but none could be read for its decision.`);
+        return sealDecisionContent(decision, codec.sealer);
       },
       read: async (kept) => {
         if (!isSealedRecord(kept as object)) return kept;
