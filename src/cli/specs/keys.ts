@@ -46,7 +46,7 @@ export const keysSpec = command({
     'DURABLE_AGENT_KEY_FILE=~/.config/durable-agent/keys durable-agent keys rotate --dir my-project',
     'DURABLE_AGENT_KEY_FILE=~/.keys durable-agent keys rotate --database-url postgresql://db-host/agents',
     'DURABLE_AGENT_KEY_FILE=~/.keys durable-agent keys rotate --dir my-project --seal-plain',
-    'DURABLE_AGENT_KEY_FILE=~/.keys durable-agent keys rotate --database-url postgresql://db-host/agents --seal-plain',
+    'DURABLE_AGENT_KEY_FILE=~/.keys durable-agent keys rotate --database-url postgresql://db/agents --seal-plain',
   ],
   parse: (values, { cwd }): KeysArgs => {
     if (values.dir !== undefined && values.databaseUrl !== undefined) {
