@@ -8,7 +8,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { KeyRing } from '../../src/index.ts';
+import { defineAgent, defineTool, KeyRing } from '../../src/index.ts';
+import { submitRun, Worker } from '../../src/postgres.ts';
+import { sealPlainPgRuns } from '../../src/store/pg/pg-seal-plain.ts';
+import { openFleetSpec } from '../../src/store/pg/pg-run-keys.ts';
+import { migrate } from '../../src/store/pg/schema.ts';
+import { endTurnReply, scriptedModel, toolUseReply } from '../../src/testing.ts';
 import { FLEET_DONE_TEXT } from '../../src/fleet/worker.ts';
 import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { claimRun, releaseLease } from '../../src/store/pg/leases.ts';
@@ -167,6 +172,55 @@ describe.skipIf(!postgresAvailable())('keys rotate --seal-plain on a fleet', () 
       const reader = new PgRunStore(db, waiting, { keys: ring1 });
       await reader.load();
       expect((await reader.signals.waiting()).map((signal) => signal.data)).toEqual([{ note: 'sent with the key words' }]);
+    });
+  });
+
+  it('a plain run still queued gets its submitted task sealed: a worker without the key leaves it, one with the key runs it', async () => {
+    const url = await freshDatabase();
+    await withDb(url, async (db) => {
+      await migrate(db);
+      const sent: string[] = [];
+      const agent = defineAgent({
+        name: 'billing',
+        model: scriptedModel([() => toolUseReply([{ id: 'toolu_1', name: 'send_invoice', input: { customer: 'ACME Widgets Ltd' } }]), () => endTurnReply('Invoiced ACME Widgets Ltd.')], {
+          name: 'scripted-billing',
+        }),
+        system: 'You send invoices.',
+        tools: [
+          defineTool<{ customer: string }>({
+            name: 'send_invoice',
+            description: 'Send an invoice.',
+            inputSchema: { type: 'object', properties: { customer: { type: 'string' } }, required: ['customer'] },
+            readOnly: false,
+            run: ({ customer }, ctx) => {
+              sent.push(ctx.idempotencyKey);
+              return `invoice sent to ${customer}`;
+            },
+          }),
+        ],
+      });
+      const task = 'Invoice ACME Widgets Ltd for 120 EUR.';
+      await submitRun(db, { agent, task, runId: 'inv-1' });
+      expect(await databaseText(db)).toContain(task);
+
+      const report = await sealPlainPgRuns(db, ring1);
+      expect(report.sealed).toEqual(['inv-1']);
+      expect(await databaseText(db)).not.toContain(task);
+      const { rows } = await db.query<{ spec: Record<string, unknown>; header: unknown }>('SELECT spec, header FROM da_runs WHERE id = $1', ['inv-1']);
+      expect(rows[0]!.header).toBeNull();
+      expect(rows[0]!.spec.task).toMatch(/^sealed:1:rk-/);
+      expect((await openFleetSpec(db, 'inv-1', rows[0]!.spec, async () => ring1)).task).toBe(task);
+
+      const log: string[] = [];
+      await new Worker({ pool: db, agents: [agent], runConcurrency: 2, leaseMs: 60_000, exitWhenIdle: true, pollIntervalMs: 50, log: (line) => log.push(line) }).run();
+      expect(log.filter((line) => line.includes('[ALERT] this worker cannot drive it'))).toEqual([expect.stringContaining('"k1"')]);
+      await new Worker({ pool: db, agents: [agent], runConcurrency: 2, leaseMs: 60_000, exitWhenIdle: true, pollIntervalMs: 50, log: () => {}, keys: ring1 }).run();
+      expect(sent).toHaveLength(1);
+      const done = await loaded(db, 'inv-1', ring1);
+      expect(done.view.state).toBe('done');
+      expect(done.view.context.task).toBe(task);
+      expect(await runSealing(db, 'inv-1')).toBe('sealed');
+      for (const secret of [task, 'ACME Widgets Ltd', 'invoice sent to']) expect(await databaseText(db)).not.toContain(secret);
     });
   });
 });
