@@ -7,8 +7,8 @@
  * a live worker holds is left plain and reported (exit 2), and sealed by the next rotation.
  */
 import { randomBytes } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
-import { defineAgent, defineTool, KeyRing } from '../../src/index.ts';
+import { describe, expect, it, vi } from 'vitest';
+import { defineAgent, defineTool, KeyRing, startRun } from '../../src/index.ts';
 import { submitRun, Worker } from '../../src/postgres.ts';
 import { sealPlainPgRuns } from '../../src/store/pg/pg-seal-plain.ts';
 import { openFleetSpec } from '../../src/store/pg/pg-run-keys.ts';
@@ -19,7 +19,7 @@ import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { claimRun, releaseLease } from '../../src/store/pg/leases.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
 import { requireContent } from '../../src/store/store.ts';
-import type { Database } from '../../src/store/pg/pool.ts';
+import { type Database, openDatabase } from '../../src/store/pg/pool.ts';
 import { cli, databaseText, makePlainFleet, REASON, runSealing, SECRETS, worker } from '../helpers/fleet-seal-plain.ts';
 import { toolUseProblems } from '../helpers/messages.ts';
 import { freshDatabase, postgresAvailable, usePostgres, withDb } from '../helpers/use-postgres.ts';
@@ -221,6 +221,65 @@ describe.skipIf(!postgresAvailable())('keys rotate --seal-plain on a fleet', () 
       expect(done.view.context.task).toBe(task);
       expect(await runSealing(db, 'inv-1')).toBe('sealed');
       for (const secret of [task, 'ACME Widgets Ltd', 'invoice sent to']) expect(await databaseText(db)).not.toContain(secret);
+    });
+  });
+
+  it("signals sent while a run is being sealed in wait for its row: one in before the sealing-in is sealed by it, one after is sealed with the key or refused without it", async () => {
+    const url = await freshDatabase();
+    await withDb(url, async (db) => {
+      await migrate(db);
+      const task = 'Wait for the payment of ACME Widgets Ltd.';
+      expect((await startRun({ store: new PgRunStore(db, 'sig-1'), model: scriptedModel([() => endTurnReply('Noted.')]), tools: [], task })).status).toBe('done');
+      // Each party on a connection of its own, so one waiting for the row holds up no other.
+      const parties = await Promise.all([0, 1, 2].map(() => openDatabase(url, 1)));
+      try {
+        const [sealerDb, keylessDb, keyedDb] = parties as [Database, Database, Database];
+        const keyless = new PgRunStore(keylessDb, 'sig-1');
+        await keyless.load();
+        const keyed = new PgRunStore(keyedDb, 'sig-1', { keys: ring1 });
+        await keyed.load();
+        const waitingForRow = async (count: number) =>
+          vi.waitFor(
+            async () => {
+              const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'");
+              expect(rows[0]!.n).toBe(count);
+            },
+            { timeout: 20_000, interval: 50 },
+          );
+
+        // The row held (as a worker's append holds it): a signal kept plain queues first, then the sealing-in, then two more.
+        const holder = await db.connect();
+        await holder.query('BEGIN');
+        await holder.query('SELECT 1 FROM da_runs WHERE id = $1 FOR UPDATE', ['sig-1']);
+        const first = keyless.signals.send({ name: 'paid', id: 'p-1', data: { note: 'first in plain words' }, by: 'bo', at: Date.now() });
+        await waitingForRow(1);
+        const sealing = sealPlainPgRuns(sealerDb, ring1);
+        await waitingForRow(2);
+        await holder.query('COMMIT');
+        holder.release();
+        expect(await first).toEqual({ outcome: 'delivered' });
+        expect((await sealing).sealed).toEqual(['sig-1']);
+
+        const held = await db.connect();
+        await held.query('BEGIN');
+        await held.query('SELECT 1 FROM da_runs WHERE id = $1 FOR UPDATE', ['sig-1']);
+        const late = keyless.signals.send({ name: 'paid', id: 'p-2', data: { note: 'late in plain words' }, by: 'bo', at: Date.now() });
+        const keyedLate = keyed.signals.send({ name: 'paid', id: 'p-3', data: { note: 'late with the key words' }, by: 'ana', at: Date.now() });
+        await waitingForRow(2);
+        await held.query('COMMIT');
+        held.release();
+        await expect(late).rejects.toThrow(/"k1"/);
+        expect(await keyedLate).toEqual({ outcome: 'delivered' });
+
+        expect(await runSealing(db, 'sig-1')).toBe('sealed');
+        const text = await databaseText(db);
+        for (const secret of [task, 'first in plain words', 'late in plain words', 'late with the key words']) expect(text).not.toContain(secret);
+        const reader = new PgRunStore(db, 'sig-1', { keys: ring1 });
+        await reader.load();
+        expect((await reader.signals.waiting()).map((signal) => signal.data)).toEqual([{ note: 'first in plain words' }, { note: 'late with the key words' }]);
+      } finally {
+        await Promise.all(parties.map((party) => party.end()));
+      }
     });
   });
 });

@@ -8,7 +8,7 @@
  */
 import type { Pool } from 'pg';
 import { type ControlInbox, type ControlKind, type ControlRequest, controlProblem } from '../inbox/inboxes.ts';
-import { type PgInboxTable, PgKeyedInbox } from './pg-keyed-inbox.ts';
+import { noKeys, type PgInboxTable, PgKeyedInbox } from './pg-keyed-inbox.ts';
 import { WriteNotes } from './write-notes.ts';
 import type { ValueOpener, ValueSealer } from '../../seal/value-codec.ts';
 
@@ -41,8 +41,8 @@ export class PgControlInbox implements ControlInbox {
     private readonly notes: WriteNotes = new WriteNotes(),
     /** The run's sealer and opener for what it keeps outside its records, when it is sealed and loaded (run-sealing.ts: valuesFor), or its key kept before its first record (valuesBeforeCreate). */
     values: () => Promise<{ sealer: ValueSealer; opener: ValueOpener } | null> = async () => null,
-    /** The run's key read from its row, for a run sealed in after this store took it for plain (run-sealing.ts: valuesBeforeCreate). */
-    sealedMeanwhile: () => Promise<{ sealer: ValueSealer; opener: ValueOpener } | null> = values,
+    /** The run's key as its row keeps it (the wrap), opened: for a run sealed in after this store took it for plain (run-sealing.ts: valuesWithWrap). */
+    sealedMeanwhile: (runKey: unknown) => Promise<{ sealer: ValueSealer; opener: ValueOpener }> = noKeys(runId),
   ) {
     // A sealed run's requests wait with their reason sealed (a person's words); who asked and when stay readable (status shows them).
     this.inbox = new PgKeyedInbox<ControlRequest>(pool, runId, REQUESTS, {
@@ -50,11 +50,7 @@ export class PgControlInbox implements ControlInbox {
         const codec = request.reason === null ? null : await values();
         return codec ? { kept: sealedControlRequest(request, codec.sealer), plain: false } : { kept: request, plain: request.reason !== null };
       },
-      keepSealed: async (request) => {
-        const codec = await sealedMeanwhile();
-        if (!codec) throw new Error(`Run ${runId} has a run key but none could be read for its ${request.kind} request.`);
-        return sealedControlRequest(request, codec.sealer);
-      },
+      keepSealed: async (request, runKey) => sealedControlRequest(request, (await sealedMeanwhile(runKey)).sealer),
       read: async (kept) => {
         if (kept === null || typeof kept !== 'object' || !Object.hasOwn(kept, 'sealed')) return kept;
         const { sealed: _mark, ...request } = kept as ControlRequest & { sealed: unknown };

@@ -40,7 +40,9 @@ export class PgKeyedInbox<T> {
   async insert(key: string, entry: T): Promise<'written' | 'exists'> {
     const { kept, plain } = await this.codec.keep(entry);
     const insert = async (db: Pool | PoolClient, value: unknown) => (await db.query(this.insertSql, [this.runId, key, JSON.stringify(value)])).rowCount;
-    const rowCount = plain ? await keptAsRunIs(this.pool, this.runId, async (client, keyed) => insert(client, keyed ? await this.codec.keepSealed(entry) : kept)) : await insert(this.pool, kept);
+    const rowCount = plain
+      ? await keptAsRunIs(this.pool, this.runId, async (client, runKey) => insert(client, runKey === null ? kept : await this.codec.keepSealed(entry, runKey)))
+      : await insert(this.pool, kept);
     return rowCount === 1 ? 'written' : 'exists';
   }
 
@@ -54,21 +56,30 @@ export class PgKeyedInbox<T> {
 /** How an inbox keeps its entries (see PgKeyedInbox's constructor). */
 export interface PgInboxCodec<T> {
   keep(entry: T): Promise<{ kept: unknown; plain: boolean }>;
-  keepSealed(entry: T): Promise<unknown>;
+  /** `runKey`: the wrap read from the run's row under its lock. */
+  keepSealed(entry: T, runKey: unknown): Promise<unknown>;
   read(kept: unknown): Promise<unknown>;
 }
 
 /**
  * Writes an entry kept plain only as the run is when it goes in: with the run's row held shared,
- * whether the run has a run key is read and `write` told it. A sealing-in of the run (keys rotate
+ * its run key (the wrap, or null) is read and `write` given it, to seal with in the same
+ * transaction (nothing else is read meanwhile: the pool may have no other connection to give). A sealing-in of the run (keys rotate
  * --seal-plain) holds the row for update while it seals the run's rows: an entry written before
  * it is there to be sealed, and one after it sees the run keyed and is sealed (or refused without
  * the key), so no plain entry lands in a run just sealed. A missing run is not locked: the insert
  * meets the foreign key as it would alone.
  */
-export async function keptAsRunIs<R>(pool: Pool, runId: string, write: (client: PoolClient, keyed: boolean) => Promise<R>): Promise<R> {
+export async function keptAsRunIs<R>(pool: Pool, runId: string, write: (client: PoolClient, runKey: unknown) => Promise<R>): Promise<R> {
   return inTransaction(pool, async (client) => {
-    const { rows } = await client.query<{ keyed: boolean }>('SELECT run_key IS NOT NULL AS keyed FROM da_runs WHERE id = $1 FOR SHARE', [runId]);
-    return write(client, rows[0]?.keyed === true);
+    const { rows } = await client.query<{ run_key: unknown }>('SELECT run_key FROM da_runs WHERE id = $1 FOR SHARE', [runId]);
+    return write(client, rows[0]?.run_key ?? null);
   });
+}
+
+/** Without a store's keys: a run sealed meanwhile is refused (a store always gives its own). */
+export function noKeys(runId: string): (runKey: unknown) => Promise<never> {
+  return async () => {
+    throw new Error(`Run ${runId} was sealed while an entry was written for it, and no keys were given to seal it with.`);
+  };
 }

@@ -11,7 +11,7 @@
  */
 import type { Pool, PoolClient } from 'pg';
 import type { ValueOpener, ValueSealer } from '../../seal/value-codec.ts';
-import { keptAsRunIs } from './pg-keyed-inbox.ts';
+import { keptAsRunIs, noKeys } from './pg-keyed-inbox.ts';
 import { type ExpectedWake, type Signal, type SignalDelivery, type SignalInbox, signalProblem } from '../inbox/signal-inbox.ts';
 
 interface SignalRow {
@@ -35,8 +35,8 @@ export class PgSignalInbox implements SignalInbox {
     private readonly lease: () => { epoch: number } | null,
     /** The run's sealer and opener for what it keeps outside its records, when it is sealed and loaded (run-sealing.ts: valuesFor), or its key kept before its first record (valuesBeforeCreate). */
     private readonly values: () => Promise<{ sealer: ValueSealer; opener: ValueOpener } | null> = async () => null,
-    /** The run's key read from its row, for a run sealed in after this store took it for plain (run-sealing.ts: valuesBeforeCreate). */
-    private readonly sealedMeanwhile: () => Promise<{ sealer: ValueSealer; opener: ValueOpener } | null> = values,
+    /** The run's key as its row keeps it (the wrap), opened: for a run sealed in after this store took it for plain (run-sealing.ts: valuesWithWrap). */
+    private readonly sealedMeanwhile: (runKey: unknown) => Promise<{ sealer: ValueSealer; opener: ValueOpener }> = noKeys(runId),
   ) {}
 
   async send(signal: Signal): Promise<SignalDelivery> {
@@ -51,7 +51,7 @@ export class PgSignalInbox implements SignalInbox {
     const kept = await this.kept(signal);
     // Data kept plain goes in only while the run is still plain, read under its row's lock (keptAsRunIs).
     const rowCount = kept === signal && signal.data !== null
-      ? await keptAsRunIs(this.pool, this.runId, async (client, keyed) => insert(client, keyed ? await this.keptSealed(signal) : signal))
+      ? await keptAsRunIs(this.pool, this.runId, async (client, runKey) => insert(client, runKey === null ? signal : await this.keptSealed(signal, runKey)))
       : await insert(this.pool, kept);
     if (rowCount === 1) return { outcome: 'delivered' };
     const { rows } = await this.pool.query<SignalRow>(
@@ -70,10 +70,8 @@ export class PgSignalInbox implements SignalInbox {
   }
 
   /** For a run found sealed under its row's lock after this store took it for plain (sealed in meanwhile): sealed with its key, or refused naming it. */
-  private async keptSealed(signal: Signal): Promise<Signal> {
-    const codec = await this.sealedMeanwhile();
-    if (!codec) throw new Error(`Run ${this.runId} has a run key but none could be read for its signal.`);
-    return sealedSignal(signal, codec.sealer);
+  private async keptSealed(signal: Signal, runKey: unknown): Promise<Signal> {
+    return sealedSignal(signal, (await this.sealedMeanwhile(runKey)).sealer);
   }
 
   /** A row's signal, its data opened; null when it is not a whole signal, or is sealed and cannot be opened here. */
