@@ -30,6 +30,12 @@ export async function forkedSpec<S extends { task?: unknown }>(parentSpec: S, op
   return withSealedTask(opened as S & { task: string }, child.fleetRun, child.runKey);
 }
 
+/** A plain spec's task sealed under a run key for its fleet run (a run sealed in: keys rotate --seal-plain); a spec without a task text is given back as it is. */
+export function sealSpecTask<S extends { task?: unknown }>(spec: S, fleetRun: string, runKey: RunKey): S {
+  if (typeof spec.task !== 'string' || isSealedValue(spec.task)) return spec;
+  return withSealedTask(spec as S & { task: string }, fleetRun, runKey);
+}
+
 function withSealedTask<S extends { task: string }>(spec: S, fleetRun: string, runKey: RunKey): S {
   return { ...spec, task: sealValue(spec.task, runKey, { runId: fleetRun, field: SPEC_TASK }) };
 }

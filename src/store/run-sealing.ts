@@ -271,6 +271,18 @@ export class RunSealing {
     return { sealer: sealerFor(key, boundTo), opener: openerFor(key, boundTo) };
   }
 
+  /**
+   * What seals and opens, bound to `boundTo`, with the wrap read from the run's row under its lock
+   * (a run sealed in after it was read plain: keys rotate --seal-plain), opened with the keys
+   * given; without the master key it is wrapped under, a KeyNotGivenError naming it.
+   */
+  async valuesWithWrap(boundTo: string, wrapped: WrappedRunKey): Promise<{ sealer: ValueSealer; opener: ValueOpener }> {
+    const keys = await this.keys();
+    if (keys === null) throw new KeyNotGivenError(wrapped.master, 'master key', boundTo);
+    const key = await unwrapRunKey(wrapped, keys, boundTo);
+    return { sealer: sealerFor(key, boundTo), opener: openerFor(key, boundTo) };
+  }
+
   /** The run's content is no longer this one's to write (its journal archived, the next run gets its own key). */
   forget(): void {
     this.#runKey = null;

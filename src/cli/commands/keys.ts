@@ -13,6 +13,7 @@ import type { Writers } from '../plain-reporter.ts';
 import { runDirOf } from '../run-dir.ts';
 import { UsageError } from '../usage-error.ts';
 import { stateFolderOf } from '../run-store.ts';
+import type { Database } from '../../store/pg/pool.ts';
 
 export async function keysCommand(args: KeysArgs, env: NodeJS.ProcessEnv, writers: Writers): Promise<number> {
   const given = commandLineKeys(env);
@@ -20,7 +21,6 @@ export async function keysCommand(args: KeysArgs, env: NodeJS.ProcessEnv, writer
   if (keys === null) throw new KeyListError(`${KEYS_ENV} or ${KEY_FILE_ENV}`, 'neither is set, and a rotation needs the new key first and the old ones after it');
   const drill = drillOf(env.CRASH_AFTER);
   if (readsFleet(args, env)) {
-    if (args.sealPlain) throw new UsageError("keys rotate --seal-plain seals the plain runs of a folder (--dir); a fleet's plain runs in PostgreSQL are not sealed in by this release: give --dir, or leave out --seal-plain.");
     return rotateFleet(args, keys, env, drill.rewrap, writers);
   }
   const folder = stateFolderOf(runDirOf(args.dir));
@@ -85,10 +85,31 @@ async function rotateFleet(args: KeysArgs, keys: MasterKeys, env: NodeJS.Process
           `${schedules.failed.length} could not be${schedules.failed.length ? ' (run again once the keys they need are given)' : ''}`,
       );
     }
-    return report.failed.length > 0 || schedules.failed.length > 0 ? EXIT.refused : EXIT.done;
+    const sealedIn = args.sealPlain ? await sealPlainFleet(pool, keys, describeDatabase(url), writers) : true;
+    return report.failed.length > 0 || schedules.failed.length > 0 || !sealedIn ? EXIT.refused : EXIT.done;
   } finally {
     await pool.end();
   }
+}
+
+/** --seal-plain on a fleet: its plain runs sealed in, then its plain schedules; whether every run is sealed now. */
+async function sealPlainFleet(pool: Database, keys: MasterKeys, where: string, writers: Writers): Promise<boolean> {
+  const { sealPlainPgRuns } = await import('../../store/pg/index.ts');
+  const report = await sealPlainPgRuns(pool, keys);
+  for (const runId of report.sealed) writers.out(`sealed fleet run ${runId}`);
+  for (const { runId, error } of report.held) writers.out(`left plain fleet run ${runId}: ${error.message}`);
+  for (const { runId, error } of report.failed) writers.err(`durable-agent: could not seal fleet run ${runId}: ${error.message}`);
+  for (const name of report.schedules) writers.out(`sealed the task of schedule ${name}`);
+  for (const { schedule, error } of report.schedulesFailed) writers.err(`durable-agent: could not seal the task of schedule ${schedule}: ${error.message}`);
+  const sealingId = sealingKeyIdOf(keys);
+  const left = report.held.length + report.failed.length + report.schedulesFailed.length;
+  writers.out(
+    `${report.sealed.length} plain ${report.sealed.length === 1 ? 'run' : 'runs'} sealed${sealingId === null ? '' : ` under ${sealingId}`}, ` +
+      `${report.schedules.length} plain ${report.schedules.length === 1 ? 'schedule' : 'schedules'}, ` +
+      `${report.held.length} in use left for later, ${report.failed.length + report.schedulesFailed.length} could not be` +
+      `${left ? ' (run again once the runs in use stop, or the keys they need are given)' : ''} in ${where}`,
+  );
+  return left === 0;
 }
 
 /**

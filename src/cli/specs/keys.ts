@@ -12,14 +12,14 @@ export interface KeysArgs {
   dirGiven: boolean;
   /** Set: the fleet's runs in PostgreSQL instead of DIR's. */
   databaseUrl: string | null;
-  /** --seal-plain: the plain runs of DIR sealed too, each under a run key of its own (their content written again sealed). */
+  /** --seal-plain: the plain runs of DIR (or of the fleet) sealed too, each under a run key of its own (their content written again sealed). */
   sealPlain: boolean;
 }
 
 export const keysSpec = command({
   name: 'keys',
   words: ['rotate'],
-  synopsis: 'keys rotate [--dir DIR [--seal-plain] | --database-url URL]',
+  synopsis: 'keys rotate [--dir DIR | --database-url URL] [--seal-plain]',
   summary: "wrap every sealed run's key in DIR again under the first master key (a rotation)",
   description:
     'Wraps the run key of every sealed run of DIR/.durable-agent/ (its own run, its runs by id, archived ones) again\n' +
@@ -33,23 +33,24 @@ export const keysSpec = command({
     'With --seal-plain it also seals the plain runs of DIR (started without keys, which otherwise stay plain): each gets\n' +
     'a run key, and its journal, blobs and inbox entries are written again sealed, the journal whole beside the plain one\n' +
     'and then swapped in, so a kill leaves each run plain or sealed, both readable, and running it again finishes. A run\n' +
-    'a live process drives is left plain and reported: run it again once that run stops.',
+    'a live process drives is left plain and reported: run it again once that run stops.\n' +
+    "On the fleet, --seal-plain seals each plain run in one transaction that holds its row (its records, task and inbox\n" +
+    'rows), so a kill leaves each run wholly plain or wholly sealed, and then the plain schedules\' tasks. A run a live\n' +
+    'worker holds is left plain and reported (exit 2).',
   options: [
     readDir,
     databaseUrl,
-    option({ key: 'sealPlain', type: 'boolean', help: "with keys rotate: seal DIR's plain runs too, each under a run key of its own (their content written again sealed)" }),
+    option({ key: 'sealPlain', type: 'boolean', help: "with keys rotate: seal the plain runs of DIR (or of the fleet) too, each under a run key of its own (their content written again sealed)" }),
   ],
   examples: [
     'DURABLE_AGENT_KEY_FILE=~/.config/durable-agent/keys durable-agent keys rotate --dir my-project',
     'DURABLE_AGENT_KEY_FILE=~/.keys durable-agent keys rotate --database-url postgresql://db-host/agents',
     'DURABLE_AGENT_KEY_FILE=~/.keys durable-agent keys rotate --dir my-project --seal-plain',
+    'DURABLE_AGENT_KEY_FILE=~/.keys durable-agent keys rotate --database-url postgresql://db/agents --seal-plain',
   ],
   parse: (values, { cwd }): KeysArgs => {
     if (values.dir !== undefined && values.databaseUrl !== undefined) {
       throw new UsageError('keys rotate rewraps the run keys of --dir or of the fleet at --database-url, not both: give one of them.');
-    }
-    if (values.sealPlain && values.databaseUrl !== undefined) {
-      throw new UsageError("keys rotate --seal-plain seals the plain runs of a folder (--dir); a fleet's plain runs in PostgreSQL are not sealed in by this release: give --dir, or leave out --seal-plain.");
     }
     return { command: 'keys', action: 'rotate', dir: values.dir ?? cwd, dirGiven: values.dir !== undefined, databaseUrl: values.databaseUrl ?? null, sealPlain: values.sealPlain === true };
   },

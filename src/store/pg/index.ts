@@ -16,3 +16,6 @@ export type { Lease } from './leases.ts';
 // Sealed runs of a fleet: their run keys rewrapped under a new master key, or one run's deleted (crypto-shredding).
 export { rotatePgRunKeys, rotatePgScheduleKeys, shredPgRun } from './pg-run-keys.ts';
 export type { PgRotationReport, PgScheduleRotationReport } from './pg-run-keys.ts';
+// Plain runs of a fleet sealed in (keys rotate --seal-plain), each in one transaction.
+export { sealPlainPgRuns } from './pg-seal-plain.ts';
+export type { PgSealInReport } from './pg-seal-plain.ts';

@@ -8,7 +8,7 @@
  */
 import type { Pool } from 'pg';
 import { type ControlInbox, type ControlKind, type ControlRequest, controlProblem } from '../inbox/inboxes.ts';
-import { type PgInboxTable, PgKeyedInbox } from './pg-keyed-inbox.ts';
+import { noKeys, type PgInboxTable, PgKeyedInbox } from './pg-keyed-inbox.ts';
 import { WriteNotes } from './write-notes.ts';
 import type { ValueOpener, ValueSealer } from '../../seal/value-codec.ts';
 
@@ -25,6 +25,12 @@ function reasonPlace(kind: string): string {
   return `inbox-control/${kind}.reason`;
 }
 
+/** A request as a sealed run keeps it: its reason sealed, with the mark; who asked and when stay readable. One without a reason is kept as it is. */
+export function sealedControlRequest<R extends { kind: string; reason: string | null }>(request: R, sealer: ValueSealer): R {
+  if (request.reason === null) return request;
+  return { ...request, reason: sealer.seal(request.reason, reasonPlace(request.kind)), sealed: sealer.keyId };
+}
+
 export class PgControlInbox implements ControlInbox {
   private readonly inbox: PgKeyedInbox<ControlRequest>;
 
@@ -35,13 +41,16 @@ export class PgControlInbox implements ControlInbox {
     private readonly notes: WriteNotes = new WriteNotes(),
     /** The run's sealer and opener for what it keeps outside its records, when it is sealed and loaded (run-sealing.ts: valuesFor), or its key kept before its first record (valuesBeforeCreate). */
     values: () => Promise<{ sealer: ValueSealer; opener: ValueOpener } | null> = async () => null,
+    /** The run's key as its row keeps it (the wrap), opened: for a run sealed in after this store took it for plain (run-sealing.ts: valuesWithWrap). */
+    sealedMeanwhile: (runKey: unknown) => Promise<{ sealer: ValueSealer; opener: ValueOpener }> = noKeys(runId),
   ) {
     // A sealed run's requests wait with their reason sealed (a person's words); who asked and when stay readable (status shows them).
     this.inbox = new PgKeyedInbox<ControlRequest>(pool, runId, REQUESTS, {
       keep: async (request) => {
         const codec = request.reason === null ? null : await values();
-        return codec ? { ...request, reason: codec.sealer.seal(request.reason, reasonPlace(request.kind)), sealed: codec.sealer.keyId } : request;
+        return codec ? { kept: sealedControlRequest(request, codec.sealer), plain: false } : { kept: request, plain: request.reason !== null };
       },
+      keepSealed: async (request, runKey) => sealedControlRequest(request, (await sealedMeanwhile(runKey)).sealer),
       read: async (kept) => {
         if (kept === null || typeof kept !== 'object' || !Object.hasOwn(kept, 'sealed')) return kept;
         const { sealed: _mark, ...request } = kept as ControlRequest & { sealed: unknown };

@@ -11,7 +11,7 @@ import { type DecisionInbox, decisionProblem, type InboxDecision } from '../inbo
 import type { Lease } from './leases.ts';
 import { isSealedRecord, openDecisionContent, sealDecisionContent } from '../../seal/record-content.ts';
 import type { ValueOpener, ValueSealer } from '../../seal/value-codec.ts';
-import { type PgInboxTable, PgKeyedInbox } from './pg-keyed-inbox.ts';
+import { noKeys, type PgInboxTable, PgKeyedInbox } from './pg-keyed-inbox.ts';
 
 const DECISIONS: PgInboxTable = {
   table: 'da_decisions',
@@ -31,13 +31,16 @@ export class PgDecisionInbox implements DecisionInbox {
     private readonly lease: () => Lease | null,
     /** The run's sealer and opener for what it keeps outside its records, when it is sealed (run-sealing.ts: valuesFor), or its key kept before its first record (valuesBeforeCreate). */
     values: () => Promise<{ sealer: ValueSealer; opener: ValueOpener } | null> = async () => null,
+    /** The run's key as its row keeps it (the wrap), opened: for a run sealed in after this store took it for plain (run-sealing.ts: valuesWithWrap). */
+    sealedMeanwhile: (runKey: unknown) => Promise<{ sealer: ValueSealer; opener: ValueOpener }> = noKeys(runId),
   ) {
     // A sealed run's decisions wait sealed: their notes, reasons, edited inputs and answers are a person's words.
     this.inbox = new PgKeyedInbox<Decision>(pool, runId, DECISIONS, {
       keep: async (decision) => {
         const codec = await values();
-        return codec ? sealDecisionContent(decision, codec.sealer) : decision;
+        return codec ? { kept: sealDecisionContent(decision, codec.sealer), plain: false } : { kept: decision, plain: true };
       },
+      keepSealed: async (decision, runKey) => sealDecisionContent(decision, (await sealedMeanwhile(runKey)).sealer),
       read: async (kept) => {
         if (!isSealedRecord(kept as object)) return kept;
         // Unreadable without the run's key: left out, as a row that is not a whole decision is.

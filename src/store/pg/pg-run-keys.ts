@@ -64,6 +64,13 @@ export async function readPgRunKey(db: Database, fleetRun: string): Promise<Wrap
   return checkedWrap(rows[0]?.run_key ?? null, fleetRun);
 }
 
+/** A run's wrap as its row keeps it, checked: null for none; a value this release does not read as one is refused (SealedValueError). */
+export function checkedRunKey(wrapped: unknown, fleetRun: string): WrappedRunKey {
+  const checked = checkedWrap(wrapped, fleetRun);
+  if (checked === null) throw new SealedValueError('run key', fleetRun, null, `${runKeyColumnOf(fleetRun)} is empty`);
+  return checked;
+}
+
 /** The wrap in a run_key column as read with the run's row (load reads it with the header), or null. */
 export function checkedWrap(wrapped: unknown, fleetRun: string): WrappedRunKey | null {
   if (wrapped === null) return null;

@@ -9,8 +9,9 @@
  * What a waiting call waits for is written to da_waits before its run lets go of the lease, so a
  * claim (WORKABLE in leases.ts) takes the run up once a signal of that event is there or its time came.
  */
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import type { ValueOpener, ValueSealer } from '../../seal/value-codec.ts';
+import { keptAsRunIs, noKeys } from './pg-keyed-inbox.ts';
 import { type ExpectedWake, type Signal, type SignalDelivery, type SignalInbox, signalProblem } from '../inbox/signal-inbox.ts';
 
 interface SignalRow {
@@ -34,14 +35,24 @@ export class PgSignalInbox implements SignalInbox {
     private readonly lease: () => { epoch: number } | null,
     /** The run's sealer and opener for what it keeps outside its records, when it is sealed and loaded (run-sealing.ts: valuesFor), or its key kept before its first record (valuesBeforeCreate). */
     private readonly values: () => Promise<{ sealer: ValueSealer; opener: ValueOpener } | null> = async () => null,
+    /** The run's key as its row keeps it (the wrap), opened: for a run sealed in after this store took it for plain (run-sealing.ts: valuesWithWrap). */
+    private readonly sealedMeanwhile: (runKey: unknown) => Promise<{ sealer: ValueSealer; opener: ValueOpener }> = noKeys(runId),
   ) {}
 
   async send(signal: Signal): Promise<SignalDelivery> {
-    const { rowCount } = await this.pool.query(
-      `INSERT INTO da_signals (run_id, name, signal_id, signal, sent_at) VALUES ($1, $2, $3, $4, to_timestamp($5::double precision / 1000))
-       ON CONFLICT DO NOTHING`,
-      [this.runId, signal.name, signal.id, JSON.stringify(await this.kept(signal)), signal.at],
-    );
+    const insert = async (db: Pool | PoolClient, kept: Signal) =>
+      (
+        await db.query(
+          `INSERT INTO da_signals (run_id, name, signal_id, signal, sent_at) VALUES ($1, $2, $3, $4, to_timestamp($5::double precision / 1000))
+           ON CONFLICT DO NOTHING`,
+          [this.runId, signal.name, signal.id, JSON.stringify(kept), signal.at],
+        )
+      ).rowCount;
+    const kept = await this.kept(signal);
+    // Data kept plain goes in only while the run is still plain, read under its row's lock (keptAsRunIs).
+    const rowCount = kept === signal && signal.data !== null
+      ? await keptAsRunIs(this.pool, this.runId, async (client, runKey) => insert(client, runKey === null ? signal : await this.keptSealed(signal, runKey)))
+      : await insert(this.pool, kept);
     if (rowCount === 1) return { outcome: 'delivered' };
     const { rows } = await this.pool.query<SignalRow>(
       `SELECT signal, taken_by FROM da_signals
@@ -53,10 +64,14 @@ export class PgSignalInbox implements SignalInbox {
   }
 
   /** A sealed run's signal waits with its data sealed (what it carries is the sender's words); the rest stays readable for the claim. */
-  private async kept(signal: Signal): Promise<Signal | (Signal & { sealed: string })> {
-    const codec = await this.values();
-    if (!codec || signal.data === null) return signal;
-    return { ...signal, data: codec.sealer.seal(signal.data, signalPlace(signal.name)), sealed: codec.sealer.keyId };
+  private async kept(signal: Signal): Promise<Signal> {
+    const codec = signal.data === null ? null : await this.values();
+    return codec ? sealedSignal(signal, codec.sealer) : signal;
+  }
+
+  /** For a run found sealed under its row's lock after this store took it for plain (sealed in meanwhile): sealed with its key, or refused naming it. */
+  private async keptSealed(signal: Signal, runKey: unknown): Promise<Signal> {
+    return sealedSignal(signal, (await this.sealedMeanwhile(runKey)).sealer);
   }
 
   /** A row's signal, its data opened; null when it is not a whole signal, or is sealed and cannot be opened here. */
@@ -111,6 +126,12 @@ export class PgSignalInbox implements SignalInbox {
 /** Where a signal's data is bound, beside its run: its event's name (a value moved to another event fails its check). */
 function signalPlace(name: string): string {
   return `inbox-signal/${name}.data`;
+}
+
+/** A signal as a sealed run keeps it: its data sealed, with the mark; its name, id and sender stay readable (a claim looks for them). One without data is kept as it is. */
+export function sealedSignal<S extends { name: string; data: unknown }>(signal: S, sealer: ValueSealer): S {
+  if (signal.data === null) return signal;
+  return { ...signal, data: sealer.seal(signal.data, signalPlace(signal.name)), sealed: sealer.keyId };
 }
 
 function wholeSignal(row: SignalRow | undefined): Signal | null {

@@ -28,7 +28,7 @@ import { momentNow, type WriteMoment, WriteNotes } from './write-notes.ts';
 import { inTransaction } from './transaction.ts';
 import type { KeysGiven } from '../../seal/keys.ts';
 import { RunSealing } from '../run-sealing.ts';
-import { checkedWrap, openFleetSpec, pgRunKeyPlace } from './pg-run-keys.ts';
+import { checkedRunKey, checkedWrap, openFleetSpec, pgRunKeyPlace } from './pg-run-keys.ts';
 import { forkedSpec } from '../../seal/spec-content.ts';
 import { LeaseLostError } from './pg-errors.ts';
 
@@ -99,9 +99,11 @@ export class PgRunStore implements DatabaseRunStore {
     // Before the run's first record (a fleet run still queued) its inboxes seal with the run key
     // kept from its submit, when it was submitted sealed: nothing written for it is ever plain.
     const values = async () => (this.sealing.knowsRun() ? this.sealing.valuesFor(runId) : this.sealing.valuesBeforeCreate(runId));
-    this.decisions = new PgDecisionInbox(pool, runId, () => this.lease, values);
-    this.control = new PgControlInbox(pool, runId, this.notes, values);
-    this.signals = new PgSignalInbox(pool, runId, () => this.lease, values);
+    // A run read plain and sealed in since (keys rotate --seal-plain): what is written for it is sealed with the key now in its row.
+    const sealedMeanwhile = (runKey: unknown) => this.sealing.valuesWithWrap(runId, checkedRunKey(runKey, runId));
+    this.decisions = new PgDecisionInbox(pool, runId, () => this.lease, values, sealedMeanwhile);
+    this.control = new PgControlInbox(pool, runId, this.notes, values, sealedMeanwhile);
+    this.signals = new PgSignalInbox(pool, runId, () => this.lease, values, sealedMeanwhile);
   }
 
   /** Seals runs this store starts, and opens sealed runs it loads, with these keys (a program's StartOptions.keys). */
