@@ -6,7 +6,9 @@
  * to count it, and one fdatasync makes both durable before append() resolves. A record
  * appended without a sync (a reply's token count) is counted by the next synced append. The
  * journal is created complete (header, mark, first record) in a temporary file, fsynced,
- * linked into place (which fails if a journal exists) and the directory fsynced.
+ * linked into place (which fails if a journal exists) and the directory fsynced. A sealed run's
+ * key file is made durable (run-key-file.ts) while that temporary file is fsynced, so that the
+ * two waits overlap; the journal's name is linked only once both are over.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -35,7 +37,8 @@ import type { KeysGiven } from '../seal/keys.ts';
 import { RunSealing } from './run-sealing.ts';
 import type { ValueSealer } from '../seal/value-codec.ts';
 import type { InboxContent } from './inbox/inbox-content.ts';
-import { archiveRunKeyFile, runKeyFilePlace } from './run-key-file.ts';
+import { archiveRunKeyFile, runKeyFilePlace, writeRunKeyFile } from './run-key-file.ts';
+import type { WrappedRunKey } from '../seal/envelope.ts';
 import { markRunsChanged } from './runs-changed.ts';
 import { FINAL_STATES } from '../../machines/agent-loop.types.ts';
 
@@ -55,6 +58,8 @@ export interface FileStoreOptions {
   onControlPoint?: ((point: ControlPoint) => void) | undefined;
   /** Drills: called once a tool result's image or document is durable in its blob, before the record that refers to it is written. */
   onBlobWritten?: ((file: string) => void) | undefined;
+  /** Drills: called as a new journal's creation passes a point (a test kills the process there). */
+  onCreatePoint?: ((point: CreatePoint) => void) | undefined;
   /**
    * The master keys the user holds (or a function that reads them when first needed): a run
    * created with them is sealed; a sealed run loaded with them reads as any other. See run-sealing.ts.
@@ -63,6 +68,14 @@ export interface FileStoreOptions {
 }
 
 export const JOURNAL_FILE = 'journal.jsonl';
+
+/**
+ * The points of a new journal's creation, in order: a sealed run's key file durable (its name and
+ * its folder too; the journal's temp file may still be on its way), the journal's temp file
+ * durable as well, the journal linked to its name (the folder not fsynced yet).
+ */
+export const CREATE_POINTS = ['run-key', 'journal-temp', 'journal-link'] as const;
+export type CreatePoint = (typeof CREATE_POINTS)[number];
 
 /** One appendBatch: its records, and whether it waits for the disk. */
 interface PendingUnit {
@@ -148,6 +161,7 @@ export class FileStore implements FolderRunStore {
   readonly signals: FileSignalInbox;
   /** Seals what this store writes of a sealed run and opens what it reads (run-key.json beside the journal). */
   private readonly sealing: RunSealing;
+  private readonly onCreatePoint: ((point: CreatePoint) => void) | undefined;
 
   constructor(given: string, options: FileStoreOptions = {}) {
     const dir = this.runFolderOf(given);
@@ -156,6 +170,7 @@ export class FileStore implements FolderRunStore {
     this.runId = options.runId;
     this.journalPath = path.join(dir, JOURNAL_FILE);
     this.faults = new WriteFaultPlan(options.writeFaults);
+    this.onCreatePoint = options.onCreatePoint;
     this.lockLeaseMs = options.lockLeaseMs ?? DEFAULT_LOCK_LEASE_MS;
     // The sealing is made below: the blobs ask it only once a run is created or loaded.
     this.blobs = new FileBlobs(dir, { onBlobWritten: options.onBlobWritten, sealing: () => this.sealing.blobSealing() });
@@ -290,7 +305,8 @@ export class FileStore implements FolderRunStore {
   }
 
   async create(header: JournalHeader, first: JournalRecord): Promise<AppendReceipt> {
-    return this.createJournal(await this.sealedHeader(header), [first], false);
+    const made = await this.sealedHeader(header);
+    return this.createJournal(made.header, made.runKey, [first], false);
   }
 
   /**
@@ -298,18 +314,23 @@ export class FileStore implements FolderRunStore {
    * records), atomically like create(): a crash leaves the whole journal or none.
    */
   async createWith(header: JournalHeader, records: readonly JournalRecord[]): Promise<AppendReceipt> {
-    return this.createJournal(await this.sealedHeader(header), records, true);
+    const made = await this.sealedHeader(header);
+    return this.createJournal(made.header, made.runKey, records, true);
   }
 
-  /** With keys given, a new run key kept beside the journal before the journal exists, and the header naming it. */
-  private async sealedHeader(header: JournalHeader): Promise<JournalHeader> {
+  /**
+   * With keys given, a new run key, its wrap (createJournal keeps it beside the journal, durable
+   * before the journal's name is) and the header naming it.
+   */
+  private async sealedHeader(header: JournalHeader): Promise<{ header: JournalHeader; runKey: WrappedRunKey | null }> {
     this.held?.assertHeld();
     this.makeDir();
-    if (fs.existsSync(this.journalPath)) return header; // the journal's link refuses to replace it
-    return this.sealing.prepareCreate(header);
+    if (fs.existsSync(this.journalPath)) return { header, runKey: null }; // the journal's link refuses to replace it
+    const made = await this.sealing.prepareCreateKeptWith(header);
+    return { header: made.header, runKey: made.wrapped };
   }
 
-  private createJournal(header: JournalHeader, given: readonly JournalRecord[], forked: boolean): AppendReceipt {
+  private async createJournal(header: JournalHeader, runKey: WrappedRunKey | null, given: readonly JournalRecord[], forked: boolean): Promise<AppendReceipt> {
     this.held?.assertHeld();
     this.makeDir();
     const records = this.sealing.sealRecords(this.withBlobs(given));
@@ -334,15 +355,18 @@ export class FileStore implements FolderRunStore {
         }
         writeAll(fd, whole, whole.length, 0);
         const syncStart = performance.now();
-        fs.fsyncSync(fd);
+        if (runKey) await this.keepRunKeyWhileSynced(fd, runKey);
+        else fs.fsyncSync(fd);
         syncMs = performance.now() - syncStart;
       } finally {
         fs.closeSync(fd);
       }
+      this.onCreatePoint?.('journal-temp');
       // A new journal in a folder whose run had ended (archived, or removed by hand) is a run an index saw end no more.
       markRunsChanged(this.dir);
       fs.linkSync(tmp, this.journalPath); // fails with EEXIST rather than replace a journal
       fs.unlinkSync(tmp);
+      this.onCreatePoint?.('journal-link');
       fsyncDir(this.dir);
     } catch (error) {
       fs.rmSync(tmp, { force: true });
@@ -353,6 +377,24 @@ export class FileStore implements FolderRunStore {
     const last = records.length - 1;
     this.lastLine = { seq: records[last]!.seq, crc: lines[last]!.toString('latin1', 0, CHECKSUM_HEX_DIGITS), differs: records[last] !== given[last] };
     return { bytes: body.length, syncMs };
+  }
+
+  /**
+   * A sealed run's key file made durable (temp file, fsync, rename, the folder fsynced) while the
+   * journal's temp file is fsynced in the thread pool: the two waits overlap, and both are over
+   * when this resolves, before the journal's name (which refers to both) is linked.
+   */
+  private async keepRunKeyWhileSynced(fd: number, runKey: WrappedRunKey): Promise<void> {
+    const journalSynced = fsync(fd);
+    try {
+      writeRunKeyFile(this.dir, runKey);
+      this.onCreatePoint?.('run-key');
+    } catch (error) {
+      // The caller closes the file: not under an fsync still running.
+      await journalSynced.catch(() => undefined);
+      throw error;
+    }
+    await journalSynced;
   }
 
   async append(record: JournalRecord, options: AppendOptions = {}): Promise<AppendReceipt> {
@@ -665,6 +707,10 @@ function unitRecord(record: JournalRecord, more: number): JournalRecord {
 
 function fdatasync(fd: number): Promise<void> {
   return new Promise((resolve, reject) => fs.fdatasync(fd, (error) => (error ? reject(error) : resolve())));
+}
+
+function fsync(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fs.fsync(fd, (error) => (error ? reject(error) : resolve())));
 }
 
 /** Writes the first `length` bytes of `buffer` at `position` (a buffer reused from flush to flush holds more). */

@@ -4,7 +4,9 @@
  * unreadable for good (crypto-shredding) while its journal stays whole.
  *
  * It is written whole or not at all (temp file, fsync, rename, the folder fsynced), before the
- * journal it serves exists, so a crash never leaves a sealed journal without its key file.
+ * journal it serves exists, so a crash never leaves a sealed journal without its key file. A new
+ * run's is written while the journal's temp file is being fsynced (file-store.ts): the two waits
+ * overlap, and the journal's name is linked only once both are over.
  */
 import fs from 'node:fs';
 import path from 'node:path';
