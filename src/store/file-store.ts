@@ -37,7 +37,7 @@ import type { KeysGiven } from '../seal/keys.ts';
 import { RunSealing } from './run-sealing.ts';
 import type { ValueSealer } from '../seal/value-codec.ts';
 import type { InboxContent } from './inbox/inbox-content.ts';
-import { archiveRunKeyFile, runKeyFilePlace, writeRunKeyFile } from './run-key-file.ts';
+import { dropArchivedRunKeyFile, linkRunKeyFileTo, runKeyFilePlace, writeRunKeyFile } from './run-key-file.ts';
 import type { WrappedRunKey } from '../seal/envelope.ts';
 import { markRunsChanged } from './runs-changed.ts';
 import { FINAL_STATES } from '../../machines/agent-loop.types.ts';
@@ -60,6 +60,8 @@ export interface FileStoreOptions {
   onBlobWritten?: ((file: string) => void) | undefined;
   /** Drills: called as a new journal's creation passes a point (a test kills the process there). */
   onCreatePoint?: ((point: CreatePoint) => void) | undefined;
+  /** Drills: called once archive() has moved the journal, before the run folder lets go of its run key. */
+  onArchivePoint?: ((point: 'journal-moved') => void) | undefined;
   /**
    * The master keys the user holds (or a function that reads them when first needed): a run
    * created with them is sealed; a sealed run loaded with them reads as any other. See run-sealing.ts.
@@ -162,6 +164,7 @@ export class FileStore implements FolderRunStore {
   /** Seals what this store writes of a sealed run and opens what it reads (run-key.json beside the journal). */
   private readonly sealing: RunSealing;
   private readonly onCreatePoint: ((point: CreatePoint) => void) | undefined;
+  private readonly onArchivePoint: ((point: 'journal-moved') => void) | undefined;
 
   constructor(given: string, options: FileStoreOptions = {}) {
     const dir = this.runFolderOf(given);
@@ -171,6 +174,7 @@ export class FileStore implements FolderRunStore {
     this.journalPath = path.join(dir, JOURNAL_FILE);
     this.faults = new WriteFaultPlan(options.writeFaults);
     this.onCreatePoint = options.onCreatePoint;
+    this.onArchivePoint = options.onArchivePoint;
     this.lockLeaseMs = options.lockLeaseMs ?? DEFAULT_LOCK_LEASE_MS;
     // The sealing is made below: the blobs ask it only once a run is created or loaded.
     this.blobs = new FileBlobs(dir, { onBlobWritten: options.onBlobWritten, sealing: () => this.sealing.blobSealing() });
@@ -574,15 +578,17 @@ export class FileStore implements FolderRunStore {
     const now = new Date();
     const target = path.join(archiveDir, `journal-${stampOf(now)}.jsonl`);
     this.close();
+    let keyed = false;
     inEnvironment(`move the journal ${this.journalPath} to ${archiveDir}`, archiveDir, () => {
       fs.mkdirSync(archiveDir, { recursive: true, mode: PRIVATE_DIR });
+      keyed = linkRunKeyFileTo(this.dir, path.join(archiveDir, `journal-${stampOf(now)}.run-key.json`));
       fs.renameSync(this.journalPath, target);
       fsyncDir(archiveDir);
       fsyncDir(this.dir);
     });
     this.position = null;
-    // The archived journal's key goes with it: the next run in this folder gets its own.
-    archiveRunKeyFile(this.dir, path.join(archiveDir, `journal-${stampOf(now)}.run-key.json`));
+    this.onArchivePoint?.('journal-moved');
+    if (keyed) dropArchivedRunKeyFile(this.dir);
     this.sealing.forget();
     this.archiveDecisions(now);
     this.archiveInbox(this.signals.dir, 'signals', now);

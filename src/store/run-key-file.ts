@@ -31,12 +31,23 @@ export function runKeyFilePlace(runFolder: string): RunKeyPlace {
   };
 }
 
-/** Moves the run key file along with an archived journal (the next run gets its own). */
-export function archiveRunKeyFile(runFolder: string, target: string): void {
+/**
+ * Gives a journal about to be archived its run key there first: a hard link, durable before the
+ * journal moves, so that whenever a kill comes, each journal has a key file beside it (a rename
+ * after the journal's move, killed between the two, left the archived journal keyless, and the
+ * next run's key then replaced the only copy). Returns whether the run had a key file.
+ */
+export function linkRunKeyFileTo(runFolder: string, target: string): boolean {
   const from = runKeyPathOf(runFolder);
-  if (!fs.existsSync(from)) return;
-  fs.renameSync(from, target);
+  if (!fs.existsSync(from)) return false;
+  fs.linkSync(from, target);
   fsyncDir(path.dirname(target));
+  return true;
+}
+
+/** Once the journal has moved to the archive: the run folder's own name for its key goes (the next run gets its own). */
+export function dropArchivedRunKeyFile(runFolder: string): void {
+  fs.rmSync(runKeyPathOf(runFolder), { force: true });
   fsyncDir(runFolder);
 }
 

@@ -15,7 +15,7 @@ import { resumeRun, startRun } from '../../src/runtime/run-api.ts';
 import { readRunTranscript } from '../../src/runtime/run-transcript.ts';
 import { type KeyHook, KeyRing } from '../../src/seal/keys.ts';
 import { KeyNotGivenError, SealingUnsupportedError } from '../../src/seal/seal-errors.ts';
-import { FileStore } from '../../src/store/file-store.ts';
+import { FileStore, JOURNAL_FILE } from '../../src/store/file-store.ts';
 import { MemoryStore } from '../../src/store/memory-store.ts';
 import { pruneRuns } from '../../src/prune/prune-archive.ts';
 import { countingTools } from '../helpers/counting-tools.ts';
@@ -128,6 +128,28 @@ describe('an archived sealed run', () => {
     const report = await pruneRuns(new FileStore(dir), { olderThanMs: 0 });
     expect(report.removed).toHaveLength(1);
     expect(fs.readdirSync(archive).filter((name) => name.includes('journal-'))).toEqual([]);
+  });
+  it('keeps its key when the archive is cut off right after the journal moved: the next run’s key replaces no copy of it', async () => {
+    const keys = ring('k1');
+    const dir = path.join(tempDir('da-sealed-archive-cut-'), '.durable-agent');
+    const { tools } = countingTools();
+    expect((await startRun({ store: new FileStore(dir), keys, model: scriptedModel(script()), tools, task: TASK })).status).toBe('done');
+    const first = JSON.parse(fs.readFileSync(path.join(dir, 'run-key.json'), 'utf8')).key;
+    const cut = new FileStore(dir, {
+      onArchivePoint: () => {
+        throw new Error('cut off here');
+      },
+    });
+    await expect(startRun({ store: cut, keys, model: scriptedModel(script()), tools, task: 'Another task', fresh: true })).rejects.toThrow('cut off here');
+    // What a kill there leaves: the journal archived, no journal in the folder; then the next run.
+    expect(fs.existsSync(path.join(dir, JOURNAL_FILE))).toBe(false);
+    expect((await startRun({ store: new FileStore(dir), keys, model: scriptedModel(script()), tools, task: 'Another task' })).status).toBe('done');
+    const archive = path.join(dir, 'archive');
+    const archivedJournals = fs.readdirSync(archive).filter((name) => /^journal-.*\.jsonl$/.test(name));
+    expect(archivedJournals).toHaveLength(1);
+    const keyFile = path.join(archive, archivedJournals[0]!.replace(/\.jsonl$/, '.run-key.json'));
+    expect(JSON.parse(fs.readFileSync(keyFile, 'utf8')).key).toBe(first);
+    expect(JSON.parse(fs.readFileSync(path.join(dir, 'run-key.json'), 'utf8')).key).not.toBe(first);
   });
 });
 
