@@ -165,6 +165,8 @@ export class FileStore implements FolderRunStore {
   private readonly sealing: RunSealing;
   private readonly onCreatePoint: ((point: CreatePoint) => void) | undefined;
   private readonly onArchivePoint: ((point: 'journal-moved') => void) | undefined;
+  /** Parents of the folders makeDir made, whose new entries the journal's creation makes durable. */
+  private readonly foldersToSync: string[] = [];
 
   constructor(given: string, options: FileStoreOptions = {}) {
     const dir = this.runFolderOf(given);
@@ -359,8 +361,7 @@ export class FileStore implements FolderRunStore {
         }
         writeAll(fd, whole, whole.length, 0);
         const syncStart = performance.now();
-        if (runKey) await this.keepRunKeyWhileSynced(fd, runKey);
-        else fs.fsyncSync(fd);
+        await this.keepWhileSynced(fd, runKey);
         syncMs = performance.now() - syncStart;
       } finally {
         fs.closeSync(fd);
@@ -384,15 +385,20 @@ export class FileStore implements FolderRunStore {
   }
 
   /**
-   * A sealed run's key file made durable (temp file, fsync, rename, the folder fsynced) while the
-   * journal's temp file is fsynced in the thread pool: the two waits overlap, and both are over
-   * when this resolves, before the journal's name (which refers to both) is linked.
+   * While the journal's temp file is fsynced in the thread pool, what its name will refer to is
+   * made durable too, the waits overlapping: the entries of folders made for this run in their
+   * parents (without them a power loss could drop the run folder, journal and all) and a sealed
+   * run's key file (temp file, fsync, rename, the folder fsynced). All are over when this
+   * resolves, before the journal's name is linked.
    */
-  private async keepRunKeyWhileSynced(fd: number, runKey: WrappedRunKey): Promise<void> {
+  private async keepWhileSynced(fd: number, runKey: WrappedRunKey | null): Promise<void> {
     const journalSynced = fsync(fd);
     try {
-      writeRunKeyFile(this.dir, runKey);
-      this.onCreatePoint?.('run-key');
+      for (const folder of this.foldersToSync.splice(0)) fsyncDir(folder);
+      if (runKey) {
+        writeRunKeyFile(this.dir, runKey);
+        this.onCreatePoint?.('run-key');
+      }
     } catch (error) {
       // The caller closes the file: not under an fsync still running.
       await journalSynced.catch(() => undefined);
@@ -617,8 +623,11 @@ export class FileStore implements FolderRunStore {
   private makeDir(): void {
     inEnvironment(`create the run's directory ${this.dir}`, this.dir, () => {
       // The folder that holds it is the user's (its mode theirs); only the state folder is made private.
-      fs.mkdirSync(path.dirname(this.dir), { recursive: true });
+      const first = fs.mkdirSync(path.dirname(this.dir), { recursive: true }) ?? fs.mkdirSync(this.dir, { recursive: true, mode: PRIVATE_DIR });
+      if (first === undefined) return;
       fs.mkdirSync(this.dir, { recursive: true, mode: PRIVATE_DIR });
+      // Each folder made here is named in its parent: those parents are synced with the journal's creation.
+      for (let folder = this.dir; folder !== path.dirname(first); folder = path.dirname(folder)) this.foldersToSync.push(path.dirname(folder));
     });
     checkStateFolder(this.dir);
   }

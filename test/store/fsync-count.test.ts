@@ -3,6 +3,7 @@
  * needs checkpoint A durable before the tool runs and the ledger entry durable before the next
  * model call, so a one-call turn costs two fsyncs (A; the entry and B together).
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { endTurnReply, scriptedModel, toolUseReply } from '../../src/model/scripted-model.ts';
@@ -52,9 +53,10 @@ describe('fsyncs per turn on the file store', () => {
     ]);
     const result = await startRun({ store: new FileStore(path.join(dir, '.durable-agent')), model, tools: [lookup], task: 't', maxTurns: 3, observer });
     expect(result.status).toBe('done');
-    // The journal's creation syncs the file and its directory; each turn then A, and B (which makes the entry durable too).
+    // The journal's creation syncs the file, its directory, and the folder that now names .durable-agent;
+    // each turn then A, and B (which makes the entry durable too).
     const turn = ['model-reply (written): 0', 'save-a: 1', 'effect-write (written): 0', 'save-b: 1'];
-    expect(steps).toEqual(['save-start: 2', ...turn, ...turn, ...turn, 'model-reply (written): 0', 'save-done: 1']);
+    expect(steps).toEqual(['save-start: 3', ...turn, ...turn, ...turn, 'model-reply (written): 0', 'save-done: 1']);
   });
 
   it('a turn of two calls costs three: the first entry before the second call runs, the last with B', async () => {
@@ -68,7 +70,7 @@ describe('fsyncs per turn on the file store', () => {
       endTurnReply('done'),
     ]);
     await startRun({ store: new FileStore(path.join(dir, '.durable-agent')), model, tools: [lookup], task: 't', maxTurns: 1, observer });
-    expect(steps).toEqual(['save-start: 2', 'model-reply (written): 0', 'save-a: 1', 'effect-write: 1', 'effect-write (written): 0', 'save-b: 1', 'model-reply (written): 0', 'save-done: 1']);
+    expect(steps).toEqual(['save-start: 3', 'model-reply (written): 0', 'save-a: 1', 'effect-write: 1', 'effect-write (written): 0', 'save-b: 1', 'model-reply (written): 0', 'save-done: 1']);
   });
 
   it('a kill right after the last entry keeps it (written, not yet fsynced): the resume reuses it', async () => {
@@ -84,5 +86,27 @@ describe('fsyncs per turn on the file store', () => {
     expect(result.status).toBe('done');
     expect(runs).toBe(1);
     expect(events.find((event) => event.type === 'reconciled')).toMatchObject({ decision: 'reused' });
+  });
+
+  it('a run made in folders that did not exist makes each one durable in the folder above it', async () => {
+    const root = tempDir();
+    const synced: string[] = [];
+    const pathOf = new Map<number, string>();
+    const realOpen = fs.openSync.bind(fs);
+    vi.spyOn(fs, 'openSync').mockImplementation(((file: fs.PathLike, ...rest: unknown[]) => {
+      const fd = (realOpen as (...args: unknown[]) => number)(file, ...rest);
+      pathOf.set(fd, String(file));
+      return fd;
+    }) as typeof fs.openSync);
+    const realSync = fs.fsyncSync.bind(fs);
+    vi.spyOn(fs, 'fsyncSync').mockImplementation((fd: number) => {
+      synced.push(pathOf.get(fd) ?? `fd ${fd}`);
+      realSync(fd);
+    });
+    const project = path.join(root, 'a', 'project');
+    const result = await startRun({ store: new FileStore(path.join(project, '.durable-agent')), model: scriptedModel([endTurnReply('done')]), tools: [lookup], task: 't' });
+    expect(result.status).toBe('done');
+    // a in root, project in a, .durable-agent in project; the journal's own name in .durable-agent.
+    expect(synced).toEqual(expect.arrayContaining([root, path.join(root, 'a'), project, path.join(project, '.durable-agent')]));
   });
 });
