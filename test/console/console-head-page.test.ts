@@ -7,7 +7,6 @@
  * added or ended by another process then shows in the next answers, and the later pages are
  * the ones of every run.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
@@ -17,8 +16,8 @@ import { listRuns } from '../../src/fleet/list-runs.ts';
 import { FileRuns, startRun } from '../../src/index.ts';
 import { HEAD_ENDED_RUNS, RUNS_INDEX_FILE, RunsIndex, runsFolderStamp } from '../../src/runtime/runs-index.ts';
 import { endTurnReply, scriptedModel, toolUseReply } from '../../src/testing.ts';
-import { REPO } from '../helpers/cli.ts';
 import { countingTools } from '../helpers/counting-tools.ts';
+import { otherRunProcess, settled } from '../helpers/other-run-process.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 const HOUR = 3_600_000;
@@ -48,29 +47,6 @@ function age(root: string): void {
 function setBack(folder: string): void {
   const old = new Date(Date.now() - HOUR);
   for (const file of fs.readdirSync(folder, { recursive: true }) as string[]) fs.utimesSync(path.join(folder, file), old, old);
-}
-
-/** Another process starts a run that waits for approval, reopens one that ended to wait the same way, or cancels one that waits. */
-function otherProcess(dir: string, action: 'start' | 'reopen' | 'cancel', id: string): Promise<number | null> {
-  const script = `
-    import { FileRuns, openRun, resumeRun, startRun } from ${JSON.stringify(path.join(REPO, 'src/index.ts'))};
-    import { endTurnReply, scriptedModel, toolUseReply } from ${JSON.stringify(path.join(REPO, 'src/testing.ts'))};
-    import { countingTools } from ${JSON.stringify(path.join(REPO, 'test/helpers/counting-tools.ts'))};
-    const [dir, action, id] = process.argv.slice(1);
-    const runs = new FileRuns(dir);
-    // The scripted model answers by the count of replies in the conversation: a reopened run's two come first.
-    const again = [toolUseReply([{ id: 'toolu_again', name: 'send_email', input: { to: 'x@example.com' } }]), endTurnReply('sent')];
-    const model = scriptedModel(action === 'start' ? again : [endTurnReply('-'), endTurnReply('-'), ...again]);
-    const options = { store: runs.store(id), model, tools: countingTools().tools, requireApproval: ['send_email'], wait: false };
-    if (action === 'start') await startRun({ ...options, task: id });
-    else if (action === 'reopen') await resumeRun({ ...options, message: 'send it once more' });
-    else await openRun({ store: runs.store(id) }).cancel({ by: 'ops' });`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, dir, action, id], { cwd: REPO, stdio: 'ignore' });
-  return new Promise((resolve) => child.once('exit', resolve));
-}
-
-async function settled(runs: FileRuns): Promise<void> {
-  await vi.waitFor(() => expect(runsFolderStamp(runs.root)?.trusted).toBe(true), { timeout: 20_000, interval: 100 });
 }
 
 /** What a page shows: each row as the console sends it, and the counts. */
@@ -114,7 +90,7 @@ describe("the console's first page from the head of the folder's index", () => {
 
   it('a run that had ended, written to again by another process, is shown as it is now', async () => {
     const { dir, runs } = await quietFolder();
-    expect(await otherProcess(dir, 'reopen', 'done-1')).toBe(0);
+    expect(await otherRunProcess(dir, 'reopen', 'done-1')).toBe(0);
     setBack(path.join(runs.root, 'runs', 'done-1'));
     await settled(runs);
     const first = await firstPage(runs);
@@ -130,7 +106,7 @@ describe("the console's first page from the head of the folder's index", () => {
   it('a run that had ended, older than the ended runs the head keeps, written to again by another process: shown, and counted, as it is now', async () => {
     const { dir, runs } = await quietFolder(HEAD_ENDED_RUNS);
     expect((await firstPage(runs)).page.counts).toMatchObject({ done: HEAD_ENDED_RUNS + 2, waiting: 1 });
-    expect(await otherProcess(dir, 'reopen', 'done-1')).toBe(0);
+    expect(await otherRunProcess(dir, 'reopen', 'done-1')).toBe(0);
     setBack(path.join(runs.root, 'runs', 'done-1'));
     await settled(runs);
     const first = await firstPage(runs);
@@ -141,7 +117,7 @@ describe("the console's first page from the head of the folder's index", () => {
 
   it('a run added by another process is shown, once its folder is quiet and before', async () => {
     const { dir, runs } = await quietFolder();
-    expect(await otherProcess(dir, 'start', 'new-4')).toBe(0);
+    expect(await otherRunProcess(dir, 'start', 'new-4')).toBe(0);
     const before = await firstPage(runs);
     expect(states(before.page)).toEqual(['done-1:done', 'done-2:done', 'new-4:waiting', 'waits-3:waiting']);
     expect(before.page).toEqual(await pageOfEveryFolder(runs));
@@ -178,7 +154,7 @@ describe("the console's first page from the head of the folder's index", () => {
       expect(torn.page).toEqual(whole);
     }
     // The runs change (one reopened by another process, the waiting one's journal gone), then the old index is put back.
-    expect(await otherProcess(dir, 'reopen', 'done-2')).toBe(0);
+    expect(await otherRunProcess(dir, 'reopen', 'done-2')).toBe(0);
     fs.rmSync(path.join(runs.root, 'runs', 'waits-3', 'journal.jsonl'));
     await settled(runs);
     fs.writeFileSync(file, old);
@@ -200,9 +176,9 @@ describe("the console's first page from the head of the folder's index", () => {
       const next = await sources.list({ limit: 2, after: { updatedAt: last.updatedAt ?? 0, key: last.key } });
       expect(next.rows.map((row) => row.runId)).toEqual(['done-1']);
       expect(next.more).toBe(false);
-      expect(await otherProcess(dir, 'start', 'new-4')).toBe(0);
+      expect(await otherRunProcess(dir, 'start', 'new-4')).toBe(0);
       await vi.waitFor(async () => expect((await sources.list({ limit: 100 })).rows.map((row) => `${row.runId}:${row.category}`)).toContain('new-4:waiting'), { timeout: 20_000, interval: 100 });
-      expect(await otherProcess(dir, 'cancel', 'waits-3')).toBe(0);
+      expect(await otherRunProcess(dir, 'cancel', 'waits-3')).toBe(0);
       await vi.waitFor(async () => expect((await sources.list({ limit: 100 })).rows.map((row) => `${row.runId}:${row.category}`)).toContain('waits-3:cancelled'), { timeout: 20_000, interval: 100 });
       const now = await sources.list({ limit: 100 });
       expect(now.counts).toMatchObject({ waiting: 1, cancelled: 1, done: 2 });

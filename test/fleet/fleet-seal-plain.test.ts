@@ -15,29 +15,18 @@ import { openFleetSpec } from '../../src/store/pg/pg-run-keys.ts';
 import { migrate } from '../../src/store/pg/schema.ts';
 import { endTurnReply, scriptedModel, toolUseReply } from '../../src/testing.ts';
 import { FLEET_DONE_TEXT } from '../../src/fleet/worker.ts';
-import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { claimRun, releaseLease } from '../../src/store/pg/leases.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
 import { requireContent } from '../../src/store/store.ts';
 import { type Database, openDatabase } from '../../src/store/pg/pool.ts';
 import { cli, databaseText, makePlainFleet, REASON, runSealing, SECRETS, worker } from '../helpers/fleet-seal-plain.ts';
+import { audits, loaded } from '../helpers/fleet-run-reads.ts';
 import { toolUseProblems } from '../helpers/messages.ts';
 import { freshDatabase, postgresAvailable, usePostgres, withDb } from '../helpers/use-postgres.ts';
 
 const bytes1 = randomBytes(32);
 const K1 = `k1:${bytes1.toString('base64')}`;
 const ring1 = KeyRing.of([{ id: 'k1', key: bytes1 }]);
-
-async function loaded(db: Database, id: string, keys?: KeyRing) {
-  const store = new PgRunStore(db, id, keys ? { keys } : {});
-  const run = await store.load();
-  return { run, view: foldJournal(id, run) };
-}
-
-async function audits(db: Database, id: string): Promise<number> {
-  const { rows } = await db.query<{ n: string }>('SELECT count(*) AS n FROM demo_report_audit WHERE run_id = $1', [id]);
-  return Number(rows[0]!.n);
-}
 
 describe.skipIf(!postgresAvailable())('keys rotate --seal-plain on a fleet', () => {
   usePostgres({ prefix: 'seal_plain' });

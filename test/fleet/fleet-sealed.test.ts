@@ -15,7 +15,6 @@ import { RunIdTakenError } from '../../src/errors.ts';
 import { FLEET_DONE_TEXT } from '../../src/fleet/worker.ts';
 import { SAMPLE_NOTES, DEMO_TASK } from '../../src/demo/demo-task.ts';
 import { submitRun, Worker } from '../../src/postgres.ts';
-import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
 import { rotatePgRunKeys } from '../../src/store/pg/pg-run-keys.ts';
 import { migrate } from '../../src/store/pg/schema.ts';
@@ -24,6 +23,7 @@ import { requireContent } from '../../src/store/store.ts';
 import type { Database } from '../../src/store/pg/pool.ts';
 import { runCliAsync } from '../helpers/cli.ts';
 import { toolUseProblems } from '../helpers/messages.ts';
+import { audits, loaded } from '../helpers/fleet-run-reads.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { freshDatabase, postgresAvailable, usePostgres, withDb } from '../helpers/use-postgres.ts';
 
@@ -61,17 +61,6 @@ async function submitDemo(url: string, extra: string[] = []): Promise<string> {
   const submitted = await cli(['submit', 'demo', '--database-url', url, ...extra]);
   expect(submitted.code, submitted.stderr).toBe(0);
   return submitted.stdout.trim();
-}
-
-async function loaded(db: Database, id: string, keys?: KeyRing) {
-  const store = new PgRunStore(db, id, keys ? { keys } : {});
-  const run = await store.load();
-  return { run, view: foldJournal(id, run) };
-}
-
-async function audits(db: Database, id: string): Promise<number> {
-  const { rows } = await db.query<{ n: string }>('SELECT count(*) AS n FROM demo_report_audit WHERE run_id = $1', [id]);
-  return Number(rows[0]!.n);
 }
 
 describe.skipIf(!postgresAvailable())('sealed runs in a fleet', () => {

@@ -9,13 +9,14 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { listRuns } from '../../src/fleet/list-runs.ts';
 import { FileRuns, startRun } from '../../src/index.ts';
 import { RUNS_INDEX_FILE, RunsIndex, runsFolderStamp } from '../../src/runtime/runs-index.ts';
 import { endTurnReply, scriptedModel, toolUseReply } from '../../src/testing.ts';
 import { REPO } from '../helpers/cli.ts';
 import { countingTools } from '../helpers/counting-tools.ts';
+import { otherRunProcess, settled } from '../helpers/other-run-process.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 const HOUR = 3_600_000;
@@ -44,29 +45,6 @@ const waiting = async (runs: FileRuns) => (await listRuns(runs, { states: ['awai
 const truth = async (runs: FileRuns) =>
   (await listRuns(runs)).filter((run) => run.state === 'awaitingDecision').map((run) => `${run.runId}:${run.state}:${run.children}`);
 
-/** Another process starts a run that waits for approval (`start`), or reopens one that ended with a message, to wait the same way (`reopen`). */
-function otherProcess(dir: string, action: 'start' | 'reopen', id: string): Promise<number | null> {
-  const script = `
-    import { FileRuns, resumeRun, startRun } from ${JSON.stringify(path.join(REPO, 'src/index.ts'))};
-    import { endTurnReply, scriptedModel, toolUseReply } from ${JSON.stringify(path.join(REPO, 'src/testing.ts'))};
-    import { countingTools } from ${JSON.stringify(path.join(REPO, 'test/helpers/counting-tools.ts'))};
-    const [dir, action, id] = process.argv.slice(1);
-    const runs = new FileRuns(dir);
-    // The scripted model answers by the count of replies in the conversation: a reopened run's two come first.
-    const again = [toolUseReply([{ id: 'toolu_again', name: 'send_email', input: { to: 'x@example.com' } }]), endTurnReply('sent')];
-    const model = scriptedModel(action === 'start' ? again : [endTurnReply('-'), endTurnReply('-'), ...again]);
-    const options = { store: runs.store(id), model, tools: countingTools().tools, requireApproval: ['send_email'], wait: false };
-    if (action === 'start') await startRun({ ...options, task: id });
-    else await resumeRun({ ...options, message: 'send it once more' });`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, dir, action, id], { cwd: REPO, stdio: 'ignore' });
-  return new Promise((resolve) => child.once('exit', resolve));
-}
-
-/** Waits until the folder of runs' time is old enough for the index to trust it (RACY_MS): what a folder left alone comes to. */
-async function settled(runs: FileRuns): Promise<void> {
-  await vi.waitFor(() => expect(runsFolderStamp(runs.root)?.trusted).toBe(true), { timeout: 20_000, interval: 100 });
-}
-
 describe('the head of the index of a folder of runs', () => {
   it('is written by a listing of a quiet folder, and answers for the runs that wait with what the journals say', async () => {
     const { runs } = await quietFolder();
@@ -80,7 +58,7 @@ describe('the head of the index of a folder of runs', () => {
   it('a run that had ended, written to again by another process, is listed as it is now', async () => {
     const { dir, runs } = await quietFolder();
     expect(await waiting(runs)).toEqual(['waits-3:awaitingDecision:0']);
-    expect(await otherProcess(dir, 'reopen', 'done-1')).toBe(0);
+    expect(await otherRunProcess(dir, 'reopen', 'done-1')).toBe(0);
     // Its journal's times set back too: only the mark its writer left on the folder of runs says it changed.
     for (const file of fs.readdirSync(path.join(runs.root, 'runs', 'done-1'), { recursive: true }) as string[]) {
       const old = new Date(Date.now() - HOUR);
@@ -94,7 +72,7 @@ describe('the head of the index of a folder of runs', () => {
   it('a run added by another process is listed, once its folder is quiet and before', async () => {
     const { dir, runs } = await quietFolder();
     expect(await waiting(runs)).toEqual(['waits-3:awaitingDecision:0']);
-    expect(await otherProcess(dir, 'start', 'new-4')).toBe(0);
+    expect(await otherRunProcess(dir, 'start', 'new-4')).toBe(0);
     expect(await waiting(runs)).toEqual(await truth(runs));
     expect((await waiting(runs)).sort()).toEqual(['new-4:awaitingDecision:0', 'waits-3:awaitingDecision:0']);
     await settled(runs);
@@ -126,7 +104,7 @@ describe('the head of the index of a folder of runs', () => {
       expect(await waiting(runs)).toEqual(['waits-3:awaitingDecision:0']);
     }
     // The runs change (one reopened by another process, the waiting one's journal gone), then the old index is put back.
-    expect(await otherProcess(dir, 'reopen', 'done-2')).toBe(0);
+    expect(await otherRunProcess(dir, 'reopen', 'done-2')).toBe(0);
     fs.rmSync(path.join(runs.root, 'runs', 'waits-3', 'journal.jsonl'));
     await settled(runs);
     fs.writeFileSync(file, old);
@@ -144,8 +122,8 @@ describe('the head of the index of a folder of runs', () => {
       for (;;) await listRuns(runs, { states: ['awaitingDecision'] });`;
     for (let round = 0; round < 3; round++) {
       const listers = [0, 1].map(() => spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', lister, dir], { cwd: REPO, stdio: 'ignore' }));
-      expect(await otherProcess(dir, 'start', `added-${round}`)).toBe(0);
-      if (round < 2) expect(await otherProcess(dir, 'reopen', round === 0 ? 'done-1' : 'done-2')).toBe(0);
+      expect(await otherRunProcess(dir, 'start', `added-${round}`)).toBe(0);
+      if (round < 2) expect(await otherRunProcess(dir, 'reopen', round === 0 ? 'done-1' : 'done-2')).toBe(0);
       for (const child of listers) child.kill('SIGKILL');
       await Promise.all(listers.map((child) => new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(null) : child.once('exit', resolve)))));
       expect((await waiting(runs)).sort()).toEqual((await truth(runs)).sort());
