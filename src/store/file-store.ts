@@ -361,7 +361,12 @@ export class FileStore implements FolderRunStore {
         }
         writeAll(fd, whole, whole.length, 0);
         const syncStart = performance.now();
-        await this.keepWhileSynced(fd, runKey);
+        if (runKey) await this.keepWhileSynced(fd, runKey);
+        else {
+          // A plain run's creation stays synchronous, as it always was: nothing else of the run interleaves with it.
+          for (const folder of this.foldersToSync.splice(0)) fsyncDir(folder);
+          fs.fsyncSync(fd);
+        }
         syncMs = performance.now() - syncStart;
       } finally {
         fs.closeSync(fd);
@@ -385,20 +390,18 @@ export class FileStore implements FolderRunStore {
   }
 
   /**
-   * While the journal's temp file is fsynced in the thread pool, what its name will refer to is
-   * made durable too, the waits overlapping: the entries of folders made for this run in their
-   * parents (without them a power loss could drop the run folder, journal and all) and a sealed
-   * run's key file (temp file, fsync, rename, the folder fsynced). All are over when this
+   * While a sealed run's journal temp file is fsynced in the thread pool, what its name will
+   * refer to is made durable too, the waits overlapping: the entries of folders made for this run
+   * in their parents (without them a power loss could drop the run folder, journal and all) and
+   * the run's key file (temp file, fsync, rename, the folder fsynced). All are over when this
    * resolves, before the journal's name is linked.
    */
-  private async keepWhileSynced(fd: number, runKey: WrappedRunKey | null): Promise<void> {
+  private async keepWhileSynced(fd: number, runKey: WrappedRunKey): Promise<void> {
     const journalSynced = fsync(fd);
     try {
       for (const folder of this.foldersToSync.splice(0)) fsyncDir(folder);
-      if (runKey) {
-        writeRunKeyFile(this.dir, runKey);
-        this.onCreatePoint?.('run-key');
-      }
+      writeRunKeyFile(this.dir, runKey);
+      this.onCreatePoint?.('run-key');
     } catch (error) {
       // The caller closes the file: not under an fsync still running.
       await journalSynced.catch(() => undefined);
