@@ -278,13 +278,14 @@ describe('the packed package', { timeout: 300_000 }, () => {
   });
 
   it('is ready to publish: npm publish --dry-run takes the tarball as it is; in the checkout it is refused before anything is built', () => {
-    const published = run('npm', ['publish', tarball, '--dry-run'], scratch);
+    // npm 11's dry run asks the registry whether the version is taken; --offline keeps the test off the network.
+    const published = run('npm', ['publish', tarball, '--dry-run', '--offline'], scratch);
     expect(published.status, published.stderr).toBe(0);
     expect(`${published.stdout}${published.stderr}`).toContain(`durable-agent@${pkg.version}`);
     // npm says what it would change in a manifest it finds wrong (a bin path, a repository): nothing here.
     expect(published.stderr).not.toMatch(/auto-corrected|EPRIVATE/);
     expect(JSON.parse(fs.readFileSync(path.join(consumer, 'node_modules', 'durable-agent', 'package.json'), 'utf8')).private).toBeUndefined();
-    const checkout = run('npm', ['publish', '--dry-run'], REPO);
+    const checkout = run('npm', ['publish', '--dry-run', '--offline'], REPO);
     expect(checkout.status).not.toBe(0);
     expect(checkout.stderr).toContain('Nothing was published: this checkout is not the package. Run npm run pack, then publish the tarball it writes');
   });
