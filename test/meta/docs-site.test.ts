@@ -23,6 +23,11 @@ describe('the docs site', () => {
     // The reference, from the types: the main entry's startRun and an error class of durable-agent/errors.
     expect(fs.readFileSync(path.join(site, 'api', 'durable-agent', 'functions', 'startRun.html'), 'utf8')).toContain('startRun');
     expect(fs.existsSync(path.join(site, 'api', 'durable-agent', 'errors', 'classes', 'StoreCorruptError.html'))).toBe(true);
+    // The API sidebar names the entries; each entry's page links its members.
+    const startRunPage = fs.readFileSync(path.join(site, 'api', 'durable-agent', 'functions', 'startRun.html'), 'utf8');
+    expect(startRunPage).toContain('href="/api/durable-agent/errors/"');
+    expect(startRunPage).not.toContain('href="/api/durable-agent/functions/resumeRun"');
+    expect(fs.readFileSync(path.join(site, 'api', 'durable-agent', 'index.html'), 'utf8')).toContain('href="./functions/startRun"');
   }, 900_000);
 
   it('refuses to build with a link to a page that does not exist', () => {
