@@ -83,8 +83,8 @@ export { KeyFileTooOpenError, KeyFileUnreadableError, KeyHookError, KeyListError
 export { RunIdError, RunIdMismatchError, StoreHoldsOtherRunError } from './store/run-id.ts';
 export { RunIdTakenError } from './runtime/attach-run.ts';
 
-// The model: no key, or a call that failed (the scripted model's end of script is one).
-export { MissingApiKeyError, ModelCallError } from './model/model.ts';
+// The model: no key, what it supports could not be asked, or a call that failed (the scripted model's end of script is one).
+export { MissingApiKeyError, ModelCallError, ModelLookupError } from './model/model.ts';
 export { ScriptExhaustedError } from './model/scripted-model.ts';
 // Claude's request options: one the API would refuse, a price that is not one, a resume that would ask otherwise than the run was started.
 export { RequestOptionError, type RequestRule } from './model/request-options.ts';

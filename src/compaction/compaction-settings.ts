@@ -60,14 +60,9 @@ export function checkCompactionOptions(options: CompactionOptions | undefined): 
 /** A model that cannot describe itself (the scripted one, a program's own): nothing known. */
 const UNKNOWN: ModelTraits = { contextWindow: null, serverCompaction: false };
 
+/** What the model says of itself; a model that could not say (ModelLookupError) starts nothing on a guess. */
 export async function traitsOf(model: Model): Promise<ModelTraits> {
-  if (!model.traits) return UNKNOWN;
-  try {
-    return await model.traits();
-  } catch {
-    // Not knowing the window only changes the default; the run's first call reports a real outage.
-    return UNKNOWN;
-  }
+  return model.traits ? await model.traits() : UNKNOWN;
 }
 
 /** The compaction a new run pins (null: off), from the options and what the model says. */

@@ -24,7 +24,7 @@ import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 import { redactSecrets } from '../util/redact.ts';
 import type { PinnedClearToolUses } from '../store/journal/journal-record.ts';
 import type { Model, ModelRequest, ModelTraits } from './model.ts';
-import { MissingApiKeyError, ModelCallError } from './model.ts';
+import { MissingApiKeyError, ModelCallError, ModelLookupError } from './model.ts';
 import { StreamBrokeOffError, streamMessage, type StreamOptions } from './anthropic-stream.ts';
 import { modelNotices, noticeOfSdkWarning, withSdkWarningsHeld } from './model-notices.ts';
 import { pinnedRequestOf } from './pinned-request.ts';
@@ -110,7 +110,12 @@ export function anthropicModel(given: AnthropicModelOptions): Model {
     provider: 'anthropic',
     ...(options.price ? { price: { ...options.price } } : {}),
     ...(pinned ? { request: pinned } : {}),
-    traits: () => (traits ??= modelTraits(client, options.model)),
+    // Asked once; a failed lookup is asked again by the next start.
+    traits: () =>
+      (traits ??= modelTraits(client, options.model).catch((error: unknown) => {
+        traits = null;
+        throw error;
+      })),
     async createMessage(request: ModelRequest): Promise<ModelReply> {
       if (request.purpose !== 'summary') checkRequestAgainst(options.model, options, request.maxTokens, request.tools.map((tool) => tool.name));
       for (const notice of notices) tell(request, notice);
@@ -267,12 +272,33 @@ function withServerToolUse(total: TokenUsage, usage: Partial<Anthropic.Beta.Mess
   return counted;
 }
 
-/** The model's window and whether it can compact server-side, from the Models API. */
+/**
+ * The model's window and whether it can compact server-side, from the Models API, with the
+ * client's own retries and timeout (as a model call has). A gateway without the Models API, or
+ * one that does not list the model (404), leaves the defaults to the flags; any other failure
+ * is a ModelLookupError, and no run starts on a guess.
+ */
 async function modelTraits(client: Anthropic, model: string): Promise<ModelTraits> {
-  // Asked once per run start; a gateway without the Models API just leaves the defaults to the flags.
-  const info = await client.models.retrieve(model, {}, { maxRetries: 0, timeout: 15_000 });
+  let info: Awaited<ReturnType<Anthropic['models']['retrieve']>>;
+  try {
+    info = await client.models.retrieve(model);
+  } catch (error) {
+    if (error instanceof APIError && error.status === 404) return { contextWindow: null, serverCompaction: false };
+    throw lookupErrorOf(error, model, client.apiKey);
+  }
   const compact = info.capabilities?.context_management?.compact_20260112;
   return { contextWindow: typeof info.max_input_tokens === 'number' ? info.max_input_tokens : null, serverCompaction: compact?.supported === true };
+}
+
+function lookupErrorOf(error: unknown, model: string, apiKey: string | null): ModelLookupError {
+  const said = (text: string) => redactSecrets(text, [apiKey]);
+  if (error instanceof APIConnectionTimeoutError) return new ModelLookupError(model, null, 'it did not answer in time, and retries are used up; --timeout raises the limit');
+  if (error instanceof APIConnectionError) return new ModelLookupError(model, null, said(`it could not be reached: ${error.message}`));
+  if (error instanceof APIError) {
+    const status = typeof error.status === 'number' ? error.status : null;
+    return new ModelLookupError(model, status, said(`it answered ${status ?? 'with an error'}: ${apiErrorMessage(error)}`));
+  }
+  return new ModelLookupError(model, null, said(error instanceof Error ? error.message : String(error)));
 }
 
 /** The API's 400 for a request longer than the model's window ("prompt is too long: N tokens > M maximum"). */

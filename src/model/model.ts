@@ -113,6 +113,31 @@ export class ModelCallError extends DurableAgentError {
   }
 }
 
+/**
+ * The Models API could not say what a model supports, for a reason that may not last (a
+ * timeout, the network, a 5xx, a rate limit, a refused key). A run whose compaction is left to
+ * the default is not started on a guess: with compaction off it would fail hours later at the
+ * model's window. A gateway without the Models API (404) is not this: its defaults stay with the flags.
+ */
+export class ModelLookupError extends DurableAgentError {
+  static override readonly kind: ErrorKind = 'model';
+  override readonly name = 'ModelLookupError';
+  constructor(
+    readonly model: string,
+    /** The API's HTTP status, or null when none came back. */
+    readonly status: number | null,
+    readonly problem: string,
+  ) {
+    super(
+      redactSecrets(
+        `Could not ask the Anthropic API what ${model} supports (${problem}), and the compaction a run takes by default depends on it. Nothing was started. ` +
+          'Start it again later, or choose the compaction yourself: --compact server, --compact client --context-window N, or --compact off ' +
+          '(programmatically: compaction: { mode, contextWindow }).',
+      ),
+    );
+  }
+}
+
 /** A real model was asked for without a key; nothing has run. */
 export class MissingApiKeyError extends DurableAgentError {
   static override readonly kind: ErrorKind = 'refused';

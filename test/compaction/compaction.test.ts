@@ -230,6 +230,44 @@ describe('compaction settings', () => {
     expect(resumed.status).toBe('done');
   });
 
+  it('a Models API that fails is not taken for one without compaction: the start is refused (nothing written) unless a retry gets the answer; a gateway without it (404) keeps the defaults', async () => {
+    const start = (url: string, maxRetries: number, dir: string) =>
+      startRun({ store: store(dir), model: anthropicModel({ model: 'claude-compacting', apiKey: KEY, baseURL: url, maxRetries }), tools: [page], task: 'Read the whole document.', maxTurns: 1 });
+    const info = { max_input_tokens: WINDOW, compaction: true };
+
+    await withFake({ modelInfo: info, modelLookupFailures: 1 }, { count: 0 }, async (fake, url) => {
+      const dir = tempDir();
+      const refused = await start(url, 0, dir).catch((e: unknown) => e);
+      expect(refused).toMatchObject({ name: 'ModelLookupError', model: 'claude-compacting', status: 529 });
+      expect((refused as Error).message).toContain('Nothing was started');
+      expect((refused as Error).message).toContain('--compact off');
+      expect((refused as Error).message).not.toContain(KEY);
+      expect(fake.requests).toHaveLength(0);
+      expect(fs.existsSync(path.join(dir, '.durable-agent'))).toBe(false);
+      // The model asks again on the next start (a failed answer is not kept).
+      const again = await start(url, 0, dir);
+      expect(again.status).toBe('stoppedAtMaxTurns');
+      expect(await headerOf(dir)).toMatchObject({ compaction: { mode: 'server', contextWindow: WINDOW } });
+      expect(fake.modelLookups).toHaveLength(2);
+    });
+
+    await withFake({ modelInfo: info, modelLookupFailures: 1 }, { count: 0 }, async (fake, url) => {
+      const dir = tempDir();
+      const result = await start(url, 2, dir);
+      expect(result.status).toBe('stoppedAtMaxTurns');
+      expect(await headerOf(dir)).toMatchObject({ compaction: { mode: 'server', contextWindow: WINDOW } });
+      expect(fake.modelLookups).toHaveLength(2);
+    });
+
+    await withFake({}, { count: 0 }, async (fake, url) => {
+      const dir = tempDir();
+      const result = await start(url, 0, dir);
+      expect(result.status).toBe('stoppedAtMaxTurns');
+      expect(await headerOf(dir)).not.toHaveProperty('compaction');
+      expect(fake.modelLookups).toEqual(['claude-compacting']);
+    });
+  });
+
   it('client or server without a known window, and server for a model that is not Claude, are refused', async () => {
     const dir = tempDir();
     const model = scriptedModel([endTurnReply('x')]);

@@ -81,6 +81,8 @@ export interface FakeOptions {
   contextWindow?: number | undefined;
   /** Answer GET /v1/models/ID with this (absent: 404, as a gateway without the Models API). */
   modelInfo?: { max_input_tokens: number | null; compaction: boolean } | undefined;
+  /** Answer this many GET /v1/models/ID with 529 overloaded before the model's entry (an outage that passes, or not). */
+  modelLookupFailures?: number | undefined;
   /** A request with thinking on: its reply carries a redacted_thinking block too, after the thinking block. */
   redactedThinking?: boolean | undefined;
 }
@@ -142,6 +144,11 @@ export class FakeAnthropic {
   private answerModelLookup(url: string, res: http.ServerResponse): void {
     const id = decodeURIComponent(url.slice('/v1/models/'.length).split('?')[0]!);
     this.modelLookups.push(id);
+    if (this.modelLookups.length <= (this.options.modelLookupFailures ?? 0)) {
+      res.writeHead(529, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }));
+      return;
+    }
     const info = this.options.modelInfo;
     if (!info) {
       res.writeHead(404, { 'content-type': 'application/json' });

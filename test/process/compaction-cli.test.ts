@@ -60,6 +60,26 @@ function run(dir: string, url: string, extra: string[], env: Record<string, stri
 const TASK = ['--task', 'Read big.txt over and over.'];
 
 describe('compaction through the CLI', () => {
+  it('a Models API that keeps failing starts nothing (exit 3, what to do, no key shown); --compact off needs no lookup', async () => {
+    await withFake({ contextWindow: WINDOW, modelInfo: { max_input_tokens: WINDOW, compaction: true }, modelLookupFailures: 3 }, async (fake, url) => {
+      const dir = project();
+      const refused = await run(dir, url, TASK);
+      expect(refused.code, refused.stderr + refused.stdout).toBe(3);
+      expect(refused.stderr).toContain(`Could not ask the Anthropic API what ${MODEL} supports (it answered 529`);
+      expect(refused.stderr).toContain('Nothing was started');
+      expect(refused.stderr).not.toContain(KEY);
+      expect(refused.stderr).not.toMatch(/\n\s+at /);
+      expect(fake.modelLookups).toHaveLength(1);
+      expect(fake.requests).toHaveLength(0);
+      expect(fs.existsSync(path.join(dir, '.durable-agent'))).toBe(false);
+
+      const off = await run(dir, url, [...TASK, '--compact', 'off'], {}, 1);
+      expect(off.stderr).not.toContain('Could not ask');
+      expect(fake.modelLookups).toHaveLength(1);
+      expect(fake.requests.length).toBeGreaterThan(0);
+    });
+  });
+
   it('--compact off fails on the context window with exit 6; client and the default (server) finish with exit 0', async () => {
     await withFake({ contextWindow: WINDOW, modelInfo: { max_input_tokens: WINDOW, compaction: true } }, async (fake, url) => {
       const off = await run(project(), url, [...TASK, '--compact', 'off']);
