@@ -12,10 +12,10 @@ import type { CrashHandler } from '../runtime/crash-points.ts';
 import { decide, type DecideInput } from '../awaits/decide.ts';
 import { type ResumeOptions, resumeRun, type RunParts, type StartOptions, startRun } from '../runtime/run-api.ts';
 import type { RunObserver, RunResult } from '../core/run-events.ts';
-import { DEFAULT_LOCK_LEASE_MS, LOCK_LEASE_RANGE_MS } from '../store/open-store.ts';
 import type { FolderRunStore } from '../store/store.ts';
 import type { ToolDefinition } from '../tools/tool.ts';
 import { UsageError } from './usage-error.ts';
+import { lockLeaseOf } from './lock-lease-env.ts';
 import { decisionCommandsFor } from '../words/decision-lines.ts';
 import { cliInvocation } from '../words/shell-command.ts';
 import { EXIT } from './exit-codes.ts';
@@ -138,18 +138,6 @@ function promptDecide(store: FolderRunStore, tools: ToolDefinition[]) {
   return async (input: DecideInput): Promise<void> => {
     await decide(folderStoreAt(store.dir, {}, store.runId), input, { tools });
   };
-}
-
-/** DURABLE_AGENT_LOCK_LEASE_MS: how long a lock from another host may go without a heartbeat. */
-export function lockLeaseOf(env: NodeJS.ProcessEnv): number | undefined {
-  const raw = env.DURABLE_AGENT_LOCK_LEASE_MS;
-  if (raw === undefined || raw === '') return undefined;
-  const { min, max } = LOCK_LEASE_RANGE_MS;
-  const value = /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : Number.NaN;
-  if (!(value >= min && value <= max)) {
-    throw new UsageError(`DURABLE_AGENT_LOCK_LEASE_MS=${raw} is not a lease: give milliseconds from ${min} to ${max} (default ${DEFAULT_LOCK_LEASE_MS}).`);
-  }
-  return value;
 }
 
 export function exitCodeOf(result: RunResult): number {

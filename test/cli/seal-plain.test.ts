@@ -101,6 +101,33 @@ describe('keys rotate --seal-plain', () => {
     expect(again.stdout).toContain('0 plain runs sealed under k2, 0 finished');
   });
 
+  it('takes over a lock left by another host once its heartbeat is older than DURABLE_AGENT_LOCK_LEASE_MS, and not before', async () => {
+    const dir = tempDir('da-seal-plain-lease-');
+    const done = await cli(['demo'], dir);
+    expect(done.code, done.stderr).toBe(0);
+    // A process on a host that was re-created left its lock; its last heartbeat was 10 s ago (three
+    // of its 2 s heartbeats missed: past the shortest a lease may be taken over at).
+    const lock = path.join(dir, '.durable-agent', 'lock');
+    fs.writeFileSync(lock, JSON.stringify({ pid: 4242, host: 'a-host-that-was-recreated', processStart: null, since: '2026-01-01T00:00:00.000Z', command: 'durable-agent demo', heartbeatMs: 2000, token: 'x' }));
+    const then = new Date(Date.now() - 10_000);
+    fs.utimesSync(lock, then, then);
+
+    // The default lease (30 s) has not run out: the run is left plain.
+    const held = await cli(['keys', 'rotate', '--seal-plain'], dir, { DURABLE_AGENT_KEYS: K1 });
+    expect(held.code).toBe(REFUSED);
+    expect(held.stdout).toContain(`left plain ${journalOf(dir, null)}`);
+    expect(sealedRecords(dir, null)).toBe('none');
+
+    const bad = await cli(['keys', 'rotate', '--seal-plain'], dir, { DURABLE_AGENT_KEYS: K1, DURABLE_AGENT_LOCK_LEASE_MS: 'soon' });
+    expect(bad.code).toBe(REFUSED);
+    expect(bad.stderr).toContain('DURABLE_AGENT_LOCK_LEASE_MS=soon is not a lease');
+
+    const sealed = await cli(['keys', 'rotate', '--seal-plain'], dir, { DURABLE_AGENT_KEYS: K1, DURABLE_AGENT_LOCK_LEASE_MS: '1000' });
+    expect(sealed.code, `${sealed.stdout}${sealed.stderr}`).toBe(0);
+    expect(sealed.stdout).toContain('1 plain run sealed under k1');
+    expect(sealedRecords(dir, null)).toBe('all');
+  });
+
   it('leaves a run a live process drives plain and says so; a rotation after it stopped seals it', async () => {
     const dir = tempDir('da-seal-plain-held-');
     const waiting = startCli(['demo', '--require-approval', 'write_report', '--wait'], { cwd: dir, env: { DURABLE_AGENT_KEYS: undefined, DURABLE_AGENT_KEY_FILE: undefined } });

@@ -10,6 +10,7 @@ import type { KeysArgs } from '../args.ts';
 import { KEY_FILE_ENV, commandLineKeys } from '../command-line-keys.ts';
 import { EXIT } from '../exit-codes.ts';
 import type { Writers } from '../plain-reporter.ts';
+import { lockLeaseOf } from '../lock-lease-env.ts';
 import { runDirOf } from '../run-dir.ts';
 import { UsageError } from '../usage-error.ts';
 import { stateFolderOf } from '../run-store.ts';
@@ -33,13 +34,13 @@ export async function keysCommand(args: KeysArgs, env: NodeJS.ProcessEnv, writer
     `${report.rewrapped.length} run ${report.rewrapped.length === 1 ? 'key' : 'keys'} rewrapped${sealing}, ${report.unchanged.length} already were, ` +
       `${report.failed.length} could not be${report.failed.length ? ' (run again once the keys they need are given)' : ''} in ${folder}`,
   );
-  const sealedIn = args.sealPlain ? await sealPlain(folder, keys, drill.sealIn, writers) : true;
+  const sealedIn = args.sealPlain ? await sealPlain(folder, keys, lockLeaseOf(env), drill.sealIn, writers) : true;
   return report.failed.length > 0 || !sealedIn ? EXIT.refused : EXIT.done;
 }
 
 /** --seal-plain: the folder's plain runs sealed in; whether every run is sealed now. */
-async function sealPlain(folder: string, keys: MasterKeys, kill: ((point: SealInPoint) => void) | undefined, writers: Writers): Promise<boolean> {
-  const report = await sealPlainRuns(folder, keys, { onPoint: kill });
+async function sealPlain(folder: string, keys: MasterKeys, lockLeaseMs: number | undefined, kill: ((point: SealInPoint) => void) | undefined, writers: Writers): Promise<boolean> {
+  const report = await sealPlainRuns(folder, keys, { onPoint: kill, lockLeaseMs });
   for (const journal of report.sealed) writers.out(`sealed ${journal}`);
   for (const journal of report.finished) writers.out(`finished sealing ${journal}`);
   for (const { journal, sealed, error } of report.held) writers.out(`${sealed ? 'left to finish' : 'left plain'} ${journal}: ${error.message}`);
