@@ -361,10 +361,11 @@ export class FileStore implements FolderRunStore {
         }
         writeAll(fd, whole, whole.length, 0);
         const syncStart = performance.now();
-        if (runKey) await this.keepWhileSynced(fd, runKey);
+        const newFolders = this.foldersToSync.splice(0);
+        if (runKey) await this.keepWhileSynced(fd, runKey, newFolders);
         else {
           // A plain run's creation stays synchronous, as it always was: nothing else of the run interleaves with it.
-          for (const folder of this.foldersToSync.splice(0)) fsyncDir(folder);
+          for (const folder of newFolders) fsyncDir(folder);
           fs.fsyncSync(fd);
         }
         syncMs = performance.now() - syncStart;
@@ -396,10 +397,10 @@ export class FileStore implements FolderRunStore {
    * the run's key file (temp file, fsync, rename, the folder fsynced). All are over when this
    * resolves, before the journal's name is linked.
    */
-  private async keepWhileSynced(fd: number, runKey: WrappedRunKey): Promise<void> {
+  private async keepWhileSynced(fd: number, runKey: WrappedRunKey, newFolders: readonly string[]): Promise<void> {
     const journalSynced = fsync(fd);
     try {
-      for (const folder of this.foldersToSync.splice(0)) fsyncDir(folder);
+      for (const folder of newFolders) fsyncDir(folder);
       writeRunKeyFile(this.dir, runKey);
       this.onCreatePoint?.('run-key');
     } catch (error) {
@@ -626,9 +627,10 @@ export class FileStore implements FolderRunStore {
   private makeDir(): void {
     inEnvironment(`create the run's directory ${this.dir}`, this.dir, () => {
       // The folder that holds it is the user's (its mode theirs); only the state folder is made private.
-      const first = fs.mkdirSync(path.dirname(this.dir), { recursive: true }) ?? fs.mkdirSync(this.dir, { recursive: true, mode: PRIVATE_DIR });
+      const madeAbove = fs.mkdirSync(path.dirname(this.dir), { recursive: true });
+      const madeHere = fs.mkdirSync(this.dir, { recursive: true, mode: PRIVATE_DIR });
+      const first = madeAbove ?? madeHere;
       if (first === undefined) return;
-      fs.mkdirSync(this.dir, { recursive: true, mode: PRIVATE_DIR });
       // Each folder made here is named in its parent: those parents are synced with the journal's creation.
       for (let folder = this.dir; folder !== path.dirname(first); folder = path.dirname(folder)) this.foldersToSync.push(path.dirname(folder));
     });
