@@ -17,7 +17,8 @@ import { sealPlainPgRuns } from '../../src/store/pg/pg-seal-plain.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
 import type { Database } from '../../src/store/pg/pool.ts';
 import { REPO } from '../helpers/cli.ts';
-import { databaseText, makePlainFleet, runSealing, SECRETS } from '../helpers/fleet-seal-plain.ts';
+import { databaseText } from '../helpers/fleet-run-reads.ts';
+import { makePlainFleet, runSealing, SECRETS } from '../helpers/fleet-seal-plain.ts';
 import { freshDatabase, pool, postgresAvailable, server, usePostgres, withDb } from '../helpers/use-postgres.ts';
 
 const FIXTURE = path.join(REPO, 'test', 'fixtures', 'seal-plain-killed.ts');

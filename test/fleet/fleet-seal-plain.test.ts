@@ -8,19 +8,20 @@
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
-import { defineAgent, defineTool, KeyRing, startRun } from '../../src/index.ts';
+import { KeyRing, startRun } from '../../src/index.ts';
 import { submitRun, Worker } from '../../src/postgres.ts';
 import { sealPlainPgRuns } from '../../src/store/pg/pg-seal-plain.ts';
 import { openFleetSpec } from '../../src/store/pg/pg-run-keys.ts';
 import { migrate } from '../../src/store/pg/schema.ts';
-import { endTurnReply, scriptedModel, toolUseReply } from '../../src/testing.ts';
+import { endTurnReply, scriptedModel, } from '../../src/testing.ts';
 import { FLEET_DONE_TEXT } from '../../src/fleet/worker.ts';
 import { claimRun, releaseLease } from '../../src/store/pg/leases.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
 import { requireContent } from '../../src/store/store.ts';
 import { type Database, openDatabase } from '../../src/store/pg/pool.ts';
-import { cli, databaseText, makePlainFleet, REASON, runSealing, SECRETS, worker } from '../helpers/fleet-seal-plain.ts';
-import { audits, loaded } from '../helpers/fleet-run-reads.ts';
+import { BILLING_TASK, billingAgent } from '../helpers/billing-agent.ts';
+import { cli, makePlainFleet, REASON, runSealing, SECRETS, worker } from '../helpers/fleet-seal-plain.ts';
+import { audits, databaseText, loaded } from '../helpers/fleet-run-reads.ts';
 import { toolUseProblems } from '../helpers/messages.ts';
 import { freshDatabase, postgresAvailable, usePostgres, withDb } from '../helpers/use-postgres.ts';
 
@@ -169,26 +170,8 @@ describe.skipIf(!postgresAvailable())('keys rotate --seal-plain on a fleet', () 
     await withDb(url, async (db) => {
       await migrate(db);
       const sent: string[] = [];
-      const agent = defineAgent({
-        name: 'billing',
-        model: scriptedModel([() => toolUseReply([{ id: 'toolu_1', name: 'send_invoice', input: { customer: 'ACME Widgets Ltd' } }]), () => endTurnReply('Invoiced ACME Widgets Ltd.')], {
-          name: 'scripted-billing',
-        }),
-        system: 'You send invoices.',
-        tools: [
-          defineTool<{ customer: string }>({
-            name: 'send_invoice',
-            description: 'Send an invoice.',
-            inputSchema: { type: 'object', properties: { customer: { type: 'string' } }, required: ['customer'] },
-            readOnly: false,
-            run: ({ customer }, ctx) => {
-              sent.push(ctx.idempotencyKey);
-              return `invoice sent to ${customer}`;
-            },
-          }),
-        ],
-      });
-      const task = 'Invoice ACME Widgets Ltd for 120 EUR.';
+      const agent = billingAgent(sent);
+      const task = BILLING_TASK;
       await submitRun(db, { agent, task, runId: 'inv-1' });
       expect(await databaseText(db)).toContain(task);
 

@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { defineAgent, defineTool, KeyRing } from '../../src/index.ts';
+import { KeyRing } from '../../src/index.ts';
 import { KeyNotGivenError } from '../../src/errors.ts';
 import { forkFleetRun, submitRun, Worker } from '../../src/postgres.ts';
 import { fleetRows } from '../../src/console/fleet-rows.ts';
@@ -19,9 +19,10 @@ import { foldJournal } from '../../src/store/journal/fold-journal.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
 import { shredPgRun } from '../../src/store/pg/pg-run-keys.ts';
 import { migrate } from '../../src/store/pg/schema.ts';
-import { endTurnReply, scriptedModel, toolUseReply } from '../../src/testing.ts';
 import type { Database } from '../../src/store/pg/pool.ts';
+import { BILLING_ANSWER, BILLING_TASK, billingAgent } from '../helpers/billing-agent.ts';
 import { runCliAsync } from '../helpers/cli.ts';
+import { databaseText } from '../helpers/fleet-run-reads.ts';
 import { toolUseProblems } from '../helpers/messages.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { freshDatabase, postgresAvailable, usePostgres, withDb } from '../helpers/use-postgres.ts';
@@ -32,52 +33,13 @@ const ring1 = KeyRing.of([{ id: 'k1', key: bytes1 }]);
 
 const cli = (args: string[], env?: Record<string, string | undefined>) => runCliAsync(args, { cwd: tempDir(), env: { DURABLE_AGENT_KEYS: undefined, DURABLE_AGENT_KEY_FILE: undefined, ...env } });
 
-const TASK = 'Invoice ACME Widgets Ltd for 120 EUR.';
-const FIRST_ANSWER = 'Invoiced ACME Widgets Ltd.';
+const TASK = BILLING_TASK;
+const FIRST_ANSWER = BILLING_ANSWER;
 const MESSAGE = 'Now remind ACME Widgets Ltd of the due date.';
 const SECOND_ANSWER = 'Reminded ACME Widgets Ltd of the due date.';
 
-function billingAgent(sent: string[]) {
-  return defineAgent({
-    name: 'billing',
-    model: scriptedModel(
-      [
-        () => toolUseReply([{ id: 'toolu_1', name: 'send_invoice', input: { customer: 'ACME Widgets Ltd' } }]),
-        () => endTurnReply(FIRST_ANSWER),
-        () => endTurnReply(SECOND_ANSWER),
-      ],
-      { name: 'scripted-billing' },
-    ),
-    system: 'You send invoices.',
-    tools: [
-      defineTool<{ customer: string }>({
-        name: 'send_invoice',
-        description: 'Send an invoice.',
-        inputSchema: { type: 'object', properties: { customer: { type: 'string' } }, required: ['customer'] },
-        readOnly: false,
-        run: ({ customer }, ctx) => {
-          sent.push(ctx.idempotencyKey);
-          return `invoice sent to ${customer}`;
-        },
-      }),
-    ],
-  });
-}
-
 async function drive(db: Database, agent: ReturnType<typeof billingAgent>, keys?: KeyRing): Promise<void> {
   await new Worker({ pool: db, agents: [agent], runConcurrency: 2, leaseMs: 60_000, exitWhenIdle: true, pollIntervalMs: 50, log: () => {}, ...(keys ? { keys } : {}) }).run();
-}
-
-/** Every row of every da_ table as text: what a person reading the database sees. */
-async function databaseText(db: Database): Promise<string> {
-  const { rows: tables } = await db.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_name LIKE 'da\\_%'");
-  expect(tables.length).toBeGreaterThan(5);
-  const texts: string[] = [];
-  for (const { table_name } of tables) {
-    const { rows } = await db.query<{ row: string }>(`SELECT t::text AS row FROM ${table_name} t`);
-    texts.push(...rows.map((r) => r.row));
-  }
-  return texts.join('\n');
 }
 
 async function rowOf(db: Database, id: string) {
@@ -106,7 +68,7 @@ describe.skipIf(!postgresAvailable())('forks of sealed fleet runs', () => {
     await withDb(url, async (db) => {
       await migrate(db);
       const sent: string[] = [];
-      const agent = billingAgent(sent);
+      const agent = billingAgent(sent, [SECOND_ANSWER]);
       await submitRun(db, { agent, task: TASK, runId: 'inv-1', keys: ring1 });
       await drive(db, agent, ring1);
       expect((await view(db, 'inv-1', ring1)).state).toBe('done');
@@ -201,7 +163,7 @@ describe.skipIf(!postgresAvailable())('forks of sealed fleet runs', () => {
     await withDb(url, async (db) => {
       await migrate(db);
       const sent: string[] = [];
-      const agent = billingAgent(sent);
+      const agent = billingAgent(sent, [SECOND_ANSWER]);
       await submitRun(db, { agent, task: TASK, runId: 'plain-1' });
       await drive(db, agent);
       expect((await rowOf(db, 'plain-1'))!.run_key).toBeNull();

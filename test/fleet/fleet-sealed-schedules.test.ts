@@ -28,6 +28,7 @@ import { FleetPlace } from '../../src/serve/fleet-place.ts';
 import { apiRunOf } from '../../src/serve/api-run.ts';
 import { endTurnReply, scriptedModel, toolUseReply } from '../../src/testing.ts';
 import { runCliAsync } from '../helpers/cli.ts';
+import { databaseText } from '../helpers/fleet-run-reads.ts';
 import { toolResultOf } from '../helpers/messages.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { postgresBinDir } from '../helpers/postgres-server.ts';
@@ -41,18 +42,6 @@ const other = KeyRing.of([{ id: 'k9', key: randomBytes(32) }]);
 const TASK = 'Invoice Initech Corp for the March audit.';
 const SIGNAL_DATA = { paid: '120 EUR from Initech Corp' };
 const REASON = 'Initech Corp asked us to hold the invoice';
-
-/** Every row of every da_ table as text: what a person with the database (or its dump) reads. */
-async function databaseText(db: pg.Pool): Promise<string> {
-  const { rows: tables } = await db.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_name LIKE 'da\\_%'");
-  expect(tables.map((table) => table.table_name)).toContain('da_schedules');
-  const texts: string[] = [];
-  for (const { table_name } of tables) {
-    const { rows } = await db.query<{ row: string }>(`SELECT t::text AS row FROM ${table_name} t`);
-    texts.push(...rows.map((r) => r.row));
-  }
-  return texts.join('\n');
-}
 
 /** The database as pg_dump writes it (its data): what a backup holds. */
 function dumped(url: string): string {

@@ -10,7 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { defineAgent, defineTool, KeyRing, startRun } from '../../src/index.ts';
+import { KeyRing, startRun } from '../../src/index.ts';
 import { RunIdTakenError } from '../../src/errors.ts';
 import { FLEET_DONE_TEXT } from '../../src/fleet/worker.ts';
 import { SAMPLE_NOTES, DEMO_TASK } from '../../src/demo/demo-task.ts';
@@ -18,13 +18,12 @@ import { submitRun, Worker } from '../../src/postgres.ts';
 import { PgRunStore } from '../../src/store/pg/pg-store.ts';
 import { rotatePgRunKeys } from '../../src/store/pg/pg-run-keys.ts';
 import { migrate } from '../../src/store/pg/schema.ts';
-import { endTurnReply, scriptedModel, toolUseReply } from '../../src/testing.ts';
+import { endTurnReply, scriptedModel, } from '../../src/testing.ts';
 import { requireContent } from '../../src/store/store.ts';
-import type { Database } from '../../src/store/pg/pool.ts';
-import { runCliAsync } from '../helpers/cli.ts';
 import { toolUseProblems } from '../helpers/messages.ts';
-import { audits, loaded } from '../helpers/fleet-run-reads.ts';
-import { tempDir } from '../helpers/temp-dir.ts';
+import { BILLING_TASK, billingAgent } from '../helpers/billing-agent.ts';
+import { audits, databaseText, loaded } from '../helpers/fleet-run-reads.ts';
+import { cli, worker } from '../helpers/fleet-seal-plain.ts';
 import { freshDatabase, postgresAvailable, usePostgres, withDb } from '../helpers/use-postgres.ts';
 
 const bytes1 = randomBytes(32);
@@ -33,26 +32,6 @@ const K1 = `k1:${bytes1.toString('base64')}`;
 const K2 = `k2:${bytes2.toString('base64')}`;
 const ring1 = KeyRing.of([{ id: 'k1', key: bytes1 }]);
 
-const cli = (args: string[], env?: Record<string, string | undefined>) => runCliAsync(args, { cwd: tempDir(), env: { DURABLE_AGENT_KEYS: undefined, DURABLE_AGENT_KEY_FILE: undefined, ...env } });
-
-/** A worker that drives what it can and exits when nothing is left a worker can do. */
-const worker = (url: string, env?: Record<string, string | undefined>) =>
-  cli(['worker', '--database-url', url, '--lease-ms', '1500', '--poll-ms', '100', '--exit-when-idle'], env);
-
-/**
- * What a person would read in the database: every row of every da_ table as text. Each phrase
- * holds a space, which no sealed value (base64url) does, so none is found in one by chance.
- */
-async function databaseText(db: Database): Promise<string> {
-  const { rows: tables } = await db.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_name LIKE 'da\\_%'");
-  expect(tables.length).toBeGreaterThan(5);
-  const texts: string[] = [];
-  for (const { table_name } of tables) {
-    const { rows } = await db.query<{ row: string }>(`SELECT t::text AS row FROM ${table_name} t`);
-    texts.push(...rows.map((r) => r.row));
-  }
-  return texts.join('\n');
-}
 
 const NOTES_LINE = SAMPLE_NOTES.split('\n')[1]!.slice(2, 40);
 const REASON = 'the board must not read this draft';
@@ -195,30 +174,8 @@ describe.skipIf(!postgresAvailable())('sealed runs in a fleet', () => {
     await withDb(url, async (db) => {
       await migrate(db);
       const sent: string[] = [];
-      const agent = defineAgent({
-        name: 'billing',
-        model: scriptedModel(
-          [
-            () => toolUseReply([{ id: 'toolu_1', name: 'send_invoice', input: { customer: 'ACME Widgets Ltd' } }]),
-            () => endTurnReply('Invoiced ACME Widgets Ltd.'),
-          ],
-          { name: 'scripted-billing' },
-        ),
-        system: 'You send invoices.',
-        tools: [
-          defineTool<{ customer: string }>({
-            name: 'send_invoice',
-            description: 'Send an invoice.',
-            inputSchema: { type: 'object', properties: { customer: { type: 'string' } }, required: ['customer'] },
-            readOnly: false,
-            run: ({ customer }, ctx) => {
-              sent.push(ctx.idempotencyKey);
-              return `invoice sent to ${customer}`;
-            },
-          }),
-        ],
-      });
-      const task = 'Invoice ACME Widgets Ltd for 120 EUR.';
+      const agent = billingAgent(sent);
+      const task = BILLING_TASK;
       expect(await submitRun(db, { agent, task, runId: 'inv-1', keys: ring1 })).toMatchObject({ created: true, spec: { task } });
       // A retry with the key compares the task opened: the same creates nothing, another is refused.
       expect(await submitRun(db, { agent, task, runId: 'inv-1', keys: ring1 })).toMatchObject({ created: false });

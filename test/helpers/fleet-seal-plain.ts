@@ -78,17 +78,6 @@ export async function makePlainFleet(url: string): Promise<PlainFleet> {
   return { finished, waiting, midTurn };
 }
 
-/** What a person would read in the database: every row of every da_ table as text. */
-export async function databaseText(db: Database): Promise<string> {
-  const { rows: tables } = await db.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_name LIKE 'da\\_%'");
-  const texts: string[] = [];
-  for (const { table_name } of tables) {
-    const { rows } = await db.query<{ row: string }>(`SELECT t::text AS row FROM ${table_name} t`);
-    texts.push(...rows.map((r) => r.row));
-  }
-  return texts.join('\n');
-}
-
 /**
  * How a run stands: 'plain' when nothing of it is sealed, 'sealed' when its row keeps a run key,
  * its header names it and its records, task and inbox entries with content are all sealed;
