@@ -13,6 +13,7 @@ export default defineConfig({
     // busy over the whole run). One worker per core keeps both busy.
     maxWorkers: Math.max(2, os.availableParallelism()),
     // The CLI under test is the compiled package in dist/: rebuild it when a source is newer.
-    globalSetup: ['test/helpers/fresh-build.ts'],
+    // One PostgreSQL cluster made for the run, copied by each file that starts one.
+    globalSetup: ['test/helpers/fresh-build.ts', 'test/helpers/postgres-template.ts'],
   },
 });

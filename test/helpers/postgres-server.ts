@@ -44,21 +44,47 @@ export interface StartPostgresOptions {
   durableCommits?: boolean | undefined;
 }
 
-export async function startPostgres(startOptions: StartPostgresOptions = {}): Promise<PostgresServer> {
+/** Where the test run's template cluster is (postgres-template.ts): copied instead of an initdb per cluster. */
+export const TEMPLATE_ENV = 'DURABLE_AGENT_TEST_PG_TEMPLATE';
+
+const asRoot = process.getuid?.() === 0;
+
+/** One of PostgreSQL's programs, as the postgres user when run as root (initdb refuses root). */
+function runTool(bin: string, tool: string, args: string[]): void {
+  const command = asRoot ? 'runuser' : path.join(bin, tool);
+  const argv = asRoot ? ['-u', 'postgres', '--', path.join(bin, tool), ...args] : args;
+  const result = spawnSync(command, argv, { encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`${tool} failed: ${result.stderr || result.stdout}`);
+}
+
+/** A new folder holding a fresh cluster in data/ (initdb, nothing started); the folder's path. */
+export function initCluster(): string {
   const bin = postgresBinDir();
   if (!bin) throw new Error('no PostgreSQL binaries found');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'da-pg-'));
+  if (asRoot) execFileSync('chown', ['-R', 'postgres:postgres', dir]);
+  runTool(bin, 'initdb', ['-D', path.join(dir, 'data'), '-U', 'da', '--auth=trust', '-E', 'UTF8', '--no-sync']);
+  return dir;
+}
+
+/** A fresh cluster's folder: a copy of the run's template when there is one, else made by initdb. */
+function newCluster(): string {
+  const template = process.env[TEMPLATE_ENV];
+  if (!template || !fs.existsSync(path.join(template, 'data', 'PG_VERSION'))) return initCluster();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'da-pg-'));
+  // cp -a keeps the owner (postgres) and the data folder's mode (0700), which the server checks.
+  execFileSync('cp', ['-a', path.join(template, 'data'), path.join(dir, 'data')]);
+  if (asRoot) execFileSync('chown', ['postgres:postgres', dir]);
+  return dir;
+}
+
+export async function startPostgres(startOptions: StartPostgresOptions = {}): Promise<PostgresServer> {
+  const bin = postgresBinDir();
+  if (!bin) throw new Error('no PostgreSQL binaries found');
+  const dir = newCluster();
   const data = path.join(dir, 'data');
   const port = await freePort();
-  const asRoot = process.getuid?.() === 0;
-  if (asRoot) execFileSync('chown', ['-R', 'postgres:postgres', dir]);
-  const run = (tool: string, args: string[]) => {
-    const command = asRoot ? 'runuser' : path.join(bin, tool);
-    const argv = asRoot ? ['-u', 'postgres', '--', path.join(bin, tool), ...args] : args;
-    const result = spawnSync(command, argv, { encoding: 'utf8' });
-    if (result.status !== 0) throw new Error(`${tool} failed: ${result.stderr || result.stdout}`);
-  };
-  run('initdb', ['-D', data, '-U', 'da', '--auth=trust', '-E', 'UTF8', '--no-sync']);
+  const run = (tool: string, args: string[]) => runTool(bin, tool, args);
   const fastCommits = startOptions.durableCommits === false ? ' -c fsync=off -c synchronous_commit=off -c full_page_writes=off' : '';
   const options = `-p ${port} -c listen_addresses=127.0.0.1 -k ${dir} -c max_connections=200${fastCommits}`;
   const start = () => run('pg_ctl', ['-D', data, '-o', options, '-l', path.join(dir, 'log'), '-w', 'start']);
