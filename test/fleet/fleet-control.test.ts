@@ -15,7 +15,7 @@ import { tempDir } from '../helpers/temp-dir.ts';
 import { freshDatabase, postgresAvailable, usePostgres, withDb } from '../helpers/use-postgres.ts';
 
 const cli = (args: string[], env?: Record<string, string | undefined>) => runCliAsync(args, { cwd: tempDir(), ...(env ? { env } : {}) });
-const workerArgs = (url: string) => ['worker', '--database-url', url, '--lease-ms', '1500', '--poll-ms', '100', '--exit-when-idle'];
+const workerArgs = (url: string, leaseMs = 1500) => ['worker', '--database-url', url, '--lease-ms', String(leaseMs), '--poll-ms', '100', '--exit-when-idle'];
 
 async function runRow(url: string, id: string) {
   return withDb(url, async (db) => {
@@ -32,9 +32,13 @@ async function submit(url: string, extra: string[] = []): Promise<string> {
   return submitted.stdout.trim();
 }
 
-/** Starts a worker and resolves once it drives the run (its output says so). */
-async function drivingWorker(url: string, id: string) {
-  const worker = startCli(workerArgs(url), { cwd: tempDir() });
+/**
+ * Starts a worker and resolves once it drives the run (its output says so). Its lease is the
+ * given one: a command that asks the holder must find it held, and on a loaded machine a
+ * worker's heartbeat may come later than a short lease allows.
+ */
+async function drivingWorker(url: string, id: string, leaseMs = 1500) {
+  const worker = startCli(workerArgs(url, leaseMs), { cwd: tempDir() });
   await vi.waitFor(async () => expect((await runRow(url, id)).view.context.turn, `the worker never drove ${id}: ${worker.output()}`).toBeTruthy(), { timeout: 30_000, interval: 50 });
   return worker;
 }
@@ -46,7 +50,7 @@ describe.skipIf(!postgresAvailable())('cancel and pause in a fleet', () => {
     const url = await freshDatabase();
     // A step long enough for the cancel command to start and ask, even on a loaded machine.
     const id = await submit(url, ['--pace', '1500']);
-    const worker = await drivingWorker(url, id);
+    const worker = await drivingWorker(url, id, 60_000);
     const asked = await cli(['cancel', '--database-url', url, '--run', id, '--by', 'ana', '--reason', 'wrong task']);
     expect(asked.code, asked.stderr).toBe(0);
     expect(asked.stdout).toContain('Cancel asked by ana');
@@ -64,7 +68,7 @@ describe.skipIf(!postgresAvailable())('cancel and pause in a fleet', () => {
   it('pause --run: the worker stops the run and lets it go; no worker claims it until resume --run; then a worker finishes it', async () => {
     const url = await freshDatabase();
     const id = await submit(url, ['--pace', '1500']);
-    const worker = await drivingWorker(url, id);
+    const worker = await drivingWorker(url, id, 60_000);
     const asked = await cli(['pause', '--database-url', url, '--run', id, '--by', 'bo']);
     expect(asked.code, asked.stderr).toBe(0);
     const ended = await worker.done;
