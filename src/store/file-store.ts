@@ -701,7 +701,8 @@ export function fileBytes(fd: number): JournalBytes {
 /** What changes when a writer appends: the file's size and time, the header and commit mark. */
 function snapshotOf(fd: number): Buffer {
   const stat = fs.fstatSync(fd, { bigint: true });
-  const head = Buffer.alloc(SNAPSHOT_HEAD_BYTES);
+  // Only the bytes read are kept: the rest need not be zeroed first.
+  const head = Buffer.allocUnsafe(SNAPSHOT_HEAD_BYTES);
   const read = fs.readSync(fd, head, 0, head.length, 0);
   return Buffer.concat([Buffer.from(`${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}:`), head.subarray(0, read)]);
 }

@@ -85,7 +85,7 @@ export async function acquireLockFile(path: string, location: string, options: L
   const mine: LockHolderInfo = {
     pid: process.pid,
     host: os.hostname(),
-    processStart: processStartOf(process.pid),
+    processStart: ownProcessStart(),
     since: new Date().toISOString(),
     command: process.argv.slice(1).join(' ').slice(0, 200),
     heartbeatMs,
@@ -311,6 +311,18 @@ function moveAside(path: string, found: Exclude<Found, { kind: 'gone' }>, leaseM
   } finally {
     fs.rmSync(aside, { force: true });
   }
+}
+
+/**
+ * This process's start time, read once: it never changes while the process lives, and reading
+ * /proc/<pid>/stat at every lock taken cost a file open and the kernel's tally of the process's
+ * threads (a process that runs many runs takes many locks).
+ */
+let ownStart: { start: string | null } | undefined;
+
+function ownProcessStart(): string | null {
+  ownStart ??= { start: processStartOf(process.pid) };
+  return ownStart.start;
 }
 
 function processStartOf(pid: number): string | null {

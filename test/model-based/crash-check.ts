@@ -150,6 +150,8 @@ interface AtCrash {
 interface AfterResume extends AtCrash {
   /** The resume and the scenario's processes after it: the events of them all, the result of the last. */
   resumed: Played;
+  /** The journal as the resume left it, read once: nothing writes to it while the checks after the resume read it. */
+  finalLoaded: LoadedRun;
   final: DurableView;
   messages: Message[];
   /** The run stopped again to wait for a decision: its turn's results come once decided. */
@@ -221,17 +223,15 @@ async function crashed(crash: CrashCase, stores: ScenarioStores, baselines: Base
 
   const played = await playScenario(scenario, key, world, stores, crash.label);
   expect(played.crashedAt).toBe(crash.label);
-  if (crash.powerLoss) {
-    const before = await reload(stores, key);
-    expect(stores.loseUnsynced!(key), 'bytes written without an fsync').toBeGreaterThan(0);
-    // The turn's last ledger entry (and its unit) is gone with the power: the run stands at the record before it.
-    expect((await reload(stores, key)).records.length).toBe(before.records.length - crash.powerLoss);
-  }
+  const beforePowerLoss = crash.powerLoss ? await reload(stores, key) : null;
+  if (crash.powerLoss) expect(stores.loseUnsynced!(key), 'bytes written without an fsync').toBeGreaterThan(0);
 
   // core: a crash at a transition boundary leaves a store that loads, with nothing cut off.
   const atCrashStore = stores.open(key);
   const loaded = await atCrashStore.load();
   stores.close(atCrashStore);
+  // The turn's last ledger entry (and its unit) is gone with the power: the run stands at the record before it.
+  if (crash.powerLoss) expect(loaded.records.length).toBe(beforePowerLoss!.records.length - crash.powerLoss);
   expect(loaded.tornTail).toBeNull();
   const view = foldJournal(atCrashStore.location, loaded);
   const openTurn = view.state === 'pendingTool' || view.state === 'effectRecorded';
@@ -265,11 +265,13 @@ async function resumedAfter(atCrash: AtCrash): Promise<AfterResume> {
   const played = lostReplyStop(atCrash) ? { ...scenario, takeUps: scenario.takeUps?.slice(0, at.process) } : scenario;
   const resumed = await resumeScenario(played, key, world, stores, at, FINAL_STATES.includes(view.state));
   const finalStore = stores.open(key);
-  const final = foldJournal(finalStore.location, await finalStore.load());
+  const finalLoaded = await finalStore.load();
   stores.close(finalStore);
+  const final = foldJournal(finalStore.location, finalLoaded);
   return {
     ...atCrash,
     resumed,
+    finalLoaded,
     final,
     messages: final.context.messages,
     stillWaiting: final.state === 'awaitingDecision',
@@ -371,9 +373,9 @@ function approvalCalls(scenario: Scenario): string[] {
  * decision recorded is the one given for its call: never the approval of another call of the same
  * tool with the same input, nor a call undecided or denied taken for approved.
  */
-async function anApprovalRunsOnlyItsCall(facts: AtCrash | AfterResume): Promise<void> {
-  const { scenario, world, stores, key } = facts;
-  const records = 'final' in facts ? (await reload(stores, key)).records : facts.loaded.records;
+function anApprovalRunsOnlyItsCall(facts: AtCrash | AfterResume): void {
+  const { scenario, world } = facts;
+  const records = 'finalLoaded' in facts ? facts.finalLoaded.records : facts.loaded.records;
   const decided = recordedDecisions(records);
   for (const decision of decided) expect(decision.verdict, `the decision recorded for ${decision.tool_use_id}`).toBe(scenario.decisions[decision.tool_use_id]?.verdict);
   for (const id of approvalCalls(scenario)) {
@@ -391,7 +393,7 @@ async function aDecisionStaysWithItsRun(facts: AtCrash | AfterResume): Promise<v
   const { scenario, stores, key } = facts;
   const other = scenario.anotherRunFirst;
   if (!other) return;
-  const records = 'final' in facts ? (await reload(stores, key)).records : facts.loaded.records;
+  const records = 'finalLoaded' in facts ? facts.finalLoaded.records : facts.loaded.records;
   expect(recordedDecisions(records).filter((decision) => decision.by === OTHER_RUN_DECIDER), `the other run's decision about ${other.tool_use_id}, in this run`).toEqual([]);
   if (!stores.archivedDecisions) return;
   const kept = (await stores.archivedDecisions(key)).filter((decision) => decision.by === OTHER_RUN_DECIDER);
@@ -428,9 +430,9 @@ async function aForkedDecisionGoesToOneSide({ scenario, stores, key, world }: Af
   expect(world.attempts.of(forkAt.tool_use_id) - attempts, `runs of ${forkAt.tool_use_id} in the child`).toBe(0);
 }
 
-async function eachCallDecidedOnce({ decided, world, asked, stores, key }: AfterResume): Promise<void> {
+function eachCallDecidedOnce({ decided, world, asked, finalLoaded }: AfterResume): void {
   for (const id of decided) expect((world.asked.get(id) ?? 0) - (asked.get(id) ?? 0), `asked again about ${id}`).toBe(0);
-  const finalRecords = (await reload(stores, key)).records;
+  const finalRecords = finalLoaded.records;
   // A snapshot record restates every decision of the turn (its lists start at 0): not a new one.
   const decidedIds = finalRecords.filter((r) => !r.record.snapshot).flatMap((r) => (r.record.decisions?.add ?? []).map((d) => d.tool_use_id));
   expect(decidedIds).toEqual([...new Set(decidedIds)]);

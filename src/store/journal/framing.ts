@@ -71,7 +71,8 @@ const FRAMER_KEEPS_BYTES = 64 * 1024;
  * returns is overwritten by the next frame(): a store writes it before it frames again.
  */
 export class LineFramer {
-  private scratch = Buffer.allocUnsafe(FRAMER_KEEPS_BYTES);
+  // Taken at the first frame: a store opened only to be read (a status, a check, a viewer) writes nothing.
+  private scratch = Buffer.alloc(0);
   private end = 0;
 
   /** Starts a new run of lines (what bytes() returned before is given up). */
@@ -115,7 +116,7 @@ export class LineFramer {
   }
 
   private grow(need: number): void {
-    const bigger = Buffer.allocUnsafe(Math.max(need, this.scratch.length * 2));
+    const bigger = Buffer.allocUnsafe(Math.max(need, this.scratch.length * 2, FRAMER_KEEPS_BYTES));
     this.scratch.copy(bigger, 0, 0, this.end);
     this.scratch = bigger;
   }

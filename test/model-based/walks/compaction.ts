@@ -10,8 +10,16 @@ import { endTurnEvent, isReply, type PathEvent, type Snapshot, type WalkContext 
 /** A reply this long takes the context over the compaction trigger of a scenario (see scenario-runner). */
 export const LONG_TEXT = `${'a long reply '.repeat(700)}`;
 
+/** By message: the walk asks about the same messages in every state it serializes, and a message is never changed. */
+const longTextHeld = new WeakMap<Message, boolean>();
+
 export function holdsLongText(message: Message): boolean {
-  return message.role === 'assistant' && JSON.stringify(message.content).includes(LONG_TEXT);
+  let holds = longTextHeld.get(message);
+  if (holds === undefined) {
+    holds = message.role === 'assistant' && JSON.stringify(message.content).includes(LONG_TEXT);
+    longTextHeld.set(message, holds);
+  }
+  return holds;
 }
 
 /** Where the runtime cuts the context: before the last assistant message (the long one is the last turn). */
