@@ -155,7 +155,7 @@ export async function removeSchedule(pool: Database, name: string): Promise<void
   if (!(await deleteSchedule(pool, name))) throw new ScheduleNotFoundError(name);
 }
 
-/** What one firing did: the runs it queued, the ticks it skipped, and when the next tick of any schedule is due. */
+/** What one firing did: the runs it queued, the ticks it skipped, and when the next tick it could fire is due. */
 export interface FiredSchedules {
   started: string[];
   skipped: number;
@@ -224,8 +224,11 @@ export async function fireDueSchedules(pool: Database, looked?: FleetLook, optio
     }
     return { started, skipped, leftSealed, full: firedHere === FIRED_AT_ONCE };
   });
-  // A full firing left some due: the next one is due now.
-  const nextDueAt = fired.full ? new Date(0) : await nextDueTick(pool);
+  // A full firing left some due: the next one is due now. Else the next tick this caller can
+  // fire: a tick left sealed stays due, and counting it would have a worker look again at once,
+  // and again, for as long as no worker holding its key comes by.
+  const cannotFire = [...(options.passed ?? []), ...fired.leftSealed.map((left) => left.schedule)];
+  const nextDueAt = fired.full ? new Date(0) : await nextDueTick(pool, cannotFire);
   return { started: fired.started, skipped: fired.skipped, nextDueAt, leftSealed: fired.leftSealed };
 }
 

@@ -125,6 +125,8 @@ describe.skipIf(!postgresAvailable())('sealed fleet work before its runs have re
       for (const keys of [undefined, other]) {
         const left = await fireDueSchedules(db, undefined, { keys });
         expect(left).toMatchObject({ started: [], skipped: 0, leftSealed: [{ schedule: 'audit', masterKey: 'k1' }] });
+        // Nothing this caller can fire is due, now or later: a worker waits its usual while, not a tick left due.
+        expect(left.nextDueAt).toBeNull();
       }
       const keyless: string[] = [];
       await worker(db, agent, keyless).run();
@@ -176,10 +178,14 @@ describe.skipIf(!postgresAvailable())('sealed fleet work before its runs have re
       expect(new Set(first.leftSealed.map((left) => left.masterKey))).toEqual(new Set(['kms-old']));
       const { rows: waiting } = await db.query<{ next_tick_at: Date; started: string }>(`SELECT DISTINCT next_tick_at, started FROM da_schedules WHERE name LIKE 'lost-%'`);
       expect(waiting).toEqual([{ next_tick_at: new Date('2026-01-01T00:00:00Z'), started: '0' }]);
+      // The next tick due is audit's next, not the ticks left due: those are not this caller's to fire.
+      const { rows: audit } = await db.query<{ next_tick_at: Date }>(`SELECT next_tick_at FROM da_schedules WHERE name = 'audit'`);
+      expect(audit[0]!.next_tick_at.getTime()).toBeGreaterThan(new Date('2026-01-01T00:30:00Z').getTime());
+      expect(first.nextDueAt).toEqual(audit[0]!.next_tick_at);
       // Passed over by a caller that could not open them lately: the hook is not asked again.
       const asked = kms.opened.filter((key) => key === 'kms-old').length;
       expect(asked).toBe(unopenable.length);
-      expect(await fireDueSchedules(db, undefined, { keys: kms, passed: unopenable })).toMatchObject({ started: [], leftSealed: [] });
+      expect(await fireDueSchedules(db, undefined, { keys: kms, passed: unopenable })).toEqual({ started: [], skipped: 0, leftSealed: [], nextDueAt: audit[0]!.next_tick_at });
       expect(kms.opened.filter((key) => key === 'kms-old')).toHaveLength(asked);
 
       // A worker with the hook: a second schedule it can open fires, each one it cannot is said once.

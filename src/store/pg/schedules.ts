@@ -90,9 +90,9 @@ export async function deleteSchedule(db: Database, name: string): Promise<boolea
   return rowCount === 1;
 }
 
-/** The earliest tick of a schedule not paused, if any: how long a worker may sleep. */
-export async function nextDueTick(db: Database): Promise<Date | null> {
-  const { rows } = await db.query<{ next: Date | null }>('SELECT min(next_tick_at) AS next FROM da_schedules WHERE NOT paused');
+/** The earliest tick of a schedule not paused nor in `except`, if any: how long a worker may sleep. */
+export async function nextDueTick(db: Database, except: readonly string[] = []): Promise<Date | null> {
+  const { rows } = await db.query<{ next: Date | null }>('SELECT min(next_tick_at) AS next FROM da_schedules WHERE NOT paused AND NOT (name = ANY($1::text[]))', [except]);
   return rows[0]?.next ?? null;
 }
 
