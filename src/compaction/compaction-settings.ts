@@ -3,7 +3,7 @@
  * `server` (the API's compact_20260112, for models that support it), `client` (the runtime asks
  * the model for a summary of the older turns, for every other model), or `off`.
  */
-import type { Model, ModelTraits } from '../model/model.ts';
+import { type Model, type ModelTraits, UNKNOWN_TRAITS } from '../model/model.ts';
 import type { PinnedCompaction } from '../store/journal/journal-record.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
 
@@ -57,12 +57,9 @@ export function checkCompactionOptions(options: CompactionOptions | undefined): 
   }
 }
 
-/** A model that cannot describe itself (the scripted one, a program's own): nothing known. */
-const UNKNOWN: ModelTraits = { contextWindow: null, serverCompaction: false };
-
 /** What the model says of itself; a model that could not say (ModelLookupError) starts nothing on a guess. */
 export async function traitsOf(model: Model): Promise<ModelTraits> {
-  return model.traits ? await model.traits() : UNKNOWN;
+  return model.traits ? await model.traits() : UNKNOWN_TRAITS;
 }
 
 /** The compaction a new run pins (null: off), from the options and what the model says. */
@@ -70,7 +67,7 @@ export async function compactionForStart(options: CompactionOptions | undefined,
   checkCompactionOptions(options);
   const mode = options?.mode;
   if (mode === 'off') return null;
-  const traits = mode === undefined || options?.contextWindow === undefined || mode === 'server' ? await traitsOf(model) : UNKNOWN;
+  const traits = mode === undefined || options?.contextWindow === undefined || mode === 'server' ? await traitsOf(model) : UNKNOWN_TRAITS;
   const contextWindow = options?.contextWindow ?? traits.contextWindow;
   const triggerRatio = options?.triggerRatio ?? DEFAULT_TRIGGER_RATIO;
   if (mode === 'server' && !traits.serverCompaction && !model.traits) {

@@ -24,7 +24,7 @@ import { ZERO_USAGE } from '../../machines/agent-loop.types.ts';
 import { redactSecrets } from '../util/redact.ts';
 import type { PinnedClearToolUses } from '../store/journal/journal-record.ts';
 import type { Model, ModelRequest, ModelTraits } from './model.ts';
-import { MissingApiKeyError, ModelCallError, ModelLookupError } from './model.ts';
+import { MissingApiKeyError, ModelCallError, ModelLookupError, UNKNOWN_TRAITS } from './model.ts';
 import { StreamBrokeOffError, streamMessage, type StreamOptions } from './anthropic-stream.ts';
 import { modelNotices, noticeOfSdkWarning, withSdkWarningsHeld } from './model-notices.ts';
 import { pinnedRequestOf } from './pinned-request.ts';
@@ -283,7 +283,7 @@ async function modelTraits(client: Anthropic, model: string): Promise<ModelTrait
   try {
     info = await client.models.retrieve(model);
   } catch (error) {
-    if (error instanceof APIError && error.status === 404) return { contextWindow: null, serverCompaction: false };
+    if (error instanceof APIError && error.status === 404) return UNKNOWN_TRAITS;
     throw lookupErrorOf(error, model, client.apiKey);
   }
   const compact = info.capabilities?.context_management?.compact_20260112;

@@ -60,6 +60,9 @@ export interface ModelTraits {
   serverCompaction: boolean;
 }
 
+/** What is known of a model that says nothing of itself: the flags decide. */
+export const UNKNOWN_TRAITS: Readonly<ModelTraits> = Object.freeze({ contextWindow: null, serverCompaction: false });
+
 /** A piece of a reply as it arrives. */
 export type StreamDelta =
   | { type: 'text'; index: number; text: string }

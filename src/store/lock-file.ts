@@ -318,11 +318,11 @@ function moveAside(path: string, found: Exclude<Found, { kind: 'gone' }>, leaseM
  * /proc/<pid>/stat at every lock taken cost a file open and the kernel's tally of the process's
  * threads (a process that runs many runs takes many locks).
  */
-let ownStart: { start: string | null } | undefined;
+let ownStart: string | null | undefined;
 
 function ownProcessStart(): string | null {
-  ownStart ??= { start: processStartOf(process.pid) };
-  return ownStart.start;
+  if (ownStart === undefined) ownStart = processStartOf(process.pid);
+  return ownStart;
 }
 
 function processStartOf(pid: number): string | null {
