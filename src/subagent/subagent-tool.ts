@@ -27,6 +27,7 @@ import { withChildRunCall } from '../tools/child-run-call.ts';
 import { childEndDecision } from '../awaits/child-step.ts';
 import { DECISION_POLL_MS, pause } from '../awaits/decision-step.ts';
 import { followParentControl } from './child-control.ts';
+import { childHereEnded, drivingChildHere } from './children-here.ts';
 import { budgetReachedWords } from '../budget/budget-words.ts';
 import { childBudgetOf } from './child-budget.ts';
 import { SubagentInputError, SubagentRunsUnknownError } from './subagent-errors.ts';
@@ -111,11 +112,14 @@ export function subagentTool(agent: AgentDefinition, options: SubagentToolOption
       const store = storeOf(ctx);
       const queue = queueOf(ctx);
       if (queue) return awaitQueued(queue, await childOf(input, ctx), ctx.signal);
-      const budget = await childBudgetOf(agent, ctx.caller, store, ctx.runId);
       const trace = ctx.caller?.trace;
       const follow = followParentControl(ctx, store);
       try {
-        const result = await follow.during(() =>
+        // A child this process still drives for this call (its parent failed and was resumed here):
+        // its end first. A cancel meanwhile reaches it as it would reach a child this call started.
+        await childHereEnded(store.location, ctx.signal);
+        const budget = await childBudgetOf(agent, ctx.caller, store, ctx.runId);
+        const result = await drivingChildHere(store.location, () => follow.during(() =>
           startRun({
             agent,
             store,
@@ -128,7 +132,7 @@ export function subagentTool(agent: AgentDefinition, options: SubagentToolOption
             ...(trace ? { tracer: trace.tracer as never, traceContent: trace.content, traceParent: trace.parent as never } : {}),
             ...(options.crashAfter ? { crashAfter: options.crashAfter, ...(options.onCrash ? { onCrash: options.onCrash } : {}) } : {}),
           }),
-        );
+        ));
         if (result.status === 'done') return result.text ?? '(the sub-agent gave no answer)';
         const why =
           result.failure?.message ??
