@@ -279,9 +279,14 @@ export class FileStore implements FolderRunStore {
     let tornTail: RecoveredTornTail | null = null;
     try {
       const bytes = fileBytes(fd);
-      const read = () => readJournal(this.journalPath, bytes, { acceptLostRecord: options.acceptLostRecord === true, fromLastSnapshot: options.fromLastSnapshot === true, finalRecord: options.finalRecord === true && !this.blobs.any() });
+      const read = () =>
+        readJournal(this.journalPath, bytes, {
+          acceptLostRecord: options.acceptLostRecord === true,
+          fromLastSnapshot: options.fromLastSnapshot === true,
+          finalRecord: options.finalRecord === true && !this.blobs.any(),
+          onHeader: options.checkHeader,
+        });
       journal = options.repair ? read() : await readWhileWritten(read, () => snapshotOf(fd));
-      options.checkHeader?.(journal.header);
       if (journal.cutEnd) {
         const cut = journal.cutEnd;
         const keptAt = options.repair && cut.bytes > 0 ? this.keepCutBytes(bytes.read(cut.offset, cut.bytes)) : null;

@@ -137,7 +137,8 @@ export interface LoadOptions {
   acceptLostRecord?: boolean | undefined;
   /**
    * Called with the header before anything is repaired: throwing refuses the load with nothing
-   * changed (a resume checks that what resumes the run is what started it).
+   * changed (a resume checks that what resumes the run is what started it). The file store calls
+   * it before it parses any record, so a refusal costs no read of a long journal.
    */
   checkHeader?: ((header: JournalHeader) => void) | undefined;
   /**

@@ -94,6 +94,18 @@ describe('a resume that differs from what started the run', () => {
     expect(right.events.find((e) => e.type === 'resumed')).toMatchObject({ acceptedChanges: [] });
   });
 
+  it('is refused from the header alone: the records are not read (a record damaged after it does not change the answer)', async () => {
+    const { dir, journal } = await crashedRun('run');
+    // The first record's checksum broken, in place: any read of the records would refuse the journal as damaged.
+    const text = fs.readFileSync(journal, 'utf8');
+    const firstRecord = text.indexOf('\n', text.indexOf('\n') + 1) + 1;
+    fs.writeFileSync(journal, `${text.slice(0, firstRecord)}00000000${text.slice(firstRecord + 8)}`);
+    const before = fs.readFileSync(journal);
+    const error = await resume(dir, countingTools().tools, { command: 'demo' }).result.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RunOriginMismatchError);
+    expect(fs.readFileSync(journal)).toEqual(before);
+  });
+
   it('is refused for a tool gone, a tool added or a changed input schema', async () => {
     const base = countingTools().tools;
     const changedSchema = base.map((tool) =>

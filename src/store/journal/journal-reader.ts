@@ -68,6 +68,12 @@ export interface ReadOptions {
    * and ends, committed, right after it is read as that record alone (see readFinalRecord).
    */
   finalRecord?: boolean;
+  /**
+   * Told the header as soon as it is read, before any record is: a caller that refuses the run
+   * for what its header says (a resume whose settings changed) throws here, and the records are
+   * never parsed. It may be told more than once (a scan that falls back to the whole journal).
+   */
+  onHeader?: ((header: JournalHeader) => void) | undefined;
 }
 
 /** Pieces large enough that reading them costs nothing next to parsing them. */
@@ -81,14 +87,14 @@ export function readJournal(location: string, bytes: Buffer | JournalBytes, opti
     : bytes;
   const pieceBytes = options.pieceBytes ?? PIECE_BYTES;
   if (options.fromLastSnapshot && options.finalRecord) {
-    const final = readFinalRecord(location, source, pieceBytes);
+    const final = readFinalRecord(location, source, pieceBytes, options.onHeader);
     if (final) return final;
   }
   if (options.fromLastSnapshot) {
-    const tail = readFromLastSnapshot(location, source, pieceBytes);
+    const tail = readFromLastSnapshot(location, source, pieceBytes, options.onHeader);
     if (tail) return tail;
   }
-  return readFrames(location, source, pieceBytes, options.acceptLostRecord === true);
+  return readFrames(location, source, pieceBytes, options.acceptLostRecord === true, options.onHeader);
 }
 
 interface JournalStart {
@@ -97,7 +103,7 @@ interface JournalStart {
   markOffset: number;
 }
 
-function readStart(location: string, bytes: JournalBytes, pieceBytes: number): JournalStart {
+function readStart(location: string, bytes: JournalBytes, pieceBytes: number, onHeader: ReadOptions['onHeader']): JournalStart {
   // A header is a few hundred bytes: a long one is found by reading twice as much each time.
   const headerEnd = firstNewline(bytes, Math.min(pieceBytes, HEADER_PIECE_BYTES));
   if (headerEnd === -1) throw new StoreCorruptError(location, 1, 0, 'the journal has no complete header line', 'start');
@@ -111,11 +117,12 @@ function readStart(location: string, bytes: JournalBytes, pieceBytes: number): J
   if (typeof header.runId !== 'string') throw new StoreCorruptError(location, 1, 0, 'the header has no run id', 'start');
 
   const mark = startFrame(location, () => parseCommitMark(head, markOffset, 2));
+  onHeader?.(header as JournalHeader);
   return { header: header as JournalHeader, mark, markOffset };
 }
 
-function readFrames(location: string, bytes: JournalBytes, pieceBytes: number, acceptLostRecord: boolean): ReadJournal {
-  const { header, mark, markOffset } = readStart(location, bytes, pieceBytes);
+function readFrames(location: string, bytes: JournalBytes, pieceBytes: number, acceptLostRecord: boolean, onHeader?: ReadOptions['onHeader']): ReadJournal {
+  const { header, mark, markOffset } = readStart(location, bytes, pieceBytes, onHeader);
   // The length only now, after the mark: see JournalBytes.length.
   const length = bytes.length;
   const framed = framesOrDamage(location, bytes, markOffset + COMMIT_MARK_BYTES, length, pieceBytes);
@@ -167,8 +174,8 @@ function readFrames(location: string, bytes: JournalBytes, pieceBytes: number, a
  * whose link does not match, records the mark counts missing): the caller then reads the whole
  * journal, which refuses damage with the usual precise message or recovers what it can.
  */
-function readFromLastSnapshot(location: string, bytes: JournalBytes, pieceBytes: number): ReadJournal | null {
-  const { header, mark, markOffset } = readStart(location, bytes, pieceBytes);
+function readFromLastSnapshot(location: string, bytes: JournalBytes, pieceBytes: number, onHeader: ReadOptions['onHeader']): ReadJournal | null {
+  const { header, mark, markOffset } = readStart(location, bytes, pieceBytes, onHeader);
   const length = bytes.length;
   const recordsStart = markOffset + COMMIT_MARK_BYTES;
   const back = new BackwardLines(bytes, recordsStart, length, pieceBytes);
@@ -211,8 +218,8 @@ function readFromLastSnapshot(location: string, bytes: JournalBytes, pieceBytes:
  * Null when anything is not the plain case: the caller reads from the last snapshot instead,
  * which refuses damage or recovers a cut-off end as it always did.
  */
-function readFinalRecord(location: string, bytes: JournalBytes, pieceBytes: number): ReadJournal | null {
-  const { header, mark, markOffset } = readStart(location, bytes, pieceBytes);
+function readFinalRecord(location: string, bytes: JournalBytes, pieceBytes: number, onHeader: ReadOptions['onHeader']): ReadJournal | null {
+  const { header, mark, markOffset } = readStart(location, bytes, pieceBytes, onHeader);
   const length = bytes.length;
   if (mark.bytes !== length || mark.records < 2) return null;
   const recordsStart = markOffset + COMMIT_MARK_BYTES;
