@@ -43,7 +43,14 @@ export class ModelCall {
   /** The tool_use ids the run has used (a reply that reuses one is refused). */
   private readonly usedIds = new LiveToolUseIds();
 
-  constructor(private readonly session: ModelCallParts) {}
+  /** Made once for the run, not at every call: a build that keeps function names (tsx) names each arrow it makes. */
+  private readonly onStream: (delta: StreamDelta) => void;
+  private readonly onNotice: (notice: string) => void;
+
+  constructor(private readonly session: ModelCallParts) {
+    this.onStream = (delta) => session.emit({ type: 'model-stream', delta });
+    this.onNotice = (notice) => session.emit({ type: 'model-notice', model: session.model.name, notice });
+  }
 
   async ask(): Promise<AnnouncedEffect | null> {
     const { session } = this;
@@ -57,8 +64,7 @@ export class ModelCall {
       const { model, maxTokens, registry } = session;
       const { system, messages } = context;
       session.emit({ type: 'model-call', turn: context.turn, model: model.name, provider: model.provider ?? null, maxTokens, system, messages });
-      const onStream = (delta: StreamDelta) => session.emit({ type: 'model-stream', delta });
-      const onNotice = (notice: string) => session.emit({ type: 'model-notice', model: model.name, notice });
+      const { onStream, onNotice } = this;
       const container = liveContainer(context.container, Date.now());
       const received = receiveReply(
         await model.createMessage({ system, messages, tools: registry.specs, maxTokens, onStream, onNotice, earlierReplies: context.compacted?.replies, ...(container ? { container } : {}) }),

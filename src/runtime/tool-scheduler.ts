@@ -102,23 +102,6 @@ export async function runInOrder(jobs: readonly Job[], rules: OrderRules, initia
   let failure: { error: unknown } | null = null;
   let next = 0;
 
-  const start = (job: Job) => {
-    const task = (async () => {
-      const finished = await job.finish();
-      if (failure || !finished) return;
-      await writer.write(finished);
-    })()
-      .catch((error: unknown) => {
-        failure ??= { error };
-        writer.fail(error);
-      })
-      .finally(() => {
-        inFlight.delete(job);
-        if (!job.overlaps) alone = false;
-      });
-    inFlight.set(job, task);
-  };
-
   for (;;) {
     if (failure) {
       // The write under way ends first: the store is never closed under a write waiting for the disk.
@@ -133,7 +116,21 @@ export async function runInOrder(jobs: readonly Job[], rules: OrderRules, initia
       if (instead) return instead;
       next += 1;
       alone = !job.overlaps;
-      start(job);
+      // Started here rather than by a `start` arrow: a build that keeps function names (tsx) names such an arrow at every turn.
+      const task = (async () => {
+        const finished = await job.finish();
+        if (failure || !finished) return;
+        await writer.write(finished);
+      })()
+        .catch((error: unknown) => {
+          failure ??= { error };
+          writer.fail(error);
+        })
+        .finally(() => {
+          inFlight.delete(job);
+          if (!job.overlaps) alone = false;
+        });
+      inFlight.set(job, task);
     }
     if (inFlight.size === 0) return writer.effect;
     await Promise.race(inFlight.values());

@@ -109,14 +109,19 @@ export async function executeCall(
   }
   const timeoutMs = tool.timeoutMs ?? defaultTimeoutMs;
   const controller = new LazyAbort();
-  const onStop = () => controller.abort(stop?.reason);
-  if (stop?.aborted) onStop();
-  else stop?.addEventListener('abort', onStop, { once: true });
+  // Made only for a run that can be stopped, and not as a named arrow (a build that keeps function names, tsx, names one at every call).
+  const onStop = stop && (() => controller.abort(stop.reason));
+  if (onStop) {
+    if (stop.aborted) onStop();
+    else stop.addEventListener('abort', onStop, { once: true });
+  }
   const result = await withTimeout(
     async () => tool.run(checked.input, toolContextFor(runId, call, controller, caller)),
     timeoutMs,
     controller,
-  ).finally(() => stop?.removeEventListener('abort', onStop));
+  ).finally(() => {
+    if (onStop) stop.removeEventListener('abort', onStop);
+  });
   if (result.kind === 'timed-out') {
     const hint = readOnlyFor(tool, call.input) ? '' : ' It may still take effect: check before calling it again.';
     return outcome(call, 'timed-out', `${call.name} did not finish within ${timeoutMs} ms and was abandoned.${hint}`, true);
