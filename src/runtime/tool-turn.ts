@@ -25,9 +25,10 @@ export interface ToolTurnParts {
 }
 
 /** Runs until each call is recorded (the turn's close comes next), one waits for a decision, or a stop was asked for. */
-export async function runToolTurn(session: ToolTurnParts): Promise<AnnouncedEffect | null> {
+export function runToolTurn(session: ToolTurnParts): Promise<AnnouncedEffect | null> {
   const queue = openCalls(session.context());
-  if (queue.length === 0) throw new Error('runPendingTools announced with no open call');
+  // Not an async function (it would only add a frame around runInOrder's promise): its one failure is a rejection too.
+  if (queue.length === 0) return Promise.reject(new Error('runPendingTools announced with no open call'));
   const { registry, toolConcurrency, signal } = session;
   // Methods, not arrow functions in properties: a build that keeps function names (tsx) names each such arrow as it is made, several times a turn.
   const jobs = queue.map(
