@@ -117,13 +117,12 @@ export async function executeCall(
     if (stop.aborted) onStop();
     else stop.addEventListener('abort', onStop, { once: true });
   }
-  const result = await withTimeout(
-    async () => tool.run(checked.input, toolContextFor(runId, call, controller, caller)),
-    timeoutMs,
-    controller,
-  ).finally(() => {
-    if (onStop) stop.removeEventListener('abort', onStop);
-  });
+  const settled = withTimeout(() => tool.run(checked.input, toolContextFor(runId, call, controller, caller)), timeoutMs, controller);
+  const result = onStop
+    ? await settled.finally(() => {
+        stop.removeEventListener('abort', onStop);
+      })
+    : await settled;
   if (result.kind === 'timed-out') {
     const hint = readOnlyFor(tool, call.input) ? '' : ' It may still take effect: check before calling it again.';
     return outcome(call, 'timed-out', `${call.name} did not finish within ${timeoutMs} ms and was abandoned.${hint}`, true);
@@ -161,11 +160,7 @@ export async function verifyCall(
   if ('problem' in typed) return { cannotTell: `its input does not fit the tool's input schema now (${typed.problem}), so verify() was not asked` };
   const controller = new LazyAbort();
   const verify = tool.verify.bind(tool);
-  const result = await withTimeout(
-    async () => verify(typed.input, toolContextFor(runId, call, controller)),
-    tool.timeoutMs ?? defaultTimeoutMs,
-    controller,
-  );
+  const result = await withTimeout(() => verify(typed.input, toolContextFor(runId, call, controller)), tool.timeoutMs ?? defaultTimeoutMs, controller);
   if (result.kind === 'timed-out') return { cannotTell: 'verify() timed out' };
   if (result.kind === 'threw') return { cannotTell: `verify() failed: ${messageOf(result.error)}` };
   return verifyAnswerOf(call, result.value);
@@ -195,13 +190,23 @@ export function outcome(call: PendingCall, kind: ToolOutcome['kind'], content: T
 
 type Settled<T> = { kind: 'value'; value: T } | { kind: 'threw'; error: unknown } | { kind: 'timed-out' };
 
-function withTimeout<T>(work: () => Promise<T>, ms: number, controller: LazyAbort): Promise<Settled<T>> {
-  return new Promise<Settled<T>>((resolve) => {
+/**
+ * What `start` gives or throws, or that it timed out. Its value is taken as an async function's
+ * return would be (a promise or thenable is waited for), without one: an async frame a call.
+ */
+function withTimeout<T>(start: () => T | PromiseLike<T>, ms: number, controller: LazyAbort): Promise<Settled<Awaited<T>>> {
+  return new Promise<Settled<Awaited<T>>>((resolve) => {
     const deadline = callDeadlines.add(ms, () => {
       controller.abort(new Error(`timed out after ${ms} ms`));
       resolve({ kind: 'timed-out' });
     });
-    work().then(
+    let running: T | PromiseLike<T>;
+    try {
+      running = start();
+    } catch (error) {
+      running = Promise.reject(error);
+    }
+    Promise.resolve(running).then(
       (value) => {
         callDeadlines.clear(deadline);
         resolve({ kind: 'value', value });
