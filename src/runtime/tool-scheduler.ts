@@ -95,8 +95,11 @@ export interface OrderRules {
  * The scheduler's rule (see the top of this file) for any list of jobs in the model's order;
  * returns the effect the last record announced (`initial` when nothing was recorded).
  */
-export async function runInOrder(jobs: readonly Job[], rules: OrderRules, initial: AnnouncedEffect | null): Promise<AnnouncedEffect | null> {
-  if (jobs.length === 1) return runAlone(jobs[0]!, rules, initial);
+export function runInOrder(jobs: readonly Job[], rules: OrderRules, initial: AnnouncedEffect | null): Promise<AnnouncedEffect | null> {
+  return jobs.length === 1 ? runAlone(jobs[0]!, rules, initial) : runSeveral(jobs, rules, initial);
+}
+
+async function runSeveral(jobs: readonly Job[], rules: OrderRules, initial: AnnouncedEffect | null): Promise<AnnouncedEffect | null> {
   const inFlight = new Map<Job, Promise<void>>();
   const writer = new GroupWriter((group) => rules.record(group, inFlight.size > group.length), initial);
   let alone = false;
