@@ -4,7 +4,7 @@
  * resume (or another process) reads it from the journal instead of asking the tools again.
  */
 import { toolUsesOf } from '../../machines/agent-loop.logic.ts';
-import type { DecisionNeed, ModelReply } from '../../machines/agent-loop.types.ts';
+import type { DecisionNeed, ModelReply, ToolUseBlock } from '../../machines/agent-loop.types.ts';
 import { childRunCallOf } from '../tools/child-run-call.ts';
 import { readOnlyFor, type ToolDefinition } from '../tools/tool.ts';
 import type { ToolRegistry } from '../tools/tool-registry.ts';
@@ -49,36 +49,75 @@ export function checkDecisionPolicy(policy: DecisionPolicy, tools: readonly Tool
   if (unknown.length > 0) throw new UnknownApprovalToolError(unknown, names);
 }
 
-export async function needsDecisionOf(reply: ModelReply, registry: ToolRegistry, policy: DecisionPolicy): Promise<Record<string, DecisionNeed> | undefined> {
+/**
+ * Answered at once when no call's answer needs a wait (most calls: a tool's readOnly flag, an
+ * approval rule), and a promise only from the first call that does: asked at every reply, and an
+ * async function and an await a call cost a turn of the in-memory loop more than the rest of the question.
+ */
+export function needsDecisionOf(reply: ModelReply, registry: ToolRegistry, policy: DecisionPolicy): Promise<Record<string, DecisionNeed> | undefined> | Record<string, DecisionNeed> | undefined {
   let flags: Record<string, DecisionNeed> | undefined;
-  for (const call of toolUsesOf(reply)) {
-    const need = await needOf(call.name, call.input, registry, policy);
+  const calls = toolUsesOf(reply);
+  for (let index = 0; index < calls.length; index++) {
+    const call = calls[index]!;
+    const need = needOf(call.name, call.input, registry, policy);
+    if (need instanceof Promise) return needsFrom(calls, index, need, flags, registry, policy);
     if (need) (flags ??= {})[call.id] = need;
   }
   return flags;
 }
 
-async function needOf(name: string, input: unknown, registry: ToolRegistry, policy: DecisionPolicy): Promise<DecisionNeed | null> {
+/** The rest of needsDecisionOf from the call at `index`, whose answer is a promise, in the calls' order. */
+async function needsFrom(
+  calls: readonly ToolUseBlock[],
+  index: number,
+  first: Promise<DecisionNeed | null>,
+  found: Record<string, DecisionNeed> | undefined,
+  registry: ToolRegistry,
+  policy: DecisionPolicy,
+): Promise<Record<string, DecisionNeed> | undefined> {
+  let flags = found;
+  for (let at = index; at < calls.length; at++) {
+    const call = calls[at]!;
+    const need = at === index ? await first : await needOf(call.name, call.input, registry, policy);
+    if (need) (flags ??= {})[call.id] = need;
+  }
+  return flags;
+}
+
+function needOf(name: string, input: unknown, registry: ToolRegistry, policy: DecisionPolicy): DecisionNeed | null | Promise<DecisionNeed | null> {
   if (name === ASK_USER && policy.allowQuestions) return 'answer';
   const tool = registry.get(name);
   // An unknown tool is rejected without running: there is nothing to approve.
   if (!tool) return null;
   // A wait waits for its time or its event; one whose input is no wait is run, and its run() says why it cannot be done.
-  if (isWaitTool(tool)) return waitInputProblem(input) === null && !('problem' in (await registry.checkInput(name, input))) ? 'wait' : null;
+  if (isWaitTool(tool)) return waitNeed(name, input, registry);
   const rule = policy.requireApproval;
   if (rule === 'side-effects' ? !readOnlyFor(tool, input) : rule?.includes(name)) return 'approval';
   // Input its schema refuses is rejected without running: no child is queued for it.
-  if (policy.queuesChildren && childRunCallOf(tool) && !('problem' in (await registry.checkInput(name, input)))) return 'child';
-  if (typeof tool.needsApproval === 'function') {
-    const typed = await registry.typedInput(name, input);
-    // Input its Standard Schema refuses is rejected without running, as an unknown tool is: nothing to approve.
-    if ('problem' in typed) return null;
-    try {
-      return tool.needsApproval(typed.input) ? 'approval' : null;
-    } catch {
-      // A predicate that cannot decide must not let a call through unasked.
-      return 'approval';
-    }
-  }
+  if (policy.queuesChildren && childRunCallOf(tool)) return childOrLater(tool, name, input, registry);
+  if (typeof tool.needsApproval === 'function') return approvalAsked(tool, name, input, registry);
   return tool.needsApproval === true ? 'approval' : null;
+}
+
+async function waitNeed(name: string, input: unknown, registry: ToolRegistry): Promise<DecisionNeed | null> {
+  return waitInputProblem(input) === null && !('problem' in (await registry.checkInput(name, input))) ? 'wait' : null;
+}
+
+/** A child run's call whose input fits is queued ('child'); one whose input does not goes on to the approval rule. */
+async function childOrLater(tool: ToolDefinition, name: string, input: unknown, registry: ToolRegistry): Promise<DecisionNeed | null> {
+  if (!('problem' in (await registry.checkInput(name, input)))) return 'child';
+  if (typeof tool.needsApproval === 'function') return approvalAsked(tool, name, input, registry);
+  return tool.needsApproval === true ? 'approval' : null;
+}
+
+async function approvalAsked(tool: ToolDefinition, name: string, input: unknown, registry: ToolRegistry): Promise<DecisionNeed | null> {
+  const typed = await registry.typedInput(name, input);
+  // Input its Standard Schema refuses is rejected without running, as an unknown tool is: nothing to approve.
+  if ('problem' in typed) return null;
+  try {
+    return typeof tool.needsApproval === 'function' && tool.needsApproval(typed.input) ? 'approval' : null;
+  } catch {
+    // A predicate that cannot decide must not let a call through unasked.
+    return 'approval';
+  }
 }

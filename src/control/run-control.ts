@@ -29,6 +29,9 @@ export class ControlRequestedError extends DurableAgentError {
   }
 }
 
+/** What asked() answers for a run nobody can cancel or pause (no inbox). */
+const NOTHING_ASKED: Promise<boolean> = Promise.resolve(false);
+
 /** The signal of a run nobody can cancel or pause (no inbox): one for all, its controller kept by nobody. */
 const NEVER_ABORTED = new AbortController().signal;
 
@@ -55,7 +58,12 @@ export class RunControl {
   }
 
   /** Whether a cancel or pause waits: a turn's calls not yet started are then left for the boundary. */
-  async asked(): Promise<boolean> {
+  asked(): Promise<boolean> {
+    // Asked every turn: for a run nobody can cancel or pause (no inbox), one answer made once.
+    return this.inbox ? this.lookAsked() : NOTHING_ASKED;
+  }
+
+  private async lookAsked(): Promise<boolean> {
     return (await this.look()) !== null;
   }
 
@@ -65,8 +73,19 @@ export class RunControl {
    * (`'cancel'`, a tool's call: a pause lets it finish, and the run pauses once its outcome is
    * recorded, so a payment under way is never told it failed). The inbox is polled only while the work runs.
    */
-  async watch<T>(work: (signal: AbortSignal) => Promise<T>, also?: AbortSignal, stopsFor: 'any' | 'cancel' = 'any'): Promise<T> {
-    if (!this.inbox) return work(also ?? NEVER_ABORTED);
+  watch<T>(work: (signal: AbortSignal) => Promise<T>, also?: AbortSignal, stopsFor: 'any' | 'cancel' = 'any'): Promise<T> {
+    // Without an inbox nothing is watched: the work's own promise, without an async frame around it (a tool call's, every turn).
+    if (!this.inbox) {
+      try {
+        return work(also ?? NEVER_ABORTED);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    return this.watchInbox(work, also, stopsFor);
+  }
+
+  private async watchInbox<T>(work: (signal: AbortSignal) => Promise<T>, also: AbortSignal | undefined, stopsFor: 'any' | 'cancel'): Promise<T> {
     const controller = new AbortController();
     const signal = also ? AbortSignal.any([also, controller.signal]) : controller.signal;
     let looking = false;

@@ -59,9 +59,15 @@ const PRICES: Readonly<Record<string, ModelPrice>> = {
 
 /** The price of a model by its API name; a dated snapshot (…-20250929) or …-latest is priced as its family. */
 export function priceOf(model: string): ModelPrice | null {
+  // The last name asked again (a run asks with its model's name at every reply): the table never changes, nor its answer.
+  if (model === lastAsked.model) return lastAsked.price;
   const family = model.replace(/-(\d{8}|latest)$/, '');
-  return PRICES[family] ?? null;
+  const price = PRICES[family] ?? null;
+  lastAsked = { model, price };
+  return price;
 }
+
+let lastAsked: { model: string | undefined; price: ModelPrice | null } = { model: undefined, price: null };
 
 /** Estimated US dollars for the usage so far, or null when the model's price is not known. */
 export function estimateCost(model: string, usage: TokenUsage): number | null {

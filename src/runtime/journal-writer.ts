@@ -102,7 +102,10 @@ export class JournalWriter {
    * Takes the event and makes its record durable (or, with `sync: false`, written); resolves with
    * the effect the transition announced. `note` is what the record says beyond its snapshot.
    */
-  async step(event: AgentEvent, { note, sync, reply }: StepOptions = {}): Promise<AnnouncedEffect | null> {
+  async step(event: AgentEvent, options?: StepOptions): Promise<AnnouncedEffect | null> {
+    const note = options?.note;
+    const sync = options?.sync;
+    const reply = options?.reply;
     if (event.type === 'CLOSE_TURN' && this.parts.closingCharge) {
       const charge = await this.parts.closingCharge(this.snapshot.context);
       if (charge) return this.closeCharged(event, charge);
@@ -115,8 +118,15 @@ export class JournalWriter {
     this.snapshot = next;
     try {
       // An event that carries its own time (DECISION_NEEDED: waits since) is recorded at that time.
-      const options = sync === false || reply ? { ...(sync === false ? { sync } : {}), ...(reply ? { reply } : {}) } : undefined;
-      await this.persist(event.type, note, options, 'at' in event ? event.at : Date.now());
+      const appendOptions = sync === false || reply ? { ...(sync === false ? { sync } : {}), ...(reply ? { reply } : {}) } : undefined;
+      // persist()'s work written out here: an async frame and an await less, four times a turn.
+      const written: JournalStep = { snapshot: next, event: event.type, note, at: 'at' in event ? event.at : Date.now() };
+      const reused = this.reuses.length > 0;
+      const [record] = this.encodeUnit([written], appendOptions);
+      const receipt = await this.parts.store.append(record!, appendOptions);
+      this.appended(reused);
+      const fired = this.recorded(record!, receipt, written.snapshot, appendOptions);
+      if (fired) await fired;
     } catch (error) {
       // Nothing of an unencodable record was written: the run stands where it was.
       if (error instanceof RecordEncodeError) this.snapshot = before;
@@ -153,25 +163,41 @@ export class JournalWriter {
 
   /** Appends transitions as one unit (journal-unit.ts), each its own record; resolves once they are durable. */
   async persistSteps(steps: readonly JournalStep[], options?: AppendOptions): Promise<void> {
+    const reused = this.reuses.length > 0;
+    const records = this.encodeUnit(steps, options);
+    // One record (most of them): appended here, without appendUnit's async frame and await.
+    const receipts = records.length === 1 ? [await this.parts.store.append(records[0]!, options)] : await appendUnit(this.parts.store, records, options);
+    this.appended(reused);
+    for (let index = 0; index < records.length; index++) {
+      const { snapshot } = steps[index]!;
+      if (records.length > 1) this.snapshot = snapshot; // each record of a unit is reported with its own state
+      const fired = this.recorded(records[index]!, receipts[index]!, snapshot, options);
+      if (fired) await fired;
+    }
+  }
+
+  /** The records of a unit, the first carrying what a resume noted since the last record. */
+  private encodeUnit(steps: readonly JournalStep[], options: AppendOptions | undefined): JournalRecord[] {
     // A record encoded against a view without its messages would cut the conversation short.
     if (this.durableView.fromFinalRecord) throw new Error('a run loaded from its final record alone was about to be written to; it must be loaded whole first');
     const resumed = this.resumeNote;
     const reused = this.reuses.length ? this.reuses : null;
     const first = steps[0]!;
     const noted = resumed || reused ? [{ ...first, note: { ...first.note, ...(resumed ? { resumed } : {}), ...(reused ? { reused } : {}) } }, ...steps.slice(1)] : steps;
-    const records = encodeSteps(this.parts.snapshots, this.durableView, this.seq, noted, options);
-    const receipts = await appendUnit(this.parts.store, records, options);
+    return encodeSteps(this.parts.snapshots, this.durableView, this.seq, noted, options);
+  }
+
+  /** A unit was appended: what the resume noted (and the reuses, when it carried them) is written. */
+  private appended(reused: boolean): void {
     this.resumeNote = null;
     if (reused) this.reuses = [];
-    for (let index = 0; index < records.length; index++) {
-      const record = records[index]!;
-      const { snapshot } = steps[index]!;
-      if (records.length > 1) this.snapshot = snapshot; // each record of a unit is reported with its own state
-      this.durableView = this.parts.snapshots.durableAfter(record, this.durableView, snapshot.value as AgentStateName, snapshot.context);
-      this.seq += 1;
-      const fired = this.report(record, receipts[index]!, options?.sync !== false);
-      if (fired) await fired;
-    }
+  }
+
+  /** One record of a unit is written: the durable view and the seq move past it, and it is reported. */
+  private recorded(record: JournalRecord, receipt: AppendReceipt, snapshot: AgentSnapshot, options: AppendOptions | undefined): Promise<void> | undefined {
+    this.durableView = this.parts.snapshots.durableAfter(record, this.durableView, snapshot.value as AgentStateName, snapshot.context);
+    this.seq += 1;
+    return this.report(record, receipt, options?.sync !== false);
   }
 
   /** Reports a record; a promise only when an armed crash point fired with one (no await otherwise: a record is reported several times a turn). */

@@ -43,7 +43,14 @@ export class ModelCall {
   /** The tool_use ids the run has used (a reply that reuses one is refused). */
   private readonly usedIds = new LiveToolUseIds();
 
-  constructor(private readonly session: ModelCallParts) {}
+  /** Made once for the run, not at every call: a build that keeps function names (tsx) names each arrow it makes. */
+  private readonly onStream: (delta: StreamDelta) => void;
+  private readonly onNotice: (notice: string) => void;
+
+  constructor(private readonly session: ModelCallParts) {
+    this.onStream = (delta) => session.emit({ type: 'model-stream', delta });
+    this.onNotice = (notice) => session.emit({ type: 'model-notice', model: session.model.name, notice });
+  }
 
   async ask(): Promise<AnnouncedEffect | null> {
     const { session } = this;
@@ -57,8 +64,7 @@ export class ModelCall {
       const { model, maxTokens, registry } = session;
       const { system, messages } = context;
       session.emit({ type: 'model-call', turn: context.turn, model: model.name, provider: model.provider ?? null, maxTokens, system, messages });
-      const onStream = (delta: StreamDelta) => session.emit({ type: 'model-stream', delta });
-      const onNotice = (notice: string) => session.emit({ type: 'model-notice', model: model.name, notice });
+      const { onStream, onNotice } = this;
       const container = liveContainer(context.container, Date.now());
       const received = receiveReply(
         await model.createMessage({ system, messages, tools: registry.specs, maxTokens, onStream, onNotice, earlierReplies: context.compacted?.replies, ...(container ? { container } : {}) }),
@@ -73,7 +79,8 @@ export class ModelCall {
     if (problem) return session.step({ type: 'MODEL_REPLY_INVALID', reason: problem, usage: ZERO_USAGE });
     let effect: AnnouncedEffect | null;
     try {
-      effect = await session.step({ type: 'MODEL_REPLY', reply, needsDecision: await this.decisionNeeds(reply) });
+      const needs = this.decisionNeeds(reply);
+      effect = await session.step({ type: 'MODEL_REPLY', reply, needsDecision: isThenable(needs) ? await needs : needs });
     } catch (error) {
       // A reply from a user's own Model may hold what JSON cannot (a BigInt): refused like any bad reply.
       if (!(error instanceof RecordEncodeError)) throw error;
@@ -83,12 +90,36 @@ export class ModelCall {
     return effect;
   }
 
-  private async decisionNeeds(reply: ModelReply): Promise<Record<string, DecisionNeed> | undefined> {
+  /** At once when every capability answers at once (asked at every reply: no async frame nor await then). */
+  private decisionNeeds(reply: ModelReply): Promise<Record<string, DecisionNeed> | undefined> | Record<string, DecisionNeed> | undefined {
+    const { capabilities } = this.session;
     let needs: Record<string, DecisionNeed> | undefined;
-    for (const capability of this.session.capabilities) {
-      const found = await capability.decisionNeeds?.(reply);
+    for (let index = 0; index < capabilities.length; index++) {
+      const found = capabilities[index]!.decisionNeeds?.(reply);
+      // A thenable is waited for as `await` would (a capability may answer with any).
+      if (isThenable(found)) return this.decisionNeedsFrom(reply, index, found, needs);
       if (found) needs = { ...needs, ...found };
     }
     return needs;
   }
+
+  /** The rest of decisionNeeds once a capability answers with a promise, in the capabilities' order. */
+  private async decisionNeedsFrom(
+    reply: ModelReply,
+    index: number,
+    first: PromiseLike<Record<string, DecisionNeed> | undefined>,
+    sofar: Record<string, DecisionNeed> | undefined,
+  ): Promise<Record<string, DecisionNeed> | undefined> {
+    const { capabilities } = this.session;
+    let needs = sofar;
+    for (let at = index; at < capabilities.length; at++) {
+      const found = at === index ? await first : await capabilities[at]!.decisionNeeds?.(reply);
+      if (found) needs = { ...needs, ...found };
+    }
+    return needs;
+  }
+}
+
+function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as PromiseLike<T> | null | undefined)?.then === 'function';
 }

@@ -25,16 +25,32 @@ export interface ToolTurnParts {
 }
 
 /** Runs until each call is recorded (the turn's close comes next), one waits for a decision, or a stop was asked for. */
-export async function runToolTurn(session: ToolTurnParts): Promise<AnnouncedEffect | null> {
+export function runToolTurn(session: ToolTurnParts): Promise<AnnouncedEffect | null> {
   const queue = openCalls(session.context());
-  if (queue.length === 0) throw new Error('runPendingTools announced with no open call');
+  // Not an async function (it would only add a frame around runInOrder's promise): its one failure is a rejection too.
+  if (queue.length === 0) return Promise.reject(new Error('runPendingTools announced with no open call'));
   const { registry, toolConcurrency, signal } = session;
-  const jobs = queue.map((call): Job => ({ call, overlaps: mayOverlap(registry, call), finish: async () => ({ call, outcome: await session.runCall(call) }) }));
+  // Methods, not arrow functions in properties: a build that keeps function names (tsx) names each such arrow as it is made, several times a turn.
+  const jobs = queue.map(
+    (call): Job => ({
+      call,
+      overlaps: mayOverlap(registry, call),
+      async finish() {
+        return { call, outcome: await session.runCall(call) };
+      },
+    }),
+  );
   return runInOrder(jobs, {
     limit: toolConcurrency,
     signal,
-    record: (group, othersRunning) => session.record(group, othersRunning),
-    stopAsked: () => session.control.asked(),
-    instead: (job) => (awaitsDecision(session.context(), job.call) ? session.step({ type: 'DECISION_NEEDED', tool_use_id: job.call.id, at: Date.now() }) : null),
+    record(group, othersRunning) {
+      return session.record(group, othersRunning);
+    },
+    stopAsked() {
+      return session.control.asked();
+    },
+    instead(job) {
+      return awaitsDecision(session.context(), job.call) ? session.step({ type: 'DECISION_NEEDED', tool_use_id: job.call.id, at: Date.now() }) : null;
+    },
   }, 'runPendingTools');
 }

@@ -73,6 +73,11 @@ export class ToolRegistry {
    * schema's output (its defaults and transforms applied); for a JSON Schema, the input itself.
    */
   async checkInput(name: string, input: unknown): Promise<CheckedInput> {
+    return this.inputChecked(name, input);
+  }
+
+  /** checkInput's answer, at once for a JSON Schema (checked where it is given); a promise only for a Standard Schema. */
+  inputChecked(name: string, input: unknown): CheckedInput | Promise<CheckedInput> {
     const standard = this.standard.get(name);
     if (standard) return checkStandardInput(standard, input);
     const problem = this.jsonInputProblem(name, input);
