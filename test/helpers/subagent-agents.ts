@@ -21,6 +21,8 @@ export interface WriterOptions {
   onWrite?: (phase: 'start' | 'end') => void;
   /** Every writer's call has the id toolu_w (a scripted model may repeat ids; the API never does). */
   sameCallId?: boolean;
+  /** Told each note's text as its write starts; the write waits for the promise it gives, if any. */
+  beforeWrite?: (text: string) => Promise<void> | undefined;
 }
 
 /** The writer: one write_note call (its id names the note, so two writers' calls differ), then its answer. */
@@ -32,6 +34,7 @@ export function writerAgent(dir: string, options: WriterOptions = {}) {
     readOnly: false,
     run: async ({ text }, ctx) => {
       options.onWrite?.('start');
+      await options.beforeWrite?.(text);
       // A cancel of its run (ctx.signal) ends the wait: the call fails and writes nothing.
       if (options.slowMs) await slow(options.slowMs, ctx.signal);
       fs.appendFileSync(path.join(dir, 'audit.log'), `${ctx.idempotencyKey}\n`);

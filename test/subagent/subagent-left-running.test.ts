@@ -5,12 +5,11 @@
  * same process meets that child still running. Its call must wait for the child and take its
  * answer, not record a failure because the child's lock is held, by this very process.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { childRunIdOf, defineAgent, defineTool, FileRuns, openRun, resumeRun, startRun, subagentTool } from '../../src/index.ts';
-import { endTurnReply, scriptedModel, SimulatedCrash, toolUseReply } from '../../src/testing.ts';
-import { auditOf, editorAgent, taskOf } from '../helpers/subagent-agents.ts';
+import { childRunIdOf, FileRuns, openRun, resumeRun, startRun, subagentTool } from '../../src/index.ts';
+import { SimulatedCrash } from '../../src/testing.ts';
+import { auditOf, editorAgent, writerAgent } from '../helpers/subagent-agents.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 const PARENT = 'editor-1';
@@ -22,32 +21,13 @@ function gate() {
   return { open, opened };
 }
 
-/** The writer of the sub-agent tests, but note B's write waits for the gate (note A's does not). */
+/** The writer of the sub-agent tests; note B's write waits for the gate (note A's does not). */
 function gatedWriter(dir: string, gateB: Promise<void>, started: string[]) {
-  const writeNote = defineTool<{ text: string }>({
-    name: 'write_note',
-    description: 'Write a note.',
-    inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-    readOnly: false,
-    run: async ({ text }, ctx) => {
+  return writerAgent(dir, {
+    beforeWrite: (text) => {
       started.push(text);
-      if (text === 'note B') await gateB;
-      fs.appendFileSync(path.join(dir, 'audit.log'), `${ctx.idempotencyKey}\n`);
-      fs.writeFileSync(path.join(dir, ctx.idempotencyKey), text);
-      return 'written';
+      return text === 'note B' ? gateB : undefined;
     },
-    verify: (_input, ctx) => ({ happened: fs.existsSync(path.join(dir, ctx.idempotencyKey)) }),
-  });
-  return defineAgent({
-    name: 'writer',
-    model: scriptedModel(
-      [
-        (messages) => toolUseReply([{ id: `toolu_w_${taskOf(messages).replace(/[^A-Za-z0-9]/g, '')}`, name: 'write_note', input: { text: taskOf(messages) } }]),
-        (messages) => endTurnReply(`wrote "${taskOf(messages)}"`),
-      ],
-      { name: 'scripted-writer' },
-    ),
-    tools: [writeNote],
   });
 }
 
