@@ -104,7 +104,9 @@ describe.skipIf(!postgresAvailable())('a fleet of workers on PostgreSQL', () => 
 
   it('3 workers, 30 runs, workers SIGKILLed at random moments and restarted: every run done, nothing twice', async () => {
     const url = await freshDatabase('chaos');
-    expect((await cli(['submit', 'demo', '--database-url', url, '--count', '30', '--pace', '60', '--jitter', '60'])).code).toBe(0);
+    // Paced so that the runs outlast the kills whatever the machine's speed: each run's 9 or so paced
+    // steps take at least 2.7 s, 30 runs in 9 slots at least 10.8 s, and five kills at most about 5.5 s.
+    expect((await cli(['submit', 'demo', '--database-url', url, '--count', '30', '--pace', '300', '--jitter', '100'])).code).toBe(0);
     const seed = Number(process.env.KILL_SEED ?? Math.floor(Math.random() * 1e9));
     let state = seed >>> 0;
     const random = () => ((state = (Math.imul(state ^ (state >>> 15), 0x2c1b3c6d) + 0x9e3779b9) >>> 0) / 4294967296);
