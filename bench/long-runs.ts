@@ -11,6 +11,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { fsyncDir } from '../src/util/durable-file.ts';
 import type { LongResume, LongWrite } from './long-run-child.ts';
 import { median } from './stats.ts';
 
@@ -121,13 +122,36 @@ function measureResumes(dir: string, turns: number, reps: number): LongResume[] 
   for (let rep = 0; rep < reps; rep++) {
     const copy = `${dir}-resume-${rep}`;
     fs.cpSync(dir, copy, { recursive: true });
+    // The killed run's journal was on the disk (its writer fsynced it); the copy is not until
+    // synced here. Left dirty, the resume's first fdatasync would write the whole copy out, a
+    // cost that grows with T and that no real resume pays.
+    syncTree(copy);
     try {
       resumes.push(resumeRunIn(copy, turns));
     } finally {
       fs.rmSync(copy, { recursive: true, force: true });
+      // Deleting leaves the file system work that the next fsync would pay for: done now, untimed.
+      fsyncDir(path.dirname(copy));
     }
   }
   return resumes;
+}
+
+/** fsyncs every file and folder under `dir`, as the writer of what it holds had. */
+function syncTree(dir: string): void {
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const at = path.join(dir, entry.name);
+    if (entry.isDirectory()) syncTree(at);
+    else if (entry.isFile()) {
+      const fd = fs.openSync(at, 'r');
+      try {
+        fs.fsyncSync(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
+    }
+  }
+  fsyncDir(dir);
 }
 
 export function measureLongRuns(root: string, turnsList: readonly number[], log: (line: string) => void, reps = LONG_RESUME_REPS): LongRunFigures[] {
