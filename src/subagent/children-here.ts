@@ -15,8 +15,19 @@ const driving = new Map<string, Promise<unknown>>();
  * ends the wait with the signal's reason.
  */
 export async function childHereEnded(location: string, signal: AbortSignal): Promise<void> {
-  for (let running = driving.get(location); running !== undefined; running = driving.get(location)) {
-    await Promise.race([running, abortOf(signal)]);
+  let running = driving.get(location);
+  if (running === undefined) return;
+  // One listener for the whole wait, removed when it ends: the call's signal outlives it.
+  let stop!: () => void;
+  const aborted = new Promise<never>((_, reject) => {
+    stop = () => reject(signal.reason instanceof Error ? signal.reason : new Error('the call stopped waiting for its sub-agent run'));
+  });
+  if (signal.aborted) stop();
+  else signal.addEventListener('abort', stop, { once: true });
+  try {
+    for (; running !== undefined; running = driving.get(location)) await Promise.race([running, aborted]);
+  } finally {
+    signal.removeEventListener('abort', stop);
   }
 }
 
@@ -34,12 +45,4 @@ export async function drivingChildHere<T>(location: string, work: () => Promise<
   } finally {
     if (driving.get(location) === settled) driving.delete(location);
   }
-}
-
-function abortOf(signal: AbortSignal): Promise<never> {
-  return new Promise<never>((_, reject) => {
-    const stop = () => reject(signal.reason instanceof Error ? signal.reason : new Error('the call stopped waiting for its sub-agent run'));
-    if (signal.aborted) stop();
-    else signal.addEventListener('abort', stop, { once: true });
-  });
 }
