@@ -95,6 +95,11 @@ function needOf(name: string, input: unknown, registry: ToolRegistry, policy: De
   if (rule === 'side-effects' ? !readOnlyFor(tool, input) : rule?.includes(name)) return 'approval';
   // Input its schema refuses is rejected without running: no child is queued for it.
   if (policy.queuesChildren && childRunCallOf(tool)) return childOrLater(tool, name, input, registry);
+  return approvalNeed(tool, name, input, registry);
+}
+
+/** The tool's own approval rule: a predicate asked with the typed input, or a fixed answer. */
+function approvalNeed(tool: ToolDefinition, name: string, input: unknown, registry: ToolRegistry): DecisionNeed | null | Promise<DecisionNeed | null> {
   if (typeof tool.needsApproval === 'function') return approvalAsked(tool, name, input, registry);
   return tool.needsApproval === true ? 'approval' : null;
 }
@@ -106,8 +111,7 @@ async function waitNeed(name: string, input: unknown, registry: ToolRegistry): P
 /** A child run's call whose input fits is queued ('child'); one whose input does not goes on to the approval rule. */
 async function childOrLater(tool: ToolDefinition, name: string, input: unknown, registry: ToolRegistry): Promise<DecisionNeed | null> {
   if (!('problem' in (await registry.checkInput(name, input)))) return 'child';
-  if (typeof tool.needsApproval === 'function') return approvalAsked(tool, name, input, registry);
-  return tool.needsApproval === true ? 'approval' : null;
+  return approvalNeed(tool, name, input, registry);
 }
 
 async function approvalAsked(tool: ToolDefinition, name: string, input: unknown, registry: ToolRegistry): Promise<DecisionNeed | null> {

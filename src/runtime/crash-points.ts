@@ -9,6 +9,7 @@
  */
 import { POINT_NAMES, type PointName } from '../store/journal/record-points.ts';
 import { DurableAgentError, type ErrorKind } from '../util/durable-agent-error.ts';
+import { isThenable } from '../util/thenable.ts';
 
 export type CrashPointName = PointName | 'tool-return';
 
@@ -132,8 +133,4 @@ export class CrashPoints {
     const outcome: unknown = this.onCrash(label);
     return isThenable(outcome) ? Promise.resolve(outcome).then(() => undefined) : undefined;
   }
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
 }

@@ -12,6 +12,7 @@ import type { Capability } from '../core/session.ts';
 import type { Model, StreamDelta, ToolSpec } from '../model/model.ts';
 import { receiveReply, replyProblem } from '../model/reply-check.ts';
 import { RecordEncodeError } from '../store/journal/framing.ts';
+import { isThenable } from '../util/thenable.ts';
 import { LiveToolUseIds } from './live-tool-use-ids.ts';
 
 /** What the model call uses of the run: the model and what it is asked with, the context, and the machine's steps. */
@@ -118,8 +119,4 @@ export class ModelCall {
     }
     return needs;
   }
-}
-
-function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
-  return typeof (value as PromiseLike<T> | null | undefined)?.then === 'function';
 }
